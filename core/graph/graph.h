@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+#pragma once
+
+#include "util/expected.h"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace core {
+
+using Bytes = std::int64_t; // sizes and offsets, always bytes
+using Step = std::int32_t;  // position of an op in the schedule (0-based)
+using TensorIndex = std::int32_t;
+using OpIndex = std::int32_t;
+
+enum class DType {
+    Undefined, Float32, Float16, BFloat16, Float64, Int8, UInt8, Int16, UInt16, Int32, UInt32, Int64, UInt64,
+    Bool, Complex64, Complex128, String, Float8
+};
+
+// Bytes per element; 0 for Undefined. String counts as a pointer-sized handle (8 bytes).
+Bytes dtypeBytes(DType dtype);
+std::string_view dtypeName(DType dtype);           // "float32", "int64", ...
+std::optional<DType> parseDType(std::string_view); // accepts dtypeName() spellings and ONNX names ("FLOAT")
+
+enum class TensorKind { Input, Output, Weight, Activation, Persistent };
+std::string_view kindName(TensorKind kind); // "input", "output", "weight", "activation", "persistent"
+std::optional<TensorKind> parseKind(std::string_view);
+
+constexpr Bytes kUnknownSize = -1;
+
+struct Tensor {
+    std::string name;
+    DType dtype = DType::Undefined;
+    std::vector<std::int64_t> shape; // -1 marks an unknown dimension
+    bool rankKnown = false;          // false: even the rank is unknown
+    Bytes size = kUnknownSize;       // element count × dtypeBytes, or kUnknownSize
+    TensorKind kind = TensorKind::Activation;
+    bool estimated = false; // size is an upper bound (data-dependent shape)
+};
+
+// An op attribute as a model file states it: integers, floats or a string (one of them in use).
+struct Attribute {
+    std::vector<std::int64_t> ints;
+    std::vector<float> floats;
+    std::string text;
+    bool operator==(const Attribute&) const = default;
+};
+
+struct Op {
+    std::string name;
+    std::string type;   // ONNX op type ("Conv", "MatMul", ...)
+    std::string domain; // empty: the default ONNX domain
+    std::map<std::string, Attribute> attributes; // scalar and list attributes (kernel_shape, strides, axis, ...)
+    std::vector<TensorIndex> inputs;  // optional inputs left out
+    std::vector<TensorIndex> outputs;
+    // Outer tensors read by a subgraph (If/Loop/Scan body): they live as long as the op runs.
+    std::vector<TensorIndex> captured;
+};
+
+struct Graph {
+    std::string name;
+    std::vector<Tensor> tensors;
+    std::vector<Op> ops; // in model order
+    std::vector<TensorIndex> inputs;
+    std::vector<TensorIndex> outputs;
+    std::vector<std::string> notes; // facts the report should mention (folded ops, subgraphs, estimates)
+
+    std::optional<TensorIndex> findTensor(std::string_view name) const;
+};
+
+// Values the user gives for what the model leaves open (--dim, --input-shape).
+struct ShapeBindings {
+    std::map<std::string, std::int64_t> dims;                      // symbolic dimension name -> value
+    std::map<std::string, std::vector<std::int64_t>> inputShapes; // graph input name -> full shape
+};
+
+// Element count × element size, or kUnknownSize when a dimension is unknown, negative or the product overflows.
+Bytes tensorBytes(DType dtype, const std::vector<std::int64_t>& shape);
+
+// Sets Tensor::size from dtype and shape for every tensor whose size is still unknown.
+void computeSizes(Graph& graph);
+
+// Tensors the planner needs a size for (not weights) that have none. Empty when all are sized.
+std::vector<TensorIndex> unsizedTensors(const Graph& graph);
+
+// For each tensor, the op that produces it, or -1 (graph input, weight).
+std::vector<OpIndex> producers(const Graph& graph);
+
+} // namespace core

@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+#pragma once
+
+#include "liveness/lifetimes.h"
+#include "planners/problem.h"
+#include "schedule/schedule.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace core {
+
+struct LoadOptions {
+    // Activation alignment. Unset: 256 bytes for graphs, 1 for allocation problems (CSV, hotel, five-tensors).
+    std::optional<Bytes> alignment;
+    ShapeBindings bindings;
+};
+
+// Everything loaded from one source, ready to plan.
+struct Workload {
+    std::string source; // file path or "example:NAME"
+    std::optional<Graph> graph; // absent for allocation problems (CSV, hand-written examples)
+    Schedule schedule;
+    PlanProblem problem;
+    std::vector<Region> regions;
+    std::vector<TensorIndex> bufferTensor; // per buffer, its tensor in graph (empty without a graph)
+    std::vector<std::string> notes;        // facts the report should mention
+};
+
+// `spec` is a path (.onnx, .json, .csv, chosen by extension, then by content) or "example:NAME".
+Expected<Workload> loadWorkload(const std::string& spec, const LoadOptions& options);
+
+// Schedules (model order), computes lifetimes and builds the problem for an already-imported graph.
+Expected<Workload> workloadFromGraph(Graph graph, const std::string& source, const LoadOptions& options);
+
+// Wraps a bare allocation problem; applies options.alignment when set.
+Workload workloadFromProblem(PlanProblem problem, const std::string& source, const LoadOptions& options);
+
+} // namespace core

@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+#pragma once
+
+#include "planners/problem.h"
+#include "schedule/schedule.h"
+
+#include <vector>
+
+namespace core {
+
+// Per tensor, its half-open lifetime under `schedule`:
+// - produced at step s, last read at step t: [s, t + 1); never read: [s, s + 1);
+// - graph inputs start at 0; graph outputs live to the end (steps);
+// - a tensor captured by a subgraph op is read at that op's step;
+// - weights and persistent tensors span [0, steps); tensors no op touches get {0, 0}.
+// Pure; safe on any thread.
+std::vector<Lifetime> computeLifetimes(const Graph& graph, const Schedule& schedule);
+
+struct ProblemOptions {
+    Bytes alignment = 256; // activation buffers are rounded up to this and placed at multiples of it
+};
+
+struct GraphProblem {
+    PlanProblem problem;
+    std::vector<Region> regions;            // weights and persistent state, outside the arena
+    std::vector<TensorIndex> bufferTensor; // the tensor behind each buffer of problem.buffers
+};
+
+// One buffer per input, output and activation tensor with a non-zero size. Fails, naming the
+// tensors, when any of them has no known size, and on a graph without ops.
+Expected<GraphProblem> makeProblem(const Graph& graph, const Schedule& schedule, const ProblemOptions& options);
+
+} // namespace core

@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+#pragma once
+
+#include "graph/graph.h"
+
+#include <string>
+#include <vector>
+
+namespace core {
+
+// Half-open step interval [start, end). Two lifetimes conflict when they intersect.
+struct Lifetime {
+    Step start = 0;
+    Step end = 0;
+    bool overlaps(const Lifetime& other) const { return start < other.end && other.start < end; }
+    bool operator==(const Lifetime&) const = default;
+};
+
+// One item to place in the arena: the tensors that share it live over `lifetime`.
+struct Buffer {
+    std::string name;
+    Lifetime lifetime;
+    Bytes size = 0; // already rounded up to the problem's alignment
+    TensorKind kind = TensorKind::Activation;
+    std::vector<std::string> tensors; // names of the tensors stored here
+};
+
+// Memory outside the activation arena (weights, persistent state), reported but not planned.
+struct Region {
+    std::string name; // "weights", "persistent"
+    Bytes size = 0;
+    int tensorCount = 0;
+};
+
+// What a planner solves: place every buffer so that buffers whose lifetimes conflict do not
+// overlap in memory, every offset a multiple of `alignment`.
+struct PlanProblem {
+    std::vector<Buffer> buffers;
+    Bytes alignment = 1;
+    Step steps = 0;    // every lifetime lies within [0, steps)
+    Bytes capacity = 0; // 0: unbounded; otherwise the arena the problem was posed with
+};
+
+// An offset for every buffer (same order as PlanProblem::buffers) and the arena size.
+struct Plan {
+    std::string planner;
+    std::vector<Bytes> offsets;
+    Bytes arenaSize = 0;
+    // Shared-objects view: slot of each buffer, when the planner assigns slots (coloring); else empty.
+    // -1 for an empty buffer, which takes no slot.
+    std::vector<int> colors;
+    double seconds = 0; // wall time the planner took
+};
+
+Bytes alignUp(Bytes value, Bytes alignment);
+
+} // namespace core

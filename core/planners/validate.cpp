@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+#include "planners/validate.h"
+
+#include <algorithm>
+#include <iterator>
+#include <limits>
+#include <map>
+#include <numeric>
+
+namespace core {
+
+namespace {
+std::string label(const PlanProblem& problem, std::size_t i)
+{
+    const auto& b = problem.buffers[i];
+    return "'" + b.name + "' [" + std::to_string(b.lifetime.start) + "," + std::to_string(b.lifetime.end) + ")";
+}
+
+PlanValidation fail(PlanCheck check, std::string message) { return { check, std::move(message) }; }
+} // namespace
+
+PlanValidation validatePlan(const PlanProblem& problem, const Plan& plan)
+{
+    const auto n = problem.buffers.size();
+    if (plan.offsets.size() != n)
+        return fail(PlanCheck::WrongCount,
+            "plan has " + std::to_string(plan.offsets.size()) + " offsets for " + std::to_string(n) + " buffers");
+    const Bytes alignment = std::max<Bytes>(problem.alignment, 1);
+    for (std::size_t i = 0; i < n; ++i) {
+        const auto offset = plan.offsets[i];
+        const auto size = problem.buffers[i].size;
+        if (offset < 0 || size < 0)
+            return fail(PlanCheck::Negative, "buffer " + label(problem, i) + " has a negative offset or size");
+        if (offset % alignment != 0)
+            return fail(PlanCheck::Misaligned,
+                "buffer " + label(problem, i) + " at offset " + std::to_string(offset) + " is not a multiple of "
+                    + std::to_string(alignment));
+        if (size > 0 && (offset > std::numeric_limits<Bytes>::max() - size || offset + size > plan.arenaSize))
+            return fail(PlanCheck::OutsideArena,
+                "buffer " + label(problem, i) + " at [" + std::to_string(offset) + ", +" + std::to_string(size)
+                    + ") ends past the arena of " + std::to_string(plan.arenaSize) + " bytes");
+    }
+
+    // Sweep over time. `active` holds the buffers live at the current step keyed by offset; it is
+    // kept free of overlaps, so a new buffer can only collide with its neighbours in offset order.
+    std::vector<std::size_t> order;
+    for (std::size_t i = 0; i < n; ++i)
+        if (problem.buffers[i].size > 0 && problem.buffers[i].lifetime.start < problem.buffers[i].lifetime.end)
+            order.push_back(i);
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        return problem.buffers[a].lifetime.start < problem.buffers[b].lifetime.start;
+    });
+    std::multimap<Step, std::size_t> endings; // end step -> buffer
+    std::map<Bytes, std::size_t> active;      // offset -> buffer
+    for (const auto i : order) {
+        const auto& b = problem.buffers[i];
+        for (auto it = endings.begin(); it != endings.end() && it->first <= b.lifetime.start;) {
+            active.erase(plan.offsets[it->second]);
+            it = endings.erase(it);
+        }
+        const Bytes lo = plan.offsets[i], hi = lo + b.size;
+        auto above = active.lower_bound(lo);
+        if (above != active.end() && above->first < hi)
+            return fail(PlanCheck::Overlap,
+                "buffers " + label(problem, i) + " and " + label(problem, above->second) + " overlap in memory at offset "
+                    + std::to_string(above->first));
+        if (above != active.begin()) {
+            const auto below = std::prev(above);
+            if (below->first + problem.buffers[below->second].size > lo)
+                return fail(PlanCheck::Overlap,
+                    "buffers " + label(problem, i) + " and " + label(problem, below->second)
+                        + " overlap in memory at offset " + std::to_string(lo));
+        }
+        active.emplace(lo, i);
+        endings.emplace(b.lifetime.end, i);
+    }
+
+    // Lower bound recomputed here, not taken from metrics, to stay independent of the code under test.
+    std::map<Step, Bytes> delta;
+    for (const auto& b : problem.buffers)
+        if (b.lifetime.start < b.lifetime.end) {
+            delta[b.lifetime.start] += b.size;
+            delta[b.lifetime.end] -= b.size;
+        }
+    Bytes live = 0, bound = 0;
+    for (const auto& [step, d] : delta)
+        bound = std::max(bound, live += d);
+    if (plan.arenaSize < bound)
+        return fail(PlanCheck::BelowLowerBound,
+            "arena of " + std::to_string(plan.arenaSize) + " bytes is below the lower bound " + std::to_string(bound));
+    if (problem.capacity > 0 && plan.arenaSize > problem.capacity)
+        return fail(PlanCheck::OverCapacity,
+            "arena of " + std::to_string(plan.arenaSize) + " bytes exceeds the capacity "
+                + std::to_string(problem.capacity));
+    return {};
+}
+
+std::string renderAsciiPlan(const PlanProblem& problem, const Plan& plan, int rows)
+{
+    if (problem.buffers.empty() || plan.arenaSize <= 0 || plan.offsets.size() != problem.buffers.size())
+        return "(empty plan)\n";
+    const Step steps = std::min<Step>(problem.steps, 120);
+    std::vector<std::string> grid(rows, std::string(steps, '.'));
+    for (std::size_t i = 0; i < problem.buffers.size(); ++i) {
+        const auto& b = problem.buffers[i];
+        const char mark = static_cast<char>(i < 26 ? 'a' + i : i < 52 ? 'A' + (i - 26) : '#');
+        const auto r0 = static_cast<int>(plan.offsets[i] * rows / plan.arenaSize);
+        const auto r1 = static_cast<int>(std::max<Bytes>(plan.offsets[i] + b.size - 1, plan.offsets[i]) * rows / plan.arenaSize);
+        for (int r = std::max(r0, 0); r <= std::min(r1, rows - 1); ++r)
+            for (Step s = std::max<Step>(b.lifetime.start, 0); s < std::min(b.lifetime.end, steps); ++s)
+                grid[r][s] = grid[r][s] == '.' ? mark : '!';
+    }
+    std::string text = "offset (top = 0) x step; '!' = two buffers on one cell\n";
+    for (const auto& row : grid)
+        text += row + "\n";
+    return text;
+}
+
+} // namespace core
