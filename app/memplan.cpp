@@ -1,1 +1,261 @@
-int main() { return 0; }
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+// memplan: the command line over the planning engine.
+#include "bench.h"
+#include "cliargs.h"
+
+#include "examples/examples.h"
+#include "io/jsongraph.h"
+#include "io/planjson.h"
+#include "io/problemcsv.h"
+#include "io/report.h"
+#include "onnx/onnximport.h"
+#include "planners/planner.h"
+#include "planners/validate.h"
+
+#include <fstream>
+#include <iostream>
+
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitError = 1; // bad input, failed planning
+constexpr int kExitUsage = 2; // bad command line
+
+const char* const kMainHelp = R"(memplan: plan how a neural network's tensors share one memory arena
+
+usage: memplan COMMAND [ARGS] [--help]
+
+commands:
+  plan MODEL       plan a model and print a report; write the plan as JSON or CSV
+  compare MODEL    run every planner on a model and print one table
+  examples         list the built-in examples (use them as example:NAME)
+  export MODEL     write a model as ONNX, JSON graph or allocation-problem CSV
+  bench            time every planner on random problems of 1k, 10k and 100k buffers
+
+MODEL is an .onnx model, a .json graph, an allocation-problem .csv (id,lower,upper,size)
+or example:NAME. Sizes print in KiB/MiB/GiB; JSON and CSV carry exact bytes.
+)";
+
+const char* const kModelOptionsHelp = R"(  --alignment N         activation alignment in bytes (default 256 for graphs, 1 for CSV problems)
+  --dim NAME=V          value of a symbolic dimension, repeatable (e.g. --dim batch=1)
+  --input-shape X=D,..  full shape of graph input X, repeatable (e.g. --input-shape x=1,3,224,224)
+)";
+
+const std::set<std::string> kModelOptions { "alignment", "dim", "input-shape" };
+
+std::string plannerList()
+{
+    std::string text;
+    for (const auto& p : core::planners())
+        text += "  " + std::string(p->name()) + std::string(20 - std::min<std::size_t>(19, p->name().size()), ' ')
+            + std::string(p->description()) + "\n";
+    return text;
+}
+
+int fail(const std::string& message, int code = kExitError)
+{
+    std::cerr << "memplan: " << message << "\n";
+    return code;
+}
+
+bool writeFile(const std::string& path, const std::string& content, std::string& error)
+{
+    std::ofstream out(path, std::ios::binary);
+    if (out)
+        out << content;
+    if (!out) {
+        error = path + ": cannot write the file";
+        return false;
+    }
+    return true;
+}
+
+// Parses the command's arguments; on --help prints `help` and returns exit code 0 in `exitCode`.
+std::optional<CliArgs> parseOrExplain(const std::string& command, const std::vector<std::string>& words,
+    std::set<std::string> valued, std::set<std::string> switches, const std::string& help, int& exitCode)
+{
+    switches.insert("help");
+    auto args = parseCliArgs(words, valued, switches);
+    if (!args) {
+        exitCode = fail(command + ": " + args.error().message + " (see memplan " + command + " --help)", kExitUsage);
+        return std::nullopt;
+    }
+    if (args->has("help")) {
+        std::cout << help;
+        exitCode = kExitOk;
+        return std::nullopt;
+    }
+    return *args;
+}
+
+std::optional<core::Workload> loadModel(const std::string& command, const CliArgs& args, int& exitCode)
+{
+    if (args.positional.size() != 1) {
+        exitCode = fail(command + ": expected one MODEL (a file or example:NAME), got "
+                + std::to_string(args.positional.size()) + " (see memplan " + command + " --help)",
+            kExitUsage);
+        return std::nullopt;
+    }
+    auto options = loadOptionsFrom(args);
+    if (!options) {
+        exitCode = fail(command + ": " + options.error().message, kExitUsage);
+        return std::nullopt;
+    }
+    auto workload = core::loadWorkload(args.positional[0], *options);
+    if (!workload) {
+        exitCode = fail(workload.error().message);
+        return std::nullopt;
+    }
+    return std::move(*workload);
+}
+
+int commandPlan(const std::vector<std::string>& words)
+{
+    const std::string help = std::string(R"(usage: memplan plan MODEL [--planner NAME] [--json FILE] [--csv FILE] [options]
+
+Plans MODEL and prints the lower bound, the arena, fragmentation, colors, planning time and
+the largest buffers alive at the peak step. Every plan is checked by the independent validator.
+
+  --planner NAME        planner to use (default greedy-by-size)
+  --json FILE           write the plan as JSON (exact bytes; see DESIGN.md)
+  --csv FILE            write the plan as allocation-problem CSV with an offset column
+)") + kModelOptionsHelp + "\nplanners:\n" + plannerList();
+    int code = kExitOk;
+    auto valued = kModelOptions;
+    valued.insert({ "planner", "json", "csv" });
+    const auto args = parseOrExplain("plan", words, valued, {}, help, code);
+    if (!args)
+        return code;
+    const auto plannerName = args->value("planner").value_or("greedy-by-size");
+    const auto* planner = core::plannerByName(plannerName);
+    if (!planner)
+        return fail("plan: unknown planner '" + plannerName + "'; choose one of:\n" + plannerList(), kExitUsage);
+    const auto workload = loadModel("plan", *args, code);
+    if (!workload)
+        return code;
+    const auto plan = core::runPlanner(*planner, workload->problem);
+    if (!plan)
+        return fail(workload->source + ": " + plan.error().message);
+    const auto check = core::validatePlan(workload->problem, *plan);
+    if (!check.ok())
+        return fail(workload->source + ": planner '" + plannerName + "' produced an invalid plan: " + check.message);
+    std::cout << core::formatReport(*workload, *plan);
+    std::string error;
+    if (const auto path = args->value("json"); path && !writeFile(*path, core::exportPlanJson(*workload, *plan), error))
+        return fail(error);
+    if (const auto path = args->value("csv"); path && !writeFile(*path, core::exportProblemCsv(workload->problem, &*plan), error))
+        return fail(error);
+    return kExitOk;
+}
+
+int commandCompare(const std::vector<std::string>& words)
+{
+    const std::string help = std::string(R"(usage: memplan compare MODEL [options]
+
+Runs every planner on MODEL and prints one row each: arena, ratio to the lower bound, colors, time.
+
+)") + kModelOptionsHelp;
+    int code = kExitOk;
+    const auto args = parseOrExplain("compare", words, kModelOptions, {}, help, code);
+    if (!args)
+        return code;
+    const auto workload = loadModel("compare", *args, code);
+    if (!workload)
+        return code;
+    std::vector<core::Plan> plans;
+    for (const auto& planner : core::planners()) {
+        auto plan = core::runPlanner(*planner, workload->problem);
+        if (!plan)
+            return fail(workload->source + ": " + std::string(planner->name()) + ": " + plan.error().message);
+        const auto check = core::validatePlan(workload->problem, *plan);
+        if (!check.ok())
+            return fail(workload->source + ": planner '" + std::string(planner->name()) + "' produced an invalid plan: " + check.message);
+        plans.push_back(std::move(*plan));
+    }
+    std::cout << core::formatComparison(*workload, plans);
+    return kExitOk;
+}
+
+int commandExamples(const std::vector<std::string>& words)
+{
+    int code = kExitOk;
+    const auto args = parseOrExplain("examples", words, {}, {}, "usage: memplan examples\n\nLists the built-in examples; any command takes example:NAME as its MODEL.\n", code);
+    if (!args)
+        return code;
+    if (!args->positional.empty())
+        return fail("examples: takes no arguments", kExitUsage);
+    for (const auto& example : core::exampleList())
+        std::cout << "  example:" << example.name << std::string(16 - std::min<std::size_t>(15, example.name.size()), ' ')
+                  << example.description << "\n";
+    return kExitOk;
+}
+
+int commandExport(const std::vector<std::string>& words)
+{
+    const std::string help = std::string(R"(usage: memplan export MODEL [--onnx FILE] [--graph-json FILE] [--csv FILE] [options]
+
+Writes MODEL in another format: an ONNX model or a JSON graph (graphs only), or the allocation
+problem as CSV (id,lower,upper,size). Example: memplan export example:unet --onnx unet.onnx
+)") + kModelOptionsHelp;
+    int code = kExitOk;
+    auto valued = kModelOptions;
+    valued.insert({ "onnx", "graph-json", "csv" });
+    const auto args = parseOrExplain("export", words, valued, {}, help, code);
+    if (!args)
+        return code;
+    if (!args->has("onnx") && !args->has("graph-json") && !args->has("csv"))
+        return fail("export: say what to write: --onnx FILE, --graph-json FILE or --csv FILE", kExitUsage);
+    const auto workload = loadModel("export", *args, code);
+    if (!workload)
+        return code;
+    if ((args->has("onnx") || args->has("graph-json")) && !workload->graph)
+        return fail("export: " + workload->source + " is an allocation problem, not a graph; export it with --csv FILE");
+    std::string error;
+    if (const auto path = args->value("onnx")) {
+        const auto status = core::exportOnnx(*workload->graph, *path);
+        if (!status)
+            return fail(status.error().message);
+    }
+    if (const auto path = args->value("graph-json"); path && !writeFile(*path, core::exportJsonGraph(*workload->graph), error))
+        return fail(error);
+    if (const auto path = args->value("csv"); path && !writeFile(*path, core::exportProblemCsv(workload->problem), error))
+        return fail(error);
+    return kExitOk;
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    std::vector<std::string> words(argv + 1, argv + argc);
+    if (words.empty() || words[0] == "--help" || words[0] == "-h" || words[0] == "help") {
+        std::cout << kMainHelp;
+        return words.empty() ? kExitUsage : kExitOk;
+    }
+    if (words[0] == "--version") {
+        std::cout << "memplan 0.1\n";
+        return kExitOk;
+    }
+    const auto command = words[0];
+    words.erase(words.begin());
+    try {
+        if (command == "plan")
+            return commandPlan(words);
+        if (command == "compare")
+            return commandCompare(words);
+        if (command == "examples")
+            return commandExamples(words);
+        if (command == "export")
+            return commandExport(words);
+        if (command == "bench") {
+            int code = kExitOk;
+            const auto args = parseOrExplain("bench", words, benchValuedOptions(), {}, benchHelp(), code);
+            return args ? runBench(*args) : code;
+        }
+    } catch (const std::exception& e) {
+        // Last line of defence: a bug must still end with a message, not an abort.
+        return fail(command + ": internal error: " + e.what());
+    }
+    return fail("unknown command '" + command + "' (see memplan --help)", kExitUsage);
+}

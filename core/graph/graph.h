@@ -42,6 +42,9 @@ struct Tensor {
     Bytes size = kUnknownSize;       // element count × dtypeBytes, or kUnknownSize
     TensorKind kind = TensorKind::Activation;
     bool estimated = false; // size is an upper bound (data-dependent shape)
+    // Contents of a small integer constant (a shape argument such as Reshape's), when known; empty otherwise.
+    // Lets an exporter write a model whose shape inference gives the same shapes.
+    std::vector<std::int64_t> values;
 };
 
 // An op attribute as a model file states it: integers, floats or a string (one of them in use).

@@ -10,12 +10,17 @@
 namespace core {
 
 // A small hand-writable graph format for teaching:
-// { "name": "tiny", "tensors": [ { "name": "x", "dtype": "float32", "shape": [1, 3], "kind": "input" },
-//                                { "name": "b", "bytes": 512 } ],            // size without a shape
-//   "ops": [ { "name": "relu", "type": "Relu", "inputs": ["x"], "outputs": ["y"] } ],
+// { "name": "tiny", "tensors": [ { "name": "x", "dtype": "float32", "shape": ["batch", 3], "kind": "input" },
+//                                { "name": "h", "bytes": 512 },            // size without a shape
+//                                { "name": "y", "dtype": "float32", "shape": ["batch", 3] } ],
+//   "ops": [ { "name": "relu", "type": "Relu", "inputs": ["x"], "outputs": ["h"] },
+//            { "name": "sig", "type": "Sigmoid", "inputs": ["h"], "outputs": ["y"] } ],
 //   "inputs": ["x"], "outputs": ["y"] }
-// Tensors named by ops but not listed are activations whose size must come from "bytes" or "shape";
-// "dims" in a shape may be a symbolic name bound by ShapeBindings. Errors name the file and the entry.
+// Every tensor an op names must be listed, with "bytes" or "dtype" + "shape" (a dimension is an integer,
+// null for unknown, or a symbolic name bound by ShapeBindings::dims); "bytes" wins over dtype × shape.
+// "kind" defaults to activation, or input/output for tensors in the "inputs"/"outputs" lists. Op
+// "attributes": name -> integer, float, string or list of numbers. Errors name the file, line and entry.
+// exportJsonGraph writes this format; parsing its output gives back the same graph.
 Expected<Graph> parseJsonGraph(const std::string& text, const std::string& source, const ShapeBindings& bindings = {});
 Expected<Graph> importJsonGraph(const std::filesystem::path& file, const ShapeBindings& bindings = {});
 std::string exportJsonGraph(const Graph& graph);

@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+#include "bench.h"
+
+#include "io/problemcsv.h"
+#include "io/workload.h"
+#include "planners/metrics.h"
+#include "planners/planner.h"
+#include "planners/validate.h"
+#include "util/format.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <random>
+
+namespace {
+
+using core::Bytes;
+using Clock = std::chrono::steady_clock;
+
+// Random problem shaped like a network's activations: most buffers die within a few steps, some
+// live for dozens (branches), a few span up to 500 steps (skip connections); sizes log-uniform
+// from 256 B to 16 MiB. The density (buffers live per step) does not depend on n, so times for
+// growing n show how a planner scales. Deterministic for a seed.
+core::PlanProblem randomProblem(int n, unsigned seed)
+{
+    std::mt19937_64 rng(seed);
+    core::PlanProblem problem;
+    problem.alignment = 256;
+    problem.steps = std::max(1, n / 2);
+    std::uniform_int_distribution<int> start(0, problem.steps - 1);
+    std::uniform_real_distribution<double> unit(0, 1);
+    std::geometric_distribution<int> shortLife(1.0 / 3.0);
+    problem.buffers.reserve(n);
+    for (int i = 0; i < n; ++i) {
+        const int s = start(rng);
+        const double kind = unit(rng);
+        int length = 1 + shortLife(rng);
+        if (kind > 0.99)
+            length = 1 + static_cast<int>(unit(rng) * 500);
+        else if (kind > 0.9)
+            length = 1 + static_cast<int>(unit(rng) * 50);
+        const Bytes size = core::alignUp(static_cast<Bytes>(std::exp2(8 + unit(rng) * 16)), problem.alignment);
+        problem.buffers.push_back({ "b" + std::to_string(i), { s, std::min(problem.steps, s + length) }, size,
+            core::TensorKind::Activation, {} });
+    }
+    return problem;
+}
+
+struct Timed {
+    core::Plan plan;
+    double seconds = 0; // best of the runs
+};
+
+// Runs a planner up to three times (fewer when one run is slow) and keeps the fastest.
+std::optional<Timed> timePlanner(const core::Planner& planner, const core::PlanProblem& problem, std::string& error)
+{
+    Timed best;
+    best.seconds = 1e300;
+    for (int run = 0; run < 3; ++run) {
+        auto plan = core::runPlanner(planner, problem);
+        if (!plan) {
+            error = plan.error().message;
+            return std::nullopt;
+        }
+        if (plan->seconds < best.seconds) {
+            best.seconds = plan->seconds;
+            best.plan = std::move(*plan);
+        }
+        if (best.seconds > 0.5)
+            break;
+    }
+    const auto check = core::validatePlan(problem, best.plan);
+    if (!check.ok()) {
+        error = std::string(planner.name()) + " produced an invalid plan: " + check.message;
+        return std::nullopt;
+    }
+    return best;
+}
+
+std::vector<const core::Planner*> selectedPlanners(const CliArgs& args, std::string& error)
+{
+    std::vector<const core::Planner*> result;
+    for (const auto& name : args.values("planner")) {
+        const auto* planner = core::plannerByName(name);
+        if (!planner) {
+            error = "unknown planner '" + name + "'";
+            return {};
+        }
+        result.push_back(planner);
+    }
+    if (result.empty())
+        for (const auto& planner : core::planners())
+            result.push_back(planner.get());
+    return result;
+}
+
+void printRow(const std::string& what, const core::Planner& planner, const core::PlanProblem& problem, const Timed& timed)
+{
+    const Bytes bound = core::lowerBound(problem);
+    std::printf("%-22s %8zu  %-18s %10s %12s %12s %8.3f\n", what.c_str(), problem.buffers.size(),
+        std::string(planner.name()).c_str(), core::formatSeconds(timed.seconds).c_str(),
+        core::formatBytes(bound).c_str(), core::formatBytes(timed.plan.arenaSize).c_str(),
+        bound > 0 ? static_cast<double>(timed.plan.arenaSize) / static_cast<double>(bound) : 1.0);
+}
+
+} // namespace
+
+std::set<std::string> benchValuedOptions() { return { "sizes", "planner", "seed", "problems", "model" }; }
+
+std::string benchHelp()
+{
+    return R"(usage: memplan bench [--sizes N,N,...] [--planner NAME]... [--seed S] [--problems DIR] [--model FILE]...
+
+Times planners (best of up to three runs) and prints arena / lower bound, every plan validated.
+  --sizes N,N,...   random problems of these buffer counts (default 1000,10000,100000)
+  --planner NAME    only this planner, repeatable (default: all)
+  --seed S          random seed (default 1)
+  --problems DIR    also plan every allocation-problem .csv in DIR (e.g. the public benchmarks)
+  --model FILE      also time loading, shape inference and planning of a model, repeatable
+)";
+}
+
+int runBench(const CliArgs& args)
+{
+    std::string error;
+    const auto planners = selectedPlanners(args, error);
+    if (planners.empty()) {
+        std::cerr << "memplan: bench: " << error << "\n";
+        return 2;
+    }
+    std::vector<int> sizes { 1000, 10000, 100000 };
+    if (const auto text = args.value("sizes")) {
+        sizes.clear();
+        for (std::size_t start = 0; start <= text->size();) {
+            const auto comma = std::min(text->find(',', start), text->size());
+            const auto n = parseInteger(text->substr(start, comma - start));
+            if (!n || *n < 1 || *n > 10'000'000) {
+                std::cerr << "memplan: bench: --sizes '" << *text << "': expected counts from 1 to 10000000\n";
+                return 2;
+            }
+            sizes.push_back(static_cast<int>(*n));
+            start = comma + 1;
+        }
+    }
+    const auto seed = parseInteger(args.value("seed").value_or("1"));
+    if (!seed || *seed < 0) {
+        std::cerr << "memplan: bench: --seed expects a whole number\n";
+        return 2;
+    }
+
+    std::printf("%-22s %8s  %-18s %10s %12s %12s %8s\n", "problem", "buffers", "planner", "time", "lower bound", "arena", "ratio");
+    for (const int n : sizes) {
+        const auto problem = randomProblem(n, static_cast<unsigned>(*seed));
+        for (const auto* planner : planners) {
+            const auto timed = timePlanner(*planner, problem, error);
+            if (!timed) {
+                std::cerr << "memplan: bench: " << error << "\n";
+                return 1;
+            }
+            printRow("random-" + std::to_string(n), *planner, problem, *timed);
+        }
+    }
+
+    if (const auto dir = args.value("problems")) {
+        std::vector<std::filesystem::path> files;
+        std::error_code ec;
+        for (const auto& entry : std::filesystem::directory_iterator(*dir, ec))
+            if (entry.path().extension() == ".csv")
+                files.push_back(entry.path());
+        if (ec) {
+            std::cerr << "memplan: bench: " << *dir << ": " << ec.message() << "\n";
+            return 1;
+        }
+        std::sort(files.begin(), files.end());
+        for (const auto& file : files) {
+            const auto csv = core::importProblemCsv(file);
+            if (!csv) {
+                std::cerr << "memplan: bench: " << csv.error().message << "\n";
+                return 1;
+            }
+            for (const auto* planner : planners) {
+                const auto timed = timePlanner(*planner, csv->problem, error);
+                if (!timed) {
+                    std::cerr << "memplan: bench: " << file.string() << ": " << error << "\n";
+                    return 1;
+                }
+                printRow(file.stem().string(), *planner, csv->problem, *timed);
+            }
+        }
+    }
+
+    for (const auto& model : args.values("model")) {
+        const auto begin = Clock::now();
+        const auto workload = core::loadWorkload(model, {});
+        const double loadSeconds = std::chrono::duration<double>(Clock::now() - begin).count();
+        if (!workload) {
+            std::cerr << "memplan: bench: " << workload.error().message << "\n";
+            return 1;
+        }
+        std::printf("%-22s load + shape inference + lifetimes: %s (%zu ops)\n",
+            std::filesystem::path(model).filename().string().c_str(), core::formatSeconds(loadSeconds).c_str(),
+            workload->graph ? workload->graph->ops.size() : 0);
+        for (const auto* planner : planners) {
+            const auto timed = timePlanner(*planner, workload->problem, error);
+            if (!timed) {
+                std::cerr << "memplan: bench: " << model << ": " << error << "\n";
+                return 1;
+            }
+            printRow(std::filesystem::path(model).stem().string(), *planner, workload->problem, *timed);
+        }
+    }
+    return 0;
+}

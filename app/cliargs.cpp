@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+#include "cliargs.h"
+
+#include <charconv>
+
+using core::ErrorCode;
+using core::makeError;
+
+std::optional<std::string> CliArgs::value(const std::string& name) const
+{
+    const auto it = options.find(name);
+    if (it == options.end())
+        return std::nullopt;
+    return it->second;
+}
+
+std::vector<std::string> CliArgs::values(const std::string& name) const
+{
+    std::vector<std::string> result;
+    const auto [begin, end] = options.equal_range(name);
+    for (auto it = begin; it != end; ++it)
+        result.push_back(it->second);
+    return result;
+}
+
+core::Expected<CliArgs> parseCliArgs(const std::vector<std::string>& words, const std::set<std::string>& valued,
+    const std::set<std::string>& switches)
+{
+    CliArgs args;
+    for (std::size_t i = 0; i < words.size(); ++i) {
+        const auto& word = words[i];
+        if (word.size() < 3 || word.rfind("--", 0) != 0) {
+            if (word.size() > 1 && word[0] == '-' && word != "-")
+                return makeError(ErrorCode::InvalidArgument, "unknown option '" + word + "'");
+            args.positional.push_back(word);
+            continue;
+        }
+        std::string name = word.substr(2), value;
+        const auto eq = name.find('=');
+        const bool inlineValue = eq != std::string::npos;
+        if (inlineValue) {
+            value = name.substr(eq + 1);
+            name.resize(eq);
+        }
+        if (switches.count(name)) {
+            if (inlineValue)
+                return makeError(ErrorCode::InvalidArgument, "option '--" + name + "' takes no value");
+            args.flags.insert(name);
+        } else if (valued.count(name)) {
+            if (!inlineValue) {
+                if (i + 1 >= words.size())
+                    return makeError(ErrorCode::InvalidArgument, "option '--" + name + "' needs a value");
+                value = words[++i];
+            }
+            args.options.emplace(name, value);
+        } else {
+            return makeError(ErrorCode::InvalidArgument, "unknown option '--" + name + "'");
+        }
+    }
+    return args;
+}
+
+std::optional<long long> parseInteger(const std::string& text)
+{
+    long long value = 0;
+    const auto* end = text.data() + text.size();
+    const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+    if (text.empty() || ec != std::errc() || ptr != end)
+        return std::nullopt;
+    return value;
+}
+
+core::Expected<core::LoadOptions> loadOptionsFrom(const CliArgs& args)
+{
+    core::LoadOptions options;
+    if (const auto text = args.value("alignment")) {
+        const auto value = parseInteger(*text);
+        if (!value || *value < 1 || *value > (1LL << 30))
+            return makeError(ErrorCode::InvalidArgument, "--alignment '" + *text + "': expected a whole number of bytes from 1 to 2^30");
+        options.alignment = *value;
+    }
+    for (const auto& binding : args.values("dim")) {
+        const auto eq = binding.find('=');
+        const auto value = eq == std::string::npos ? std::nullopt : parseInteger(binding.substr(eq + 1));
+        if (eq == 0 || !value || *value < 1)
+            return makeError(ErrorCode::InvalidArgument, "--dim '" + binding + "': expected NAME=VALUE with VALUE >= 1, e.g. --dim batch=1");
+        options.bindings.dims[binding.substr(0, eq)] = *value;
+    }
+    for (const auto& binding : args.values("input-shape")) {
+        const auto eq = binding.find('=');
+        if (eq == std::string::npos || eq == 0)
+            return makeError(ErrorCode::InvalidArgument,
+                "--input-shape '" + binding + "': expected INPUT=D0,D1,..., e.g. --input-shape x=1,3,224,224");
+        std::vector<std::int64_t> shape;
+        std::string rest = binding.substr(eq + 1);
+        for (std::size_t start = 0; start <= rest.size();) {
+            const auto comma = std::min(rest.find(',', start), rest.size());
+            const auto dim = parseInteger(rest.substr(start, comma - start));
+            if (!dim || *dim < 0)
+                return makeError(ErrorCode::InvalidArgument,
+                    "--input-shape '" + binding + "': '" + rest.substr(start, comma - start) + "' is not a dimension (whole number >= 0)");
+            shape.push_back(*dim);
+            start = comma + 1;
+        }
+        options.bindings.inputShapes[binding.substr(0, eq)] = shape;
+    }
+    return options;
+}

@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+#pragma once
+
+#include "io/workload.h"
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+// Command-line words after the command name: positionals, `--name value` / `--name=value` options
+// (repeatable), and `--flag` switches. Parsing checks every option against the command's list.
+struct CliArgs {
+    std::vector<std::string> positional;
+    std::multimap<std::string, std::string> options;
+    std::set<std::string> flags;
+
+    std::optional<std::string> value(const std::string& name) const;
+    std::vector<std::string> values(const std::string& name) const;
+    bool has(const std::string& name) const { return flags.count(name) > 0 || options.count(name) > 0; }
+};
+
+// `valued` lists options that take a value, `switches` those that do not (both without "--").
+core::Expected<CliArgs> parseCliArgs(const std::vector<std::string>& words, const std::set<std::string>& valued,
+    const std::set<std::string>& switches);
+
+// --alignment, --dim NAME=V and --input-shape NAME=D0,D1,... into LoadOptions, with clear errors.
+core::Expected<core::LoadOptions> loadOptionsFrom(const CliArgs& args);
+
+// Whole-string integer parse; no sign, spaces or trailing text.
+std::optional<long long> parseInteger(const std::string& text);

@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+#include "io/planjson.h"
+
+#include "planners/metrics.h"
+
+#include <nlohmann/json.hpp>
+
+#include <set>
+
+namespace core {
+
+namespace {
+using OrderedJson = nlohmann::ordered_json;
+
+// Compact one-line JSON; invalid UTF-8 in names is replaced rather than thrown on.
+std::string dump(const OrderedJson& value) { return value.dump(-1, ' ', false, OrderedJson::error_handler_t::replace); }
+
+// Names of the graph tensors a region holds: tensors of its kind that some op touches (as makeProblem counts them).
+OrderedJson regionTensors(const Workload& workload, const Region& region)
+{
+    auto names = OrderedJson::array();
+    if (!workload.graph)
+        return names;
+    const auto& graph = *workload.graph;
+    TensorKind kind;
+    if (region.name == "weights")
+        kind = TensorKind::Weight;
+    else if (region.name == "persistent")
+        kind = TensorKind::Persistent;
+    else
+        return names;
+    std::vector<bool> used(graph.tensors.size(), false);
+    for (const auto& op : graph.ops)
+        for (const auto* list : { &op.inputs, &op.outputs, &op.captured })
+            for (auto t : *list)
+                used[t] = true;
+    for (std::size_t t = 0; t < graph.tensors.size(); ++t)
+        if (used[t] && graph.tensors[t].kind == kind)
+            names.push_back(graph.tensors[t].name);
+    return names;
+}
+} // namespace
+
+std::string exportPlanJson(const Workload& workload, const Plan& plan)
+{
+    const auto& problem = workload.problem;
+    const Bytes lower = lowerBound(problem);
+
+    // One buffer per line: readable, and a diff shows which buffer moved.
+    std::string out = "{\n";
+    auto field = [&](const char* name, const OrderedJson& value, bool last = false) {
+        out += "  \"" + std::string(name) + "\": " + dump(value) + (last ? "\n" : ",\n");
+    };
+    field("model", workload.source);
+    field("planner", plan.planner);
+    field("alignment", problem.alignment);
+    field("steps", problem.steps);
+    field("arena_bytes", plan.arenaSize);
+    field("lower_bound_bytes", lower);
+
+    out += "  \"buffers\": [";
+    for (std::size_t i = 0; i < problem.buffers.size(); ++i) {
+        const auto& buffer = problem.buffers[i];
+        OrderedJson entry;
+        entry["name"] = buffer.name;
+        entry["kind"] = std::string(kindName(buffer.kind));
+        entry["start"] = buffer.lifetime.start;
+        entry["end"] = buffer.lifetime.end;
+        entry["size_bytes"] = buffer.size;
+        entry["offset"] = i < plan.offsets.size() ? OrderedJson(plan.offsets[i]) : OrderedJson(nullptr);
+        entry["tensors"] = buffer.tensors;
+        out += (i ? ",\n    " : "\n    ") + dump(entry);
+    }
+    out += problem.buffers.empty() ? "],\n" : "\n  ],\n";
+
+    out += "  \"regions\": [";
+    for (std::size_t i = 0; i < workload.regions.size(); ++i) {
+        const auto& region = workload.regions[i];
+        OrderedJson entry;
+        entry["name"] = region.name;
+        entry["size_bytes"] = region.size;
+        entry["tensors"] = regionTensors(workload, region);
+        out += (i ? ",\n    " : "\n    ") + dump(entry);
+    }
+    out += workload.regions.empty() ? "],\n" : "\n  ],\n";
+
+    OrderedJson metrics;
+    metrics["fragmentation"] = fragmentation(plan.arenaSize, lower);
+    metrics["max_overlap_depth"] = maxOverlapDepth(problem);
+    if (!plan.colors.empty())
+        metrics["colors"] = std::set<int>(plan.colors.begin(), plan.colors.end()).size();
+    metrics["planning_seconds"] = plan.seconds;
+    field("metrics", metrics, true);
+    out += "}\n";
+    return out;
+}
+
+} // namespace core

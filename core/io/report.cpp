@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+#include "io/report.h"
+
+#include "planners/metrics.h"
+#include "util/format.h"
+
+#include <cstdio>
+
+namespace core {
+
+namespace {
+std::string printf(const char* format, auto... args)
+{
+    char line[512];
+    std::snprintf(line, sizeof line, format, args...);
+    return line;
+}
+
+std::string withBytes(Bytes bytes)
+{
+    return bytes < 1024 ? formatBytes(bytes) : formatBytes(bytes) + " (" + std::to_string(bytes) + " B)";
+}
+} // namespace
+
+std::string formatReport(const Workload& workload, const Plan& plan, int topAtPeak)
+{
+    const auto& problem = workload.problem;
+    const auto m = computeMetrics(problem, plan);
+    std::string text;
+    text += printf("%-16s %s\n", "model", workload.source.c_str());
+    text += printf("%-16s %s\n", "planner", plan.planner.c_str());
+    if (workload.graph)
+        text += printf("%-16s %zu (%zu ops)\n", "tensors", workload.graph->tensors.size(), workload.graph->ops.size());
+    text += printf("%-16s %zu\n", "buffers", problem.buffers.size());
+    text += printf("%-16s %d\n", "steps", problem.steps);
+    text += printf("%-16s %lld B\n", "alignment", static_cast<long long>(problem.alignment));
+    text += printf("%-16s %s\n", "lower bound", withBytes(m.lowerBound).c_str());
+    text += printf("%-16s %s\n", "arena", withBytes(m.arena).c_str());
+    text += printf("%-16s %.2f %%\n", "fragmentation", 100.0 * m.fragmentation);
+    if (m.colors >= 0)
+        text += printf("%-16s %d (max overlap depth %d)\n", "colors", m.colors, m.maxOverlapDepth);
+    else
+        text += printf("%-16s %d buffers live at once at most\n", "overlap depth", m.maxOverlapDepth);
+    text += printf("%-16s %s\n", "planning time", formatSeconds(plan.seconds).c_str());
+    for (const auto& region : workload.regions)
+        text += printf("%-16s %s in %d tensors (outside the arena)\n", region.name.c_str(), formatBytes(region.size).c_str(),
+            region.tensorCount);
+    for (const auto& note : workload.notes)
+        text += "note: " + note + "\n";
+    if (m.peakStep >= 0) {
+        const auto live = liveAt(problem, m.peakStep);
+        std::string op;
+        if (workload.graph && m.peakStep < workload.schedule.steps()) {
+            const auto& o = workload.graph->ops[workload.schedule.order[m.peakStep]];
+            op = " (op '" + o.name + "', " + o.type + ")";
+        }
+        text += printf("peak at step %d%s: %zu buffers live; largest:\n", m.peakStep, op.c_str(), live.size());
+        for (std::size_t k = 0; k < live.size() && k < static_cast<std::size_t>(topAtPeak); ++k) {
+            const auto& b = problem.buffers[live[k]];
+            text += printf("  %10s  [%d, %d)  offset %lld  %s\n", formatBytes(b.size).c_str(), b.lifetime.start,
+                b.lifetime.end, static_cast<long long>(plan.offsets[live[k]]), b.name.c_str());
+        }
+    }
+    return text;
+}
+
+std::string formatComparison(const Workload& workload, const std::vector<Plan>& plans)
+{
+    const Bytes bound = lowerBound(workload.problem);
+    std::string text = printf("%s: %zu buffers, %d steps, lower bound %s\n", workload.source.c_str(),
+        workload.problem.buffers.size(), workload.problem.steps, withBytes(bound).c_str());
+    text += printf("%-18s %14s %16s %8s %7s %10s\n", "planner", "arena", "arena bytes", "ratio", "colors", "time");
+    for (const auto& plan : plans) {
+        const auto m = computeMetrics(workload.problem, plan);
+        const double ratio = bound > 0 ? static_cast<double>(plan.arenaSize) / static_cast<double>(bound) : 1.0;
+        text += printf("%-18s %14s %16lld %8.3f %7s %10s\n", plan.planner.c_str(), formatBytes(plan.arenaSize).c_str(),
+            static_cast<long long>(plan.arenaSize), ratio, m.colors >= 0 ? std::to_string(m.colors).c_str() : "-",
+            formatSeconds(plan.seconds).c_str());
+    }
+    return text;
+}
+
+} // namespace core

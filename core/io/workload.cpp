@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+#include "io/workload.h"
+
+#include "examples/examples.h"
+#include "io/jsongraph.h"
+#include "io/problemcsv.h"
+#include "onnx/onnximport.h"
+
+#include <algorithm>
+#include <fstream>
+
+namespace core {
+
+namespace {
+constexpr Bytes kGraphAlignment = 256;
+
+std::string lowerExtension(const std::string& path)
+{
+    auto ext = std::filesystem::path(path).extension().string();
+    std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return ext;
+}
+
+// For files without a known extension: '{' starts JSON, a header with "lower" is CSV, else try ONNX.
+std::string sniff(const std::string& path)
+{
+    std::ifstream in(path, std::ios::binary);
+    std::string head(256, '\0');
+    in.read(head.data(), static_cast<std::streamsize>(head.size()));
+    head.resize(static_cast<std::size_t>(in.gcount()));
+    const auto first = head.find_first_not_of(" \t\r\n");
+    if (first != std::string::npos && head[first] == '{')
+        return ".json";
+    if (head.find("lower") != std::string::npos && head.find("upper") != std::string::npos)
+        return ".csv";
+    return ".onnx";
+}
+} // namespace
+
+Workload workloadFromProblem(PlanProblem problem, const std::string& source, const LoadOptions& options)
+{
+    Workload workload;
+    workload.source = source;
+    if (options.alignment) {
+        problem.alignment = *options.alignment;
+        for (auto& b : problem.buffers)
+            b.size = alignUp(b.size, problem.alignment);
+    }
+    workload.problem = std::move(problem);
+    return workload;
+}
+
+Expected<Workload> workloadFromGraph(Graph graph, const std::string& source, const LoadOptions& options)
+{
+    auto schedule = modelOrder(graph);
+    if (!schedule)
+        return makeError(schedule.error().code, source + ": " + schedule.error().message);
+    const Bytes alignment = options.alignment.value_or(kGraphAlignment);
+    auto built = makeProblem(graph, *schedule, ProblemOptions { alignment });
+    if (!built)
+        return makeError(built.error().code, source + ": " + built.error().message);
+    Workload workload;
+    workload.source = source;
+    workload.notes = graph.notes;
+    for (std::size_t step = 0; step < schedule->order.size(); ++step)
+        if (schedule->order[step] != static_cast<OpIndex>(step)) {
+            workload.notes.push_back("ops are not in dependency order in the file; scheduled in dependency order");
+            break;
+        }
+    workload.schedule = std::move(*schedule);
+    workload.problem = std::move(built->problem);
+    workload.regions = std::move(built->regions);
+    workload.bufferTensor = std::move(built->bufferTensor);
+    workload.graph = std::move(graph);
+    return workload;
+}
+
+Expected<Workload> loadWorkload(const std::string& spec, const LoadOptions& options)
+{
+    static const std::string kExamplePrefix = "example:";
+    if (spec.rfind(kExamplePrefix, 0) == 0) {
+        auto example = buildExample(spec.substr(kExamplePrefix.size()));
+        if (!example)
+            return example.error();
+        if (example->problem)
+            return workloadFromProblem(std::move(*example->problem), spec, options);
+        return workloadFromGraph(std::move(*example->graph), spec, options);
+    }
+
+    std::error_code ec;
+    if (!std::filesystem::exists(spec, ec))
+        return makeError(ErrorCode::Io, spec + ": no such file");
+    if (std::filesystem::is_directory(spec, ec))
+        return makeError(ErrorCode::Io, spec + ": is a folder, not a model file");
+
+    auto ext = lowerExtension(spec);
+    if (ext != ".onnx" && ext != ".json" && ext != ".csv")
+        ext = sniff(spec);
+    if (ext == ".csv") {
+        auto csv = importProblemCsv(spec);
+        if (!csv)
+            return csv.error();
+        return workloadFromProblem(std::move(csv->problem), spec, options);
+    }
+    auto graph = ext == ".json" ? importJsonGraph(spec, options.bindings) : importOnnx(spec, options.bindings);
+    if (!graph)
+        return graph.error();
+    return workloadFromGraph(std::move(*graph), spec, options);
+}
+
+} // namespace core

@@ -1,0 +1,244 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+// Shape rules for control flow (If, Loop, Scan), sequences and optionals. Sequence values have no
+// shape, only a byte estimate: the sum of the tensors they hold where that is known.
+#include "onnx/onnxfold.h"
+#include "onnx/onnxshaperules.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace core::onnxdetail {
+
+using onnx::TensorProto;
+
+namespace {
+
+// Trip counts above this are "run until cond is false" sentinels (exporters write INT64_MAX).
+constexpr std::int64_t kMaxTripCount = std::int64_t(1) << 31;
+
+ValueFacts sequenceFacts(int elemType, std::int64_t bytes, bool estimated)
+{
+    ValueFacts f;
+    f.kind = ValueKind::Sequence;
+    f.elemType = elemType;
+    f.bytes = bytes;
+    f.estimated = estimated;
+    return f;
+}
+
+// The elementwise upper bound of two branch results: equal dims stay exact, differing ones take
+// the larger and become an estimate.
+ValueFacts unionFacts(const ValueFacts& a, const ValueFacts& b)
+{
+    if (a.kind == ValueKind::Unknown || b.kind == ValueKind::Unknown)
+        return {};
+    ValueFacts f = a;
+    f.value = nullptr;
+    f.estimated = a.estimated || b.estimated;
+    if (a.kind == ValueKind::Tensor && b.kind == ValueKind::Tensor && a.rankKnown && b.rankKnown
+        && a.dims.size() == b.dims.size()) {
+        for (std::size_t d = 0; d < f.dims.size(); ++d) {
+            if (a.dims[d] < 0 || b.dims[d] < 0)
+                f.dims[d] = -1;
+            else if (a.dims[d] != b.dims[d]) {
+                f.dims[d] = std::max(a.dims[d], b.dims[d]);
+                f.estimated = true;
+            }
+        }
+        return f;
+    }
+    const std::int64_t ba = factsBytes(a), bb = factsBytes(b);
+    f.rankKnown = false;
+    f.dims.clear();
+    f.bytes = ba < 0 || bb < 0 ? -1 : std::max(ba, bb);
+    f.estimated = true;
+    if (a.kind != b.kind)
+        f.kind = ValueKind::Tensor;
+    return f;
+}
+
+void ifRule(const RuleInput& in, std::vector<ValueFacts>& out)
+{
+    if (in.subgraphOutputs.size() != 2)
+        return;
+    const auto& a = in.subgraphOutputs[0];
+    const auto& b = in.subgraphOutputs[1];
+    for (std::size_t i = 0; i < out.size() && i < a.size() && i < b.size(); ++i)
+        out[i] = unionFacts(a[i], b[i]);
+}
+
+void loopRule(const RuleInput& in, std::vector<ValueFacts>& out)
+{
+    if (in.subgraphOutputs.size() != 1)
+        return;
+    const auto& body = in.subgraphOutputs[0];
+    const std::size_t carried = in.inputs.size() >= 2 ? in.inputs.size() - 2 : 0;
+    for (std::size_t i = 0; i < carried && i < out.size(); ++i) {
+        if (1 + i < body.size() && body[1 + i].kind != ValueKind::Unknown)
+            out[i] = body[1 + i];
+        if (const auto* initial = inputAt(in, 2 + i))
+            mergeFacts(out[i], *initial);
+        out[i].value = nullptr;
+    }
+    // Scan outputs stack one body output per iteration.
+    std::int64_t trips = -1;
+    bool estimated = inputAt(in, 1) != nullptr; // a condition may stop the loop early: M is a bound
+    if (auto m = constInts(inputAt(in, 0)); m && m->size() == 1 && (*m)[0] >= 0 && (*m)[0] <= kMaxTripCount)
+        trips = (*m)[0];
+    if (trips < 0) {
+        if (!in.allowGuesses)
+            return;
+        trips = 1;
+        estimated = true;
+    }
+    for (std::size_t j = carried; j < out.size(); ++j) {
+        const std::size_t b = 1 + j;
+        if (b >= body.size() || body[b].kind != ValueKind::Tensor || !body[b].rankKnown)
+            continue;
+        Dims dims { trips };
+        dims.insert(dims.end(), body[b].dims.begin(), body[b].dims.end());
+        out[j] = tensorFacts(body[b].elemType, dims, estimated || body[b].estimated);
+    }
+}
+
+void scanRule(const RuleInput& in, std::vector<ValueFacts>& out)
+{
+    // Scan-8 has a batch axis and sequence_lens; leave it to ONNX inference.
+    if (in.subgraphOutputs.size() != 1 || in.opset < 9)
+        return;
+    const auto& body = in.subgraphOutputs[0];
+    const std::int64_t scanInputs = attrInt(*in.node, "num_scan_inputs", 0);
+    const std::int64_t states = std::int64_t(in.inputs.size()) - scanInputs;
+    if (states < 0 || scanInputs <= 0)
+        return;
+    const auto* firstScan = inputAt(in, std::size_t(std::int64_t(in.inputs.size()) - scanInputs));
+    if (!rankKnown(firstScan))
+        return;
+    std::int64_t axis = 0;
+    if (auto axes = attrInts(*in.node, "scan_input_axes"); axes && !axes->empty())
+        axis = (*axes)[0];
+    auto a = normalizeAxis(axis, std::int64_t(firstScan->dims.size()));
+    if (!a)
+        return;
+    const std::int64_t length = firstScan->dims[*a];
+    const auto outputAxes = attrInts(*in.node, "scan_output_axes");
+    for (std::size_t j = 0; j < out.size() && j < body.size(); ++j) {
+        if (std::int64_t(j) < states) {
+            out[j] = body[j];
+            continue;
+        }
+        if (!body[j].rankKnown)
+            continue;
+        Dims dims = body[j].dims;
+        const std::size_t k = j - std::size_t(states);
+        std::int64_t at = outputAxes && k < outputAxes->size() ? (*outputAxes)[k] : 0;
+        auto n = normalizeAxis(at, std::int64_t(dims.size()) + 1);
+        if (!n)
+            continue;
+        dims.insert(dims.begin() + *n, length);
+        out[j] = tensorFacts(body[j].elemType, dims, body[j].estimated);
+    }
+}
+
+bool sequenceRule(const RuleInput& in, std::vector<ValueFacts>& out)
+{
+    const auto& op = in.node->op_type();
+    const auto* x = inputAt(in, 0);
+    auto bytesOf = [&](std::size_t i) { return inputAt(in, i) ? factsBytes(*inputAt(in, i)) : std::int64_t(-1); };
+    auto estimatedAt = [&](std::size_t i) { return inputAt(in, i) && inputAt(in, i)->estimated; };
+    if (op == "SequenceEmpty") {
+        out[0] = sequenceFacts(int(attrInt(*in.node, "dtype", TensorProto::FLOAT)), 0, false);
+        return true;
+    }
+    if (op == "SequenceConstruct") {
+        std::int64_t total = 0;
+        bool estimated = false;
+        for (std::size_t i = 0; i < in.inputs.size(); ++i) {
+            const std::int64_t b = bytesOf(i);
+            if (b < 0)
+                return true;
+            total += b;
+            estimated = estimated || estimatedAt(i);
+        }
+        out[0] = sequenceFacts(x ? x->elemType : 0, total, estimated);
+        return true;
+    }
+    if (op == "SequenceInsert") {
+        const std::int64_t s = bytesOf(0), t = bytesOf(1);
+        if (s >= 0 && t >= 0)
+            out[0] = sequenceFacts(x->elemType, s + t, estimatedAt(0) || estimatedAt(1));
+        return true;
+    }
+    if (op == "SequenceErase") {
+        if (bytesOf(0) >= 0)
+            out[0] = sequenceFacts(x->elemType, bytesOf(0), true); // at most what it held
+        return true;
+    }
+    if (op == "SplitToSequence") {
+        if (bytesOf(0) >= 0)
+            out[0] = sequenceFacts(x->elemType, bytesOf(0), estimatedAt(0));
+        return true;
+    }
+    if (op == "SequenceAt" || op == "ConcatFromSequence") {
+        // Concatenating holds exactly the sequence's bytes; one element holds at most all of them.
+        if (bytesOf(0) >= 0) {
+            out[0].kind = ValueKind::Tensor;
+            out[0].elemType = x->elemType;
+            out[0].bytes = bytesOf(0);
+            out[0].estimated = op == "SequenceAt" || estimatedAt(0);
+        }
+        return true;
+    }
+    if (op == "SequenceLength") {
+        out[0] = tensorFacts(TensorProto::INT64, {});
+        return true;
+    }
+    if (op == "SequenceMap") {
+        if (!in.allowGuesses)
+            return true;
+        std::int64_t total = 0;
+        for (std::size_t i = 0; i < in.inputs.size(); ++i)
+            total += std::max<std::int64_t>(bytesOf(i), 0);
+        for (auto& o : out)
+            o = sequenceFacts(x ? x->elemType : 0, total, true);
+        return true;
+    }
+    if (op == "Optional") {
+        if (x)
+            out[0] = *x;
+        else
+            out[0] = sequenceFacts(0, 0, false), out[0].kind = ValueKind::Tensor;
+        out[0].optional = true;
+        out[0].value = nullptr;
+        return true;
+    }
+    if (op == "OptionalGetElement") {
+        if (x)
+            out[0] = *x, out[0].optional = false, out[0].value = nullptr;
+        return true;
+    }
+    if (op == "OptionalHasElement") {
+        out[0] = tensorFacts(TensorProto::BOOL, {});
+        return true;
+    }
+    return false;
+}
+
+} // namespace
+
+bool applyControlRule(const RuleInput& in, std::vector<ValueFacts>& out)
+{
+    const auto& op = in.node->op_type();
+    if (op == "If")
+        ifRule(in, out);
+    else if (op == "Loop")
+        loopRule(in, out);
+    else if (op == "Scan")
+        scanRule(in, out);
+    else
+        return sequenceRule(in, out);
+    return true;
+}
+
+} // namespace core::onnxdetail

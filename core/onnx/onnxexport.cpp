@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+// exportOnnx: a Graph as an ONNX model (IR 8, opset 17) whose declared types carry every size,
+// so importOnnx gives the same sizes back even for ops ONNX cannot infer.
+#include "onnx/onnximport.h"
+
+#include "onnx/onnxvalue.h"
+
+#include <climits>
+#include <fstream>
+#include <set>
+#include <unordered_set>
+
+namespace core {
+
+using namespace onnxdetail;
+
+namespace {
+
+// Attributes ONNX defines as lists; a one-element list must not be written as a scalar.
+const std::unordered_set<std::string> kListAttributes {
+    "kernel_shape", "strides", "pads", "dilations", "output_padding", "output_shape", "perm", "axes", "shape",
+    "sizes", "split", "starts", "ends", "steps", "scales", "pooled_shape", "repeats", "value_ints", "value_floats",
+    "activation_alpha", "activation_beta", "scan_input_axes", "scan_output_axes", "scan_input_directions",
+    "scan_output_directions", "image_shape", "block_shape", "classlabels_ints", "nodes_featureids",
+};
+
+// The declared type of a tensor: its shape when that gives its size, otherwise a flat byte-sized
+// stand-in so a re-import still finds the size.
+void writeType(const Tensor& t, onnx::TypeProto& type)
+{
+    ValueFacts f;
+    f.kind = ValueKind::Tensor;
+    f.elemType = onnxFromDType(t.dtype);
+    const bool shapeGivesSize = t.rankKnown && t.dtype != DType::Undefined && tensorBytes(t.dtype, t.shape) == t.size;
+    if (shapeGivesSize || (t.size == kUnknownSize && t.rankKnown)) {
+        f.rankKnown = true;
+        f.dims = t.shape;
+    } else if (t.size != kUnknownSize) {
+        const Bytes element = dtypeBytes(t.dtype);
+        f.rankKnown = true;
+        if (element > 0 && t.size % element == 0) {
+            f.dims = { t.size / element };
+        } else {
+            f.elemType = onnx::TensorProto::UINT8;
+            f.dims = { t.size };
+        }
+    }
+    factsToType(f, type);
+    if (!type.tensor_type().has_elem_type())
+        type.mutable_tensor_type()->set_elem_type(onnx::TensorProto::UINT8);
+}
+
+void writeValueInfo(const Tensor& t, onnx::ValueInfoProto& vi)
+{
+    vi.set_name(t.name);
+    writeType(t, *vi.mutable_type());
+}
+
+// A zero-filled tensor of the tensor's declared type and shape.
+Status writeZeros(const Tensor& t, onnx::TensorProto& tensor, const std::string& file)
+{
+    onnx::TypeProto type;
+    writeType(t, type);
+    const auto& tt = type.tensor_type();
+    tensor.set_name(t.name);
+    tensor.set_data_type(tt.elem_type());
+    Dims dims;
+    for (const auto& d : tt.shape().dim()) {
+        tensor.add_dims(d.dim_value());
+        dims.push_back(d.has_dim_value() ? d.dim_value() : -1);
+    }
+    const auto dtype = dtypeFromOnnx(tt.elem_type()).value_or(DType::UInt8);
+    const Bytes bytes = tensorBytes(dtype, dims);
+    if (bytes == kUnknownSize)
+        return makeError(ErrorCode::InvalidArgument, file + ": weight '" + t.name + "' has no known size to export");
+    if (bytes > Bytes(INT_MAX))
+        return makeError(ErrorCode::InvalidArgument, file + ": weight '" + t.name + "' is larger than 2 GiB, which ONNX files cannot hold inline");
+    if (dtype == DType::String) {
+        for (Bytes i = 0; i < bytes / dtypeBytes(dtype); ++i)
+            tensor.add_string_data("");
+    } else {
+        tensor.set_raw_data(std::string(std::size_t(bytes), '\0'));
+    }
+    return {};
+}
+
+void writeAttribute(const std::string& name, const Attribute& a, onnx::AttributeProto& out)
+{
+    out.set_name(name);
+    const bool list = kListAttributes.count(name) != 0;
+    if (!a.ints.empty()) {
+        if (a.ints.size() == 1 && !list) {
+            out.set_type(onnx::AttributeProto::INT);
+            out.set_i(a.ints[0]);
+        } else {
+            out.set_type(onnx::AttributeProto::INTS);
+            for (auto v : a.ints)
+                out.add_ints(v);
+        }
+    } else if (!a.floats.empty()) {
+        if (a.floats.size() == 1 && !list) {
+            out.set_type(onnx::AttributeProto::FLOAT);
+            out.set_f(a.floats[0]);
+        } else {
+            out.set_type(onnx::AttributeProto::FLOATS);
+            for (auto v : a.floats)
+                out.add_floats(v);
+        }
+    } else if (list) {
+        out.set_type(onnx::AttributeProto::INTS); // an empty list
+    } else {
+        out.set_type(onnx::AttributeProto::STRING);
+        out.set_s(a.text);
+    }
+}
+
+Status exportImpl(const Graph& graph, const std::filesystem::path& file)
+{
+    const std::string fileName = file.string();
+    auto bad = [&](const std::string& what) { return makeError(ErrorCode::InvalidArgument, fileName + ": " + what); };
+    const auto count = TensorIndex(graph.tensors.size());
+    auto valid = [&](TensorIndex t) { return t >= 0 && t < count; };
+
+    onnx::ModelProto model;
+    model.set_ir_version(8);
+    model.set_producer_name("memplan");
+    auto* opset = model.add_opset_import();
+    opset->set_domain("");
+    opset->set_version(17);
+    std::set<std::string> domains;
+    for (const auto& op : graph.ops)
+        if (!op.domain.empty() && op.domain != "ai.onnx")
+            domains.insert(op.domain);
+    for (const auto& d : domains) {
+        auto* o = model.add_opset_import();
+        o->set_domain(d);
+        o->set_version(1);
+    }
+    auto* g = model.mutable_graph();
+    g->set_name(graph.name.empty() ? "memplan" : graph.name);
+
+    std::vector<bool> produced(graph.tensors.size(), false), declared(graph.tensors.size(), false);
+    for (const auto& op : graph.ops)
+        for (auto t : op.outputs) {
+            if (!valid(t))
+                return bad("op '" + op.name + "' has an output index out of range");
+            produced[t] = true;
+        }
+    for (auto t : graph.inputs) {
+        if (!valid(t))
+            return bad("graph input index out of range");
+        writeValueInfo(graph.tensors[t], *g->add_input());
+        declared[t] = true;
+    }
+    for (TensorIndex t = 0; t < count; ++t) {
+        const auto& tensor = graph.tensors[t];
+        if (declared[t] || produced[t] || tensor.kind != TensorKind::Weight)
+            continue;
+        if (auto s = writeZeros(tensor, *g->add_initializer(), fileName); !s)
+            return s;
+        declared[t] = true;
+    }
+    // Anything else read but never produced (persistent state, inputs not listed) becomes an input.
+    for (const auto& op : graph.ops)
+        for (auto list : { &op.inputs, &op.captured })
+            for (auto t : *list) {
+                if (!valid(t))
+                    return bad("op '" + op.name + "' has an input index out of range");
+                if (!declared[t] && !produced[t]) {
+                    writeValueInfo(graph.tensors[t], *g->add_input());
+                    declared[t] = true;
+                }
+            }
+
+    for (const auto& op : graph.ops) {
+        auto* node = g->add_node();
+        node->set_op_type(op.type);
+        node->set_name(op.name);
+        if (!op.domain.empty())
+            node->set_domain(op.domain);
+        for (auto t : op.inputs)
+            node->add_input(graph.tensors[t].name);
+        for (auto t : op.outputs)
+            node->add_output(graph.tensors[t].name);
+        for (const auto& [name, a] : op.attributes)
+            writeAttribute(name, a, *node->add_attribute());
+        // A Constant needs its value; the graph only knows its type and shape.
+        if (op.type == "Constant" && op.outputs.size() == 1 && !op.attributes.count("value")) {
+            auto* attr = node->add_attribute();
+            attr->set_name("value");
+            attr->set_type(onnx::AttributeProto::TENSOR);
+            if (auto s = writeZeros(graph.tensors[op.outputs[0]], *attr->mutable_t(), fileName); !s)
+                return s;
+            attr->mutable_t()->clear_name();
+        }
+    }
+    std::unordered_set<TensorIndex> outputs(graph.outputs.begin(), graph.outputs.end());
+    for (auto t : graph.outputs) {
+        if (!valid(t))
+            return bad("graph output index out of range");
+        writeValueInfo(graph.tensors[t], *g->add_output());
+    }
+    for (TensorIndex t = 0; t < count; ++t)
+        if (produced[t] && !outputs.count(t))
+            writeValueInfo(graph.tensors[t], *g->add_value_info());
+
+    if (model.ByteSizeLong() > std::size_t(INT_MAX))
+        return bad("the model would be larger than 2 GiB, the protobuf limit");
+    std::ofstream out(file, std::ios::binary | std::ios::trunc);
+    if (!out)
+        return makeError(ErrorCode::Io, fileName + ": cannot open for writing");
+    if (!model.SerializeToOstream(&out) || !out.flush())
+        return makeError(ErrorCode::Io, fileName + ": write failed");
+    return {};
+}
+
+} // namespace
+
+Status exportOnnx(const Graph& graph, const std::filesystem::path& file)
+{
+    try {
+        return exportImpl(graph, file);
+    } catch (const std::exception& e) {
+        return makeError(ErrorCode::Io, file.string() + ": export failed: " + e.what());
+    }
+}
+
+} // namespace core

@@ -1,0 +1,307 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+#include "onnx/onnximport.h"
+
+#include "onnx/onnxinfer.h"
+#include "onnx/onnxload.h"
+#include "onnx/onnxvalue.h"
+
+#include <onnx/checker.h>
+
+#include <algorithm>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace core {
+
+using namespace onnxdetail;
+
+namespace {
+
+Attribute toAttribute(const onnx::AttributeProto& a)
+{
+    Attribute result;
+    using A = onnx::AttributeProto;
+    switch (a.type()) {
+    case A::INT: result.ints = { a.i() }; break;
+    case A::INTS: result.ints.assign(a.ints().begin(), a.ints().end()); break;
+    case A::FLOAT: result.floats = { a.f() }; break;
+    case A::FLOATS: result.floats.assign(a.floats().begin(), a.floats().end()); break;
+    case A::STRING: result.text = a.s(); break;
+    case A::STRINGS:
+        for (int i = 0; i < a.strings_size(); ++i)
+            result.text += (i ? "," : "") + a.strings(i);
+        break;
+    default: // untyped attributes of very old models: take whichever field is set
+        if (a.has_i())
+            result.ints = { a.i() };
+        else if (a.has_f())
+            result.floats = { a.f() };
+        else if (a.has_s())
+            result.text = a.s();
+        else if (a.ints_size())
+            result.ints.assign(a.ints().begin(), a.ints().end());
+        else if (a.floats_size())
+            result.floats.assign(a.floats().begin(), a.floats().end());
+        break;
+    }
+    return result;
+}
+
+bool isScalarOrListAttribute(const onnx::AttributeProto& a)
+{
+    return !a.has_t() && !a.has_g() && !a.has_sparse_tensor() && !a.has_tp() && a.tensors_size() == 0
+        && a.graphs_size() == 0 && a.sparse_tensors_size() == 0 && a.type_protos_size() == 0;
+}
+
+std::string hintFor(const onnx::GraphProto& graph, const Graph& g, const std::vector<TensorIndex>& unsized,
+                    const std::vector<OpIndex>& producer)
+{
+    const auto symbols = symbolicInputDims(graph);
+    if (!symbols.empty()) {
+        std::string hint = "the model has symbolic dimension" + std::string(symbols.size() > 1 ? "s " : " ")
+            + joinNames(symbols, 16) + ": pass a value for each, e.g.";
+        for (const auto& s : symbols)
+            hint += " --dim " + s + "=1";
+        return hint;
+    }
+    std::unordered_set<std::string> initializers;
+    for (const auto& t : graph.initializer())
+        initializers.insert(t.name());
+    for (const auto& vi : graph.input()) {
+        const auto* t = tensorTypeOf(vi.type());
+        if (initializers.count(vi.name()) || !t)
+            continue;
+        const bool open = !t->has_shape()
+            || std::any_of(t->shape().dim().begin(), t->shape().dim().end(), [](const auto& d) { return !d.has_dim_value(); });
+        if (open)
+            return "input '" + vi.name() + "' has no fixed shape"
+                + (vi.type().has_tensor_type() ? ": pass it, e.g. --input-shape " + vi.name() + "=1,..." : std::string());
+    }
+    // Name where sizes first become unknown: ops whose inputs are all sized.
+    std::vector<std::string> roots;
+    std::unordered_set<OpIndex> seen;
+    for (auto t : unsized) {
+        const OpIndex p = producer[t];
+        if (p < 0 || !seen.insert(p).second)
+            continue;
+        const auto& op = g.ops[p];
+        if (std::all_of(op.inputs.begin(), op.inputs.end(), [&](TensorIndex in) { return g.tensors[in].size != kUnknownSize; }))
+            roots.push_back(op.name + " (" + op.type + ")");
+    }
+    if (roots.empty())
+        return "the model's inputs have fixed shapes, but some values have no known type or shape";
+    return "sizes first become unknown at " + joinNames(roots, 3)
+        + ": the output shape depends on values known only at run time, or there is no shape rule for the op";
+}
+
+Expected<Graph> importImpl(const std::filesystem::path& file, const ShapeBindings& bindings)
+{
+    const std::string fileName = file.string();
+    auto loaded = readModel(file);
+    if (!loaded)
+        return loaded.error();
+    onnx::ModelProto& model = *loaded;
+    if (auto s = validateModel(model, fileName); !s)
+        return s.error();
+
+    std::vector<std::string> notes;
+    try {
+        onnx::checker::check_model(model);
+    } catch (const std::exception& e) {
+        std::string what = e.what();
+        what = what.substr(0, what.find('\n')).substr(0, 200);
+        notes.push_back("ONNX checker: " + what + " (ignored)");
+    }
+    if (auto s = applyBindings(model, bindings, fileName); !s)
+        return s.error();
+
+    // Weights stay out of the copies inference makes; only their dims and small values are read.
+    google::protobuf::RepeatedPtrField<onnx::TensorProto> weights;
+    weights.Swap(model.mutable_graph()->mutable_initializer());
+    std::vector<const onnx::TensorProto*> initializers;
+    for (const auto& t : weights)
+        initializers.push_back(&t);
+
+    // Every top-level value, numbered in order of first appearance.
+    Graph g;
+    const auto& graph = model.graph();
+    g.name = graph.name().empty() ? file.stem().string() : graph.name();
+    std::vector<std::string> names;
+    std::unordered_map<std::string, TensorIndex> index;
+    auto add = [&](const std::string& name) {
+        if (name.empty())
+            return TensorIndex(-1);
+        auto [it, fresh] = index.emplace(name, TensorIndex(names.size()));
+        if (fresh)
+            names.push_back(name);
+        return it->second;
+    };
+    for (const auto& vi : graph.input())
+        add(vi.name());
+    for (const auto* t : initializers)
+        add(t->name());
+    for (const auto& s : graph.sparse_initializer())
+        add(s.values().name());
+    for (const auto& node : graph.node()) {
+        for (const auto& in : node.input())
+            add(in);
+        for (const auto& out : node.output())
+            add(out);
+    }
+    for (const auto& vi : graph.output())
+        add(vi.name());
+
+    auto inferred = inferModel(model, initializers, names);
+    notes.insert(notes.end(), inferred.notes.begin(), inferred.notes.end());
+
+    // Kinds: initializer > graph input > graph output > Constant output > activation.
+    std::vector<TensorKind> kinds(names.size(), TensorKind::Activation);
+    for (int i = 0; i < graph.node_size(); ++i)
+        if (graph.node(i).op_type() == "Constant")
+            for (const auto& out : graph.node(i).output())
+                if (!out.empty())
+                    kinds[index[out]] = TensorKind::Weight;
+    for (const auto& vi : graph.output())
+        kinds[index[vi.name()]] = TensorKind::Output;
+    std::unordered_set<std::string> weightNames;
+    for (const auto* t : initializers)
+        weightNames.insert(t->name());
+    for (const auto& s : graph.sparse_initializer())
+        weightNames.insert(s.values().name());
+    for (const auto& vi : graph.input())
+        if (!weightNames.count(vi.name())) {
+            kinds[index[vi.name()]] = TensorKind::Input;
+            g.inputs.push_back(index[vi.name()]);
+        }
+    for (const auto& name : weightNames)
+        kinds[index[name]] = TensorKind::Weight;
+    for (const auto& vi : graph.output())
+        g.outputs.push_back(index[vi.name()]);
+    // An Identity of a weight is an alias that runtimes fold away (exporters emit them for shared
+    // initializers): its output is a weight too, not an activation copied at run time.
+    std::vector<bool> weightAlias(graph.node_size(), false);
+    for (int i = 0; i < graph.node_size(); ++i) {
+        const auto& node = graph.node(i);
+        if (node.op_type() == "Identity" && (node.domain().empty() || node.domain() == "ai.onnx")
+            && node.input_size() == 1 && node.output_size() == 1 && kinds[index[node.input(0)]] == TensorKind::Weight
+            && kinds[index[node.output(0)]] == TensorKind::Activation) {
+            kinds[index[node.output(0)]] = TensorKind::Weight;
+            weightAlias[i] = true;
+        }
+    }
+
+    int sequences = 0;
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        const auto& f = inferred.facts[names[i]];
+        Tensor t;
+        t.name = names[i];
+        t.kind = kinds[i];
+        t.dtype = dtypeFromOnnx(f.elemType).value_or(DType::Undefined);
+        t.estimated = f.estimated;
+        if (f.kind != ValueKind::Sequence && f.kind != ValueKind::Map && f.rankKnown) {
+            t.rankKnown = true;
+            t.shape = f.dims;
+        }
+        if (f.kind == ValueKind::Sequence || f.kind == ValueKind::Map)
+            ++sequences;
+        const std::int64_t bytes = factsBytes(f);
+        t.size = bytes >= 0 ? bytes : kUnknownSize;
+        if (t.rankKnown && t.dtype != DType::Undefined && t.size == kUnknownSize && elementCount(t.shape) < 0
+            && std::all_of(t.shape.begin(), t.shape.end(), [](std::int64_t d) { return d >= 0; }))
+            return makeError(ErrorCode::InvalidModel, fileName + ": tensor '" + t.name + "' is too large: shape "
+                                 + dimsText(t.shape) + " overflows a 64-bit byte count");
+        g.tensors.push_back(std::move(t));
+    }
+
+    int folded = 0, controlFlow = 0, aliases = 0;
+    std::set<std::string> ruled;
+    for (int i = 0; i < graph.node_size(); ++i) {
+        const auto& node = graph.node(i);
+        Op op;
+        op.type = node.op_type();
+        op.domain = node.domain() == "ai.onnx" ? std::string() : node.domain();
+        op.name = node.name().empty() ? op.type + "_" + std::to_string(i) : node.name();
+        for (const auto& a : node.attribute())
+            if (isScalarOrListAttribute(a))
+                op.attributes.emplace(a.name(), toAttribute(a));
+        for (const auto& in : node.input())
+            if (!in.empty())
+                op.inputs.push_back(index[in]);
+        for (const auto& out : node.output())
+            if (!out.empty())
+                op.outputs.push_back(index[out]);
+        for (const auto& name : subgraphReads(node))
+            if (auto it = index.find(name); it != index.end())
+                op.captured.push_back(it->second);
+        if (std::any_of(node.attribute().begin(), node.attribute().end(),
+                        [](const auto& a) { return a.has_g() || a.graphs_size() > 0; }))
+            ++controlFlow;
+        if (inferred.folded[i] && op.type != "Constant" && !weightAlias[i])
+            ++folded;
+        aliases += weightAlias[i];
+        if (inferred.owned[i] && op.type != "Constant")
+            ruled.insert(op.domain.empty() ? op.type : op.domain + "." + op.type);
+        const bool scanOutputs = node.input_size() >= 2 && node.output_size() > node.input_size() - 2;
+        if (op.type == "Loop" && scanOutputs && (node.input(0).empty() || !inferred.facts[node.input(0)].value))
+            notes.push_back("Loop '" + op.name + "': trip count unknown at import; its scan outputs are sized for one iteration (estimate)");
+        g.ops.push_back(std::move(op));
+    }
+
+    const auto producer = producers(g);
+    if (folded > 0)
+        notes.push_back("folded " + std::to_string(folded) + " shape-computation op" + (folded > 1 ? "s" : ""));
+    if (aliases > 0)
+        notes.push_back(std::to_string(aliases) + " Identity op" + (aliases > 1 ? "s" : "")
+                        + " alias weights; their outputs are counted as weights");
+    if (!ruled.empty())
+        notes.push_back("MemPlan's own shape rules sized ops the ONNX library does not know or would misread at this opset: "
+                        + joinNames(std::vector<std::string>(ruled.begin(), ruled.end())));
+    if (controlFlow > 0)
+        notes.push_back(std::to_string(controlFlow) + " control-flow op" + (controlFlow > 1 ? "s" : "")
+                        + " with subgraphs: planned as single ops whose lifetime covers their captured inputs");
+    if (sequences > 0)
+        notes.push_back(std::to_string(sequences) + " sequence/map value" + (sequences > 1 ? "s" : "")
+                        + " sized by an estimate of the tensors they hold");
+    std::vector<std::string> bounded;
+    for (std::size_t t = 0; t < g.tensors.size(); ++t) {
+        if (!g.tensors[t].estimated || producer[t] < 0)
+            continue;
+        // Report where estimates start, not everything downstream of them.
+        const auto& op = g.ops[producer[t]];
+        if (std::none_of(op.inputs.begin(), op.inputs.end(), [&](TensorIndex in) { return g.tensors[in].estimated; }))
+            bounded.push_back("'" + g.tensors[t].name + "' (" + op.name + ")");
+    }
+    if (!bounded.empty())
+        notes.push_back(std::to_string(bounded.size()) + " tensor" + (bounded.size() > 1 ? "s have" : " has")
+                        + " data-dependent shapes, sized by an upper bound: " + joinNames(bounded, 5));
+
+    const auto unsized = unsizedTensors(g);
+    if (!unsized.empty()) {
+        std::vector<std::string> listed;
+        for (auto t : unsized)
+            listed.push_back("'" + g.tensors[t].name + "' ("
+                             + (producer[t] >= 0 ? "from " + g.ops[producer[t]].name : std::string("graph input")) + ")");
+        return makeError(ErrorCode::InvalidModel,
+                         fileName + ": " + std::to_string(unsized.size()) + " tensor" + (unsized.size() > 1 ? "s have" : " has")
+                             + " no known size: " + joinNames(listed, 5) + "; " + hintFor(graph, g, unsized, producer));
+    }
+    g.notes = std::move(notes);
+    return g;
+}
+
+} // namespace
+
+Expected<Graph> importOnnx(const std::filesystem::path& file, const ShapeBindings& bindings)
+{
+    try {
+        return importImpl(file, bindings);
+    } catch (const std::exception& e) {
+        return makeError(ErrorCode::InvalidModel, file.string() + ": cannot be imported: " + e.what());
+    } catch (...) {
+        return makeError(ErrorCode::InvalidModel, file.string() + ": cannot be imported (unexpected error)");
+    }
+}
+
+} // namespace core

@@ -1,0 +1,462 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+#include "onnx/onnxinfer.h"
+
+#include "onnx/onnxfold.h"
+#include "onnx/onnxload.h"
+#include "onnx/onnxshaperules.h"
+
+#include <onnx/defs/schema.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include <algorithm>
+#include <unordered_set>
+
+namespace core::onnxdetail {
+
+namespace {
+
+constexpr int kMaxRounds = 50;
+// Initializers up to this many elements are kept in the working copy with their data (shape
+// arguments such as Reshape targets); larger ones only contribute their type.
+constexpr std::int64_t kInitializerValueLimit = 4096;
+
+std::string normalizedDomain(const std::string& domain) { return domain == "ai.onnx" ? std::string() : domain; }
+
+std::vector<std::vector<ValueFacts>> subgraphOutputs(const onnx::NodeProto& node)
+{
+    std::vector<std::vector<ValueFacts>> result;
+    auto add = [&](const char* name) {
+        const auto* a = findAttr(node, name);
+        if (!a || !a->has_g())
+            return;
+        std::vector<ValueFacts> outs;
+        for (const auto& o : a->g().output())
+            outs.push_back(o.has_type() ? factsFromType(o.type()) : ValueFacts {});
+        result.push_back(std::move(outs));
+    };
+    if (node.op_type() == "If") {
+        add("then_branch");
+        add("else_branch");
+    } else if (node.op_type() == "Loop" || node.op_type() == "Scan") {
+        add("body");
+    }
+    return result;
+}
+
+// Last resort for a sequence whose length nothing tells: one element of its declared element type.
+bool guessSequenceBytes(ValueFacts& f)
+{
+    if (f.kind != ValueKind::Sequence || f.bytes >= 0 || !f.rankKnown)
+        return false;
+    ValueFacts element = f;
+    element.kind = ValueKind::Tensor;
+    const std::int64_t bytes = factsBytes(element);
+    if (bytes < 0)
+        return false;
+    f.bytes = bytes;
+    f.estimated = true;
+    return true;
+}
+
+// True when the node and every node of its subgraphs match their ONNX schemas (inputs, outputs,
+// required attributes). ONNX 1.12's inference functions assume that and crash otherwise.
+bool matchesSchema(const onnx::NodeProto& node, const std::unordered_map<std::string, int>& opsets,
+                   const onnx::ISchemaRegistry* registry)
+{
+    const std::string domain = normalizedDomain(node.domain());
+    auto it = opsets.find(domain);
+    const auto* schema = registry->GetSchema(node.op_type(), it == opsets.end() ? 1 : it->second, domain);
+    if (schema) {
+        try {
+            schema->Verify(node);
+        } catch (...) {
+            return false;
+        }
+    }
+    for (const auto& a : node.attribute()) {
+        if (a.has_g())
+            for (const auto& inner : a.g().node())
+                if (!matchesSchema(inner, opsets, registry))
+                    return false;
+        for (const auto& g : a.graphs())
+            for (const auto& inner : g.node())
+                if (!matchesSchema(inner, opsets, registry))
+                    return false;
+    }
+    return true;
+}
+
+// Conv/pool inference in ONNX 1.12 indexes its attributes by the input's spatial rank and divides
+// by strides: attributes that do not fit the input crash it. Such nodes stay with MemPlan's rules.
+bool plausibleWindowAttributes(const onnx::NodeProto& node, const std::vector<const ValueFacts*>& inputs)
+{
+    const ValueFacts* input = inputs.empty() ? nullptr : inputs[0];
+    static const std::unordered_set<std::string> windowed { "Conv", "ConvTranspose", "ConvInteger", "QLinearConv",
+        "AveragePool", "MaxPool", "LpPool", "MaxUnpool", "DeformConv", "MaxRoiPool" };
+    if (!windowed.count(node.op_type()))
+        return true;
+    if (!input || !input->rankKnown || input->dims.size() < 3)
+        return false;
+    const auto spatial = std::int64_t(input->dims.size()) - 2;
+    for (const char* name : { "kernel_shape", "strides", "dilations", "output_padding", "output_shape", "pads" }) {
+        const auto values = attrInts(node, name);
+        if (!values)
+            continue;
+        const bool pads = std::string(name) == "pads";
+        if (std::int64_t(values->size()) != (pads ? 2 * spatial : spatial))
+            return false;
+        for (auto v : *values)
+            if (pads || std::string(name) == "output_padding" ? v < 0 : v < 1)
+                return false;
+    }
+    // Convolutions read the kernel's dims by the same rank.
+    const std::size_t weightIndex = node.op_type() == "QLinearConv" ? 3 : 1;
+    if (node.op_type().find("Conv") != std::string::npos) {
+        const ValueFacts* weight = weightIndex < inputs.size() ? inputs[weightIndex] : nullptr;
+        if (!weight || !weight->rankKnown || weight->dims.size() != input->dims.size())
+            return false;
+    }
+    return attrInt(node, "group", 1) >= 1;
+}
+
+// Some ONNX 1.12 inference functions (LayerNormalization among them) index dims by an unchecked
+// axis: an axis that does not fit the input's rank keeps the node away from ONNX.
+bool plausibleAxis(const onnx::NodeProto& node, const std::vector<const ValueFacts*>& inputs)
+{
+    const auto* a = findAttr(node, "axis");
+    if (!a || !a->has_i())
+        return true;
+    const ValueFacts* input = inputs.empty() ? nullptr : inputs[0];
+    if (!input || !input->rankKnown)
+        return false;
+    // Ops that insert a dimension (Flatten, OneHot, Unsqueeze-like) accept one more position.
+    const auto rank = std::int64_t(input->dims.size());
+    const bool inserts = node.op_type() == "Flatten" || node.op_type() == "OneHot"
+        || node.op_type() == "ConcatFromSequence" || node.op_type() == "SplitToSequence";
+    const std::int64_t high = inserts ? rank : rank - 1;
+    return a->i() >= -(high + 1) && a->i() <= high;
+}
+
+bool hasSubgraph(const onnx::NodeProto& node)
+{
+    for (const auto& a : node.attribute())
+        if (a.has_g() || a.graphs_size() > 0)
+            return true;
+    return false;
+}
+
+} // namespace
+
+InferenceResult inferModel(const onnx::ModelProto& model, const std::vector<const onnx::TensorProto*>& initializers,
+                           const std::vector<std::string>& names)
+{
+    InferenceResult r;
+    const auto& graph = model.graph();
+    auto& facts = r.facts;
+    facts.reserve(names.size() * 2);
+    for (const auto& name : names)
+        facts.emplace(name, ValueFacts {});
+
+    std::unordered_map<std::string, int> opsets;
+    for (const auto& o : model.opset_import())
+        opsets[normalizedDomain(o.domain())] = int(o.version());
+    auto opsetOf = [&](const std::string& domain) {
+        auto it = opsets.find(domain);
+        return it == opsets.end() ? 1 : it->second;
+    };
+    std::unordered_set<std::string> functions;
+    for (const auto& f : model.functions())
+        functions.insert(normalizedDomain(f.domain()) + ":" + f.name());
+
+    // Declared knowledge: initializers (exact), then declared types of inputs, value_info, outputs.
+    std::unordered_set<std::string> initializerNames, inputNames;
+    for (const auto* t : initializers) {
+        initializerNames.insert(t->name());
+        auto& f = facts[t->name()];
+        f = factsFromTensor(*t);
+        if (auto v = readConst(*t, kInitializerValueLimit))
+            f.value = std::make_shared<const ConstValue>(std::move(*v));
+    }
+    for (const auto& s : graph.sparse_initializer()) {
+        initializerNames.insert(s.values().name());
+        facts[s.values().name()] = factsFromTensor(s.values());
+        facts[s.values().name()].dims.assign(s.dims().begin(), s.dims().end());
+    }
+    auto declare = [&](const onnx::ValueInfoProto& vi) {
+        auto it = facts.find(vi.name());
+        if (it != facts.end() && vi.has_type() && !initializerNames.count(vi.name()))
+            mergeFacts(it->second, factsFromType(vi.type()));
+    };
+    for (const auto& vi : graph.input()) {
+        inputNames.insert(vi.name());
+        declare(vi);
+    }
+    for (const auto& vi : graph.value_info())
+        declare(vi);
+    for (const auto& vi : graph.output())
+        declare(vi);
+
+    // Per node: which facts it reads and writes (pointers stay valid: the map is complete).
+    const int n = graph.node_size();
+    r.folded.assign(n, false);
+    r.owned.assign(n, false);
+    std::vector<std::vector<const ValueFacts*>> reads(n);
+    std::vector<std::vector<ValueFacts*>> writes(n);
+    std::vector<std::string> domains(n);
+    const auto* registry = onnx::OpSchemaRegistry::Instance();
+    for (int i = 0; i < n; ++i) {
+        const auto& node = graph.node(i);
+        domains[i] = normalizedDomain(node.domain());
+        const int opset = opsetOf(domains[i]);
+        const bool known = functions.count(domains[i] + ":" + node.op_type())
+            || registry->GetSchema(node.op_type(), opset, domains[i]) != nullptr;
+        // Constant is sized from its attribute without copying its (possibly large) data around.
+        r.owned[i] = (node.op_type() == "Constant" && domains[i].empty())
+            || ruleOwnsOp(domains[i], node.op_type(), opset, known) || !matchesSchema(node, opsets, registry);
+        for (const auto& in : node.input()) {
+            auto it = in.empty() ? facts.end() : facts.find(in);
+            reads[i].push_back(it == facts.end() ? nullptr : &it->second);
+        }
+        for (const auto& out : node.output()) {
+            auto it = out.empty() ? facts.end() : facts.find(out);
+            writes[i].push_back(it == facts.end() ? nullptr : &it->second);
+        }
+    }
+
+    // The working copy's skeleton: no nodes, no value_info (facts carry it), small initializers
+    // with data, larger ones as typed inputs.
+    onnx::ModelProto base;
+    base.set_ir_version(model.ir_version());
+    *base.mutable_opset_import() = model.opset_import();
+    *base.mutable_functions() = model.functions();
+    {
+        auto* g = base.mutable_graph();
+        g->set_name(graph.name());
+        *g->mutable_input() = graph.input();
+        *g->mutable_output() = graph.output();
+        *g->mutable_sparse_initializer() = graph.sparse_initializer();
+    }
+    for (const auto* t : initializers) {
+        if (facts[t->name()].value) {
+            *base.mutable_graph()->add_initializer() = *t;
+        } else if (!inputNames.count(t->name())) {
+            auto* vi = base.mutable_graph()->add_input();
+            vi->set_name(t->name());
+            factsToType(factsFromTensor(*t), *vi->mutable_type());
+        }
+    }
+    std::unordered_map<std::string, int> outputIndex;
+    for (int k = 0; k < graph.output_size(); ++k)
+        outputIndex.emplace(graph.output(k).name(), k);
+
+    // How much the working copy tells ONNX. ONNX aborts the whole inference when an inferred shape
+    // contradicts a stated one (even in non-strict mode), so on failure we state less:
+    // tier 0 states every known shape, tier 1 only shapes ONNX cannot infer itself (outputs of
+    // folded and rule-owned nodes). Beyond that, the node named in the error is left to our rules.
+    int tier = 0;
+    int failures = 0;
+    bool onnxEnabled = true;
+    std::vector<bool> excluded(r.owned);
+    std::unordered_set<std::string> producedByExcluded;
+    auto refreshExcluded = [&] {
+        producedByExcluded.clear();
+        for (int i = 0; i < n; ++i)
+            if (excluded[i] || r.folded[i])
+                for (const auto& out : graph.node(i).output())
+                    producedByExcluded.insert(out);
+    };
+    // ONNX 1.12 may dereference the missing type of an undefined input (Shape's data propagation
+    // does), so a node goes into the working copy only when everything it reads is defined there.
+    std::unordered_set<std::string> baseDefined;
+    for (const auto& vi : base.graph().input())
+        baseDefined.insert(vi.name());
+    for (const auto& t : base.graph().initializer())
+        baseDefined.insert(t.name());
+    std::vector<std::vector<std::string>> captured(n);
+    for (int i = 0; i < n; ++i)
+        if (hasSubgraph(graph.node(i)))
+            captured[i] = subgraphReads(graph.node(i));
+    auto buildWork = [&](onnx::ModelProto& work, std::vector<int>& workIndex) {
+        work = base;
+        auto* g = work.mutable_graph();
+        if (tier > 0)
+            for (auto& vi : *g->mutable_output())
+                if (vi.type().has_tensor_type())
+                    vi.mutable_type()->mutable_tensor_type()->clear_shape();
+        std::unordered_set<std::string> defined = baseDefined;
+        for (const auto& [name, f] : facts) {
+            if (initializerNames.count(name) || inputNames.count(name))
+                continue;
+            if (f.value && f.value->count() <= kInitializerValueLimit) {
+                auto* t = g->add_initializer();
+                writeConst(*f.value, *t);
+                t->set_name(name);
+                defined.insert(name);
+                continue;
+            }
+            if (f.kind != ValueKind::Tensor || (!f.rankKnown && f.elemType == 0))
+                continue;
+            if (tier > 0 && !producedByExcluded.count(name))
+                continue;
+            if (auto it = outputIndex.find(name); it != outputIndex.end()) {
+                auto* type = g->mutable_output(it->second)->mutable_type();
+                if (!type->has_sequence_type() && !type->has_optional_type() && !type->has_map_type())
+                    factsToType(f, *type);
+                continue;
+            }
+            auto* vi = g->add_value_info();
+            vi->set_name(name);
+            factsToType(f, *vi->mutable_type());
+            defined.insert(name);
+        }
+        workIndex.assign(n, -1);
+        auto isDefined = [&](const std::string& name) { return name.empty() || defined.count(name); };
+        for (int i = 0; i < n; ++i) {
+            const auto& node = graph.node(i);
+            if (r.folded[i] || excluded[i] || !std::all_of(node.input().begin(), node.input().end(), isDefined)
+                || !std::all_of(captured[i].begin(), captured[i].end(), isDefined)
+                || !plausibleWindowAttributes(node, reads[i]) || !plausibleAxis(node, reads[i]))
+                continue;
+            workIndex[i] = g->node_size();
+            *g->add_node() = node;
+            for (const auto& out : node.output())
+                defined.insert(out);
+        }
+    };
+    // Finds the node an ONNX error names ("(op_type:Relu, node name: relu_3): ...").
+    auto blame = [&](const std::string& what) {
+        const auto at = what.find("node name: ");
+        if (at == std::string::npos)
+            return false;
+        const auto end = what.find(')', at);
+        const std::string name = what.substr(at + 11, end == std::string::npos ? std::string::npos : end - at - 11);
+        bool found = false;
+        for (int i = 0; i < n; ++i)
+            if (!excluded[i] && graph.node(i).name() == name)
+                excluded[i] = found = true;
+        return found;
+    };
+
+    // Constants first, so the first round already sees the values and shapes they define.
+    for (int i = 0; i < n; ++i) {
+        if (!r.owned[i] || graph.node(i).op_type() != "Constant" || !domains[i].empty() || writes[i].empty() || !writes[i][0])
+            continue;
+        RuleInput in;
+        in.node = &graph.node(i);
+        const auto outs = applyShapeRule(in);
+        mergeFacts(*writes[i][0], outs[0]);
+        if (auto values = foldNode(graph.node(i), {}); values && values->size() == 1) {
+            writes[i][0]->value = std::make_shared<const ConstValue>(std::move((*values)[0]));
+            r.folded[i] = true;
+        }
+    }
+
+    for (int phase = 0; phase < 2; ++phase) {
+        for (int round = 0; round < kMaxRounds; ++round) {
+            ++r.rounds;
+            onnx::ModelProto work;
+            std::vector<int> workIndex;
+            refreshExcluded();
+            buildWork(work, workIndex);
+            while (onnxEnabled) {
+                try {
+                    onnx::shape_inference::InferShapes(work, registry, onnx::ShapeInferenceOptions(false, 0, true));
+                    break;
+                } catch (const std::exception& e) {
+                    const std::string what = e.what();
+                    if (tier == 0)
+                        tier = 1;
+                    else if (++failures > 8 || !blame(what)) {
+                        onnxEnabled = false;
+                        r.notes.push_back("ONNX shape inference stopped (" + what.substr(0, 200)
+                                          + "); continued with MemPlan's own shape rules");
+                        buildWork(work, workIndex); // forget partial results
+                        break;
+                    }
+                } catch (...) {
+                    onnxEnabled = false;
+                    r.notes.push_back("ONNX shape inference stopped; continued with MemPlan's own shape rules");
+                }
+                refreshExcluded();
+                buildWork(work, workIndex);
+            }
+            auto* g = work.mutable_graph();
+
+            bool progress = false;
+            auto absorb = [&](const onnx::ValueInfoProto& vi) {
+                auto it = facts.find(vi.name());
+                if (it != facts.end() && vi.has_type() && !it->second.value && !initializerNames.count(vi.name()))
+                    progress = mergeFacts(it->second, factsFromType(vi.type())) || progress;
+            };
+            for (const auto& vi : g->value_info())
+                absorb(vi);
+            for (const auto& vi : g->output())
+                absorb(vi);
+
+            for (int i = 0; i < n; ++i) {
+                if (r.folded[i])
+                    continue;
+                const auto& node = graph.node(i);
+                if (domains[i].empty() && isFoldable(node.op_type())) {
+                    if (auto values = foldNode(node, reads[i])) {
+                        for (std::size_t k = 0; k < values->size(); ++k) {
+                            if (!writes[i][k])
+                                continue;
+                            auto& f = *writes[i][k];
+                            const bool estimated = f.estimated;
+                            f = tensorFacts((*values)[k].elemType, (*values)[k].dims, estimated);
+                            f.value = std::make_shared<const ConstValue>(std::move((*values)[k]));
+                        }
+                        r.folded[i] = true;
+                        progress = true;
+                        continue;
+                    }
+                }
+                RuleInput in;
+                in.node = &node;
+                in.opset = opsetOf(domains[i]);
+                in.inputs = reads[i];
+                in.allowGuesses = phase == 1;
+                if (hasSubgraph(node)) {
+                    in.subgraphOutputs = subgraphOutputs(workIndex[i] >= 0 ? g->node(workIndex[i]) : node);
+                    if (in.allowGuesses)
+                        for (auto& outs : in.subgraphOutputs)
+                            for (auto& f : outs)
+                                guessSequenceBytes(f);
+                }
+                const auto outs = applyShapeRule(in);
+                for (std::size_t k = 0; k < outs.size() && k < writes[i].size(); ++k)
+                    if (writes[i][k] && outs[k].kind != ValueKind::Unknown)
+                        progress = mergeFacts(*writes[i][k], outs[k]) || progress;
+            }
+            if (!progress && phase == 1)
+                for (auto& [name, f] : facts)
+                    progress = guessSequenceBytes(f) || progress;
+            if (!progress)
+                break;
+        }
+    }
+
+    // A shape computed from an upper bound is itself an upper bound.
+    for (int pass = 0; pass < n; ++pass) {
+        bool changed = false;
+        for (int i = 0; i < n; ++i) {
+            bool estimated = false;
+            for (const auto* f : reads[i])
+                estimated = estimated || (f && f->estimated);
+            if (!estimated)
+                continue;
+            for (auto* f : writes[i])
+                if (f && !f->estimated) {
+                    f->estimated = true;
+                    changed = true;
+                }
+        }
+        if (!changed)
+            break;
+    }
+    return r;
+}
+
+} // namespace core::onnxdetail

@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+#pragma once
+
+// Private to core/onnx: reading a model file and checking what it declares, before inference.
+// Every function names `file` in its errors and never throws.
+
+#include "graph/graph.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <filesystem>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+namespace core::onnxdetail {
+
+// Parses the file; Io when it cannot be read, InvalidModel when it is not an ONNX model
+// (text, random bytes, truncated protobuf, no graph).
+Expected<onnx::ModelProto> readModel(const std::filesystem::path& file);
+
+// Declared types of inputs, outputs, value_info and initializers: known data types, no negative
+// dims, byte sizes that fit in 64 bits. Also: the graph has nodes, every top-level node input is
+// defined, and no value is defined twice.
+Status validateModel(const onnx::ModelProto& model, const std::string& file);
+
+// The tensor type inside sequence/optional wrappers; nullptr for maps and untyped values.
+const onnx::TypeProto_Tensor* tensorTypeOf(const onnx::TypeProto& type);
+
+// Names a subgraph reads but does not define (recursively through nested subgraphs), appended
+// to `out` in order of first use; `seen` deduplicates across calls.
+void freeNames(const onnx::GraphProto& g, std::vector<std::string>& out, std::unordered_set<std::string>& seen);
+// Outer-scope names read by the subgraphs of `node` (If/Loop/Scan bodies), in order of first use.
+std::vector<std::string> subgraphReads(const onnx::NodeProto& node);
+
+// Symbolic dimension names (dim_param) of the graph inputs, in order of first use.
+std::vector<std::string> symbolicInputDims(const onnx::GraphProto& graph);
+
+// Applies --dim and --input-shape bindings to the graph's declared types. Unknown names, negative
+// values and rank mismatches are InvalidArgument errors that list what the model offers.
+Status applyBindings(onnx::ModelProto& model, const ShapeBindings& bindings, const std::string& file);
+
+// "a, b, c" of at most `limit` items, then "and N more".
+std::string joinNames(const std::vector<std::string>& names, std::size_t limit = 8);
+
+} // namespace core::onnxdetail

@@ -1,0 +1,278 @@
+# SPDX-License-Identifier: MIT
+"""Export torchvision architectures to ONNX as MemPlan test fixtures.
+
+Usage: make_models.py [--force] [--only NAME[,NAME...]] [--list] [OUTDIR]
+
+Every model gets random weights (weights=None), eval mode, torch.no_grad,
+opset 17, batch 1 and fixed input shapes unless noted. Each file is written to
+a temporary name and renamed when complete, so an interrupted run never leaves
+a half model behind. Models already present (non-empty, parseable, with their
+external data file where they have one) are not exported again; use --force to
+redo them. OUTDIR/models.txt lists the model file names, one per line.
+
+Needs torch, torchvision and onnx (Debian: python3-torch, python3-torchvision,
+python3-onnx, importable by /usr/bin/python3); scripts/make_models.sh finds
+such an interpreter.
+"""
+import argparse
+import os
+import sys
+import tempfile
+import time
+import warnings
+
+OPSET = 17
+
+# name -> (torchvision constructor, input shape, extra kwargs for the constructor,
+#          dynamic batch?, external data?)
+# DeepLabV3 at 520x520 (its reference size) is the largest activation footprint
+# of the set; export stays a few seconds since tracing is one forward pass.
+MODELS = [
+    ("resnet50",           "resnet50",           (1, 3, 224, 224), False, False),
+    ("mobilenet_v2",       "mobilenet_v2",       (1, 3, 224, 224), False, False),
+    ("efficientnet_b0",    "efficientnet_b0",    (1, 3, 224, 224), False, False),
+    ("densenet121",        "densenet121",        (1, 3, 224, 224), False, False),
+    ("deeplabv3_resnet50", "deeplabv3_resnet50", (1, 3, 520, 520), False, False),
+    ("vit_b_16",           "vit_b_16",           (1, 3, 224, 224), False, False),
+    ("swin_t",             "swin_t",             (1, 3, 224, 224), False, False),
+    # Batch is the symbolic dim "batch" on input and output (tests --dim batch=N).
+    ("resnet50_dynbatch",  "resnet50",           (1, 3, 224, 224), True,  False),
+    # Weights in mobilenet_v2_external.onnx.data (tests loading without external data).
+    ("mobilenet_v2_external", "mobilenet_v2",    (1, 3, 224, 224), False, True),
+]
+
+
+def log(msg):
+    print(msg, flush=True)
+
+
+def human(n):
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.1f} {unit}" if unit != "B" else f"{n} B"
+        n /= 1024.0
+
+
+def data_file_name(name):
+    return f"{name}.onnx.data"
+
+
+def external_data_end(model):
+    """Largest offset+length over the model's external tensors, per location."""
+    ends = {}
+    for init in model.graph.initializer:
+        if init.data_location != 1:  # TensorProto.EXTERNAL
+            continue
+        kv = {e.key: e.value for e in init.external_data}
+        loc = kv.get("location")
+        off = int(kv.get("offset", 0))
+        length = int(kv.get("length", 0))
+        ends[loc] = max(ends.get(loc, 0), off + length)
+    return ends
+
+
+def is_valid(outdir, name, external):
+    """True when OUTDIR/name.onnx is complete and parseable (no re-export needed)."""
+    import onnx
+    path = os.path.join(outdir, name + ".onnx")
+    try:
+        if os.path.getsize(path) == 0:
+            return False
+        model = onnx.load(path, load_external_data=False)
+    except Exception:
+        return False
+    g = model.graph
+    if len(g.node) == 0 or len(g.input) == 0 or len(g.output) == 0:
+        return False
+    if not any(o.domain in ("", "ai.onnx") and o.version == OPSET for o in model.opset_import):
+        return False
+    if external:
+        ends = external_data_end(model)
+        if not ends:
+            return False
+        for loc, end in ends.items():
+            dp = os.path.join(outdir, loc)
+            if not os.path.isfile(dp) or os.path.getsize(dp) < end:
+                return False
+    return True
+
+
+def build(ctor_name):
+    import torch
+    import torchvision
+
+    ctor = getattr(torchvision.models, ctor_name, None)
+    if ctor is None:
+        ctor = getattr(torchvision.models.segmentation, ctor_name)
+    kwargs = {"weights": None}
+    if ctor_name.startswith("deeplab"):
+        # No backbone download, no auxiliary head: one output named "output".
+        kwargs.update(weights_backbone=None, aux_loss=False)
+    net = ctor(**kwargs).eval()
+    if ctor_name.startswith("deeplab"):
+        class OutOnly(torch.nn.Module):
+            """DeepLab returns {'out': tensor}; export the tensor alone."""
+
+            def __init__(self, inner):
+                super().__init__()
+                self.inner = inner
+
+            def forward(self, x):
+                return self.inner(x)["out"]
+
+        net = OutOnly(net).eval()
+    return net
+
+
+def export_one(outdir, name, ctor_name, shape, dynbatch, external):
+    import onnx
+    import torch
+
+    torch.manual_seed(0)
+    net = build(ctor_name)
+    x = torch.randn(*shape)
+    final = os.path.join(outdir, name + ".onnx")
+    dynamic_axes = None
+    if dynbatch:
+        dynamic_axes = {"input": {0: "batch"}, "output": {0: "batch"}}
+
+    # Temporary folder inside OUTDIR so the final rename stays on one filesystem.
+    with tempfile.TemporaryDirectory(prefix=f".tmp-{name}-", dir=outdir) as tmp:
+        tmp_model = os.path.join(tmp, name + ".onnx")
+        # nn.MultiheadAttention (ViT) takes a fused fast path under no_grad whose
+        # aten::_native_multi_head_attention has no ONNX symbolic in torch 1.13;
+        # with grad enabled (still eval mode, so identical math) it traces the
+        # plain MatMul/Softmax path instead.
+        has_mha = any(isinstance(m, torch.nn.MultiheadAttention) for m in net.modules())
+        grad_ctx = torch.enable_grad() if has_mha else torch.no_grad()
+        with grad_ctx:
+            torch.onnx.export(
+                net, (x,), tmp_model,
+                export_params=True,
+                opset_version=OPSET,
+                do_constant_folding=True,
+                input_names=["input"],
+                output_names=["output"],
+                dynamic_axes=dynamic_axes,
+            )
+        if external:
+            model = onnx.load(tmp_model)
+            os.remove(tmp_model)
+            onnx.save_model(
+                model, tmp_model,
+                save_as_external_data=True,
+                all_tensors_to_one_file=True,
+                location=data_file_name(name),
+                size_threshold=1024,
+            )
+            # Data first, model last: the model file is the completion marker and
+            # is_valid() checks the data file is long enough.
+            os.replace(os.path.join(tmp, data_file_name(name)),
+                       os.path.join(outdir, data_file_name(name)))
+        os.replace(tmp_model, final)
+
+    size = os.path.getsize(final)
+    if external:
+        size_data = os.path.getsize(os.path.join(outdir, data_file_name(name)))
+        return f"{human(size)} + {human(size_data)} external data"
+    return human(size)
+
+
+def remove_stale_temporaries(outdir, age_s=3600):
+    """Delete .tmp-* folders a killed run left behind (older than age_s, so a
+    concurrent run's folder is not pulled from under it)."""
+    import shutil
+    now = time.time()
+    for entry in os.listdir(outdir):
+        path = os.path.join(outdir, entry)
+        if entry.startswith(".tmp-") and os.path.isdir(path):
+            try:
+                if now - os.path.getmtime(path) > age_s:
+                    shutil.rmtree(path, ignore_errors=True)
+            except OSError:
+                pass
+
+
+def write_manifest(outdir, names):
+    path = os.path.join(outdir, "models.txt")
+    text = "".join(n + ".onnx\n" for n in names)
+    try:
+        with open(path) as f:
+            if f.read() == text:
+                return
+    except OSError:
+        pass
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("outdir", nargs="?",
+                    default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                         "..", "tests", "models"))
+    ap.add_argument("--force", action="store_true", help="re-export even if present")
+    ap.add_argument("--only", default="", help="comma-separated model names")
+    ap.add_argument("--list", action="store_true", help="print model names and exit")
+    args = ap.parse_args(argv)
+
+    names = [m[0] for m in MODELS]
+    if args.list:
+        print("\n".join(names))
+        return 0
+    wanted = set(filter(None, args.only.split(",")))
+    unknown = wanted - set(names)
+    if unknown:
+        log(f"make_models: unknown model(s): {', '.join(sorted(unknown))}; "
+            f"known: {', '.join(names)}")
+        return 2
+
+    outdir = os.path.normpath(args.outdir)
+    os.makedirs(outdir, exist_ok=True)
+    remove_stale_temporaries(outdir)
+
+    valid = {m[0]: is_valid(outdir, m[0], m[4]) for m in MODELS}
+    selected = [m for m in MODELS if not wanted or m[0] in wanted]
+    todo = [m for m in selected if args.force or not valid[m[0]]]
+
+    def manifest():
+        # Only models that are complete on disk are listed.
+        write_manifest(outdir, [n for n in names if valid[n]])
+
+    if not todo:
+        manifest()
+        log(f"make_models: all {len(selected)} models present in {outdir}")
+        return 0
+
+    import torch
+    torch.set_num_threads(2)
+    warnings.filterwarnings("ignore")
+
+    log(f"make_models: exporting {len(todo)} model(s) to {outdir} "
+        f"(torch {torch.__version__}, opset {OPSET}, {torch.get_num_threads()} threads)")
+    t_all = time.monotonic()
+    failed = []
+    for name, ctor_name, shape, dynbatch, external in todo:
+        t0 = time.monotonic()
+        try:
+            size = export_one(outdir, name, ctor_name, shape, dynbatch, external)
+        except Exception as e:  # keep going; report at the end
+            failed.append(name)
+            valid[name] = is_valid(outdir, name, external)  # old copy may remain
+            log(f"  {name:24s} FAILED after {time.monotonic() - t0:5.1f} s: "
+                f"{type(e).__name__}: {e}")
+            continue
+        valid[name] = True
+        log(f"  {name:24s} {time.monotonic() - t0:5.1f} s  {size}")
+
+    manifest()
+    log(f"make_models: {len(todo) - len(failed)} exported, "
+        f"{len(selected) - len(todo)} already present, {len(failed)} failed, "
+        f"{time.monotonic() - t_all:.1f} s")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,450 @@
+# SPDX-License-Identifier: MIT
+"""Write small hand-built ONNX graphs that stress MemPlan's shape importer.
+
+Usage: make_tricky_models.py [--force] [--quiet] [OUTDIR]   (default: tests/models/tricky)
+
+Uses only the onnx 1.12 helper API (no torch). Every model has ir_version 8 and
+an explicitly chosen default-domain opset; several use opset 18, 19 or 20,
+which onnx 1.12 (and the C++ libonnx 1.12) has no schemas for, so those are
+never passed to onnx.checker here. Models of opset <= 17 are checked and their
+shapes verified against onnx's own inference.
+
+Each model carries, in metadata_props:
+  memplan.fixture          the generator name and FIXTURE_VERSION
+  memplan.expected_shapes  JSON object: tensor name -> list of dims, where a dim
+                           is an int (static), a string (symbolic dim of a graph
+                           input), or null (data-dependent: no static value exists)
+Graph outputs declare their element type and rank but no dim values, subgraph
+outputs only their element type, so the importer must infer them. doc_string says what the model tests.
+
+Models already present with the current FIXTURE_VERSION are left alone.
+OUTDIR/models.txt lists the file names.
+"""
+import argparse
+import json
+import os
+import sys
+import tempfile
+import zlib
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+FIXTURE_VERSION = "1"
+IR_VERSION = 8
+F = TensorProto.FLOAT
+I64 = TensorProto.INT64
+B = TensorProto.BOOL
+
+def init(name, array):
+    return numpy_helper.from_array(np.asarray(array), name)
+
+
+def rand(name, *shape):
+    """Random weights, seeded by the tensor name so every file is reproducible."""
+    rng = np.random.default_rng(zlib.crc32(name.encode()))
+    return init(name, rng.standard_normal(shape).astype(np.float32) * 0.1)
+
+
+def i64(name, values):
+    return init(name, np.asarray(values, dtype=np.int64))
+
+
+def inp(name, elem, shape):
+    return helper.make_tensor_value_info(name, elem, shape)
+
+
+def out(name, elem):
+    """An output with element type only; the shape is left for inference.
+    (model() gives main-graph outputs a rank with no dim values, which
+    onnx.checker requires.)"""
+    return helper.make_tensor_value_info(name, elem, None)
+
+
+def model(fn, opset, graph, expected):
+    m = helper.make_model(
+        graph,
+        opset_imports=[helper.make_opsetid("", opset)],
+        producer_name="memplan-make_tricky_models",
+        producer_version=FIXTURE_VERSION,
+        doc_string=" ".join(fn.__doc__.split()),
+    )
+    m.ir_version = IR_VERSION
+    m.graph.doc_string = m.doc_string
+    for o in m.graph.output:
+        shape = o.type.tensor_type.shape
+        for _ in expected[o.name]:
+            shape.dim.add()  # rank only: no dim_value, no dim_param
+    helper.set_model_props(m, {
+        "memplan.fixture": f"{fn.__name__} v{FIXTURE_VERSION}",
+        "memplan.expected_shapes": json.dumps(expected, separators=(",", ":")),
+    })
+    return m
+
+
+# --------------------------------------------------------------------------
+# The fixtures. Each function returns a ModelProto; its docstring is the
+# model's doc_string.
+# --------------------------------------------------------------------------
+
+def opset18_reduce_split():
+    """Opset 18: ReduceMean and ReduceMax take axes as an input (an initializer),
+    not an attribute; Split uses the num_outputs attribute, once evenly (8 -> 4+4)
+    and once unevenly (8 -> 3+3+2, legal only from opset 18). onnx 1.12 falls back
+    to the opset-13 schemas: the reductions and the even Split happen to come out
+    right, the uneven Split gets no shape (strict mode: 'not evenly splittable').
+    The importer needs its own opset-18 rules."""
+    nodes = [
+        helper.make_node("ReduceMean", ["X", "axes_hw"], ["mean"], keepdims=1),
+        helper.make_node("ReduceMax", ["X", "axes_c"], ["cmax"], keepdims=0),
+        helper.make_node("Split", ["X"], ["even0", "even1"], axis=1, num_outputs=2),
+        helper.make_node("Split", ["X"], ["uneven0", "uneven1", "uneven2"],
+                         axis=1, num_outputs=3),
+    ]
+    outs = ["mean", "cmax", "even0", "even1", "uneven0", "uneven1", "uneven2"]
+    g = helper.make_graph(
+        nodes, "opset18_reduce_split",
+        [inp("X", F, [1, 8, 16, 16])],
+        [out(n, F) for n in outs],
+        initializer=[i64("axes_hw", [2, 3]), i64("axes_c", [1])])
+    return model(opset18_reduce_split, 18, g, {
+        "mean": [1, 8, 1, 1], "cmax": [1, 16, 16],
+        "even0": [1, 4, 16, 16], "even1": [1, 4, 16, 16],
+        "uneven0": [1, 3, 16, 16], "uneven1": [1, 3, 16, 16], "uneven2": [1, 2, 16, 16],
+    })
+
+
+def opset18_pad_axes():
+    """Opset 18: Pad with the optional 4th input 'axes' = [2, 3], so 'pads' has 4
+    entries for a rank-4 tensor ([h_begin, w_begin, h_end, w_end] = [1, 2, 1, 2]).
+    The opset-13 schema has no 'axes' input and wants 8 pads for rank 4: onnx 1.12
+    leaves Y without a shape (strict mode: 'Pads has incorrect number of values')."""
+    nodes = [helper.make_node("Pad", ["X", "pads", "", "axes"], ["Y"], mode="constant")]
+    g = helper.make_graph(
+        nodes, "opset18_pad_axes",
+        [inp("X", F, [1, 3, 10, 10])],
+        [out("Y", F)],
+        initializer=[i64("pads", [1, 2, 1, 2]), i64("axes", [2, 3])])
+    return model(opset18_pad_axes, 18, g, {"Y": [1, 3, 12, 14]})
+
+
+def opset19_resize_shape():
+    """Opset 19: Resize whose 'sizes' input is computed at run time from the input's
+    own shape: Shape -> Slice(N, C) and Shape -> Slice(H, W) -> Mul(2) -> Concat.
+    Y uses full-rank sizes and coordinate_transformation_mode half_pixel_symmetric
+    (new in 19); Y2 uses the opset-18 'axes' attribute with 2-element sizes. The
+    importer must constant-fold the shape arithmetic to get static outputs; onnx
+    1.12 (even with data propagation) gives Y and Y2 four unknown dims."""
+    nodes = [
+        helper.make_node("Shape", ["X"], ["shape"]),
+        helper.make_node("Slice", ["shape", "s0", "s2"], ["nc"]),
+        helper.make_node("Slice", ["shape", "s2", "s4"], ["hw"]),
+        helper.make_node("Mul", ["hw", "two"], ["hw2"]),
+        helper.make_node("Concat", ["nc", "hw2"], ["sizes"], axis=0),
+        helper.make_node("Resize", ["X", "", "", "sizes"], ["Y"], mode="linear",
+                         coordinate_transformation_mode="half_pixel_symmetric"),
+        helper.make_node("Resize", ["X", "", "", "hw2"], ["Y2"], mode="nearest",
+                         axes=[2, 3], keep_aspect_ratio_policy="stretch"),
+    ]
+    g = helper.make_graph(
+        nodes, "opset19_resize_shape",
+        [inp("X", F, [1, 3, 32, 48])],
+        [out("Y", F), out("Y2", F)],
+        initializer=[i64("s0", [0]), i64("s2", [2]), i64("s4", [4]), i64("two", [2, 2])])
+    return model(opset19_resize_shape, 19, g, {
+        "sizes": [4], "Y": [1, 3, 64, 96], "Y2": [1, 3, 64, 96]})
+
+
+def opset20_gelu():
+    """Opset 20: Gelu (approximate='tanh') between two MatMuls. Gelu is new in
+    opset 20 and has no schema at all in onnx 1.12: the importer must either know
+    it is elementwise or report its output as unknown, without giving up on the
+    rest of the graph."""
+    nodes = [
+        helper.make_node("MatMul", ["X", "W1"], ["h"]),
+        helper.make_node("Gelu", ["h"], ["g"], approximate="tanh"),
+        helper.make_node("MatMul", ["g", "W2"], ["Y"]),
+    ]
+    g = helper.make_graph(
+        nodes, "opset20_gelu",
+        [inp("X", F, [1, 128])],
+        [out("Y", F)],
+        initializer=[rand("W1", 128, 256), rand("W2", 256, 128)])
+    return model(opset20_gelu, 20, g, {"h": [1, 256], "g": [1, 256], "Y": [1, 128]})
+
+
+def if_outer_scope():
+    """Opset 17: If whose condition is computed (ReduceSum(X) > 0) and whose
+    then/else subgraphs read the outer-scope tensors X and W instead of taking
+    inputs. Output 'out' has the same shape [2, 16] in both branches; output 'wide'
+    is [2, 16] in one branch and [2, 32] in the other, so its merged shape is
+    [2, unknown] and a planner must size it by the larger branch or report it."""
+    then_g = helper.make_graph(
+        [helper.make_node("MatMul", ["X", "W"], ["t_mm"]),
+         helper.make_node("Relu", ["t_mm"], ["t_out"]),
+         helper.make_node("Identity", ["X"], ["t_wide"])],
+        "then_branch", [], [out("t_out", F), out("t_wide", F)])
+    else_g = helper.make_graph(
+        [helper.make_node("Neg", ["X"], ["e_out"]),
+         helper.make_node("Concat", ["X", "X"], ["e_wide"], axis=1)],
+        "else_branch", [], [out("e_out", F), out("e_wide", F)])
+    nodes = [
+        helper.make_node("ReduceSum", ["X"], ["sum"], keepdims=0),
+        helper.make_node("Greater", ["sum", "zero"], ["cond"]),
+        helper.make_node("If", ["cond"], ["branch", "wide"],
+                         then_branch=then_g, else_branch=else_g),
+        helper.make_node("Add", ["branch", "X"], ["out"]),
+    ]
+    g = helper.make_graph(
+        nodes, "if_outer_scope",
+        [inp("X", F, [2, 16])],
+        [out("out", F), out("wide", F)],
+        initializer=[rand("W", 16, 16), init("zero", np.array(0.0, dtype=np.float32))])
+    return model(if_outer_scope, 17, g, {
+        "cond": [], "branch": [2, 16], "out": [2, 16], "wide": [2, None]})
+
+
+def loop_accumulate():
+    """Opset 17: Loop with a constant trip count of 5 and a constant true condition.
+    The body adds the outer-scope tensor X to a loop-carried accumulator and emits
+    it as a scan output, so 'acc' is [1, 8] and 'trace' is [5, 1, 8]. onnx 1.12's
+    own inference gets neither: 'acc' stays [?, ?] (loop-carried values are not
+    narrowed) and the scan dim of 'trace' is a fresh unknown; folding the constant
+    trip count gives 5."""
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+         helper.make_node("Add", ["acc_in", "X"], ["acc_out"]),
+         helper.make_node("Identity", ["acc_out"], ["scan_out"])],
+        "loop_body",
+        [inp("iter", I64, []), inp("cond_in", B, []), inp("acc_in", F, [1, 8])],
+        [out("cond_out", B), out("acc_out", F), out("scan_out", F)])
+    nodes = [helper.make_node("Loop", ["trip", "keep_going", "acc0"], ["acc", "trace"],
+                              body=body)]
+    g = helper.make_graph(
+        nodes, "loop_accumulate",
+        [inp("X", F, [1, 8])],
+        [out("acc", F), out("trace", F)],
+        initializer=[i64("trip", 5), init("keep_going", np.array(True)),
+                     init("acc0", np.zeros((1, 8), dtype=np.float32))])
+    return model(loop_accumulate, 17, g, {"acc": [1, 8], "trace": [5, 1, 8]})
+
+
+def nonzero_gather():
+    """Opset 17: NonZero(X > 0) gives indices [2, N] where N depends on the data;
+    Transpose -> [N, 2], GatherND -> [N], Relu -> [N]. No static N exists: the
+    importer must mark these tensors data-dependent (and a planner must bound or
+    report them), not invent a size."""
+    nodes = [
+        helper.make_node("Greater", ["X", "zero"], ["mask"]),
+        helper.make_node("NonZero", ["mask"], ["idx"]),
+        helper.make_node("Transpose", ["idx"], ["idx_t"], perm=[1, 0]),
+        helper.make_node("GatherND", ["X", "idx_t"], ["picked"]),
+        helper.make_node("Relu", ["picked"], ["Y"]),
+    ]
+    g = helper.make_graph(
+        nodes, "nonzero_gather",
+        [inp("X", F, [3, 4])],
+        [out("Y", F)],
+        initializer=[init("zero", np.array(0.0, dtype=np.float32))])
+    return model(nonzero_gather, 17, g, {
+        "mask": [3, 4], "idx": [2, None], "idx_t": [None, 2], "picked": [None],
+        "Y": [None]})
+
+
+def attention_seq():
+    """Opset 17: one transformer self-attention block on x [1, seq, 64] where 'seq'
+    is a symbolic dim: Q/K/V MatMuls, head split by Reshape whose target shape is
+    built from Shape -> Gather -> Unsqueeze -> Concat, scores [1, 4, seq, seq],
+    Softmax, output projection, residual Add and LayerNormalization. Tests symbolic
+    dim propagation through shape arithmetic and 'seq*seq' growth (--dim seq=N)."""
+    d, h, hd = 64, 4, 16
+    nodes = [
+        helper.make_node("Shape", ["x"], ["x_shape"]),
+        helper.make_node("Gather", ["x_shape", "idx0"], ["b"], axis=0),
+        helper.make_node("Gather", ["x_shape", "idx1"], ["L"], axis=0),
+        helper.make_node("Unsqueeze", ["b", "ax0"], ["b1"]),
+        helper.make_node("Unsqueeze", ["L", "ax0"], ["L1"]),
+        helper.make_node("Concat", ["b1", "L1", "heads", "head_dim"], ["split_shape"], axis=0),
+        helper.make_node("Concat", ["b1", "L1", "model_dim"], ["merge_shape"], axis=0),
+    ]
+    for p in ("q", "k", "v"):
+        nodes += [
+            helper.make_node("MatMul", ["x", f"W{p}"], [p]),
+            helper.make_node("Reshape", [p, "split_shape"], [f"{p}_heads"]),
+        ]
+    nodes += [
+        helper.make_node("Transpose", ["q_heads"], ["qh"], perm=[0, 2, 1, 3]),
+        helper.make_node("Transpose", ["k_heads"], ["khT"], perm=[0, 2, 3, 1]),
+        helper.make_node("Transpose", ["v_heads"], ["vh"], perm=[0, 2, 1, 3]),
+        helper.make_node("MatMul", ["qh", "khT"], ["scores_raw"]),
+        helper.make_node("Div", ["scores_raw", "scale"], ["scores"]),
+        helper.make_node("Softmax", ["scores"], ["probs"], axis=-1),
+        helper.make_node("MatMul", ["probs", "vh"], ["ctx"]),
+        helper.make_node("Transpose", ["ctx"], ["ctx_t"], perm=[0, 2, 1, 3]),
+        helper.make_node("Reshape", ["ctx_t", "merge_shape"], ["ctx_m"]),
+        helper.make_node("MatMul", ["ctx_m", "Wo"], ["proj"]),
+        helper.make_node("Add", ["proj", "x"], ["resid"]),
+        helper.make_node("LayerNormalization", ["resid", "ln_g", "ln_b"], ["y"], axis=-1),
+    ]
+    g = helper.make_graph(
+        nodes, "attention_seq",
+        [inp("x", F, [1, "seq", d])],
+        [out("y", F)],
+        initializer=[
+            rand("Wq", d, d), rand("Wk", d, d), rand("Wv", d, d), rand("Wo", d, d),
+            i64("idx0", 0), i64("idx1", 1), i64("ax0", [0]),
+            i64("heads", [h]), i64("head_dim", [hd]), i64("model_dim", [d]),
+            init("scale", np.array(np.sqrt(hd), dtype=np.float32)),
+            init("ln_g", np.ones(d, dtype=np.float32)),
+            init("ln_b", np.zeros(d, dtype=np.float32)),
+        ])
+    return model(attention_seq, 17, g, {
+        "q": [1, "seq", d], "q_heads": [1, "seq", h, hd], "qh": [1, h, "seq", hd],
+        "khT": [1, h, hd, "seq"], "scores": [1, h, "seq", "seq"],
+        "probs": [1, h, "seq", "seq"], "ctx": [1, h, "seq", hd],
+        "ctx_m": [1, "seq", d], "y": [1, "seq", d]})
+
+
+FIXTURES = [
+    opset18_reduce_split,
+    opset18_pad_axes,
+    opset19_resize_shape,
+    opset20_gelu,
+    if_outer_scope,
+    loop_accumulate,
+    nonzero_gather,
+    attention_seq,
+]
+
+
+# --------------------------------------------------------------------------
+
+def opset_of(m):
+    return max(o.version for o in m.opset_import if o.domain in ("", "ai.onnx"))
+
+
+def dims_of(vi):
+    t = vi.type.tensor_type
+    if not t.HasField("shape"):
+        return "no shape"
+    return [d.dim_value if d.HasField("dim_value")
+            else (d.dim_param if d.HasField("dim_param") else None)
+            for d in t.shape.dim]
+
+
+def matches(got, want):
+    """Inferred dims vs expected: onnx may name a data-dependent dim (e.g.
+    'unk__0'), which matches an expected null; a trip-count dim may stay
+    unknown where we expect a number (onnx does not fold the count)."""
+    if got == "no shape" or len(got) != len(want):
+        return False
+    for g, w in zip(got, want):
+        if w is None:
+            if isinstance(g, int) and g > 0:
+                return False
+        elif g != w and not (isinstance(w, int) and
+                             (g is None or (isinstance(g, str) and g.startswith("unk__")))):
+            return False
+    return True
+
+
+def self_check(m):
+    """For opset <= 17: checker + strict inference must pass and agree with the
+    expected shapes. Returns a list of problems (empty when fine)."""
+    problems = []
+    onnx.checker.check_model(m, full_check=True)
+    inferred = onnx.shape_inference.infer_shapes(m, check_type=True, strict_mode=True,
+                                                data_prop=True)
+    expected = json.loads({p.key: p.value for p in m.metadata_props}["memplan.expected_shapes"])
+    seen = {vi.name: vi for vi in list(inferred.graph.value_info) + list(inferred.graph.output)}
+    for name, want in expected.items():
+        if name not in seen:
+            problems.append(f"{name}: not inferred")
+            continue
+        got = dims_of(seen[name])
+        if not matches(got, want):
+            problems.append(f"{name}: inferred {got}, expected {want}")
+    return problems
+
+
+def is_current(path, fn):
+    try:
+        if os.path.getsize(path) == 0:
+            return False
+        m = onnx.load(path)
+    except Exception:
+        return False
+    props = {p.key: p.value for p in m.metadata_props}
+    return props.get("memplan.fixture") == f"{fn.__name__} v{FIXTURE_VERSION}"
+
+
+def save_atomic(m, path):
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".onnx", dir=os.path.dirname(path))
+    os.close(fd)
+    try:
+        onnx.save_model(m, tmp)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("outdir", nargs="?",
+                    default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                         "..", "tests", "models", "tricky"))
+    ap.add_argument("--force", action="store_true", help="rewrite even if present")
+    ap.add_argument("--quiet", action="store_true",
+                    help="print nothing when every fixture is already present")
+    args = ap.parse_args(argv)
+    outdir = os.path.normpath(args.outdir)
+    os.makedirs(outdir, exist_ok=True)
+
+    written, failed = [], []
+    for fn in FIXTURES:
+        path = os.path.join(outdir, fn.__name__ + ".onnx")
+        if not args.force and is_current(path, fn):
+            continue
+        try:
+            m = fn()
+            if opset_of(m) <= 17:
+                problems = self_check(m)
+                if problems:
+                    raise RuntimeError("; ".join(problems))
+            else:
+                # onnx 1.12 knows no opset > 17: no checker; only make sure the
+                # protobuf round-trips and non-strict inference does not crash.
+                onnx.shape_inference.infer_shapes(onnx.load_from_string(m.SerializeToString()))
+            save_atomic(m, path)
+            written.append(fn.__name__)
+            print(f"  tricky/{fn.__name__:22s} opset {opset_of(m)}  "
+                  f"{os.path.getsize(path)} B", flush=True)
+        except Exception as e:
+            failed.append(fn.__name__)
+            print(f"  tricky/{fn.__name__:22s} FAILED: {type(e).__name__}: {e}", flush=True)
+
+    present = [fn.__name__ + ".onnx" for fn in FIXTURES if fn.__name__ not in failed]
+    manifest = os.path.join(outdir, "models.txt")
+    text = "".join(n + "\n" for n in present)
+    if not os.path.isfile(manifest) or open(manifest).read() != text:
+        with open(manifest + ".tmp", "w") as f:
+            f.write(text)
+        os.replace(manifest + ".tmp", manifest)
+
+    if not written and not failed:
+        if not args.quiet:
+                print(f"make_tricky_models: all {len(FIXTURES)} fixtures present in {outdir}")
+    else:
+        print(f"make_tricky_models: {len(written)} written, "
+              f"{len(FIXTURES) - len(written) - len(failed)} already present, "
+              f"{len(failed)} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs what MemPlan needs from Debian 12's packages, then configures and builds into build/.
+# Idempotent and quiet when everything is present. Usage: scripts/setup.sh [--with-model-tools]
+#   --with-model-tools  also install python3-torch, python3-torchvision and python3-onnx, which
+#                       scripts/make_models.sh uses to export real architectures for the tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(cmake g++ make qt6-base-dev qt6-svg-dev libqcustomplot-dev libonnx-dev libprotobuf-dev
+          protobuf-compiler nlohmann-json3-dev libonnx-testdata)
+if [[ "${1:-}" == "--with-model-tools" ]]; then
+    packages+=(python3 python3-torch python3-torchvision python3-onnx)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+    echo "setup: installing ${missing[*]}"
+    sudo=""
+    [[ $(id -u) -eq 0 ]] || sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if [[ ! -f build/CMakeCache.txt ]]; then
+    cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+fi
+if ! cmake --build build -j"$(nproc)" >build/build.log 2>&1; then
+    grep -E "error" build/build.log | head -40 >&2 || true
+    tail -n 20 build/build.log >&2
+    echo "setup: the build failed; the full log is build/build.log" >&2
+    exit 1
+fi

@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+// The memplan command line as a user runs it: reports, files written, and one clear line for bad input.
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QTest>
+
+namespace {
+struct Run {
+    int exitCode = -1;
+    QString out, err;
+};
+
+Run memplan(const QStringList& arguments)
+{
+    QProcess process;
+    process.start(QStringLiteral(MEMPLAN_CLI), arguments);
+    if (!process.waitForFinished(120000)) {
+        process.kill();
+        return { -2, {}, QStringLiteral("timed out") };
+    }
+    return { process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -3,
+        QString::fromUtf8(process.readAllStandardOutput()), QString::fromUtf8(process.readAllStandardError()) };
+}
+
+QString write(const QTemporaryDir& dir, const QString& name, const QByteArray& content)
+{
+    const auto path = dir.filePath(name);
+    QFile file(path);
+    if (!file.open(QIODevice::WriteOnly))
+        qFatal("cannot write %s", qPrintable(path));
+    file.write(content);
+    return path;
+}
+} // namespace
+
+class TestCli : public QObject {
+    Q_OBJECT
+private slots:
+    void planFiveTensorsWritesJson()
+    {
+        QTemporaryDir dir;
+        const auto json = dir.filePath(QStringLiteral("plan.json"));
+        const auto run = memplan({ QStringLiteral("plan"), QStringLiteral("example:five-tensors"), QStringLiteral("--planner"),
+            QStringLiteral("first-fit"), QStringLiteral("--json"), json });
+        QVERIFY2(run.exitCode == 0, qPrintable(run.err));
+        QVERIFY2(run.out.contains(QStringLiteral("896 B")), qPrintable(run.out));
+        QVERIFY2(run.out.contains(QStringLiteral("fragmentation    0.00 %")), qPrintable(run.out));
+        QFile file(json);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const auto plan = QJsonDocument::fromJson(file.readAll()).object();
+        QCOMPARE(plan.value(QStringLiteral("planner")).toString(), QStringLiteral("first-fit"));
+        QCOMPARE(plan.value(QStringLiteral("arena_bytes")).toInteger(), 896);
+        QCOMPARE(plan.value(QStringLiteral("lower_bound_bytes")).toInteger(), 896);
+        QCOMPARE(plan.value(QStringLiteral("steps")).toInteger(), 4);
+        const auto buffers = plan.value(QStringLiteral("buffers")).toArray();
+        QCOMPARE(buffers.size(), 5);
+        QMap<QString, qint64> offsets;
+        for (const auto& b : buffers) {
+            const auto o = b.toObject();
+            for (const char* field : { "name", "kind", "start", "end", "size_bytes", "offset", "tensors" })
+                QVERIFY2(o.contains(QLatin1String(field)), field);
+            offsets[o.value(QStringLiteral("name")).toString()] = o.value(QStringLiteral("offset")).toInteger();
+        }
+        QCOMPARE(offsets.value(QStringLiteral("w2")), 640);
+        QCOMPARE(offsets.value(QStringLiteral("a2")), 512);
+    }
+
+    void planWritesCsvThatPlansAgain()
+    {
+        QTemporaryDir dir;
+        const auto csv = dir.filePath(QStringLiteral("plan.csv"));
+        auto run = memplan({ QStringLiteral("plan"), QStringLiteral("example:hotel"), QStringLiteral("--planner"), QStringLiteral("coloring"),
+            QStringLiteral("--csv"), csv });
+        QVERIFY2(run.exitCode == 0, qPrintable(run.err));
+        QVERIFY2(run.out.contains(QStringLiteral("colors           3")), qPrintable(run.out));
+        run = memplan({ QStringLiteral("plan"), csv });
+        QVERIFY2(run.exitCode == 0, qPrintable(run.err));
+    }
+
+    void compareListsEveryPlanner()
+    {
+        const auto run = memplan({ QStringLiteral("compare"), QStringLiteral("example:unet") });
+        QVERIFY2(run.exitCode == 0, qPrintable(run.err));
+        for (const char* name : { "naive", "first-fit", "best-fit", "greedy-by-size", "greedy-by-breadth", "coloring" })
+            QVERIFY2(run.out.contains(QLatin1String(name)), name);
+    }
+
+    void examplesAndExportRoundTrip()
+    {
+        auto run = memplan({ QStringLiteral("examples") });
+        QCOMPARE(run.exitCode, 0);
+        for (const char* name : { "hotel", "five-tensors", "cnn", "unet", "transformer" })
+            QVERIFY2(run.out.contains(QLatin1String(name)), name);
+        QTemporaryDir dir;
+        const auto onnx = dir.filePath(QStringLiteral("unet.onnx"));
+        run = memplan({ QStringLiteral("export"), QStringLiteral("example:unet"), QStringLiteral("--onnx"), onnx });
+        QVERIFY2(run.exitCode == 0, qPrintable(run.err));
+        const auto fromExample = memplan({ QStringLiteral("plan"), QStringLiteral("example:unet") });
+        const auto fromFile = memplan({ QStringLiteral("plan"), onnx });
+        QVERIFY2(fromFile.exitCode == 0, qPrintable(fromFile.err));
+        // Same lower bound and arena whether planned from the example or from its ONNX file.
+        const auto line = [](const QString& report, const QString& key) {
+            for (const auto& l : report.split(QLatin1Char('\n')))
+                if (l.startsWith(key))
+                    return l;
+            return QString();
+        };
+        QCOMPARE(line(fromFile.out, QStringLiteral("lower bound")), line(fromExample.out, QStringLiteral("lower bound")));
+        QCOMPARE(line(fromFile.out, QStringLiteral("arena")), line(fromExample.out, QStringLiteral("arena")));
+        run = memplan({ QStringLiteral("export"), QStringLiteral("example:hotel"), QStringLiteral("--onnx"), onnx });
+        QCOMPARE(run.exitCode, 1);
+        QVERIFY(run.err.contains(QStringLiteral("--csv")));
+    }
+
+    void helpOnEveryCommand()
+    {
+        for (const char* command : { "plan", "compare", "examples", "export", "bench" }) {
+            const auto run = memplan({ QLatin1String(command), QStringLiteral("--help") });
+            QCOMPARE(run.exitCode, 0);
+            QVERIFY2(run.out.startsWith(QStringLiteral("usage: memplan ") + QLatin1String(command)), command);
+        }
+        QCOMPARE(memplan({ QStringLiteral("--help") }).exitCode, 0);
+    }
+
+    void badInput_data()
+    {
+        QTest::addColumn<QStringList>("arguments");
+        QTest::addColumn<QByteArray>("fileContent"); // written to FILE, which replaces "FILE" in arguments
+        QTest::addColumn<QString>("fileName");
+        QTest::addColumn<int>("exitCode");
+        QTest::addColumn<QString>("mentions");
+        const QByteArray none;
+        QTest::addRow("missing file") << QStringList { QStringLiteral("plan"), QStringLiteral("/no/such/model.onnx") } << none
+                                      << QString() << 1 << QStringLiteral("/no/such/model.onnx");
+        QTest::addRow("not onnx") << QStringList { QStringLiteral("plan"), QStringLiteral("FILE") }
+                                  << QByteArray("this is plain text, not a model\n") << QStringLiteral("notes.onnx") << 1
+                                  << QStringLiteral("notes.onnx");
+        QTest::addRow("csv bad row") << QStringList { QStringLiteral("plan"), QStringLiteral("FILE") }
+                                     << QByteArray("id,lower,upper,size\n0,0,4,64\n1,2,x,64\n") << QStringLiteral("bad.csv") << 1
+                                     << QStringLiteral("bad.csv:3:");
+        QTest::addRow("csv upper <= lower") << QStringList { QStringLiteral("plan"), QStringLiteral("FILE") }
+                                            << QByteArray("id,lower,upper,size\n0,5,5,64\n") << QStringLiteral("empty.csv") << 1
+                                            << QStringLiteral("empty.csv:2:");
+        QTest::addRow("json cycle") << QStringList { QStringLiteral("plan"), QStringLiteral("FILE") }
+                                    << QByteArray(R"({"tensors":[{"name":"a","bytes":64},{"name":"b","bytes":64}],
+                                          "ops":[{"name":"f","type":"Relu","inputs":["b"],"outputs":["a"]},
+                                                 {"name":"g","type":"Relu","inputs":["a"],"outputs":["b"]}]})")
+                                    << QStringLiteral("cycle.json") << 1 << QStringLiteral("cycle");
+        QTest::addRow("json empty graph") << QStringList { QStringLiteral("plan"), QStringLiteral("FILE") }
+                                          << QByteArray(R"({"tensors":[],"ops":[]})") << QStringLiteral("empty.json") << 1
+                                          << QStringLiteral("empty.json");
+        QTest::addRow("unknown planner") << QStringList { QStringLiteral("plan"), QStringLiteral("example:hotel"), QStringLiteral("--planner"), QStringLiteral("magic") }
+                                         << none << QString() << 2 << QStringLiteral("magic");
+        QTest::addRow("bad dim") << QStringList { QStringLiteral("plan"), QStringLiteral("example:cnn"), QStringLiteral("--dim"), QStringLiteral("batch") }
+                                 << none << QString() << 2 << QStringLiteral("--dim");
+        QTest::addRow("bad alignment") << QStringList { QStringLiteral("plan"), QStringLiteral("example:cnn"), QStringLiteral("--alignment"), QStringLiteral("-4") }
+                                       << none << QString() << 2 << QStringLiteral("--alignment");
+        QTest::addRow("unknown example") << QStringList { QStringLiteral("plan"), QStringLiteral("example:nope") } << none << QString() << 1
+                                         << QStringLiteral("nope");
+        QTest::addRow("unknown option") << QStringList { QStringLiteral("compare"), QStringLiteral("example:hotel"), QStringLiteral("--fast") }
+                                        << none << QString() << 2 << QStringLiteral("--fast");
+        QTest::addRow("unknown command") << QStringList { QStringLiteral("optimise") } << none << QString() << 2 << QStringLiteral("optimise");
+        QTest::addRow("two models") << QStringList { QStringLiteral("plan"), QStringLiteral("example:hotel"), QStringLiteral("example:cnn") }
+                                    << none << QString() << 2 << QStringLiteral("one MODEL");
+    }
+    void badInput()
+    {
+        QFETCH(QStringList, arguments);
+        QFETCH(QByteArray, fileContent);
+        QFETCH(QString, fileName);
+        QFETCH(int, exitCode);
+        QFETCH(QString, mentions);
+        QTemporaryDir dir;
+        if (!fileName.isEmpty())
+            arguments.replaceInStrings(QStringLiteral("FILE"), write(dir, fileName, fileContent));
+        const auto run = memplan(arguments);
+        QCOMPARE(run.exitCode, exitCode);
+        QVERIFY2(run.out.isEmpty(), qPrintable(run.out));
+        QVERIFY2(run.err.startsWith(QStringLiteral("memplan: ")), qPrintable(run.err));
+        QVERIFY2(run.err.contains(mentions), qPrintable(run.err));
+        // One line: the message, nothing else (planner lists after "choose one of" excepted).
+        if (!run.err.contains(QStringLiteral("choose one of")))
+            QCOMPARE(run.err.count(QLatin1Char('\n')), 1);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCli)
+#include "tst_cli.moc"

@@ -1,0 +1,828 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+// importOnnx / exportOnnx on small models built here with the ONNX protobuf classes: exact sizes
+// for plain chains, folded exporter shape arithmetic, opset-18+ rules, bindings, estimates,
+// subgraphs, round trips, and clean errors for bad files.
+
+// memplan_core links onnx_proto (a static library passes its link dependencies on); the headers
+// are system headers but need the flag the onnx targets would have set.
+#ifndef ONNX_ML
+#define ONNX_ML 1
+#endif
+#include <onnx/onnx_pb.h>
+
+#include "onnx/onnximport.h"
+
+#include <QElapsedTimer>
+#include <QFile>
+#include <QRandomGenerator>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <fstream>
+#include <variant>
+
+using namespace core;
+using onnx::TensorProto;
+
+namespace {
+
+// One dimension of a declared shape: a value or a symbolic name.
+struct Dim {
+    Dim(std::int64_t v) : value(v) { }
+    Dim(const char* p) : param(p) { }
+    std::int64_t value = -1;
+    const char* param = nullptr;
+};
+
+class ModelBuilder {
+public:
+    explicit ModelBuilder(int opset = 17)
+    {
+        m_model.set_ir_version(8);
+        m_model.set_producer_name("tst_onnximport");
+        auto* o = m_model.add_opset_import();
+        o->set_domain("");
+        o->set_version(opset);
+        m_graph = m_model.mutable_graph();
+        m_graph->set_name("test");
+    }
+
+    onnx::ModelProto& model() { return m_model; }
+    onnx::GraphProto* graph() { return m_graph; }
+
+    static void setType(onnx::TypeProto* type, int elemType, const std::vector<Dim>* dims)
+    {
+        auto* t = type->mutable_tensor_type();
+        t->set_elem_type(elemType);
+        if (!dims)
+            return;
+        auto* shape = t->mutable_shape();
+        for (const auto& d : *dims) {
+            auto* dim = shape->add_dim();
+            if (d.param)
+                dim->set_dim_param(d.param);
+            else if (d.value != -1)
+                dim->set_dim_value(d.value);
+        }
+    }
+    void input(const std::string& name, int elemType, const std::vector<Dim>& dims)
+    {
+        auto* vi = m_graph->add_input();
+        vi->set_name(name);
+        setType(vi->mutable_type(), elemType, &dims);
+    }
+    // Outputs are declared with their element type only, so sizes must come from inference.
+    void output(const std::string& name, int elemType = TensorProto::FLOAT)
+    {
+        auto* vi = m_graph->add_output();
+        vi->set_name(name);
+        setType(vi->mutable_type(), elemType, nullptr);
+    }
+    void ints(const std::string& name, const std::vector<std::int64_t>& values, std::vector<std::int64_t> dims = { -2 })
+    {
+        auto* t = m_graph->add_initializer();
+        t->set_name(name);
+        t->set_data_type(TensorProto::INT64);
+        if (dims == std::vector<std::int64_t> { -2 })
+            dims = { std::int64_t(values.size()) };
+        for (auto d : dims)
+            t->add_dims(d);
+        for (auto v : values)
+            t->add_int64_data(v);
+    }
+    void floats(const std::string& name, const std::vector<std::int64_t>& dims, float fill = 0.5f)
+    {
+        auto* t = m_graph->add_initializer();
+        t->set_name(name);
+        t->set_data_type(TensorProto::FLOAT);
+        std::int64_t n = 1;
+        for (auto d : dims) {
+            t->add_dims(d);
+            n *= d;
+        }
+        for (std::int64_t i = 0; i < n; ++i)
+            t->add_float_data(fill);
+    }
+    onnx::NodeProto& node(const std::string& type, const std::vector<std::string>& inputs,
+                          const std::vector<std::string>& outputs, const std::string& name = {})
+    {
+        auto* n = m_graph->add_node();
+        n->set_op_type(type);
+        if (!name.empty())
+            n->set_name(name);
+        for (const auto& i : inputs)
+            n->add_input(i);
+        for (const auto& o : outputs)
+            n->add_output(o);
+        return *n;
+    }
+
+    QString save(const QTemporaryDir& dir, const QString& name) const
+    {
+        const QString path = dir.filePath(name);
+        std::ofstream out(path.toStdString(), std::ios::binary);
+        m_model.SerializeToOstream(&out);
+        return path;
+    }
+
+private:
+    onnx::ModelProto m_model;
+    onnx::GraphProto* m_graph = nullptr;
+};
+
+void attr(onnx::NodeProto& n, const std::string& name, std::int64_t v)
+{
+    auto* a = n.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INT);
+    a->set_i(v);
+}
+void attr(onnx::NodeProto& n, const std::string& name, const std::vector<std::int64_t>& v)
+{
+    auto* a = n.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INTS);
+    for (auto x : v)
+        a->add_ints(x);
+}
+void attr(onnx::NodeProto& n, const std::string& name, float v)
+{
+    auto* a = n.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::FLOAT);
+    a->set_f(v);
+}
+void attr(onnx::NodeProto& n, const std::string& name, const std::string& v)
+{
+    auto* a = n.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::STRING);
+    a->set_s(v);
+}
+// Constant node holding an int64 vector.
+void constInts(ModelBuilder& b, const std::string& out, const std::vector<std::int64_t>& values, bool scalar = false)
+{
+    auto& n = b.node("Constant", {}, { out });
+    auto* a = n.add_attribute();
+    a->set_name("value");
+    a->set_type(onnx::AttributeProto::TENSOR);
+    auto* t = a->mutable_t();
+    t->set_data_type(TensorProto::INT64);
+    if (!scalar)
+        t->add_dims(std::int64_t(values.size()));
+    for (auto v : values)
+        t->add_int64_data(v);
+}
+
+const Tensor& tensor(const Graph& g, const std::string& name)
+{
+    static const Tensor missing { "<missing>" };
+    const auto i = g.findTensor(name);
+    return i ? g.tensors[*i] : missing;
+}
+
+std::string notesOf(const Graph& g)
+{
+    std::string all;
+    for (const auto& n : g.notes)
+        all += n + "\n";
+    return all;
+}
+
+// Imports and fails the test with the importer's message when that fails.
+#define IMPORT(graph, path, ...)                                                                        \
+    auto graph##Result = importOnnx((path).toStdString(), ##__VA_ARGS__);                              \
+    QVERIFY2(graph##Result, graph##Result ? "" : graph##Result.error().message.c_str());               \
+    const Graph& graph = *graph##Result
+
+} // namespace
+
+class TestOnnxImport : public QObject {
+    Q_OBJECT
+
+private slots:
+    void initTestCase() { QVERIFY(m_dir.isValid()); }
+    void convReluChain();
+    void exporterReshapeChain();
+    void resizeWithComputedSizes();
+    void foldedShapesFeedLayoutOps();
+    void opset18ReduceSplitPad();
+    void opset20Gelu();
+    void constantNodesAreWeights();
+    void symbolicBatch();
+    void inputShapes();
+    void nonZeroIsEstimated();
+    void ifCapturesOuterTensors();
+    void loopScanOutput();
+    void sequencesAreEstimated();
+    void exportRoundTrip();
+    void exportHandMadeGraph();
+    void badInput_data();
+    void badInput();
+    void bindingErrors();
+    void fiveHundredOpsAreFast();
+
+private:
+    QTemporaryDir m_dir;
+    ModelBuilder convModel(const std::vector<Dim>& inputDims);
+};
+
+ModelBuilder TestOnnxImport::convModel(const std::vector<Dim>& inputDims)
+{
+    ModelBuilder b;
+    b.input("x", TensorProto::FLOAT, inputDims);
+    b.floats("w", { 8, 3, 3, 3 });
+    b.floats("b", { 8 });
+    auto& conv = b.node("Conv", { "x", "w", "b" }, { "y" });
+    attr(conv, "kernel_shape", std::vector<std::int64_t> { 3, 3 });
+    attr(conv, "pads", std::vector<std::int64_t> { 1, 1, 1, 1 });
+    attr(conv, "auto_pad", std::string("NOTSET"));
+    auto& relu = b.node("LeakyRelu", { "y" }, { "r" }, "act");
+    attr(relu, "alpha", 0.125f);
+    auto& pool = b.node("MaxPool", { "r" }, { "p" });
+    attr(pool, "kernel_shape", std::vector<std::int64_t> { 2, 2 });
+    attr(pool, "strides", std::vector<std::int64_t> { 2, 2 });
+    b.output("p");
+    return b;
+}
+
+void TestOnnxImport::convReluChain()
+{
+    const QString path = convModel({ 1, 3, 32, 32 }).save(m_dir, QStringLiteral("conv.onnx"));
+    IMPORT(g, path);
+    QCOMPARE(g.ops.size(), std::size_t(3));
+    QCOMPARE(g.ops[0].name, std::string("Conv_0")); // default name: <type>_<index>
+    QCOMPARE(g.ops[1].name, std::string("act"));
+    QCOMPARE(g.ops[0].attributes.at("pads").ints, (std::vector<std::int64_t> { 1, 1, 1, 1 }));
+    QCOMPARE(g.ops[0].attributes.at("auto_pad").text, std::string("NOTSET"));
+    QCOMPARE(g.ops[1].attributes.at("alpha").floats, (std::vector<float> { 0.125f }));
+    QCOMPARE(tensor(g, "x").size, Bytes(1 * 3 * 32 * 32 * 4));
+    QCOMPARE(tensor(g, "x").kind, TensorKind::Input);
+    QCOMPARE(tensor(g, "w").kind, TensorKind::Weight);
+    QCOMPARE(tensor(g, "w").size, Bytes(8 * 3 * 3 * 3 * 4));
+    QCOMPARE(tensor(g, "y").shape, (std::vector<std::int64_t> { 1, 8, 32, 32 }));
+    QCOMPARE(tensor(g, "y").size, Bytes(8 * 32 * 32 * 4));
+    QCOMPARE(tensor(g, "y").kind, TensorKind::Activation);
+    QCOMPARE(tensor(g, "r").size, Bytes(8 * 32 * 32 * 4));
+    QCOMPARE(tensor(g, "p").shape, (std::vector<std::int64_t> { 1, 8, 16, 16 }));
+    QCOMPARE(tensor(g, "p").kind, TensorKind::Output);
+    QCOMPARE(tensor(g, "p").dtype, DType::Float32);
+    QVERIFY(!tensor(g, "p").estimated);
+    QCOMPARE(g.inputs.size(), std::size_t(1)); // w and b are weights, not inputs
+    QCOMPARE(g.ops[0].inputs.size(), std::size_t(3));
+}
+
+void TestOnnxImport::exporterReshapeChain()
+{
+    // What torch.onnx writes for x.view(x.size(0), x.size(1), -1) / 2-style arithmetic: the
+    // target shape is computed from Shape(x) through float math that ONNX's data propagation
+    // does not follow (Cast, Div), so only folding gives the Reshape a size.
+    ModelBuilder b(13);
+    b.input("x", TensorProto::FLOAT, { 2, 3, 4, 5 });
+    b.node("Shape", { "x" }, { "s" });
+    constInts(b, "i0", { 0 }, true);
+    constInts(b, "i2", { 2 }, true);
+    constInts(b, "axes0", { 0 });
+    b.node("Gather", { "s", "i0" }, { "batch" });
+    b.node("Gather", { "s", "i2" }, { "h" });
+    auto& cast = b.node("Cast", { "h" }, { "hf" });
+    attr(cast, "to", std::int64_t(TensorProto::FLOAT));
+    b.floats("two", {}, 2.0f);
+    b.node("Div", { "hf", "two" }, { "half" });
+    auto& back = b.node("Cast", { "half" }, { "hi" });
+    attr(back, "to", std::int64_t(TensorProto::INT64));
+    b.node("Unsqueeze", { "batch", "axes0" }, { "b1" });
+    b.node("Unsqueeze", { "hi", "axes0" }, { "h1" });
+    constInts(b, "minus1", { -1 });
+    auto& concat = b.node("Concat", { "b1", "h1", "minus1" }, { "target" });
+    attr(concat, "axis", std::int64_t(0));
+    b.node("Reshape", { "x", "target" }, { "y" });
+    b.node("Relu", { "y" }, { "z" });
+    b.output("z");
+    IMPORT(g, b.save(m_dir, QStringLiteral("reshape.onnx")));
+    QCOMPARE(tensor(g, "y").shape, (std::vector<std::int64_t> { 2, 2, 30 }));
+    QCOMPARE(tensor(g, "z").size, Bytes(2 * 3 * 4 * 5 * 4));
+    QCOMPARE(tensor(g, "s").size, Bytes(4 * 8)); // folded ops stay in the graph with tiny outputs
+    QCOMPARE(tensor(g, "target").size, Bytes(3 * 8));
+    QCOMPARE(g.ops.size(), std::size_t(15));
+    QVERIFY2(notesOf(g).find("folded 9 shape-computation ops") != std::string::npos, notesOf(g).c_str());
+}
+
+void TestOnnxImport::resizeWithComputedSizes()
+{
+    ModelBuilder b(13);
+    b.input("x", TensorProto::FLOAT, { 1, 3, 10, 20 });
+    b.node("Shape", { "x" }, { "s" });
+    b.ints("start0", { 0 });
+    b.ints("start2", { 2 });
+    b.ints("end2", { 2 });
+    b.ints("end4", { 4 });
+    b.node("Slice", { "s", "start0", "end2" }, { "nc" });
+    b.node("Slice", { "s", "start2", "end4" }, { "hw" });
+    auto& cast = b.node("Cast", { "hw" }, { "hwf" });
+    attr(cast, "to", std::int64_t(TensorProto::FLOAT));
+    b.floats("scale", { 2 }, 1.5f);
+    b.node("Mul", { "hwf", "scale" }, { "scaled" });
+    b.node("Floor", { "scaled" }, { "floored" });
+    auto& back = b.node("Cast", { "floored" }, { "hwi" });
+    attr(back, "to", std::int64_t(TensorProto::INT64));
+    auto& concat = b.node("Concat", { "nc", "hwi" }, { "sizes" });
+    attr(concat, "axis", std::int64_t(0));
+    auto& resize = b.node("Resize", { "x", "", "", "sizes" }, { "y" });
+    attr(resize, "mode", std::string("nearest"));
+    b.output("y");
+    IMPORT(g, b.save(m_dir, QStringLiteral("resize.onnx")));
+    QCOMPARE(tensor(g, "y").shape, (std::vector<std::int64_t> { 1, 3, 15, 30 }));
+    QCOMPARE(tensor(g, "y").size, Bytes(3 * 15 * 30 * 4));
+    const auto& resizeOp = g.ops.back();
+    QCOMPARE(resizeOp.type, std::string("Resize"));
+    QCOMPARE(resizeOp.inputs.size(), std::size_t(2)); // empty optional inputs are left out
+    QCOMPARE(resizeOp.attributes.at("mode").text, std::string("nearest"));
+}
+
+void TestOnnxImport::foldedShapesFeedLayoutOps()
+{
+    ModelBuilder b(13);
+    b.input("x", TensorProto::FLOAT, { 2, 3 });
+    b.floats("row", { 3 }, 1.0f);
+    b.node("Shape", { "x" }, { "s" });                      // [2, 3]
+    b.node("Expand", { "row", "s" }, { "expanded" });       // [2, 3]
+    b.node("Tile", { "x", "s" }, { "tiled" });              // [4, 9]
+    auto& cat = b.node("Concat", { "s", "s" }, { "pads" }); // [2, 3, 2, 3]
+    attr(cat, "axis", std::int64_t(0));
+    b.node("Pad", { "x", "pads" }, { "padded" }); // [6, 9]
+    auto& fill = b.node("ConstantOfShape", { "s" }, { "filled" });
+    {
+        auto* a = fill.add_attribute();
+        a->set_name("value");
+        a->set_type(onnx::AttributeProto::TENSOR);
+        a->mutable_t()->set_data_type(TensorProto::INT64);
+        a->mutable_t()->add_dims(1);
+        a->mutable_t()->add_int64_data(7);
+    }
+    auto& prod = b.node("ReduceProd", { "s" }, { "count" }); // 6
+    attr(prod, "keepdims", std::int64_t(0));
+    constInts(b, "zero", { 0 }, true);
+    constInts(b, "one", { 1 }, true);
+    b.node("Range", { "zero", "count", "one" }, { "range" }); // [6]
+    attr(b.node("Cast", { "range" }, { "rangef" }), "to", std::int64_t(TensorProto::FLOAT));
+    b.node("Sum", { "expanded", "x" }, { "sum" });
+    for (const char* out : { "sum", "tiled", "padded" })
+        b.output(out);
+    b.output("filled", TensorProto::INT64);
+    b.output("rangef");
+    IMPORT(g, b.save(m_dir, QStringLiteral("layout.onnx")));
+    QCOMPARE(tensor(g, "expanded").shape, (std::vector<std::int64_t> { 2, 3 }));
+    QCOMPARE(tensor(g, "tiled").shape, (std::vector<std::int64_t> { 4, 9 }));
+    QCOMPARE(tensor(g, "padded").shape, (std::vector<std::int64_t> { 6, 9 }));
+    QCOMPARE(tensor(g, "filled").dtype, DType::Int64);
+    QCOMPARE(tensor(g, "filled").size, Bytes(6 * 8));
+    QCOMPARE(tensor(g, "range").shape, (std::vector<std::int64_t> { 6 }));
+    QCOMPARE(tensor(g, "rangef").size, Bytes(6 * 4));
+    QCOMPARE(tensor(g, "sum").size, Bytes(6 * 4));
+}
+
+void TestOnnxImport::opset18ReduceSplitPad()
+{
+    // At opset 18 Reduce*/Split/Pad take axes and sizes as inputs. ONNX 1.12 would apply its
+    // opset-13 schemas (ReduceMean over all axes: [1,1,1]); MemPlan's rules must win.
+    ModelBuilder b(18);
+    b.input("x", TensorProto::FLOAT, { 2, 6, 4 });
+    b.ints("axis1", { 1 });
+    b.ints("axisLast", { -1 });
+    b.node("ReduceMean", { "x", "axis1" }, { "mean" });                              // [2,1,4]
+    attr(b.node("ReduceMax", { "x", "axisLast" }, { "max" }), "keepdims", std::int64_t(0)); // [2,6]
+    b.node("ReduceL2", { "x" }, { "l2" });                                          // [1,1,1]
+    auto& split = b.node("Split", { "x" }, { "s0", "s1", "s2" });
+    attr(split, "axis", std::int64_t(1));
+    attr(split, "num_outputs", std::int64_t(3)); // [2,2,4] each
+    b.ints("pads", { 1, 2 });
+    b.ints("padAxes", { 2 });
+    b.node("Pad", { "x", "pads", "", "padAxes" }, { "padded" }); // [2,6,7]
+    for (const char* out : { "mean", "max", "l2", "s0", "s1", "s2", "padded" })
+        b.output(out);
+    IMPORT(g, b.save(m_dir, QStringLiteral("opset18.onnx")));
+    QCOMPARE(tensor(g, "mean").shape, (std::vector<std::int64_t> { 2, 1, 4 }));
+    QCOMPARE(tensor(g, "max").shape, (std::vector<std::int64_t> { 2, 6 }));
+    QCOMPARE(tensor(g, "l2").shape, (std::vector<std::int64_t> { 1, 1, 1 }));
+    for (const char* s : { "s0", "s1", "s2" })
+        QCOMPARE(tensor(g, s).shape, (std::vector<std::int64_t> { 2, 2, 4 }));
+    QCOMPARE(tensor(g, "padded").shape, (std::vector<std::int64_t> { 2, 6, 7 }));
+    QVERIFY2(notesOf(g).find("ReduceMean") != std::string::npos, notesOf(g).c_str());
+}
+
+void TestOnnxImport::opset20Gelu()
+{
+    // Gelu (opset 20) and GroupNormalization (18) have no schema in ONNX 1.12, and it infers
+    // nothing for Split with an uneven num_outputs (18) or Resize-18 with axes.
+    ModelBuilder b(20);
+    b.input("x", TensorProto::FLOAT, { 1, 4, 7, 6 });
+    b.floats("scale", { 4 });
+    b.floats("bias", { 4 });
+    b.node("Gelu", { "x" }, { "g" });
+    attr(b.node("GroupNormalization", { "g", "scale", "bias" }, { "n" }), "num_groups", std::int64_t(2));
+    auto& split = b.node("Split", { "n" }, { "a", "b2", "c" });
+    attr(split, "axis", std::int64_t(2));
+    attr(split, "num_outputs", std::int64_t(3)); // 7 -> 3, 3, 1
+    b.floats("scales", { 2 }, 2.0f);
+    auto& resize = b.node("Resize", { "a", "", "scales" }, { "up" });
+    attr(resize, "axes", std::vector<std::int64_t> { 2, 3 });
+    // AveragePool-19 added dilations; ONNX 1.12's schema ignores them and would say [1,4,5,4].
+    // It reads the graph input so that ONNX inference sees it in the first round.
+    auto& pool = b.node("AveragePool", { "x" }, { "pooled" });
+    attr(pool, "kernel_shape", std::vector<std::int64_t> { 3, 3 });
+    attr(pool, "dilations", std::vector<std::int64_t> { 2, 2 });
+    for (const char* out : { "b2", "c", "up", "pooled" })
+        b.output(out);
+    IMPORT(g, b.save(m_dir, QStringLiteral("opset20.onnx")));
+    QCOMPARE(tensor(g, "pooled").shape, (std::vector<std::int64_t> { 1, 4, 3, 2 }));
+    QCOMPARE(tensor(g, "g").shape, (std::vector<std::int64_t> { 1, 4, 7, 6 }));
+    QCOMPARE(tensor(g, "n").size, Bytes(4 * 7 * 6 * 4));
+    QCOMPARE(tensor(g, "a").shape, (std::vector<std::int64_t> { 1, 4, 3, 6 }));
+    QCOMPARE(tensor(g, "c").shape, (std::vector<std::int64_t> { 1, 4, 1, 6 }));
+    QCOMPARE(tensor(g, "up").shape, (std::vector<std::int64_t> { 1, 4, 6, 12 }));
+}
+
+void TestOnnxImport::constantNodesAreWeights()
+{
+    ModelBuilder b;
+    b.input("x", TensorProto::FLOAT, { 2, 4 });
+    auto& c = b.node("Constant", {}, { "c" });
+    auto* a = c.add_attribute();
+    a->set_name("value");
+    a->set_type(onnx::AttributeProto::TENSOR);
+    a->mutable_t()->set_data_type(TensorProto::FLOAT);
+    a->mutable_t()->add_dims(4);
+    a->mutable_t()->add_dims(300);
+    a->mutable_t()->mutable_raw_data()->assign(4 * 300 * 4, '\0');
+    auto& ci = b.node("Constant", {}, { "k" });
+    attr(ci, "value_ints", std::vector<std::int64_t> { 1, 2, 3 });
+    b.node("MatMul", { "x", "c" }, { "y" });
+    b.output("y");
+    IMPORT(g, b.save(m_dir, QStringLiteral("constant.onnx")));
+    QCOMPARE(tensor(g, "c").kind, TensorKind::Weight);
+    QCOMPARE(tensor(g, "c").size, Bytes(4 * 300 * 4));
+    QCOMPARE(tensor(g, "k").kind, TensorKind::Weight);
+    QCOMPARE(tensor(g, "k").size, Bytes(3 * 8));
+    QCOMPARE(tensor(g, "y").shape, (std::vector<std::int64_t> { 2, 300 }));
+    QCOMPARE(tensor(g, "y").kind, TensorKind::Output);
+}
+
+void TestOnnxImport::symbolicBatch()
+{
+    const QString path = convModel({ "batch", 3, 16, 16 }).save(m_dir, QStringLiteral("batch.onnx"));
+    const auto unbound = importOnnx(path.toStdString());
+    QVERIFY(!unbound);
+    QCOMPARE(unbound.error().code, ErrorCode::InvalidModel);
+    const std::string& message = unbound.error().message;
+    QVERIFY2(message.find(path.toStdString()) != std::string::npos, message.c_str());
+    QVERIFY2(message.find("'y' (from Conv_0)") != std::string::npos, message.c_str());
+    QVERIFY2(message.find("batch") != std::string::npos, message.c_str());
+    QVERIFY2(message.find("--dim batch=") != std::string::npos, message.c_str());
+
+    ShapeBindings bindings;
+    bindings.dims["batch"] = 4;
+    IMPORT(g, path, bindings);
+    QCOMPARE(tensor(g, "x").shape, (std::vector<std::int64_t> { 4, 3, 16, 16 }));
+    QCOMPARE(tensor(g, "p").size, Bytes(4 * 8 * 8 * 8 * 4));
+}
+
+void TestOnnxImport::inputShapes()
+{
+    const QString path = convModel({ -1, 3, -1, -1 }).save(m_dir, QStringLiteral("open.onnx"));
+    const auto unbound = importOnnx(path.toStdString());
+    QVERIFY(!unbound);
+    QVERIFY2(unbound.error().message.find("--input-shape x=") != std::string::npos, unbound.error().message.c_str());
+
+    ShapeBindings bindings;
+    bindings.inputShapes["x"] = { 2, 3, 8, 8 };
+    IMPORT(g, path, bindings);
+    QCOMPARE(tensor(g, "y").shape, (std::vector<std::int64_t> { 2, 8, 8, 8 }));
+    QCOMPARE(tensor(g, "p").size, Bytes(2 * 8 * 4 * 4 * 4));
+
+    // Overriding a fixed dimension replans the whole model.
+    const QString fixed = convModel({ 1, 3, 32, 32 }).save(m_dir, QStringLiteral("fixed.onnx"));
+    ShapeBindings bigger;
+    bigger.inputShapes["x"] = { 8, 3, 32, 32 };
+    IMPORT(h, fixed, bigger);
+    QCOMPARE(tensor(h, "p").shape, (std::vector<std::int64_t> { 8, 8, 16, 16 }));
+}
+
+void TestOnnxImport::nonZeroIsEstimated()
+{
+    ModelBuilder b;
+    b.input("x", TensorProto::FLOAT, { 3, 4 });
+    b.node("NonZero", { "x" }, { "nz" });
+    b.node("Transpose", { "nz" }, { "idx" });
+    b.node("GatherND", { "x", "idx" }, { "vals" });
+    b.output("vals");
+    IMPORT(g, b.save(m_dir, QStringLiteral("nonzero.onnx")));
+    QCOMPARE(tensor(g, "nz").shape, (std::vector<std::int64_t> { 2, 12 })); // [rank, numel] upper bound
+    QVERIFY(tensor(g, "nz").estimated);
+    QVERIFY(tensor(g, "idx").estimated); // derived from an estimate
+    QVERIFY(tensor(g, "vals").estimated);
+    QCOMPARE(tensor(g, "vals").size, Bytes(12 * 4));
+    QVERIFY(!tensor(g, "x").estimated);
+    QVERIFY2(notesOf(g).find("upper bound: 'nz' (NonZero_0)") != std::string::npos, notesOf(g).c_str());
+}
+
+void TestOnnxImport::ifCapturesOuterTensors()
+{
+    ModelBuilder b;
+    b.input("cond", TensorProto::BOOL, {});
+    b.input("x", TensorProto::FLOAT, { 2, 3 });
+    b.input("y", TensorProto::FLOAT, { 2, 3 });
+    b.node("Relu", { "x" }, { "rx" });
+    auto& node = b.node("If", { "cond" }, { "out" });
+    for (const char* branch : { "then_branch", "else_branch" }) {
+        auto* a = node.add_attribute();
+        a->set_name(branch);
+        a->set_type(onnx::AttributeProto::GRAPH);
+        auto* g = a->mutable_g();
+        g->set_name(branch);
+        auto* n = g->add_node();
+        n->set_op_type(std::string(branch) == "then_branch" ? "Add" : "Sub");
+        n->add_input("rx");
+        n->add_input("y");
+        n->add_output(std::string(branch) + "_out");
+        auto* o = g->add_output();
+        o->set_name(std::string(branch) + "_out");
+        std::vector<Dim> dims { 2, 3 };
+        ModelBuilder::setType(o->mutable_type(), TensorProto::FLOAT, &dims);
+    }
+    b.output("out");
+    IMPORT(g, b.save(m_dir, QStringLiteral("if.onnx")));
+    const auto& op = g.ops[1];
+    QCOMPARE(op.type, std::string("If"));
+    QCOMPARE(op.inputs.size(), std::size_t(1));
+    QCOMPARE(op.captured.size(), std::size_t(2));
+    QCOMPARE(g.tensors[op.captured[0]].name, std::string("rx"));
+    QCOMPARE(g.tensors[op.captured[1]].name, std::string("y"));
+    QCOMPARE(tensor(g, "out").size, Bytes(2 * 3 * 4));
+    QVERIFY2(notesOf(g).find("1 control-flow op with subgraphs") != std::string::npos, notesOf(g).c_str());
+}
+
+void TestOnnxImport::loopScanOutput()
+{
+    // for i in range(5): scan.append(x + i); 5 comes from a folded ReduceSum.
+    ModelBuilder b(13);
+    b.input("x", TensorProto::FLOAT, { 3 });
+    b.ints("parts", { 2, 3 });
+    attr(b.node("ReduceSum", { "parts" }, { "trips" }), "keepdims", std::int64_t(0));
+    auto& loop = b.node("Loop", { "trips", "", "x" }, { "final", "stacked" });
+    auto* a = loop.add_attribute();
+    a->set_name("body");
+    a->set_type(onnx::AttributeProto::GRAPH);
+    auto* body = a->mutable_g();
+    body->set_name("body");
+    auto addValue = [](google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>* list, const char* name, int type,
+                       std::vector<Dim> dims) {
+        auto* v = list->Add();
+        v->set_name(name);
+        ModelBuilder::setType(v->mutable_type(), type, &dims);
+    };
+    addValue(body->mutable_input(), "i", TensorProto::INT64, {});
+    addValue(body->mutable_input(), "cond_in", TensorProto::BOOL, {});
+    addValue(body->mutable_input(), "x_in", TensorProto::FLOAT, { 3 });
+    auto node = [&](const char* type, std::vector<std::string> in, const char* out) {
+        auto* n = body->add_node();
+        n->set_op_type(type);
+        for (auto& i : in)
+            n->add_input(i);
+        n->add_output(out);
+        return n;
+    };
+    node("Identity", { "cond_in" }, "cond_out");
+    attr(*node("Cast", { "i" }, "fi"), "to", std::int64_t(TensorProto::FLOAT));
+    node("Add", { "x_in", "fi" }, "x_out");
+    node("Identity", { "x_out" }, "scan_out");
+    addValue(body->mutable_output(), "cond_out", TensorProto::BOOL, {});
+    addValue(body->mutable_output(), "x_out", TensorProto::FLOAT, { 3 });
+    addValue(body->mutable_output(), "scan_out", TensorProto::FLOAT, { 3 });
+    b.output("final");
+    b.output("stacked");
+    IMPORT(g, b.save(m_dir, QStringLiteral("loop.onnx")));
+    QCOMPARE(tensor(g, "final").shape, (std::vector<std::int64_t> { 3 }));
+    QCOMPARE(tensor(g, "stacked").shape, (std::vector<std::int64_t> { 5, 3 }));
+    QVERIFY(!tensor(g, "stacked").estimated); // no condition input: exactly M iterations
+}
+
+void TestOnnxImport::sequencesAreEstimated()
+{
+    ModelBuilder b(13);
+    b.input("a", TensorProto::FLOAT, { 2, 3 });
+    b.input("b", TensorProto::FLOAT, { 4, 3 });
+    b.node("SequenceConstruct", { "a", "b" }, { "seq" });
+    b.ints("pos", { 1 }, {});
+    b.node("SequenceAt", { "seq", "pos" }, { "item" });
+    auto& cat = b.node("ConcatFromSequence", { "seq" }, { "all" });
+    attr(cat, "axis", std::int64_t(0));
+    b.node("Relu", { "item" }, { "r" });
+    b.output("r");
+    b.output("all");
+    IMPORT(g, b.save(m_dir, QStringLiteral("sequence.onnx")));
+    QCOMPARE(tensor(g, "seq").size, Bytes((6 + 12) * 4)); // sum of its tensors
+    QVERIFY(!tensor(g, "seq").rankKnown);
+    QCOMPARE(tensor(g, "all").size, Bytes((6 + 12) * 4));
+    QVERIFY(tensor(g, "item").size >= Bytes(12 * 4)); // upper bound unless ONNX knows the element
+    QVERIFY2(notesOf(g).find("sequence") != std::string::npos, notesOf(g).c_str());
+}
+
+void TestOnnxImport::exportRoundTrip()
+{
+    for (const char* name : { "conv.onnx", "reshape.onnx", "opset18.onnx", "if.onnx", "sequence.onnx" }) {
+        const QString path = m_dir.filePath(QLatin1String(name));
+        if (!QFile::exists(path))
+            QSKIP("runs after the tests that write its models");
+        IMPORT(first, path);
+        const QString copy = m_dir.filePath(QStringLiteral("copy_") + QLatin1String(name));
+        const auto exported = exportOnnx(first, copy.toStdString());
+        QVERIFY2(exported, exported ? "" : exported.error().message.c_str());
+        IMPORT(second, copy);
+        QCOMPARE(second.tensors.size(), first.tensors.size());
+        QCOMPARE(second.ops.size(), first.ops.size());
+        for (const auto& t : first.tensors) {
+            const auto& u = tensor(second, t.name);
+            QVERIFY2(u.size == t.size, (std::string(name) + ": " + t.name).c_str());
+            QCOMPARE(u.kind, t.kind);
+        }
+        for (std::size_t i = 0; i < first.ops.size(); ++i) {
+            QCOMPARE(second.ops[i].name, first.ops[i].name);
+            QCOMPARE(second.ops[i].type, first.ops[i].type);
+            QCOMPARE(second.ops[i].attributes, first.ops[i].attributes);
+        }
+    }
+}
+
+void TestOnnxImport::exportHandMadeGraph()
+{
+    // Ops ONNX does not know and a tensor with only a byte size: the declared types carry sizes.
+    Graph g;
+    g.name = "hand";
+    g.tensors = { Tensor { "in", DType::Float16, { 1, 64 }, true, 128, TensorKind::Input },
+                  Tensor { "w", DType::Float32, { 64, 64 }, true, 64 * 64 * 4, TensorKind::Weight },
+                  Tensor { "blob", DType::Undefined, {}, false, 1000, TensorKind::Activation },
+                  Tensor { "out", DType::Float32, { 1, 64 }, true, 256, TensorKind::Output } };
+    Op a { "mix", "MyMixer", "", {}, { 0, 1 }, { 2 }, {} };
+    a.attributes["kernel_shape"].ints = { 3 };
+    a.attributes["gain"].floats = { 0.5f };
+    Op c { "finish", "MyFinish", "com.example", {}, { 2 }, { 3 }, {} };
+    g.ops = { a, c };
+    g.inputs = { 0 };
+    g.outputs = { 3 };
+    const QString path = m_dir.filePath(QStringLiteral("hand.onnx"));
+    const auto exported = exportOnnx(g, path.toStdString());
+    QVERIFY2(exported, exported ? "" : exported.error().message.c_str());
+    IMPORT(back, path);
+    for (const auto& t : g.tensors) {
+        QCOMPARE(tensor(back, t.name).size, t.size);
+        QCOMPARE(tensor(back, t.name).kind, t.kind);
+    }
+    QCOMPARE(back.ops[1].domain, std::string("com.example"));
+    QCOMPARE(back.ops[0].attributes.at("kernel_shape").ints, (std::vector<std::int64_t> { 3 }));
+    QCOMPARE(back.ops[0].attributes.at("gain").floats, (std::vector<float> { 0.5f }));
+
+    const QString nowhere = m_dir.filePath(QStringLiteral("no/such/folder/x.onnx"));
+    const auto failed = exportOnnx(g, nowhere.toStdString());
+    QVERIFY(!failed);
+    QCOMPARE(failed.error().code, ErrorCode::Io);
+    QVERIFY(failed.error().message.find(nowhere.toStdString()) != std::string::npos);
+}
+
+void TestOnnxImport::badInput_data()
+{
+    QTest::addColumn<QString>("path");
+    QTest::addColumn<int>("code");
+
+    QTest::newRow("missing file") << m_dir.filePath(QStringLiteral("missing.onnx")) << int(ErrorCode::Io);
+    QTest::newRow("directory") << m_dir.path() << int(ErrorCode::Io);
+    auto write = [&](const QString& name, const QByteArray& bytes) {
+        QFile f(m_dir.filePath(name));
+        if (!f.open(QIODevice::WriteOnly))
+            qFatal("cannot write test file");
+        f.write(bytes);
+        return f.fileName();
+    };
+    QTest::newRow("empty file") << write(QStringLiteral("empty.onnx"), {}) << int(ErrorCode::InvalidModel);
+    QTest::newRow("text file") << write(QStringLiteral("notes.onnx"), "This is not a model.\nJust some text.\n")
+                               << int(ErrorCode::InvalidModel);
+    std::string whole;
+    convModel({ 1, 3, 32, 32 }).model().SerializeToString(&whole);
+    QTest::newRow("truncated") << write(QStringLiteral("truncated.onnx"), QByteArray::fromStdString(whole.substr(0, whole.size() / 2)))
+                               << int(ErrorCode::InvalidModel);
+    QByteArray noise(4096, '\0');
+    QRandomGenerator rng(42);
+    for (auto& c : noise)
+        c = char(rng.bounded(256));
+    QTest::newRow("random bytes") << write(QStringLiteral("noise.onnx"), noise) << int(ErrorCode::InvalidModel);
+
+    auto model = [&](const QString& name, auto edit) {
+        ModelBuilder b = convModel({ 1, 3, 32, 32 });
+        edit(b);
+        return b.save(m_dir, name);
+    };
+    QTest::newRow("unknown dtype") << model(QStringLiteral("dtype.onnx"), [](ModelBuilder& b) {
+        b.graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->set_elem_type(99);
+    }) << int(ErrorCode::InvalidModel);
+    QTest::newRow("negative dim") << model(QStringLiteral("negative.onnx"), [](ModelBuilder& b) {
+        b.graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(2)->set_dim_value(-5);
+    }) << int(ErrorCode::InvalidModel);
+    QTest::newRow("overflowing dims") << model(QStringLiteral("overflow.onnx"), [](ModelBuilder& b) {
+        auto* shape = b.graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
+        shape->mutable_dim(2)->set_dim_value(std::int64_t(1) << 40);
+        shape->mutable_dim(3)->set_dim_value(std::int64_t(1) << 40);
+    }) << int(ErrorCode::InvalidModel);
+    QTest::newRow("negative initializer dim") << model(QStringLiteral("negw.onnx"), [](ModelBuilder& b) {
+        b.graph()->mutable_initializer(0)->set_dims(0, -8);
+    }) << int(ErrorCode::InvalidModel);
+    QTest::newRow("empty graph") << model(QStringLiteral("nodes.onnx"), [](ModelBuilder& b) {
+        b.graph()->clear_node();
+    }) << int(ErrorCode::InvalidModel);
+    QTest::newRow("undefined input") << model(QStringLiteral("undefined.onnx"), [](ModelBuilder& b) {
+        b.graph()->mutable_node(1)->set_input(0, "nowhere");
+    }) << int(ErrorCode::InvalidModel);
+    QTest::newRow("produced twice") << model(QStringLiteral("twice.onnx"), [](ModelBuilder& b) {
+        b.graph()->mutable_node(2)->set_output(0, "y");
+    }) << int(ErrorCode::InvalidModel);
+    QTest::newRow("unknown op, unsized") << model(QStringLiteral("unknownop.onnx"), [](ModelBuilder& b) {
+        b.graph()->mutable_node(1)->set_op_type("NoSuchOp");
+    }) << int(ErrorCode::InvalidModel);
+}
+
+void TestOnnxImport::badInput()
+{
+    QFETCH(QString, path);
+    QFETCH(int, code);
+    const auto result = importOnnx(path.toStdString());
+    QVERIFY(!result);
+    QCOMPARE(int(result.error().code), code);
+    const std::string& message = result.error().message;
+    QVERIFY2(message.find(path.toStdString()) != std::string::npos, message.c_str());
+    QVERIFY2(message.size() > std::size_t(path.size()) + 10, message.c_str()); // says what is wrong
+}
+
+void TestOnnxImport::bindingErrors()
+{
+    const QString path = convModel({ "batch", 3, 16, 16 }).save(m_dir, QStringLiteral("bind.onnx"));
+    auto check = [&](const ShapeBindings& bindings, const char* expected) {
+        const auto result = importOnnx(path.toStdString(), bindings);
+        QVERIFY(!result);
+        QCOMPARE(result.error().code, ErrorCode::InvalidArgument);
+        QVERIFY2(result.error().message.find(expected) != std::string::npos, result.error().message.c_str());
+        QVERIFY2(result.error().message.find(path.toStdString()) != std::string::npos, result.error().message.c_str());
+    };
+    ShapeBindings unknownDim;
+    unknownDim.dims["bach"] = 1;
+    check(unknownDim, "symbolic dimensions are: batch");
+    ShapeBindings negative;
+    negative.dims["batch"] = -1;
+    check(negative, "'batch' must not be negative");
+    ShapeBindings unknownInput;
+    unknownInput.inputShapes["z"] = { 1 };
+    check(unknownInput, "inputs are: x");
+    ShapeBindings wrongRank;
+    wrongRank.inputShapes["x"] = { 1, 3 };
+    check(wrongRank, "input 'x' has rank 4");
+}
+
+void TestOnnxImport::fiveHundredOpsAreFast()
+{
+    // 50 transformer-ish blocks of 10 ops, each with exporter shape arithmetic feeding a Reshape.
+    ModelBuilder b(17);
+    b.input("x", TensorProto::FLOAT, { 4, 128, 64 });
+    b.floats("w", { 64, 64 }, 0.01f);
+    b.ints("zero", { 0 }, {});
+    b.ints("one", { 1 }, {});
+    b.ints("axes0", { 0 });
+    b.ints("heads", { 8, 8 });
+    std::string cur = "x";
+    for (int i = 0; i < 50; ++i) {
+        const std::string p = "b" + std::to_string(i) + "_";
+        b.node("MatMul", { cur, "w" }, { p + "mm" });
+        b.node("Shape", { p + "mm" }, { p + "shape" });
+        b.node("Gather", { p + "shape", "zero" }, { p + "n" });
+        b.node("Gather", { p + "shape", "one" }, { p + "t" });
+        b.node("Unsqueeze", { p + "n", "axes0" }, { p + "n1" });
+        b.node("Unsqueeze", { p + "t", "axes0" }, { p + "t1" });
+        attr(b.node("Concat", { p + "n1", p + "t1", "heads" }, { p + "target" }), "axis", std::int64_t(0));
+        b.node("Reshape", { p + "mm", p + "target" }, { p + "split" });
+        attr(b.node("Softmax", { p + "split" }, { p + "soft" }), "axis", std::int64_t(-1));
+        b.node("Reshape", { p + "soft", p + "shape" }, { p + "out" });
+        cur = p + "out";
+    }
+    b.output(cur);
+    const QString path = b.save(m_dir, QStringLiteral("big.onnx"));
+    QElapsedTimer timer;
+    timer.start();
+    IMPORT(g, path);
+    const auto ms = timer.elapsed();
+    qInfo("500-op model imported in %lld ms", qint64(ms));
+    QCOMPARE(g.ops.size(), std::size_t(500));
+    QCOMPARE(tensor(g, "b49_split").shape, (std::vector<std::int64_t> { 4, 128, 8, 8 }));
+    QCOMPARE(tensor(g, cur).size, Bytes(4 * 128 * 64 * 4));
+    QVERIFY2(ms < 1000, qPrintable(QStringLiteral("import took %1 ms").arg(ms)));
+}
+
+QTEST_GUILESS_MAIN(TestOnnxImport)
+#include "tst_onnximport.moc"

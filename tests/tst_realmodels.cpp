@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+// Real architectures exported from torchvision (scripts/make_models.sh): every activation sized,
+// every planner's plan valid. Skips, saying how to make the models, when they are missing.
+#include "io/workload.h"
+#include "planners/metrics.h"
+#include "planners/planner.h"
+#include "planners/validate.h"
+
+#include <QTest>
+
+#include <filesystem>
+
+using namespace core;
+
+namespace {
+const std::string kModels = MEMPLAN_SOURCE_DIR "/tests/models/";
+
+bool present(const std::string& file) { return std::filesystem::exists(kModels + file); }
+
+void planWithEveryPlanner(const Workload& workload)
+{
+    const Bytes bound = lowerBound(workload.problem);
+    for (const auto& planner : planners()) {
+        const auto plan = runPlanner(*planner, workload.problem);
+        QVERIFY2(plan, plan ? "" : plan.error().message.c_str());
+        const auto check = validatePlan(workload.problem, *plan);
+        QVERIFY2(check.ok(), (std::string(planner->name()) + ": " + check.message).c_str());
+        QVERIFY(plan->arenaSize >= bound);
+    }
+}
+} // namespace
+
+class TestRealModels : public QObject {
+    Q_OBJECT
+private slots:
+    void architectures_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<qint64>("minimumPeak"); // a lower bound on the lower bound: the largest activation pair
+        // resnet50: 1x64x112x112 float32 conv1 output (3.06 MiB) and more live beside it.
+        QTest::newRow("resnet50") << QStringLiteral("resnet50.onnx") << qint64(1 * 64 * 112 * 112 * 4);
+        QTest::newRow("mobilenet_v2") << QStringLiteral("mobilenet_v2.onnx") << qint64(1 * 32 * 112 * 112 * 4);
+        QTest::newRow("efficientnet_b0") << QStringLiteral("efficientnet_b0.onnx") << qint64(1 * 32 * 112 * 112 * 4);
+        QTest::newRow("densenet121") << QStringLiteral("densenet121.onnx") << qint64(1 * 64 * 112 * 112 * 4);
+        QTest::newRow("deeplabv3_resnet50") << QStringLiteral("deeplabv3_resnet50.onnx") << qint64(1 * 21 * 520 * 520 * 4);
+        QTest::newRow("vit_b_16") << QStringLiteral("vit_b_16.onnx") << qint64(1 * 197 * 3072 * 4);
+        QTest::newRow("swin_t") << QStringLiteral("swin_t.onnx") << qint64(1 * 56 * 56 * 96 * 4);
+        QTest::newRow("mobilenet_v2_external") << QStringLiteral("mobilenet_v2_external.onnx") << qint64(1 * 32 * 112 * 112 * 4);
+    }
+    void architectures()
+    {
+        QFETCH(QString, file);
+        QFETCH(qint64, minimumPeak);
+        if (!present(file.toStdString()))
+            QSKIP(qPrintable(file + QStringLiteral(" is missing: run scripts/make_models.sh to export the test models")));
+        const auto workload = loadWorkload(kModels + file.toStdString(), {});
+        QVERIFY2(workload, workload ? "" : workload.error().message.c_str());
+        QVERIFY(workload->graph);
+        QVERIFY(unsizedTensors(*workload->graph).empty());
+        for (const auto& tensor : workload->graph->tensors)
+            QVERIFY2(!tensor.estimated, tensor.name.c_str()); // static shapes: nothing is a guess
+        QVERIFY(workload->problem.buffers.size() > 50);
+        QVERIFY2(lowerBound(workload->problem) >= minimumPeak, std::to_string(lowerBound(workload->problem)).c_str());
+        QVERIFY(!workload->regions.empty() && workload->regions[0].name == "weights" && workload->regions[0].size > 1'000'000);
+        planWithEveryPlanner(*workload);
+    }
+
+    void symbolicBatchNeedsADim()
+    {
+        if (!present("resnet50_dynbatch.onnx") || !present("resnet50.onnx"))
+            QSKIP("resnet50_dynbatch.onnx is missing: run scripts/make_models.sh to export the test models");
+        const auto unbound = loadWorkload(kModels + "resnet50_dynbatch.onnx", {});
+        QVERIFY(!unbound);
+        QVERIFY2(unbound.error().message.find("batch") != std::string::npos, unbound.error().message.c_str());
+        QVERIFY2(unbound.error().message.find("resnet50_dynbatch.onnx") != std::string::npos, unbound.error().message.c_str());
+
+        LoadOptions options;
+        options.bindings.dims["batch"] = 4;
+        const auto batch4 = loadWorkload(kModels + "resnet50_dynbatch.onnx", options);
+        QVERIFY2(batch4, batch4 ? "" : batch4.error().message.c_str());
+        const auto batch1 = loadWorkload(kModels + "resnet50.onnx", {});
+        QVERIFY(batch1);
+        // Activations scale with the batch; alignment padding keeps it from being exactly 4x.
+        const double ratio = double(lowerBound(batch4->problem)) / double(lowerBound(batch1->problem));
+        QVERIFY2(ratio > 3.9 && ratio < 4.1, std::to_string(ratio).c_str());
+        planWithEveryPlanner(*batch4);
+    }
+
+    void newerOpsetsAndControlFlow_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<bool>("estimated"); // some tensor is an upper bound
+        for (const char* name : { "opset18_reduce_split", "opset18_pad_axes", "opset19_resize_shape", "opset20_gelu", "attention_seq" })
+            QTest::newRow(name) << QStringLiteral("tricky/%1.onnx").arg(QLatin1String(name)) << false;
+        // The If's branches produce different widths: its output is sized by the larger one.
+        QTest::newRow("if_outer_scope") << QStringLiteral("tricky/if_outer_scope.onnx") << true;
+        QTest::newRow("nonzero_gather") << QStringLiteral("tricky/nonzero_gather.onnx") << true;
+        QTest::newRow("loop_accumulate") << QStringLiteral("tricky/loop_accumulate.onnx") << true;
+    }
+    void newerOpsetsAndControlFlow()
+    {
+        QFETCH(QString, file);
+        QFETCH(bool, estimated);
+        if (!present(file.toStdString()))
+            QSKIP(qPrintable(file + QStringLiteral(" is missing: run scripts/make_models.sh to export the test models")));
+        LoadOptions options;
+        if (file.contains(QStringLiteral("attention")))
+            options.bindings.dims["seq"] = 128;
+        const auto workload = loadWorkload(kModels + file.toStdString(), options);
+        QVERIFY2(workload, workload ? "" : workload.error().message.c_str());
+        QVERIFY(unsizedTensors(*workload->graph).empty());
+        bool anyEstimated = false;
+        for (const auto& tensor : workload->graph->tensors)
+            anyEstimated = anyEstimated || tensor.estimated;
+        QCOMPARE(anyEstimated, estimated);
+        planWithEveryPlanner(*workload);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestRealModels)
+#include "tst_realmodels.moc"

@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+#include "plandocument.h"
+
+#include <algorithm>
+
+PlanDocument::PlanDocument(QObject* parent)
+    : QObject(parent)
+{
+}
+
+void PlanDocument::setWorkload(std::shared_ptr<const core::Workload> workload)
+{
+    m_workload = std::move(workload);
+    m_plan.reset();
+    m_metrics = {};
+    m_liveCurve = m_workload ? core::liveBytesCurve(m_workload->problem) : std::vector<core::Bytes> {};
+    m_measured.clear();
+    m_selected = m_hovered = -1;
+    m_cursor = -1;
+    m_firstVisible = 0;
+    m_lastVisible = std::max<double>(steps(), 1);
+    emit workloadChanged();
+    emit selectionChanged(-1);
+    emit hoverChanged(-1);
+    emit cursorChanged(-1);
+    emit visibleStepsChanged(m_firstVisible, m_lastVisible);
+}
+
+void PlanDocument::setPlan(core::Plan plan)
+{
+    if (!m_workload || plan.offsets.size() != m_workload->problem.buffers.size())
+        return;
+    m_metrics = core::computeMetrics(m_workload->problem, plan);
+    m_plan = std::move(plan);
+    emit planChanged();
+}
+
+void PlanDocument::selectBuffer(int buffer)
+{
+    if (!m_workload || buffer < -1 || buffer >= static_cast<int>(m_workload->problem.buffers.size()))
+        buffer = -1;
+    if (buffer == m_selected)
+        return;
+    m_selected = buffer;
+    emit selectionChanged(buffer);
+}
+
+void PlanDocument::hoverBuffer(int buffer)
+{
+    if (!m_workload || buffer < -1 || buffer >= static_cast<int>(m_workload->problem.buffers.size()))
+        buffer = -1;
+    if (buffer == m_hovered)
+        return;
+    m_hovered = buffer;
+    emit hoverChanged(buffer);
+}
+
+void PlanDocument::setCursorStep(core::Step step)
+{
+    if (steps() == 0 || step < 0)
+        step = -1;
+    else
+        step = std::min(step, steps() - 1);
+    if (step == m_cursor)
+        return;
+    m_cursor = step;
+    emit cursorChanged(step);
+}
+
+void PlanDocument::setVisibleSteps(double first, double last)
+{
+    const double total = std::max<double>(steps(), 1);
+    const double minimumSpan = std::min(total, 2.0);
+    if (last - first < minimumSpan)
+        last = first + minimumSpan;
+    if (last - first > total) {
+        first = 0;
+        last = total;
+    }
+    if (first < 0) {
+        last -= first;
+        first = 0;
+    }
+    if (last > total) {
+        first -= last - total;
+        last = total;
+    }
+    if (first == m_firstVisible && last == m_lastVisible)
+        return;
+    m_firstVisible = first;
+    m_lastVisible = last;
+    emit visibleStepsChanged(first, last);
+}
+
+void PlanDocument::fitVisibleSteps() { setVisibleSteps(0, std::max<double>(steps(), 1)); }
+
+void PlanDocument::setMeasuredCurve(std::vector<core::Bytes> curve)
+{
+    m_measured = std::move(curve);
+    emit overlayChanged();
+}
+
+void PlanDocument::setBudget(core::Bytes budget)
+{
+    m_budget = std::max<core::Bytes>(budget, 0);
+    emit overlayChanged();
+}

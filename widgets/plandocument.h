@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+#pragma once
+
+#include "io/workload.h"
+#include "planners/metrics.h"
+#include "planners/problem.h"
+
+#include <QObject>
+#include <QString>
+
+#include <memory>
+#include <optional>
+
+// The one state every Studio view reads (DESIGN.md: "a view never recomputes a plan"): the loaded
+// workload, the current plan with its metrics, the shared selection, hover, step cursor and the
+// shared visible step range (one time axis for all views). Lives on the UI thread; views connect to
+// its signals and repaint. Buffer indices refer to workload()->problem.buffers.
+class PlanDocument : public QObject {
+    Q_OBJECT
+public:
+    explicit PlanDocument(QObject* parent = nullptr);
+
+    bool hasPlan() const { return m_workload && m_plan; }
+    const core::Workload* workload() const { return m_workload.get(); }
+    std::shared_ptr<const core::Workload> sharedWorkload() const { return m_workload; }
+    const core::Plan* plan() const { return m_plan ? &*m_plan : nullptr; }
+    const core::PlanMetrics& metrics() const { return m_metrics; }
+    const std::vector<core::Bytes>& liveCurve() const { return m_liveCurve; } // live bytes per step
+    core::Step steps() const { return m_workload ? m_workload->problem.steps : 0; }
+
+    int selectedBuffer() const { return m_selected; } // -1: none
+    int hoveredBuffer() const { return m_hovered; }   // -1: none
+    core::Step cursorStep() const { return m_cursor; } // -1: none
+    // Visible part of the shared time axis, in steps (fractional while zooming): [first, last].
+    double firstVisibleStep() const { return m_firstVisible; }
+    double lastVisibleStep() const { return m_lastVisible; }
+
+    // A measured per-step memory curve and a budget line, filled by later features; empty/0 when absent.
+    const std::vector<core::Bytes>& measuredCurve() const { return m_measured; }
+    core::Bytes budget() const { return m_budget; }
+
+public slots:
+    // A new workload drops the plan, selection and cursor, and resets the visible range to all steps.
+    void setWorkload(std::shared_ptr<const core::Workload> workload);
+    // The plan must belong to the current workload (same buffer count); selection and cursor are kept.
+    void setPlan(core::Plan plan);
+    void selectBuffer(int buffer);
+    void hoverBuffer(int buffer);
+    void setCursorStep(core::Step step); // clamped to [0, steps); -1 clears
+    void setVisibleSteps(double first, double last);
+    void fitVisibleSteps();
+    void setMeasuredCurve(std::vector<core::Bytes> curve);
+    void setBudget(core::Bytes budget);
+
+signals:
+    void workloadChanged();
+    void planChanged();
+    void selectionChanged(int buffer);
+    void hoverChanged(int buffer);
+    void cursorChanged(core::Step step);
+    void visibleStepsChanged(double first, double last);
+    void overlayChanged(); // measured curve or budget
+
+private:
+    std::shared_ptr<const core::Workload> m_workload;
+    std::optional<core::Plan> m_plan;
+    core::PlanMetrics m_metrics;
+    std::vector<core::Bytes> m_liveCurve;
+    std::vector<core::Bytes> m_measured;
+    core::Bytes m_budget = 0;
+    int m_selected = -1;
+    int m_hovered = -1;
+    core::Step m_cursor = -1;
+    double m_firstVisible = 0;
+    double m_lastVisible = 0;
+};
