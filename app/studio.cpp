@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+// memplan-studio [MODEL]                  the desktop application; MODEL defaults to example:unet
+// memplan-studio --screenshot DIR [MODEL] renders every view and the window to DIR/*.png, then exits
+#include "mainwindow.h"
+#include "planners/planner.h"
+#include "plandocument.h"
+#include "planners/metrics.h"
+
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QTimer>
+
+#include <cstdio>
+#include <cstring>
+
+namespace {
+
+void printError(const QString& message) { std::fprintf(stderr, "memplan-studio: %s\n", qPrintable(message)); }
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    // Without a display every QApplication aborts; a screenshot needs none, so go offscreen first.
+    bool screenshot = false;
+    for (int i = 1; i < argc; ++i)
+        screenshot = screenshot || std::strcmp(argv[i], "--screenshot") == 0
+            || std::strncmp(argv[i], "--screenshot=", 13) == 0;
+    if (screenshot && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM") && qEnvironmentVariableIsEmpty("DISPLAY")
+        && qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY"))
+        qputenv("QT_QPA_PLATFORM", "offscreen");
+
+    QApplication app(argc, argv);
+    QApplication::setOrganizationName(QStringLiteral("MemPlan"));
+    QApplication::setApplicationName(QStringLiteral("MemPlan Studio"));
+    QApplication::setApplicationVersion(QStringLiteral("0.1"));
+
+    QCommandLineParser parser;
+    parser.setApplicationDescription(QStringLiteral("Explore how a neural network's tensors share one memory arena."));
+    parser.addHelpOption();
+    parser.addVersionOption();
+    const QCommandLineOption screenshotOption(QStringLiteral("screenshot"),
+        QStringLiteral("Render every view and the window as PNG files into <dir>, then exit."), QStringLiteral("dir"));
+    parser.addOption(screenshotOption);
+    const QCommandLineOption plannerOption(QStringLiteral("planner"),
+        QStringLiteral("Planner to start with (default: the last one used; greedy-by-size for --screenshot)."),
+        QStringLiteral("name"));
+    parser.addOption(plannerOption);
+    parser.addPositionalArgument(QStringLiteral("model"),
+        QStringLiteral("ONNX model, JSON graph, allocation CSV or example:NAME (default: example:unet)."),
+        QStringLiteral("[model]"));
+    parser.process(app);
+    if (parser.positionalArguments().size() > 1) {
+        printError(QStringLiteral("expected at most one model, got %1").arg(parser.positionalArguments().size()));
+        return 1;
+    }
+    const QString model = parser.positionalArguments().value(0, QStringLiteral("example:unet"));
+
+    MainWindow window;
+    // Screenshots must not depend on what an earlier interactive session left in the settings.
+    QString planner = parser.value(plannerOption);
+    if (planner.isEmpty() && parser.isSet(screenshotOption))
+        planner = QStringLiteral("greedy-by-size");
+    if (!planner.isEmpty()) {
+        if (!core::plannerByName(planner.toStdString())) {
+            printError(QStringLiteral("unknown planner '%1'; choose one of: %2")
+                           .arg(planner, QString::fromStdString([] {
+                               std::string names;
+                               for (const auto& name : core::plannerNames())
+                                   names += (names.empty() ? "" : ", ") + name;
+                               return names;
+                           }())));
+            return 1;
+        }
+        window.setPlannerName(planner);
+    }
+    if (parser.isSet(screenshotOption)) {
+        const QString dir = parser.value(screenshotOption);
+        QObject::connect(
+            &window, &MainWindow::planDisplayed, &app,
+            [&window, dir] {
+                // Let the views repaint with the new plan before grabbing them.
+                // Put the step cursor on the peak so the pictures show what is alive there and the narration line.
+                window.document()->setCursorStep(core::peakStep(window.document()->workload()->problem));
+                QTimer::singleShot(0, &window, [&window, dir] {
+                    QString error;
+                    if (!window.renderScreenshots(dir, &error)) {
+                        printError(error);
+                        QCoreApplication::exit(1);
+                        return;
+                    }
+                    QCoreApplication::exit(0);
+                });
+            },
+            Qt::SingleShotConnection);
+        QObject::connect(&window, &MainWindow::errorOccurred, &app, [](const QString& message) {
+            printError(message);
+            QCoreApplication::exit(1);
+        });
+        QTimer::singleShot(10 * 60 * 1000, &app, [] {
+            printError(QStringLiteral("gave up waiting for the plan after 10 minutes"));
+            QCoreApplication::exit(1);
+        });
+    }
+    window.show();
+    window.openFile(model);
+    return app.exec();
+}

@@ -1,0 +1,639 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+// MemPlan Studio, offscreen: the window on the built-in example, planner switching, selection and
+// cursor sync, exports, a corrupt file, stale background results, the tensor table model and the
+// play-mode narration.
+#include "arenalayoutview.h"
+#include "coloringview.h"
+#include "lifetimebarsview.h"
+#include "mainwindow.h"
+#include "memorycurveview.h"
+#include "messagebanner.h"
+#include "plandocument.h"
+#include "planningcontroller.h"
+#include "playcontroller.h"
+#include "summarypanel.h"
+#include "tensortablemodel.h"
+
+#include "io/workload.h"
+#include "planners/metrics.h"
+#include "planners/narration.h"
+#include "planners/planner.h"
+#include "util/format.h"
+
+#include <QAbstractItemModelTester>
+#include <QComboBox>
+#include <QFile>
+#include <QImage>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QMimeData>
+#include <QRandomGenerator>
+#include <QSet>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QUrl>
+
+#include <memory>
+
+namespace {
+
+constexpr int kTimeout = 60000; // generous: ctest may run under load
+
+std::shared_ptr<const core::Workload> loadNow(const char* spec)
+{
+    auto workload = core::loadWorkload(spec, {});
+    if (!workload)
+        qFatal("cannot load %s: %s", spec, workload.error().message.c_str());
+    return std::make_shared<const core::Workload>(std::move(*workload));
+}
+
+core::Plan planNow(const core::Workload& workload, const char* planner)
+{
+    auto plan = core::runPlanner(*core::plannerByName(planner), workload.problem);
+    if (!plan)
+        qFatal("cannot plan with %s: %s", planner, plan.error().message.c_str());
+    return *plan;
+}
+
+// Number of distinct colors in an image: a blank or single-color view has 1-2.
+int distinctColors(const QImage& image)
+{
+    QSet<QRgb> colors;
+    for (int y = 0; y < image.height(); y += 2)
+        for (int x = 0; x < image.width(); x += 2) {
+            colors.insert(image.pixel(x, y));
+            if (colors.size() > 50)
+                return colors.size();
+        }
+    return colors.size();
+}
+
+QString liveAtText(const core::PlanProblem& problem, core::Step step)
+{
+    const auto live = core::liveAt(problem, step);
+    core::Bytes total = 0;
+    for (int b : live)
+        total += problem.buffers[static_cast<std::size_t>(b)].size;
+    return QStringLiteral("at step %1: %2 live, %3 %4")
+        .arg(step)
+        .arg(QString::fromStdString(core::formatBytes(total)))
+        .arg(live.size())
+        .arg(live.size() == 1 ? QStringLiteral("buffer") : QStringLiteral("buffers"));
+}
+
+} // namespace
+
+class TestStudio : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase();
+    void cleanupTestCase();
+
+    // core narration (pure)
+    void narrationFiveTensors();
+    void stepEventsReuse();
+    void narrationLargeOffsets();
+
+    // models and controllers without the window
+    void tensorTableModel();
+    void tensorTableGraphColumns();
+    void staleLoadAndPlanDropped();
+    void invalidPlannerFails();
+    void playNarratesAndStops();
+
+    // the window
+    void defaultExampleHasContent();
+    void switchingPlannerReplans();
+    void tableSelectionSyncs();
+    void cursorReportsLiveSet();
+    void exportsImagesAndPlan();
+    void corruptFileKeepsPreviousModel();
+    void renderScreenshots();
+    void alignmentReloads();
+    void dropOpensFileAndRemembersIt();
+
+private:
+    bool waitForPlan(const QString& planner = {});
+    std::unique_ptr<MainWindow> m_window;
+};
+
+void TestStudio::initTestCase()
+{
+    QStandardPaths::setTestModeEnabled(true); // recent files and planner choice go to a throwaway QSettings
+    QCoreApplication::setOrganizationName(QStringLiteral("MemPlanTest"));
+    QCoreApplication::setApplicationName(QStringLiteral("tst_studio"));
+    m_window = std::make_unique<MainWindow>();
+    m_window->setPlannerName(QStringLiteral("greedy-by-size"));
+    m_window->show();
+    QSignalSpy planned(m_window.get(), &MainWindow::planDisplayed);
+    m_window->openFile(QStringLiteral("example:unet"));
+    QTRY_VERIFY_WITH_TIMEOUT(planned.count() >= 1, kTimeout);
+}
+
+void TestStudio::cleanupTestCase() { m_window.reset(); }
+
+bool TestStudio::waitForPlan(const QString& planner)
+{
+    QSignalSpy planned(m_window.get(), &MainWindow::planDisplayed);
+    if (!planner.isEmpty())
+        m_window->setPlannerName(planner);
+    return planned.wait(kTimeout) || planned.count() > 0;
+}
+
+// ---------------------------------------------------------------- narration
+
+void TestStudio::narrationFiveTensors()
+{
+    const auto workload = loadNow("example:five-tensors");
+    const core::Plan plan = planNow(*workload, "first-fit");
+    QCOMPARE(plan.offsets, (std::vector<core::Bytes> { 0, 512, 640, 512, 0 }));
+    QCOMPARE(plan.arenaSize, core::Bytes(896));
+
+    const auto& problem = workload->problem;
+    QCOMPARE(QString::fromStdString(core::narrateStep(problem, plan, 0)),
+        QStringLiteral("step 0: w1 (512 B) takes fresh memory at 0; a1 (128 B) takes fresh memory at 512; the arena "
+                       "grows to 640 B"));
+    QCOMPARE(QString::fromStdString(core::narrateStep(problem, plan, 1)),
+        QStringLiteral(
+            "step 1: a1 dies, its block at 512 returns to the free list; w2 (256 B) takes fresh memory at 640; "
+            "the arena grows to 896 B"));
+    QCOMPARE(QString::fromStdString(core::narrateStep(problem, plan, 2)),
+        QStringLiteral("step 2: a2 (128 B) reuses a1's block at 512"));
+    QCOMPARE(QString::fromStdString(core::narrateStep(problem, plan, 3)),
+        QStringLiteral("step 3: w1 and a2 die, their blocks at 0 and 512 return to the free list; out (64 B) reuses "
+                       "w1's block at 0"));
+    QCOMPARE(QString::fromStdString(core::narrateStep(problem, plan, 3, "MatMul_3")),
+        QStringLiteral("step 3 (MatMul_3): w1 and a2 die, their blocks at 0 and 512 return to the free list; "
+                       "out (64 B) reuses w1's block at 0"));
+    // Step 4 is one past the schedule: what lives to the end is released there.
+    QCOMPARE(QString::fromStdString(core::narrateStep(problem, plan, 4)),
+        QStringLiteral("step 4: w2 and out die, their blocks at 640 and 0 return to the free list"));
+    core::PlanProblem idle = problem;
+    idle.steps = 6;
+    QCOMPARE(QString::fromStdString(core::narrateStep(idle, plan, 5)),
+        QStringLiteral("step 5: nothing is allocated or freed"));
+}
+
+void TestStudio::stepEventsReuse()
+{
+    const auto workload = loadNow("example:five-tensors");
+    const core::Plan plan = planNow(*workload, "first-fit");
+    const auto events = core::stepEvents(workload->problem, plan, 3);
+    QCOMPARE(events.size(), std::size_t(3));
+    QCOMPARE(events[0].kind, core::StepEvent::Kind::Free);
+    QCOMPARE(events[0].buffer, 0); // w1
+    QCOMPARE(events[1].kind, core::StepEvent::Kind::Free);
+    QCOMPARE(events[1].buffer, 3); // a2
+    QCOMPARE(events[2].kind, core::StepEvent::Kind::Allocate);
+    QCOMPARE(events[2].buffer, 4); // out
+    QCOMPARE(events[2].reuses, std::vector<int> { 0 });
+    QVERIFY(!events[2].grows);
+    QCOMPARE(events[2].highWater, core::Bytes(896));
+
+    // A block used twice: the newest occupant is named, the older one it shadows is not.
+    core::PlanProblem problem;
+    problem.steps = 6;
+    problem.buffers = { { "a", { 0, 2 }, 100, core::TensorKind::Activation, { "a" } },
+        { "b", { 2, 4 }, 100, core::TensorKind::Activation, { "b" } },
+        { "c", { 4, 6 }, 150, core::TensorKind::Activation, { "c" } } };
+    core::Plan twice;
+    twice.offsets = { 0, 0, 0 };
+    twice.arenaSize = 150;
+    const auto reuse = core::stepEvents(problem, twice, 4);
+    QCOMPARE(reuse.size(), std::size_t(2));
+    QCOMPARE(reuse[1].reuses, std::vector<int> { 1 });
+    QVERIFY(reuse[1].grows);
+    QCOMPARE(QString::fromStdString(core::narrateStep(problem, twice, 4)),
+        QStringLiteral("step 4: b dies, its block at 0 returns to the free list; c (150 B) reuses b's block at 0; "
+                       "the arena grows to 150 B"));
+}
+
+void TestStudio::narrationLargeOffsets()
+{
+    // Offsets of 1 KiB and more get units and the word "offset", so they do not read as sizes.
+    core::PlanProblem problem;
+    problem.steps = 2;
+    problem.buffers = { { "x", { 0, 1 }, 1 << 20, core::TensorKind::Activation, { "x" } },
+        { "y", { 0, 2 }, 1 << 20, core::TensorKind::Activation, { "y" } },
+        { "z", { 1, 2 }, 1 << 19, core::TensorKind::Activation, { "z" } } };
+    core::Plan plan;
+    plan.offsets = { 0, 1 << 20, 0 };
+    plan.arenaSize = 2 << 20;
+    QCOMPARE(QString::fromStdString(core::narrateStep(problem, plan, 0)),
+        QStringLiteral(
+            "step 0: x (1.00 MiB) takes fresh memory at 0; y (1.00 MiB) takes fresh memory at offset 1.00 MiB; "
+            "the arena grows to 2.00 MiB"));
+    QCOMPARE(QString::fromStdString(core::narrateStep(problem, plan, 2)),
+        QStringLiteral("step 2: y and z die, their blocks at offsets 1.00 MiB and 0 return to the free list"));
+}
+
+// ---------------------------------------------------------------- models and controllers
+
+void TestStudio::tensorTableModel()
+{
+    PlanDocument document;
+    TensorTableModel model(&document);
+    TensorFilterProxyModel proxy;
+    proxy.setSourceModel(&model);
+    QAbstractItemModelTester sourceTester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QAbstractItemModelTester proxyTester(&proxy, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QCOMPARE(model.rowCount(), 0);
+
+    const auto workload = loadNow("example:five-tensors");
+    document.setWorkload(workload);
+    QCOMPARE(model.rowCount(), 5);
+    QCOMPARE(model.columnCount(), int(TensorTableModel::ColumnCount));
+    QCOMPARE(model.index(0, TensorTableModel::Name).data().toString(), QStringLiteral("w1"));
+    QCOMPARE(model.index(0, TensorTableModel::Producer).data().toString(), QStringLiteral("—"));
+    QCOMPARE(model.index(0, TensorTableModel::Offset).data().toString(), QStringLiteral("—"));
+    QCOMPARE(model.index(2, TensorTableModel::Start).data().toInt(), 1);
+    QCOMPARE(model.index(2, TensorTableModel::End).data().toInt(), 4);
+    QCOMPARE(model.index(0, TensorTableModel::Size).data().toString(), QString::fromStdString(core::formatBytes(512)));
+
+    QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
+    document.setPlan(planNow(*workload, "first-fit"));
+    QCOMPARE(changed.count(), 1);
+    QCOMPARE(model.index(2, TensorTableModel::Offset).data(TensorTableModel::SortRole).toLongLong(), 640);
+    QCOMPARE(model.index(1, TensorTableModel::Offset).data().toString(), QStringLiteral("512"));
+
+    // Sorting by size uses bytes, not the text ("64 B" < "128 B" < "256 B" < "512 B").
+    proxy.sort(TensorTableModel::Size, Qt::AscendingOrder);
+    QStringList order;
+    for (int row = 0; row < proxy.rowCount(); ++row)
+        order << proxy.index(row, TensorTableModel::Name).data().toString();
+    QCOMPARE(order,
+        (QStringList { QStringLiteral("out"), QStringLiteral("a1"), QStringLiteral("a2"), QStringLiteral("w2"),
+            QStringLiteral("w1") }));
+
+    proxy.setNameFilter(QStringLiteral("A"));
+    QCOMPARE(proxy.rowCount(), 2); // a1, a2 (case-insensitive)
+    proxy.setMinimumSize(200);
+    QCOMPARE(proxy.rowCount(), 0);
+    proxy.setNameFilter({});
+    QCOMPARE(proxy.rowCount(), 2); // w1, w2
+    proxy.setMinimumSize(0);
+    proxy.setKindFilter(core::TensorKind::Weight);
+    QCOMPARE(proxy.rowCount(), 0); // five-tensors buffers are all activations
+    proxy.setKindFilter(std::nullopt);
+    QCOMPARE(proxy.rowCount(), 5);
+
+    document.setWorkload(loadNow("example:hotel"));
+    QCOMPARE(model.rowCount(), int(document.workload()->problem.buffers.size()));
+}
+
+void TestStudio::tensorTableGraphColumns()
+{
+    PlanDocument document;
+    TensorTableModel model(&document);
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    const auto workload = loadNow("example:cnn");
+    document.setWorkload(workload);
+    QVERIFY(workload->graph);
+    int withProducer = 0;
+    int withConsumers = 0;
+    for (int row = 0; row < model.rowCount(); ++row) {
+        if (model.index(row, TensorTableModel::Producer).data().toString() != QStringLiteral("—"))
+            ++withProducer;
+        if (model.index(row, TensorTableModel::Consumers).data(TensorTableModel::SortRole).toInt() > 0)
+            ++withConsumers;
+    }
+    QVERIFY(withProducer > model.rowCount() / 2);
+    QVERIFY(withConsumers > model.rowCount() / 2);
+    // A buffer's producer runs at the buffer's start step.
+    const auto& graph = *workload->graph;
+    for (int row = 0; row < model.rowCount(); ++row) {
+        const auto& buffer = workload->problem.buffers[static_cast<std::size_t>(row)];
+        if (buffer.kind != core::TensorKind::Activation)
+            continue;
+        const auto& op = graph.ops[static_cast<std::size_t>(workload->schedule.order[buffer.lifetime.start])];
+        QCOMPARE(model.index(row, TensorTableModel::Producer).data().toString(), QString::fromStdString(op.name));
+        break;
+    }
+}
+
+void TestStudio::staleLoadAndPlanDropped()
+{
+    PlanningController controller;
+    QSignalSpy loaded(&controller, &PlanningController::loadFinished);
+    QSignalSpy loadFailed(&controller, &PlanningController::loadFailed);
+    controller.requestLoad(QStringLiteral("example:unet"), {});
+    controller.requestLoad(QStringLiteral("example:five-tensors"), {});
+    QTRY_COMPARE_WITH_TIMEOUT(loaded.count(), 1, kTimeout);
+    QTest::qWait(300);
+    QCOMPARE(loaded.count(), 1);
+    QCOMPARE(loadFailed.count(), 0);
+    const auto workload = loaded.at(0).at(0).value<std::shared_ptr<const core::Workload>>();
+    QCOMPARE(QString::fromStdString(workload->source), QStringLiteral("example:five-tensors"));
+
+    QSignalSpy ready(&controller, &PlanningController::planReady);
+    QSignalSpy busy(&controller, &PlanningController::busyChanged);
+    controller.requestPlan(workload, QStringLiteral("naive"));
+    controller.requestPlan(workload, QStringLiteral("first-fit"));
+    QVERIFY(controller.isBusy());
+    QTRY_COMPARE_WITH_TIMEOUT(ready.count(), 1, kTimeout);
+    QTest::qWait(300);
+    QCOMPARE(ready.count(), 1);
+    const auto plan = ready.at(0).at(0).value<core::Plan>();
+    QCOMPARE(QString::fromStdString(plan.planner), QStringLiteral("first-fit"));
+    QCOMPARE(plan.arenaSize, core::Bytes(896));
+    QVERIFY(!controller.isBusy());
+    QCOMPARE(busy.count(), 2); // busy once, idle once
+
+    // Cancel drops what is running: no result signal at all.
+    controller.requestPlan(workload, QStringLiteral("naive"));
+    controller.cancel();
+    QTest::qWait(300);
+    QCOMPARE(ready.count(), 1);
+    QVERIFY(!controller.isBusy());
+
+    // In the window: two quick planner changes, only the second plan reaches the document.
+    QSignalSpy planned(m_window.get(), &MainWindow::planDisplayed);
+    m_window->setPlannerName(QStringLiteral("naive"));
+    m_window->setPlannerName(QStringLiteral("best-fit"));
+    QTRY_COMPARE_WITH_TIMEOUT(planned.count(), 1, kTimeout);
+    QTest::qWait(300);
+    QCOMPARE(planned.count(), 1);
+    QCOMPARE(QString::fromStdString(m_window->document()->plan()->planner), QStringLiteral("best-fit"));
+}
+
+void TestStudio::invalidPlannerFails()
+{
+    PlanningController controller;
+    QSignalSpy failed(&controller, &PlanningController::planFailed);
+    controller.requestPlan(loadNow("example:hotel"), QStringLiteral("no-such-planner"));
+    QTRY_COMPARE_WITH_TIMEOUT(failed.count(), 1, kTimeout);
+    QVERIFY(failed.at(0).at(0).toString().contains(QStringLiteral("no-such-planner")));
+
+    QSignalSpy loadFailed(&controller, &PlanningController::loadFailed);
+    controller.requestLoad(QStringLiteral("/nonexistent/model.onnx"), {});
+    QTRY_COMPARE_WITH_TIMEOUT(loadFailed.count(), 1, kTimeout);
+    QVERIFY2(loadFailed.at(0).at(0).toString().contains(QStringLiteral("model.onnx")),
+        qPrintable(loadFailed.at(0).at(0).toString()));
+}
+
+void TestStudio::playNarratesAndStops()
+{
+    PlanDocument document;
+    const auto workload = loadNow("example:five-tensors");
+    document.setWorkload(workload);
+    document.setPlan(planNow(*workload, "first-fit"));
+    PlayController play(&document);
+    QSignalSpy lines(&play, &PlayController::narrationChanged);
+    QSignalSpy playing(&play, &PlayController::playingChanged);
+
+    play.stepForward();
+    QCOMPARE(document.cursorStep(), 0);
+    QVERIFY(play.narration().startsWith(QStringLiteral("step 0: w1 (512 B)")));
+    play.stepForward();
+    play.stepForward();
+    play.stepForward();
+    QCOMPARE(document.cursorStep(), 3);
+    QVERIFY(play.narration().contains(QStringLiteral("out (64 B) reuses w1's block at 0")));
+    play.stepForward(); // stays on the last step
+    QCOMPARE(document.cursorStep(), 3);
+    play.stepBack();
+    QCOMPARE(document.cursorStep(), 2);
+    QCOMPARE(play.narration(), QStringLiteral("step 2: a2 (128 B) reuses a1's block at 512"));
+
+    play.setStepsPerSecond(100);
+    lines.clear();
+    play.play(); // from step 2 on: 3, then stop at the end
+    QVERIFY(play.isPlaying());
+    QTRY_VERIFY_WITH_TIMEOUT(!play.isPlaying(), 5000);
+    QCOMPARE(document.cursorStep(), 3);
+    QCOMPARE(playing.count(), 2);
+    QVERIFY(!lines.isEmpty());
+    play.play(); // at the end: starts over from step 0
+    QCOMPARE(document.cursorStep(), 0);
+    play.pause();
+    QVERIFY(!play.isPlaying());
+}
+
+// ---------------------------------------------------------------- the window
+
+void TestStudio::defaultExampleHasContent()
+{
+    PlanDocument* document = m_window->document();
+    QVERIFY(document->hasPlan());
+    QCOMPARE(m_window->currentSpec(), QStringLiteral("example:unet"));
+    QVERIFY(document->workload()->problem.buffers.size() > 10);
+    QCOMPARE(m_window->tensorTable()->model()->rowCount(), int(document->workload()->problem.buffers.size()));
+    QVERIFY(m_window->summaryPanel()->summaryText().contains(QStringLiteral("Arena: ")));
+    QVERIFY(m_window->messageBanner()->isHidden());
+
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const std::pair<const char*, std::function<bool(const QString&, QString*)>> views[] = {
+        { "curve", [&](const QString& p, QString* e) { return m_window->memoryCurveView()->exportImage(p, e); } },
+        { "bars", [&](const QString& p, QString* e) { return m_window->lifetimeBarsView()->exportImage(p, e); } },
+        { "arena", [&](const QString& p, QString* e) { return m_window->arenaLayoutView()->exportImage(p, e); } },
+        { "coloring", [&](const QString& p, QString* e) { return m_window->coloringView()->exportImage(p, e); } },
+    };
+    for (const auto& [name, exportImage] : views) {
+        const QString path = dir.filePath(QString::fromLatin1(name) + QStringLiteral(".png"));
+        QString error;
+        QVERIFY2(exportImage(path, &error), qPrintable(error));
+        const QImage image(path);
+        QVERIFY2(!image.isNull(), name);
+        QVERIFY2(distinctColors(image) > 8, name); // drawn content, not a blank widget
+    }
+}
+
+void TestStudio::switchingPlannerReplans()
+{
+    QVERIFY(waitForPlan(QStringLiteral("naive")));
+    const auto naiveArena = m_window->document()->plan()->arenaSize;
+    QCOMPARE(naiveArena, core::sumOfSizes(m_window->document()->workload()->problem));
+    const QString naiveText = m_window->summaryPanel()->summaryText();
+    QVERIFY2(naiveText.contains(QStringLiteral("Arena: ") + QString::fromStdString(core::formatBytes(naiveArena))),
+        qPrintable(naiveText));
+
+    QVERIFY(waitForPlan(QStringLiteral("greedy-by-size")));
+    const auto greedyArena = m_window->document()->plan()->arenaSize;
+    QVERIFY(greedyArena < naiveArena);
+    const QString greedyText = m_window->summaryPanel()->summaryText();
+    QVERIFY(greedyText != naiveText);
+    QVERIFY2(greedyText.contains(QStringLiteral("Arena: ") + QString::fromStdString(core::formatBytes(greedyArena))),
+        qPrintable(greedyText));
+    QVERIFY(greedyText.contains(QStringLiteral("greedy-by-size")));
+    QVERIFY(m_window->windowTitle().contains(QStringLiteral("greedy-by-size")));
+}
+
+void TestStudio::tableSelectionSyncs()
+{
+    PlanDocument* document = m_window->document();
+    QTableView* table = m_window->tensorTable();
+    // Table -> document.
+    const QModelIndex row = table->model()->index(3, 0);
+    const int buffer = row.data(TensorTableModel::BufferRole).toInt();
+    table->selectionModel()->setCurrentIndex(row, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+    QCOMPARE(document->selectedBuffer(), buffer);
+
+    // Document (any view) -> table.
+    const int other = int(document->workload()->problem.buffers.size()) - 1;
+    document->selectBuffer(other);
+    const QModelIndex current = table->selectionModel()->currentIndex();
+    QVERIFY(current.isValid());
+    QCOMPARE(current.data(TensorTableModel::BufferRole).toInt(), other);
+    QVERIFY(table->selectionModel()->isRowSelected(current.row(), {}));
+
+    document->selectBuffer(-1);
+    QVERIFY(!table->selectionModel()->hasSelection());
+}
+
+void TestStudio::cursorReportsLiveSet()
+{
+    PlanDocument* document = m_window->document();
+    const auto& problem = document->workload()->problem;
+    for (core::Step step :
+        { core::Step(0), core::Step(problem.steps / 2), core::peakStep(problem), core::Step(problem.steps - 1) }) {
+        document->setCursorStep(step);
+        QCOMPARE(document->cursorStep(), step);
+        const QString text = m_window->summaryPanel()->summaryText();
+        QVERIFY2(text.contains(liveAtText(problem, step)),
+            qPrintable(text + QStringLiteral("\nexpected: ") + liveAtText(problem, step)));
+        QCOMPARE(m_window->playController()->narration().left(QStringLiteral("step %1").arg(step).size()),
+            QStringLiteral("step %1").arg(step));
+    }
+    document->setCursorStep(-1);
+    QVERIFY(!m_window->summaryPanel()->summaryText().contains(QStringLiteral("Cursor")));
+}
+
+void TestStudio::exportsImagesAndPlan()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    QString error;
+    const QString png = dir.filePath(QStringLiteral("bars.png"));
+    QVERIFY2(m_window->lifetimeBarsView()->exportImage(png, &error), qPrintable(error));
+    QVERIFY(QFileInfo(png).size() > 1000);
+    const QString svg = dir.filePath(QStringLiteral("arena.svg"));
+    QVERIFY2(m_window->arenaLayoutView()->exportImage(svg, &error), qPrintable(error));
+    QFile svgFile(svg);
+    QVERIFY(svgFile.open(QIODevice::ReadOnly));
+    QVERIFY(svgFile.readAll().contains("<svg"));
+
+    const QString json = dir.filePath(QStringLiteral("plan.json"));
+    QVERIFY2(m_window->exportPlanJson(json, &error), qPrintable(error));
+    QFile jsonFile(json);
+    QVERIFY(jsonFile.open(QIODevice::ReadOnly));
+    QJsonParseError parseError;
+    const QJsonDocument parsed = QJsonDocument::fromJson(jsonFile.readAll(), &parseError);
+    QVERIFY2(parseError.error == QJsonParseError::NoError, qPrintable(parseError.errorString()));
+    const QJsonObject root = parsed.object();
+    const core::Plan* plan = m_window->document()->plan();
+    QCOMPARE(root.value(QStringLiteral("arena_bytes")).toInteger(), plan->arenaSize);
+    QCOMPARE(root.value(QStringLiteral("planner")).toString(), QString::fromStdString(plan->planner));
+    QCOMPARE(root.value(QStringLiteral("buffers")).toArray().size(), qsizetype(plan->offsets.size()));
+
+    const QString csv = dir.filePath(QStringLiteral("plan.csv"));
+    QVERIFY2(m_window->exportProblemCsv(csv, &error), qPrintable(error));
+    QFile csvFile(csv);
+    QVERIFY(csvFile.open(QIODevice::ReadOnly));
+    const QByteArray header = csvFile.readLine();
+    QVERIFY2(header.startsWith("id,lower,upper,size"), header.constData());
+    QVERIFY(header.contains("offset"));
+
+    QVERIFY(!m_window->exportPlanJson(QStringLiteral("/nonexistent-dir/plan.json"), &error));
+    QVERIFY2(error.contains(QStringLiteral("plan.json")), qPrintable(error));
+}
+
+void TestStudio::corruptFileKeepsPreviousModel()
+{
+    const auto previous = m_window->document()->sharedWorkload();
+    const core::Bytes previousArena = m_window->document()->plan()->arenaSize;
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString path = dir.filePath(QStringLiteral("x.onnx"));
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    QByteArray noise(4096, Qt::Uninitialized);
+    QRandomGenerator generator(42);
+    for (auto& byte : noise)
+        byte = static_cast<char>(generator.bounded(256));
+    file.write(noise);
+    file.close();
+
+    QSignalSpy failed(m_window.get(), &MainWindow::errorOccurred);
+    m_window->openFile(path);
+    QTRY_COMPARE_WITH_TIMEOUT(failed.count(), 1, kTimeout);
+    QVERIFY(m_window->messageBanner()->isVisible());
+    QVERIFY2(m_window->messageBanner()->text().contains(QStringLiteral("x.onnx")),
+        qPrintable(m_window->messageBanner()->text()));
+    QCOMPARE(m_window->messageBanner()->type(), MessageBanner::Type::Error);
+    // The previous model is still on display, plan and all.
+    QCOMPARE(m_window->document()->sharedWorkload(), previous);
+    QVERIFY(m_window->document()->hasPlan());
+    QCOMPARE(m_window->document()->plan()->arenaSize, previousArena);
+    QCOMPARE(m_window->currentSpec(), QStringLiteral("example:unet"));
+    QVERIFY(!m_window->controller()->isBusy());
+
+    // A good file afterwards clears the banner.
+    QSignalSpy planned(m_window.get(), &MainWindow::planDisplayed);
+    m_window->openFile(QStringLiteral("example:transformer"));
+    QTRY_VERIFY_WITH_TIMEOUT(planned.count() >= 1, kTimeout);
+    QVERIFY(m_window->messageBanner()->isHidden());
+    QCOMPARE(m_window->currentSpec(), QStringLiteral("example:transformer"));
+}
+
+void TestStudio::renderScreenshots()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    QString error;
+    QVERIFY2(m_window->renderScreenshots(dir.filePath(QStringLiteral("shots")), &error), qPrintable(error));
+    for (const char* name :
+        { "memory-curve.png", "lifetime-bars.png", "arena-layout.png", "coloring.png", "window.png" }) {
+        const QImage image(dir.filePath(QStringLiteral("shots/") + QString::fromLatin1(name)));
+        QVERIFY2(!image.isNull(), name);
+        QVERIFY2(distinctColors(image) > 8, name);
+    }
+    const QImage window(dir.filePath(QStringLiteral("shots/window.png")));
+    QVERIFY(window.width() >= 1000 && window.height() >= 700);
+}
+
+void TestStudio::alignmentReloads()
+{
+    QSignalSpy planned(m_window.get(), &MainWindow::planDisplayed);
+    m_window->setAlignment(4096);
+    QTRY_VERIFY_WITH_TIMEOUT(planned.count() >= 1, kTimeout);
+    const auto& problem = m_window->document()->workload()->problem;
+    QCOMPARE(problem.alignment, core::Bytes(4096));
+    for (core::Bytes offset : m_window->document()->plan()->offsets)
+        QCOMPARE(offset % 4096, core::Bytes(0));
+    QVERIFY(m_window->summaryPanel()->summaryText().contains(QStringLiteral("Alignment: 4096 B")));
+
+    planned.clear();
+    m_window->setAlignment(0); // back to the workload's default
+    QTRY_VERIFY_WITH_TIMEOUT(planned.count() >= 1, kTimeout);
+    QCOMPARE(m_window->document()->workload()->problem.alignment, core::Bytes(256));
+}
+
+void TestStudio::dropOpensFileAndRemembersIt()
+{
+    const QString path = QStringLiteral(MEMPLAN_SOURCE_DIR "/tests/data/small_problem.csv");
+    QVERIFY(QFileInfo::exists(path));
+    QMimeData mime;
+    mime.setUrls({ QUrl::fromLocalFile(path) });
+    const QPoint center = m_window->rect().center();
+    QDragEnterEvent enter(center, Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+    QCoreApplication::sendEvent(m_window.get(), &enter);
+    QVERIFY(enter.isAccepted());
+    QSignalSpy planned(m_window.get(), &MainWindow::planDisplayed);
+    QDropEvent drop(center, Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+    QCoreApplication::sendEvent(m_window.get(), &drop);
+    QTRY_VERIFY_WITH_TIMEOUT(planned.count() >= 1, kTimeout);
+    QCOMPARE(m_window->currentSpec(), QFileInfo(path).absoluteFilePath());
+    QVERIFY(!m_window->document()->workload()->graph); // an allocation problem: no producer/consumer columns
+    QCOMPARE(m_window->tensorModel()->index(0, TensorTableModel::Producer).data().toString(), QStringLiteral("—"));
+    QCOMPARE(QSettings().value(QStringLiteral("recentFiles")).toStringList().value(0), QFileInfo(path).absoluteFilePath());
+}
+
+QTEST_MAIN(TestStudio)
+#include "tst_studio.moc"

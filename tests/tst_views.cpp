@@ -1,0 +1,713 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+// The four Studio views (lifetime bars, arena layout, coloring, memory curve) over one PlanDocument:
+// axis mappings, the display coloring, palette, rendering, export and the shared interactions.
+#include "qcp.h" // first: see qcp.h
+
+#include "arenalayoutview.h"
+#include "coloringview.h"
+#include "intervalindex.h"
+#include "lifetimebarsview.h"
+#include "memorycurveview.h"
+#include "palette.h"
+#include "plandocument.h"
+#include "timeaxis.h"
+
+#include "io/workload.h"
+#include "planners/metrics.h"
+#include "planners/planner.h"
+#include "planners/validate.h"
+
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QPainter>
+#include <QSignalSpy>
+#include <QSvgRenderer>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QWheelEvent>
+
+#include <memory>
+#include <random>
+
+namespace {
+
+std::shared_ptr<const core::Workload> loadExample(const std::string& spec)
+{
+    auto loaded = core::loadWorkload(spec, {});
+    if (!loaded)
+        qFatal("%s: %s", spec.c_str(), loaded.error().message.c_str());
+    return std::make_shared<const core::Workload>(std::move(*loaded));
+}
+
+// Loads `spec`, plans it with `planner`, checks the plan and puts both in `document`.
+void open(PlanDocument& document, std::shared_ptr<const core::Workload> workload, const char* planner)
+{
+    auto plan = core::runPlanner(*core::plannerByName(planner), workload->problem);
+    if (!plan)
+        qFatal("%s: %s", planner, plan.error().message.c_str());
+    const auto check = core::validatePlan(workload->problem, *plan);
+    if (!check.ok())
+        qFatal("%s: invalid plan: %s", planner, check.message.c_str());
+    document.setWorkload(std::move(workload));
+    document.setPlan(std::move(*plan));
+}
+
+// A random allocation problem: `count` buffers over `steps` steps, short lifetimes, mixed sizes.
+std::shared_ptr<const core::Workload> syntheticWorkload(int count, core::Step steps)
+{
+    std::mt19937 random(42);
+    std::uniform_int_distribution<core::Step> start(0, steps - 2);
+    std::geometric_distribution<core::Step> length(0.05);
+    std::uniform_int_distribution<int> sizeExp(6, 20);
+    core::PlanProblem problem;
+    problem.steps = steps;
+    for (int i = 0; i < count; ++i) {
+        const core::Step s = start(random);
+        const core::Step e = std::min<core::Step>(steps, s + 1 + length(random));
+        const core::Bytes size = core::Bytes(1) << sizeExp(random);
+        const std::string name = "t" + std::to_string(i);
+        problem.buffers.push_back({ name, { s, e }, size, core::TensorKind::Activation, { name } });
+    }
+    return std::make_shared<const core::Workload>(core::workloadFromProblem(std::move(problem), "synthetic", {}));
+}
+
+// "Ink": pixels that are neither the view's background nor the empty plot's background.
+int contentPixels(const QImage& image)
+{
+    const QRgb background = ViewPalette::background().rgb() & 0xFFFFFF;
+    const QRgb plot = ViewPalette::plotBackground().rgb() & 0xFFFFFF;
+    int count = 0;
+    for (int y = 0; y < image.height(); ++y)
+        for (int x = 0; x < image.width(); ++x) {
+            const QRgb pixel = image.pixel(x, y) & 0xFFFFFF;
+            if (pixel != background && pixel != plot)
+                ++count;
+        }
+    return count;
+}
+
+// QTest::mouseMove does not reach a widget's mouseMoveEvent on the offscreen platform: send it.
+void sendMove(QWidget* widget, QPointF pos, Qt::MouseButtons buttons = Qt::NoButton)
+{
+    QMouseEvent event(QEvent::MouseMove, pos, widget->mapToGlobal(pos), Qt::NoButton, buttons, Qt::NoModifier);
+    QApplication::sendEvent(widget, &event);
+}
+
+void sendWheel(QWidget* widget, QPointF pos, int deltaY)
+{
+    QWheelEvent event(pos, widget->mapToGlobal(pos), QPoint(), QPoint(0, deltaY), Qt::NoButton, Qt::NoModifier,
+        Qt::NoScrollPhase, false);
+    QApplication::sendEvent(widget, &event);
+}
+
+// One document with every view, shown at a fixed size.
+struct Studio {
+    PlanDocument document;
+    std::unique_ptr<LifetimeBarsView> bars;
+    std::unique_ptr<ArenaLayoutView> arena;
+    std::unique_ptr<ColoringView> coloring;
+    std::unique_ptr<MemoryCurveView> curve;
+
+    Studio()
+        : bars(std::make_unique<LifetimeBarsView>(&document))
+        , arena(std::make_unique<ArenaLayoutView>(&document))
+        , coloring(std::make_unique<ColoringView>(&document))
+        , curve(std::make_unique<MemoryCurveView>(&document))
+    {
+    }
+    std::vector<QWidget*> views() const { return { bars.get(), arena.get(), coloring.get(), curve.get() }; }
+    void show(QSize size)
+    {
+        for (QWidget* view : views()) {
+            view->resize(size);
+            view->show();
+            if (!QTest::qWaitForWindowExposed(view))
+                qWarning("view not exposed");
+        }
+    }
+};
+
+bool exportImage(QWidget* view, const QString& path, QString* error)
+{
+    if (auto* v = qobject_cast<TimelineView*>(view))
+        return v->exportImage(path, error);
+    return static_cast<MemoryCurveView*>(view)->exportImage(path, error);
+}
+
+// Index of the buffer named `name`, or -1.
+int bufferNamed(const core::Workload& workload, const std::string& name)
+{
+    for (std::size_t i = 0; i < workload.problem.buffers.size(); ++i)
+        if (workload.problem.buffers[i].name == name)
+            return static_cast<int>(i);
+    return -1;
+}
+
+// The largest buffer: its rectangle is big in every view.
+int largestBuffer(const core::Workload& workload)
+{
+    int best = 0;
+    for (std::size_t i = 0; i < workload.problem.buffers.size(); ++i)
+        if (workload.problem.buffers[i].size > workload.problem.buffers[best].size)
+            best = static_cast<int>(i);
+    return best;
+}
+
+} // namespace
+
+class TestViews : public QObject {
+    Q_OBJECT
+private slots:
+    void timeAxisRoundTrip();
+    void offsetAxisRoundTrip();
+    void ticks();
+    void intervalIndexMatchesBruteForce();
+    void leftEdgeColoring_data();
+    void leftEdgeColoring();
+    void palette();
+    void rendersContent();
+    void exportsPngAndSvg();
+    void clickSelectsAndHoverHighlights();
+    void clickOnEmptyClearsSelection();
+    void wheelZooms();
+    void dragPans();
+    void keysMoveCursorAndFit();
+    void axisStripSetsCursor();
+    void sortAndColorModes();
+    void coloringViewUsesPlanSlots();
+    void curveOverlay();
+    void noPlanIsNotACrash();
+    void largeWorkload();
+    void screenshots();
+};
+
+void TestViews::timeAxisRoundTrip()
+{
+    const TimeAxis axis { 10, 50, 100, 900 };
+    QCOMPARE(axis.stepToX(10), 100.0);
+    QCOMPARE(axis.stepToX(50), 900.0);
+    QCOMPARE(axis.stepToX(30), 500.0);
+    QCOMPARE(axis.pixelsPerStep(), 20.0);
+    for (double step : { 0.0, 10.0, 12.5, 33.25, 50.0, 70.0 })
+        QVERIFY(qAbs(axis.xToStep(axis.stepToX(step)) - step) < 1e-9);
+    for (double x : { 0.0, 100.0, 345.5, 900.0 })
+        QVERIFY(qAbs(axis.stepToX(axis.xToStep(x)) - x) < 1e-9);
+    const TimeAxis degenerate { 5, 5, 0, 100 }; // empty range must not divide by zero
+    QVERIFY(std::isfinite(degenerate.xToStep(50)));
+}
+
+void TestViews::offsetAxisRoundTrip()
+{
+    const OffsetAxis axis { 0, 4096, 20, 420 }; // 4 KiB over 400 px, upwards
+    QCOMPARE(axis.valueToY(0), 420.0);
+    QCOMPARE(axis.valueToY(4096), 20.0);
+    QCOMPARE(axis.valueToY(1024), 320.0);
+    for (double bytes : { 0.0, 1.0, 100.0, 2048.0, 4095.5 })
+        QVERIFY(qAbs(axis.yToValue(axis.valueToY(bytes)) - bytes) < 1e-9);
+    QVERIFY(axis.valueToY(3000) < axis.valueToY(1000)); // more bytes, higher up
+}
+
+void TestViews::ticks()
+{
+    const auto steps = niceTicks(0, 97, 10, 1);
+    QVERIFY(!steps.empty());
+    QVERIFY(steps.size() <= 11);
+    for (double t : steps) {
+        QCOMPARE(t, std::round(t)); // no tick between two steps
+        QVERIFY(t >= 0 && t <= 97);
+    }
+    QCOMPARE(niceTicks(0, 3, 20, 1), (std::vector<double> { 0, 1, 2, 3 }));
+    const auto bytes = byteTicks(0, 3.0 * 1024 * 1024, 6);
+    QVERIFY(bytes.size() >= 3 && bytes.size() <= 7);
+    for (double t : bytes) // multiples of 512 KiB at this range
+        QCOMPARE(std::fmod(t, 512.0 * 1024), 0.0);
+    QCOMPARE(shortBytes(2.0 * 1024 * 1024), QStringLiteral("2 MiB"));
+    QCOMPARE(shortBytes(1536), QStringLiteral("1.5 KiB"));
+    QCOMPARE(shortBytes(812), QStringLiteral("812 B"));
+    QCOMPARE(byteUnitFor(3.0 * 1024 * 1024).name, QStringLiteral("MiB"));
+    QCOMPARE(byteUnitFor(900).name, QStringLiteral("B"));
+}
+
+void TestViews::intervalIndexMatchesBruteForce()
+{
+    const auto workload = syntheticWorkload(3000, 500);
+    IntervalIndex index;
+    index.build(workload->problem);
+    QCOMPARE(index.size(), std::size_t(3000));
+    std::mt19937 random(7);
+    std::uniform_real_distribution<double> step(-5, 505);
+    for (int query = 0; query < 200; ++query) {
+        double first = step(random), last = step(random);
+        if (query % 4 == 0)
+            last = first; // a point query, as hit-testing uses
+        if (last < first)
+            std::swap(first, last);
+        std::vector<int> found;
+        index.forEach(first, last, [&](int i) { found.push_back(i); });
+        std::sort(found.begin(), found.end());
+        std::vector<int> expected;
+        for (std::size_t i = 0; i < workload->problem.buffers.size(); ++i) {
+            const auto& life = workload->problem.buffers[i].lifetime;
+            if (life.start <= last && life.end > first)
+                expected.push_back(static_cast<int>(i));
+        }
+        QCOMPARE(found, expected);
+    }
+}
+
+void TestViews::leftEdgeColoring_data()
+{
+    QTest::addColumn<QString>("spec");
+    QTest::addColumn<int>("expectedColors");
+    QTest::newRow("hotel") << QStringLiteral("example:hotel") << 3;
+    QTest::newRow("five-tensors") << QStringLiteral("example:five-tensors") << 3;
+    QTest::newRow("unet") << QStringLiteral("example:unet") << -1;
+}
+
+void TestViews::leftEdgeColoring()
+{
+    QFETCH(QString, spec);
+    QFETCH(int, expectedColors);
+    const auto workload = loadExample(spec.toStdString());
+    const auto& problem = workload->problem;
+    const auto colors = ::leftEdgeColoring(problem);
+    QCOMPARE(colors.size(), problem.buffers.size());
+    const int depth = core::maxOverlapDepth(problem);
+    if (expectedColors >= 0)
+        QCOMPARE(depth, expectedColors);
+    QCOMPARE(*std::max_element(colors.begin(), colors.end()) + 1, depth);
+    for (std::size_t a = 0; a < colors.size(); ++a) {
+        QCOMPARE(colors[a] < 0, problem.buffers[a].size == 0);
+        for (std::size_t b = a + 1; b < colors.size(); ++b)
+            if (colors[a] >= 0 && colors[a] == colors[b])
+                QVERIFY2(!problem.buffers[a].lifetime.overlaps(problem.buffers[b].lifetime),
+                    qPrintable(QStringLiteral("%1 and %2 share color %3 but overlap")
+                                   .arg(QString::fromStdString(problem.buffers[a].name),
+                                       QString::fromStdString(problem.buffers[b].name))
+                                   .arg(colors[a])));
+    }
+}
+
+void TestViews::palette()
+{
+    for (int a = 0; a < 12; ++a)
+        for (int b = a + 1; b < 12; ++b)
+            QVERIFY2(ViewPalette::colorDistance(ViewPalette::indexColor(a), ViewPalette::indexColor(b)) > 12,
+                qPrintable(QStringLiteral("colors %1 and %2 are too similar").arg(a).arg(b)));
+    const core::TensorKind kinds[] = { core::TensorKind::Input, core::TensorKind::Output, core::TensorKind::Weight,
+        core::TensorKind::Activation, core::TensorKind::Persistent };
+    for (auto a : kinds)
+        for (auto b : kinds)
+            if (a != b)
+                QVERIFY(ViewPalette::colorDistance(ViewPalette::kindColor(a), ViewPalette::kindColor(b)) > 20);
+    QCOMPARE(ViewPalette::textColorOn(Qt::white), QColor(0x1E1E1E));
+    QCOMPARE(ViewPalette::textColorOn(QColor(0x1F3A60)), QColor(Qt::white));
+    QVERIFY(ViewPalette::colorDistance(ViewPalette::indexColor(3), ViewPalette::indexColor(3)) < 1e-9);
+}
+
+void TestViews::rendersContent()
+{
+    Studio studio;
+    open(studio.document, loadExample("example:unet"), "greedy-by-size");
+    studio.show(QSize(1200, 700));
+    studio.curve->plot()->replot();
+    for (QWidget* view : studio.views()) {
+        const QImage image = view->grab().toImage();
+        QCOMPARE(image.size(), QSize(1200, 700) * view->devicePixelRatioF());
+        const int pixels = contentPixels(image);
+        qDebug("%s: %d ink pixels", view->metaObject()->className(), pixels);
+        QVERIFY2(pixels > 1200 * 700 / 10,
+            qPrintable(QStringLiteral("%1 has only %2 content pixels")
+                           .arg(QLatin1String(view->metaObject()->className()))
+                           .arg(pixels)));
+    }
+}
+
+void TestViews::exportsPngAndSvg()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    Studio studio;
+    open(studio.document, loadExample("example:unet"), "greedy-by-size");
+    studio.show(QSize(1000, 500));
+    for (QWidget* view : studio.views()) {
+        const QString name = QLatin1String(view->metaObject()->className());
+        QString error;
+        const QString png = dir.filePath(name + QStringLiteral(".png"));
+        QVERIFY2(exportImage(view, png, &error), qPrintable(error));
+        QImage image(png);
+        QVERIFY2(!image.isNull(), qPrintable(png));
+        QVERIFY(image.width() >= 1000 && image.height() >= 500);
+        QVERIFY(contentPixels(image) > 1000);
+        const QString svg = dir.filePath(name + QStringLiteral(".svg"));
+        QVERIFY2(exportImage(view, svg, &error), qPrintable(error));
+        QFile file(svg);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const QByteArray text = file.readAll();
+        QVERIFY2(text.startsWith("<?xml") || text.contains("<svg"), qPrintable(svg));
+        QVERIFY(text.contains("</svg>"));
+        QVERIFY(text.size() > 2000);
+        QVERIFY(!exportImage(view, dir.filePath(name + QStringLiteral(".xyz")), &error));
+        QVERIFY(error.contains(QStringLiteral("xyz")));
+    }
+    // A view never shown exports at its size hint.
+    PlanDocument document;
+    open(document, loadExample("example:hotel"), "first-fit");
+    ArenaLayoutView hidden(&document);
+    QString error;
+    QVERIFY2(hidden.exportImage(dir.filePath(QStringLiteral("hidden.png")), &error), qPrintable(error));
+    QCOMPARE(QImage(dir.filePath(QStringLiteral("hidden.png"))).size(), hidden.sizeHint());
+}
+
+void TestViews::clickSelectsAndHoverHighlights()
+{
+    Studio studio;
+    const auto workload = loadExample("example:unet");
+    open(studio.document, workload, "coloring");
+    studio.show(QSize(1200, 700));
+    const int target = largestBuffer(*workload);
+    studio.document.selectBuffer(target); // scrolls the row-based views to it
+    studio.document.selectBuffer(-1);
+    QSignalSpy selection(&studio.document, &PlanDocument::selectionChanged);
+
+    struct Case {
+        TimelineView* view;
+        QRectF rect;
+    };
+    const Case cases[] = {
+        { studio.bars.get(), studio.bars->barRect(studio.bars->frame(), target) },
+        { studio.arena.get(), studio.arena->bufferRect(studio.arena->frame(), target) },
+        { studio.coloring.get(), studio.coloring->bufferRect(studio.coloring->frame(), target) },
+    };
+    for (const Case& c : cases) {
+        const char* name = c.view->metaObject()->className();
+        QVERIFY2(c.rect.isValid() && c.rect.width() >= 2, name);
+        const QPoint centre = c.rect.center().toPoint();
+        QVERIFY2(c.view->frame().plot.contains(centre), name);
+        QCOMPARE(c.view->bufferUnder(centre), target);
+        studio.document.selectBuffer(-1);
+        studio.document.hoverBuffer(-1);
+        sendMove(c.view, centre);
+        QCOMPARE(studio.document.hoveredBuffer(), target);
+        QTest::mouseClick(c.view, Qt::LeftButton, {}, centre);
+        QCOMPARE(studio.document.selectedBuffer(), target);
+    }
+    QVERIFY(selection.count() >= 3);
+    // The tooltip text names the buffer and its numbers.
+    const QString tip = TimelineView::bufferToolTip(&studio.document, target);
+    QVERIFY(tip.contains(QString::fromStdString(workload->problem.buffers[target].name).toHtmlEscaped()));
+    QVERIFY(tip.contains(QStringLiteral("offset")));
+    QVERIFY(tip.contains(QStringLiteral("[%1, %2)")
+                             .arg(workload->problem.buffers[target].lifetime.start)
+                             .arg(workload->problem.buffers[target].lifetime.end)));
+    // Selection shows in the other views: the arena repaints the selected rectangle with an outline.
+    const QImage before = studio.arena->grab().toImage();
+    studio.document.selectBuffer(-1);
+    const QImage after = studio.arena->grab().toImage();
+    QVERIFY(before != after);
+}
+
+void TestViews::clickOnEmptyClearsSelection()
+{
+    Studio studio;
+    const auto workload = loadExample("example:five-tensors");
+    open(studio.document, workload, "first-fit");
+    studio.show(QSize(900, 500));
+    studio.document.selectBuffer(0);
+    // Above the arena line there is no buffer.
+    const auto frame = studio.arena->frame();
+    const QPoint empty(frame.plot.center().x(), frame.plot.top() + 3);
+    QCOMPARE(studio.arena->bufferUnder(empty), -1);
+    QTest::mouseClick(studio.arena.get(), Qt::LeftButton, {}, empty);
+    QCOMPARE(studio.document.selectedBuffer(), -1);
+}
+
+void TestViews::wheelZooms()
+{
+    Studio studio;
+    open(studio.document, loadExample("example:unet"), "greedy-by-size");
+    studio.show(QSize(1200, 600));
+    const double steps = studio.document.steps();
+    for (QWidget* view : studio.views()) {
+        studio.document.fitVisibleSteps();
+        QCOMPARE(studio.document.lastVisibleStep() - studio.document.firstVisibleStep(), steps);
+        QWidget* target = view == studio.curve.get() ? static_cast<QWidget*>(studio.curve->plot()) : view;
+        // Zoom in at 3/4 of the width: the step under the mouse stays put.
+        TimeAxis axis = view == studio.curve.get() ? studio.curve->timeAxis() : studio.bars->frame().time;
+        const double x = axis.left + 0.75 * (axis.right - axis.left);
+        const double anchor = axis.xToStep(x);
+        const QPointF pos(x - (view == studio.curve.get() ? studio.curve->plot()->x() : 0), target->height() / 2.0);
+        sendWheel(target, pos, 240);
+        const double span = studio.document.lastVisibleStep() - studio.document.firstVisibleStep();
+        QVERIFY2(span < steps * 0.8, view->metaObject()->className());
+        axis.first = studio.document.firstVisibleStep();
+        axis.last = studio.document.lastVisibleStep();
+        QVERIFY2(qAbs(axis.xToStep(x) - anchor) < 0.01, view->metaObject()->className());
+        sendWheel(target, pos, -480);
+        QVERIFY(studio.document.lastVisibleStep() - studio.document.firstVisibleStep() > span);
+    }
+}
+
+void TestViews::dragPans()
+{
+    Studio studio;
+    open(studio.document, loadExample("example:unet"), "greedy-by-size");
+    studio.show(QSize(1200, 600));
+    studio.document.setVisibleSteps(10, 30);
+    const auto frame = studio.arena->frame();
+    // Start the drag above the arena line (empty space), move left by 100 px: later steps come in.
+    const QPoint from(frame.plot.center().x(), frame.plot.top() + 3);
+    QCOMPARE(studio.arena->bufferUnder(from), -1);
+    QTest::mousePress(studio.arena.get(), Qt::LeftButton, {}, from);
+    sendMove(studio.arena.get(), from - QPoint(100, 0), Qt::LeftButton);
+    QTest::mouseRelease(studio.arena.get(), Qt::LeftButton, {}, from - QPoint(100, 0));
+    const double shift = 100 / frame.time.pixelsPerStep();
+    QVERIFY(qAbs(studio.document.firstVisibleStep() - (10 + shift)) < 1e-6);
+    QVERIFY(qAbs(studio.document.lastVisibleStep() - (30 + shift)) < 1e-6);
+}
+
+void TestViews::keysMoveCursorAndFit()
+{
+    Studio studio;
+    open(studio.document, loadExample("example:unet"), "greedy-by-size");
+    studio.show(QSize(1000, 500));
+    for (QWidget* view : studio.views()) {
+        studio.document.setCursorStep(-1);
+        studio.document.fitVisibleSteps();
+        view->setFocus();
+        QTest::keyClick(view, Qt::Key_Right); // no cursor yet: starts at the first visible step
+        QCOMPARE(studio.document.cursorStep(), 0);
+        QTest::keyClick(view, Qt::Key_Right);
+        QTest::keyClick(view, Qt::Key_Right);
+        QCOMPARE(studio.document.cursorStep(), 2);
+        QTest::keyClick(view, Qt::Key_Left);
+        QCOMPARE(studio.document.cursorStep(), 1);
+        studio.document.setVisibleSteps(5, 9);
+        QTest::keyClick(view, Qt::Key_F);
+        QCOMPARE(studio.document.firstVisibleStep(), 0.0);
+        QCOMPARE(studio.document.lastVisibleStep(), double(studio.document.steps()));
+    }
+    // Moving the cursor past the visible range scrolls it into view.
+    studio.document.setVisibleSteps(0, 10);
+    studio.document.setCursorStep(9);
+    QTest::keyClick(studio.bars.get(), Qt::Key_Right);
+    QCOMPARE(studio.document.cursorStep(), 10);
+    QVERIFY(studio.document.lastVisibleStep() >= 11);
+}
+
+void TestViews::axisStripSetsCursor()
+{
+    Studio studio;
+    open(studio.document, loadExample("example:unet"), "greedy-by-size");
+    studio.show(QSize(1200, 600));
+    for (TimelineView* view : { static_cast<TimelineView*>(studio.bars.get()),
+             static_cast<TimelineView*>(studio.arena.get()), static_cast<TimelineView*>(studio.coloring.get()) }) {
+        studio.document.setCursorStep(-1);
+        const auto frame = view->frame();
+        const int x = static_cast<int>(frame.time.stepToX(7.5));
+        QTest::mouseClick(view, Qt::LeftButton, {}, QPoint(x, frame.axis.top() + 5));
+        QCOMPARE(studio.document.cursorStep(), 7);
+    }
+    // In the memory curve, a click without drag sets the cursor.
+    studio.document.setCursorStep(-1);
+    const TimeAxis axis = studio.curve->timeAxis();
+    const QPoint inPlot(
+        static_cast<int>(axis.stepToX(12.5)) - studio.curve->plot()->x(), studio.curve->plot()->height() / 2);
+    QTest::mouseClick(studio.curve->plot(), Qt::LeftButton, {}, inPlot);
+    QCOMPARE(studio.document.cursorStep(), 12);
+}
+
+void TestViews::sortAndColorModes()
+{
+    PlanDocument document;
+    const auto workload = loadExample("example:five-tensors");
+    open(document, workload, "first-fit");
+    LifetimeBarsView view(&document);
+    view.resize(900, 400);
+    // five-tensors: w1 512 [0,3), a1 128 [0,1), w2 256 [1,4), a2 128 [2,3), out 64 [3,4).
+    const int w1 = bufferNamed(*workload, "w1"), a1 = bufferNamed(*workload, "a1"), w2 = bufferNamed(*workload, "w2"),
+              out = bufferNamed(*workload, "out");
+    QCOMPARE(view.rowOf(a1), 0); // by start, then end: a1 [0,1) before w1 [0,3)
+    QCOMPARE(view.rowOf(w1), 1);
+    view.setSortOrder(LifetimeBarsView::SortOrder::Size);
+    QCOMPARE(view.rowOf(w1), 0);
+    QCOMPARE(view.rowOf(w2), 1);
+    QCOMPARE(view.rowOf(out), 4);
+    view.setSortOrder(LifetimeBarsView::SortOrder::Offset); // w1 0, out 0, a1 512, a2 512, w2 640
+    QCOMPARE(view.rowOf(w1), 0);
+    QCOMPARE(view.rowOf(out), 1);
+    QCOMPARE(view.rowOf(w2), 4);
+    const QImage byKind = view.grab().toImage();
+    view.setColorMode(LifetimeBarsView::ColorMode::Color);
+    const QImage byColor = view.grab().toImage();
+    QVERIFY(byKind != byColor); // offset bands: not all the same color as by kind
+}
+
+void TestViews::coloringViewUsesPlanSlots()
+{
+    PlanDocument document;
+    const auto workload = loadExample("example:hotel");
+    open(document, workload, "coloring");
+    ColoringView view(&document);
+    QVERIFY(view.usesPlanColors());
+    QCOMPARE(view.slotCount(), 3);
+    for (int i = 0; i < 6; ++i)
+        QCOMPARE(view.colorOf(i), document.plan()->colors[i]);
+    open(document, workload, "first-fit"); // no slots: computed for display
+    QVERIFY(!view.usesPlanColors());
+    QCOMPARE(view.slotCount(), 3);
+    view.resize(900, 300);
+    const QImage image = view.grab().toImage();
+    QVERIFY(contentPixels(image) > 900 * 300 / 4);
+}
+
+void TestViews::curveOverlay()
+{
+    PlanDocument document;
+    open(document, loadExample("example:unet"), "greedy-by-size");
+    MemoryCurveView view(&document);
+    view.resize(900, 400);
+    QVERIFY(!view.showsMeasured());
+    QVERIFY(!view.showsBudget());
+    QCOMPARE(view.unit().name, QStringLiteral("MiB")); // unet peaks at tens of MiB
+    QCOMPARE(view.plot()->yAxis->label(), QStringLiteral("memory (MiB)"));
+    QCOMPARE(view.plot()->xAxis->label(), QStringLiteral("step"));
+    view.plot()->replot();
+    const QImage plain = view.grab().toImage();
+    std::vector<core::Bytes> measured = document.liveCurve();
+    for (auto& v : measured)
+        v = v * 11 / 10;
+    document.setMeasuredCurve(measured);
+    document.setBudget(document.metrics().arena * 3 / 2);
+    QVERIFY(view.showsMeasured());
+    QVERIFY(view.showsBudget());
+    QVERIFY(view.plot()->yAxis->range().upper >= 1.5 * double(document.metrics().arena) / view.unit().divisor);
+    view.plot()->replot(); // the view queues its replots
+    QVERIFY(view.grab().toImage() != plain);
+    document.setBudget(0);
+    QVERIFY(!view.showsBudget());
+}
+
+void TestViews::noPlanIsNotACrash()
+{
+    Studio studio;
+    studio.show(QSize(600, 300));
+    for (QWidget* view : studio.views()) {
+        const QImage empty = view->grab().toImage();
+        QVERIFY(!empty.isNull());
+        // Nothing loaded: little beyond the frame and a line of text (what rendersContent must exceed).
+        QVERIFY2(contentPixels(empty) < 600 * 300 / 10, view->metaObject()->className());
+    }
+    studio.document.setWorkload(loadExample("example:hotel")); // workload, no plan yet
+    for (QWidget* view : studio.views()) {
+        QVERIFY(!view->grab().isNull());
+        QTest::mouseClick(view, Qt::LeftButton, {}, QPoint(300, 150));
+        QTest::keyClick(view, Qt::Key_Right);
+    }
+}
+
+void TestViews::largeWorkload()
+{
+    QElapsedTimer timer;
+    timer.start();
+    const auto workload = syntheticWorkload(20000, 4000);
+    Studio studio;
+    open(studio.document, workload, "greedy-by-size");
+    qDebug("20k buffers: loaded and planned in %lld ms", static_cast<long long>(timer.restart()));
+    studio.show(QSize(1400, 800));
+    studio.curve->plot()->replot();
+    qDebug("20k buffers: views built and shown in %lld ms", static_cast<long long>(timer.restart()));
+    for (QWidget* view : studio.views()) {
+        timer.restart();
+        QImage image = view->grab().toImage(); // fitted: everything visible
+        const qint64 full = timer.restart();
+        studio.document.setVisibleSteps(1000, 1200);
+        image = view->grab().toImage();
+        const qint64 zoomed = timer.restart();
+        for (int i = 0; i < 10; ++i) // pan
+            studio.document.setVisibleSteps(1000 + 20 * i, 1200 + 20 * i);
+        if (view == studio.curve.get())
+            studio.curve->plot()->replot();
+        image = view->grab().toImage();
+        const qint64 panned = timer.restart();
+        int hits = 0;
+        if (auto* v = qobject_cast<TimelineView*>(view)) {
+            const auto frame = v->frame();
+            for (int x = frame.plot.left(); x < frame.plot.right(); x += 7)
+                for (int y = frame.plot.top(); y < frame.plot.bottom(); y += 7)
+                    hits += v->bufferUnder(QPointF(x, y)) >= 0;
+        }
+        const qint64 hitTest = timer.restart();
+        qDebug("%s: full %lld ms, zoomed %lld ms, panned %lld ms, hit-test grid %lld ms (%d hits)",
+            view->metaObject()->className(), static_cast<long long>(full), static_cast<long long>(zoomed),
+            static_cast<long long>(panned), static_cast<long long>(hitTest), hits);
+        QVERIFY(contentPixels(image) > 1000);
+        studio.document.fitVisibleSteps();
+    }
+}
+
+// Renders every view of the built-in examples to $MEMPLAN_VIEWS_DIR (for looking at them).
+void TestViews::screenshots()
+{
+    const QString dir = qEnvironmentVariable("MEMPLAN_VIEWS_DIR");
+    if (dir.isEmpty())
+        QSKIP("set MEMPLAN_VIEWS_DIR to write screenshots");
+    QDir().mkpath(dir);
+    const std::pair<const char*, const char*> cases[] = { { "unet", "greedy-by-size" }, { "transformer", "coloring" },
+        { "hotel", "first-fit" }, { "cnn", "greedy-by-size" } };
+    for (const auto& [example, planner] : cases) {
+        Studio studio;
+        const auto workload = loadExample(std::string("example:") + example);
+        open(studio.document, workload, planner);
+        studio.show(QSize(1200, 700));
+        const int target = largestBuffer(*workload);
+        studio.document.selectBuffer(target);
+        studio.document.setCursorStep(workload->problem.buffers[target].lifetime.start);
+        for (QWidget* view : studio.views()) {
+            const QString name
+                = QStringLiteral("%1/%2-%3.png")
+                      .arg(dir, QLatin1String(example), QString::fromLatin1(view->metaObject()->className()).toLower());
+            QString error;
+            QVERIFY2(exportImage(view, name, &error), qPrintable(error));
+        }
+        if (std::string(example) == "unet") {
+            std::vector<core::Bytes> measured = studio.document.liveCurve();
+            for (std::size_t i = 0; i < measured.size(); ++i)
+                measured[i] = measured[i] * (105 + static_cast<core::Bytes>(i % 7)) / 100;
+            studio.document.setMeasuredCurve(measured);
+            studio.document.setBudget(studio.document.metrics().arena * 5 / 4);
+            QVERIFY(studio.curve->exportImage(QStringLiteral("%1/unet-curve-overlay.png").arg(dir)));
+            QVERIFY(studio.curve->exportImage(QStringLiteral("%1/unet-curve-overlay.svg").arg(dir)));
+            QVERIFY(studio.arena->exportImage(QStringLiteral("%1/unet-arena.svg").arg(dir)));
+            for (const char* svg : { "unet-arena", "unet-curve-overlay" }) { // read back, to look at
+                QSvgRenderer renderer(QStringLiteral("%1/%2.svg").arg(dir, QLatin1String(svg)));
+                QVERIFY(renderer.isValid());
+                QImage back(QSize(1200, 700), QImage::Format_ARGB32);
+                back.fill(Qt::white);
+                QPainter painter(&back);
+                renderer.render(&painter);
+                painter.end();
+                back.save(QStringLiteral("%1/%2-svg.png").arg(dir, QLatin1String(svg)));
+            }
+        }
+        studio.bars->setColorMode(LifetimeBarsView::ColorMode::Color);
+        QVERIFY(studio.bars->exportImage(QStringLiteral("%1/%2-bars-color.png").arg(dir, QLatin1String(example))));
+    }
+    {
+        Studio studio;
+        open(studio.document, syntheticWorkload(20000, 4000), "greedy-by-size");
+        studio.show(QSize(1200, 700));
+        for (QWidget* view : studio.views())
+            QVERIFY(exportImage(view,
+                QStringLiteral("%1/synthetic-%2.png")
+                    .arg(dir, QString::fromLatin1(view->metaObject()->className()).toLower()),
+                nullptr));
+        studio.document.setVisibleSteps(1000, 1100);
+        QVERIFY(studio.arena->exportImage(QStringLiteral("%1/synthetic-zoomed-arena.png").arg(dir)));
+    }
+}
+
+QTEST_MAIN(TestViews)
+#include "tst_views.moc"

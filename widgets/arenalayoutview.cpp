@@ -1,0 +1,271 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+#include "arenalayoutview.h"
+
+#include "palette.h"
+#include "plandocument.h"
+
+#include <QHash>
+#include <QImage>
+#include <QPainter>
+
+#include <algorithm>
+#include <cmath>
+
+ArenaLayoutView::ArenaLayoutView(PlanDocument* document, QWidget* parent)
+    : TimelineView(document, parent)
+{
+    rebuild();
+}
+
+void ArenaLayoutView::rebuild()
+{
+    const core::Workload* workload = document()->workload();
+    m_colors.clear();
+    m_index = {};
+    if (!workload)
+        return;
+    m_index.build(workload->problem);
+    for (const auto& b : workload->problem.buffers)
+        m_colors.push_back(ViewPalette::kindColor(b.kind));
+    const core::Bytes arena = document()->plan() ? document()->plan()->arenaSize : 0;
+    // Head room above the larger line so its label fits.
+    m_top = std::max<double>({ static_cast<double>(arena), static_cast<double>(document()->metrics().lowerBound), 1.0 })
+        * 1.08;
+}
+
+OffsetAxis ArenaLayoutView::offsetAxis(const Frame& frame) const
+{
+    return OffsetAxis { 0, m_top, frame.plot.top(), frame.plot.bottom() + 1 };
+}
+
+QRectF ArenaLayoutView::bufferRect(const Frame& frame, int buffer) const
+{
+    const core::Plan* plan = document()->plan();
+    const core::Workload* workload = document()->workload();
+    if (!plan || !workload || buffer < 0 || buffer >= static_cast<int>(plan->offsets.size()))
+        return {};
+    const auto& b = workload->problem.buffers[buffer];
+    const OffsetAxis y = offsetAxis(frame);
+    const double x0 = frame.time.stepToX(b.lifetime.start), x1 = frame.time.stepToX(b.lifetime.end);
+    const double yTop = y.valueToY(static_cast<double>(plan->offsets[buffer] + b.size));
+    const double yBottom = y.valueToY(static_cast<double>(plan->offsets[buffer]));
+    return QRectF(QPointF(x0, yTop), QPointF(x1, yBottom));
+}
+
+QString ArenaLayoutView::caption() const
+{
+    if (!document()->plan())
+        return QStringLiteral("Arena layout");
+    const auto& m = document()->metrics();
+    return QStringLiteral("Arena layout · %1 · arena %2 · lower bound %3 · fragmentation %4 %")
+        .arg(QString::fromStdString(document()->plan()->planner), shortBytes(static_cast<double>(m.arena)),
+            shortBytes(static_cast<double>(m.lowerBound)))
+        .arg(m.fragmentation * 100, 0, 'f', 1);
+}
+
+int ArenaLayoutView::paintLegend(QPainter& painter, const QRect& area) const
+{
+    const QFontMetrics fm(font());
+    const QString text = QStringLiteral("free space in the arena");
+    const int w = fm.horizontalAdvance(text);
+    if (area.width() < w + 20)
+        return 0;
+    const QRect swatch(area.right() - w - 18, area.center().y() - 6, 12, 12);
+    painter.fillRect(swatch, QColor(0xE9ECF0));
+    painter.fillRect(swatch, QBrush(QColor(0xAEB4BD), Qt::BDiagPattern));
+    painter.setPen(QColor(0xAEB4BD));
+    painter.setBrush(Qt::NoBrush);
+    painter.drawRect(QRectF(swatch).adjusted(0.5, 0.5, -0.5, -0.5));
+    painter.setPen(ViewPalette::axisText());
+    painter.drawText(QRect(area.right() - w, area.top(), w, area.height()), Qt::AlignVCenter, text);
+    return w + 18;
+}
+
+void ArenaLayoutView::paintPlot(QPainter& painter, const Frame& frame) const
+{
+    const core::Workload* workload = document()->workload();
+    const core::Plan* plan = document()->plan();
+    const auto& buffers = workload->problem.buffers;
+    const OffsetAxis y = offsetAxis(frame);
+    const double arenaY = y.valueToY(static_cast<double>(plan->arenaSize));
+    const QRectF plotF(frame.plot);
+
+    // Free space of the arena: hatched, so gaps between rectangles read as waste.
+    const QRectF arenaRect(QPointF(plotF.left(), arenaY), plotF.bottomRight() + QPointF(1, 1));
+    painter.fillRect(arenaRect, QColor(0xE9ECF0));
+    painter.fillRect(arenaRect, QBrush(QColor(0xD3D7DD), Qt::BDiagPattern));
+    painter.setPen(QPen(ViewPalette::gridLine(), 1));
+    for (double t : byteTicks(0, m_top, std::max(2, frame.plot.height() / 40))) {
+        const double yy = std::floor(y.valueToY(t)) + 0.5;
+        painter.drawLine(QPointF(plotF.left(), yy), QPointF(plotF.right() + 1, yy));
+    }
+
+    const bool dim = hasHighlight();
+    // Batch rectangles by fill color; merge sub-pixel ones into a coverage image.
+    QHash<QRgb, QVector<QRectF>> bordered, plain;
+    QImage coverage;
+    int covered = 0;
+    const double first = frame.time.first, last = frame.time.last;
+    m_index.forEach(first, last, [&](int i) {
+        if (buffers[i].size <= 0)
+            return;
+        QRectF r = bufferRect(frame, i);
+        if (r.right() < plotF.left() || r.left() > plotF.right() + 1 || r.bottom() < plotF.top())
+            return;
+        r.setLeft(std::max(r.left(), plotF.left() - 1));
+        r.setRight(std::min(r.right(), plotF.right() + 2));
+        if (r.width() < 1.0 || r.height() < 1.0) {
+            if (coverage.isNull()) {
+                coverage = QImage(frame.plot.size(), QImage::Format_ARGB32_Premultiplied);
+                coverage.fill(Qt::transparent);
+            }
+            const int x0
+                = std::clamp(static_cast<int>(std::floor(r.left())) - frame.plot.left(), 0, coverage.width() - 1);
+            const int x1
+                = std::clamp(static_cast<int>(std::ceil(r.right())) - frame.plot.left(), x0 + 1, coverage.width());
+            const int y0
+                = std::clamp(static_cast<int>(std::floor(r.top())) - frame.plot.top(), 0, coverage.height() - 1);
+            const int y1
+                = std::clamp(static_cast<int>(std::ceil(r.bottom())) - frame.plot.top(), y0 + 1, coverage.height());
+            const QRgb value = ViewPalette::denseFill().rgba();
+            for (int yy = y0; yy < y1; ++yy) {
+                auto* line = reinterpret_cast<QRgb*>(coverage.scanLine(yy));
+                std::fill(line + x0, line + x1, value);
+            }
+            ++covered;
+            return;
+        }
+        const QColor color = dim && !isHighlighted(i) ? ViewPalette::faded(m_colors[i], kDim) : m_colors[i];
+        (r.width() >= 6 && r.height() >= 6 ? bordered : plain)[color.rgba()].append(r);
+    });
+    painter.setPen(Qt::NoPen);
+    for (auto it = plain.cbegin(); it != plain.cend(); ++it) {
+        painter.setBrush(QColor::fromRgba(it.key()));
+        painter.drawRects(it.value());
+    }
+    for (auto it = bordered.cbegin(); it != bordered.cend(); ++it) {
+        const QColor fill = QColor::fromRgba(it.key());
+        painter.setBrush(fill);
+        painter.setPen(QPen(fill.darker(135), 1));
+        QVector<QRectF> inset;
+        inset.reserve(it.value().size());
+        for (const QRectF& r : it.value())
+            inset.append(r.adjusted(0.5, 0.5, -0.5, -0.5));
+        painter.drawRects(inset);
+    }
+    if (covered > 0)
+        painter.drawImage(frame.plot.topLeft(), coverage);
+
+    // Names inside rectangles large enough to hold them.
+    const QFontMetrics fm(font());
+    if (!bordered.isEmpty()) {
+        int drawn = 0;
+        m_index.forEach(first, last, [&](int i) {
+            if (drawn > 400)
+                return;
+            const QRectF r = bufferRect(frame, i).intersected(plotF);
+            if (r.height() < fm.height() + 2 || r.width() < 40)
+                return;
+            const QString name = fitName(fm, QString::fromStdString(buffers[i].name), static_cast<int>(r.width()) - 8);
+            if (name.isEmpty())
+                return;
+            const QColor color = dim && !isHighlighted(i) ? ViewPalette::faded(m_colors[i], kDim) : m_colors[i];
+            painter.setPen(ViewPalette::textColorOn(color));
+            painter.drawText(r.adjusted(4, 1, -4, -1), Qt::AlignLeft | Qt::AlignVCenter, name);
+            ++drawn;
+        });
+    }
+
+    for (int buffer : { document()->hoveredBuffer(), document()->selectedBuffer() })
+        if (buffer >= 0)
+            paintOutline(painter, bufferRect(frame, buffer), buffer == document()->selectedBuffer());
+
+    // Arena and lower bound lines with labels at the right end; labels never overlap each other.
+    const core::Bytes lower = document()->metrics().lowerBound;
+    const double lowerY = y.valueToY(static_cast<double>(lower));
+    const int lineH = fm.height();
+    auto label = [&](double atY, const QString& text, bool above, const QColor& color) {
+        const int w = fm.horizontalAdvance(text) + 8;
+        QRectF box(plotF.right() - w - 6, above ? atY - lineH - 3 : atY + 3, w, lineH + 1);
+        box.moveTop(std::clamp(box.top(), plotF.top() + 1, plotF.bottom() - box.height()));
+        painter.setPen(Qt::NoPen);
+        painter.setBrush(QColor(255, 255, 255, 225));
+        painter.drawRoundedRect(box, 2, 2);
+        painter.setPen(color);
+        painter.drawText(box, Qt::AlignCenter, text);
+    };
+    const QColor arenaColor(0x202124), lowerColor(0x1A7F37);
+    painter.setPen(QPen(arenaColor, 1.5));
+    painter.drawLine(QPointF(plotF.left(), arenaY), QPointF(plotF.right() + 1, arenaY));
+    if (lower == plan->arenaSize) {
+        label(arenaY, QStringLiteral("arena = lower bound %1").arg(shortBytes(static_cast<double>(lower))), true,
+            arenaColor);
+        return;
+    }
+    painter.setPen(QPen(lowerColor, 1.5, Qt::DashLine));
+    painter.drawLine(QPointF(plotF.left(), lowerY), QPointF(plotF.right() + 1, lowerY));
+    label(arenaY, QStringLiteral("arena %1").arg(shortBytes(static_cast<double>(plan->arenaSize))), true, arenaColor);
+    // The lower bound sits below the arena line; its label goes under its line when they are close.
+    label(lowerY, QStringLiteral("lower bound %1").arg(shortBytes(static_cast<double>(lower))),
+        std::abs(lowerY - arenaY) > lineH + 6, lowerColor);
+}
+
+void ArenaLayoutView::paintLabels(QPainter& painter, const Frame& frame) const
+{
+    const OffsetAxis y = offsetAxis(frame);
+    const QFontMetrics fm(font());
+    painter.setPen(ViewPalette::axisText());
+    const int right = frame.labels.right() - 6;
+    const ByteUnit unit = byteUnitFor(m_top);
+    int widest = 0;
+    for (double t : byteTicks(0, m_top, std::max(2, frame.plot.height() / 40))) {
+        const double yy = std::floor(y.valueToY(t)) + 0.5;
+        painter.drawLine(QPointF(right + 1, yy), QPointF(right + 5, yy));
+        const QString text = formatInUnit(t, unit);
+        const QRectF r(frame.labels.left(), yy - fm.height() / 2.0, right - 3 - frame.labels.left(), fm.height());
+        if (r.top() < frame.labels.top() - fm.height() / 2 || r.bottom() > frame.labels.bottom() + fm.height())
+            continue;
+        painter.drawText(r, Qt::AlignRight | Qt::AlignVCenter, text);
+        widest = std::max(widest, fm.horizontalAdvance(text));
+    }
+    // Vertical axis title just left of the tick labels.
+    const int titleX = std::max(frame.labels.left(), right - 3 - widest - 8 - fm.height());
+    painter.save();
+    painter.translate(titleX, frame.labels.center().y());
+    painter.rotate(-90);
+    painter.drawText(QRect(-frame.labels.height() / 2, 0, frame.labels.height(), fm.height()), Qt::AlignCenter,
+        QStringLiteral("offset (%1)").arg(unit.name));
+    painter.restore();
+}
+
+int ArenaLayoutView::bufferAt(const Frame& frame, QPointF pos) const
+{
+    const core::Workload* workload = document()->workload();
+    const core::Plan* plan = document()->plan();
+    if (!workload || !plan || !frame.plot.contains(pos.toPoint()))
+        return -1;
+    const double step = frame.time.xToStep(pos.x());
+    const double bytes = offsetAxis(frame).yToValue(pos.y());
+    // With one pixel of slack in bytes, so one-pixel-high buffers can still be hit.
+    const double slack = 1.5 / offsetAxis(frame).pixelsPerByte();
+    int hit = -1;
+    bool hitInside = false;
+    core::Bytes hitSize = 0;
+    m_index.forEach(step, step, [&](int i) {
+        const auto& b = workload->problem.buffers[i];
+        if (b.size <= 0 || step < b.lifetime.start)
+            return;
+        const double lo = static_cast<double>(plan->offsets[i]), hi = lo + static_cast<double>(b.size);
+        if (bytes < lo - slack || bytes >= hi + slack)
+            return;
+        // Prefer a buffer that really contains the point, then the smallest one the slack reaches.
+        const bool inside = bytes >= lo && bytes < hi;
+        if (hit < 0 || (inside && !hitInside) || (inside == hitInside && b.size < hitSize)) {
+            hit = i;
+            hitInside = inside;
+            hitSize = b.size;
+        }
+    });
+    return hit;
+}

@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+#pragma once
+
+#include "intervalindex.h"
+#include "timelineview.h"
+
+#include <QColor>
+
+#include <vector>
+
+// The plan in time × memory: x = step, y = offset in bytes; each buffer is the rectangle
+// [start, end) × [offset, offset + size). The arena [0, arena) is hatched so the free space between
+// rectangles (fragmentation) shows; the arena size and the lower bound are labelled lines.
+// Painting visits only buffers overlapping the visible steps (IntervalIndex); rectangles thinner
+// or flatter than a pixel are merged into one per-pixel coverage image instead of drawn one by one.
+class ArenaLayoutView : public TimelineView {
+    Q_OBJECT
+public:
+    explicit ArenaLayoutView(PlanDocument* document, QWidget* parent = nullptr);
+
+    OffsetAxis offsetAxis(const Frame& frame) const;
+    // The buffer's rectangle in widget pixels (empty without a plan).
+    QRectF bufferRect(const Frame& frame, int buffer) const;
+
+protected:
+    void rebuild() override;
+    QString caption() const override;
+    int paintLegend(QPainter& painter, const QRect& area) const override;
+    void paintPlot(QPainter& painter, const Frame& frame) const override;
+    void paintLabels(QPainter& painter, const Frame& frame) const override;
+    int bufferAt(const Frame& frame, QPointF pos) const override;
+
+private:
+    IntervalIndex m_index;
+    std::vector<QColor> m_colors; // per buffer
+    double m_top = 1; // bytes at the top of the plot
+};

@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+#pragma once
+
+#include "io/workload.h"
+
+#include <QMainWindow>
+#include <QString>
+
+#include <memory>
+
+class ArenaLayoutView;
+class ColoringView;
+class LifetimeBarsView;
+class MemoryCurveView;
+class MessageBanner;
+class PlanDocument;
+class PlanningController;
+class PlayController;
+class QAction;
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QMenu;
+class QProgressBar;
+class QSpinBox;
+class QTabWidget;
+class QTableView;
+class QTimer;
+class QToolButton;
+class SummaryPanel;
+class TensorFilterProxyModel;
+class TensorTableModel;
+
+// MemPlan Studio's window: the four plot views around one PlanDocument, the tensor table and the
+// summary in docks, a toolbar (planner, alignment, lifetime-bar sort/color, play controls, fit),
+// a non-modal error banner, and File > Open / Recent / Export. Loading and planning go through a
+// PlanningController (worker threads); the UI thread never blocks. A failed open or plan shows the
+// banner and keeps the previous model.
+class MainWindow : public QMainWindow {
+    Q_OBJECT
+public:
+    explicit MainWindow(QWidget* parent = nullptr);
+    ~MainWindow() override;
+
+    PlanDocument* document() const { return m_document; }
+    PlanningController* controller() const { return m_controller; }
+    PlayController* playController() const { return m_play; }
+    SummaryPanel* summaryPanel() const { return m_summary; }
+    MessageBanner* messageBanner() const { return m_banner; }
+    QTableView* tensorTable() const { return m_table; }
+    TensorTableModel* tensorModel() const { return m_tableModel; }
+    TensorFilterProxyModel* tensorProxy() const { return m_proxy; }
+    LifetimeBarsView* lifetimeBarsView() const { return m_lifetimeBars; }
+    ArenaLayoutView* arenaLayoutView() const { return m_arenaLayout; }
+    ColoringView* coloringView() const { return m_coloring; }
+    MemoryCurveView* memoryCurveView() const { return m_memoryCurve; }
+    QComboBox* plannerCombo() const { return m_plannerCombo; }
+
+    QString currentSpec() const { return m_currentSpec; } // the model on display (path or example:NAME)
+    QString plannerName() const;
+    void setPlannerName(const QString& name); // re-plans when it changes
+    // 0: the workload's default alignment (256 for graphs, 1 for allocation problems). Re-loads.
+    void setAlignment(core::Bytes alignment);
+
+    // Exports; `error` gets a message naming the file on failure.
+    bool exportPlanJson(const QString& path, QString* error = nullptr) const;
+    bool exportProblemCsv(const QString& path, QString* error = nullptr) const;
+    // Renders memory-curve.png, lifetime-bars.png, arena-layout.png, coloring.png and window.png
+    // into `dir` (created when missing). Call once a plan is displayed.
+    bool renderScreenshots(const QString& dir, QString* error = nullptr);
+
+public slots:
+    // `spec`: a file path or "example:NAME". Loads in the background; on failure the banner names
+    // the file and the previous model stays.
+    void openFile(const QString& spec);
+    void openFileDialog();
+    void fit();
+
+signals:
+    void planDisplayed(); // a plan for the current workload reached the document
+    void errorOccurred(const QString& message); // load or plan failure (also shown in the banner)
+
+protected:
+    void dragEnterEvent(QDragEnterEvent* event) override;
+    void dropEvent(QDropEvent* event) override;
+
+private:
+    void createViews();
+    void createDocks();
+    void createActions();
+    void createToolBar();
+    void createStatusBar();
+    void connectDocument();
+
+    void reload();
+    void replan();
+    void onLoadFinished(std::shared_ptr<const core::Workload> workload);
+    void onPlanReady(const core::Plan& plan);
+    void onFailure(const QString& message);
+    void onBusyChanged(bool busy);
+    void onTableCurrentChanged();
+    void onDocumentSelection(int buffer);
+    void updateCursorLabel();
+    void updateTitle();
+    void updateActions();
+    void addRecentFile(const QString& spec);
+    void rebuildRecentMenu();
+    void exportViewDialog(QWidget* view, const QString& baseName);
+    void exportPlanDialog(bool json);
+
+    PlanDocument* m_document;
+    PlanningController* m_controller;
+    PlayController* m_play;
+
+    MessageBanner* m_banner = nullptr;
+    QTabWidget* m_tabs = nullptr;
+    LifetimeBarsView* m_lifetimeBars = nullptr;
+    ArenaLayoutView* m_arenaLayout = nullptr;
+    ColoringView* m_coloring = nullptr;
+    MemoryCurveView* m_memoryCurve = nullptr;
+    SummaryPanel* m_summary = nullptr;
+    QTableView* m_table = nullptr;
+    TensorTableModel* m_tableModel = nullptr;
+    TensorFilterProxyModel* m_proxy = nullptr;
+    QLineEdit* m_filterEdit = nullptr;
+    QComboBox* m_kindCombo = nullptr;
+    QComboBox* m_minSizeCombo = nullptr;
+
+    QComboBox* m_plannerCombo = nullptr;
+    QSpinBox* m_alignmentSpin = nullptr;
+    QTimer* m_alignmentTimer = nullptr;
+    QComboBox* m_sortCombo = nullptr;
+    QComboBox* m_colorCombo = nullptr;
+    QComboBox* m_speedCombo = nullptr;
+    QAction* m_openAction = nullptr;
+    QAction* m_fitAction = nullptr;
+    QAction* m_playAction = nullptr;
+    QAction* m_stepBackAction = nullptr;
+    QAction* m_stepForwardAction = nullptr;
+    QAction* m_exportJsonAction = nullptr;
+    QAction* m_exportCsvAction = nullptr;
+    QMenu* m_recentMenu = nullptr;
+    QMenu* m_exportMenu = nullptr;
+
+    QLabel* m_narrationLabel = nullptr;
+    QLabel* m_cursorLabel = nullptr;
+    QLabel* m_busyLabel = nullptr;
+    QProgressBar* m_busyBar = nullptr;
+    QToolButton* m_cancelButton = nullptr;
+
+    QString m_currentSpec; // on display
+    QString m_pendingSpec; // being loaded
+    bool m_syncingSelection = false;
+};

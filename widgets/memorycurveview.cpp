@@ -1,0 +1,406 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+#include "qcp.h" // first: see qcp.h
+
+#include "memorycurveview.h"
+
+#include "palette.h"
+#include "plandocument.h"
+#include "timelineview.h"
+#include "util/format.h"
+
+#include <QFileInfo>
+#include <QSvgGenerator>
+#include <QToolTip>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <cmath>
+
+namespace {
+QCPGraph* addLine(QCustomPlot* plot, const QColor& color, Qt::PenStyle style, double width)
+{
+    QCPGraph* graph = plot->addGraph();
+    QPen pen(color, width, style);
+    graph->setPen(pen);
+    graph->setLineStyle(QCPGraph::lsStepLeft);
+    return graph;
+}
+
+// Step-graph data: point i at step i holds curve[i] until step i+1; one extra point closes the last step.
+void setStepData(QCPGraph* graph, const std::vector<core::Bytes>& curve, double divisor)
+{
+    QVector<double> keys, values;
+    keys.reserve(static_cast<int>(curve.size()) + 1);
+    values.reserve(static_cast<int>(curve.size()) + 1);
+    for (std::size_t i = 0; i < curve.size(); ++i) {
+        keys.append(static_cast<double>(i));
+        values.append(static_cast<double>(curve[i]) / divisor);
+    }
+    if (!curve.empty()) {
+        keys.append(static_cast<double>(curve.size()));
+        values.append(values.back());
+    }
+    graph->setData(keys, values, true);
+}
+
+// Ticks only on whole steps: QCustomPlot's default ticker would put ticks at 10.5 when zoomed in.
+class StepTicker : public QCPAxisTicker {
+protected:
+    double getTickStep(const QCPRange& range) override { return std::max(1.0, QCPAxisTicker::getTickStep(range)); }
+};
+
+void setFlat(QCPGraph* graph, double steps, double value)
+{
+    graph->setData(QVector<double> { 0, steps }, QVector<double> { value, value }, true);
+}
+} // namespace
+
+MemoryCurveView::MemoryCurveView(PlanDocument* document, QWidget* parent)
+    : QWidget(parent)
+    , m_document(document)
+    , m_plot(new QCustomPlot(this))
+{
+    QFont f = font();
+    f.setPointSizeF(9);
+    setFont(f);
+    setFocusPolicy(Qt::StrongFocus);
+    m_plot->setFocusPolicy(Qt::NoFocus);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(m_plot);
+
+    m_plot->setBackground(ViewPalette::background());
+    m_plot->setNoAntialiasingOnDrag(true);
+    m_plot->setPlottingHint(QCP::phCacheLabels, true);
+    QCPAxisRect* rect = m_plot->axisRect();
+    rect->setBackground(ViewPalette::plotBackground());
+    // Same left edge as the hand-painted views, so the time axes line up when stacked.
+    rect->setAutoMargins(QCP::msTop | QCP::msBottom);
+    rect->setMargins(QMargins(TimelineView::labelColumnRight(), 0, TimelineView::rightMarginWidth(), 0));
+    for (QCPAxis* axis : { m_plot->xAxis, m_plot->yAxis }) {
+        axis->setTickLabelFont(f);
+        axis->setLabelFont(f);
+        axis->setTickLabelColor(ViewPalette::axisText());
+        axis->setLabelColor(ViewPalette::axisText());
+        axis->setBasePen(QPen(QColor(0xC4C8CE)));
+        axis->setTickPen(QPen(QColor(0x9AA0A6)));
+        axis->setSubTickPen(QPen(QColor(0xC4C8CE)));
+        axis->grid()->setPen(QPen(ViewPalette::gridLine()));
+        axis->grid()->setSubGridVisible(false);
+    }
+    m_plot->xAxis->setLabel(QStringLiteral("step"));
+    QSharedPointer<QCPAxisTicker> ticker(new StepTicker);
+    ticker->setTickCount(10);
+    m_plot->xAxis->setTicker(ticker);
+    m_plot->xAxis->setSubTicks(false);
+    m_plot->xAxis->setNumberFormat(QStringLiteral("f"));
+    m_plot->xAxis->setNumberPrecision(0);
+
+    QFont bold = f;
+    bold.setBold(true);
+    // Header row above the plot: the title on the left, the legend in one line on the right, so the
+    // legend never covers the curve.
+    auto* header = new QCPLayoutGrid;
+    m_plot->plotLayout()->insertRow(0);
+    m_plot->plotLayout()->addElement(0, 0, header);
+    m_plot->plotLayout()->setRowSpacing(0);
+    m_title = new QCPTextElement(m_plot, QString(), bold);
+    m_title->setTextColor(ViewPalette::axisText());
+    m_title->setTextFlags(Qt::AlignLeft | Qt::AlignVCenter);
+    m_title->setMargins(QMargins(8, 6, 8, 2));
+    header->addElement(0, 0, m_title);
+    m_plot->axisRect()->insetLayout()->take(m_plot->legend);
+    m_plot->axisRect()->insetLayout()->simplify();
+    header->addElement(0, 1, m_plot->legend);
+    header->setColumnStretchFactors({ 1.0, 0.001 });
+    m_plot->legend->setFillOrder(QCPLegend::foColumnsFirst);
+    m_plot->legend->setMargins(QMargins(4, 6, TimelineView::rightMarginWidth() - 6, 2));
+
+    m_live = m_plot->addGraph();
+    m_live->setLineStyle(QCPGraph::lsStepLeft);
+    m_live->setPen(QPen(ViewPalette::kindColor(core::TensorKind::Activation), 1.5));
+    QColor fill = ViewPalette::kindColor(core::TensorKind::Activation);
+    fill.setAlpha(60);
+    m_live->setBrush(fill);
+    m_live->setName(QStringLiteral("live bytes"));
+    m_arena = addLine(m_plot, QColor(0x202124), Qt::SolidLine, 1.5);
+    m_lower = addLine(m_plot, QColor(0x1A7F37), Qt::DashLine, 1.5);
+    m_measured = addLine(m_plot, QColor(0xF28E2B), Qt::SolidLine, 1.5);
+    m_measured->setName(QStringLiteral("measured"));
+    m_budget = addLine(m_plot, QColor(0xC62828), Qt::DashDotLine, 1.5);
+
+    m_selectedBand = new QCPItemRect(m_plot);
+    m_hoveredBand = new QCPItemRect(m_plot);
+    for (QCPItemRect* band : { m_selectedBand, m_hoveredBand }) {
+        band->setLayer(QStringLiteral("background"));
+        band->topLeft->setTypeX(QCPItemPosition::ptPlotCoords);
+        band->bottomRight->setTypeX(QCPItemPosition::ptPlotCoords);
+        band->topLeft->setTypeY(QCPItemPosition::ptAxisRectRatio);
+        band->bottomRight->setTypeY(QCPItemPosition::ptAxisRectRatio);
+        band->setPen(Qt::NoPen);
+        band->setVisible(false);
+        band->setSelectable(false);
+    }
+    m_selectedBand->setBrush(QColor(255, 193, 7, 45));
+    m_hoveredBand->setBrush(QColor(120, 144, 156, 40));
+    m_cursor = new QCPItemStraightLine(m_plot);
+    m_cursor->setPen(QPen(ViewPalette::cursorLine(), 1.5));
+    m_cursor->setSelectable(false);
+    m_cursor->setVisible(false);
+
+    m_plot->legend->setVisible(true);
+    m_plot->legend->setFont(f);
+    m_plot->legend->setTextColor(ViewPalette::axisText());
+    m_plot->legend->setBrush(Qt::NoBrush);
+    m_plot->legend->setBorderPen(Qt::NoPen);
+    m_plot->legend->setIconSize(22, 10);
+    m_plot->legend->setColumnSpacing(14);
+
+    connect(m_plot, &QCustomPlot::mouseWheel, this, &MemoryCurveView::onWheel);
+    connect(m_plot, &QCustomPlot::mousePress, this, &MemoryCurveView::onPress);
+    connect(m_plot, &QCustomPlot::mouseMove, this, &MemoryCurveView::onMove);
+    connect(m_plot, &QCustomPlot::mouseRelease, this, &MemoryCurveView::onRelease);
+    connect(m_plot, &QCustomPlot::mouseDoubleClick, this, [this](QMouseEvent*) { m_document->fitVisibleSteps(); });
+    m_plot->setMouseTracking(true);
+
+    connect(document, &PlanDocument::workloadChanged, this, &MemoryCurveView::rebuild);
+    connect(document, &PlanDocument::planChanged, this, &MemoryCurveView::rebuild);
+    connect(document, &PlanDocument::overlayChanged, this, &MemoryCurveView::rebuild);
+    connect(document, &PlanDocument::visibleStepsChanged, this, &MemoryCurveView::updateRange);
+    connect(document, &PlanDocument::cursorChanged, this, &MemoryCurveView::updateHighlight);
+    connect(document, &PlanDocument::selectionChanged, this, &MemoryCurveView::updateHighlight);
+    connect(document, &PlanDocument::hoverChanged, this, &MemoryCurveView::updateHighlight);
+    rebuild();
+}
+
+void MemoryCurveView::rebuild()
+{
+    const core::Workload* workload = m_document->workload();
+    const core::Plan* plan = m_document->plan();
+    const auto& live = m_document->liveCurve();
+    const auto& measured = m_document->measuredCurve();
+    const double steps = std::max<double>(m_document->steps(), 1);
+    const core::Bytes arena = plan ? plan->arenaSize : 0;
+    const core::Bytes lower = workload ? core::lowerBound(workload->problem) : 0;
+    const core::Bytes budget = m_document->budget();
+    double top = static_cast<double>(std::max({ arena, lower, budget, core::Bytes(1) }));
+    for (core::Bytes v : measured)
+        top = std::max(top, static_cast<double>(v));
+    m_unit = byteUnitFor(top);
+    m_yMax = top / m_unit.divisor * 1.12;
+
+    setStepData(m_live, live, m_unit.divisor);
+    m_arena->setVisible(plan != nullptr);
+    m_arena->removeFromLegend();
+    if (plan) {
+        setFlat(m_arena, steps, static_cast<double>(arena) / m_unit.divisor);
+        m_arena->setName(QStringLiteral("arena %1").arg(shortBytes(static_cast<double>(arena))));
+        m_arena->addToLegend();
+    }
+    setFlat(m_lower, steps, static_cast<double>(lower) / m_unit.divisor);
+    m_lower->setName(QStringLiteral("lower bound %1").arg(shortBytes(static_cast<double>(lower))));
+    m_lower->setVisible(workload != nullptr);
+    m_measured->setVisible(!measured.empty());
+    m_measured->removeFromLegend();
+    if (!measured.empty()) {
+        setStepData(m_measured, measured, m_unit.divisor);
+        m_measured->addToLegend();
+    }
+    m_budget->setVisible(budget > 0);
+    m_budget->removeFromLegend();
+    if (budget > 0) {
+        setFlat(m_budget, steps, static_cast<double>(budget) / m_unit.divisor);
+        m_budget->setName(QStringLiteral("budget %1").arg(shortBytes(static_cast<double>(budget))));
+        m_budget->addToLegend();
+    }
+
+    m_plot->yAxis->setLabel(QStringLiteral("memory (%1)").arg(m_unit.name));
+    m_plot->yAxis->setRange(0, m_yMax);
+    if (workload && !live.empty()) {
+        const auto peak = std::max_element(live.begin(), live.end());
+        m_title->setText(
+            QStringLiteral("Memory curve · peak %1 live at step %2%3")
+                .arg(shortBytes(static_cast<double>(*peak)))
+                .arg(peak - live.begin())
+                .arg(plan ? QStringLiteral(" · arena %1").arg(shortBytes(static_cast<double>(arena))) : QString()));
+    } else {
+        m_title->setText(QStringLiteral("Memory curve"));
+    }
+    updateRange();
+    updateHighlight();
+}
+
+void MemoryCurveView::updateRange()
+{
+    m_plot->xAxis->setRange(m_document->firstVisibleStep(), m_document->lastVisibleStep());
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void MemoryCurveView::updateHighlight()
+{
+    const core::Step cursor = m_document->cursorStep();
+    m_cursor->setVisible(cursor >= 0);
+    if (cursor >= 0) {
+        m_cursor->point1->setCoords(cursor + 0.5, 0);
+        m_cursor->point2->setCoords(cursor + 0.5, 1);
+    }
+    const core::Workload* workload = m_document->workload();
+    auto place = [workload](QCPItemRect* band, int buffer) {
+        band->setVisible(workload && buffer >= 0);
+        if (!band->visible())
+            return;
+        const auto& life = workload->problem.buffers[buffer].lifetime;
+        band->topLeft->setCoords(life.start, 0);
+        band->bottomRight->setCoords(std::max(life.end, life.start + 1), 1);
+    };
+    place(m_selectedBand, m_document->selectedBuffer());
+    place(
+        m_hoveredBand, m_document->hoveredBuffer() != m_document->selectedBuffer() ? m_document->hoveredBuffer() : -1);
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+TimeAxis MemoryCurveView::timeAxis() const
+{
+    const QRect r = m_plot->axisRect()->rect();
+    const QPoint offset = m_plot->pos();
+    return TimeAxis { m_plot->xAxis->range().lower, m_plot->xAxis->range().upper, r.left() + offset.x(),
+        r.right() + 1 + offset.x() };
+}
+
+bool MemoryCurveView::showsMeasured() const { return m_measured->visible(); }
+
+bool MemoryCurveView::showsBudget() const { return m_budget->visible(); }
+
+double MemoryCurveView::stepAt(double x) const { return m_plot->xAxis->pixelToCoord(x); }
+
+void MemoryCurveView::onWheel(QWheelEvent* event)
+{
+    const QPoint delta = event->angleDelta();
+    const double first = m_document->firstVisibleStep(), last = m_document->lastVisibleStep();
+    if (std::abs(delta.x()) > std::abs(delta.y())) {
+        const double shift = -delta.x() / 120.0 * (last - first) * 0.1;
+        m_document->setVisibleSteps(first + shift, last + shift);
+    } else if (delta.y() != 0) {
+        double anchor = stepAt(event->position().x());
+        if (anchor < first || anchor > last)
+            anchor = (first + last) / 2;
+        TimelineView::zoomSteps(m_document, anchor, std::pow(0.8, delta.y() / 120.0));
+    }
+    event->accept();
+}
+
+void MemoryCurveView::onPress(QMouseEvent* event)
+{
+    setFocus(Qt::MouseFocusReason);
+    m_pressPos = event->position();
+    m_pressFirst = m_document->firstVisibleStep();
+    m_pressLast = m_document->lastVisibleStep();
+    m_moved = false;
+    const QRect rect = m_plot->axisRect()->rect();
+    const bool onAxis = event->position().y() > rect.bottom() && event->position().x() >= rect.left();
+    if (event->button() == Qt::MiddleButton || (event->button() == Qt::LeftButton && !onAxis)) {
+        m_drag = Drag::Pan;
+    } else if (event->button() == Qt::LeftButton) {
+        m_drag = Drag::Cursor;
+        m_document->setCursorStep(static_cast<core::Step>(std::floor(std::max(0.0, stepAt(event->position().x())))));
+    }
+}
+
+void MemoryCurveView::onMove(QMouseEvent* event)
+{
+    const QPointF pos = event->position();
+    if (m_drag == Drag::Pan) {
+        if (std::abs(pos.x() - m_pressPos.x()) > 3)
+            m_moved = true;
+        if (!m_moved)
+            return;
+        const double perStep = m_plot->axisRect()->width() / std::max(1e-9, m_pressLast - m_pressFirst);
+        const double shift = -(pos.x() - m_pressPos.x()) / perStep;
+        m_document->setVisibleSteps(m_pressFirst + shift, m_pressLast + shift);
+        m_plot->setCursor(Qt::ClosedHandCursor);
+        return;
+    }
+    if (m_drag == Drag::Cursor) {
+        m_document->setCursorStep(static_cast<core::Step>(std::floor(std::max(0.0, stepAt(pos.x())))));
+        return;
+    }
+    const QRect rect = m_plot->axisRect()->rect();
+    const auto& live = m_document->liveCurve();
+    const double step = stepAt(pos.x());
+    if (!rect.contains(pos.toPoint()) || step < 0 || step >= static_cast<double>(live.size())) {
+        QToolTip::hideText();
+        return;
+    }
+    const auto s = static_cast<std::size_t>(step);
+    QString text
+        = QStringLiteral("<b>step %1</b><br/>live %2").arg(s).arg(QString::fromStdString(core::formatBytes(live[s])));
+    const auto& measured = m_document->measuredCurve();
+    if (s < measured.size())
+        text += QStringLiteral("<br/>measured %1").arg(QString::fromStdString(core::formatBytes(measured[s])));
+    QToolTip::showText(event->globalPosition().toPoint(), text, m_plot);
+}
+
+void MemoryCurveView::onRelease(QMouseEvent* event)
+{
+    // A click without drag in the plot sets the cursor (there are no buffers to pick here).
+    if (m_drag == Drag::Pan && !m_moved && event->button() == Qt::LeftButton)
+        m_document->setCursorStep(static_cast<core::Step>(std::floor(std::max(0.0, stepAt(event->position().x())))));
+    m_drag = Drag::None;
+    m_plot->unsetCursor();
+}
+
+void MemoryCurveView::keyPressEvent(QKeyEvent* event)
+{
+    switch (event->key()) {
+    case Qt::Key_Left:
+    case Qt::Key_Right:
+        TimelineView::moveCursor(m_document, event->key() == Qt::Key_Left ? -1 : 1);
+        return;
+    case Qt::Key_F:
+    case Qt::Key_Home:
+        m_document->fitVisibleSteps();
+        return;
+    case Qt::Key_Escape:
+        m_document->selectBuffer(-1);
+        return;
+    default:
+        QWidget::keyPressEvent(event);
+    }
+}
+
+bool MemoryCurveView::exportImage(const QString& path, QString* error)
+{
+    auto fail = [error](const QString& message) {
+        if (error)
+            *error = message;
+        return false;
+    };
+    QSize s = size();
+    if (!(isVisible() || testAttribute(Qt::WA_Resized)) || s.width() < 200 || s.height() < 120)
+        s = sizeHint();
+    const QString suffix = QFileInfo(path).suffix().toLower();
+    m_plot->replot(QCustomPlot::rpImmediateRefresh);
+    if (suffix == QLatin1String("png")) {
+        if (!m_plot->savePng(path, s.width(), s.height()))
+            return fail(QStringLiteral("%1: cannot write the image file").arg(path));
+        return true;
+    }
+    if (suffix == QLatin1String("svg")) {
+        QSvgGenerator generator;
+        generator.setFileName(path);
+        generator.setSize(s);
+        generator.setViewBox(QRect(QPoint(0, 0), s));
+        generator.setTitle(m_title->text());
+        generator.setResolution(logicalDpiY()); // point-sized text as on screen (the default is 72 dpi)
+        QCPPainter painter;
+        if (!painter.begin(&generator))
+            return fail(QStringLiteral("%1: cannot write the SVG file").arg(path));
+        painter.setMode(QCPPainter::pmVectorized);
+        painter.setMode(QCPPainter::pmNoCaching);
+        m_plot->toPainter(&painter, s.width(), s.height());
+        painter.end();
+        return QFileInfo(path).size() > 0 || fail(QStringLiteral("%1: the SVG file is empty").arg(path));
+    }
+    return fail(QStringLiteral("%1: unknown image format '%2'; use .png or .svg").arg(path, suffix));
+}

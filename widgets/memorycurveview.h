@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+#pragma once
+
+#include "timeaxis.h"
+
+#include <QWidget>
+
+class PlanDocument;
+class QCustomPlot;
+class QCPGraph;
+class QCPItemRect;
+class QCPItemStraightLine;
+class QCPTextElement;
+class QMouseEvent;
+class QWheelEvent;
+
+// Live bytes per step (a step graph) with the arena size and the lower bound as lines, and the
+// measured curve and budget line when the document has them (hidden otherwise); QCustomPlot.
+// Shares the document's time axis, cursor and selection: the selected/hovered buffer's lifetime is
+// shaded, the cursor is a vertical line; wheel zooms, drag pans, click sets the cursor.
+class MemoryCurveView : public QWidget {
+    Q_OBJECT
+public:
+    explicit MemoryCurveView(PlanDocument* document, QWidget* parent = nullptr);
+
+    bool exportImage(const QString& path, QString* error = nullptr);
+    QSize sizeHint() const override { return { 1000, 300 }; }
+    QSize minimumSizeHint() const override { return { 360, 160 }; }
+
+    QCustomPlot* plot() const { return m_plot; }
+    ByteUnit unit() const { return m_unit; } // unit of the y axis
+    bool showsMeasured() const; // the measured curve is drawn (the document has one)
+    bool showsBudget() const; // the budget line is drawn (the document has one)
+    // Mapping of the plot's x axis to widget pixels (for tests).
+    TimeAxis timeAxis() const;
+
+protected:
+    void keyPressEvent(QKeyEvent* event) override;
+
+private:
+    void rebuild();
+    void updateOverlay();
+    void updateRange();
+    void updateHighlight();
+    void onWheel(QWheelEvent* event);
+    void onPress(QMouseEvent* event);
+    void onMove(QMouseEvent* event);
+    void onRelease(QMouseEvent* event);
+    double stepAt(double x) const;
+
+    PlanDocument* m_document;
+    QCustomPlot* m_plot;
+    QCPTextElement* m_title;
+    QCPGraph* m_live;
+    QCPGraph* m_arena;
+    QCPGraph* m_lower;
+    QCPGraph* m_measured;
+    QCPGraph* m_budget;
+    QCPItemStraightLine* m_cursor;
+    QCPItemRect* m_selectedBand;
+    QCPItemRect* m_hoveredBand;
+    ByteUnit m_unit;
+    double m_yMax = 1;
+    enum class Drag { None, Pan, Cursor } m_drag = Drag::None;
+    QPointF m_pressPos;
+    double m_pressFirst = 0, m_pressLast = 0;
+    bool m_moved = false;
+};

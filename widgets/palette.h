@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+#pragma once
+
+#include "graph/graph.h"
+
+#include <QColor>
+
+// Colors shared by every Studio view, so one buffer looks the same everywhere.
+namespace ViewPalette {
+
+QColor kindColor(core::TensorKind kind);
+// Qualitative palette for slot/color `index` (>= 0): ten well-separated hues, then the same hues
+// darker, then lighter, and so on. Negative index: a neutral gray.
+QColor indexColor(int index);
+// Readable text color (near-black or white) on `background`.
+QColor textColorOn(const QColor& background);
+// `color` mixed towards white by `amount` in [0, 1] (for dimming what is not highlighted).
+QColor faded(const QColor& color, double amount);
+// CIE76 distance between two colors in L*a*b* (≈ 2.3 is just noticeable); for tests and palette checks.
+double colorDistance(const QColor& a, const QColor& b);
+
+// Fixed chrome colors (light theme, like hotspot/heaptrack).
+QColor background(); // widget background
+QColor plotBackground(); // plot area
+QColor gridLine();
+QColor axisText();
+QColor outline(); // outline of the selected buffer
+QColor cursorLine(); // the step cursor
+QColor denseFill(); // aggregated sub-pixel buffers
+
+} // namespace ViewPalette

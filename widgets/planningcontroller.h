@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+#pragma once
+
+#include "io/workload.h"
+#include "planners/problem.h"
+
+#include <QObject>
+#include <QString>
+
+#include <atomic>
+#include <memory>
+
+// Loads workloads and runs planners on QThreadPool::globalInstance(), never on the UI thread
+// (HOUSE_STYLE §5). Each request bumps a generation counter and cancels the previous job of its
+// kind; a result whose generation is no longer current is dropped on arrival, so only the latest
+// request's signal is ever emitted. A new load also drops any pending plan (it would belong to the
+// old workload). Every plan is checked with core::validatePlan in the worker: an invalid plan
+// arrives as planFailed, never as planReady. Lives on the UI thread; signals are emitted there.
+class PlanningController : public QObject {
+    Q_OBJECT
+public:
+    explicit PlanningController(QObject* parent = nullptr);
+    ~PlanningController() override;
+
+    bool isLoading() const { return m_loading; }
+    bool isPlanning() const { return m_planning; }
+    bool isBusy() const { return m_loading || m_planning; }
+
+public slots:
+    // `spec`: a file path or "example:NAME" (core::loadWorkload).
+    void requestLoad(const QString& spec, const core::LoadOptions& options);
+    // Plans `workload` with the planner registered as `plannerName` (core::plannerByName).
+    void requestPlan(std::shared_ptr<const core::Workload> workload, const QString& plannerName);
+    // Stops and forgets whatever is running; no result signal follows for it.
+    void cancel();
+
+signals:
+    void loadStarted(const QString& spec);
+    void loadFinished(std::shared_ptr<const core::Workload> workload);
+    void loadFailed(const QString& message);
+    void planStarted(const QString& plannerName);
+    void planReady(const core::Plan& plan);
+    void planFailed(const QString& message);
+    void busyChanged(bool busy);
+
+private:
+    void setBusy(bool loading, bool planning);
+    std::shared_ptr<std::atomic<bool>> renewFlag(std::shared_ptr<std::atomic<bool>>& flag);
+
+    std::shared_ptr<std::atomic<bool>> m_loadCancel;
+    std::shared_ptr<std::atomic<bool>> m_planCancel;
+    quint64 m_loadGeneration = 0;
+    quint64 m_planGeneration = 0;
+    bool m_loading = false;
+    bool m_planning = false;
+};

@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+#include "summarypanel.h"
+
+#include "plandocument.h"
+#include "util/format.h"
+
+#include <QApplication>
+#include <QFileInfo>
+#include <QFontMetrics>
+#include <QLabel>
+#include <QScrollArea>
+#include <QVBoxLayout>
+
+namespace {
+
+// Long tensor and op names lose their beginning ("…/denselayer1/relu1/Relu_output_0"): exported names are
+// paths whose distinctive part is at the end. Keeps the panel at two readable columns.
+QString elided(const QString& text, int pixels = 150)
+{
+    return QFontMetrics(QApplication::font()).elidedText(text, Qt::ElideLeft, pixels);
+}
+
+QString bytesText(core::Bytes bytes) { return QString::fromStdString(core::formatBytes(bytes)); }
+
+QString opNameAt(const core::Workload& workload, core::Step step)
+{
+    if (!workload.graph || step < 0 || step >= workload.schedule.steps())
+        return {};
+    const auto& op = workload.graph->ops[static_cast<std::size_t>(workload.schedule.order[step])];
+    return QString::fromStdString(op.name.empty() ? op.type : op.name);
+}
+
+// Accumulates rows both as an HTML table (shown) and as plain text (summaryText()).
+struct Rows {
+    QString html;
+    QString plain;
+    void section(const QString& title)
+    {
+        html += QStringLiteral(
+            "<tr><td colspan=2 style='padding-top:8px; color:#5a6b7d; white-space:nowrap'><b>%1</b></td></tr>")
+                    .arg(title.toHtmlEscaped());
+        plain += QLatin1Char('\n') + title + QLatin1Char('\n');
+    }
+    // One line across both columns, for sentences that do not split into label and value.
+    void wide(const QString& label, const QString& value)
+    {
+        html += QStringLiteral("<tr><td colspan=2>%1: <b>%2</b></td></tr>")
+                    .arg(label.toHtmlEscaped(), value.toHtmlEscaped());
+        plain += label + QStringLiteral(": ") + value + QLatin1Char('\n');
+    }
+    void row(const QString& label, const QString& value, const QString& hint = {})
+    {
+        html += QStringLiteral("<tr><td style='padding-right:10px; white-space:nowrap'>%1</td><td "
+                               "style='white-space:nowrap'><b>%2</b>%3</td></tr>")
+                    .arg(label.toHtmlEscaped(), value.toHtmlEscaped(),
+                        hint.isEmpty()
+                            ? QString()
+                            : QStringLiteral(" <span style='color:gray'>%1</span>").arg(hint.toHtmlEscaped()));
+        plain += label + QStringLiteral(": ") + value + (hint.isEmpty() ? QString() : QLatin1Char(' ') + hint)
+            + QLatin1Char('\n');
+    }
+};
+
+} // namespace
+
+SummaryPanel::SummaryPanel(PlanDocument* document, QWidget* parent)
+    : QWidget(parent)
+    , m_document(document)
+    , m_label(new QLabel(this))
+{
+    m_label->setTextFormat(Qt::RichText);
+    m_label->setAlignment(Qt::AlignTop | Qt::AlignLeft);
+    m_label->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_label->setWordWrap(true);
+    m_label->setMargin(8);
+    auto* scroll = new QScrollArea(this);
+    scroll->setWidget(m_label);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(scroll);
+
+    connect(document, &PlanDocument::workloadChanged, this, &SummaryPanel::refresh);
+    connect(document, &PlanDocument::planChanged, this, &SummaryPanel::refresh);
+    connect(document, &PlanDocument::cursorChanged, this, &SummaryPanel::refresh);
+    refresh();
+}
+
+QString SummaryPanel::summaryText() const { return m_plain; }
+
+void SummaryPanel::refresh()
+{
+    const core::Workload* workload = m_document->workload();
+    if (!workload) {
+        m_plain = tr("No model loaded.");
+        m_label->setText(m_plain);
+        return;
+    }
+    const auto& problem = workload->problem;
+    const auto plural = [](std::size_t count, const QString& one, const QString& many) {
+        return QStringLiteral("%1 %2").arg(count).arg(count == 1 ? one : many);
+    };
+    Rows rows;
+    const QString source = QString::fromStdString(workload->source);
+    rows.section(tr("Model"));
+    rows.row(
+        tr("Source"), elided(source.startsWith(QLatin1String("example:")) ? source : QFileInfo(source).fileName()));
+    rows.row(tr("Tensors"), QString::number(problem.buffers.size()), tr("buffers"));
+    rows.row(tr("Steps"), QString::number(problem.steps));
+    rows.row(tr("Alignment"), QStringLiteral("%1 B").arg(problem.alignment));
+    for (const auto& region : workload->regions) {
+        QString name = QString::fromStdString(region.name);
+        if (!name.isEmpty())
+            name[0] = name[0].toUpper();
+        rows.row(name, bytesText(region.size), plural(region.tensorCount, tr("tensor"), tr("tensors")));
+    }
+
+    const core::Plan* plan = m_document->plan();
+    const auto& metrics = m_document->metrics();
+    rows.section(plan ? tr("Plan: %1").arg(QString::fromStdString(plan->planner)) : tr("Plan"));
+    if (!plan) {
+        rows.row(tr("Status"), tr("planning…"));
+    } else {
+        rows.row(tr("Lower bound"), bytesText(metrics.lowerBound));
+        rows.row(tr("Arena"), bytesText(metrics.arena));
+        rows.row(tr("Fragmentation"), QStringLiteral("%1 %").arg(metrics.fragmentation * 100.0, 0, 'f', 1));
+        rows.row(tr("Colors"), metrics.colors >= 0 ? QString::number(metrics.colors) : QStringLiteral("—"), QString());
+        rows.row(
+            tr("Max overlap"), plural(static_cast<std::size_t>(metrics.maxOverlapDepth), tr("buffer"), tr("buffers")));
+        rows.row(tr("Planning time"), QString::fromStdString(core::formatSeconds(metrics.seconds)));
+    }
+
+    // Live set at a step: the total, then the largest buffers.
+    const auto liveRows = [&](core::Step step, std::size_t top) {
+        const auto live = core::liveAt(problem, step);
+        core::Bytes total = 0;
+        for (int b : live)
+            total += problem.buffers[static_cast<std::size_t>(b)].size;
+        rows.wide(tr("at step %1").arg(step),
+            tr("%1 live, %2").arg(bytesText(total), plural(live.size(), tr("buffer"), tr("buffers"))));
+        for (std::size_t i = 0; i < live.size() && i < top; ++i) {
+            const auto& buffer = problem.buffers[static_cast<std::size_t>(live[i])];
+            rows.row(elided(QString::fromStdString(buffer.name), 150), bytesText(buffer.size),
+                QString::fromUtf8(core::kindName(buffer.kind).data()));
+        }
+        if (live.size() > top)
+            rows.row(tr("… %1 more").arg(live.size() - top), QString());
+    };
+
+    const core::Step peak = core::peakStep(problem);
+    if (peak >= 0) {
+        const QString op = opNameAt(*workload, peak);
+        rows.section(tr("Peak") + (op.isEmpty() ? QString() : QStringLiteral(" · %1").arg(elided(op, 210))));
+        liveRows(peak, 5);
+    }
+    const core::Step cursor = m_document->cursorStep();
+    if (cursor >= 0) {
+        const QString op = opNameAt(*workload, cursor);
+        rows.section(tr("Cursor") + (op.isEmpty() ? QString() : QStringLiteral(" · %1").arg(elided(op, 210))));
+        liveRows(cursor, 3);
+    }
+
+    m_plain = rows.plain;
+    m_label->setText(
+        QStringLiteral("<table cellspacing=0 cellpadding=1 width='100%'>") + rows.html + QStringLiteral("</table>"));
+}

@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+#pragma once
+
+#include <QWidget>
+
+class PlanDocument;
+class QLabel;
+
+// Key numbers of the current plan (tensors, steps, lower bound, arena, fragmentation, colors,
+// planning time), the peak step with the five largest buffers alive there, and, while the step
+// cursor is set, what is live at the cursor. Reads only the PlanDocument.
+class SummaryPanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit SummaryPanel(PlanDocument* document, QWidget* parent = nullptr);
+
+    // Everything the panel shows, as plain text (one "label: value" per line); for tests and copy.
+    QString summaryText() const;
+
+private:
+    void refresh();
+
+    PlanDocument* m_document;
+    QLabel* m_label;
+    QString m_plain;
+};

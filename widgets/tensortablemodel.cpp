@@ -1,0 +1,234 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+#include "tensortablemodel.h"
+
+#include "plandocument.h"
+#include "util/format.h"
+
+#include <algorithm>
+
+namespace {
+
+const QString kNone = QStringLiteral("—");
+
+QString fromStd(std::string_view text) { return QString::fromUtf8(text.data(), static_cast<qsizetype>(text.size())); }
+
+QString opLabel(const core::Graph& graph, core::OpIndex op)
+{
+    const auto& o = graph.ops[static_cast<std::size_t>(op)];
+    return o.name.empty() ? fromStd(o.type) + QLatin1Char('#') + QString::number(op) : fromStd(o.name);
+}
+
+} // namespace
+
+TensorTableModel::TensorTableModel(PlanDocument* document, QObject* parent)
+    : QAbstractTableModel(parent)
+    , m_document(document)
+{
+    connect(document, &PlanDocument::workloadChanged, this, &TensorTableModel::rebuild);
+    connect(document, &PlanDocument::planChanged, this, &TensorTableModel::planUpdated);
+    rebuild();
+}
+
+void TensorTableModel::rebuild()
+{
+    beginResetModel();
+    m_producers.clear();
+    m_consumers.clear();
+    m_consumerCounts.clear();
+    const core::Workload* workload = m_document->workload();
+    m_rows = workload ? static_cast<int>(workload->problem.buffers.size()) : 0;
+    if (workload && workload->graph && workload->bufferTensor.size() == static_cast<std::size_t>(m_rows)) {
+        const core::Graph& graph = *workload->graph;
+        // Step of each op in the schedule, so consumers read in execution order.
+        std::vector<core::Step> stepOf(graph.ops.size(), -1);
+        for (std::size_t s = 0; s < workload->schedule.order.size(); ++s)
+            stepOf[static_cast<std::size_t>(workload->schedule.order[s])] = static_cast<core::Step>(s);
+        std::vector<std::vector<core::OpIndex>> readers(graph.tensors.size());
+        for (std::size_t op = 0; op < graph.ops.size(); ++op) {
+            for (const auto* list : { &graph.ops[op].inputs, &graph.ops[op].captured })
+                for (core::TensorIndex t : *list)
+                    if (t >= 0 && static_cast<std::size_t>(t) < readers.size())
+                        readers[static_cast<std::size_t>(t)].push_back(static_cast<core::OpIndex>(op));
+        }
+        const auto producerOf = core::producers(graph);
+        for (int row = 0; row < m_rows; ++row) {
+            const core::TensorIndex t = workload->bufferTensor[static_cast<std::size_t>(row)];
+            if (t < 0 || static_cast<std::size_t>(t) >= graph.tensors.size()) {
+                m_producers << kNone;
+                m_consumers << kNone;
+                m_consumerCounts.push_back(0);
+                continue;
+            }
+            const core::OpIndex producer = producerOf[static_cast<std::size_t>(t)];
+            m_producers << (producer >= 0 ? opLabel(graph, producer) : QStringLiteral("(graph input)"));
+            auto ops = readers[static_cast<std::size_t>(t)];
+            std::sort(ops.begin(), ops.end(), [&](core::OpIndex a, core::OpIndex b) { return stepOf[a] < stepOf[b]; });
+            ops.erase(std::unique(ops.begin(), ops.end()), ops.end());
+            QStringList names;
+            constexpr int kShown = 4;
+            for (std::size_t i = 0; i < ops.size() && i < kShown; ++i)
+                names << opLabel(graph, ops[i]);
+            QString text = ops.empty() ? kNone : names.join(QStringLiteral(", "));
+            if (ops.size() > kShown)
+                text += QStringLiteral(" +%1 more").arg(ops.size() - kShown);
+            m_consumers << text;
+            m_consumerCounts.push_back(static_cast<int>(ops.size()));
+        }
+    } else {
+        for (int row = 0; row < m_rows; ++row) {
+            m_producers << kNone;
+            m_consumers << kNone;
+            m_consumerCounts.push_back(0);
+        }
+    }
+    endResetModel();
+}
+
+void TensorTableModel::planUpdated()
+{
+    if (m_rows > 0)
+        emit dataChanged(index(0, Offset), index(m_rows - 1, Color));
+}
+
+int TensorTableModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : m_rows; }
+
+int TensorTableModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
+
+QVariant TensorTableModel::data(const QModelIndex& index, int role) const
+{
+    if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
+        return {};
+    const core::Workload* workload = m_document->workload();
+    if (!workload || index.row() >= static_cast<int>(workload->problem.buffers.size()))
+        return {};
+    const int row = index.row();
+    const core::Buffer& buffer = workload->problem.buffers[static_cast<std::size_t>(row)];
+    const core::Plan* plan = m_document->plan();
+    const bool hasOffset = plan && static_cast<std::size_t>(row) < plan->offsets.size();
+    const int color = plan && static_cast<std::size_t>(row) < plan->colors.size() ? plan->colors[row] : -1;
+
+    switch (role) {
+    case BufferRole:
+        return row;
+    case KindRole:
+        return static_cast<int>(buffer.kind);
+    case SizeBytesRole:
+        return static_cast<qint64>(buffer.size);
+    case Qt::TextAlignmentRole:
+        if (index.column() >= Start)
+            return QVariant::fromValue(Qt::Alignment(Qt::AlignRight | Qt::AlignVCenter));
+        return QVariant::fromValue(Qt::Alignment(Qt::AlignLeft | Qt::AlignVCenter));
+    case Qt::ToolTipRole:
+        if (index.column() == Consumers || index.column() == Name) {
+            QString tip = fromStd(buffer.name);
+            if (buffer.tensors.size() > 1) {
+                QStringList names;
+                for (const auto& t : buffer.tensors)
+                    names << fromStd(t);
+                tip += QStringLiteral("\nshares its buffer with: ") + names.join(QStringLiteral(", "));
+            }
+            if (index.column() == Consumers)
+                tip = QStringLiteral("%1 consumer(s): %2").arg(m_consumerCounts[row]).arg(m_consumers[row]);
+            return tip;
+        }
+        if (index.column() == Size)
+            return QStringLiteral("%L1 bytes").arg(buffer.size);
+        return {};
+    case Qt::DisplayRole:
+    case SortRole:
+        break;
+    default:
+        return {};
+    }
+
+    const bool sort = role == SortRole;
+    switch (index.column()) {
+    case Name:
+        return fromStd(buffer.name);
+    case Kind:
+        return fromStd(core::kindName(buffer.kind));
+    case Producer:
+        return m_producers.value(row);
+    case Consumers:
+        return sort ? QVariant(m_consumerCounts[row]) : QVariant(m_consumers.value(row));
+    case Start:
+        return buffer.lifetime.start;
+    case End:
+        return buffer.lifetime.end;
+    case Size:
+        return sort ? QVariant(static_cast<qint64>(buffer.size))
+                    : QVariant(QString::fromStdString(core::formatBytes(buffer.size)));
+    case Offset:
+        if (!hasOffset)
+            return sort ? QVariant(qint64(-1)) : QVariant(kNone);
+        return sort ? QVariant(static_cast<qint64>(plan->offsets[row]))
+                    : QVariant(QStringLiteral("%L1").arg(plan->offsets[row]));
+    case Color:
+        if (color < 0)
+            return sort ? QVariant(-1) : QVariant(kNone);
+        return color;
+    default:
+        return {};
+    }
+}
+
+QVariant TensorTableModel::headerData(int section, Qt::Orientation orientation, int role) const
+{
+    if (orientation != Qt::Horizontal || section < 0 || section >= ColumnCount)
+        return QAbstractTableModel::headerData(section, orientation, role);
+    if (role == Qt::DisplayRole) {
+        static const char* const titles[]
+            = { "Name", "Kind", "Producer", "Consumers", "Start", "End", "Size", "Offset", "Color" };
+        return QString::fromLatin1(titles[section]);
+    }
+    if (role == Qt::ToolTipRole) {
+        static const char* const tips[] = { "Buffer (tensor) name", "input, output, weight, activation or persistent",
+            "Op that produces the tensor", "Ops that read the tensor, in schedule order",
+            "First step the buffer is live (inclusive)", "Step the buffer is freed (exclusive: live over [start, end))",
+            "Size after alignment", "Offset in the arena, bytes", "Shared-object slot (coloring planner)" };
+        return QString::fromLatin1(tips[section]);
+    }
+    return QAbstractTableModel::headerData(section, orientation, role);
+}
+
+TensorFilterProxyModel::TensorFilterProxyModel(QObject* parent)
+    : QSortFilterProxyModel(parent)
+{
+    setSortRole(TensorTableModel::SortRole);
+    setSortCaseSensitivity(Qt::CaseInsensitive);
+}
+
+void TensorFilterProxyModel::setNameFilter(const QString& text)
+{
+    if (text == m_name)
+        return;
+    m_name = text;
+    invalidateFilter();
+}
+
+void TensorFilterProxyModel::setKindFilter(std::optional<core::TensorKind> kind)
+{
+    if (kind == m_kind)
+        return;
+    m_kind = kind;
+    invalidateFilter();
+}
+
+void TensorFilterProxyModel::setMinimumSize(core::Bytes bytes)
+{
+    if (bytes == m_minimumSize)
+        return;
+    m_minimumSize = bytes;
+    invalidateFilter();
+}
+
+bool TensorFilterProxyModel::filterAcceptsRow(int sourceRow, const QModelIndex& sourceParent) const
+{
+    const QModelIndex index = sourceModel()->index(sourceRow, TensorTableModel::Name, sourceParent);
+    if (m_kind && index.data(TensorTableModel::KindRole).toInt() != static_cast<int>(*m_kind))
+        return false;
+    if (m_minimumSize > 0 && index.data(TensorTableModel::SizeBytesRole).toLongLong() < m_minimumSize)
+        return false;
+    return m_name.isEmpty() || index.data(Qt::DisplayRole).toString().contains(m_name, Qt::CaseInsensitive);
+}

@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+#pragma once
+
+#include "graph/graph.h"
+
+#include <QAbstractTableModel>
+#include <QSortFilterProxyModel>
+#include <QStringList>
+
+#include <optional>
+#include <vector>
+
+class PlanDocument;
+
+// The lifecycle tracking table: one row per buffer of the document's problem (row == buffer index),
+// with producer op and consumers taken from the graph and schedule when there is one ("—" for bare
+// allocation problems). Resets on a new workload; a new plan only changes the offset and color columns.
+class TensorTableModel : public QAbstractTableModel {
+    Q_OBJECT
+public:
+    enum Column { Name, Kind, Producer, Consumers, Start, End, Size, Offset, Color, ColumnCount };
+    enum Role {
+        SortRole = Qt::UserRole + 1, // numbers as qint64 (sizes in bytes), text as QString
+        BufferRole, // buffer index (int)
+        KindRole, // core::TensorKind as int
+        SizeBytesRole, // size in bytes (qint64)
+    };
+
+    explicit TensorTableModel(PlanDocument* document, QObject* parent = nullptr);
+
+    int rowCount(const QModelIndex& parent = {}) const override;
+    int columnCount(const QModelIndex& parent = {}) const override;
+    QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+    QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+
+private:
+    void rebuild();
+    void planUpdated();
+
+    PlanDocument* m_document;
+    int m_rows = 0;
+    QStringList m_producers; // per buffer
+    QStringList m_consumers; // per buffer, display text
+    std::vector<int> m_consumerCounts;
+};
+
+// Filters the table by a name substring (case-insensitive), one kind and a minimum size in bytes;
+// sorts through TensorTableModel::SortRole so sizes sort by bytes, not by their text.
+class TensorFilterProxyModel : public QSortFilterProxyModel {
+    Q_OBJECT
+public:
+    explicit TensorFilterProxyModel(QObject* parent = nullptr);
+
+    void setNameFilter(const QString& text);
+    void setKindFilter(std::optional<core::TensorKind> kind); // nullopt: every kind
+    void setMinimumSize(core::Bytes bytes);
+
+protected:
+    bool filterAcceptsRow(int sourceRow, const QModelIndex& sourceParent) const override;
+
+private:
+    QString m_name;
+    std::optional<core::TensorKind> m_kind;
+    core::Bytes m_minimumSize = 0;
+};
