@@ -2,7 +2,7 @@
 // SPDX-FileCopyrightText: MemPlan authors
 // Shape rules for control flow (If, Loop, Scan), sequences and optionals. Sequence values have no
 // shape, only a byte estimate: the sum of the tensors they hold where that is known.
-#include "onnx/onnxfold.h"
+#include "onnx/onnxshapemath.h"
 #include "onnx/onnxshaperules.h"
 
 #include <algorithm>

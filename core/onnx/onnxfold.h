@@ -22,31 +22,4 @@ bool isFoldable(const std::string& opType);
 // inconsistent, or a result would exceed kFoldLimit elements. Never throws.
 std::optional<std::vector<ConstValue>> foldNode(const onnx::NodeProto& node, const std::vector<const ValueFacts*>& inputs);
 
-// Numpy-style broadcast of shapes; -1 dims propagate as unknown. nullopt when incompatible.
-std::optional<Dims> broadcastDims(const std::vector<Dims>& shapes);
-
-// One axis of a Slice after ONNX's clamping rules.
-struct SliceAxis {
-    std::int64_t start = 0;
-    std::int64_t step = 1;
-    std::int64_t count = 0;
-};
-// Start/step/count for each axis of `dims` (untouched axes: whole range). Needs the dims of the
-// sliced axes; nullopt on bad axes, zero steps or an unknown sliced dim.
-std::optional<std::vector<SliceAxis>> sliceAxes(const Dims& dims, const std::vector<std::int64_t>& starts,
-                                                const std::vector<std::int64_t>& ends,
-                                                const std::vector<std::int64_t>& axes,
-                                                const std::vector<std::int64_t>& steps);
-
-// Output dims of Reshape with ONNX's 0 (copy) and -1 (infer) rules. Unknown input dims give -1
-// where they matter. nullopt when the request is inconsistent.
-std::optional<Dims> reshapeDims(const Dims& input, const std::vector<std::int64_t>& shape, bool allowZero);
-
-// Normalises a possibly negative axis against `rank`; nullopt when out of range.
-std::optional<std::int64_t> normalizeAxis(std::int64_t axis, std::int64_t rank);
-
-// Integer values of a folded input (reals truncated), nullopt when the input is not constant.
-std::optional<std::vector<std::int64_t>> constInts(const ValueFacts* facts);
-std::optional<std::vector<double>> constReals(const ValueFacts* facts);
-
 } // namespace core::onnxdetail

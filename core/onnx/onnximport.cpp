@@ -55,8 +55,10 @@ bool isScalarOrListAttribute(const onnx::AttributeProto& a)
         && a.graphs_size() == 0 && a.sparse_tensors_size() == 0 && a.type_protos_size() == 0;
 }
 
-std::string hintFor(const onnx::GraphProto& graph, const Graph& g, const std::vector<TensorIndex>& unsized,
-                    const std::vector<OpIndex>& producer)
+// What the user can do about unsized tensors: bind symbolic dims, fix open inputs, or know where
+// the run-time dependence starts.
+std::string hintFor(const onnx::GraphProto& graph, const std::unordered_set<std::string>& weights, const Graph& g,
+                    const std::vector<TensorIndex>& unsized, const std::vector<OpIndex>& producer)
 {
     const auto symbols = symbolicInputDims(graph);
     if (!symbols.empty()) {
@@ -66,12 +68,9 @@ std::string hintFor(const onnx::GraphProto& graph, const Graph& g, const std::ve
             hint += " --dim " + s + "=1";
         return hint;
     }
-    std::unordered_set<std::string> initializers;
-    for (const auto& t : graph.initializer())
-        initializers.insert(t.name());
     for (const auto& vi : graph.input()) {
         const auto* t = tensorTypeOf(vi.type());
-        if (initializers.count(vi.name()) || !t)
+        if (weights.count(vi.name()) || !t)
             continue;
         const bool open = !t->has_shape()
             || std::any_of(t->shape().dim().begin(), t->shape().dim().end(), [](const auto& d) { return !d.has_dim_value(); });
@@ -94,6 +93,37 @@ std::string hintFor(const onnx::GraphProto& graph, const Graph& g, const std::ve
         return "the model's inputs have fixed shapes, but some values have no known type or shape";
     return "sizes first become unknown at " + joinNames(roots, 3)
         + ": the output shape depends on values known only at run time, or there is no shape rule for the op";
+}
+
+// Kinds: initializer > graph input > graph output > Constant output > activation. An Identity of
+// a weight is an alias that runtimes fold away (exporters emit them for shared initializers): its
+// output is a weight too, not an activation copied at run time; `alias` marks those Identity ops.
+std::vector<TensorKind> tensorKinds(const onnx::GraphProto& graph, std::unordered_map<std::string, TensorIndex>& index,
+                                    const std::unordered_set<std::string>& weights, std::vector<bool>& alias)
+{
+    auto isDefaultDomain = [](const onnx::NodeProto& node) { return node.domain().empty() || node.domain() == "ai.onnx"; };
+    std::vector<TensorKind> kinds(index.size(), TensorKind::Activation);
+    for (const auto& node : graph.node())
+        if (node.op_type() == "Constant" && isDefaultDomain(node))
+            for (const auto& out : node.output())
+                if (!out.empty())
+                    kinds[index[out]] = TensorKind::Weight;
+    for (const auto& vi : graph.output())
+        kinds[index[vi.name()]] = TensorKind::Output;
+    for (const auto& vi : graph.input())
+        kinds[index[vi.name()]] = TensorKind::Input;
+    for (const auto& name : weights)
+        kinds[index[name]] = TensorKind::Weight;
+    alias.assign(std::size_t(graph.node_size()), false);
+    for (int i = 0; i < graph.node_size(); ++i) {
+        const auto& node = graph.node(i);
+        if (node.op_type() == "Identity" && isDefaultDomain(node) && node.input_size() == 1 && node.output_size() == 1
+            && kinds[index[node.input(0)]] == TensorKind::Weight && kinds[index[node.output(0)]] == TensorKind::Activation) {
+            kinds[index[node.output(0)]] = TensorKind::Weight;
+            alias[std::size_t(i)] = true;
+        }
+    }
+    return kinds;
 }
 
 Expected<Graph> importImpl(const std::filesystem::path& file, const ShapeBindings& bindings)
@@ -156,41 +186,18 @@ Expected<Graph> importImpl(const std::filesystem::path& file, const ShapeBinding
     auto inferred = inferModel(model, initializers, names);
     notes.insert(notes.end(), inferred.notes.begin(), inferred.notes.end());
 
-    // Kinds: initializer > graph input > graph output > Constant output > activation.
-    std::vector<TensorKind> kinds(names.size(), TensorKind::Activation);
-    for (int i = 0; i < graph.node_size(); ++i)
-        if (graph.node(i).op_type() == "Constant")
-            for (const auto& out : graph.node(i).output())
-                if (!out.empty())
-                    kinds[index[out]] = TensorKind::Weight;
-    for (const auto& vi : graph.output())
-        kinds[index[vi.name()]] = TensorKind::Output;
     std::unordered_set<std::string> weightNames;
     for (const auto* t : initializers)
         weightNames.insert(t->name());
     for (const auto& s : graph.sparse_initializer())
         weightNames.insert(s.values().name());
+    std::vector<bool> weightAlias;
+    const auto kinds = tensorKinds(graph, index, weightNames, weightAlias);
     for (const auto& vi : graph.input())
-        if (!weightNames.count(vi.name())) {
-            kinds[index[vi.name()]] = TensorKind::Input;
+        if (!weightNames.count(vi.name()))
             g.inputs.push_back(index[vi.name()]);
-        }
-    for (const auto& name : weightNames)
-        kinds[index[name]] = TensorKind::Weight;
     for (const auto& vi : graph.output())
         g.outputs.push_back(index[vi.name()]);
-    // An Identity of a weight is an alias that runtimes fold away (exporters emit them for shared
-    // initializers): its output is a weight too, not an activation copied at run time.
-    std::vector<bool> weightAlias(graph.node_size(), false);
-    for (int i = 0; i < graph.node_size(); ++i) {
-        const auto& node = graph.node(i);
-        if (node.op_type() == "Identity" && (node.domain().empty() || node.domain() == "ai.onnx")
-            && node.input_size() == 1 && node.output_size() == 1 && kinds[index[node.input(0)]] == TensorKind::Weight
-            && kinds[index[node.output(0)]] == TensorKind::Activation) {
-            kinds[index[node.output(0)]] = TensorKind::Weight;
-            weightAlias[i] = true;
-        }
-    }
 
     int sequences = 0;
     for (std::size_t i = 0; i < names.size(); ++i) {
@@ -275,7 +282,8 @@ Expected<Graph> importImpl(const std::filesystem::path& file, const ShapeBinding
     }
     if (!bounded.empty())
         notes.push_back(std::to_string(bounded.size()) + " tensor" + (bounded.size() > 1 ? "s have" : " has")
-                        + " data-dependent shapes, sized by an upper bound: " + joinNames(bounded, 5));
+                        + " data-dependent shapes, sized by an estimate (an upper bound where one exists): "
+                        + joinNames(bounded, 5));
 
     const auto unsized = unsizedTensors(g);
     if (!unsized.empty()) {
@@ -285,7 +293,7 @@ Expected<Graph> importImpl(const std::filesystem::path& file, const ShapeBinding
                              + (producer[t] >= 0 ? "from " + g.ops[producer[t]].name : std::string("graph input")) + ")");
         return makeError(ErrorCode::InvalidModel,
                          fileName + ": " + std::to_string(unsized.size()) + " tensor" + (unsized.size() > 1 ? "s have" : " has")
-                             + " no known size: " + joinNames(listed, 5) + "; " + hintFor(graph, g, unsized, producer));
+                             + " no known size: " + joinNames(listed, 5) + "; " + hintFor(graph, weightNames, g, unsized, producer));
     }
     g.notes = std::move(notes);
     return g;

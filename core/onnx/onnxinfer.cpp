@@ -3,6 +3,7 @@
 #include "onnx/onnxinfer.h"
 
 #include "onnx/onnxfold.h"
+#include "onnx/onnxshapemath.h"
 #include "onnx/onnxload.h"
 #include "onnx/onnxshaperules.h"
 
@@ -252,25 +253,19 @@ InferenceResult inferModel(const onnx::ModelProto& model, const std::vector<cons
 
     // How much the working copy tells ONNX. ONNX aborts the whole inference when an inferred shape
     // contradicts a stated one (even in non-strict mode), so on failure we state less:
-    // tier 0 states every known shape, tier 1 only shapes ONNX cannot infer itself (outputs of
-    // folded and rule-owned nodes). Beyond that, the node named in the error is left to our rules.
+    // tier 0 states every known shape, tier 1 only the shapes of values no node in the working
+    // copy produces. Beyond that, the node named in the error is left to our rules.
     int tier = 0;
     int failures = 0;
     bool onnxEnabled = true;
     std::vector<bool> excluded(r.owned);
-    std::unordered_set<std::string> producedByExcluded;
-    auto refreshExcluded = [&] {
-        producedByExcluded.clear();
-        for (int i = 0; i < n; ++i)
-            if (excluded[i] || r.folded[i])
-                for (const auto& out : graph.node(i).output())
-                    producedByExcluded.insert(out);
-    };
     // ONNX 1.12 may dereference the missing type of an undefined input (Shape's data propagation
     // does), so a node goes into the working copy only when everything it reads is defined there.
     std::unordered_set<std::string> baseDefined;
     for (const auto& vi : base.graph().input())
         baseDefined.insert(vi.name());
+    for (const auto& vi : base.graph().output())
+        baseDefined.insert(vi.name()); // declared output types are visible to consumers
     for (const auto& t : base.graph().initializer())
         baseDefined.insert(t.name());
     std::vector<std::vector<std::string>> captured(n);
@@ -285,39 +280,48 @@ InferenceResult inferModel(const onnx::ModelProto& model, const std::vector<cons
                 if (vi.type().has_tensor_type())
                     vi.mutable_type()->mutable_tensor_type()->clear_shape();
         std::unordered_set<std::string> defined = baseDefined;
-        for (const auto& [name, f] : facts) {
-            if (initializerNames.count(name) || inputNames.count(name))
-                continue;
+        std::unordered_set<std::string> stated;
+        auto state = [&](const std::string& name) {
+            auto it = facts.find(name);
+            if (it == facts.end() || initializerNames.count(name) || inputNames.count(name) || !stated.insert(name).second)
+                return;
+            const auto& f = it->second;
             if (f.value && f.value->count() <= kInitializerValueLimit) {
                 auto* t = g->add_initializer();
                 writeConst(*f.value, *t);
                 t->set_name(name);
                 defined.insert(name);
-                continue;
+                return;
             }
             if (f.kind != ValueKind::Tensor || (!f.rankKnown && f.elemType == 0))
-                continue;
-            if (tier > 0 && !producedByExcluded.count(name))
-                continue;
-            if (auto it = outputIndex.find(name); it != outputIndex.end()) {
-                auto* type = g->mutable_output(it->second)->mutable_type();
+                return;
+            if (auto out = outputIndex.find(name); out != outputIndex.end()) {
+                auto* type = g->mutable_output(out->second)->mutable_type();
                 if (!type->has_sequence_type() && !type->has_optional_type() && !type->has_map_type())
                     factsToType(f, *type);
-                continue;
+                return;
             }
             auto* vi = g->add_value_info();
             vi->set_name(name);
             factsToType(f, *vi->mutable_type());
             defined.insert(name);
-        }
+        };
+        if (tier == 0)
+            for (const auto& [name, f] : facts)
+                state(name);
         workIndex.assign(n, -1);
         auto isDefined = [&](const std::string& name) { return name.empty() || defined.count(name); };
         for (int i = 0; i < n; ++i) {
             const auto& node = graph.node(i);
-            if (r.folded[i] || excluded[i] || !std::all_of(node.input().begin(), node.input().end(), isDefined)
-                || !std::all_of(captured[i].begin(), captured[i].end(), isDefined)
-                || !plausibleWindowAttributes(node, reads[i]) || !plausibleAxis(node, reads[i]))
+            const bool include = !r.folded[i] && !excluded[i]
+                && std::all_of(node.input().begin(), node.input().end(), isDefined)
+                && std::all_of(captured[i].begin(), captured[i].end(), isDefined)
+                && plausibleWindowAttributes(node, reads[i]) && plausibleAxis(node, reads[i]);
+            if (!include) {
+                for (const auto& out : node.output())
+                    state(out); // ONNX cannot infer these: say what we know
                 continue;
+            }
             workIndex[i] = g->node_size();
             *g->add_node() = node;
             for (const auto& out : node.output())
@@ -357,7 +361,6 @@ InferenceResult inferModel(const onnx::ModelProto& model, const std::vector<cons
             ++r.rounds;
             onnx::ModelProto work;
             std::vector<int> workIndex;
-            refreshExcluded();
             buildWork(work, workIndex);
             while (onnxEnabled) {
                 try {
@@ -378,7 +381,6 @@ InferenceResult inferModel(const onnx::ModelProto& model, const std::vector<cons
                     onnxEnabled = false;
                     r.notes.push_back("ONNX shape inference stopped; continued with MemPlan's own shape rules");
                 }
-                refreshExcluded();
                 buildWork(work, workIndex);
             }
             auto* g = work.mutable_graph();

@@ -2,7 +2,7 @@
 // SPDX-FileCopyrightText: MemPlan authors
 // Shape rules for ops that move, select or create data: their output shapes follow from
 // constant inputs (folded shape arithmetic) rather than from arithmetic on the data.
-#include "onnx/onnxfold.h"
+#include "onnx/onnxshapemath.h"
 #include "onnx/onnxshaperules.h"
 
 #include <algorithm>
@@ -80,8 +80,10 @@ bool resizeRule(const RuleInput& in, std::vector<ValueFacts>& out)
                 const double s = double((*sizes)[i]) / double(x->dims[*a]);
                 scale = policy == "not_larger" ? std::min(scale, s) : std::max(scale, s);
             }
-            for (auto axis : axes)
-                dims[*normalizeAxis(axis, rank)] = std::int64_t(std::floor(scale * double(x->dims[*normalizeAxis(axis, rank)]) + 0.5));
+            for (auto axis : axes) {
+                const auto a = *normalizeAxis(axis, rank); // checked in the loop above
+                dims[a] = std::int64_t(std::floor(scale * double(x->dims[a]) + 0.5));
+            }
         }
     } else if (scales) {
         if (scales->size() != axes.size())
@@ -191,9 +193,8 @@ bool sliceRule(const RuleInput& in, std::vector<ValueFacts>& out)
     }
     if (!starts || !ends)
         return true;
-    // Unknown dims on untouched axes are fine: slice a copy where they are 0, then restore them.
-    Dims probe = x->dims;
-    auto plan = sliceAxes(probe, *starts, *ends, axes.value_or(std::vector<std::int64_t> {}),
+    // Unknown dims on untouched axes stay unknown; sliced axes need their dims.
+    auto plan = sliceAxes(x->dims, *starts, *ends, axes.value_or(std::vector<std::int64_t> {}),
                           steps.value_or(std::vector<std::int64_t> {}));
     if (!plan)
         return true;

@@ -136,8 +136,15 @@ Status validateModel(const onnx::ModelProto& model, const std::string& file)
         if (auto s = checkDims(file, "initializer '" + t.name() + "'", t.data_type(), dims, true); !s)
             return s;
     }
-    for (const auto& s : graph.sparse_initializer())
+    for (const auto& s : graph.sparse_initializer()) {
         initializers.insert(s.values().name());
+        Dims dims(s.dims().begin(), s.dims().end());
+        const std::string what = "sparse initializer '" + s.values().name() + "'";
+        if (std::any_of(dims.begin(), dims.end(), [](std::int64_t d) { return d < 0; }))
+            return invalid(file, what + " has a negative dimension in its shape " + dimsText(dims));
+        if (auto status = checkDims(file, what, s.values().data_type(), dims, true); !status)
+            return status;
+    }
     for (const auto& vi : graph.input())
         if (auto s = checkType(file, describe(vi, "input"), vi.type(), !initializers.count(vi.name())); !s)
             return s;

@@ -2,7 +2,7 @@
 // SPDX-FileCopyrightText: MemPlan authors
 #include "onnx/onnxshaperules.h"
 
-#include "onnx/onnxfold.h"
+#include "onnx/onnxshapemath.h"
 
 #include <algorithm>
 #include <cmath>
