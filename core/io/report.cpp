@@ -43,6 +43,12 @@ std::string formatReport(const Workload& workload, const Plan& plan, int topAtPe
     else
         text += printf("%-16s %d buffers live at once at most\n", "overlap depth", m.maxOverlapDepth);
     text += printf("%-16s %s\n", "planning time", formatSeconds(plan.seconds).c_str());
+    if (plan.provenOptimal)
+        text += printf("%-16s proven optimal\n", "search");
+    else if (plan.provenLowerBound > 0)
+        text += printf("%-16s best found; proven lower bound %s\n", "search", withBytes(plan.provenLowerBound).c_str());
+    if (!plan.details.empty())
+        text += printf("%-16s %s\n", "", plan.details.c_str());
     for (const auto& region : workload.regions)
         text += printf("%-16s %s in %d tensors (outside the arena)\n", region.name.c_str(), formatBytes(region.size).c_str(),
             region.tensorCount);

@@ -3,7 +3,9 @@
 #include "planners/planner.h"
 
 #include "planners/bestfit.h"
+#include "planners/bestofgreedy.h"
 #include "planners/coloring.h"
+#include "planners/exact.h"
 #include "planners/firstfit.h"
 #include "planners/greedybybreadth.h"
 #include "planners/greedybysize.h"
@@ -23,6 +25,8 @@ const std::vector<std::unique_ptr<Planner>>& planners()
         result.push_back(std::make_unique<GreedyBySizePlanner>());
         result.push_back(std::make_unique<GreedyByBreadthPlanner>());
         result.push_back(std::make_unique<ColoringPlanner>());
+        result.push_back(std::make_unique<BestOfGreedyPlanner>());
+        result.push_back(std::make_unique<ExactPlanner>());
         return result;
     }();
     return list;
@@ -46,8 +50,14 @@ const Planner* plannerByName(std::string_view name)
 
 Expected<Plan> runPlanner(const Planner& planner, const PlanProblem& problem, const CancelToken& cancel)
 {
+    return runPlanner(planner, problem, cancel, PlanOptions {});
+}
+
+Expected<Plan> runPlanner(const Planner& planner, const PlanProblem& problem, const CancelToken& cancel,
+    const PlanOptions& options)
+{
     const auto begin = std::chrono::steady_clock::now();
-    auto result = planner.plan(problem, cancel);
+    auto result = planner.planWith(problem, cancel, options);
     if (result) {
         result->planner = std::string(planner.name());
         result->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();

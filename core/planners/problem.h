@@ -51,6 +51,10 @@ struct Plan {
     // -1 for an empty buffer, which takes no slot.
     std::vector<int> colors;
     double seconds = 0; // wall time the planner took
+    // Search planners (exact) only; the others leave these at their defaults.
+    bool provenOptimal = false; // no plan with a smaller arena exists (for the aligned sizes)
+    Bytes provenLowerBound = 0; // no plan below this arena exists; 0 when the planner proves nothing
+    std::string details;        // one line on how the search ended, for reports ("" when nothing to say)
 };
 
 Bytes alignUp(Bytes value, Bytes alignment);

@@ -1,0 +1,183 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+#include "planners/exactsearch.h"
+
+#include <algorithm>
+
+namespace core {
+
+// Why raising is complete. Let P be the lowest plateau, floor m, and suppose a gap-free packing that
+// fits extends the current partial one (every unplaced buffer sits at or above the floors it
+// covers). If some unplaced buffer inside P sits at m, a candidate branch finds it. Otherwise take
+// any unplaced buffer c meeting P: if it crosses a neighbour section, it sits at or above that
+// neighbour's floor, so >= m' (the lower neighbour floor). If it lies inside P and sits below m',
+// it rests on a buffer d, unplaced (placed tops in P are <= m), inside P, lower than c; descending
+// from d the same way ends at a buffer inside P at m, a contradiction. So all of them sit >= m':
+// raising P to m' keeps the packing reachable. A raised floor is not a top, hence the canonical rule.
+
+CapacitySearch::CapacitySearch(const SkylineInstance& instance, const CancelToken& cancel, std::function<void()> tick)
+    : m_in(instance)
+    , m_cancel(cancel)
+    , m_tick(std::move(tick))
+    , m_sky(instance)
+    , m_candidates(4 * static_cast<std::size_t>(instance.count()) + 2 * instance.sections + 4) // max depth
+    , m_pieces(m_candidates.size())
+    , m_plateaus(m_candidates.size())
+{
+    // Check the clock about every 2^17 units of work, so a stop lands within a millisecond or so.
+    const std::int64_t work = instance.sections + 16;
+    m_checkMask = 1;
+    while (m_checkMask * 2 * work <= (1 << 17))
+        m_checkMask *= 2;
+    --m_checkMask;
+}
+
+bool CapacitySearch::stopNow()
+{
+    if (m_tick)
+        m_tick();
+    return m_cancel.isCancelled() || Clock::now() >= m_deadline;
+}
+
+CapacitySearch::Outcome CapacitySearch::run(Bytes capacity, Clock::time_point deadline, const std::vector<int>& rank,
+    std::int64_t nodeLimit)
+{
+    m_nodeEnd = m_nodes + nodeLimit;
+    m_gaveUp = false;
+    m_capacity = capacity;
+    m_deadline = deadline;
+    m_rank = &rank;
+    m_stopped = false;
+    m_sky.undoTo(0);
+    if (m_in.lowerBound > capacity)
+        return Outcome::Infeasible;
+    if (stopNow())
+        return Outcome::Stopped;
+    const auto result = dfs(0, 0, m_in.sections, -1, -1);
+    if (result == Result::Done) {
+        m_solution.resize(m_in.count());
+        for (int k = 0; k < m_in.count(); ++k)
+            m_solution[k] = m_sky.offset(k);
+        m_solutionArena = m_sky.top();
+    }
+    m_sky.undoTo(0);
+    if (result == Result::Done)
+        return Outcome::Found;
+    return m_stopped ? Outcome::Stopped : m_gaveUp ? Outcome::GaveUp : Outcome::Infeasible;
+}
+
+bool CapacitySearch::raiseAllowed(const Skyline::Plateau& range, Bytes target, const std::vector<int>& candidates) const
+{
+    for (int s = range.begin; s < range.end; ++s)
+        if (target + m_sky.pendingBytes(s) > m_capacity)
+            return false;
+    // A buffer inside the range no taller than the gap could drop into it: not gap-free.
+    for (const int k : candidates)
+        if (m_in.last[k] < range.end && m_in.first[k] >= range.begin && m_in.size[k] <= target - range.floor)
+            return false;
+    return true;
+}
+
+CapacitySearch::Result CapacitySearch::dfs(int depth, int begin, int end, Bytes levelFloor, int levelRank)
+{
+    if ((++m_nodes & m_checkMask) == 0 && stopNow()) {
+        m_stopped = true;
+        return Result::Stop;
+    }
+    if (m_nodes >= m_nodeEnd) {
+        m_gaveUp = true;
+        return Result::Stop;
+    }
+    auto& pieces = m_pieces[depth];
+    m_sky.pieces(begin, end, pieces);
+    if (pieces.empty())
+        return Result::Done;
+    const auto mark = m_sky.mark();
+    if (pieces.size() > 1) {
+        // Independent pieces: solve one after the other, keeping each solution. When one has no
+        // packing, the others' choices cannot help, so this node fails without trying them again.
+        for (std::size_t p = 0; p < pieces.size(); ++p) {
+            const auto [pieceBegin, pieceEnd] = m_pieces[depth][p];
+            const auto result = dfs(depth + 1, pieceBegin, pieceEnd, -1, -1);
+            if (result == Result::Stop)
+                return result;
+            if (result == Result::Fail) {
+                m_sky.undoTo(mark);
+                return result;
+            }
+        }
+        return Result::Done;
+    }
+    begin = pieces.front().first;
+    end = pieces.front().second;
+    // All plateaus at the lowest floor m of this piece; their candidates, best rank first. On one
+    // level buffers go in rank order (after `levelRank`), so each set of buffers at m is tried once.
+    auto& plateaus = m_plateaus[depth];
+    plateaus.clear();
+    const auto lowest = m_sky.lowestPlateau(begin, end);
+    for (int s = lowest.begin; s < end;) {
+        if (m_sky.floor(s) != lowest.floor) {
+            ++s;
+            continue;
+        }
+        Skyline::Plateau p { s, s + 1, lowest.floor };
+        while (p.end < end && m_sky.floor(p.end) == lowest.floor)
+            ++p.end;
+        plateaus.push_back(p);
+        s = p.end;
+    }
+    auto& all = m_candidates[depth];
+    all.clear();
+    for (const auto& p : plateaus) {
+        m_sky.candidates(p, *m_rank, m_scratch);
+        all.insert(all.end(), m_scratch.begin(), m_scratch.end());
+    }
+    const auto& rank = *m_rank;
+    std::sort(all.begin(), all.end(), [&](int a, int b) { return rank[a] < rank[b]; });
+    const int minRank = levelFloor == lowest.floor ? levelRank : -1;
+    for (std::size_t c = 0; c < all.size(); ++c) {
+        const int k = all[c];
+        if (rank[k] <= minRank || !m_sky.restsOnSomething(k, lowest.floor))
+            continue;
+        m_sky.place(k, lowest.floor);
+        if (m_sky.boundsHold(m_capacity)) {
+            const auto result = dfs(depth + 1, begin, end, lowest.floor, rank[k]);
+            if (result != Result::Fail)
+                return result;
+        }
+        m_sky.undoTo(mark);
+    }
+    // No further buffer at m: every plateau at m rises to its lower neighbour. Dominance: a buffer
+    // whose whole extent fits below the new lowest floor (above its own lowest offset) could drop
+    // there, so that packing is not gap-free (MiniMalloc's "minimum height" rule).
+    Bytes minHeight = Skyline::kClosed;
+    for (int s = begin; s < end; ++s)
+        for (const int k : m_in.startingAt[s])
+            if (!m_sky.isPlaced(k))
+                minHeight = std::min(minHeight, m_sky.lowestOffset(k) + m_in.size[k]);
+    Bytes newFloor = Skyline::kClosed;
+    for (int s = begin; s < end; ++s)
+        if (m_sky.floor(s) != lowest.floor)
+            newFloor = std::min(newFloor, m_sky.floor(s));
+    for (const auto& p : plateaus)
+        newFloor = std::min(newFloor, m_sky.raiseTarget(p, begin, end));
+    if (newFloor >= minHeight)
+        return Result::Fail;
+    for (const auto& p : plateaus) {
+        const Bytes target = m_sky.raiseTarget(p, begin, end);
+        if (target == Skyline::kClosed || !raiseAllowed(p, target, all)) {
+            m_sky.undoTo(mark);
+            return Result::Fail;
+        }
+        m_sky.raise(p, target);
+    }
+    if (m_sky.boundsHold(m_capacity)) {
+        const auto result = dfs(depth + 1, begin, end, -1, -1);
+        if (result != Result::Fail)
+            return result;
+    }
+    m_sky.undoTo(mark);
+    return Result::Fail;
+}
+
+} // namespace core

@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+#pragma once
+
+#include "planners/skyline.h"
+#include "util/cancel.h"
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+namespace core {
+
+// Decision search of the `exact` planner: "do all buffers fit in `capacity` bytes?"
+// - Depth-first over the skyline (skyline.h): at the lowest floor m, try each candidate buffer
+//   (inside any plateau at m, best rank first) at offset m; last, "raise" every plateau at m to its
+//   lower neighbour (no further buffer starts at m).
+// - Canonical pruning: a buffer must rest on a placed buffer's top or on 0 (no floating buffers);
+//   buffers go bottom-up and, on one level, in rank order; twins (same lifetime and size) go in
+//   index order. So each gap-free packing is built once per ranking.
+// - Section inference (after every move): every unplaced buffer sits at or above its lowest offset
+//   (the highest floor it covers), so in each section max(floor, lowest offset of its buffers) +
+//   bytes of its unplaced buffers <= capacity.
+// - Dominance: no raise past min(lowest offset + size) of an unplaced buffer, and none that leaves
+//   a gap inside a plateau as tall as a buffer that fits there: that buffer could drop into the gap,
+//   so the packing would not be gap-free (MiniMalloc's "minimum height" rule, in skyline terms).
+// - Runs have a node limit: the caller restarts with other rankings and doubled limits (restarts
+//   tame the heavy tail of depth-first search).
+// - Decomposition: when no unplaced buffer joins two runs of sections, they are solved one after
+//   the other and a failure in one does not re-search the other (MiniMalloc's dynamic decomposition).
+// Complete (checked against brute force in tst_exact): returns Infeasible only when no packing fits.
+// Time per node O(sections + candidates + live buffers of the sections whose bound changed); depth
+// at most ~3n + 2 x sections (recursive). The search stops at `deadline` or on cancel and says so.
+class CapacitySearch {
+public:
+    // Stopped: deadline or cancel; GaveUp: the node limit of this run was spent.
+    enum class Outcome { Found, Infeasible, Stopped, GaveUp };
+    using Clock = std::chrono::steady_clock;
+
+    CapacitySearch(const SkylineInstance& instance, const CancelToken& cancel, std::function<void()> tick);
+
+    // `rank`: candidate order (position per buffer, lower first), e.g. SkylineInstance::rank[r].
+    Outcome run(Bytes capacity, Clock::time_point deadline, const std::vector<int>& rank, std::int64_t nodeLimit);
+    const std::vector<Bytes>& solution() const { return m_solution; } // after Found
+    Bytes solutionArena() const { return m_solutionArena; }
+    std::int64_t nodes() const { return m_nodes; }
+    bool cancelled() const { return m_cancel.isCancelled(); }
+
+private:
+    // Done: every buffer in sections [begin, end) placed (state kept); Fail: none fits (state
+    // restored); Stop: time, cancel or node limit.
+    enum class Result { Done, Fail, Stop };
+    // levelFloor/levelRank: the floor and rank of the last buffer placed on the current level.
+    Result dfs(int depth, int begin, int end, Bytes levelFloor, int levelRank);
+    bool stopNow();
+    // Raising sections [range.begin, range.end) from range.floor to target keeps every section
+    // within capacity, and no candidate inside the range fits in the gap.
+    bool raiseAllowed(const Skyline::Plateau& range, Bytes target, const std::vector<int>& candidates) const;
+
+    const SkylineInstance& m_in;
+    const CancelToken& m_cancel;
+    std::function<void()> m_tick; // called at every clock check (~ every millisecond)
+    Skyline m_sky;
+    std::vector<std::vector<int>> m_candidates; // per depth, sized for the deepest path up front
+    std::vector<std::vector<std::pair<int, int>>> m_pieces; // per depth
+    std::vector<std::vector<Skyline::Plateau>> m_plateaus;  // per depth
+    std::vector<int> m_scratch;
+    std::vector<Bytes> m_solution;
+    Bytes m_solutionArena = 0;
+    Bytes m_capacity = 0;
+    Clock::time_point m_deadline;
+    const std::vector<int>* m_rank = nullptr;
+    std::int64_t m_nodes = 0;
+    std::int64_t m_nodeEnd = 0; // m_nodes value at which this run gives up
+    std::int64_t m_checkMask = 1023;
+    bool m_stopped = false;
+    bool m_gaveUp = false;
+};
+
+} // namespace core

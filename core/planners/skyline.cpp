@@ -1,0 +1,316 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+#include "planners/skyline.h"
+
+#include "planners/gapfinder.h"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <tuple>
+
+namespace core {
+
+SkylineInstance makeSkylineInstance(const PlanProblem& problem)
+{
+    SkylineInstance in;
+    std::vector<Step> cuts;
+    for (std::size_t i = 0; i < problem.buffers.size(); ++i) {
+        const auto& b = problem.buffers[i];
+        if (b.size <= 0 || b.lifetime.end <= b.lifetime.start)
+            continue;
+        in.ids.push_back(static_cast<int>(i));
+        in.size.push_back(placedSize(problem, static_cast<int>(i)));
+        in.length.push_back(b.lifetime.end - b.lifetime.start);
+        cuts.push_back(b.lifetime.start);
+        cuts.push_back(b.lifetime.end);
+    }
+    std::sort(cuts.begin(), cuts.end());
+    cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+    in.sections = std::max<int>(0, static_cast<int>(cuts.size()) - 1);
+    in.startingAt.resize(in.sections);
+    in.liveIn.resize(in.sections);
+    in.sectionBytes.assign(in.sections, 0);
+    const int n = in.count();
+    in.first.resize(n);
+    in.last.resize(n);
+    in.twinBefore.assign(n, -1);
+    std::map<std::tuple<int, int, Bytes>, int> lastTwin;
+    Bytes g = 0;
+    for (int k = 0; k < n; ++k) {
+        const auto& life = problem.buffers[in.ids[k]].lifetime;
+        in.first[k] = static_cast<int>(std::lower_bound(cuts.begin(), cuts.end(), life.start) - cuts.begin());
+        in.last[k] = static_cast<int>(std::lower_bound(cuts.begin(), cuts.end(), life.end) - cuts.begin()) - 1;
+        in.startingAt[in.first[k]].push_back(k);
+        for (int s = in.first[k]; s <= in.last[k]; ++s) {
+            in.sectionBytes[s] += in.size[k];
+            in.liveIn[s].push_back(k);
+        }
+        auto [it, inserted] = lastTwin.try_emplace({ in.first[k], in.last[k], in.size[k] }, k);
+        if (!inserted) {
+            in.twinBefore[k] = it->second;
+            it->second = k;
+        }
+        g = std::gcd(g, in.size[k]);
+    }
+    in.granularity = std::max<Bytes>(g, 1);
+    std::vector<Bytes> total(n, 0), area(n, 0);
+    for (int k = 0; k < n; ++k) {
+        for (int s = in.first[k]; s <= in.last[k]; ++s)
+            total[k] = std::max(total[k], in.sectionBytes[s]);
+        area[k] = in.size[k] * in.length[k];
+    }
+    auto rankBy = [&](auto key) {
+        std::vector<int> order(n), rank(n);
+        std::iota(order.begin(), order.end(), 0);
+        std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return key(a) > key(b); });
+        for (int pos = 0; pos < n; ++pos)
+            rank[order[pos]] = pos;
+        in.rank.push_back(std::move(rank));
+    };
+    auto width = [&](int k) { return in.last[k] - in.first[k]; };
+    // Same order as SkylineRanking.
+    rankBy([&](int k) { return std::make_tuple(total[k], width(k), area[k]); });
+    rankBy([&](int k) { return std::make_tuple(width(k), area[k], total[k]); });
+    rankBy([&](int k) { return std::make_tuple(total[k], area[k], width(k)); });
+    rankBy([&](int k) { return std::make_tuple(in.length[k], in.size[k]); });
+    rankBy([&](int k) { return std::make_tuple(in.size[k], in.length[k]); });
+    rankBy([&](int k) { return std::make_tuple(area[k], in.size[k]); });
+    for (const Bytes bytes : in.sectionBytes)
+        in.lowerBound = std::max(in.lowerBound, bytes);
+    return in;
+}
+
+Skyline::Skyline(const SkylineInstance& instance)
+    : m_in(instance)
+    , m_floor(instance.sections, 0)
+    , m_raised(instance.sections, 0)
+    , m_pendingBytes(instance.sectionBytes)
+    , m_pendingCount(instance.sections, 0)
+    , m_crossing(std::max(instance.sections, 1), 0)
+    , m_offset(instance.count(), -1)
+    , m_lowest(instance.count(), 0)
+    , m_sectionStamp(instance.sections, 0)
+{
+    for (int k = 0; k < instance.count(); ++k) {
+        for (int s = instance.first[k]; s <= instance.last[k]; ++s)
+            ++m_pendingCount[s];
+        for (int s = instance.first[k]; s < instance.last[k]; ++s)
+            ++m_crossing[s];
+    }
+    for (int s = 0; s < instance.sections; ++s)
+        if (m_pendingCount[s] == 0)
+            m_floor[s] = kClosed;
+}
+
+Skyline::Plateau Skyline::lowestPlateau(int begin, int end) const
+{
+    if (end < 0)
+        end = m_in.sections;
+    Plateau p;
+    for (int s = begin; s < end; ++s)
+        if (m_floor[s] < p.floor) {
+            p.floor = m_floor[s];
+            p.begin = s;
+        }
+    if (p.floor == kClosed)
+        return p;
+    p.end = p.begin + 1;
+    while (p.end < end && m_floor[p.end] == p.floor)
+        ++p.end;
+    return p;
+}
+
+void Skyline::pieces(int begin, int end, std::vector<std::pair<int, int>>& out) const
+{
+    out.clear();
+    int pieceBegin = -1;
+    for (int s = begin; s < end; ++s) {
+        if (m_pendingCount[s] == 0)
+            continue;
+        if (pieceBegin < 0)
+            pieceBegin = s;
+        if (s + 1 >= end || m_crossing[s] == 0) {
+            out.emplace_back(pieceBegin, s + 1);
+            pieceBegin = -1;
+        }
+    }
+}
+
+void Skyline::candidates(const Plateau& plateau, const std::vector<int>& rank, std::vector<int>& out) const
+{
+    out.clear();
+    for (int s = plateau.begin; s < plateau.end; ++s)
+        for (const int k : m_in.startingAt[s])
+            if (m_offset[k] < 0 && m_in.last[k] < plateau.end && (m_in.twinBefore[k] < 0 || m_offset[m_in.twinBefore[k]] >= 0))
+                out.push_back(k);
+    std::sort(out.begin(), out.end(), [&](int a, int b) { return rank[a] < rank[b]; });
+}
+
+Bytes Skyline::raiseTarget(const Plateau& plateau, int begin, int end) const
+{
+    if (end < 0)
+        end = m_in.sections;
+    const Bytes left = plateau.begin > begin ? m_floor[plateau.begin - 1] : kClosed;
+    const Bytes right = plateau.end < end ? m_floor[plateau.end] : kClosed;
+    return std::min(left, right);
+}
+
+void Skyline::place(int buffer, Bytes offset)
+{
+    m_undo.push_back({ -1 - buffer, 0, false });
+    m_offset[buffer] = offset;
+    ++m_placed;
+    const Bytes size = m_in.size[buffer];
+    for (int s = m_in.first[buffer]; s < m_in.last[buffer]; ++s)
+        --m_crossing[s];
+    for (int s = m_in.first[buffer]; s <= m_in.last[buffer]; ++s) {
+        m_undo.push_back({ s, m_floor[s], m_raised[s] != 0 });
+        m_pendingBytes[s] -= size;
+        m_floor[s] = --m_pendingCount[s] == 0 ? kClosed : offset + size;
+        m_raised[s] = 0;
+        liftLowest(s, offset + size);
+    }
+}
+
+void Skyline::liftLowest(int section, Bytes to)
+{
+    for (const int k : m_in.liveIn[section]) {
+        if (m_offset[k] >= 0 || m_lowest[k] >= to)
+            continue;
+        m_undo.push_back({ kLowestRecord, m_lowest[k], false, k });
+        m_lowest[k] = to;
+        for (int s = m_in.first[k]; s <= m_in.last[k]; ++s)
+            if (m_sectionStamp[s] != m_stamp) {
+                m_sectionStamp[s] = m_stamp;
+                m_touched.push_back(s);
+            }
+    }
+}
+
+bool Skyline::boundsHold(Bytes capacity)
+{
+    // Every lowest offset is some floor, so a section with room above the highest open floor for
+    // all its pending bytes cannot fail: skip it without scanning its buffers.
+    Bytes highest = 0;
+    for (int s = 0; s < m_in.sections; ++s)
+        if (m_floor[s] != kClosed)
+            highest = std::max(highest, m_floor[s]);
+    bool holds = true;
+    for (const int s : m_touched) {
+        if (m_pendingCount[s] == 0 || highest + m_pendingBytes[s] <= capacity)
+            continue;
+        Bytes lowest = kClosed;
+        for (const int k : m_in.liveIn[s])
+            if (m_offset[k] < 0)
+                lowest = std::min(lowest, m_lowest[k]);
+        if (std::max(lowest, m_floor[s]) + m_pendingBytes[s] > capacity) {
+            holds = false;
+            break;
+        }
+    }
+    forgetTouched();
+    return holds;
+}
+
+void Skyline::forgetTouched()
+{
+    m_touched.clear();
+    ++m_stamp;
+}
+
+void Skyline::raise(const Plateau& plateau, Bytes to)
+{
+    for (int s = plateau.begin; s < plateau.end; ++s) {
+        m_undo.push_back({ s, m_floor[s], m_raised[s] != 0 });
+        m_floor[s] = to;
+        m_raised[s] = 1;
+        if (m_sectionStamp[s] != m_stamp) {
+            m_sectionStamp[s] = m_stamp;
+            m_touched.push_back(s);
+        }
+        liftLowest(s, to);
+    }
+}
+
+void Skyline::undoTo(std::size_t mark)
+{
+    while (m_undo.size() > mark) {
+        const Undo u = m_undo.back();
+        m_undo.pop_back();
+        if (u.section == kLowestRecord) {
+            m_lowest[u.buffer] = u.floor;
+            continue;
+        }
+        if (u.section >= 0) {
+            m_floor[u.section] = u.floor;
+            m_raised[u.section] = u.raised;
+            continue;
+        }
+        // A placement record sits below its section records, so those are already restored.
+        const int buffer = -1 - u.section;
+        for (int s = m_in.first[buffer]; s < m_in.last[buffer]; ++s)
+            ++m_crossing[s];
+        for (int s = m_in.first[buffer]; s <= m_in.last[buffer]; ++s) {
+            m_pendingBytes[s] += m_in.size[buffer];
+            ++m_pendingCount[s];
+        }
+        m_offset[buffer] = -1;
+        --m_placed;
+    }
+}
+
+bool Skyline::restsOnSomething(int buffer, Bytes floor) const
+{
+    if (floor == 0)
+        return true;
+    for (int s = m_in.first[buffer]; s <= m_in.last[buffer]; ++s)
+        if (!m_raised[s])
+            return true;
+    return false;
+}
+
+Bytes Skyline::top() const
+{
+    Bytes top = 0;
+    for (int k = 0; k < m_in.count(); ++k)
+        if (m_offset[k] >= 0)
+            top = std::max(top, m_offset[k] + m_in.size[k]);
+    return top;
+}
+
+SkylinePacking skylineDive(const SkylineInstance& instance, SkylineRanking ranking)
+{
+    Skyline sky(instance);
+    std::vector<int> candidates;
+    while (sky.placedCount() < instance.count()) {
+        sky.forgetTouched();
+        const auto plateau = sky.lowestPlateau();
+        sky.candidates(plateau, instance.rank[static_cast<int>(ranking)], candidates);
+        if (!candidates.empty()) {
+            sky.place(candidates.front(), plateau.floor);
+            continue;
+        }
+        // No buffer fits inside: some buffer crosses a neighbour, so the raise target is finite.
+        sky.raise(plateau, sky.raiseTarget(plateau));
+    }
+    SkylinePacking result;
+    result.offsets.resize(instance.count());
+    for (int k = 0; k < instance.count(); ++k)
+        result.offsets[k] = sky.offset(k);
+    result.arena = sky.top();
+    return result;
+}
+
+Plan planFromSkyline(const PlanProblem& problem, const SkylineInstance& instance, const std::vector<Bytes>& offsets)
+{
+    Plan plan;
+    plan.offsets.assign(problem.buffers.size(), 0);
+    for (int k = 0; k < instance.count(); ++k) {
+        plan.offsets[instance.ids[k]] = offsets[k];
+        plan.arenaSize = std::max(plan.arenaSize, offsets[k] + instance.size[k]);
+    }
+    return plan;
+}
+
+} // namespace core

@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+#pragma once
+
+#include "planners/problem.h"
+
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+namespace core {
+
+// Shared machinery of the `exact` and `best-of-greedy` planners: the problem in compressed time
+// ("sections") and a "skyline" of per-section floors that buffers are stacked on.
+//
+// - Time is cut at every lifetime start and end; a section is one piece between two cuts. A buffer
+//   covers the contiguous sections [first, last].
+// - floor(s) = top of the highest buffer placed so far over section s. A section where every live
+//   buffer is placed is closed (kClosed) and takes no further part.
+// - Buffers are placed bottom-up: always on the lowest plateau P (maximal run of sections at the
+//   minimum floor m). Either some unplaced buffer whose sections lie inside P goes at offset m, or no
+//   buffer will ever start at m inside P and P is raised to its lower neighbour ("waste").
+//   Every gap-free ("canonical") packing is reachable this way, so a search over these two kinds
+//   of moves is complete; see exactsearch.cpp for the argument.
+//
+//   offset
+//     ^            +------+
+//     |   +--------|  c   |          P = lowest plateau (floor m): candidates are the unplaced
+//     |   |   a    +------+----+     buffers whose lifetime fits inside P's sections
+//     |   +--------+   b       |
+//     +---|   P    |-----------+---> time (sections)
+//
+// Sizes are rounded up to the problem's alignment; all offsets are sums of those sizes, so they
+// stay aligned. Buffers of size 0 or with an empty lifetime are not placed here (offset 0).
+struct SkylineInstance {
+    std::vector<int> ids;          // index into PlanProblem::buffers
+    std::vector<Bytes> size;       // aligned size
+    std::vector<int> first, last;  // covered sections, inclusive
+    std::vector<Step> length;      // lifetime in steps
+    std::vector<int> twinBefore;   // previous buffer with the same sections and size, or -1
+    std::vector<std::vector<int>> startingAt; // per section: buffers whose first section it is
+    std::vector<std::vector<int>> liveIn;     // per section: buffers covering it
+    std::vector<Bytes> sectionBytes;          // per section: sum of sizes of live buffers
+    std::vector<std::vector<int>> rank;       // per SkylineRanking: position of each buffer, 0 = first
+    int sections = 0;
+    Bytes granularity = 1; // gcd of the sizes: every canonical offset and arena is a multiple
+    Bytes lowerBound = 0;  // max over sections of live bytes
+
+    int count() const { return static_cast<int>(size.size()); }
+};
+
+SkylineInstance makeSkylineInstance(const PlanProblem& problem);
+
+// Candidate order for a dive or the search: which buffer goes first onto the lowest plateau.
+// "Total" = the most live bytes in any section the buffer covers (crowded sections first),
+// "Width" = sections covered, "Area" = size x steps; each ranking sorts by its keys, largest first.
+enum class SkylineRanking { TotalWidthArea, WidthAreaTotal, TotalAreaWidth, LongestFirst, LargestFirst, AreaFirst };
+constexpr int kSkylineRankings = 6;
+
+// The skyline itself, with exact undo. Not thread safe; one per search.
+class Skyline {
+public:
+    static constexpr Bytes kClosed = std::numeric_limits<Bytes>::max();
+
+    explicit Skyline(const SkylineInstance& instance);
+
+    struct Plateau {
+        int begin = 0, end = 0; // sections [begin, end)
+        Bytes floor = kClosed;  // kClosed: every buffer placed
+    };
+    // Within sections [begin, end) (default: all).
+    Plateau lowestPlateau(int begin = 0, int end = -1) const;
+    // Splits [begin, end) into independent pieces: runs of sections that no unplaced buffer joins
+    // across a boundary. Pieces without unplaced buffers are left out.
+    void pieces(int begin, int end, std::vector<std::pair<int, int>>& out) const;
+    // Unplaced buffers that may go at the plateau's floor, best (lowest `rank`) first. One buffer of
+    // each group of identical twins (the first unplaced one) stands for the group.
+    void candidates(const Plateau& plateau, const std::vector<int>& rank, std::vector<int>& out) const;
+    // Floor the plateau would be raised to (its lower neighbour inside [begin, end)), kClosed when
+    // it has none.
+    Bytes raiseTarget(const Plateau& plateau, int begin = 0, int end = -1) const;
+
+    void place(int buffer, Bytes offset); // at the plateau floor; records undo information
+    void raise(const Plateau& plateau, Bytes to);
+    std::size_t mark() const { return m_undo.size(); }
+    void undoTo(std::size_t mark);
+
+    // Section inference after the last place() or raise(): every unplaced buffer sits at or above
+    // its lowest offset (the highest floor it covers), so in each section everything above
+    // max(floor, lowest offset of its unplaced buffers) must hold all of them within `capacity`.
+    // Checks the sections whose buffers' lowest offsets rose. O(sum of their live buffers).
+    bool boundsHold(Bytes capacity);
+    void forgetTouched(); // instead of boundsHold() when no check is wanted
+
+    int placedCount() const { return m_placed; }
+    bool isPlaced(int buffer) const { return m_offset[buffer] >= 0; }
+    Bytes offset(int buffer) const { return m_offset[buffer]; }
+    Bytes lowestOffset(int buffer) const { return m_lowest[buffer]; } // of an unplaced buffer
+    Bytes floor(int section) const { return m_floor[section]; }
+    // Bytes of unplaced buffers live in a section.
+    Bytes pendingBytes(int section) const { return m_pendingBytes[section]; }
+    int pendingCount(int section) const { return m_pendingCount[section]; }
+    Bytes top() const; // highest placed buffer top
+    // A buffer placed at `floor` in a gap-free packing rests on a placed buffer's top (or on 0):
+    // some section it covers must have its floor from a placement, not from a raise.
+    bool restsOnSomething(int buffer, Bytes floor) const;
+
+private:
+    struct Undo {
+        int section;   // >= 0: floor record; -1-buffer: placement record; kLowestRecord: lowest offset
+        Bytes floor;   // old floor, or old lowest offset
+        bool raised;
+        int buffer = -1;
+    };
+    static constexpr int kLowestRecord = std::numeric_limits<int>::min();
+    void liftLowest(int section, Bytes to); // unplaced buffers covering it sit at >= to
+    const SkylineInstance& m_in;
+    std::vector<Bytes> m_floor;
+    std::vector<char> m_raised; // floor came from a raise, not from a placed buffer's top
+    std::vector<Bytes> m_pendingBytes;
+    std::vector<int> m_pendingCount;
+    std::vector<int> m_crossing; // per boundary s|s+1: unplaced buffers covering both sections
+    std::vector<Bytes> m_offset;
+    std::vector<Bytes> m_lowest; // per buffer: highest floor over its sections (lowest possible offset)
+    std::vector<Undo> m_undo;
+    std::vector<int> m_touched;      // sections to check in boundsHold()
+    std::vector<int> m_sectionStamp; // dedupe m_touched
+    int m_stamp = 1;
+    int m_placed = 0;
+};
+
+// One greedy pass: always the best candidate by `ranking`, raise only when none fits. O(n * sections).
+// Returns offsets per instance buffer and the arena.
+struct SkylinePacking {
+    std::vector<Bytes> offsets;
+    Bytes arena = 0;
+};
+SkylinePacking skylineDive(const SkylineInstance& instance, SkylineRanking ranking);
+
+// Offsets for every buffer of the problem from offsets of the instance's buffers (others at 0).
+Plan planFromSkyline(const PlanProblem& problem, const SkylineInstance& instance, const std::vector<Bytes>& offsets);
+
+} // namespace core
