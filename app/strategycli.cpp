@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+// Strategy flags of the memplan CLI, kept apart from memplan.cpp.
+#include "strategycli.h"
+
+#include "cost/opcost.h"
+#include "planners/metrics.h"
+#include "planners/planner.h"
+#include "planners/validate.h"
+#include "strategies/budget.h"
+#include "util/format.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <iostream>
+
+namespace {
+const std::vector<std::string> kStrategyFlags { "fuse", "reorder", "recompute", "swap", "inplace" };
+
+std::string fixed(double value, const char* format)
+{
+    char text[64];
+    std::snprintf(text, sizeof text, format, value);
+    return text;
+}
+
+core::Expected<core::DeviceProfile> deviceFrom(const CliArgs& args)
+{
+    if (const auto name = args.value("device"))
+        return core::findDevice(*name);
+    return core::defaultDevice();
+}
+
+std::string deviceNames()
+{
+    std::string names;
+    for (const auto& d : core::builtinDevices())
+        names += "  " + d.name + std::string(20 - std::min<std::size_t>(19, d.name.size()), ' ') + d.description + "\n";
+    return names;
+}
+} // namespace
+
+std::set<std::string> strategySwitches() { return { "fuse", "inplace", "reorder", "recompute", "swap", "strategies" }; }
+std::set<std::string> strategyValuedOptions() { return { "device", "budget" }; }
+
+std::string strategyHelp()
+{
+    return R"(strategies (applied in this order; see DESIGN.md):
+  --fuse                fuse Conv/Gemm/MatMul with BatchNorm, bias and activation, and elementwise chains
+  --reorder             memory-aware topological order (kept only when it lowers the peak)
+  --recompute           drop long-lived tensors and recompute them before a later read
+  --swap                move long-idle tensors to host memory and back (timed on --device)
+  --inplace             elementwise and view ops write into an input that dies there
+  --budget SIZE         choose the strategies that fit SIZE (bytes, or KiB/MiB/GiB) with the least estimated
+                        time (tries every combination; the strategy flags are then ignored)
+  --device NAME|FILE    device profile for costs (default h200); built-in:
+)" + deviceNames();
+}
+
+core::Status applyStrategyFlags(const CliArgs& args, core::Workload& workload, std::vector<core::StrategyReport>& reports)
+{
+    std::vector<std::string> names;
+    for (const auto& flag : kStrategyFlags)
+        if (args.has(flag))
+            names.push_back(flag);
+    if (names.empty() && !args.has("budget"))
+        return {};
+    auto device = deviceFrom(args);
+    if (!device)
+        return device.error();
+    core::StrategyOptions options;
+    options.device = *device;
+    options.alignment = workload.problem.alignment;
+    if (const auto text = args.value("budget")) {
+        const auto budget = parseByteSize(*text);
+        if (!budget)
+            return core::makeError(core::ErrorCode::InvalidArgument,
+                "--budget '" + *text + "': expected a size such as 1048576, 512KiB, 24MiB or 2GiB");
+        const auto plannerName = args.value("planner").value_or("greedy-by-size");
+        const auto* planner = core::plannerByName(plannerName);
+        if (!planner)
+            return core::makeError(core::ErrorCode::InvalidArgument, "unknown planner '" + plannerName + "'");
+        auto choice = core::chooseForBudget(workload, *budget, *planner, options);
+        if (!choice)
+            return choice.error();
+        std::string label;
+        for (const auto& n : choice->names)
+            label += (label.empty() ? "" : "+") + n;
+        if (label.empty())
+            label = "no strategy";
+        workload = std::move(choice->run.workload);
+        reports = std::move(choice->run.reports);
+        workload.notes.push_back(choice->fits
+                ? "budget " + core::formatBytes(*budget) + " met with " + label + " (least estimated time of "
+                    + std::to_string(choice->combinationsTried) + " combinations)"
+                : "budget " + core::formatBytes(*budget) + " NOT met: the smallest arena reached is "
+                    + core::formatBytes(choice->plan.arenaSize) + ", with " + label);
+        workload.notes.push_back("strategies costed on device '" + options.device.name + "'");
+        return {};
+    }
+    auto run = core::applyStrategies(workload, names, options);
+    if (!run)
+        return run.error();
+    workload = std::move(run->workload);
+    reports = std::move(run->reports);
+    workload.notes.push_back("strategies costed on device '" + options.device.name + "'");
+    return {};
+}
+
+std::string formatStrategyReports(const std::vector<core::StrategyReport>& reports, int maxDetails)
+{
+    std::string out;
+    for (const auto& r : reports) {
+        out += "strategy " + r.name + ": lower bound " + core::formatBytes(r.lowerBoundBefore) + " -> "
+            + core::formatBytes(r.lowerBoundAfter) + ", saved " + core::formatBytes(r.savedBytes()) + ", extra FLOPs "
+            + fixed(r.extraFlops, "%.3g") + ", swapped " + core::formatBytes(r.swappedBytes) + ", extra time "
+            + fixed(r.extraSeconds * 1e3, "%.3f") + " ms\n";
+        for (std::size_t i = 0; i < r.details.size() && i < static_cast<std::size_t>(maxDetails); ++i)
+            out += "  " + r.details[i] + "\n";
+        if (r.details.size() > static_cast<std::size_t>(maxDetails))
+            out += "  ... and " + std::to_string(r.details.size() - maxDetails) + " more\n";
+    }
+    return out;
+}
+
+std::string addStrategiesToPlanJson(const std::string& planJson, const std::vector<core::StrategyReport>& reports)
+{
+    // exportPlanJson ends with "\n}\n"; the field goes in before the closing brace.
+    const auto close = planJson.rfind('}');
+    if (reports.empty() || close == std::string::npos)
+        return planJson;
+    auto list = nlohmann::ordered_json::array();
+    for (const auto& r : reports) {
+        nlohmann::ordered_json entry;
+        entry["name"] = r.name;
+        entry["saved_bytes"] = r.savedBytes();
+        entry["extra_flops"] = r.extraFlops;
+        entry["swapped_bytes"] = r.swappedBytes;
+        entry["estimated_extra_ms"] = r.extraSeconds * 1e3;
+        entry["lower_bound_before_bytes"] = r.lowerBoundBefore;
+        entry["lower_bound_after_bytes"] = r.lowerBoundAfter;
+        entry["details"] = r.details;
+        list.push_back(std::move(entry));
+    }
+    auto head = planJson.substr(0, close);
+    while (!head.empty() && (head.back() == '\n' || head.back() == ' '))
+        head.pop_back();
+    return head + ",\n  \"strategies\": " + list.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n}\n";
+}
+
+int compareStrategies(const CliArgs& args, const core::Workload& workload)
+{
+    auto device = deviceFrom(args);
+    if (!device) {
+        std::cerr << "memplan: compare: " << device.error().message << "\n";
+        return 2;
+    }
+    if (!workload.graph) {
+        std::cerr << "memplan: compare: " << workload.source << " is an allocation problem; strategies need a graph\n";
+        return 1;
+    }
+    const auto plannerName = args.value("planner").value_or("greedy-by-size");
+    const auto* planner = core::plannerByName(plannerName);
+    if (!planner) {
+        std::cerr << "memplan: compare: unknown planner '" << plannerName << "'\n";
+        return 2;
+    }
+    core::StrategyOptions options;
+    options.device = *device;
+    options.alignment = workload.problem.alignment;
+    const double baseSeconds = core::scheduleCost(*workload.graph, workload.schedule, options.device).seconds;
+    const std::vector<std::vector<std::string>> combinations { {}, { "fuse" }, { "inplace" }, { "reorder" }, { "recompute" },
+        { "swap" }, { "fuse", "inplace" }, { "fuse", "reorder", "inplace" }, { "fuse", "reorder", "recompute", "inplace" },
+        { "fuse", "reorder", "swap", "inplace" }, { "fuse", "reorder", "recompute", "swap", "inplace" } };
+    const core::Bytes baseBound = core::lowerBound(workload.problem);
+    std::printf("%s on %s, planner %s\n", workload.source.c_str(), options.device.name.c_str(), plannerName.c_str());
+    std::printf("%-38s %12s %12s %12s %11s %12s %11s\n", "strategies", "lower bound", "arena", "saved", "extra FLOPs", "swapped",
+        "est. time");
+    for (const auto& names : combinations) {
+        auto run = core::applyStrategies(workload, names, options);
+        if (!run) {
+            std::cerr << "memplan: compare: " << run.error().message << "\n";
+            return 1;
+        }
+        const auto plan = core::runPlanner(*planner, run->workload.problem);
+        if (!plan) {
+            std::cerr << "memplan: compare: " << plan.error().message << "\n";
+            return 1;
+        }
+        const auto check = core::validatePlan(run->workload.problem, *plan);
+        if (!check.ok()) {
+            std::cerr << "memplan: compare: invalid plan after strategies: " << check.message << "\n";
+            return 1;
+        }
+        double flops = 0, seconds = baseSeconds;
+        core::Bytes swapped = 0;
+        for (const auto& r : run->reports) {
+            flops += r.extraFlops;
+            swapped += r.swappedBytes;
+            seconds += r.extraSeconds;
+        }
+        std::string label;
+        for (const auto& n : names)
+            label += (label.empty() ? "" : "+") + n;
+        const auto bound = core::lowerBound(run->workload.problem);
+        std::printf("%-38s %12s %12s %12s %11s %12s %8.3f ms\n", label.empty() ? "(none)" : label.c_str(),
+            core::formatBytes(bound).c_str(), core::formatBytes(plan->arenaSize).c_str(),
+            core::formatBytes(baseBound - bound).c_str(), fixed(flops, "%.3g").c_str(), core::formatBytes(swapped).c_str(),
+            seconds * 1e3);
+    }
+    return 0;
+}

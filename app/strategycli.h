@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+#pragma once
+
+#include "cliargs.h"
+
+#include "strategies/strategy.h"
+
+#include <set>
+#include <string>
+#include <vector>
+
+// The strategy options of `memplan plan` and `memplan compare --strategies`.
+std::set<std::string> strategySwitches(); // fuse, inplace, reorder, recompute, swap, strategies
+std::set<std::string> strategyValuedOptions(); // device
+std::string strategyHelp();
+
+// Applies the strategies the flags name to `workload` (replaced by the transformed one) and fills
+// `reports`. No strategy flag: leaves both alone. Errors: unknown device, a workload without a graph.
+core::Status applyStrategyFlags(const CliArgs& args, core::Workload& workload, std::vector<core::StrategyReport>& reports);
+
+// Report lines, one block per strategy: saved bytes, extra FLOPs, swapped bytes, extra time, details.
+std::string formatStrategyReports(const std::vector<core::StrategyReport>& reports, int maxDetails = 8);
+
+// The plan JSON with "strategies": [{name, saved_bytes, extra_flops, swapped_bytes, estimated_extra_ms, details}] added.
+std::string addStrategiesToPlanJson(const std::string& planJson, const std::vector<core::StrategyReport>& reports);
+
+// `memplan compare MODEL --strategies`: one row per strategy combination; returns the exit code.
+int compareStrategies(const CliArgs& args, const core::Workload& workload);

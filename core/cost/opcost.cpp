@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+#include "cost/opcost.h"
+
+#include <algorithm>
+#include <set>
+
+namespace core {
+
+namespace {
+const std::set<std::string> kViews { "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity" };
+const std::set<std::string> kCheapElementwise { "Add", "Sub", "Mul", "Div", "Relu", "LeakyRelu", "PRelu", "Clip", "Abs", "Neg",
+    "Max", "Min", "Sqrt", "Reciprocal", "Floor", "Ceil", "Round", "Sign", "Not", "And", "Or", "Xor", "Equal", "Less",
+    "Greater", "LessOrEqual", "GreaterOrEqual", "Where", "Cast", "Pow", "Mod", "HardSigmoid", "Dropout" };
+const std::set<std::string> kCostlyElementwise { "Exp", "Log", "Erf", "Gelu", "Sigmoid", "Tanh", "Softplus", "Elu", "Selu",
+    "Celu", "HardSwish", "Mish", "Sin", "Cos", "Swish", "SiLU" };
+const std::set<std::string> kDataMovement { "Concat", "Split", "Slice", "Gather", "GatherElements", "GatherND", "Transpose",
+    "Pad", "Expand", "Tile", "Resize", "Upsample", "DepthToSpace", "SpaceToDepth", "ScatterND", "ScatterElements" };
+const std::set<std::string> kReductions { "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL2",
+    "ReduceL1", "ReduceSumSquare", "ReduceLogSumExp", "ArgMax", "ArgMin" };
+
+double elements(const Tensor& t)
+{
+    if (t.shape.empty())
+        return t.rankKnown ? 1.0 : 0.0;
+    double n = 1;
+    for (auto d : t.shape)
+        n *= d > 0 ? static_cast<double>(d) : 0.0;
+    return n;
+}
+
+double bytesOf(const Tensor& t) { return t.size > 0 ? static_cast<double>(t.size) : 0.0; }
+
+double productFrom(const std::vector<std::int64_t>& shape, std::size_t first)
+{
+    double n = 1;
+    for (std::size_t i = first; i < shape.size(); ++i)
+        n *= shape[i] > 0 ? static_cast<double>(shape[i]) : 0.0;
+    return n;
+}
+
+std::int64_t intAttribute(const Op& op, const std::string& name, std::int64_t fallback)
+{
+    const auto it = op.attributes.find(name);
+    return it != op.attributes.end() && !it->second.ints.empty() ? it->second.ints.front() : fallback;
+}
+} // namespace
+
+bool isViewOp(const std::string& type) { return kViews.count(type) > 0; }
+bool isElementwiseOp(const std::string& type) { return kCheapElementwise.count(type) > 0 || kCostlyElementwise.count(type) > 0; }
+
+OpCost opCost(const Graph& graph, const Op& op)
+{
+    OpCost cost;
+    if (isViewOp(op.type) || op.type == "SwapOut" || op.type == "SwapIn")
+        return cost; // a view reinterprets its input's memory; swap transfers are costed over the host link
+    for (auto t : op.inputs)
+        cost.bytesRead += bytesOf(graph.tensors[t]);
+    for (auto t : op.outputs)
+        cost.bytesWritten += bytesOf(graph.tensors[t]);
+    const double out = op.outputs.empty() ? 0.0 : elements(graph.tensors[op.outputs[0]]);
+    const Tensor* in0 = op.inputs.empty() ? nullptr : &graph.tensors[op.inputs[0]];
+    const Tensor* in1 = op.inputs.size() < 2 ? nullptr : &graph.tensors[op.inputs[1]];
+    const auto& t = op.type;
+    if (t == "Conv" && in1) {
+        cost.flops = 2.0 * out * productFrom(in1->shape, 1); // weight [M, C/group, kH, kW]
+    } else if (t == "ConvTranspose" && in0 && in1) {
+        cost.flops = 2.0 * elements(*in0) * productFrom(in1->shape, 1); // weight [C, M/group, kH, kW]
+    } else if ((t == "Gemm" || t == "MatMul" || t == "FusedMatMul") && in0 && !in0->shape.empty()) {
+        const bool transA = t == "Gemm" && intAttribute(op, "transA", 0) != 0;
+        const auto k = transA ? in0->shape.front() : in0->shape.back();
+        cost.flops = 2.0 * out * static_cast<double>(std::max<std::int64_t>(k, 0));
+    } else if (t == "MaxPool" || t == "AveragePool" || t == "LpPool") {
+        double kernel = 1;
+        if (auto it = op.attributes.find("kernel_shape"); it != op.attributes.end())
+            for (auto k : it->second.ints)
+                kernel *= static_cast<double>(k);
+        cost.flops = out * kernel;
+    } else if (t == "GlobalAveragePool" || t == "GlobalMaxPool" || kReductions.count(t)) {
+        cost.flops = in0 ? elements(*in0) : 0.0;
+    } else if (t == "BatchNormalization") {
+        cost.flops = 2.0 * out;
+    } else if (t == "LayerNormalization" || t == "InstanceNormalization" || t == "GroupNormalization"
+        || t == "RMSNormalization" || t == "SimplifiedLayerNormalization") {
+        cost.flops = 8.0 * out;
+    } else if (t == "Softmax" || t == "LogSoftmax") {
+        cost.flops = 5.0 * out;
+    } else if (kCostlyElementwise.count(t)) {
+        cost.flops = 8.0 * out;
+    } else if (kDataMovement.count(t)) {
+        cost.flops = 0;
+    } else {
+        cost.flops = out; // cheap elementwise and anything unknown
+    }
+    return cost;
+}
+
+double opSeconds(const Graph& graph, const Op& op, const DeviceProfile& device)
+{
+    const auto cost = opCost(graph, op);
+    const DType dtype = op.outputs.empty() ? DType::Float32 : graph.tensors[op.outputs[0]].dtype;
+    const double rate = device.flopsFor(dtype);
+    const double compute = rate > 0 ? cost.flops / rate : 0.0;
+    const double memory = device.memoryBandwidth > 0 ? (cost.bytesRead + cost.bytesWritten) / device.memoryBandwidth : 0.0;
+    return std::max(compute, memory);
+}
+
+ScheduleCost scheduleCost(const Graph& graph, const Schedule& schedule, const DeviceProfile& device)
+{
+    ScheduleCost total;
+    for (auto o : schedule.order) {
+        const auto& op = graph.ops[o];
+        const auto cost = opCost(graph, op);
+        total.flops += cost.flops;
+        total.bytesMoved += cost.bytesRead + cost.bytesWritten;
+        total.seconds += opSeconds(graph, op, device);
+    }
+    return total;
+}
+
+} // namespace core

@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+#pragma once
+
+#include "cost/device.h"
+#include "graph/graph.h"
+#include "schedule/schedule.h"
+
+namespace core {
+
+// Work of one op, from tensor shapes and op attributes:
+// - Conv: 2 · output elements · (C_in / group · kH · kW); ConvTranspose: 2 · input elements · (C_out / group · kH · kW);
+//   Gemm/MatMul: 2 · output elements · K (K from A's last axis, or its first when transA);
+// - pooling: output elements · kernel size (global pooling: input elements); reductions: input elements;
+// - normalizations: BatchNormalization 2, Layer/Instance/Group 8, Softmax 5 FLOPs per element;
+// - elementwise: 1 FLOP per output element, transcendental ones (Exp, Erf, Gelu, Sigmoid, Tanh, ...) 8;
+// - data movement (Concat, Split, Slice, Gather, Transpose, Pad, Expand, Tile, Resize): no FLOPs, reads and writes bytes;
+// - views (Reshape, Flatten, Squeeze, Unsqueeze, Identity): no FLOPs and no bytes moved;
+// - anything else: 1 FLOP per output element, reads its inputs, writes its outputs.
+// Bytes read are every input (weights included), bytes written every output. Unknown sizes count 0.
+// Limits: no sparsity, no cache model; a roofline is an optimistic bound, good for comparing, not predicting.
+struct OpCost {
+    double flops = 0;
+    double bytesRead = 0;
+    double bytesWritten = 0;
+    OpCost& operator+=(const OpCost& o)
+    {
+        flops += o.flops;
+        bytesRead += o.bytesRead;
+        bytesWritten += o.bytesWritten;
+        return *this;
+    }
+};
+
+OpCost opCost(const Graph& graph, const Op& op);
+
+// True for ops that move no data (their output may alias their input): Reshape, Flatten, Squeeze, Unsqueeze, Identity.
+bool isViewOp(const std::string& type);
+// True for elementwise ops (unary activations and broadcasting binary arithmetic).
+bool isElementwiseOp(const std::string& type);
+
+// Roofline: max(FLOPs / FLOP/s for the op's dtype, bytes moved / memory bandwidth), in seconds.
+double opSeconds(const Graph& graph, const Op& op, const DeviceProfile& device);
+
+struct ScheduleCost {
+    double flops = 0;
+    double bytesMoved = 0;
+    double seconds = 0; // sum of op roofline times (ops run one after another)
+};
+ScheduleCost scheduleCost(const Graph& graph, const Schedule& schedule, const DeviceProfile& device);
+
+} // namespace core

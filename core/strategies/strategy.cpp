@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+#include "strategies/strategy.h"
+
+#include "planners/metrics.h"
+#include "strategies/fusion.h"
+#include "strategies/inplace.h"
+#include "strategies/recompute.h"
+#include "strategies/reorder.h"
+#include "strategies/swap.h"
+
+#include <algorithm>
+#include <map>
+
+namespace core {
+
+TensorIndex Transformed::bufferRoot(TensorIndex t) const
+{
+    // sharesWith always points to an earlier-born tensor, so the walk ends.
+    while (sharesWith[t] != t)
+        t = sharesWith[t];
+    return t;
+}
+
+TensorIndex Transformed::addCopyTensor(TensorIndex source, const std::string& name)
+{
+    Tensor copy = graph.tensors[source];
+    copy.name = name;
+    copy.kind = TensorKind::Activation;
+    graph.tensors.push_back(std::move(copy));
+    const auto t = static_cast<TensorIndex>(graph.tensors.size() - 1);
+    origin.push_back(origin[source]);
+    onHost.push_back(false);
+    sharesWith.push_back(t);
+    return t;
+}
+
+Transformed startTransform(Graph graph, Schedule schedule)
+{
+    Transformed state;
+    const auto n = graph.tensors.size();
+    state.graph = std::move(graph);
+    state.schedule = std::move(schedule);
+    state.origin.resize(n);
+    state.sharesWith.resize(n);
+    for (std::size_t t = 0; t < n; ++t)
+        state.origin[t] = state.sharesWith[t] = static_cast<TensorIndex>(t);
+    state.onHost.assign(n, false);
+    return state;
+}
+
+Expected<GraphProblem> buildProblem(const Transformed& state, const ProblemOptions& options)
+{
+    auto built = makeProblem(state.graph, state.schedule, options);
+    if (!built)
+        return built;
+    GraphProblem result;
+    result.problem.alignment = built->problem.alignment;
+    result.problem.steps = built->problem.steps;
+    result.problem.capacity = built->problem.capacity;
+    result.regions = std::move(built->regions);
+    std::map<TensorIndex, std::size_t> slotOfRoot; // root tensor -> index in result buffers
+    for (std::size_t i = 0; i < built->problem.buffers.size(); ++i) {
+        const auto t = built->bufferTensor[i];
+        if (state.onHost[t])
+            continue;
+        auto& buffer = built->problem.buffers[i];
+        const auto root = state.bufferRoot(t);
+        const auto [it, fresh] = slotOfRoot.emplace(root, result.problem.buffers.size());
+        if (fresh) {
+            result.problem.buffers.push_back(std::move(buffer));
+            result.bufferTensor.push_back(root);
+            continue;
+        }
+        auto& merged = result.problem.buffers[it->second];
+        merged.lifetime.start = std::min(merged.lifetime.start, buffer.lifetime.start);
+        merged.lifetime.end = std::max(merged.lifetime.end, buffer.lifetime.end);
+        merged.size = std::max(merged.size, buffer.size);
+        merged.tensors.insert(merged.tensors.end(), buffer.tensors.begin(), buffer.tensors.end());
+        if (buffer.kind == TensorKind::Output || (buffer.kind == TensorKind::Input && merged.kind == TensorKind::Activation))
+            merged.kind = buffer.kind;
+    }
+    return result;
+}
+
+Bytes transformedLowerBound(const Transformed& state, Bytes alignment)
+{
+    const auto built = buildProblem(state, ProblemOptions { alignment });
+    return built ? lowerBound(built->problem) : Bytes(-1);
+}
+
+const std::vector<std::unique_ptr<Strategy>>& strategies()
+{
+    static const auto list = [] {
+        std::vector<std::unique_ptr<Strategy>> v;
+        v.push_back(std::make_unique<FusionStrategy>());
+        v.push_back(std::make_unique<ReorderStrategy>());
+        v.push_back(std::make_unique<RecomputeStrategy>());
+        v.push_back(std::make_unique<SwapStrategy>());
+        v.push_back(std::make_unique<InPlaceStrategy>());
+        return v;
+    }();
+    return list;
+}
+
+std::vector<std::string> strategyNames()
+{
+    std::vector<std::string> names;
+    for (const auto& s : strategies())
+        names.emplace_back(s->name());
+    return names;
+}
+
+const Strategy* strategyByName(std::string_view name)
+{
+    for (const auto& s : strategies())
+        if (s->name() == name)
+            return s.get();
+    return nullptr;
+}
+
+Expected<Transformed> runStrategy(const Strategy& strategy, Transformed state, const StrategyOptions& options)
+{
+    const Bytes before = transformedLowerBound(state, options.alignment);
+    auto result = strategy.apply(std::move(state), options);
+    if (!result)
+        return result;
+    if (result->reports.empty() || result->reports.back().name != strategy.name()) {
+        result->reports.emplace_back();
+        result->reports.back().name = std::string(strategy.name());
+    }
+    auto& report = result->reports.back();
+    report.lowerBoundBefore = before;
+    report.lowerBoundAfter = transformedLowerBound(*result, options.alignment);
+    return result;
+}
+
+Expected<StrategyRun> applyStrategies(const Workload& workload, const std::vector<std::string>& names,
+    const StrategyOptions& options)
+{
+    for (const auto& name : names)
+        if (!strategyByName(name))
+            return makeError(ErrorCode::InvalidArgument, "unknown strategy '" + name + "'");
+    if (!workload.graph)
+        return makeError(ErrorCode::InvalidArgument,
+            workload.source + ": an allocation problem has no graph; strategies need a model (.onnx, .json or example:NAME)");
+    auto state = startTransform(*workload.graph, workload.schedule);
+    for (const auto& strategy : strategies()) {
+        if (std::find(names.begin(), names.end(), strategy->name()) == names.end())
+            continue;
+        auto next = runStrategy(*strategy, std::move(state), options);
+        if (!next)
+            return makeError(next.error().code, workload.source + ": " + std::string(strategy->name()) + ": " + next.error().message);
+        state = std::move(*next);
+    }
+    auto built = buildProblem(state, ProblemOptions { workload.problem.alignment });
+    if (!built)
+        return makeError(built.error().code, workload.source + ": " + built.error().message);
+    StrategyRun run;
+    run.workload.source = workload.source;
+    run.workload.notes = workload.notes;
+    run.workload.schedule = state.schedule;
+    run.workload.problem = std::move(built->problem);
+    run.workload.regions = std::move(built->regions);
+    run.workload.bufferTensor = std::move(built->bufferTensor);
+    run.workload.graph = state.graph;
+    run.reports = state.reports;
+    run.state = std::move(state);
+    return run;
+}
+
+std::vector<std::vector<Step>> readSteps(const Graph& graph, const Schedule& schedule)
+{
+    std::vector<std::vector<Step>> reads(graph.tensors.size());
+    for (Step s = 0; s < schedule.steps(); ++s) {
+        const auto& op = graph.ops[schedule.order[s]];
+        for (const auto* list : { &op.inputs, &op.captured })
+            for (auto t : *list)
+                if (reads[t].empty() || reads[t].back() != s)
+                    reads[t].push_back(s);
+    }
+    return reads;
+}
+
+OpIndex insertOp(Transformed& state, Op op, Step step)
+{
+    state.graph.ops.push_back(std::move(op));
+    const auto index = static_cast<OpIndex>(state.graph.ops.size() - 1);
+    state.schedule.order.insert(state.schedule.order.begin() + step, index);
+    return index;
+}
+
+} // namespace core

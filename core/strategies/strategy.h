@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+#pragma once
+
+// Strategies: transforms of (graph, schedule) that change lifetimes, each with what it costs.
+// - A strategy reads and returns a Transformed: the rewritten graph and schedule plus per-tensor
+//   facts the rewrite needs (origin of copies, tensors sent to host, tensors sharing a buffer).
+// - buildProblem() turns a Transformed into the ordinary PlanProblem, so every planner and
+//   validatePlan work unchanged: tensors that share memory become ONE buffer listing all of them;
+//   a tensor on host has no device buffer (a swapped value is two device buffers, before and after).
+// - Pipeline order is fixed (fuse, reorder, recompute, swap, inplace): in-place comes last because
+//   it depends on the final lifetimes; recompute and swap redirect consumers, which aliasing would forbid.
+// Limits: strategies that need shapes skip tensors of unknown size; none of them changes what the
+// graph computes (tests check every op still reads every value it read, produced before it runs).
+
+#include "cost/device.h"
+#include "io/workload.h"
+#include "liveness/lifetimes.h"
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace core {
+
+struct StrategyOptions {
+    DeviceProfile device = defaultDevice();
+    Bytes alignment = 256;  // activation alignment used when measuring lower bounds
+    int maxRewrites = 16;   // recompute, swap: most tensors rewritten
+    int candidates = 24;    // recompute, swap: most candidates tried per round (largest size × gap first)
+};
+
+// What one strategy saved and spent.
+struct StrategyReport {
+    std::string name;
+    Bytes lowerBoundBefore = 0;
+    Bytes lowerBoundAfter = 0;
+    double extraFlops = 0;      // recomputed work (negative never; fusion saves traffic, not FLOPs)
+    Bytes swappedBytes = 0;     // bytes sent to host (each comes back once)
+    double extraSeconds = 0;    // estimated on the device profile; negative when the strategy saves time
+    std::vector<std::string> details; // one line per fused group, aliased pair, recomputed or swapped tensor
+    Bytes savedBytes() const { return lowerBoundBefore - lowerBoundAfter; }
+};
+
+struct Transformed {
+    Graph graph;
+    Schedule schedule;
+    std::vector<TensorIndex> origin;     // per tensor: the original tensor whose value it holds (itself, or a copy's source)
+    std::vector<bool> onHost;            // per tensor: held in host memory (swap), no device buffer
+    std::vector<TensorIndex> sharesWith; // per tensor: the tensor whose buffer it writes into (in-place); itself when none
+    std::vector<std::string> fusedOps;   // names of original ops folded into fused ops
+    std::vector<StrategyReport> reports; // in the order applied
+
+    TensorIndex bufferRoot(TensorIndex t) const; // follows sharesWith to the owner of the buffer
+    // Appends a tensor that holds a copy of `source`'s value; returns its index.
+    TensorIndex addCopyTensor(TensorIndex source, const std::string& name);
+};
+
+// The identity transform of a graph under a schedule.
+Transformed startTransform(Graph graph, Schedule schedule);
+
+// The plannable problem: makeProblem's buffers, minus tensors on host, with buffer-sharing tensors merged
+// into one buffer (lifetime = union, size = largest). bufferTensor holds each buffer's root tensor.
+Expected<GraphProblem> buildProblem(const Transformed& state, const ProblemOptions& options);
+
+// Lower bound of buildProblem(state); -1 when the problem cannot be built.
+Bytes transformedLowerBound(const Transformed& state, Bytes alignment);
+
+class Strategy {
+public:
+    virtual ~Strategy() = default;
+    virtual std::string_view name() const = 0;
+    virtual std::string_view description() const = 0;
+    // Rewrites `state` and appends one StrategyReport (costs and details; run() fills the bounds).
+    virtual Expected<Transformed> apply(Transformed state, const StrategyOptions& options) const = 0;
+};
+
+// Every built-in strategy in pipeline order: fuse, reorder, recompute, swap, inplace.
+const std::vector<std::unique_ptr<Strategy>>& strategies();
+std::vector<std::string> strategyNames();
+const Strategy* strategyByName(std::string_view name);
+
+// apply() plus the lower bounds before and after in the new report.
+Expected<Transformed> runStrategy(const Strategy& strategy, Transformed state, const StrategyOptions& options);
+
+struct StrategyRun {
+    Workload workload; // graph, schedule and problem after the strategies; plan it like any workload
+    Transformed state;
+    std::vector<StrategyReport> reports;
+};
+
+// Runs the named strategies (in pipeline order, whatever the order of `names`) on a workload with a graph.
+// Errors: unknown name, a workload without a graph (allocation problems have nothing to rewrite).
+Expected<StrategyRun> applyStrategies(const Workload& workload, const std::vector<std::string>& names,
+    const StrategyOptions& options);
+
+// Helpers shared by the strategies.
+// Per tensor, the steps at which it is read (inputs and captured), ascending.
+std::vector<std::vector<Step>> readSteps(const Graph& graph, const Schedule& schedule);
+// Inserts `op` into the graph and runs it at `step` (later ops move one step down); returns its op index.
+OpIndex insertOp(Transformed& state, Op op, Step step);
+
+} // namespace core

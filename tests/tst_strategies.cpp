@@ -1,0 +1,534 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+#include "cost/device.h"
+#include "cost/opcost.h"
+#include "io/workload.h"
+#include "planners/metrics.h"
+#include "planners/planner.h"
+#include "planners/validate.h"
+#include "strategies/budget.h"
+#include "strategies/reorder.h"
+#include "strategies/strategy.h"
+
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <set>
+
+using namespace core;
+
+namespace {
+Workload loadExample(const std::string& spec)
+{
+    auto workload = loadWorkload(spec, {});
+    if (!workload)
+        qFatal("%s", workload.error().message.c_str());
+    return std::move(*workload);
+}
+
+// A small graph, ops in the given order, float32 activations of `size` bytes (size / 4 elements).
+struct TinyGraph {
+    Graph graph;
+    TensorIndex tensor(const std::string& name, Bytes size, TensorKind kind = TensorKind::Activation)
+    {
+        Tensor t;
+        t.name = name;
+        t.dtype = DType::Float32;
+        t.shape = { size / 4 };
+        t.rankKnown = true;
+        t.size = size;
+        t.kind = kind;
+        graph.tensors.push_back(t);
+        const auto index = static_cast<TensorIndex>(graph.tensors.size() - 1);
+        if (kind == TensorKind::Input)
+            graph.inputs.push_back(index);
+        if (kind == TensorKind::Output)
+            graph.outputs.push_back(index);
+        return index;
+    }
+    void op(const std::string& name, const std::string& type, std::vector<TensorIndex> in, std::vector<TensorIndex> out)
+    {
+        Op o;
+        o.name = name;
+        o.type = type;
+        o.inputs = std::move(in);
+        o.outputs = std::move(out);
+        graph.ops.push_back(std::move(o));
+    }
+    Workload workload()
+    {
+        LoadOptions options;
+        options.alignment = 1;
+        auto w = workloadFromGraph(graph, "tiny", options);
+        if (!w)
+            qFatal("%s", w.error().message.c_str());
+        return std::move(*w);
+    }
+};
+
+// Model order is bad: both big branches are produced before either is reduced.
+Workload badOrderGraph()
+{
+    TinyGraph g;
+    const auto x = g.tensor("x", 16, TensorKind::Input);
+    const auto a = g.tensor("a", 1000), b = g.tensor("b", 1000), a2 = g.tensor("a2", 8), b2 = g.tensor("b2", 8);
+    const auto out = g.tensor("out", 8, TensorKind::Output);
+    g.op("make_a", "Conv", { x }, { a });
+    g.op("make_b", "Conv", { x }, { b });
+    g.op("reduce_a", "ReduceSum", { a }, { a2 });
+    g.op("reduce_b", "ReduceSum", { b }, { b2 });
+    g.op("join", "Add", { a2, b2 }, { out });
+    return g.workload();
+}
+
+// A long skip whose idle gap contains the peak: skip (1000) waits while mid1 and mid2 (2000 each) run;
+// the peak (5000 at mid_b) is above the concat step (skip + up + out = 4000).
+Workload skipGraph()
+{
+    TinyGraph g;
+    const auto x = g.tensor("x", 40, TensorKind::Input);
+    const auto skip = g.tensor("skip", 1000), down = g.tensor("down", 100), mid1 = g.tensor("mid1", 2000),
+               mid2 = g.tensor("mid2", 2000), mid3 = g.tensor("mid3", 100), up = g.tensor("up", 1000);
+    const auto out = g.tensor("out", 2000, TensorKind::Output);
+    g.op("enc", "Conv", { x }, { skip });
+    g.op("pool", "MaxPool", { skip }, { down });
+    g.op("mid_a", "Conv", { down }, { mid1 });
+    g.op("mid_b", "Conv", { mid1 }, { mid2 });
+    g.op("mid_c", "Conv", { mid2 }, { mid3 });
+    g.op("upsample", "ConvTranspose", { mid3 }, { up });
+    g.op("cat", "Concat", { skip, up }, { out });
+    return g.workload();
+}
+
+// Every op of the original graph still runs (or is part of a fused op) and reads the same values;
+// every input is produced before its reader and resident (in a device buffer live at that step).
+QString meaningProblem(const Workload& original, const StrategyRun& run)
+{
+    const auto& before = *original.graph;
+    const auto& state = run.state;
+    const auto& graph = state.graph;
+    if (!isTopological(graph, state.schedule))
+        return QStringLiteral("schedule is not topological");
+    std::map<std::string, const Op*> byName;
+    for (const auto& op : graph.ops)
+        byName[op.name] = &op;
+    const std::set<std::string> fused(state.fusedOps.begin(), state.fusedOps.end());
+    for (const auto& op : before.ops) {
+        if (fused.count(op.name))
+            continue;
+        const auto it = byName.find(op.name);
+        if (it == byName.end())
+            return QStringLiteral("op %1 disappeared").arg(QString::fromStdString(op.name));
+        if (it->second->inputs.size() != op.inputs.size())
+            return QStringLiteral("op %1 lost inputs").arg(QString::fromStdString(op.name));
+        for (std::size_t i = 0; i < op.inputs.size(); ++i)
+            if (state.origin[it->second->inputs[i]] != op.inputs[i])
+                return QStringLiteral("op %1 reads another value").arg(QString::fromStdString(op.name));
+    }
+    // Residency: the buffer holding each read tensor is live at the reading step.
+    std::map<std::string, Lifetime> lifeOf;
+    for (const auto& buffer : run.workload.problem.buffers)
+        for (const auto& name : buffer.tensors)
+            lifeOf[name] = buffer.lifetime;
+    for (Step s = 0; s < state.schedule.steps(); ++s) {
+        const auto& op = graph.ops[state.schedule.order[s]];
+        for (auto t : op.inputs) {
+            const auto& tensor = graph.tensors[t];
+            if (state.onHost[t]) {
+                if (op.type != "SwapIn")
+                    return QStringLiteral("%1 reads %2 while it is on host").arg(QString::fromStdString(op.name), QString::fromStdString(tensor.name));
+                continue;
+            }
+            if (tensor.kind == TensorKind::Weight || tensor.kind == TensorKind::Persistent || tensor.size <= 0)
+                continue;
+            const auto it = lifeOf.find(tensor.name);
+            if (it == lifeOf.end() || it->second.start > s || it->second.end <= s)
+                return QStringLiteral("%1 is not resident at step %2").arg(QString::fromStdString(tensor.name)).arg(s);
+        }
+    }
+    return {};
+}
+
+StrategyOptions testOptions(const Workload& workload)
+{
+    StrategyOptions options;
+    options.alignment = workload.problem.alignment;
+    return options;
+}
+} // namespace
+
+class TestStrategies : public QObject {
+    Q_OBJECT
+private slots:
+    void builtinDevices();
+    void deviceErrors_data();
+    void deviceErrors();
+    void opCosts();
+    void meaningAndValidPlans_data();
+    void meaningAndValidPlans();
+    void fusionRemovesExactlyIntermediates();
+    void inPlaceNeverAliasesLiveTensor();
+    void reorderHelpsBadOrder();
+    void recomputeAndSwapLowerSkipPeak();
+    void unetStrategiesCosted();
+    void unknownStrategyAndProblemWithoutGraph();
+    void budgetFeasibleAndInfeasible();
+    void cliPlanAndCompare();
+};
+
+void TestStrategies::builtinDevices()
+{
+    const auto devices = core::builtinDevices();
+    QVERIFY2(devices.size() >= 5, qPrintable(QString::fromStdString(builtinDeviceDir().string())));
+    for (const char* name : { "h200", "rtx4090", "jetson-orin-nano", "cpu", "groq-lpu" }) {
+        const auto device = findDevice(name);
+        QVERIFY2(device, device ? "" : device.error().message.c_str());
+        QVERIFY(device->memoryBandwidth > 0 && device->hostLinkBandwidth > 0 && device->flopsFor(DType::Float32) > 0);
+    }
+    QCOMPARE(findDevice("groq-lpu")->memoryCapacity, Bytes(230000000));
+    const auto unknown = findDevice("tpu-v9");
+    QVERIFY(!unknown);
+    QVERIFY(unknown.error().message.find("h200") != std::string::npos); // lists what exists
+}
+
+void TestStrategies::deviceErrors_data()
+{
+    QTest::addColumn<QString>("content");
+    QTest::addColumn<QString>("mentions");
+    QTest::newRow("not json") << QStringLiteral("{ name: ") << QStringLiteral("not valid JSON");
+    QTest::newRow("array") << QStringLiteral("[1]") << QStringLiteral("JSON object");
+    QTest::newRow("no name") << QStringLiteral(R"({"memory_capacity_bytes": 1})") << QStringLiteral("'name'");
+    QTest::newRow("negative bandwidth")
+        << QStringLiteral(R"({"name":"x","memory_capacity_bytes":1,"memory_bandwidth_gb_s":-5,"host_link_gb_s":1,"flops":{"float32":1}})")
+        << QStringLiteral("memory_bandwidth_gb_s");
+    QTest::newRow("no host link")
+        << QStringLiteral(R"({"name":"x","memory_capacity_bytes":1,"memory_bandwidth_gb_s":5,"flops":{"float32":1}})")
+        << QStringLiteral("host_link_gb_s");
+    QTest::newRow("no flops") << QStringLiteral(R"({"name":"x","memory_capacity_bytes":1,"memory_bandwidth_gb_s":5,"host_link_gb_s":1})")
+                              << QStringLiteral("'flops'");
+    QTest::newRow("bad dtype")
+        << QStringLiteral(R"({"name":"x","memory_capacity_bytes":1,"memory_bandwidth_gb_s":5,"host_link_gb_s":1,"flops":{"float99":1}})")
+        << QStringLiteral("float99");
+}
+
+void TestStrategies::deviceErrors()
+{
+    QFETCH(QString, content);
+    QFETCH(QString, mentions);
+    QTemporaryDir dir;
+    const auto path = dir.filePath(QStringLiteral("device.json")).toStdString();
+    std::ofstream(path) << content.toStdString();
+    const auto device = loadDeviceProfile(path);
+    QVERIFY(!device);
+    QVERIFY2(device.error().message.find(path) != std::string::npos, device.error().message.c_str()); // names the file
+    QVERIFY2(device.error().message.find(mentions.toStdString()) != std::string::npos, device.error().message.c_str());
+
+    const auto missing = findDevice(dir.filePath(QStringLiteral("absent.json")).toStdString());
+    QVERIFY(!missing);
+    QCOMPARE(missing.error().code, ErrorCode::Io);
+    QVERIFY(missing.error().message.find("absent.json") != std::string::npos);
+}
+
+void TestStrategies::opCosts()
+{
+    const auto workload = loadExample("example:cnn");
+    const auto& graph = *workload.graph;
+    const auto& conv1 = graph.ops[0]; // 7x7 stride 2, 3 -> 64 channels, 112x112 out
+    QCOMPARE(conv1.type, std::string("Conv"));
+    const auto cost = opCost(graph, conv1);
+    QCOMPARE(cost.flops, 2.0 * 64 * 112 * 112 * 3 * 7 * 7);
+    QCOMPARE(cost.bytesWritten, 64.0 * 112 * 112 * 4);
+    QVERIFY(cost.bytesRead > 3.0 * 224 * 224 * 4);
+    const auto& fc = graph.ops.back(); // Gemm 512 -> 1000
+    QCOMPARE(opCost(graph, fc).flops, 2.0 * 1000 * 512);
+    for (const auto& op : graph.ops)
+        if (op.type == "Flatten")
+            QCOMPARE(opCost(graph, op).bytesRead + opCost(graph, op).bytesWritten, 0.0); // a view moves nothing
+    // Roofline: the conv on the edge device is compute bound, so slower than on the datacenter GPU.
+    QVERIFY(opSeconds(graph, conv1, *findDevice("jetson-orin-nano")) > opSeconds(graph, conv1, *findDevice("h200")));
+    QVERIFY(scheduleCost(graph, workload.schedule, *findDevice("cpu")).seconds > 0);
+}
+
+void TestStrategies::meaningAndValidPlans_data()
+{
+    QTest::addColumn<QString>("model");
+    QTest::addColumn<QStringList>("names");
+    for (const char* model : { "example:cnn", "example:unet", "example:transformer" }) {
+        for (const auto& name : strategyNames())
+            QTest::addRow("%s/%s", model, name.c_str()) << QString::fromLatin1(model) << QStringList { QString::fromStdString(name) };
+        QStringList all;
+        for (const auto& name : strategyNames())
+            all << QString::fromStdString(name);
+        QTest::addRow("%s/all", model) << QString::fromLatin1(model) << all;
+    }
+    const auto real = QStringLiteral(MEMPLAN_SOURCE_DIR "/tests/models/mobilenet_v2.onnx");
+    QTest::addRow("mobilenet_v2/all") << real << QStringList { QStringLiteral("fuse"), QStringLiteral("reorder"), QStringLiteral("recompute"),
+        QStringLiteral("swap"), QStringLiteral("inplace") };
+    QTest::addRow("skip/all") << QStringLiteral("skip") << QStringList { QStringLiteral("recompute"), QStringLiteral("swap"), QStringLiteral("inplace") };
+}
+
+void TestStrategies::meaningAndValidPlans()
+{
+    QFETCH(QString, model);
+    QFETCH(QStringList, names);
+    const auto workload = model == QStringLiteral("skip") ? skipGraph() : loadExample(model.toStdString());
+    std::vector<std::string> list;
+    for (const auto& n : names)
+        list.push_back(n.toStdString());
+    const auto run = applyStrategies(workload, list, testOptions(workload));
+    QVERIFY2(run, run ? "" : run.error().message.c_str());
+    const auto problem = meaningProblem(workload, *run);
+    QVERIFY2(problem.isEmpty(), qPrintable(problem));
+    QVERIFY(lowerBound(run->workload.problem) <= lowerBound(workload.problem)); // each strategy keeps only improvements
+    PlanOptions options;
+    options.timeLimitSeconds = 0.2;
+    for (const auto& planner : planners()) {
+        const auto plan = runPlanner(*planner, run->workload.problem, {}, options);
+        QVERIFY2(plan, plan ? "" : plan.error().message.c_str());
+        const auto check = validatePlan(run->workload.problem, *plan);
+        QVERIFY2(check.ok(), (std::string(planner->name()) + ": " + check.message).c_str());
+    }
+}
+
+void TestStrategies::fusionRemovesExactlyIntermediates()
+{
+    for (const char* model : { "example:cnn", "example:transformer" }) {
+        const auto workload = loadExample(model);
+        const auto run = applyStrategies(workload, { "fuse" }, testOptions(workload));
+        QVERIFY(run);
+        const auto& before = *workload.graph;
+        // Expected: outputs of fused ops that are read only by another op of the same fused group.
+        std::set<std::string> fusedNames(run->state.fusedOps.begin(), run->state.fusedOps.end());
+        QVERIFY(!fusedNames.empty());
+        std::map<std::string, std::string> groupOf; // original op -> fused op name
+        for (const auto& op : run->state.graph.ops)
+            if (op.type == "Fused") {
+                std::string part;
+                for (char c : op.name + "+")
+                    if (c == '+') {
+                        groupOf[part] = op.name;
+                        part.clear();
+                    } else {
+                        part += c;
+                    }
+            }
+        std::set<std::string> expected;
+        for (const auto& op : before.ops) {
+            if (!groupOf.count(op.name) || op.outputs.size() != 1)
+                continue;
+            const auto t = op.outputs[0];
+            std::vector<const Op*> readers;
+            for (const auto& other : before.ops)
+                if (std::find(other.inputs.begin(), other.inputs.end(), t) != other.inputs.end())
+                    readers.push_back(&other);
+            if (readers.size() == 1 && groupOf.count(readers[0]->name) && groupOf[readers[0]->name] == groupOf[op.name])
+                expected.insert(before.tensors[t].name);
+        }
+        std::set<std::string> namesBefore, namesAfter;
+        for (const auto& b : workload.problem.buffers)
+            namesBefore.insert(b.tensors.begin(), b.tensors.end());
+        for (const auto& b : run->workload.problem.buffers)
+            namesAfter.insert(b.tensors.begin(), b.tensors.end());
+        std::set<std::string> removed;
+        std::set_difference(namesBefore.begin(), namesBefore.end(), namesAfter.begin(), namesAfter.end(), std::inserter(removed, removed.end()));
+        QCOMPARE(removed, expected);
+        QVERIFY(std::includes(namesBefore.begin(), namesBefore.end(), namesAfter.begin(), namesAfter.end())); // nothing new
+        QCOMPARE(run->reports.size(), std::size_t(1));
+        QCOMPARE(run->reports[0].extraFlops, 0.0);
+        QVERIFY(run->reports[0].savedBytes() > 0);
+    }
+}
+
+void TestStrategies::inPlaceNeverAliasesLiveTensor()
+{
+    const std::pair<const char*, std::vector<std::string>> cases[] = { { "example:cnn", { "fuse", "inplace" } },
+        { "example:cnn", { "inplace" } }, { "example:unet", { "inplace" } }, { "example:transformer", { "fuse", "inplace" } },
+        { "example:transformer", { "reorder", "inplace" } } };
+    for (const auto& [model, names] : cases) {
+        const auto workload = loadExample(model);
+        const auto run = applyStrategies(workload, names, testOptions(workload));
+        QVERIFY(run);
+        const auto& graph = run->state.graph;
+        const auto reads = readSteps(graph, run->state.schedule);
+        const auto lifetimes = computeLifetimes(graph, run->state.schedule);
+        int shared = 0;
+        for (const auto& buffer : run->workload.problem.buffers) {
+            if (buffer.tensors.size() < 2)
+                continue;
+            ++shared;
+            // Members in birth order: each is last read where (or before) the next one is written.
+            std::vector<TensorIndex> members;
+            for (const auto& name : buffer.tensors)
+                members.push_back(*graph.findTensor(name));
+            std::sort(members.begin(), members.end(), [&](auto a, auto b) { return lifetimes[a].start < lifetimes[b].start; });
+            for (std::size_t i = 0; i + 1 < members.size(); ++i) {
+                const auto earlier = members[i], later = members[i + 1];
+                QVERIFY(!reads[earlier].empty());
+                QVERIFY2(reads[earlier].back() <= lifetimes[later].start,
+                    (graph.tensors[earlier].name + " is read after " + graph.tensors[later].name + " overwrites it").c_str());
+                QVERIFY(graph.tensors[earlier].size == graph.tensors[later].size);
+                QVERIFY(graph.tensors[earlier].kind == TensorKind::Activation);
+            }
+        }
+        QVERIFY2(shared > 0, model);
+    }
+}
+
+void TestStrategies::reorderHelpsBadOrder()
+{
+    const auto workload = badOrderGraph();
+    const Bytes before = lowerBound(workload.problem);
+    QCOMPARE(before, Bytes(2016)); // x, a and b together
+    const auto order = memoryAwareOrder(*workload.graph, workload.schedule);
+    QVERIFY(isTopological(*workload.graph, order));
+    const auto run = applyStrategies(workload, { "reorder" }, testOptions(workload));
+    QVERIFY(run);
+    QVERIFY(isTopological(run->state.graph, run->state.schedule));
+    QVERIFY2(lowerBound(run->workload.problem) < before, qPrintable(QString::number(lowerBound(run->workload.problem))));
+    QCOMPARE(run->reports[0].savedBytes(), before - lowerBound(run->workload.problem));
+    // On the examples it lowers the bound or keeps it, and stays topological.
+    for (const char* model : { "example:cnn", "example:unet", "example:transformer" }) {
+        const auto w = loadExample(model);
+        const auto r = applyStrategies(w, { "reorder" }, testOptions(w));
+        QVERIFY(r);
+        QVERIFY(isTopological(r->state.graph, r->state.schedule));
+        QVERIFY(lowerBound(r->workload.problem) <= lowerBound(w.problem));
+    }
+}
+
+void TestStrategies::recomputeAndSwapLowerSkipPeak()
+{
+    const auto workload = skipGraph();
+    const Bytes before = lowerBound(workload.problem);
+    {
+        const auto run = applyStrategies(workload, { "recompute" }, testOptions(workload));
+        QVERIFY(run);
+        QVERIFY2(lowerBound(run->workload.problem) < before, qPrintable(QString::number(lowerBound(run->workload.problem))));
+        QVERIFY(run->reports[0].extraFlops > 0);
+        QVERIFY(run->reports[0].extraSeconds > 0);
+        QCOMPARE(run->reports[0].swappedBytes, Bytes(0));
+        QVERIFY(!meaningProblem(workload, *run).size());
+    }
+    {
+        const auto run = applyStrategies(workload, { "swap" }, testOptions(workload));
+        QVERIFY(run);
+        QVERIFY(lowerBound(run->workload.problem) < before);
+        QCOMPARE(run->reports[0].swappedBytes, Bytes(1000));
+        QCOMPARE(run->reports[0].extraFlops, 0.0);
+        QVERIFY(run->reports[0].extraSeconds >= 0);
+        // The swapped tensor is two device buffers: before the trip and after it.
+        int skipBuffers = 0;
+        for (const auto& b : run->workload.problem.buffers)
+            for (const auto& name : b.tensors)
+                skipBuffers += name == "skip" || name == "skip.swapin";
+        QCOMPARE(skipBuffers, 2);
+        QVERIFY(!meaningProblem(workload, *run).size());
+    }
+}
+
+void TestStrategies::unetStrategiesCosted()
+{
+    // The U-Net peak is at the last concat, where the long skip is itself read: neither recompute
+    // nor swap can lower that step, so the greedy must leave the peak as is and charge nothing.
+    const auto workload = loadExample("example:unet");
+    for (const char* name : { "recompute", "swap" }) {
+        const auto run = applyStrategies(workload, { name }, testOptions(workload));
+        QVERIFY(run);
+        const auto& report = run->reports[0];
+        QCOMPARE(report.lowerBoundAfter, lowerBound(run->workload.problem));
+        QVERIFY(report.lowerBoundAfter <= report.lowerBoundBefore);
+        if (report.savedBytes() == 0) {
+            QCOMPARE(report.extraFlops, 0.0);
+            QCOMPARE(report.swappedBytes, Bytes(0));
+        } else {
+            QVERIFY(report.extraFlops > 0 || report.swappedBytes > 0);
+        }
+    }
+}
+
+void TestStrategies::unknownStrategyAndProblemWithoutGraph()
+{
+    const auto workload = loadExample("example:cnn");
+    const auto bad = applyStrategies(workload, { "compress" }, testOptions(workload));
+    QVERIFY(!bad);
+    QVERIFY(bad.error().message.find("compress") != std::string::npos);
+    const auto hotel = loadExample("example:hotel");
+    const auto noGraph = applyStrategies(hotel, { "fuse" }, testOptions(hotel));
+    QVERIFY(!noGraph);
+    QVERIFY(noGraph.error().message.find("example:hotel") != std::string::npos);
+}
+
+void TestStrategies::budgetFeasibleAndInfeasible()
+{
+    const auto workload = loadExample("example:cnn");
+    const auto* planner = plannerByName("greedy-by-size");
+    const auto baseline = runPlanner(*planner, workload.problem);
+    QVERIFY(baseline);
+    // Feasible only with help: below the plain arena, above what fusion reaches.
+    const Bytes budget = baseline->arenaSize - 1;
+    const auto choice = chooseForBudget(workload, budget, *planner, testOptions(workload));
+    QVERIFY2(choice, choice ? "" : choice.error().message.c_str());
+    QVERIFY(choice->fits);
+    QVERIFY(!choice->names.empty());
+    QVERIFY(choice->plan.arenaSize <= budget);
+    QCOMPARE(choice->combinationsTried, 32);
+    QVERIFY(validatePlan(choice->run.workload.problem, choice->plan).ok());
+    // A budget no combination meets: reported as such, with the smallest arena reached.
+    const auto tight = chooseForBudget(workload, 1024, *planner, testOptions(workload));
+    QVERIFY(tight);
+    QVERIFY(!tight->fits);
+    QVERIFY(tight->plan.arenaSize > 1024);
+    QVERIFY(tight->plan.arenaSize <= choice->plan.arenaSize);
+    // Without a budget problem: the plain model fits a generous budget with no strategy (least time wins ties).
+    const auto loose = chooseForBudget(workload, baseline->arenaSize * 10, *planner, testOptions(workload));
+    QVERIFY(loose && loose->fits);
+}
+
+void TestStrategies::cliPlanAndCompare()
+{
+    QTemporaryDir dir;
+    const auto json = dir.filePath(QStringLiteral("plan.json"));
+    QProcess plan;
+    plan.start(QStringLiteral(MEMPLAN_CLI), { QStringLiteral("plan"), QStringLiteral("example:cnn"), QStringLiteral("--fuse"),
+        QStringLiteral("--inplace"), QStringLiteral("--reorder"), QStringLiteral("--device"), QStringLiteral("rtx4090"),
+        QStringLiteral("--json"), json });
+    QVERIFY(plan.waitForFinished(60000));
+    QCOMPARE(plan.exitCode(), 0);
+    QVERIFY(plan.readAllStandardOutput().contains("strategy fuse: lower bound"));
+    QFile file(json);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    const auto doc = QJsonDocument::fromJson(file.readAll());
+    QVERIFY(doc.isObject());
+    const auto list = doc.object().value(QStringLiteral("strategies")).toArray();
+    QCOMPARE(list.size(), 3);
+    for (const auto& entry : list)
+        for (const char* field : { "name", "saved_bytes", "extra_flops", "swapped_bytes", "estimated_extra_ms", "details" })
+            QVERIFY2(entry.toObject().contains(QLatin1String(field)), field);
+    QCOMPARE(list[0].toObject().value(QStringLiteral("name")).toString(), QStringLiteral("fuse"));
+    QVERIFY(list[0].toObject().value(QStringLiteral("saved_bytes")).toDouble() > 0);
+
+    QProcess badDevice;
+    badDevice.start(QStringLiteral(MEMPLAN_CLI), { QStringLiteral("plan"), QStringLiteral("example:cnn"), QStringLiteral("--fuse"),
+        QStringLiteral("--device"), QStringLiteral("abacus") });
+    QVERIFY(badDevice.waitForFinished(60000));
+    QCOMPARE(badDevice.exitCode(), 1);
+    QVERIFY(badDevice.readAllStandardError().contains("abacus"));
+
+    QProcess compare;
+    compare.start(QStringLiteral(MEMPLAN_CLI), { QStringLiteral("compare"), QStringLiteral("example:transformer"), QStringLiteral("--strategies") });
+    QVERIFY(compare.waitForFinished(120000));
+    QCOMPARE(compare.exitCode(), 0);
+    const auto out = compare.readAllStandardOutput();
+    QVERIFY(out.contains("(none)") && out.contains("fuse+reorder+recompute+swap+inplace"));
+}
+
+QTEST_GUILESS_MAIN(TestStrategies)
+#include "tst_strategies.moc"
