@@ -56,12 +56,13 @@ struct Timed {
 };
 
 // Runs a planner up to three times (fewer when one run is slow) and keeps the fastest.
-std::optional<Timed> timePlanner(const core::Planner& planner, const core::PlanProblem& problem, std::string& error)
+std::optional<Timed> timePlanner(const core::Planner& planner, const core::PlanProblem& problem, std::string& error,
+    const core::PlanOptions& options = {})
 {
     Timed best;
     best.seconds = 1e300;
     for (int run = 0; run < 3; ++run) {
-        auto plan = core::runPlanner(planner, problem);
+        auto plan = core::runPlanner(planner, problem, {}, options);
         if (!plan) {
             error = plan.error().message;
             return std::nullopt;
@@ -107,9 +108,105 @@ void printRow(const std::string& what, const core::Planner& planner, const core:
         bound > 0 ? static_cast<double>(timed.plan.arenaSize) / static_cast<double>(bound) : 1.0);
 }
 
+// Runs a planner once with options (the search planners take seconds; repeats would not help).
+std::optional<Timed> runOnce(const core::Planner& planner, const core::PlanProblem& problem, const core::PlanOptions& options,
+    std::string& error)
+{
+    auto plan = core::runPlanner(planner, problem, {}, options);
+    if (!plan) {
+        error = plan.error().message;
+        return std::nullopt;
+    }
+    const auto check = core::validatePlan(problem, *plan);
+    if (!check.ok()) {
+        error = std::string(planner.name()) + " produced an invalid plan: " + check.message;
+        return std::nullopt;
+    }
+    return Timed { *plan, plan->seconds };
+}
+
+// `memplan bench allocation DIR`: one row per allocation-problem CSV: lower bound, then for each
+// planner its arena, percent over the bound, time and (search planners) whether it is proven optimal.
+int benchAllocation(const CliArgs& args)
+{
+    if (args.positional.size() != 2) {
+        std::cerr << "memplan: bench: expected 'bench allocation DIR'\n";
+        return 2;
+    }
+    core::PlanOptions options;
+    if (const auto text = args.value("time-limit")) {
+        const auto seconds = parseSeconds(*text);
+        if (!seconds) {
+            std::cerr << "memplan: bench: --time-limit '" << *text << "': expected a duration such as 10s, 500ms or 2.5\n";
+            return 2;
+        }
+        options.timeLimitSeconds = *seconds;
+    }
+    std::vector<const core::Planner*> planners;
+    for (const auto& name : args.values("planner")) {
+        const auto* planner = core::plannerByName(name);
+        if (!planner) {
+            std::cerr << "memplan: bench: unknown planner '" << name << "'\n";
+            return 2;
+        }
+        planners.push_back(planner);
+    }
+    if (planners.empty())
+        for (const char* name : { "greedy-by-size", "best-of-greedy", "exact" })
+            if (const auto* planner = core::plannerByName(name))
+                planners.push_back(planner);
+
+    std::vector<std::filesystem::path> files;
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator(args.positional[1], ec))
+        if (entry.path().extension() == ".csv")
+            files.push_back(entry.path());
+    if (ec) {
+        std::cerr << "memplan: bench: " << args.positional[1] << ": " << ec.message() << "\n";
+        return 1;
+    }
+    std::sort(files.begin(), files.end());
+    std::printf("%-14s %7s %12s", "problem", "buffers", "lower bound");
+    for (const auto* planner : planners)
+        std::printf(" | %-30s", std::string(planner->name()).c_str());
+    std::printf("\n%-14s %7s %12s", "", "", "bytes");
+    for (std::size_t i = 0; i < planners.size(); ++i)
+        std::printf(" | %9s %7s %8s %3s", "arena", "over", "time", "opt");
+    std::printf("\n");
+    for (const auto& file : files) {
+        const auto csv = core::importProblemCsv(file);
+        if (!csv) {
+            std::cerr << "memplan: bench: " << csv.error().message << "\n";
+            return 1;
+        }
+        const auto& problem = csv->problem;
+        const Bytes bound = core::lowerBound(problem);
+        std::printf("%-14s %7zu %12lld", file.stem().string().c_str(), problem.buffers.size(), static_cast<long long>(bound));
+        std::fflush(stdout);
+        std::string notes;
+        for (const auto* planner : planners) {
+            std::string error;
+            const auto timed = runOnce(*planner, problem, options, error);
+            if (!timed) {
+                std::cerr << "\nmemplan: bench: " << file.string() << ": " << error << "\n";
+                return 1;
+            }
+            const auto& plan = timed->plan;
+            const char* optimal = plan.provenOptimal || plan.arenaSize == bound ? "yes" : plan.provenLowerBound > 0 ? "no" : "-";
+            std::printf(" | %9lld %6.2f%% %8s %3s", static_cast<long long>(plan.arenaSize),
+                100.0 * core::fragmentation(plan.arenaSize, bound), core::formatSeconds(timed->seconds).c_str(), optimal);
+            std::fflush(stdout);
+            if (!plan.provenOptimal && plan.provenLowerBound > bound)
+                notes += " " + std::string(planner->name()) + ": proven lower bound " + std::to_string(plan.provenLowerBound) + ";";
+        }
+        std::printf("%s\n", notes.c_str());
+    }
+    return 0;
+}
+
 } // namespace
 
-std::set<std::string> benchValuedOptions() { return { "sizes", "planner", "seed", "problems", "model" }; }
+std::set<std::string> benchValuedOptions() { return { "sizes", "planner", "seed", "problems", "model", "time-limit" }; }
 
 std::string benchHelp()
 {
@@ -121,11 +218,24 @@ Times planners (best of up to three runs) and prints arena / lower bound, every 
   --seed S          random seed (default 1)
   --problems DIR    also plan every allocation-problem .csv in DIR (e.g. the public benchmarks)
   --model FILE      also time loading, shape inference and planning of a model, repeatable
+  --time-limit T    search time for the exact planner (e.g. 10s, 500ms; default its own)
+
+usage: memplan bench allocation DIR [--planner NAME]... [--time-limit T]
+
+One row per allocation-problem .csv in DIR (e.g. the public benchmarks): lower bound, then each
+planner's arena, percent over the bound, time, and "opt" = yes when the arena is proven optimal
+(exact) or equals the lower bound. Default planners: greedy-by-size, best-of-greedy, exact.
 )";
 }
 
 int runBench(const CliArgs& args)
 {
+    if (!args.positional.empty() && args.positional[0] == "allocation")
+        return benchAllocation(args);
+    if (!args.positional.empty()) {
+        std::cerr << "memplan: bench: unknown mode '" << args.positional[0] << "' (see memplan bench --help)\n";
+        return 2;
+    }
     std::string error;
     const auto planners = selectedPlanners(args, error);
     if (planners.empty()) {
@@ -146,6 +256,15 @@ int runBench(const CliArgs& args)
             start = comma + 1;
         }
     }
+    core::PlanOptions options;
+    if (const auto text = args.value("time-limit")) {
+        const auto seconds = parseSeconds(*text);
+        if (!seconds) {
+            std::cerr << "memplan: bench: --time-limit '" << *text << "': expected a duration such as 10s, 500ms or 2.5\n";
+            return 2;
+        }
+        options.timeLimitSeconds = *seconds;
+    }
     const auto seed = parseInteger(args.value("seed").value_or("1"));
     if (!seed || *seed < 0) {
         std::cerr << "memplan: bench: --seed expects a whole number\n";
@@ -156,7 +275,7 @@ int runBench(const CliArgs& args)
     for (const int n : sizes) {
         const auto problem = randomProblem(n, static_cast<unsigned>(*seed));
         for (const auto* planner : planners) {
-            const auto timed = timePlanner(*planner, problem, error);
+            const auto timed = timePlanner(*planner, problem, error, options);
             if (!timed) {
                 std::cerr << "memplan: bench: " << error << "\n";
                 return 1;
@@ -183,7 +302,7 @@ int runBench(const CliArgs& args)
                 return 1;
             }
             for (const auto* planner : planners) {
-                const auto timed = timePlanner(*planner, csv->problem, error);
+                const auto timed = timePlanner(*planner, csv->problem, error, options);
                 if (!timed) {
                     std::cerr << "memplan: bench: " << file.string() << ": " << error << "\n";
                     return 1;
@@ -205,7 +324,7 @@ int runBench(const CliArgs& args)
             std::filesystem::path(model).filename().string().c_str(), core::formatSeconds(loadSeconds).c_str(),
             workload->graph ? workload->graph->ops.size() : 0);
         for (const auto* planner : planners) {
-            const auto timed = timePlanner(*planner, workload->problem, error);
+            const auto timed = timePlanner(*planner, workload->problem, error, options);
             if (!timed) {
                 std::cerr << "memplan: bench: " << model << ": " << error << "\n";
                 return 1;

@@ -3,6 +3,7 @@
 #include "cliargs.h"
 
 #include <charconv>
+#include <cmath>
 
 using core::ErrorCode;
 using core::makeError;
@@ -106,4 +107,48 @@ core::Expected<core::LoadOptions> loadOptionsFrom(const CliArgs& args)
         options.bindings.inputShapes[binding.substr(0, eq)] = shape;
     }
     return options;
+}
+
+std::optional<double> parseSeconds(const std::string& text)
+{
+    struct Unit {
+        const char* suffix;
+        double seconds;
+    };
+    // Longest suffix first so "ms" is not read as "s".
+    for (const Unit unit : { Unit { "ms", 1e-3 }, Unit { "min", 60 }, Unit { "s", 1 }, Unit { "m", 60 }, Unit { "", 1 } }) {
+        const std::string suffix = unit.suffix;
+        if (text.size() <= suffix.size() || text.compare(text.size() - suffix.size(), suffix.size(), suffix) != 0)
+            continue;
+        const std::string number = text.substr(0, text.size() - suffix.size());
+        double value = 0;
+        const auto* end = number.data() + number.size();
+        const auto [ptr, ec] = std::from_chars(number.data(), end, value);
+        if (ec != std::errc() || ptr != end || !std::isfinite(value) || value <= 0)
+            return std::nullopt;
+        return value * unit.seconds;
+    }
+    return std::nullopt;
+}
+
+std::optional<long long> parseByteSize(const std::string& text)
+{
+    struct Unit {
+        const char* suffix;
+        long long bytes;
+    };
+    for (const Unit unit : { Unit { "KiB", 1LL << 10 }, Unit { "MiB", 1LL << 20 }, Unit { "GiB", 1LL << 30 }, Unit { "K", 1LL << 10 },
+             Unit { "M", 1LL << 20 }, Unit { "G", 1LL << 30 }, Unit { "B", 1 }, Unit { "", 1 } }) {
+        const std::string suffix = unit.suffix;
+        if (text.size() <= suffix.size() || text.compare(text.size() - suffix.size(), suffix.size(), suffix) != 0)
+            continue;
+        std::string number = text.substr(0, text.size() - suffix.size());
+        while (!number.empty() && number.back() == ' ')
+            number.pop_back();
+        const auto value = parseInteger(number);
+        if (!value || *value <= 0 || *value > (1LL << 62) / unit.bytes)
+            return std::nullopt;
+        return *value * unit.bytes;
+    }
+    return std::nullopt;
 }

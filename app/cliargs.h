@@ -31,3 +31,8 @@ core::Expected<core::LoadOptions> loadOptionsFrom(const CliArgs& args);
 
 // Whole-string integer parse; no sign, spaces or trailing text.
 std::optional<long long> parseInteger(const std::string& text);
+
+// Duration for --time-limit: "10s", "500ms", "2m" or a plain number of seconds ("2.5"); > 0.
+std::optional<double> parseSeconds(const std::string& text);
+// Size for --capacity: whole bytes, optionally with B, KiB, MiB or GiB (also K, M, G; binary); > 0.
+std::optional<long long> parseByteSize(const std::string& text);

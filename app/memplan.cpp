@@ -2,6 +2,8 @@
 // SPDX-FileCopyrightText: MemPlan authors
 // memplan: the command line over the planning engine.
 #include "bench.h"
+#include "run.h"
+#include "strategycli.h"
 #include "cliargs.h"
 
 #include "examples/examples.h"
@@ -32,6 +34,8 @@ commands:
   examples         list the built-in examples (use them as example:NAME)
   export MODEL     write a model as ONNX, JSON graph or allocation-problem CSV
   bench            time every planner on random problems of 1k, 10k and 100k buffers
+  bench allocation DIR   lower bound and each planner's arena, time and optimality per problem .csv
+  run MODEL        execute the plan on the CPU; check it against a no-reuse run; measure
 
 MODEL is an .onnx model, a .json graph, an allocation-problem .csv (id,lower,upper,size)
 or example:NAME. Sizes print in KiB/MiB/GiB; JSON and CSV carry exact bytes.
@@ -120,29 +124,48 @@ the largest buffers alive at the peak step. Every plan is checked by the indepen
   --planner NAME        planner to use (default greedy-by-size)
   --json FILE           write the plan as JSON (exact bytes; see DESIGN.md)
   --csv FILE            write the plan as allocation-problem CSV with an offset column
-)") + kModelOptionsHelp + "\nplanners:\n" + plannerList();
+  --time-limit T        search time for the exact planner: 10s, 500ms, 2m or seconds (default 5s)
+  --capacity SIZE       exact: stop at the first plan within SIZE (bytes, or with KiB/MiB/GiB)
+)") + kModelOptionsHelp + strategyHelp() + "\nplanners:\n" + plannerList();
     int code = kExitOk;
     auto valued = kModelOptions;
-    valued.insert({ "planner", "json", "csv" });
-    const auto args = parseOrExplain("plan", words, valued, {}, help, code);
+    valued.insert({ "planner", "json", "csv", "time-limit", "capacity" });
+    valued.merge(strategyValuedOptions());
+    const auto args = parseOrExplain("plan", words, valued, strategySwitches(), help, code);
     if (!args)
         return code;
+    core::PlanOptions options;
+    if (const auto text = args->value("time-limit")) {
+        const auto seconds = parseSeconds(*text);
+        if (!seconds)
+            return fail("plan: --time-limit '" + *text + "': expected a duration such as 10s, 500ms, 2m or 2.5 (seconds)", kExitUsage);
+        options.timeLimitSeconds = *seconds;
+    }
+    if (const auto text = args->value("capacity")) {
+        const auto bytes = parseByteSize(*text);
+        if (!bytes)
+            return fail("plan: --capacity '" + *text + "': expected a size such as 1048576, 512KiB, 24MiB or 2GiB", kExitUsage);
+        options.capacity = *bytes;
+    }
     const auto plannerName = args->value("planner").value_or("greedy-by-size");
     const auto* planner = core::plannerByName(plannerName);
     if (!planner)
         return fail("plan: unknown planner '" + plannerName + "'; choose one of:\n" + plannerList(), kExitUsage);
-    const auto workload = loadModel("plan", *args, code);
+    auto workload = loadModel("plan", *args, code);
     if (!workload)
         return code;
-    const auto plan = core::runPlanner(*planner, workload->problem);
+    std::vector<core::StrategyReport> strategyReports;
+    if (const auto status = applyStrategyFlags(*args, *workload, strategyReports); !status)
+        return fail("plan: " + status.error().message);
+    const auto plan = core::runPlanner(*planner, workload->problem, {}, options);
     if (!plan)
         return fail(workload->source + ": " + plan.error().message);
     const auto check = core::validatePlan(workload->problem, *plan);
     if (!check.ok())
         return fail(workload->source + ": planner '" + plannerName + "' produced an invalid plan: " + check.message);
-    std::cout << core::formatReport(*workload, *plan);
+    std::cout << core::formatReport(*workload, *plan) << formatStrategyReports(strategyReports);
     std::string error;
-    if (const auto path = args->value("json"); path && !writeFile(*path, core::exportPlanJson(*workload, *plan), error))
+    if (const auto path = args->value("json"); path && !writeFile(*path, addStrategiesToPlanJson(core::exportPlanJson(*workload, *plan), strategyReports), error))
         return fail(error);
     if (const auto path = args->value("csv"); path && !writeFile(*path, core::exportProblemCsv(workload->problem, &*plan), error))
         return fail(error);
@@ -154,15 +177,21 @@ int commandCompare(const std::vector<std::string>& words)
     const std::string help = std::string(R"(usage: memplan compare MODEL [options]
 
 Runs every planner on MODEL and prints one row each: arena, ratio to the lower bound, colors, time.
+With --strategies: one row per strategy combination instead (greedy-by-size): lower bound, arena,
+saved bytes, extra FLOPs, bytes swapped and estimated time on --device NAME|FILE (default h200).
 
 )") + kModelOptionsHelp;
     int code = kExitOk;
-    const auto args = parseOrExplain("compare", words, kModelOptions, {}, help, code);
+    auto valued = kModelOptions;
+    valued.insert("device");
+    const auto args = parseOrExplain("compare", words, valued, { "strategies" }, help, code);
     if (!args)
         return code;
     const auto workload = loadModel("compare", *args, code);
     if (!workload)
         return code;
+    if (args->has("strategies"))
+        return compareStrategies(*args, *workload);
     std::vector<core::Plan> plans;
     for (const auto& planner : core::planners()) {
         auto plan = core::runPlanner(*planner, workload->problem);
@@ -248,6 +277,8 @@ int main(int argc, char** argv)
             return commandExamples(words);
         if (command == "export")
             return commandExport(words);
+        if (command == "run")
+            return runCommand(words);
         if (command == "bench") {
             int code = kExitOk;
             const auto args = parseOrExplain("bench", words, benchValuedOptions(), {}, benchHelp(), code);

@@ -1,0 +1,401 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+#include "exec/executor.h"
+
+#include "exec/kernels.h"
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+
+namespace core {
+
+namespace {
+
+constexpr Bytes kHostAlignment = 64; // cache line; also enough for any element type
+
+struct AlignedFree {
+    void operator()(std::byte* p) const { std::free(p); }
+};
+using Memory = std::unique_ptr<std::byte[], AlignedFree>;
+
+Memory allocate(Bytes bytes, Bytes alignment)
+{
+    alignment = std::max(alignment, kHostAlignment);
+    const Bytes rounded = std::max<Bytes>(alignUp(bytes, alignment), alignment);
+    auto* p = static_cast<std::byte*>(std::aligned_alloc(std::size_t(alignment), std::size_t(rounded)));
+    if (p)
+        std::memset(p, 0, std::size_t(rounded)); // touch every page: the arena is resident, as on a device
+    return Memory(p);
+}
+
+// Where each tensor lives for one run and how the kernels see it.
+struct Layout {
+    Memory arena, side;
+    std::vector<std::byte*> address; // per tensor; nullptr for tensors of size 0
+    Bytes arenaBytes = 0, sideBytes = 0;
+};
+
+std::int64_t elementsOf(const Tensor& t)
+{
+    const Bytes w = dtypeBytes(t.dtype);
+    return w > 0 && t.size > 0 ? t.size / w : 0;
+}
+
+exec::TensorView viewOf(const Graph& g, const Layout& layout, TensorIndex t)
+{
+    exec::TensorView v;
+    const auto& tensor = g.tensors[t];
+    v.dtype = tensor.dtype;
+    v.count = elementsOf(tensor);
+    v.data = layout.address[t];
+    const bool shapeKnown = tensor.rankKnown && !tensor.estimated
+        && std::all_of(tensor.shape.begin(), tensor.shape.end(), [](std::int64_t d) { return d >= 0; });
+    v.shape = shapeKnown ? tensor.shape : exec::Shape { v.count };
+    return v;
+}
+
+Expected<Layout> makeLayout(const Graph& g, const PlanProblem& problem, const Plan& plan, const std::vector<TensorIndex>& bufferTensor)
+{
+    if (plan.offsets.size() != problem.buffers.size() || bufferTensor.size() != problem.buffers.size())
+        return makeError(ErrorCode::InvalidArgument, "the plan does not match the problem (" + std::to_string(plan.offsets.size())
+                             + " offsets, " + std::to_string(problem.buffers.size()) + " buffers)");
+    Layout layout;
+    layout.address.assign(g.tensors.size(), nullptr);
+    layout.arenaBytes = plan.arenaSize;
+    layout.arena = allocate(plan.arenaSize, problem.alignment);
+    if (!layout.arena)
+        return makeError(ErrorCode::Io, "cannot allocate an arena of " + std::to_string(plan.arenaSize) + " bytes");
+    std::vector<bool> placed(g.tensors.size(), false);
+    for (std::size_t b = 0; b < problem.buffers.size(); ++b) {
+        const auto& buffer = problem.buffers[b];
+        if (plan.offsets[b] < 0 || plan.offsets[b] + buffer.size > plan.arenaSize)
+            return makeError(ErrorCode::InvalidArgument, "buffer '" + buffer.name + "' lies outside the arena");
+        auto place = [&](TensorIndex t) {
+            if (t < 0 || t >= TensorIndex(g.tensors.size()) || g.tensors[t].size > buffer.size)
+                return;
+            layout.address[t] = layout.arena.get() + plan.offsets[b];
+            placed[t] = true;
+        };
+        place(bufferTensor[b]);
+        for (const auto& name : buffer.tensors)
+            if (auto t = g.findTensor(name))
+                place(*t);
+    }
+    // Everything else (weights, persistent, tensors without a buffer) gets its own slot.
+    std::vector<Bytes> sideOffset(g.tensors.size(), -1);
+    for (std::size_t t = 0; t < g.tensors.size(); ++t)
+        if (!placed[t] && g.tensors[t].size > 0) {
+            sideOffset[t] = layout.sideBytes;
+            layout.sideBytes += alignUp(g.tensors[t].size, kHostAlignment);
+        }
+    layout.side = allocate(layout.sideBytes, kHostAlignment);
+    if (!layout.side)
+        return makeError(ErrorCode::Io, "cannot allocate " + std::to_string(layout.sideBytes) + " bytes for weights");
+    for (std::size_t t = 0; t < g.tensors.size(); ++t)
+        if (sideOffset[t] >= 0)
+            layout.address[t] = layout.side.get() + sideOffset[t];
+    return layout;
+}
+
+// Deterministic contents for a tensor nobody gave: per tensor its own stream (seed ^ hash(name)),
+// so adding a tensor does not change the others.
+void fillRandom(const Tensor& t, std::byte* p, std::uint64_t seed, bool isWeight)
+{
+    std::mt19937_64 rng(seed ^ std::hash<std::string> {}(t.name));
+    const auto n = elementsOf(t);
+    if (t.dtype == DType::Float32) {
+        float scale = 1.0f, shift = 0.0f;
+        if (isWeight && t.shape.size() >= 2 && t.shape[0] > 0)
+            scale = 1.0f / std::sqrt(float(std::max<std::int64_t>(1, n / t.shape[0])));
+        else if (isWeight) { // 1-D weights (scales, variances, biases): positive, near 1
+            scale = 0.5f;
+            shift = 1.0f;
+        }
+        std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+        auto* f = reinterpret_cast<float*>(p);
+        for (std::int64_t i = 0; i < n; ++i)
+            f[i] = dist(rng) * scale + shift;
+        return;
+    }
+    const Bytes w = dtypeBytes(t.dtype);
+    for (std::int64_t i = 0; i < n; ++i) {
+        const std::int64_t v = isWeight ? 0 : std::int64_t(rng() % 4);
+        if (t.dtype == DType::Int64)
+            std::memcpy(p + i * w, &v, 8);
+        else if (t.dtype == DType::Int32) {
+            const auto v32 = std::int32_t(v);
+            std::memcpy(p + i * w, &v32, 4);
+        } else if (t.dtype == DType::Bool)
+            p[i] = std::byte(v & 1);
+        else
+            std::memset(p + i * w, 0, std::size_t(w));
+    }
+}
+
+// Weights and graph inputs into their places; errors name the tensor.
+Status fillInputs(const Graph& g, const Layout& layout, const RunOptions& options)
+{
+    for (std::size_t t = 0; t < g.tensors.size(); ++t) {
+        const auto& tensor = g.tensors[t];
+        std::byte* p = layout.address[t];
+        if (!p || (tensor.kind != TensorKind::Weight && tensor.kind != TensorKind::Persistent))
+            continue;
+        if (options.modelData) {
+            const auto it = options.modelData->weights.find(TensorIndex(t));
+            if (it != options.modelData->weights.end() && Bytes(it->second.data.size()) == tensor.size) {
+                std::memcpy(p, it->second.data.data(), it->second.data.size());
+                continue;
+            }
+        }
+        if (tensor.dtype == DType::Int64 && std::int64_t(tensor.values.size()) == elementsOf(tensor) && !tensor.values.empty()) {
+            std::memcpy(p, tensor.values.data(), std::size_t(tensor.size));
+            continue;
+        }
+        fillRandom(tensor, p, options.seed, true);
+    }
+    for (auto t : g.inputs) {
+        const auto& tensor = g.tensors[t];
+        std::byte* p = layout.address[t];
+        if (!p)
+            continue;
+        const auto it = options.inputs.find(tensor.name);
+        if (it == options.inputs.end()) {
+            fillRandom(tensor, p, options.seed, false);
+            continue;
+        }
+        if (it->second.dtype != tensor.dtype || Bytes(it->second.data.size()) != tensor.size)
+            return makeError(ErrorCode::InvalidArgument, "input '" + tensor.name + "': the model expects " + std::string(dtypeName(tensor.dtype))
+                                 + " of " + std::to_string(tensor.size) + " bytes, the file gives " + std::string(dtypeName(it->second.dtype))
+                                 + " of " + std::to_string(it->second.data.size()) + " bytes");
+        std::memcpy(p, it->second.data.data(), it->second.data.size());
+    }
+    for (const auto& [name, value] : options.inputs)
+        if (!g.findTensor(name) || std::none_of(g.inputs.begin(), g.inputs.end(), [&](TensorIndex t) { return g.tensors[t].name == name; }))
+            return makeError(ErrorCode::InvalidArgument, "input '" + name + "': the model has no such graph input");
+    return {};
+}
+
+// Writes an op's outputs from the constant values import folded, when it knows all of them.
+bool writeKnownValues(const Graph& g, const exec::KernelCall& call, const Op& op)
+{
+    for (std::size_t k = 0; k < op.outputs.size(); ++k) {
+        const auto& t = g.tensors[op.outputs[k]];
+        if (t.dtype != DType::Int64 || t.values.empty() || std::int64_t(t.values.size()) != call.out[k].count)
+            return false;
+    }
+    for (std::size_t k = 0; k < op.outputs.size(); ++k)
+        std::memcpy(call.out[k].data, g.tensors[op.outputs[k]].values.data(), std::size_t(call.out[k].bytes()));
+    return true;
+}
+
+// Constant: a weight output was filled before the run; any other (a graph output) is copied from
+// the model's data each run. False when the contents are unknown (synthetic then).
+bool runConstant(const Graph& g, const exec::KernelCall& call, const RunOptions& options)
+{
+    if (call.out.size() != 1)
+        return false;
+    const TensorIndex t = call.op->outputs[0];
+    if (g.tensors[t].kind == TensorKind::Weight)
+        return true;
+    if (!options.modelData)
+        return false;
+    const auto it = options.modelData->weights.find(t);
+    if (it == options.modelData->weights.end() || Bytes(it->second.data.size()) != call.out[0].bytes())
+        return false;
+    std::memcpy(call.out[0].data, it->second.data.data(), it->second.data.size());
+    return true;
+}
+
+// ConstantOfShape: every element the `value` attribute (from the model file), float 0 without one.
+// Needs the model's data to know whether the attribute exists; false without it (synthetic then).
+bool runConstantOfShape(const exec::KernelCall& call, OpIndex opIndex, const RunOptions& options)
+{
+    if (!options.modelData || call.out.size() != 1)
+        return false;
+    const auto& y = call.out[0];
+    const Bytes w = dtypeBytes(y.dtype);
+    const auto it = options.modelData->fillValues.find(opIndex);
+    if (it == options.modelData->fillValues.end()) {
+        if (y.dtype != DType::Float32)
+            return false;
+        std::fill(y.f32(), y.f32() + y.count, 0.0f);
+        return true;
+    }
+    if (it->second.dtype != y.dtype || Bytes(it->second.data.size()) != w)
+        return false;
+    for (std::int64_t i = 0; i < y.count; ++i)
+        std::memcpy(y.data + i * w, it->second.data.data(), std::size_t(w));
+    return true;
+}
+
+double percentile(std::vector<double> v, double q)
+{
+    if (v.empty())
+        return 0;
+    std::sort(v.begin(), v.end());
+    const auto i = std::size_t(std::ceil(q * double(v.size()))) - (q > 0 ? 1 : 0);
+    return v[std::min(i, v.size() - 1)];
+}
+
+double median(std::vector<double> v)
+{
+    if (v.empty())
+        return 0;
+    std::sort(v.begin(), v.end());
+    const auto n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+} // namespace
+
+Plan noReusePlan(const PlanProblem& problem)
+{
+    Plan plan;
+    plan.planner = "no-reuse";
+    for (const auto& b : problem.buffers) {
+        plan.offsets.push_back(plan.arenaSize);
+        plan.arenaSize += alignUp(b.size, std::max<Bytes>(problem.alignment, 1));
+    }
+    return plan;
+}
+
+Expected<Measurement> runOnCpu(const Graph& graph, const Schedule& schedule, const PlanProblem& problem, const Plan& plan,
+    const std::vector<TensorIndex>& bufferTensor, const RunOptions& options)
+{
+    auto layout = makeLayout(graph, problem, plan, bufferTensor);
+    if (!layout)
+        return layout.error();
+    if (auto s = fillInputs(graph, *layout, options); !s)
+        return s.error();
+
+    // Kernel calls are prepared once: views only point into the layout.
+    struct Prepared {
+        exec::KernelCall call;
+        exec::Kernel kernel = nullptr;
+        bool constant = false; // Constant op: its output is a preloaded weight
+        bool fill = false;     // ConstantOfShape
+        OpIndex opIndex = 0;
+    };
+    std::vector<Prepared> steps;
+    for (const auto opIndex : schedule.order) {
+        const auto& op = graph.ops[opIndex];
+        Prepared p;
+        p.call.op = &op;
+        std::vector<int> slots;
+        if (options.modelData)
+            if (auto it = options.modelData->inputSlots.find(opIndex); it != options.modelData->inputSlots.end())
+                slots = it->second;
+        for (std::size_t k = 0; k < op.inputs.size(); ++k) {
+            const std::size_t slot = k < slots.size() ? std::size_t(slots[k]) : k;
+            if (p.call.in.size() <= slot)
+                p.call.in.resize(slot + 1);
+            p.call.in[slot] = viewOf(graph, *layout, op.inputs[k]);
+        }
+        for (auto t : op.outputs)
+            p.call.out.push_back(viewOf(graph, *layout, t));
+        const bool defaultDomain = op.domain.empty() || op.domain == "ai.onnx";
+        p.constant = defaultDomain && op.type == "Constant";
+        p.fill = defaultDomain && op.type == "ConstantOfShape" && !graph.tensors[op.outputs[0]].estimated;
+        p.opIndex = opIndex;
+        p.kernel = defaultDomain && op.captured.empty() ? exec::findKernel(op.type) : nullptr;
+        // Kernels need every input they read present; an unsized or estimated tensor means the
+        // static shapes cannot be trusted, so such ops run synthetic.
+        for (auto t : op.outputs)
+            if (graph.tensors[t].estimated || !layout->address[t])
+                p.kernel = nullptr;
+        if (p.call.in.empty() || !p.call.in[0].present())
+            p.kernel = nullptr;
+        steps.push_back(std::move(p));
+    }
+
+    Measurement m;
+    m.planner = plan.planner;
+    m.arenaBytes = layout->arenaBytes;
+    m.weightsBytes = layout->sideBytes;
+    const int repeat = std::max(1, options.repeat);
+    std::vector<std::vector<double>> opTimes(steps.size());
+    std::vector<bool> real(steps.size(), false);
+    std::vector<double> totals;
+    using Clock = std::chrono::steady_clock;
+    for (int r = 0; r < repeat; ++r) {
+        const auto runStart = Clock::now();
+        for (std::size_t s = 0; s < steps.size(); ++s) {
+            auto& p = steps[s];
+            const auto start = Clock::now();
+            bool ok = (p.constant && runConstant(graph, p.call, options)) || (p.fill && runConstantOfShape(p.call, p.opIndex, options));
+            if (!ok && p.kernel)
+                ok = p.kernel(p.call);
+            if (!ok)
+                ok = writeKnownValues(graph, p.call, *p.call.op);
+            if (!ok)
+                exec::syntheticKernel(p.call);
+            real[s] = ok;
+            opTimes[s].push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+        }
+        totals.push_back(std::chrono::duration<double, std::milli>(Clock::now() - runStart).count());
+        if (r == 0)
+            for (auto t : graph.outputs) {
+                HostTensor h;
+                const auto& tensor = graph.tensors[t];
+                h.dtype = tensor.dtype;
+                h.shape = viewOf(graph, *layout, t).shape;
+                if (const auto* p = layout->address[t])
+                    h.data.assign(p, p + std::max<Bytes>(tensor.size, 0));
+                m.outputs.push_back(std::move(h));
+            }
+    }
+    for (std::size_t s = 0; s < steps.size(); ++s) {
+        const auto& op = *steps[s].call.op;
+        (real[s] ? m.opsReal : m.opsSynthetic)++;
+        m.ops.push_back(OpMeasurement { op.name, op.type, real[s], median(opTimes[s]), percentile(opTimes[s], 0.99) });
+    }
+    m.latencyMs = LatencyStats { median(totals), percentile(totals, 0.5), percentile(totals, 0.99) };
+    m.scratchBytes = exec::scratchHighWater();
+    m.peakBytes = m.arenaBytes + m.weightsBytes + m.scratchBytes;
+    rusage usage {};
+    if (getrusage(RUSAGE_SELF, &usage) == 0)
+        m.peakRssBytes = Bytes(usage.ru_maxrss) * 1024;
+    return m;
+}
+
+std::string compareOutputs(const Graph& graph, const std::vector<HostTensor>& expected, const std::vector<HostTensor>& actual)
+{
+    if (expected.size() != actual.size())
+        return "different number of outputs";
+    for (std::size_t k = 0; k < expected.size(); ++k) {
+        const auto& a = expected[k].data;
+        const auto& b = actual[k].data;
+        const std::string name = k < graph.outputs.size() ? graph.tensors[graph.outputs[k]].name : std::to_string(k);
+        if (a.size() != b.size())
+            return "output '" + name + "': different sizes";
+        const auto diff = std::mismatch(a.begin(), a.end(), b.begin());
+        if (diff.first != a.end())
+            return "output '" + name + "' differs first at byte " + std::to_string(diff.first - a.begin()) + " of " + std::to_string(a.size());
+    }
+    return {};
+}
+
+Expected<PlanRunCheck> checkPlanByRunning(const Graph& graph, const Schedule& schedule, const PlanProblem& problem,
+    const Plan& plan, const std::vector<TensorIndex>& bufferTensor, const RunOptions& options)
+{
+    PlanRunCheck check;
+    auto reference = runOnCpu(graph, schedule, problem, noReusePlan(problem), bufferTensor, options);
+    if (!reference)
+        return reference.error();
+    auto planned = runOnCpu(graph, schedule, problem, plan, bufferTensor, options);
+    if (!planned)
+        return planned.error();
+    check.mismatch = compareOutputs(graph, reference->outputs, planned->outputs);
+    check.outputsMatch = check.mismatch.empty();
+    check.reference = std::move(*reference);
+    check.planned = std::move(*planned);
+    return check;
+}
+
+} // namespace core

@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+#pragma once
+
+// The CPU executor: runs a planned graph for real, every activation at its planned offset inside
+// one arena allocation, and measures what happened.
+// - Arena: one aligned allocation of plan.arenaSize bytes; buffer b at plan.offsets[b]; the tensor
+//   behind it from Workload::bufferTensor (plus any other tensor the buffer lists by name).
+// - Side region: weights, persistent state and anything without a buffer, one slot each.
+// - Weights: contents from RunOptions::modelData when given, else a small integer constant's known
+//   values, else seeded random values (scaled by 1/sqrt(fan-in) so deep nets stay finite).
+// - Inputs: RunOptions::inputs by name, else seeded random (float in [-1, 1), integers in [0, 4)).
+// - Kernels: float32 (and int64 shape arithmetic) for the common CNN/transformer ops; an op
+//   without a real kernel runs the synthetic kernel (see kernels.h) and is counted as synthetic.
+// Single-threaded and deterministic: the same inputs give the same output bits in any valid plan.
+// Not thread-safe (kernel scratch is shared); run one at a time.
+
+#include "exec/tensordata.h"
+#include "planners/problem.h"
+#include "schedule/schedule.h"
+
+#include <memory>
+
+namespace core {
+
+struct RunOptions {
+    int repeat = 1;           // timed runs (>= 1); outputs come from the first
+    std::uint64_t seed = 1;   // for random inputs and for weights without contents
+    std::map<std::string, HostTensor> inputs;      // by graph input name; must match dtype and size
+    std::shared_ptr<const ModelData> modelData;    // from loadTensorData; null: random weights
+};
+
+struct LatencyStats {
+    double median = 0, p50 = 0, p99 = 0; // milliseconds
+};
+
+struct OpMeasurement {
+    std::string name, type;
+    bool real = false;   // false: the synthetic kernel ran
+    double medianMs = 0; // over RunOptions::repeat runs
+    double p99Ms = 0;
+};
+
+struct Measurement {
+    std::string device = "cpu";
+    std::string planner;
+    Bytes arenaBytes = 0;   // the activation arena allocated (plan.arenaSize)
+    Bytes weightsBytes = 0; // the side region: weights, persistent and unbuffered tensors
+    Bytes scratchBytes = 0; // kernel scratch (im2col) high-water
+    Bytes peakBytes = 0;    // arena + side region + scratch: the most the executor held at once
+    Bytes peakRssBytes = 0; // the process's peak resident memory after the run (getrusage)
+    int opsReal = 0, opsSynthetic = 0;
+    LatencyStats latencyMs;          // whole forward pass
+    std::vector<OpMeasurement> ops;  // in schedule order
+    std::vector<HostTensor> outputs; // graph outputs, in graph order
+};
+
+// Runs `graph` under `schedule` with the activations placed by `plan` (a plan for `problem`);
+// `bufferTensor` maps each buffer of the problem to its tensor (Workload::bufferTensor).
+Expected<Measurement> runOnCpu(const Graph& graph, const Schedule& schedule, const PlanProblem& problem, const Plan& plan,
+    const std::vector<TensorIndex>& bufferTensor, const RunOptions& options);
+
+// Every buffer its own range: no reuse at all (the reference run of the plan check).
+Plan noReusePlan(const PlanProblem& problem);
+
+// "" when both lists hold the same tensors bit for bit; otherwise which output differs and where.
+std::string compareOutputs(const Graph& graph, const std::vector<HostTensor>& expected, const std::vector<HostTensor>& actual);
+
+struct PlanRunCheck {
+    bool outputsMatch = false; // planned arena run == no-reuse run, bit for bit
+    std::string mismatch;      // compareOutputs' message when they differ
+    Measurement reference;     // the no-reuse run
+    Measurement planned;       // the arena run
+};
+
+// The plan check: runs once with noReusePlan() and once with `plan`, same inputs and weights.
+Expected<PlanRunCheck> checkPlanByRunning(const Graph& graph, const Schedule& schedule, const PlanProblem& problem,
+    const Plan& plan, const std::vector<TensorIndex>& bufferTensor, const RunOptions& options);
+
+} // namespace core

@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+#pragma once
+
+// Private to core/exec: CPU kernels. A kernel reads its inputs and writes its outputs through views
+// into memory the executor owns (the arena, the weight region). Contracts every kernel keeps:
+// - shapes come from the graph (import inferred them); kernels never resize anything;
+// - the kernel returns false, before writing anything, when it has no exact implementation for the
+//   configuration (dtype, rank, attribute); the executor then runs the synthetic kernel;
+// - inputs are never written; outputs may not overlap inputs (a valid plan guarantees that);
+// - single-threaded and deterministic, so two runs with the same inputs give the same bits;
+// - robust to nonsense data (indices, shape arguments from synthetic kernels): indices wrap, slices
+//   clamp; no read or write ever leaves a tensor.
+
+#include "graph/graph.h"
+
+#include <cstddef>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace core::exec {
+
+using Shape = std::vector<std::int64_t>;
+
+struct TensorView {
+    DType dtype = DType::Undefined;
+    Shape shape;
+    std::byte* data = nullptr; // nullptr: an optional input left out
+    std::int64_t count = 0;    // elements
+
+    bool present() const { return data != nullptr; }
+    int rank() const { return int(shape.size()); }
+    float* f32() const { return reinterpret_cast<float*>(data); }
+    std::int64_t* i64() const { return reinterpret_cast<std::int64_t*>(data); }
+    Bytes bytes() const { return count * dtypeBytes(dtype); }
+};
+
+struct KernelCall {
+    const Op* op = nullptr;
+    std::vector<TensorView> in; // by ONNX input slot; absent optional inputs have data == nullptr
+    std::vector<TensorView> out;
+
+    bool has(std::size_t slot) const { return slot < in.size() && in[slot].present(); }
+    std::int64_t attrInt(const std::string& name, std::int64_t fallback) const;
+    float attrFloat(const std::string& name, float fallback) const;
+    std::string attrText(const std::string& name, const std::string& fallback = {}) const;
+    const std::vector<std::int64_t>* attrInts(const std::string& name) const; // nullptr when absent
+    bool allFloat() const; // every present input and every output is float32
+};
+
+// Returns true when it computed every output exactly; false (nothing written) when not supported.
+using Kernel = bool (*)(const KernelCall&);
+
+// The real kernel for an ONNX op type (default domain), or nullptr.
+Kernel findKernel(const std::string& opType);
+
+// Reads every byte of every input and writes every output with a deterministic function of them
+// (float outputs in [-1, 1), integer outputs in [0, 4)). Used for ops without a real kernel.
+void syntheticKernel(const KernelCall& call);
+
+// Integer value i of an int32/int64 tensor (shape arguments, indices), 0 for other dtypes.
+std::int64_t intAt(const TensorView& t, std::int64_t i);
+// Row-major strides of `shape`.
+Shape stridesOf(const Shape& shape);
+// Normalises a possibly negative axis; clamps into [0, rank).
+int normAxis(std::int64_t axis, int rank);
+
+// C[M,N] = A[M,K] · B[K,N] (+= when accumulate), row-major with leading dimensions lda, ldb, ldc.
+void gemm(std::int64_t m, std::int64_t n, std::int64_t k, const float* a, std::int64_t lda, const float* b, std::int64_t ldb,
+    float* c, std::int64_t ldc, bool accumulate);
+
+// Scratch memory for kernels (im2col columns, transposed operands): at least `floats` elements,
+// reused between calls (slot 0 or 1 so one kernel can hold two). scratchHighWater() is the most
+// bytes ever held, counted in the run's peak.
+float* scratch(int slot, std::int64_t floats);
+Bytes scratchHighWater();
+
+// Family tables, merged by findKernel.
+void addElementwiseKernels(std::map<std::string, Kernel>& table);
+void addLinearKernels(std::map<std::string, Kernel>& table);
+void addPoolNormKernels(std::map<std::string, Kernel>& table);
+void addShapeKernels(std::map<std::string, Kernel>& table);
+
+} // namespace core::exec

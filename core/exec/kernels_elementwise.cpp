@@ -1,0 +1,312 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+// Elementwise kernels: unary float math, binary/variadic arithmetic and comparisons with
+// multidirectional (numpy) broadcasting, Where, Cast.
+#include "exec/kernels.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <functional>
+
+namespace core::exec {
+
+namespace {
+
+// Calls f(outIndex, inIndex[]) for every output element; inputs broadcast against `out`
+// (numpy rules, aligned at the trailing dimension). O(out elements × inputs).
+template <class F>
+bool forEachBroadcast(const Shape& out, const std::vector<const TensorView*>& ins, F f)
+{
+    const int rank = int(out.size());
+    std::int64_t total = 1;
+    for (auto d : out)
+        total *= d;
+    std::vector<std::int64_t> idx(ins.size(), 0);
+    bool simple = true;
+    for (const auto* t : ins) {
+        if (t->rank() > rank)
+            return false;
+        for (int i = 0; i < t->rank(); ++i) {
+            const auto d = t->shape[t->rank() - 1 - i];
+            if (d != 1 && d != out[rank - 1 - i])
+                return false;
+        }
+        simple = simple && (t->count == total || t->count == 1);
+    }
+    if (simple) {
+        for (std::int64_t o = 0; o < total; ++o) {
+            for (std::size_t k = 0; k < ins.size(); ++k)
+                idx[k] = ins[k]->count == 1 ? 0 : o;
+            f(o, idx.data());
+        }
+        return true;
+    }
+    // Per input, the stride of each output dimension (0 where broadcast).
+    std::vector<Shape> strides(ins.size(), Shape(rank, 0));
+    for (std::size_t k = 0; k < ins.size(); ++k) {
+        const auto s = stridesOf(ins[k]->shape);
+        const int off = rank - ins[k]->rank();
+        for (int i = 0; i < ins[k]->rank(); ++i)
+            strides[k][off + i] = ins[k]->shape[i] == 1 ? 0 : s[i];
+    }
+    Shape counter(rank, 0);
+    for (std::int64_t o = 0; o < total; ++o) {
+        f(o, idx.data());
+        for (int d = rank - 1; d >= 0; --d) {
+            for (std::size_t k = 0; k < ins.size(); ++k)
+                idx[k] += strides[k][d];
+            if (++counter[d] < out[d])
+                break;
+            for (std::size_t k = 0; k < ins.size(); ++k)
+                idx[k] -= strides[k][d] * out[d];
+            counter[d] = 0;
+        }
+    }
+    return true;
+}
+
+bool unary(const KernelCall& c, float (*fn)(float, const KernelCall&))
+{
+    if (!c.allFloat() || c.out.size() != 1 || c.in[0].count != c.out[0].count)
+        return false;
+    const float* x = c.in[0].f32();
+    float* y = c.out[0].f32();
+    for (std::int64_t i = 0; i < c.out[0].count; ++i)
+        y[i] = fn(x[i], c);
+    return true;
+}
+
+#define UNARY(NAME, EXPR) \
+    bool NAME(const KernelCall& c) { return unary(c, [](float x, [[maybe_unused]] const KernelCall& k) -> float { return EXPR; }); }
+
+UNARY(relu, x > 0 ? x : 0.0f)
+UNARY(leakyRelu, x >= 0 ? x : x * k.attrFloat("alpha", 0.01f))
+UNARY(sigmoid, 1.0f / (1.0f + std::exp(-x)))
+UNARY(tanhK, std::tanh(x))
+UNARY(erfK, std::erf(x))
+UNARY(sqrtK, std::sqrt(x))
+UNARY(expK, std::exp(x))
+UNARY(logK, std::log(x))
+UNARY(absK, std::fabs(x))
+UNARY(negK, -x)
+UNARY(reciprocal, 1.0f / x)
+UNARY(floorK, std::floor(x))
+UNARY(ceilK, std::ceil(x))
+UNARY(sinK, std::sin(x))
+UNARY(cosK, std::cos(x))
+UNARY(softplus, std::log(std::exp(x) + 1.0f))
+UNARY(softsign, x / (1.0f + std::fabs(x)))
+UNARY(elu, x >= 0 ? x : k.attrFloat("alpha", 1.0f) * (std::exp(x) - 1.0f))
+UNARY(hardSigmoid, std::clamp(k.attrFloat("alpha", 0.2f) * x + k.attrFloat("beta", 0.5f), 0.0f, 1.0f))
+UNARY(hardSwish, x * std::clamp(x / 6.0f + 0.5f, 0.0f, 1.0f))
+UNARY(identityF, x)
+
+bool gelu(const KernelCall& c)
+{
+    if (c.attrText("approximate", "none") == "tanh")
+        return unary(c, [](float x, const KernelCall&) {
+            return 0.5f * x * (1.0f + std::tanh(0.7978845608f * (x + 0.044715f * x * x * x)));
+        });
+    return unary(c, [](float x, const KernelCall&) { return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f)); });
+}
+
+bool clip(const KernelCall& c)
+{
+    if (!c.allFloat() || c.in[0].count != c.out[0].count)
+        return false;
+    float lo = c.attrFloat("min", -INFINITY), hi = c.attrFloat("max", INFINITY);
+    if (c.has(1) && c.in[1].count == 1)
+        lo = c.in[1].f32()[0];
+    if (c.has(2) && c.in[2].count == 1)
+        hi = c.in[2].f32()[0];
+    const float* x = c.in[0].f32();
+    float* y = c.out[0].f32();
+    for (std::int64_t i = 0; i < c.out[0].count; ++i)
+        y[i] = std::min(std::max(x[i], lo), hi);
+    return true;
+}
+
+// Binary op on float32 or int64 with broadcasting; variadic ops fold left over their inputs.
+template <class T>
+bool foldBinary(const KernelCall& c, T (*fn)(T, T))
+{
+    const auto& out = c.out[0];
+    std::vector<const TensorView*> ins;
+    for (const auto& t : c.in)
+        if (t.present())
+            ins.push_back(&t);
+    if (ins.empty())
+        return false;
+    T* y = reinterpret_cast<T*>(out.data);
+    if (ins.size() == 1) {
+        if (ins[0]->count != out.count)
+            return false;
+        std::memcpy(y, ins[0]->data, std::size_t(out.bytes()));
+        return true;
+    }
+    const T* a = reinterpret_cast<const T*>(ins[0]->data);
+    const T* b = reinterpret_cast<const T*>(ins[1]->data);
+    if (!forEachBroadcast(out.shape, { ins[0], ins[1] }, [&](std::int64_t o, const std::int64_t* i) { y[o] = fn(a[i[0]], b[i[1]]); }))
+        return false;
+    for (std::size_t k = 2; k < ins.size(); ++k) {
+        const T* z = reinterpret_cast<const T*>(ins[k]->data);
+        if (!forEachBroadcast(out.shape, { ins[k] }, [&](std::int64_t o, const std::int64_t* i) { y[o] = fn(y[o], z[i[0]]); }))
+            return false;
+    }
+    return true;
+}
+
+template <class FF, class FI>
+bool arith(const KernelCall& c, FF ff, FI fi)
+{
+    if (c.out.size() != 1)
+        return false;
+    const DType t = c.out[0].dtype;
+    for (const auto& v : c.in)
+        if (v.present() && v.dtype != t)
+            return false;
+    if (t == DType::Float32)
+        return foldBinary<float>(c, ff);
+    if (t == DType::Int64 && fi)
+        return foldBinary<std::int64_t>(c, fi);
+    return false;
+}
+
+bool add(const KernelCall& c) { return arith(c, +[](float a, float b) { return a + b; }, +[](std::int64_t a, std::int64_t b) { return a + b; }); }
+bool sub(const KernelCall& c) { return arith(c, +[](float a, float b) { return a - b; }, +[](std::int64_t a, std::int64_t b) { return a - b; }); }
+bool mul(const KernelCall& c) { return arith(c, +[](float a, float b) { return a * b; }, +[](std::int64_t a, std::int64_t b) { return a * b; }); }
+bool divK(const KernelCall& c)
+{
+    return arith(c, +[](float a, float b) { return a / b; }, +[](std::int64_t a, std::int64_t b) { return b == 0 ? std::int64_t(0) : a / b; });
+}
+bool maxK(const KernelCall& c) { return arith(c, +[](float a, float b) { return std::isnan(a) || a > b ? a : b; }, +[](std::int64_t a, std::int64_t b) { return std::max(a, b); }); }
+bool minK(const KernelCall& c) { return arith(c, +[](float a, float b) { return std::isnan(a) || a < b ? a : b; }, +[](std::int64_t a, std::int64_t b) { return std::min(a, b); }); }
+bool sum(const KernelCall& c) { return add(c); }
+
+bool powK(const KernelCall& c)
+{
+    if (!c.allFloat())
+        return false;
+    return foldBinary<float>(c, +[](float a, float b) { return b == 2.0f ? a * a : std::pow(a, b); });
+}
+
+bool prelu(const KernelCall& c)
+{
+    if (!c.allFloat())
+        return false;
+    return foldBinary<float>(c, +[](float x, float slope) { return x < 0 ? x * slope : x; });
+}
+
+// Comparisons: float32 or int64 inputs of one dtype, bool output.
+template <class Cmp>
+bool compare(const KernelCall& c, Cmp cmp)
+{
+    if (c.in.size() != 2 || !c.has(0) || !c.has(1) || c.in[0].dtype != c.in[1].dtype || c.out[0].dtype != DType::Bool)
+        return false;
+    auto* y = reinterpret_cast<std::uint8_t*>(c.out[0].data);
+    const auto& a = c.in[0];
+    const auto& b = c.in[1];
+    if (a.dtype == DType::Float32)
+        return forEachBroadcast(c.out[0].shape, { &a, &b }, [&](std::int64_t o, const std::int64_t* i) { y[o] = cmp(a.f32()[i[0]], b.f32()[i[1]]); });
+    if (a.dtype == DType::Int64)
+        return forEachBroadcast(c.out[0].shape, { &a, &b }, [&](std::int64_t o, const std::int64_t* i) { y[o] = cmp(a.i64()[i[0]], b.i64()[i[1]]); });
+    return false;
+}
+
+bool equal(const KernelCall& c) { return compare(c, [](auto a, auto b) { return a == b; }); }
+bool less(const KernelCall& c) { return compare(c, [](auto a, auto b) { return a < b; }); }
+bool greater(const KernelCall& c) { return compare(c, [](auto a, auto b) { return a > b; }); }
+bool lessOrEqual(const KernelCall& c) { return compare(c, [](auto a, auto b) { return a <= b; }); }
+bool greaterOrEqual(const KernelCall& c) { return compare(c, [](auto a, auto b) { return a >= b; }); }
+
+bool notK(const KernelCall& c)
+{
+    if (c.in[0].dtype != DType::Bool || c.out[0].dtype != DType::Bool || c.in[0].count != c.out[0].count)
+        return false;
+    for (std::int64_t i = 0; i < c.out[0].count; ++i)
+        c.out[0].data[i] = std::byte(c.in[0].data[i] == std::byte(0) ? 1 : 0);
+    return true;
+}
+
+// Where(cond, x, y): any element type for x and y (copied bytewise).
+bool where(const KernelCall& c)
+{
+    if (c.in.size() != 3 || !c.has(0) || !c.has(1) || !c.has(2) || c.in[0].dtype != DType::Bool
+        || c.in[1].dtype != c.out[0].dtype || c.in[2].dtype != c.out[0].dtype)
+        return false;
+    const Bytes w = dtypeBytes(c.out[0].dtype);
+    return forEachBroadcast(c.out[0].shape, { &c.in[0], &c.in[1], &c.in[2] }, [&](std::int64_t o, const std::int64_t* i) {
+        const auto* src = c.in[0].data[i[0]] != std::byte(0) ? c.in[1].data + i[1] * w : c.in[2].data + i[2] * w;
+        std::memcpy(c.out[0].data + o * w, src, std::size_t(w));
+    });
+}
+
+template <class T>
+double loadAs(const std::byte* p)
+{
+    T v;
+    std::memcpy(&v, p, sizeof(T));
+    return double(v);
+}
+
+// Cast among float32/float64/int64/int32/int8/uint8/bool. Float to int truncates toward zero.
+bool cast(const KernelCall& c)
+{
+    const auto& x = c.in[0];
+    const auto& y = c.out[0];
+    auto ok = [](DType t) {
+        return t == DType::Float32 || t == DType::Float64 || t == DType::Int64 || t == DType::Int32 || t == DType::Int8
+            || t == DType::UInt8 || t == DType::Bool;
+    };
+    if (!ok(x.dtype) || !ok(y.dtype) || x.count != y.count)
+        return false;
+    if (x.dtype == y.dtype) {
+        std::memcpy(y.data, x.data, std::size_t(y.bytes()));
+        return true;
+    }
+    const Bytes wx = dtypeBytes(x.dtype), wy = dtypeBytes(y.dtype);
+    for (std::int64_t i = 0; i < x.count; ++i) {
+        const std::byte* p = x.data + i * wx;
+        std::byte* q = y.data + i * wy;
+        // int64 -> int64-like targets go through int64 to stay exact.
+        std::int64_t iv = 0;
+        double dv = 0;
+        switch (x.dtype) {
+        case DType::Float32: dv = loadAs<float>(p); iv = std::int64_t(dv); break;
+        case DType::Float64: dv = loadAs<double>(p); iv = std::int64_t(dv); break;
+        case DType::Int64: std::memcpy(&iv, p, 8); dv = double(iv); break;
+        case DType::Int32: iv = std::int64_t(loadAs<std::int32_t>(p)); dv = double(iv); break;
+        case DType::Int8: iv = std::int64_t(loadAs<std::int8_t>(p)); dv = double(iv); break;
+        default: iv = std::int64_t(loadAs<std::uint8_t>(p)); dv = double(iv); break;
+        }
+        switch (y.dtype) {
+        case DType::Float32: { float v = float(dv); std::memcpy(q, &v, 4); break; }
+        case DType::Float64: std::memcpy(q, &dv, 8); break;
+        case DType::Int64: std::memcpy(q, &iv, 8); break;
+        case DType::Int32: { auto v = std::int32_t(iv); std::memcpy(q, &v, 4); break; }
+        case DType::Int8: *q = std::byte(std::int8_t(iv)); break;
+        case DType::Bool: *q = std::byte(dv != 0 ? 1 : 0); break;
+        default: *q = std::byte(std::uint8_t(iv)); break;
+        }
+    }
+    return true;
+}
+
+} // namespace
+
+void addElementwiseKernels(std::map<std::string, Kernel>& t)
+{
+    t["Relu"] = relu; t["LeakyRelu"] = leakyRelu; t["Sigmoid"] = sigmoid; t["Tanh"] = tanhK; t["Erf"] = erfK;
+    t["Sqrt"] = sqrtK; t["Exp"] = expK; t["Log"] = logK; t["Abs"] = absK; t["Neg"] = negK; t["Reciprocal"] = reciprocal;
+    t["Floor"] = floorK; t["Ceil"] = ceilK; t["Sin"] = sinK; t["Cos"] = cosK; t["Softplus"] = softplus;
+    t["Softsign"] = softsign; t["Elu"] = elu; t["HardSigmoid"] = hardSigmoid; t["HardSwish"] = hardSwish;
+    t["Gelu"] = gelu; t["Clip"] = clip;
+    t["Add"] = add; t["Sub"] = sub; t["Mul"] = mul; t["Div"] = divK; t["Pow"] = powK; t["Max"] = maxK; t["Min"] = minK;
+    t["Sum"] = sum; t["PRelu"] = prelu;
+    t["Equal"] = equal; t["Less"] = less; t["Greater"] = greater; t["LessOrEqual"] = lessOrEqual;
+    t["GreaterOrEqual"] = greaterOrEqual; t["Not"] = notK; t["Where"] = where; t["Cast"] = cast;
+    (void)identityF;
+}
+
+} // namespace core::exec

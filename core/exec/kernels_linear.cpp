@@ -1,0 +1,291 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+// Conv (im2col + blocked GEMM), ConvTranspose (GEMM + col2im), Gemm, MatMul (batched, broadcast).
+// Convolutions handle 1-D and 2-D spatial inputs; 3-D falls back to the synthetic kernel.
+#include "exec/kernels.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace core::exec {
+
+namespace {
+
+// Spatial parameters of a 1-D or 2-D convolution, 1-D seen as 2-D with height 1.
+struct ConvGeometry {
+    std::int64_t inH = 1, inW = 1, outH = 1, outW = 1, kH = 1, kW = 1;
+    std::int64_t strideH = 1, strideW = 1, dilH = 1, dilW = 1, padTop = 0, padLeft = 0;
+};
+
+// Reads strides/dilations/pads/auto_pad. `transposed`: ConvTranspose's output-size relation.
+bool geometry(const KernelCall& c, const TensorView& x, const TensorView& w, const TensorView& y, bool transposed,
+    ConvGeometry& g)
+{
+    const int spatial = x.rank() - 2;
+    if ((spatial != 1 && spatial != 2) || w.rank() != x.rank() || y.rank() != x.rank())
+        return false;
+    auto list = [&](const char* name, std::int64_t fallback, std::size_t n) {
+        Shape v(n, fallback);
+        if (const auto* a = c.attrInts(name); a && a->size() == n)
+            v = *a;
+        return v;
+    };
+    const auto strides = list("strides", 1, spatial), dil = list("dilations", 1, spatial);
+    auto pads = list("pads", 0, 2 * spatial);
+    const auto autoPad = c.attrText("auto_pad", "NOTSET");
+    Shape in(x.shape.begin() + 2, x.shape.end()), out(y.shape.begin() + 2, y.shape.end()), k(w.shape.begin() + 2, w.shape.end());
+    const bool explicitOutput = transposed && c.attrInts("output_shape");
+    if (autoPad == "VALID")
+        std::fill(pads.begin(), pads.end(), 0);
+    else if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER" || explicitOutput) {
+        for (int i = 0; i < spatial; ++i) {
+            const std::int64_t span = (k[i] - 1) * dil[i] + 1;
+            std::int64_t total = transposed ? strides[i] * (in[i] - 1) + list("output_padding", 0, spatial)[i] + span - out[i]
+                                            : (out[i] - 1) * strides[i] + span - in[i];
+            total = std::max<std::int64_t>(total, 0);
+            // Conv: SAME_UPPER puts the extra pixel at the end. ConvTranspose: at the end for
+            // SAME_UPPER, at the start otherwise (ONNX spec).
+            const bool extraAtEnd = autoPad == "SAME_UPPER";
+            pads[i] = extraAtEnd ? total / 2 : total - total / 2;
+            pads[i + spatial] = total - pads[i];
+        }
+    } else if (autoPad != "NOTSET")
+        return false;
+    const int h = spatial == 2 ? 0 : -1;
+    g.inW = in.back(); g.outW = out.back(); g.kW = k.back();
+    g.strideW = strides.back(); g.dilW = dil.back(); g.padLeft = pads[spatial - 1];
+    if (h == 0) {
+        g.inH = in[0]; g.outH = out[0]; g.kH = k[0];
+        g.strideH = strides[0]; g.dilH = dil[0]; g.padTop = pads[0];
+    }
+    return true;
+}
+
+// col[(c*kH + i)*kW + j][oh*outW + ow] = x[c][oh*sH - pT + i*dH][ow*sW - pL + j*dW] (0 outside).
+void im2col(const float* x, std::int64_t channels, const ConvGeometry& g, float* col)
+{
+    const std::int64_t plane = g.outH * g.outW;
+    for (std::int64_t ch = 0; ch < channels; ++ch)
+        for (std::int64_t i = 0; i < g.kH; ++i)
+            for (std::int64_t j = 0; j < g.kW; ++j) {
+                float* row = col + ((ch * g.kH + i) * g.kW + j) * plane;
+                const float* src = x + ch * g.inH * g.inW;
+                for (std::int64_t oh = 0; oh < g.outH; ++oh) {
+                    const std::int64_t ih = oh * g.strideH - g.padTop + i * g.dilH;
+                    float* dst = row + oh * g.outW;
+                    if (ih < 0 || ih >= g.inH) {
+                        std::fill(dst, dst + g.outW, 0.0f);
+                        continue;
+                    }
+                    for (std::int64_t ow = 0; ow < g.outW; ++ow) {
+                        const std::int64_t iw = ow * g.strideW - g.padLeft + j * g.dilW;
+                        dst[ow] = iw >= 0 && iw < g.inW ? src[ih * g.inW + iw] : 0.0f;
+                    }
+                }
+            }
+}
+
+bool conv(const KernelCall& c)
+{
+    if (!c.allFloat() || !c.has(0) || !c.has(1) || c.out.size() != 1)
+        return false;
+    const auto &x = c.in[0], &w = c.in[1], &y = c.out[0];
+    ConvGeometry g;
+    if (!geometry(c, x, w, y, false, g))
+        return false;
+    const std::int64_t groups = c.attrInt("group", 1);
+    const std::int64_t n = x.shape[0], cin = x.shape[1], m = y.shape[1];
+    if (groups <= 0 || cin % groups || m % groups || w.shape[0] != m || w.shape[1] != cin / groups || y.shape[0] != n)
+        return false;
+    if (c.has(2) && c.in[2].count != m)
+        return false;
+    const std::int64_t cg = cin / groups, mg = m / groups, k = cg * g.kH * g.kW, plane = g.outH * g.outW;
+    const bool direct = g.kH == 1 && g.kW == 1 && g.strideH == 1 && g.strideW == 1 && g.padTop == 0 && g.padLeft == 0
+        && g.inH == g.outH && g.inW == g.outW;
+    float* col = direct ? nullptr : scratch(0, k * plane);
+    for (std::int64_t b = 0; b < n; ++b)
+        for (std::int64_t gi = 0; gi < groups; ++gi) {
+            const float* xg = x.f32() + (b * cin + gi * cg) * g.inH * g.inW;
+            if (!direct)
+                im2col(xg, cg, g, col);
+            float* yg = y.f32() + (b * m + gi * mg) * plane;
+            gemm(mg, plane, k, w.f32() + gi * mg * k, k, direct ? xg : col, plane, yg, plane, false);
+            if (c.has(2))
+                for (std::int64_t o = 0; o < mg; ++o) {
+                    const float bias = c.in[2].f32()[gi * mg + o];
+                    for (std::int64_t p = 0; p < plane; ++p)
+                        yg[o * plane + p] += bias;
+                }
+        }
+    return true;
+}
+
+bool convTranspose(const KernelCall& c)
+{
+    if (!c.allFloat() || !c.has(0) || !c.has(1) || c.out.size() != 1)
+        return false;
+    const auto &x = c.in[0], &w = c.in[1], &y = c.out[0];
+    // geometry() reads in/out the other way round for ConvTranspose: the "input" of the implied
+    // convolution is our output.
+    ConvGeometry g;
+    if (!geometry(c, x, w, y, true, g))
+        return false;
+    if (c.attrText("auto_pad", "NOTSET") == "NOTSET" && !c.attrInts("output_shape")) {
+        // explicit pads, already read
+    }
+    const std::int64_t groups = c.attrInt("group", 1);
+    const std::int64_t n = x.shape[0], cin = x.shape[1], m = y.shape[1];
+    if (groups <= 0 || cin % groups || m % groups || w.shape[0] != cin || w.shape[1] * groups != m || y.shape[0] != n)
+        return false;
+    const std::int64_t cg = cin / groups, mg = m / groups, kk = g.kH * g.kW;
+    const std::int64_t inPlane = g.inH * g.inW, outPlane = g.outH * g.outW, rows = mg * kk;
+    float* wt = scratch(1, rows * cg);
+    float* col = scratch(0, rows * inPlane);
+    for (std::int64_t b = 0; b < n; ++b)
+        for (std::int64_t gi = 0; gi < groups; ++gi) {
+            // wt = W_g^T: [mg*kk, cg]
+            const float* wg = w.f32() + gi * cg * rows;
+            for (std::int64_t ci = 0; ci < cg; ++ci)
+                for (std::int64_t r = 0; r < rows; ++r)
+                    wt[r * cg + ci] = wg[ci * rows + r];
+            gemm(rows, inPlane, cg, wt, cg, x.f32() + (b * cin + gi * cg) * inPlane, inPlane, col, inPlane, false);
+            float* yg = y.f32() + (b * m + gi * mg) * outPlane;
+            std::fill(yg, yg + mg * outPlane, 0.0f);
+            for (std::int64_t o = 0; o < mg; ++o)
+                for (std::int64_t i = 0; i < g.kH; ++i)
+                    for (std::int64_t j = 0; j < g.kW; ++j) {
+                        const float* row = col + ((o * g.kH + i) * g.kW + j) * inPlane;
+                        for (std::int64_t h = 0; h < g.inH; ++h) {
+                            const std::int64_t oh = h * g.strideH - g.padTop + i * g.dilH;
+                            if (oh < 0 || oh >= g.outH)
+                                continue;
+                            for (std::int64_t v = 0; v < g.inW; ++v) {
+                                const std::int64_t ow = v * g.strideW - g.padLeft + j * g.dilW;
+                                if (ow >= 0 && ow < g.outW)
+                                    yg[o * outPlane + oh * g.outW + ow] += row[h * g.inW + v];
+                            }
+                        }
+                    }
+            if (c.has(2) && c.in[2].count == m)
+                for (std::int64_t o = 0; o < mg; ++o)
+                    for (std::int64_t p = 0; p < outPlane; ++p)
+                        yg[o * outPlane + p] += c.in[2].f32()[gi * mg + o];
+        }
+    return true;
+}
+
+// Copies a [rows, cols] matrix transposed into `out` ([cols, rows]).
+void transpose2d(const float* in, std::int64_t rows, std::int64_t cols, float* out)
+{
+    for (std::int64_t r = 0; r < rows; ++r)
+        for (std::int64_t k = 0; k < cols; ++k)
+            out[k * rows + r] = in[r * cols + k];
+}
+
+bool gemmOp(const KernelCall& c)
+{
+    if (!c.allFloat() || !c.has(0) || !c.has(1) || c.in[0].rank() != 2 || c.in[1].rank() != 2 || c.out[0].rank() != 2)
+        return false;
+    const bool ta = c.attrInt("transA", 0), tb = c.attrInt("transB", 0);
+    const float alpha = c.attrFloat("alpha", 1.0f), beta = c.attrFloat("beta", 1.0f);
+    const auto &a = c.in[0], &b = c.in[1], &y = c.out[0];
+    const std::int64_t m = y.shape[0], n = y.shape[1], k = ta ? a.shape[0] : a.shape[1];
+    if ((ta ? a.shape[1] : a.shape[0]) != m || (tb ? b.shape[1] : b.shape[0]) != k || (tb ? b.shape[0] : b.shape[1]) != n)
+        return false;
+    const float* pa = a.f32();
+    const float* pb = b.f32();
+    if (ta) {
+        float* t = scratch(0, m * k);
+        transpose2d(pa, k, m, t);
+        pa = t;
+    }
+    if (tb) {
+        float* t = scratch(1, k * n);
+        transpose2d(pb, n, k, t);
+        pb = t;
+    }
+    gemm(m, n, k, pa, k, pb, n, y.f32(), n, false);
+    const float* cp = c.has(2) ? c.in[2].f32() : nullptr;
+    const auto& cs = c.has(2) ? c.in[2].shape : Shape {};
+    if (cp && cs.size() > 2)
+        return false;
+    const std::int64_t cRows = cs.size() == 2 ? cs[0] : 1, cCols = cs.empty() ? 1 : cs.back();
+    for (std::int64_t i = 0; i < m; ++i)
+        for (std::int64_t j = 0; j < n; ++j) {
+            float v = alpha * y.f32()[i * n + j];
+            if (cp)
+                v += beta * cp[(cRows == 1 ? 0 : i) * cCols + (cCols == 1 ? 0 : j)];
+            y.f32()[i * n + j] = v;
+        }
+    return true;
+}
+
+bool matmul(const KernelCall& c)
+{
+    if (!c.allFloat() || !c.has(0) || !c.has(1))
+        return false;
+    Shape as = c.in[0].shape, bs = c.in[1].shape;
+    if (as.empty() || bs.empty())
+        return false;
+    if (as.size() == 1)
+        as.insert(as.begin(), 1);
+    if (bs.size() == 1)
+        bs.push_back(1);
+    const std::int64_t m = as[as.size() - 2], k = as.back(), n = bs.back();
+    if (bs[bs.size() - 2] != k)
+        return false;
+    const int batchRank = int(std::max(as.size(), bs.size())) - 2;
+    Shape batch(batchRank, 1), sa(batchRank, 0), sb(batchRank, 0);
+    // Per batch dimension: extent and element strides of A and B (0 where broadcast).
+    std::int64_t strideA = m * k, strideB = k * n;
+    for (int d = batchRank - 1; d >= 0; --d) {
+        const int ia = d - (batchRank - int(as.size() - 2)), ib = d - (batchRank - int(bs.size() - 2));
+        const std::int64_t da = ia >= 0 ? as[ia] : 1, db = ib >= 0 ? bs[ib] : 1;
+        if (da != db && da != 1 && db != 1)
+            return false;
+        batch[d] = std::max(da, db);
+        sa[d] = da == 1 ? 0 : strideA;
+        sb[d] = db == 1 ? 0 : strideB;
+        strideA *= da;
+        strideB *= db;
+    }
+    std::int64_t total = 1;
+    for (auto d : batch)
+        total *= d;
+    if (total * m * n != c.out[0].count)
+        return false;
+    // B shared by every batch and A not broadcast (x @ W with x [..., M, K]): one GEMM over all
+    // rows, which also keeps M large when M itself is 1 (sequence-first activations).
+    const std::int64_t aBatch = c.in[0].count / (m * k);
+    if (std::all_of(sb.begin(), sb.end(), [](std::int64_t s) { return s == 0; }) && aBatch == total) {
+        gemm(total * m, n, k, c.in[0].f32(), k, c.in[1].f32(), n, c.out[0].f32(), n, false);
+        return true;
+    }
+    Shape counter(batchRank, 0);
+    std::int64_t offA = 0, offB = 0;
+    for (std::int64_t t = 0; t < total; ++t) {
+        gemm(m, n, k, c.in[0].f32() + offA, k, c.in[1].f32() + offB, n, c.out[0].f32() + t * m * n, n, false);
+        for (int d = batchRank - 1; d >= 0; --d) {
+            offA += sa[d];
+            offB += sb[d];
+            if (++counter[d] < batch[d])
+                break;
+            offA -= sa[d] * batch[d];
+            offB -= sb[d] * batch[d];
+            counter[d] = 0;
+        }
+    }
+    return true;
+}
+
+} // namespace
+
+void addLinearKernels(std::map<std::string, Kernel>& t)
+{
+    t["Conv"] = conv;
+    t["ConvTranspose"] = convTranspose;
+    t["Gemm"] = gemmOp;
+    t["MatMul"] = matmul;
+}
+
+} // namespace core::exec

@@ -1,0 +1,364 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+// Pooling (1-D/2-D), normalisations (BatchNormalization inference, LayerNormalization,
+// InstanceNormalization), Softmax/LogSoftmax, and the Reduce* family. float32 only.
+#include "exec/kernels.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace core::exec {
+
+namespace {
+
+struct PoolGeometry {
+    std::int64_t channels = 0, inH = 1, inW = 1, outH = 1, outW = 1, kH = 1, kW = 1;
+    std::int64_t sH = 1, sW = 1, dH = 1, dW = 1, padTop = 0, padLeft = 0, padBottom = 0, padRight = 0;
+};
+
+bool poolGeometry(const KernelCall& c, PoolGeometry& g)
+{
+    const auto &x = c.in[0], &y = c.out[0];
+    const int spatial = x.rank() - 2;
+    const auto* kernel = c.attrInts("kernel_shape");
+    if ((spatial != 1 && spatial != 2) || y.rank() != x.rank() || !kernel || int(kernel->size()) != spatial)
+        return false;
+    auto list = [&](const char* name, std::int64_t fallback, std::size_t n) {
+        Shape v(n, fallback);
+        if (const auto* a = c.attrInts(name); a && a->size() == n)
+            v = *a;
+        return v;
+    };
+    const auto strides = list("strides", 1, spatial), dil = list("dilations", 1, spatial);
+    auto pads = list("pads", 0, 2 * spatial);
+    const auto autoPad = c.attrText("auto_pad", "NOTSET");
+    const Shape in(x.shape.begin() + 2, x.shape.end()), out(y.shape.begin() + 2, y.shape.end());
+    if (autoPad == "VALID")
+        std::fill(pads.begin(), pads.end(), 0);
+    else if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+        for (int i = 0; i < spatial; ++i) {
+            const std::int64_t total = std::max<std::int64_t>(0, (out[i] - 1) * strides[i] + ((*kernel)[i] - 1) * dil[i] + 1 - in[i]);
+            pads[i] = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
+            pads[i + spatial] = total - pads[i];
+        }
+    } else if (autoPad != "NOTSET")
+        return false;
+    g.channels = x.shape[0] * x.shape[1];
+    g.inW = in.back(); g.outW = out.back(); g.kW = kernel->back(); g.sW = strides.back(); g.dW = dil.back();
+    g.padLeft = pads[spatial - 1]; g.padRight = pads.back();
+    if (spatial == 2) {
+        g.inH = in[0]; g.outH = out[0]; g.kH = (*kernel)[0]; g.sH = strides[0]; g.dH = dil[0];
+        g.padTop = pads[0]; g.padBottom = pads[2];
+    }
+    return x.shape[0] == y.shape[0] && x.shape[1] == y.shape[1];
+}
+
+bool maxPool(const KernelCall& c)
+{
+    PoolGeometry g;
+    if (!c.allFloat() || c.out.size() != 1 || c.attrInt("storage_order", 0) != 0 || !poolGeometry(c, g))
+        return false;
+    for (std::int64_t ch = 0; ch < g.channels; ++ch) {
+        const float* x = c.in[0].f32() + ch * g.inH * g.inW;
+        float* y = c.out[0].f32() + ch * g.outH * g.outW;
+        for (std::int64_t oh = 0; oh < g.outH; ++oh)
+            for (std::int64_t ow = 0; ow < g.outW; ++ow) {
+                float best = -std::numeric_limits<float>::infinity();
+                for (std::int64_t i = 0; i < g.kH; ++i) {
+                    const std::int64_t ih = oh * g.sH - g.padTop + i * g.dH;
+                    if (ih < 0 || ih >= g.inH)
+                        continue;
+                    for (std::int64_t j = 0; j < g.kW; ++j) {
+                        const std::int64_t iw = ow * g.sW - g.padLeft + j * g.dW;
+                        if (iw >= 0 && iw < g.inW)
+                            best = std::max(best, x[ih * g.inW + iw]);
+                    }
+                }
+                y[oh * g.outW + ow] = best;
+            }
+    }
+    return true;
+}
+
+// Divisor: window elements inside the padded input (count_include_pad) or inside the input.
+bool averagePool(const KernelCall& c)
+{
+    PoolGeometry g;
+    if (!c.allFloat() || c.out.size() != 1 || !poolGeometry(c, g))
+        return false;
+    const bool includePad = c.attrInt("count_include_pad", 0) != 0;
+    for (std::int64_t ch = 0; ch < g.channels; ++ch) {
+        const float* x = c.in[0].f32() + ch * g.inH * g.inW;
+        float* y = c.out[0].f32() + ch * g.outH * g.outW;
+        for (std::int64_t oh = 0; oh < g.outH; ++oh)
+            for (std::int64_t ow = 0; ow < g.outW; ++ow) {
+                float sum = 0;
+                std::int64_t inside = 0, padded = 0;
+                for (std::int64_t i = 0; i < g.kH; ++i) {
+                    const std::int64_t ih = oh * g.sH - g.padTop + i * g.dH;
+                    if (ih < -g.padTop || ih >= g.inH + g.padBottom)
+                        continue;
+                    for (std::int64_t j = 0; j < g.kW; ++j) {
+                        const std::int64_t iw = ow * g.sW - g.padLeft + j * g.dW;
+                        if (iw < -g.padLeft || iw >= g.inW + g.padRight)
+                            continue;
+                        ++padded;
+                        if (ih >= 0 && ih < g.inH && iw >= 0 && iw < g.inW) {
+                            sum += x[ih * g.inW + iw];
+                            ++inside;
+                        }
+                    }
+                }
+                const std::int64_t n = includePad ? padded : inside;
+                y[oh * g.outW + ow] = n > 0 ? sum / float(n) : 0.0f;
+            }
+    }
+    return true;
+}
+
+template <bool Max>
+bool globalPool(const KernelCall& c)
+{
+    const auto &x = c.in[0], &y = c.out[0];
+    if (!c.allFloat() || x.rank() < 2 || y.count != x.shape[0] * x.shape[1])
+        return false;
+    const std::int64_t plane = x.count / y.count;
+    for (std::int64_t ch = 0; ch < y.count; ++ch) {
+        const float* p = x.f32() + ch * plane;
+        float acc = Max ? -std::numeric_limits<float>::infinity() : 0.0f;
+        for (std::int64_t i = 0; i < plane; ++i)
+            acc = Max ? std::max(acc, p[i]) : acc + p[i];
+        y.f32()[ch] = Max ? acc : acc / float(plane);
+    }
+    return true;
+}
+
+bool batchNorm(const KernelCall& c)
+{
+    if (!c.allFloat() || c.out.size() != 1 || c.attrInt("training_mode", 0) != 0 || c.in.size() < 5)
+        return false;
+    const auto& x = c.in[0];
+    if (x.rank() < 2)
+        return false;
+    const std::int64_t n = x.shape[0], ch = x.shape[1], plane = x.count / std::max<std::int64_t>(1, n * ch);
+    for (int i = 1; i < 5; ++i)
+        if (!c.has(i) || c.in[i].count != ch)
+            return false;
+    const float eps = c.attrFloat("epsilon", 1e-5f);
+    for (std::int64_t k = 0; k < ch; ++k) {
+        const float scale = c.in[1].f32()[k] / std::sqrt(c.in[4].f32()[k] + eps);
+        const float shift = c.in[2].f32()[k] - c.in[3].f32()[k] * scale;
+        for (std::int64_t b = 0; b < n; ++b) {
+            const float* p = x.f32() + (b * ch + k) * plane;
+            float* q = c.out[0].f32() + (b * ch + k) * plane;
+            for (std::int64_t i = 0; i < plane; ++i)
+                q[i] = p[i] * scale + shift;
+        }
+    }
+    return true;
+}
+
+bool instanceNorm(const KernelCall& c)
+{
+    if (!c.allFloat() || c.in.size() < 3 || c.in[0].rank() < 3)
+        return false;
+    const auto& x = c.in[0];
+    const std::int64_t n = x.shape[0], ch = x.shape[1], plane = x.count / (n * ch);
+    if (c.in[1].count != ch || c.in[2].count != ch)
+        return false;
+    const float eps = c.attrFloat("epsilon", 1e-5f);
+    for (std::int64_t b = 0; b < n; ++b)
+        for (std::int64_t k = 0; k < ch; ++k) {
+            const float* p = x.f32() + (b * ch + k) * plane;
+            float* q = c.out[0].f32() + (b * ch + k) * plane;
+            double mean = 0, var = 0;
+            for (std::int64_t i = 0; i < plane; ++i)
+                mean += p[i];
+            mean /= double(plane);
+            for (std::int64_t i = 0; i < plane; ++i)
+                var += (p[i] - mean) * (p[i] - mean);
+            var /= double(plane);
+            const float inv = float(1.0 / std::sqrt(var + eps));
+            for (std::int64_t i = 0; i < plane; ++i)
+                q[i] = (p[i] - float(mean)) * inv * c.in[1].f32()[k] + c.in[2].f32()[k];
+        }
+    return true;
+}
+
+// Y = (X - mean) / sqrt(var + eps) * scale + bias over the dimensions from `axis` on; optional
+// outputs Mean and InvStdDev (shape of X with those dimensions set to 1).
+bool layerNorm(const KernelCall& c)
+{
+    if (!c.allFloat() || !c.has(0) || !c.has(1))
+        return false;
+    const auto& x = c.in[0];
+    const int axis = normAxis(c.attrInt("axis", -1), x.rank());
+    std::int64_t inner = 1;
+    for (int d = axis; d < x.rank(); ++d)
+        inner *= x.shape[d];
+    const std::int64_t outer = x.count / std::max<std::int64_t>(inner, 1);
+    const auto& scale = c.in[1];
+    if (scale.count != inner && scale.count != 1)
+        return false;
+    if (c.has(2) && c.in[2].count != inner && c.in[2].count != 1)
+        return false;
+    for (std::size_t o = 1; o < c.out.size(); ++o)
+        if (c.out[o].count != outer)
+            return false;
+    const float eps = c.attrFloat("epsilon", 1e-5f);
+    for (std::int64_t r = 0; r < outer; ++r) {
+        const float* p = x.f32() + r * inner;
+        float* q = c.out[0].f32() + r * inner;
+        float mean = 0;
+        for (std::int64_t i = 0; i < inner; ++i)
+            mean += p[i];
+        mean /= float(inner);
+        float var = 0;
+        for (std::int64_t i = 0; i < inner; ++i)
+            var += (p[i] - mean) * (p[i] - mean);
+        var /= float(inner);
+        const float inv = 1.0f / std::sqrt(var + eps);
+        for (std::int64_t i = 0; i < inner; ++i) {
+            float v = (p[i] - mean) * inv * scale.f32()[scale.count == 1 ? 0 : i];
+            if (c.has(2))
+                v += c.in[2].f32()[c.in[2].count == 1 ? 0 : i];
+            q[i] = v;
+        }
+        if (c.out.size() > 1)
+            c.out[1].f32()[r] = mean;
+        if (c.out.size() > 2)
+            c.out[2].f32()[r] = inv;
+    }
+    return true;
+}
+
+// Softmax along one axis (opset 13 semantics): [outer, n, inner] view of the tensor.
+template <bool Log>
+bool softmax(const KernelCall& c)
+{
+    if (!c.allFloat() || c.in[0].count != c.out[0].count || c.in[0].rank() == 0)
+        return false;
+    const auto& x = c.in[0];
+    const int axis = normAxis(c.attrInt("axis", -1), x.rank());
+    std::int64_t outer = 1, inner = 1;
+    for (int d = 0; d < axis; ++d)
+        outer *= x.shape[d];
+    for (int d = axis + 1; d < x.rank(); ++d)
+        inner *= x.shape[d];
+    const std::int64_t n = x.shape[axis];
+    for (std::int64_t o = 0; o < outer; ++o)
+        for (std::int64_t i = 0; i < inner; ++i) {
+            const float* p = x.f32() + o * n * inner + i;
+            float* q = c.out[0].f32() + o * n * inner + i;
+            float mx = -std::numeric_limits<float>::infinity();
+            for (std::int64_t k = 0; k < n; ++k)
+                mx = std::max(mx, p[k * inner]);
+            float sum = 0;
+            for (std::int64_t k = 0; k < n; ++k)
+                sum += std::exp(p[k * inner] - mx);
+            for (std::int64_t k = 0; k < n; ++k)
+                q[k * inner] = Log ? p[k * inner] - mx - std::log(sum) : std::exp(p[k * inner] - mx) / sum;
+        }
+    return true;
+}
+
+enum class Reduce { Mean, Sum, Max, Min, Prod, SumSquare, L1, L2 };
+
+template <Reduce R>
+bool reduce(const KernelCall& c)
+{
+    if (!c.allFloat() && !(c.in[0].dtype == DType::Float32 && c.out[0].dtype == DType::Float32))
+        return false;
+    const auto& x = c.in[0];
+    const int rank = x.rank();
+    std::vector<bool> reduced(rank, false);
+    Shape axes;
+    if (const auto* a = c.attrInts("axes"))
+        axes = *a;
+    else if (c.has(1))
+        for (std::int64_t i = 0; i < c.in[1].count; ++i)
+            axes.push_back(intAt(c.in[1], i));
+    if (axes.empty()) {
+        if (c.attrInt("noop_with_empty_axes", 0) != 0) {
+            if (x.count != c.out[0].count)
+                return false;
+            std::copy(x.f32(), x.f32() + x.count, c.out[0].f32());
+            return true;
+        }
+        std::fill(reduced.begin(), reduced.end(), true);
+    }
+    for (auto a : axes)
+        reduced[normAxis(a, rank)] = true;
+    std::int64_t outCount = 1, groupSize = 1;
+    Shape outStride(rank, 0);
+    for (int d = rank - 1; d >= 0; --d) {
+        if (reduced[d]) {
+            groupSize *= x.shape[d];
+            continue;
+        }
+        outStride[d] = outCount;
+        outCount *= x.shape[d];
+    }
+    if (outCount != c.out[0].count)
+        return false;
+    float* y = c.out[0].f32();
+    const float init = R == Reduce::Max ? -std::numeric_limits<float>::infinity()
+        : R == Reduce::Min              ? std::numeric_limits<float>::infinity()
+        : R == Reduce::Prod             ? 1.0f
+                                        : 0.0f;
+    std::fill(y, y + outCount, init);
+    Shape counter(rank, 0);
+    std::int64_t o = 0;
+    for (std::int64_t i = 0; i < x.count; ++i) {
+        const float v = x.f32()[i];
+        float& acc = y[o];
+        switch (R) {
+        case Reduce::Max: acc = std::max(acc, v); break;
+        case Reduce::Min: acc = std::min(acc, v); break;
+        case Reduce::Prod: acc *= v; break;
+        case Reduce::SumSquare: case Reduce::L2: acc += v * v; break;
+        case Reduce::L1: acc += std::fabs(v); break;
+        default: acc += v; break;
+        }
+        for (int d = rank - 1; d >= 0; --d) {
+            o += outStride[d];
+            if (++counter[d] < x.shape[d])
+                break;
+            o -= outStride[d] * x.shape[d];
+            counter[d] = 0;
+        }
+    }
+    for (std::int64_t k = 0; k < outCount; ++k) {
+        if (R == Reduce::Mean)
+            y[k] /= float(groupSize);
+        if (R == Reduce::L2)
+            y[k] = std::sqrt(y[k]);
+    }
+    return true;
+}
+
+} // namespace
+
+void addPoolNormKernels(std::map<std::string, Kernel>& t)
+{
+    t["MaxPool"] = maxPool;
+    t["AveragePool"] = averagePool;
+    t["GlobalAveragePool"] = globalPool<false>;
+    t["GlobalMaxPool"] = globalPool<true>;
+    t["BatchNormalization"] = batchNorm;
+    t["InstanceNormalization"] = instanceNorm;
+    t["LayerNormalization"] = layerNorm;
+    t["Softmax"] = softmax<false>;
+    t["LogSoftmax"] = softmax<true>;
+    t["ReduceMean"] = reduce<Reduce::Mean>;
+    t["ReduceSum"] = reduce<Reduce::Sum>;
+    t["ReduceMax"] = reduce<Reduce::Max>;
+    t["ReduceMin"] = reduce<Reduce::Min>;
+    t["ReduceProd"] = reduce<Reduce::Prod>;
+    t["ReduceSumSquare"] = reduce<Reduce::SumSquare>;
+    t["ReduceL1"] = reduce<Reduce::L1>;
+    t["ReduceL2"] = reduce<Reduce::L2>;
+}
+
+} // namespace core::exec

@@ -1,0 +1,401 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+// Data movement, any element type (copied by element width): views (Reshape, Flatten, Squeeze,
+// Unsqueeze, Identity, Dropout), Transpose, Concat, Split, Slice, Gather, Expand, Tile, Pad, and
+// the shape-computation ops Shape, Size, Range. Output shapes come from the graph, so views are
+// plain copies and shape arguments (Reshape's second input) need not be read.
+#include "exec/kernels.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace core::exec {
+
+namespace {
+
+bool sameBytes(const TensorView& a, const TensorView& b) { return a.dtype == b.dtype && a.count == b.count; }
+
+// Reshape and friends: the output is the input's bytes under another shape.
+bool view(const KernelCall& c)
+{
+    if (!c.has(0) || c.out.empty() || !sameBytes(c.in[0], c.out[0]))
+        return false;
+    std::memcpy(c.out[0].data, c.in[0].data, std::size_t(c.out[0].bytes()));
+    return true;
+}
+
+// Dropout in inference: Y = X, mask all true.
+bool dropout(const KernelCall& c)
+{
+    const bool training = c.has(2) && c.in[2].count > 0 && c.in[2].data[0] != std::byte(0); // bool input
+    if (c.attrInt("training_mode", 0) != 0 || training || !view(c))
+        return false;
+    if (c.out.size() > 1)
+        std::fill(c.out[1].data, c.out[1].data + c.out[1].bytes(), std::byte(1));
+    return true;
+}
+
+// Calls f(outIndex, inIndex) with the input index from per-output-dimension strides.
+template <class F>
+void walk(const Shape& out, const Shape& inStrides, F f)
+{
+    const int rank = int(out.size());
+    std::int64_t total = 1;
+    for (auto d : out)
+        total *= d;
+    Shape counter(rank, 0);
+    std::int64_t in = 0;
+    for (std::int64_t o = 0; o < total; ++o) {
+        f(o, in);
+        for (int d = rank - 1; d >= 0; --d) {
+            in += inStrides[d];
+            if (++counter[d] < out[d])
+                break;
+            in -= inStrides[d] * out[d];
+            counter[d] = 0;
+        }
+    }
+}
+
+void copyElement(const TensorView& to, std::int64_t o, const TensorView& from, std::int64_t i)
+{
+    const Bytes w = dtypeBytes(to.dtype);
+    std::memcpy(to.data + o * w, from.data + i * w, std::size_t(w));
+}
+
+bool transpose(const KernelCall& c)
+{
+    const auto &x = c.in[0], &y = c.out[0];
+    if (!sameBytes(x, y) || x.rank() != y.rank())
+        return false;
+    Shape perm(x.rank());
+    if (const auto* p = c.attrInts("perm"); p && p->size() == perm.size())
+        perm = *p;
+    else
+        for (int i = 0; i < x.rank(); ++i)
+            perm[i] = x.rank() - 1 - i;
+    const auto s = stridesOf(x.shape);
+    Shape inStrides(x.rank());
+    for (int d = 0; d < x.rank(); ++d) {
+        const int from = normAxis(perm[d], x.rank());
+        if (x.shape[from] != y.shape[d])
+            return false;
+        inStrides[d] = s[from];
+    }
+    walk(y.shape, inStrides, [&](std::int64_t o, std::int64_t i) { copyElement(y, o, x, i); });
+    return true;
+}
+
+// [outer, axisDim, inner] blocks joined (Concat) or cut (Split) along `axis`.
+bool concat(const KernelCall& c)
+{
+    const auto& y = c.out[0];
+    const int axis = normAxis(c.attrInt("axis", 0), y.rank());
+    if (y.rank() == 0)
+        return false;
+    std::int64_t outer = 1;
+    for (int d = 0; d < axis; ++d)
+        outer *= y.shape[d];
+    const Bytes w = dtypeBytes(y.dtype);
+    const Bytes rowOut = y.count / std::max<std::int64_t>(outer, 1) * w;
+    Bytes total = 0;
+    for (const auto& x : c.in)
+        if (x.present()) {
+            if (x.dtype != y.dtype || x.rank() != y.rank())
+                return false;
+            total += x.bytes();
+        }
+    if (total != y.bytes())
+        return false;
+    Bytes at = 0;
+    for (const auto& x : c.in) {
+        if (!x.present())
+            continue;
+        const Bytes row = x.bytes() / std::max<std::int64_t>(outer, 1);
+        for (std::int64_t o = 0; o < outer; ++o)
+            std::memcpy(y.data + o * rowOut + at, x.data + o * row, std::size_t(row));
+        at += row;
+    }
+    return true;
+}
+
+bool split(const KernelCall& c)
+{
+    const auto& x = c.in[0];
+    const int axis = normAxis(c.attrInt("axis", 0), x.rank());
+    if (x.rank() == 0)
+        return false;
+    std::int64_t outer = 1;
+    for (int d = 0; d < axis; ++d)
+        outer *= x.shape[d];
+    const Bytes rowIn = x.bytes() / std::max<std::int64_t>(outer, 1);
+    Bytes total = 0;
+    for (const auto& y : c.out) {
+        if (y.dtype != x.dtype)
+            return false;
+        total += y.bytes();
+    }
+    if (total != x.bytes())
+        return false;
+    Bytes at = 0;
+    for (const auto& y : c.out) {
+        const Bytes row = y.bytes() / std::max<std::int64_t>(outer, 1);
+        for (std::int64_t o = 0; o < outer; ++o)
+            std::memcpy(y.data + o * row, x.data + o * rowIn + at, std::size_t(row));
+        at += row;
+    }
+    return true;
+}
+
+// Slice (opset 10+: starts/ends/axes/steps inputs; opset 1: attributes). Output extents from the
+// graph; each output coordinate maps to start + k * step, clamped into the input.
+bool slice(const KernelCall& c)
+{
+    const auto &x = c.in[0], &y = c.out[0];
+    if (x.dtype != y.dtype || x.rank() != y.rank())
+        return false;
+    const int rank = x.rank();
+    Shape starts, axes, steps;
+    if (c.has(1)) {
+        for (std::int64_t i = 0; i < c.in[1].count; ++i)
+            starts.push_back(intAt(c.in[1], i));
+        if (c.has(3))
+            for (std::int64_t i = 0; i < c.in[3].count; ++i)
+                axes.push_back(intAt(c.in[3], i));
+        if (c.has(4))
+            for (std::int64_t i = 0; i < c.in[4].count; ++i)
+                steps.push_back(intAt(c.in[4], i));
+    } else if (const auto* s = c.attrInts("starts")) {
+        starts = *s;
+        if (const auto* a = c.attrInts("axes"))
+            axes = *a;
+    } else
+        return false;
+    Shape first(rank, 0), step(rank, 1);
+    for (std::size_t k = 0; k < starts.size(); ++k) {
+        const int axis = normAxis(k < axes.size() ? axes[k] : std::int64_t(k), rank);
+        const std::int64_t dim = x.shape[axis];
+        const std::int64_t st = k < steps.size() && steps[k] != 0 ? steps[k] : 1;
+        std::int64_t s = starts[k];
+        if (s < 0)
+            s += dim;
+        s = st > 0 ? std::clamp<std::int64_t>(s, 0, dim) : std::clamp<std::int64_t>(s, 0, dim - 1);
+        first[axis] = s;
+        step[axis] = st;
+    }
+    const auto xs = stridesOf(x.shape);
+    const Shape ys = stridesOf(y.shape);
+    Shape counter(rank, 0);
+    for (std::int64_t o = 0; o < y.count; ++o) {
+        std::int64_t i = 0;
+        std::int64_t rest = o;
+        for (int d = 0; d < rank; ++d) {
+            const std::int64_t k = rest / ys[d];
+            rest %= ys[d];
+            i += std::clamp<std::int64_t>(first[d] + k * step[d], 0, x.shape[d] - 1) * xs[d];
+        }
+        copyElement(y, o, x, i);
+    }
+    return true;
+}
+
+bool gather(const KernelCall& c)
+{
+    const auto &x = c.in[0], &idx = c.in[1], &y = c.out[0];
+    if (!c.has(1) || x.dtype != y.dtype || x.rank() == 0 || (idx.dtype != DType::Int64 && idx.dtype != DType::Int32))
+        return false;
+    const int axis = normAxis(c.attrInt("axis", 0), x.rank());
+    std::int64_t outer = 1, inner = 1;
+    for (int d = 0; d < axis; ++d)
+        outer *= x.shape[d];
+    for (int d = axis + 1; d < x.rank(); ++d)
+        inner *= x.shape[d];
+    const std::int64_t dim = x.shape[axis];
+    if (outer * idx.count * inner != y.count || dim <= 0)
+        return false;
+    const Bytes w = dtypeBytes(x.dtype), chunk = inner * w;
+    for (std::int64_t o = 0; o < outer; ++o)
+        for (std::int64_t k = 0; k < idx.count; ++k) {
+            std::int64_t i = intAt(idx, k) % dim; // out-of-range indices wrap (never read outside)
+            if (i < 0)
+                i += dim;
+            std::memcpy(y.data + (o * idx.count + k) * chunk, x.data + (o * dim + i) * chunk, std::size_t(chunk));
+        }
+    return true;
+}
+
+// Strides of `in` broadcast to `out` (numpy rules; 0 on broadcast dimensions).
+bool broadcastStrides(const Shape& in, const Shape& out, Shape& strides)
+{
+    if (in.size() > out.size())
+        return false;
+    const auto s = stridesOf(in);
+    strides.assign(out.size(), 0);
+    const std::size_t off = out.size() - in.size();
+    for (std::size_t d = 0; d < in.size(); ++d) {
+        if (in[d] != 1 && in[d] != out[off + d])
+            return false;
+        strides[off + d] = in[d] == 1 ? 0 : s[d];
+    }
+    return true;
+}
+
+bool expand(const KernelCall& c)
+{
+    const auto &x = c.in[0], &y = c.out[0];
+    Shape strides;
+    if (x.dtype != y.dtype || !broadcastStrides(x.shape, y.shape, strides))
+        return false;
+    walk(y.shape, strides, [&](std::int64_t o, std::int64_t i) { copyElement(y, o, x, i); });
+    return true;
+}
+
+bool tile(const KernelCall& c)
+{
+    const auto &x = c.in[0], &y = c.out[0];
+    if (x.dtype != y.dtype || x.rank() != y.rank())
+        return false;
+    const auto xs = stridesOf(x.shape), ys = stridesOf(y.shape);
+    for (std::int64_t o = 0; o < y.count; ++o) {
+        std::int64_t i = 0, rest = o;
+        for (int d = 0; d < y.rank(); ++d) {
+            const std::int64_t k = rest / ys[d];
+            rest %= ys[d];
+            i += (x.shape[d] > 0 ? k % x.shape[d] : 0) * xs[d];
+        }
+        copyElement(y, o, x, i);
+    }
+    return true;
+}
+
+// Pad: constant (value from input 2 or the `value` attribute), edge, reflect. Pads from input 1
+// (opset 11+) or the `pads` attribute; the optional axes input is not supported.
+bool pad(const KernelCall& c)
+{
+    const auto &x = c.in[0], &y = c.out[0];
+    if (x.dtype != y.dtype || x.rank() != y.rank() || c.has(3))
+        return false;
+    const int rank = x.rank();
+    Shape pads;
+    if (c.has(1))
+        for (std::int64_t i = 0; i < c.in[1].count; ++i)
+            pads.push_back(intAt(c.in[1], i));
+    else if (const auto* p = c.attrInts("pads"))
+        pads = *p;
+    if (int(pads.size()) != 2 * rank)
+        return false;
+    const auto mode = c.attrText("mode", "constant");
+    if (mode != "constant" && mode != "edge" && mode != "reflect")
+        return false;
+    float fill = c.attrFloat("value", 0.0f);
+    if (c.has(2) && c.in[2].dtype == DType::Float32 && c.in[2].count == 1)
+        fill = c.in[2].f32()[0];
+    if (mode == "constant" && x.dtype != DType::Float32 && fill != 0.0f && !(c.has(2) && c.in[2].dtype == x.dtype))
+        return false;
+    const auto xs = stridesOf(x.shape), ys = stridesOf(y.shape);
+    const Bytes w = dtypeBytes(x.dtype);
+    for (std::int64_t o = 0; o < y.count; ++o) {
+        std::int64_t i = 0, rest = o;
+        bool outside = false;
+        for (int d = 0; d < rank; ++d) {
+            std::int64_t k = rest / ys[d] - pads[d];
+            rest %= ys[d];
+            const std::int64_t n = x.shape[d];
+            if (k < 0 || k >= n) {
+                if (mode == "constant" || n == 0)
+                    outside = true;
+                else if (mode == "edge")
+                    k = std::clamp<std::int64_t>(k, 0, n - 1);
+                else {
+                    const std::int64_t period = std::max<std::int64_t>(2 * (n - 1), 1);
+                    k = ((k % period) + period) % period;
+                    if (k >= n)
+                        k = period - k;
+                }
+            }
+            i += std::clamp<std::int64_t>(k, 0, std::max<std::int64_t>(n - 1, 0)) * xs[d];
+        }
+        if (!outside)
+            copyElement(y, o, x, i);
+        else if (c.has(2) && c.in[2].dtype == x.dtype)
+            std::memcpy(y.data + o * w, c.in[2].data, std::size_t(w));
+        else if (x.dtype == DType::Float32)
+            y.f32()[o] = fill;
+        else
+            std::memset(y.data + o * w, 0, std::size_t(w));
+    }
+    return true;
+}
+
+bool shapeOp(const KernelCall& c)
+{
+    const auto& x = c.in[0];
+    const auto& y = c.out[0];
+    const int rank = x.rank();
+    std::int64_t start = c.attrInt("start", 0), end = c.attrInt("end", rank);
+    if (start < 0)
+        start += rank;
+    if (end < 0)
+        end += rank;
+    start = std::clamp<std::int64_t>(start, 0, rank);
+    end = std::clamp<std::int64_t>(end, start, rank);
+    if (y.dtype != DType::Int64 || y.count != end - start)
+        return false;
+    for (std::int64_t d = start; d < end; ++d)
+        y.i64()[d - start] = x.shape[d];
+    return true;
+}
+
+bool sizeOp(const KernelCall& c)
+{
+    if (c.out[0].dtype != DType::Int64 || c.out[0].count != 1)
+        return false;
+    c.out[0].i64()[0] = c.in[0].count;
+    return true;
+}
+
+bool range(const KernelCall& c)
+{
+    const auto& y = c.out[0];
+    if (c.in.size() != 3 || !c.has(0) || !c.has(2) || c.in[0].dtype != y.dtype)
+        return false;
+    if (y.dtype == DType::Float32) {
+        const float start = c.in[0].f32()[0], delta = c.in[2].f32()[0];
+        for (std::int64_t i = 0; i < y.count; ++i)
+            y.f32()[i] = start + float(i) * delta;
+        return true;
+    }
+    if (y.dtype == DType::Int64 || y.dtype == DType::Int32) {
+        const std::int64_t start = intAt(c.in[0], 0), delta = intAt(c.in[2], 0);
+        for (std::int64_t i = 0; i < y.count; ++i) {
+            if (y.dtype == DType::Int64)
+                y.i64()[i] = start + i * delta;
+            else
+                reinterpret_cast<std::int32_t*>(y.data)[i] = std::int32_t(start + i * delta);
+        }
+        return true;
+    }
+    return false;
+}
+
+} // namespace
+
+void addShapeKernels(std::map<std::string, Kernel>& t)
+{
+    for (const char* name : { "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity" })
+        t[name] = view;
+    t["Dropout"] = dropout;
+    t["Transpose"] = transpose;
+    t["Concat"] = concat;
+    t["Split"] = split;
+    t["Slice"] = slice;
+    t["Gather"] = gather;
+    t["Expand"] = expand;
+    t["Tile"] = tile;
+    t["Pad"] = pad;
+    t["Shape"] = shapeOp;
+    t["Size"] = sizeOp;
+    t["Range"] = range;
+}
+
+} // namespace core::exec

@@ -1,0 +1,237 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+#include "exec/tensordata.h"
+
+#include "onnx/onnxload.h"
+#include "onnx/onnxvalue.h"
+
+#include <cstring>
+#include <fstream>
+
+namespace core {
+
+namespace {
+using onnx::TensorProto;
+
+template <class T>
+void appendAs(std::vector<std::byte>& out, T value)
+{
+    const auto at = out.size();
+    out.resize(at + sizeof(T));
+    std::memcpy(out.data() + at, &value, sizeof(T));
+}
+
+// Reads `length` bytes at `offset` of an external data file (ONNX external data: location relative
+// to the model's folder; length 0 or absent = to the end of the file).
+Status readExternal(const TensorProto& t, const std::filesystem::path& baseDir, std::vector<std::byte>& out)
+{
+    std::string location;
+    std::int64_t offset = 0, length = -1;
+    for (const auto& kv : t.external_data()) {
+        if (kv.key() == "location")
+            location = kv.value();
+        else if (kv.key() == "offset")
+            offset = std::stoll(kv.value());
+        else if (kv.key() == "length")
+            length = std::stoll(kv.value());
+    }
+    const auto path = baseDir / location;
+    std::ifstream in(path, std::ios::binary);
+    if (location.empty() || !in)
+        return makeError(ErrorCode::Io, path.string() + ": cannot read external data of '" + t.name() + "'");
+    in.seekg(0, std::ios::end);
+    const std::int64_t fileSize = in.tellg();
+    if (length < 0)
+        length = fileSize - offset;
+    if (offset < 0 || offset + length > fileSize)
+        return makeError(ErrorCode::Io, path.string() + ": external data of '" + t.name() + "' lies past the end of the file");
+    out.resize(std::size_t(length));
+    in.seekg(offset);
+    in.read(reinterpret_cast<char*>(out.data()), length);
+    return {};
+}
+
+// Decodes one TensorProto; `what` names it in errors.
+Expected<HostTensor> decode(const TensorProto& t, const std::filesystem::path& baseDir, const std::string& what)
+{
+    HostTensor h;
+    const auto dtype = onnxdetail::dtypeFromOnnx(t.data_type());
+    if (!dtype || *dtype == DType::String || *dtype == DType::Undefined)
+        return makeError(ErrorCode::UnsupportedOp, what + ": tensor '" + t.name() + "' has an element type the executor cannot hold");
+    h.dtype = *dtype;
+    h.shape.assign(t.dims().begin(), t.dims().end());
+    const auto count = h.elementCount();
+    if (count < 0)
+        return makeError(ErrorCode::InvalidModel, what + ": tensor '" + t.name() + "' has negative dims");
+    const std::size_t bytes = std::size_t(count * dtypeBytes(h.dtype));
+    if (t.data_location() == TensorProto::EXTERNAL) {
+        if (auto s = readExternal(t, baseDir, h.data); !s)
+            return s.error();
+    } else if (t.has_raw_data()) {
+        h.data.resize(t.raw_data().size());
+        std::memcpy(h.data.data(), t.raw_data().data(), h.data.size());
+    } else {
+        auto& out = h.data;
+        switch (t.data_type()) {
+        case TensorProto::FLOAT: case TensorProto::COMPLEX64:
+            for (float v : t.float_data()) appendAs(out, v);
+            break;
+        case TensorProto::DOUBLE: case TensorProto::COMPLEX128:
+            for (double v : t.double_data()) appendAs(out, v);
+            break;
+        case TensorProto::INT64:
+            for (std::int64_t v : t.int64_data()) appendAs(out, v);
+            break;
+        case TensorProto::UINT32:
+            for (auto v : t.uint64_data()) appendAs(out, std::uint32_t(v));
+            break;
+        case TensorProto::UINT64:
+            for (auto v : t.uint64_data()) appendAs(out, std::uint64_t(v));
+            break;
+        case TensorProto::INT32:
+            for (auto v : t.int32_data()) appendAs(out, std::int32_t(v));
+            break;
+        case TensorProto::INT16: case TensorProto::UINT16: case TensorProto::FLOAT16: case TensorProto::BFLOAT16:
+            for (auto v : t.int32_data()) appendAs(out, std::uint16_t(v));
+            break;
+        default: // INT8, UINT8, BOOL, FLOAT8 variants: one byte each in int32_data
+            for (auto v : t.int32_data()) appendAs(out, std::uint8_t(v));
+            break;
+        }
+    }
+    if (h.data.size() != bytes)
+        return makeError(ErrorCode::InvalidModel, what + ": tensor '" + t.name() + "' holds " + std::to_string(h.data.size())
+                             + " bytes of data, its dims need " + std::to_string(bytes));
+    return h;
+}
+
+// A Constant node's value as a TensorProto (value, value_float(s), value_int(s)); nullopt otherwise.
+std::optional<TensorProto> constantValue(const onnx::NodeProto& node)
+{
+    for (const auto& a : node.attribute()) {
+        TensorProto t;
+        if (a.name() == "value" && a.has_t())
+            return a.t();
+        if (a.name() == "value_float") {
+            t.set_data_type(TensorProto::FLOAT);
+            t.add_float_data(a.f());
+            return t;
+        }
+        if (a.name() == "value_floats") {
+            t.set_data_type(TensorProto::FLOAT);
+            t.add_dims(a.floats_size());
+            for (float f : a.floats()) t.add_float_data(f);
+            return t;
+        }
+        if (a.name() == "value_int") {
+            t.set_data_type(TensorProto::INT64);
+            t.add_int64_data(a.i());
+            return t;
+        }
+        if (a.name() == "value_ints") {
+            t.set_data_type(TensorProto::INT64);
+            t.add_dims(a.ints_size());
+            for (auto i : a.ints()) t.add_int64_data(i);
+            return t;
+        }
+    }
+    return std::nullopt;
+}
+} // namespace
+
+std::int64_t HostTensor::elementCount() const
+{
+    std::int64_t n = 1;
+    for (auto d : shape) {
+        if (d < 0)
+            return -1;
+        n *= d;
+    }
+    return n;
+}
+
+Expected<ModelData> loadTensorData(const std::filesystem::path& modelFile, const Graph& graph)
+{
+    auto model = onnxdetail::readModel(modelFile);
+    if (!model)
+        return model.error();
+    const auto baseDir = modelFile.parent_path();
+    const std::string file = modelFile.string();
+    ModelData data;
+    auto& out = data.weights;
+    try {
+        // Constant outputs can be graph outputs too (kind Output), so they are kept whatever their kind.
+        auto keep = [&](const std::string& name, const TensorProto& t, bool constant) -> Status {
+            const auto index = graph.findTensor(name);
+            if (!index || (!constant && graph.tensors[*index].kind != TensorKind::Weight))
+                return {};
+            if (t.data_type() == TensorProto::STRING)
+                return {};
+            auto h = decode(t, baseDir, file);
+            if (!h)
+                return h.error();
+            out[*index] = std::move(*h);
+            return {};
+        };
+        for (const auto& t : model->graph().initializer())
+            if (auto s = keep(t.name(), t, false); !s)
+                return s.error();
+        for (int i = 0; i < model->graph().node_size() && i < int(graph.ops.size()); ++i) {
+            const auto& node = model->graph().node(i);
+            std::vector<int> slots;
+            for (int k = 0; k < node.input_size(); ++k)
+                if (!node.input(k).empty())
+                    slots.push_back(k);
+            if (!slots.empty() && slots.back() + 1 != int(slots.size()))
+                data.inputSlots[i] = std::move(slots);
+            if (node.op_type() == "ConstantOfShape")
+                for (const auto& a : node.attribute())
+                    if (a.name() == "value" && a.has_t()) {
+                        auto h = decode(a.t(), baseDir, file);
+                        if (!h)
+                            return h.error();
+                        data.fillValues[i] = std::move(*h);
+                    }
+        }
+        for (const auto& node : model->graph().node()) {
+            if (node.op_type() != "Constant" || node.output_size() != 1)
+                continue;
+            if (auto t = constantValue(node))
+                if (auto s = keep(node.output(0), *t, true); !s)
+                    return s.error();
+        }
+    } catch (const std::exception& e) {
+        return makeError(ErrorCode::InvalidModel, file + ": cannot read weights: " + e.what());
+    }
+    return data;
+}
+
+Expected<std::pair<std::string, HostTensor>> readTensorFile(const std::filesystem::path& file)
+{
+    std::ifstream in(file, std::ios::binary);
+    if (!in)
+        return makeError(ErrorCode::Io, file.string() + ": cannot open");
+    TensorProto t;
+    if (!t.ParseFromIstream(&in))
+        return makeError(ErrorCode::InvalidArgument, file.string() + ": not an ONNX TensorProto file");
+    auto h = decode(t, file.parent_path(), file.string());
+    if (!h)
+        return h.error();
+    return std::make_pair(t.name(), std::move(*h));
+}
+
+Status writeTensorFile(const std::filesystem::path& file, const std::string& name, const HostTensor& tensor)
+{
+    TensorProto t;
+    t.set_name(name);
+    t.set_data_type(onnxdetail::onnxFromDType(tensor.dtype));
+    for (auto d : tensor.shape)
+        t.add_dims(d);
+    t.set_raw_data(std::string(reinterpret_cast<const char*>(tensor.data.data()), tensor.data.size()));
+    std::ofstream out(file, std::ios::binary | std::ios::trunc);
+    if (!out || !t.SerializeToOstream(&out))
+        return makeError(ErrorCode::Io, file.string() + ": cannot write");
+    return {};
+}
+
+} // namespace core

@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+#pragma once
+
+// Tensor contents for the executor: weights read from a model file on request (import for planning
+// never reads them), and single tensors read from / written to ONNX TensorProto files (.pb, the
+// format of the ONNX backend test data). Every function names the file in its errors and never throws.
+
+#include "graph/graph.h"
+
+#include <cstddef>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace core {
+
+// A dense tensor in host memory, little-endian, row-major. `data.size()` = element count × dtypeBytes.
+struct HostTensor {
+    DType dtype = DType::Undefined;
+    std::vector<std::int64_t> shape;
+    std::vector<std::byte> data;
+
+    std::int64_t elementCount() const;
+};
+
+// What the executor needs from a model file beyond the Graph that import gives.
+struct ModelData {
+    // Weight contents by tensor index of the graph (matched by name): initializers (raw_data, typed
+    // fields such as float_data/int64_data, external data files beside the model) and the `value*`
+    // attributes of Constant nodes. Weights the file gives no contents for (strings) are left out.
+    std::map<TensorIndex, HostTensor> weights;
+    // Ops with an optional input left out in the middle (Clip(x, "", max)): per present input of
+    // Op::inputs, its ONNX input slot. Ops without gaps are not listed.
+    std::map<OpIndex, std::vector<int>> inputSlots;
+    // ConstantOfShape ops with a `value` attribute: that one-element tensor (absent: float 0).
+    std::map<OpIndex, HostTensor> fillValues;
+};
+
+// Reads `modelFile` again (the whole file, weights included) for the graph importOnnx made of it.
+// Import for planning never calls this, so it stays as fast as before.
+Expected<ModelData> loadTensorData(const std::filesystem::path& modelFile, const Graph& graph);
+
+// One TensorProto file: its name (may be empty) and contents.
+Expected<std::pair<std::string, HostTensor>> readTensorFile(const std::filesystem::path& file);
+// Writes `tensor` as a TensorProto named `name` with raw_data.
+Status writeTensorFile(const std::filesystem::path& file, const std::string& name, const HostTensor& tensor);
+
+} // namespace core
