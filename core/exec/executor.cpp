@@ -301,7 +301,7 @@ Expected<Measurement> runOnCpu(const Graph& graph, const Schedule& schedule, con
             p.call.out.push_back(viewOf(graph, *layout, t));
         const bool defaultDomain = op.domain.empty() || op.domain == "ai.onnx";
         p.constant = defaultDomain && op.type == "Constant";
-        p.fill = defaultDomain && op.type == "ConstantOfShape" && !graph.tensors[op.outputs[0]].estimated;
+        p.fill = defaultDomain && op.type == "ConstantOfShape" && op.outputs.size() == 1 && !graph.tensors[op.outputs[0]].estimated;
         p.opIndex = opIndex;
         p.kernel = defaultDomain && op.captured.empty() ? exec::findKernel(op.type) : nullptr;
         // Kernels need every input they read present; an unsized or estimated tensor means the

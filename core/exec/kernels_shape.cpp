@@ -7,6 +7,7 @@
 #include "exec/kernels.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 namespace core::exec {
@@ -20,7 +21,8 @@ bool view(const KernelCall& c)
 {
     if (!c.has(0) || c.out.empty() || !sameBytes(c.in[0], c.out[0]))
         return false;
-    std::memcpy(c.out[0].data, c.in[0].data, std::size_t(c.out[0].bytes()));
+    // memmove: an alias/in-place strategy may give the view its input's own buffer.
+    std::memmove(c.out[0].data, c.in[0].data, std::size_t(c.out[0].bytes()));
     return true;
 }
 
@@ -378,6 +380,109 @@ bool range(const KernelCall& c)
     return false;
 }
 
+// Resize/Upsample, modes nearest and linear (float32), coordinate transformations half_pixel,
+// pytorch_half_pixel, align_corners and asymmetric. Scales from the scales input when given,
+// else output/input extents. cubic, antialias, axes and other transformations: not supported.
+bool resize(const KernelCall& c)
+{
+    const auto &x = c.in[0], &y = c.out[0];
+    if (x.dtype != DType::Float32 || y.dtype != DType::Float32 || x.rank() != y.rank() || x.rank() == 0
+        || c.attrInt("antialias", 0) != 0 || c.attrInts("axes") || c.attrInt("exclude_outside", 0) != 0)
+        return false;
+    const auto mode = c.attrText("mode", "nearest");
+    const auto transform = c.attrText("coordinate_transformation_mode", c.op->type == "Upsample" ? "asymmetric" : "half_pixel");
+    const bool upsample = c.op->type == "Upsample";
+    const auto nearestMode = upsample ? std::string("floor") : c.attrText("nearest_mode", "round_prefer_floor");
+    if ((mode != "nearest" && mode != "linear") || (transform != "half_pixel" && transform != "pytorch_half_pixel"
+            && transform != "align_corners" && transform != "asymmetric"))
+        return false;
+    const int rank = x.rank();
+    // Opset 10 and Upsample: (X, scales); opset 11+: (X, roi, scales, sizes).
+    const TensorView* scalesIn = c.in.size() == 2 ? &c.in[1] : (c.has(2) ? &c.in[2] : nullptr);
+    std::vector<float> scale(rank);
+    for (int d = 0; d < rank; ++d)
+        scale[d] = scalesIn && scalesIn->count == rank && scalesIn->dtype == DType::Float32 ? scalesIn->f32()[d] : float(y.shape[d]) / float(x.shape[d]);
+    const bool givenScales = scalesIn && scalesIn->count == rank && scalesIn->dtype == DType::Float32;
+    auto source = [&](int d, std::int64_t o) -> float {
+        // ONNX: the resized length is in * scale (not rounded) when scales are given.
+        const float in = float(x.shape[d]), out = givenScales ? in * scale[d] : float(y.shape[d]);
+        if (transform == "align_corners")
+            return out <= 1 ? 0.0f : float(o) * (in - 1) / (out - 1);
+        if (transform == "asymmetric")
+            return float(o) / scale[d];
+        if (transform == "pytorch_half_pixel" && out <= 1)
+            return 0.0f;
+        return (float(o) + 0.5f) / scale[d] - 0.5f;
+    };
+    // Per axis and output coordinate: two source indices and the weight of the second.
+    std::vector<std::vector<std::int64_t>> lo(rank), hi(rank);
+    std::vector<std::vector<float>> weight(rank);
+    for (int d = 0; d < rank; ++d) {
+        const std::int64_t n = x.shape[d];
+        for (std::int64_t o = 0; o < y.shape[d]; ++o) {
+            float v = source(d, o);
+            std::int64_t i0 = 0, i1 = 0;
+            float w = 0;
+            if (mode == "nearest") {
+                if (nearestMode == "floor")
+                    i0 = std::int64_t(std::floor(v));
+                else if (nearestMode == "ceil")
+                    i0 = std::int64_t(std::ceil(v));
+                else if (nearestMode == "round_prefer_ceil")
+                    i0 = std::int64_t(std::floor(v + 0.5f));
+                else if (nearestMode == "round_prefer_floor")
+                    i0 = v - std::floor(v) == 0.5f ? std::int64_t(std::floor(v)) : std::int64_t(std::round(v));
+                else
+                    return false;
+                i0 = std::clamp<std::int64_t>(i0, 0, n - 1);
+                i1 = i0;
+            } else {
+                v = std::clamp(v, 0.0f, float(n - 1));
+                i0 = std::int64_t(std::floor(v));
+                i1 = std::min(i0 + 1, n - 1);
+                w = v - float(i0);
+            }
+            lo[d].push_back(i0);
+            hi[d].push_back(i1);
+            weight[d].push_back(w);
+        }
+    }
+    const auto xs = stridesOf(x.shape), ys = stridesOf(y.shape);
+    std::vector<int> axes; // axes that interpolate (linear, two distinct neighbours somewhere)
+    for (int d = 0; d < rank; ++d)
+        if (mode == "linear" && x.shape[d] != y.shape[d])
+            axes.push_back(d);
+    if (axes.size() > 8)
+        return false;
+    Shape coord(rank);
+    for (std::int64_t o = 0; o < y.count; ++o) {
+        std::int64_t rest = o;
+        for (int d = 0; d < rank; ++d) {
+            coord[d] = rest / ys[d];
+            rest %= ys[d];
+        }
+        float acc = 0;
+        for (int corner = 0; corner < (1 << axes.size()); ++corner) {
+            float w = 1;
+            std::int64_t i = 0;
+            for (int d = 0; d < rank; ++d) {
+                std::int64_t idx = lo[d][coord[d]];
+                const auto pos = std::find(axes.begin(), axes.end(), d);
+                if (pos != axes.end()) {
+                    const bool upper = corner >> (pos - axes.begin()) & 1;
+                    const float wd = weight[d][coord[d]];
+                    w *= upper ? wd : 1.0f - wd;
+                    idx = upper ? hi[d][coord[d]] : idx;
+                }
+                i += idx * xs[d];
+            }
+            acc += w * x.f32()[i];
+        }
+        y.f32()[o] = acc;
+    }
+    return true;
+}
+
 } // namespace
 
 void addShapeKernels(std::map<std::string, Kernel>& t)
@@ -396,6 +501,8 @@ void addShapeKernels(std::map<std::string, Kernel>& t)
     t["Shape"] = shapeOp;
     t["Size"] = sizeOp;
     t["Range"] = range;
+    t["Resize"] = resize;
+    t["Upsample"] = resize;
 }
 
 } // namespace core::exec
