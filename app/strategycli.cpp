@@ -36,7 +36,7 @@ std::string deviceNames()
 {
     std::string names;
     for (const auto& d : core::builtinDevices())
-        names += "  " + d.name + std::string(20 - std::min<std::size_t>(19, d.name.size()), ' ') + d.description + "\n";
+        names += "      " + d.name + std::string(18 - std::min<std::size_t>(17, d.name.size()), ' ') + d.description + "\n";
     return names;
 }
 } // namespace
@@ -54,7 +54,7 @@ std::string strategyHelp()
   --inplace             elementwise and view ops write into an input that dies there
   --budget SIZE         choose the strategies that fit SIZE (bytes, or KiB/MiB/GiB) with the least estimated
                         time (tries every combination; the strategy flags are then ignored)
-  --device NAME|FILE    device profile for costs (default h200); built-in:
+  --device NAME|FILE    device profile for costs (default h200), a JSON file or one of:
 )" + deviceNames();
 }
 
