@@ -19,10 +19,14 @@
 #include "planners/metrics.h"
 #include "planners/narration.h"
 #include "planners/planner.h"
+#include "planners/validate.h"
 #include "util/format.h"
 
 #include <QAbstractItemModelTester>
 #include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QElapsedTimer>
+#include <QLabel>
 #include <QFile>
 #include <QImage>
 #include <QJsonArray>
@@ -37,6 +41,7 @@
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QToolButton>
 #include <QUrl>
 
 #include <memory>
@@ -117,6 +122,11 @@ private slots:
     void renderScreenshots();
     void alignmentReloads();
     void dropOpensFileAndRemembersIt();
+
+    // the exact planner: progress, stop, proof
+    void stopBeforeAnyPlanIsQuiet();
+    void exactReportsProgressAndStopKeepsBest();
+    void exactProvesHotelOptimal();
 
 private:
     bool waitForPlan(const QString& planner = {});
@@ -633,6 +643,100 @@ void TestStudio::dropOpensFileAndRemembersIt()
     QVERIFY(!m_window->document()->workload()->graph); // an allocation problem: no producer/consumer columns
     QCOMPARE(m_window->tensorModel()->index(0, TensorTableModel::Producer).data().toString(), QStringLiteral("—"));
     QCOMPARE(QSettings().value(QStringLiteral("recentFiles")).toStringList().value(0), QFileInfo(path).absoluteFilePath());
+}
+
+// ---------------------------------------------------------------- exact planner
+
+void TestStudio::stopBeforeAnyPlanIsQuiet()
+{
+    // A planner that cannot keep a partial result ends quietly on stop: no planFailed, not busy.
+    PlanningController controller;
+    QSignalSpy ready(&controller, &PlanningController::planReady);
+    QSignalSpy failed(&controller, &PlanningController::planFailed);
+    controller.stop(); // nothing running: no effect
+    controller.requestPlan(loadNow("example:unet"), QStringLiteral("naive"));
+    controller.stop();
+    QTRY_VERIFY_WITH_TIMEOUT(!controller.isBusy(), kTimeout);
+    QTest::qWait(200);
+    QCOMPARE(failed.count(), 0);
+    QVERIFY(ready.count() <= 1); // naive may have finished before the stop was seen
+    if (ready.count() == 1)
+        QCOMPARE(QString::fromStdString(ready.at(0).at(0).value<core::Plan>().planner), QStringLiteral("naive"));
+}
+
+void TestStudio::exactReportsProgressAndStopKeepsBest()
+{
+    const QString path = QStringLiteral(MEMPLAN_SHARED_DIR "/benchmarks/allocation/D.1048576.csv");
+    if (!QFileInfo::exists(path))
+        QSKIP("benchmark problem D is not available");
+    QSignalSpy planned(m_window.get(), &MainWindow::planDisplayed);
+    QSignalSpy errors(m_window.get(), &MainWindow::errorOccurred);
+    m_window->setPlannerName(QStringLiteral("greedy-by-size")); // fast while loading
+    m_window->openFile(path);
+    QTRY_VERIFY_WITH_TIMEOUT(planned.count() >= 1, kTimeout);
+    QCOMPARE(m_window->currentSpec(), QFileInfo(path).absoluteFilePath());
+    QVERIFY(!m_window->timeLimitSpin()->isEnabled()); // greedy ignores the time limit
+    QCOMPARE(m_window->timeLimitSpin()->value(), 5.0);
+
+    QSignalSpy progress(m_window->controller(), &PlanningController::planProgress);
+    planned.clear();
+    m_window->setPlannerName(QStringLiteral("exact"));
+    QVERIFY(m_window->timeLimitSpin()->isEnabled());
+    QTRY_VERIFY_WITH_TIMEOUT(progress.count() >= 1 || planned.count() >= 1, kTimeout);
+    if (planned.isEmpty()) {
+        QVERIFY(m_window->stopButton()->isVisible());
+        const auto first = progress.at(0);
+        QVERIFY(first.at(0).toLongLong() > 0); // exact starts from a greedy plan
+        QVERIFY(first.at(1).toLongLong() > 0); // and knows the lower bound
+        QTRY_VERIFY_WITH_TIMEOUT(
+            m_window->busyLabel()->text().startsWith(QStringLiteral("exact: best ")), kTimeout);
+        const QString line = m_window->busyLabel()->text();
+        QVERIFY2(line.contains(QStringLiteral("lower bound")) || line.contains(QStringLiteral("proven optimal")),
+            qPrintable(line));
+        QVERIFY2(line.endsWith(QStringLiteral(" s")), qPrintable(line));
+
+        QElapsedTimer clock;
+        clock.start();
+        m_window->stopButton()->click();
+        QTRY_VERIFY_WITH_TIMEOUT(planned.count() >= 1, 1000);
+        QVERIFY2(clock.elapsed() < 1000, qPrintable(QString::number(clock.elapsed())));
+    }
+    QTRY_VERIFY_WITH_TIMEOUT(!m_window->controller()->isBusy(), kTimeout);
+    QVERIFY(!m_window->stopButton()->isVisible());
+    QCOMPARE(errors.count(), 0);
+    const core::Plan* plan = m_window->document()->plan();
+    QVERIFY(plan);
+    QCOMPARE(QString::fromStdString(plan->planner), QStringLiteral("exact"));
+    const auto check = core::validatePlan(m_window->document()->workload()->problem, *plan);
+    QVERIFY2(check.ok(), check.message.c_str());
+    QVERIFY(plan->provenLowerBound > 0);
+    const QString summary = m_window->summaryPanel()->summaryText();
+    QVERIFY2(summary.contains(QStringLiteral("Search: proven optimal"))
+            || summary.contains(QStringLiteral("Search: best found; proven lower bound ")
+                + QString::fromStdString(core::formatBytes(plan->provenLowerBound))),
+        qPrintable(summary));
+}
+
+void TestStudio::exactProvesHotelOptimal()
+{
+    QSignalSpy planned(m_window.get(), &MainWindow::planDisplayed);
+    m_window->setPlannerName(QStringLiteral("exact"));
+    m_window->openFile(QStringLiteral("example:hotel"));
+    QTRY_VERIFY_WITH_TIMEOUT(planned.count() >= 1
+            && m_window->currentSpec() == QStringLiteral("example:hotel") && !m_window->controller()->isBusy(),
+        kTimeout);
+    const core::Plan* plan = m_window->document()->plan();
+    QVERIFY(plan);
+    QCOMPARE(QString::fromStdString(plan->planner), QStringLiteral("exact"));
+    QVERIFY(plan->provenOptimal);
+    QVERIFY(core::validatePlan(m_window->document()->workload()->problem, *plan).ok());
+    const QString summary = m_window->summaryPanel()->summaryText();
+    QVERIFY2(summary.contains(QStringLiteral("Search: proven optimal")), qPrintable(summary));
+
+    m_window->setPlannerName(QStringLiteral("greedy-by-size"));
+    QVERIFY(!m_window->timeLimitSpin()->isEnabled());
+    QTRY_VERIFY_WITH_TIMEOUT(!m_window->controller()->isBusy(), kTimeout);
+    QVERIFY(!m_window->summaryPanel()->summaryText().contains(QStringLiteral("Search:")));
 }
 
 QTEST_MAIN(TestStudio)

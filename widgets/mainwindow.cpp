@@ -25,6 +25,7 @@
 #include <QComboBox>
 #include <QDir>
 #include <QDockWidget>
+#include <QDoubleSpinBox>
 #include <QDragEnterEvent>
 #include <QDropEvent>
 #include <QFileDialog>
@@ -55,6 +56,11 @@ namespace {
 const auto kRecentKey = QStringLiteral("recentFiles");
 const auto kPlannerKey = QStringLiteral("planner");
 constexpr int kMaxRecent = 8;
+
+// Planners that read PlanOptions::timeLimitSeconds; the time-limit control is enabled only for them.
+bool plannerUsesTimeLimit(const QString& name) { return name == QLatin1String("exact"); }
+
+QString bytesText(qint64 bytes) { return QString::fromStdString(core::formatBytes(bytes)); }
 
 QString displayName(const QString& spec)
 {
@@ -106,9 +112,16 @@ MainWindow::MainWindow(QWidget* parent)
         [this](const QString& message) { onFailure(tr("Planning with %1 failed: %2").arg(plannerName(), message)); });
     connect(m_controller, &PlanningController::busyChanged, this, &MainWindow::onBusyChanged);
     connect(m_controller, &PlanningController::loadStarted, this,
-        [this](const QString& spec) { m_busyLabel->setText(tr("Loading %1…").arg(displayName(spec))); });
-    connect(m_controller, &PlanningController::planStarted, this,
-        [this](const QString& planner) { m_busyLabel->setText(tr("Planning with %1…").arg(planner)); });
+        [this](const QString& spec) {
+            m_busyLabel->setText(tr("Loading %1…").arg(displayName(spec)));
+            onBusyChanged(m_controller->isBusy());
+        });
+    connect(m_controller, &PlanningController::planStarted, this, [this](const QString& planner) {
+        m_planningWith = planner;
+        m_busyLabel->setText(tr("Planning with %1…").arg(planner));
+        onBusyChanged(m_controller->isBusy());
+    });
+    connect(m_controller, &PlanningController::planProgress, this, &MainWindow::onPlanProgress);
 
     resize(1400, 900);
     updateActions();
@@ -337,8 +350,27 @@ void MainWindow::createToolBar()
     bar->addWidget(m_plannerCombo);
     connect(m_plannerCombo, &QComboBox::currentTextChanged, this, [this](const QString& name) {
         QSettings().setValue(kPlannerKey, name);
+        updateTimeLimitEnabled();
         replan();
     });
+
+    label(tr("Time limit"));
+    m_timeLimitSpin = new QDoubleSpinBox(bar);
+    m_timeLimitSpin->setRange(0.1, 3600.0);
+    m_timeLimitSpin->setDecimals(1);
+    m_timeLimitSpin->setSingleStep(1.0);
+    m_timeLimitSpin->setValue(5.0);
+    m_timeLimitSpin->setSuffix(tr(" s"));
+    bar->addWidget(m_timeLimitSpin);
+    m_timeLimitTimer = new QTimer(this);
+    m_timeLimitTimer->setSingleShot(true);
+    m_timeLimitTimer->setInterval(600); // re-plan once typing pauses
+    connect(m_timeLimitSpin, &QDoubleSpinBox::valueChanged, m_timeLimitTimer, qOverload<>(&QTimer::start));
+    connect(m_timeLimitTimer, &QTimer::timeout, this, [this] {
+        if (plannerUsesTimeLimit(plannerName()))
+            replan();
+    });
+    updateTimeLimitEnabled();
 
     label(tr("Alignment"));
     m_alignmentSpin = new QSpinBox(bar);
@@ -411,9 +443,14 @@ void MainWindow::createStatusBar()
         m_pendingSpec.clear();
         statusBar()->showMessage(tr("Cancelled."), 3000);
     });
+    m_stopButton = new QToolButton(this);
+    m_stopButton->setText(tr("Stop"));
+    m_stopButton->setToolTip(tr("Stop planning and keep the best plan found so far"));
+    connect(m_stopButton, &QToolButton::clicked, this, &MainWindow::stopPlanning);
     statusBar()->addPermanentWidget(m_cursorLabel);
     statusBar()->addPermanentWidget(m_busyLabel);
     statusBar()->addPermanentWidget(m_busyBar);
+    statusBar()->addPermanentWidget(m_stopButton);
     statusBar()->addPermanentWidget(m_cancelButton);
     onBusyChanged(false);
 
@@ -480,7 +517,42 @@ void MainWindow::reload()
 void MainWindow::replan()
 {
     if (auto workload = m_document->sharedWorkload())
-        m_controller->requestPlan(std::move(workload), plannerName());
+        m_controller->requestPlan(std::move(workload), plannerName(),
+            plannerUsesTimeLimit(plannerName()) ? m_timeLimitSpin->value() : 0.0);
+}
+
+void MainWindow::stopPlanning()
+{
+    if (!m_controller->isPlanning())
+        return;
+    m_controller->stop();
+    statusBar()->showMessage(tr("Stopped; keeping the best plan found so far."), 3000);
+}
+
+void MainWindow::updateTimeLimitEnabled()
+{
+    const bool uses = plannerUsesTimeLimit(plannerName());
+    m_timeLimitSpin->setEnabled(uses);
+    m_timeLimitSpin->setToolTip(uses ? tr("How long %1 searches before it returns the best plan found").arg(plannerName())
+                                     : tr("Only search planners (exact) use a time limit"));
+}
+
+void MainWindow::onPlanProgress(qint64 bestArena, qint64 lowerBound, double seconds, bool provenOptimal)
+{
+    const QString time = QStringLiteral("%1 s").arg(seconds, 0, 'f', 1);
+    QString text;
+    if (bestArena <= 0)
+        text = tr("%1: searching, lower bound %2, %3").arg(m_planningWith, bytesText(lowerBound), time);
+    else if (provenOptimal)
+        text = tr("%1: best %2, proven optimal, %3").arg(m_planningWith, bytesText(bestArena), time);
+    else if (lowerBound > 0)
+        text = tr("%1: best %2, lower bound %3 (+%4 %), %5")
+                   .arg(m_planningWith, bytesText(bestArena), bytesText(lowerBound))
+                   .arg(100.0 * static_cast<double>(bestArena - lowerBound) / static_cast<double>(lowerBound), 0, 'f', 1)
+                   .arg(time);
+    else
+        text = tr("%1: best %2, %3").arg(m_planningWith, bytesText(bestArena), time);
+    m_busyLabel->setText(text);
 }
 
 void MainWindow::onLoadFinished(std::shared_ptr<const core::Workload> workload)
@@ -517,6 +589,8 @@ void MainWindow::onBusyChanged(bool busy)
 {
     m_busyLabel->setVisible(busy);
     m_busyBar->setVisible(busy);
+    // Stop keeps the best plan (planning only); Cancel drops whatever runs (a load, or a plan when loading too).
+    m_stopButton->setVisible(busy && m_controller->isPlanning() && !m_controller->isLoading());
     m_cancelButton->setVisible(busy);
     if (!busy)
         m_busyLabel->clear();

@@ -19,6 +19,7 @@ class PlanningController;
 class PlayController;
 class QAction;
 class QComboBox;
+class QDoubleSpinBox;
 class QLabel;
 class QLineEdit;
 class QMenu;
@@ -56,6 +57,9 @@ public:
     ColoringView* coloringView() const { return m_coloring; }
     MemoryCurveView* memoryCurveView() const { return m_memoryCurve; }
     QComboBox* plannerCombo() const { return m_plannerCombo; }
+    QDoubleSpinBox* timeLimitSpin() const { return m_timeLimitSpin; } // seconds, for search planners (exact)
+    QToolButton* stopButton() const { return m_stopButton; }
+    QLabel* busyLabel() const { return m_busyLabel; } // "Loading…", "Planning…" or the live search progress
 
     QString currentSpec() const { return m_currentSpec; } // the model on display (path or example:NAME)
     QString plannerName() const;
@@ -76,6 +80,8 @@ public slots:
     void openFile(const QString& spec);
     void openFileDialog();
     void fit();
+    // Stops the running plan and keeps the best plan found so far (search planners); see PlanningController::stop.
+    void stopPlanning();
 
 signals:
     void planDisplayed(); // a plan for the current workload reached the document
@@ -99,6 +105,8 @@ private:
     void onPlanReady(const core::Plan& plan);
     void onFailure(const QString& message);
     void onBusyChanged(bool busy);
+    void onPlanProgress(qint64 bestArena, qint64 lowerBound, double seconds, bool provenOptimal);
+    void updateTimeLimitEnabled();
     void onTableCurrentChanged();
     void onDocumentSelection(int buffer);
     void updateCursorLabel();
@@ -130,6 +138,8 @@ private:
     QComboBox* m_plannerCombo = nullptr;
     QSpinBox* m_alignmentSpin = nullptr;
     QTimer* m_alignmentTimer = nullptr;
+    QDoubleSpinBox* m_timeLimitSpin = nullptr;
+    QTimer* m_timeLimitTimer = nullptr;
     QComboBox* m_sortCombo = nullptr;
     QComboBox* m_colorCombo = nullptr;
     QComboBox* m_speedCombo = nullptr;
@@ -148,8 +158,10 @@ private:
     QLabel* m_busyLabel = nullptr;
     QProgressBar* m_busyBar = nullptr;
     QToolButton* m_cancelButton = nullptr;
+    QToolButton* m_stopButton = nullptr;
 
     QString m_currentSpec; // on display
     QString m_pendingSpec; // being loaded
+    QString m_planningWith; // planner of the running plan, for the progress line
     bool m_syncingSelection = false;
 };

@@ -6,8 +6,12 @@
 #include "planners/validate.h"
 
 #include <QCoreApplication>
+#include <QElapsedTimer>
 #include <QPointer>
 #include <QThreadPool>
+
+#include <algorithm>
+#include <optional>
 
 PlanningController::PlanningController(QObject* parent)
     : QObject(parent)
@@ -76,15 +80,39 @@ void PlanningController::requestLoad(const QString& spec, const core::LoadOption
     });
 }
 
-void PlanningController::requestPlan(std::shared_ptr<const core::Workload> workload, const QString& plannerName)
+void PlanningController::requestPlan(
+    std::shared_ptr<const core::Workload> workload, const QString& plannerName, double timeLimitSeconds)
 {
     const auto flag = renewFlag(m_planCancel);
     const quint64 generation = ++m_planGeneration;
     setBusy(m_loading, true);
     emit planStarted(plannerName);
 
+    core::PlanOptions options;
+    options.timeLimitSeconds = std::max(0.0, timeLimitSeconds);
+    // Called on the planning thread. Throttled here too, so a burst of improvements cannot flood the
+    // UI thread's queue; the planner's final report (proven optimal) always goes through.
+    options.progress = [self = QPointer(this), generation, clock = std::optional<QElapsedTimer>()](
+                           const core::PlanProgress& progress) mutable {
+        if (clock && clock->elapsed() < 200 && !progress.provenOptimal)
+            return;
+        if (!clock)
+            clock.emplace();
+        clock->start();
+        QMetaObject::invokeMethod(
+            QCoreApplication::instance(),
+            [self, generation, progress] {
+                if (!self || generation != self->m_planGeneration || !self->m_planning)
+                    return;
+                emit self->planProgress(
+                    progress.bestArena, progress.provenLowerBound, progress.seconds, progress.provenOptimal);
+            },
+            Qt::QueuedConnection);
+    };
+
     QThreadPool::globalInstance()->start(
-        [self = QPointer(this), generation, workload = std::move(workload), flag, name = plannerName.toStdString()] {
+        [self = QPointer(this), generation, workload = std::move(workload), flag, options = std::move(options),
+            name = plannerName.toStdString()] {
             std::optional<core::Plan> plan;
             QString error;
             const core::Planner* planner = core::plannerByName(name);
@@ -93,7 +121,7 @@ void PlanningController::requestPlan(std::shared_ptr<const core::Workload> workl
             } else if (!planner) {
                 error = QStringLiteral("Unknown planner '%1'.").arg(QString::fromStdString(name));
             } else {
-                auto result = core::runPlanner(*planner, workload->problem, core::CancelToken(flag));
+                auto result = core::runPlanner(*planner, workload->problem, core::CancelToken(flag), options);
                 if (!result) {
                     error = QString::fromStdString(result.error().message);
                 } else {
@@ -114,7 +142,7 @@ void PlanningController::requestPlan(std::shared_ptr<const core::Workload> workl
                     self->setBusy(self->m_loading, false);
                     if (plan)
                         emit self->planReady(*plan);
-                    else
+                    else if (generation != self->m_stoppedGeneration) // stopped before any plan: quiet
                         emit self->planFailed(error);
                 },
                 Qt::QueuedConnection);
@@ -128,4 +156,13 @@ void PlanningController::cancel()
     ++m_loadGeneration;
     ++m_planGeneration;
     setBusy(false, false);
+}
+
+void PlanningController::stop()
+{
+    if (!m_planning)
+        return;
+    // Same generation: the result that comes back (the best plan so far) is published as usual.
+    m_stoppedGeneration = m_planGeneration;
+    m_planCancel->store(true);
 }

@@ -15,7 +15,8 @@
 // (HOUSE_STYLE §5). Each request bumps a generation counter and cancels the previous job of its
 // kind; a result whose generation is no longer current is dropped on arrival, so only the latest
 // request's signal is ever emitted. A new load also drops any pending plan (it would belong to the
-// old workload). Every plan is checked with core::validatePlan in the worker: an invalid plan
+// old workload). Search planners (exact) report progress as planProgress, throttled, guarded by the
+// same generation; stop() ends the search early and keeps the best plan it found. Every plan is checked with core::validatePlan in the worker: an invalid plan
 // arrives as planFailed, never as planReady. Lives on the UI thread; signals are emitted there.
 class PlanningController : public QObject {
     Q_OBJECT
@@ -31,9 +32,15 @@ public slots:
     // `spec`: a file path or "example:NAME" (core::loadWorkload).
     void requestLoad(const QString& spec, const core::LoadOptions& options);
     // Plans `workload` with the planner registered as `plannerName` (core::plannerByName).
-    void requestPlan(std::shared_ptr<const core::Workload> workload, const QString& plannerName);
+    // `timeLimitSeconds`: PlanOptions::timeLimitSeconds for search planners (0: the planner's default).
+    void requestPlan(
+        std::shared_ptr<const core::Workload> workload, const QString& plannerName, double timeLimitSeconds = 0);
     // Stops and forgets whatever is running; no result signal follows for it.
     void cancel();
+    // Stops the running plan but keeps its result: a search planner returns the best plan found so
+    // far, which arrives as planReady. A planner that had no plan yet ends quietly (no planFailed).
+    // Loads are not affected.
+    void stop();
 
 signals:
     void loadStarted(const QString& spec);
@@ -42,6 +49,8 @@ signals:
     void planStarted(const QString& plannerName);
     void planReady(const core::Plan& plan);
     void planFailed(const QString& message);
+    // Live progress of a search planner, at most ~5 times a second; `bestArena` 0 before the first plan.
+    void planProgress(qint64 bestArena, qint64 lowerBound, double seconds, bool provenOptimal);
     void busyChanged(bool busy);
 
 private:
@@ -52,6 +61,7 @@ private:
     std::shared_ptr<std::atomic<bool>> m_planCancel;
     quint64 m_loadGeneration = 0;
     quint64 m_planGeneration = 0;
+    quint64 m_stoppedGeneration = 0; // the plan generation stop() ended, 0: none
     bool m_loading = false;
     bool m_planning = false;
 };

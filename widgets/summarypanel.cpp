@@ -49,6 +49,12 @@ struct Rows {
                     .arg(label.toHtmlEscaped(), value.toHtmlEscaped());
         plain += label + QStringLiteral(": ") + value + QLatin1Char('\n');
     }
+    // A gray line across both columns (details that need no label).
+    void note(const QString& text)
+    {
+        html += QStringLiteral("<tr><td colspan=2 style='color:gray'>%1</td></tr>").arg(text.toHtmlEscaped());
+        plain += text + QLatin1Char('\n');
+    }
     void row(const QString& label, const QString& value, const QString& hint = {})
     {
         html += QStringLiteral("<tr><td style='padding-right:10px; white-space:nowrap'>%1</td><td "
@@ -131,6 +137,13 @@ void SummaryPanel::refresh()
         rows.row(
             tr("Max overlap"), plural(static_cast<std::size_t>(metrics.maxOverlapDepth), tr("buffer"), tr("buffers")));
         rows.row(tr("Planning time"), QString::fromStdString(core::formatSeconds(metrics.seconds)));
+        // Search planners (exact) say how far they got.
+        if (plan->provenOptimal)
+            rows.wide(tr("Search"), tr("proven optimal"));
+        else if (plan->provenLowerBound > 0)
+            rows.wide(tr("Search"), tr("best found; proven lower bound %1").arg(bytesText(plan->provenLowerBound)));
+        if (!plan->provenOptimal && !plan->details.empty())
+            rows.note(QString::fromStdString(plan->details));
     }
 
     // Live set at a step: the total, then the largest buffers.
