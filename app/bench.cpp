@@ -127,6 +127,20 @@ std::optional<Timed> runOnce(const core::Planner& planner, const core::PlanProbl
 
 // `memplan bench allocation DIR`: one row per allocation-problem CSV: lower bound, then for each
 // planner its arena, percent over the bound, time and (search planners) whether it is proven optimal.
+// Reads --time-limit into `options`; prints the error and returns false when it is malformed.
+bool readTimeLimit(const CliArgs& args, core::PlanOptions& options)
+{
+    if (const auto text = args.value("time-limit")) {
+        const auto seconds = parseSeconds(*text);
+        if (!seconds) {
+            std::cerr << "memplan: bench: --time-limit '" << *text << "': expected a duration such as 10s, 500ms or 2.5\n";
+            return false;
+        }
+        options.timeLimitSeconds = *seconds;
+    }
+    return true;
+}
+
 int benchAllocation(const CliArgs& args)
 {
     if (args.positional.size() != 2) {
@@ -134,14 +148,8 @@ int benchAllocation(const CliArgs& args)
         return 2;
     }
     core::PlanOptions options;
-    if (const auto text = args.value("time-limit")) {
-        const auto seconds = parseSeconds(*text);
-        if (!seconds) {
-            std::cerr << "memplan: bench: --time-limit '" << *text << "': expected a duration such as 10s, 500ms or 2.5\n";
-            return 2;
-        }
-        options.timeLimitSeconds = *seconds;
-    }
+    if (!readTimeLimit(args, options))
+        return 2;
     std::vector<const core::Planner*> planners;
     for (const auto& name : args.values("planner")) {
         const auto* planner = core::plannerByName(name);
@@ -257,14 +265,8 @@ int runBench(const CliArgs& args)
         }
     }
     core::PlanOptions options;
-    if (const auto text = args.value("time-limit")) {
-        const auto seconds = parseSeconds(*text);
-        if (!seconds) {
-            std::cerr << "memplan: bench: --time-limit '" << *text << "': expected a duration such as 10s, 500ms or 2.5\n";
-            return 2;
-        }
-        options.timeLimitSeconds = *seconds;
-    }
+    if (!readTimeLimit(args, options))
+        return 2;
     const auto seed = parseInteger(args.value("seed").value_or("1"));
     if (!seed || *seed < 0) {
         std::cerr << "memplan: bench: --seed expects a whole number\n";

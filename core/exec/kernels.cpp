@@ -31,6 +31,13 @@ const std::vector<std::int64_t>* KernelCall::attrInts(const std::string& name) c
     return it != op->attributes.end() ? &it->second.ints : nullptr;
 }
 
+std::vector<std::int64_t> KernelCall::attrIntsOr(const std::string& name, std::int64_t fallback, std::size_t n) const
+{
+    if (const auto* values = attrInts(name); values && values->size() == n)
+        return *values;
+    return std::vector<std::int64_t>(n, fallback);
+}
+
 bool KernelCall::allFloat() const
 {
     for (const auto& t : in)

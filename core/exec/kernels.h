@@ -46,6 +46,8 @@ struct KernelCall {
     float attrFloat(const std::string& name, float fallback) const;
     std::string attrText(const std::string& name, const std::string& fallback = {}) const;
     const std::vector<std::int64_t>* attrInts(const std::string& name) const; // nullptr when absent
+    // The integer list `name` when it has exactly n entries, else n copies of `fallback` (strides, pads, ...).
+    std::vector<std::int64_t> attrIntsOr(const std::string& name, std::int64_t fallback, std::size_t n) const;
     bool allFloat() const; // every present input and every output is float32
 };
 

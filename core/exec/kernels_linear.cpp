@@ -24,14 +24,8 @@ bool geometry(const KernelCall& c, const TensorView& x, const TensorView& w, con
     const int spatial = x.rank() - 2;
     if ((spatial != 1 && spatial != 2) || w.rank() != x.rank() || y.rank() != x.rank())
         return false;
-    auto list = [&](const char* name, std::int64_t fallback, std::size_t n) {
-        Shape v(n, fallback);
-        if (const auto* a = c.attrInts(name); a && a->size() == n)
-            v = *a;
-        return v;
-    };
-    const auto strides = list("strides", 1, spatial), dil = list("dilations", 1, spatial);
-    auto pads = list("pads", 0, 2 * spatial);
+    const auto strides = c.attrIntsOr("strides", 1, spatial), dil = c.attrIntsOr("dilations", 1, spatial);
+    auto pads = c.attrIntsOr("pads", 0, 2 * spatial);
     const auto autoPad = c.attrText("auto_pad", "NOTSET");
     Shape in(x.shape.begin() + 2, x.shape.end()), out(y.shape.begin() + 2, y.shape.end()), k(w.shape.begin() + 2, w.shape.end());
     const bool explicitOutput = transposed && c.attrInts("output_shape");
@@ -40,7 +34,7 @@ bool geometry(const KernelCall& c, const TensorView& x, const TensorView& w, con
     else if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER" || explicitOutput) {
         for (int i = 0; i < spatial; ++i) {
             const std::int64_t span = (k[i] - 1) * dil[i] + 1;
-            std::int64_t total = transposed ? strides[i] * (in[i] - 1) + list("output_padding", 0, spatial)[i] + span - out[i]
+            std::int64_t total = transposed ? strides[i] * (in[i] - 1) + c.attrIntsOr("output_padding", 0, spatial)[i] + span - out[i]
                                             : (out[i] - 1) * strides[i] + span - in[i];
             total = std::max<std::int64_t>(total, 0);
             // Conv: SAME_UPPER puts the extra pixel at the end. ConvTranspose: at the end for

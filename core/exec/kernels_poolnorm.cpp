@@ -24,14 +24,8 @@ bool poolGeometry(const KernelCall& c, PoolGeometry& g)
     const auto* kernel = c.attrInts("kernel_shape");
     if ((spatial != 1 && spatial != 2) || y.rank() != x.rank() || !kernel || int(kernel->size()) != spatial)
         return false;
-    auto list = [&](const char* name, std::int64_t fallback, std::size_t n) {
-        Shape v(n, fallback);
-        if (const auto* a = c.attrInts(name); a && a->size() == n)
-            v = *a;
-        return v;
-    };
-    const auto strides = list("strides", 1, spatial), dil = list("dilations", 1, spatial);
-    auto pads = list("pads", 0, 2 * spatial);
+    const auto strides = c.attrIntsOr("strides", 1, spatial), dil = c.attrIntsOr("dilations", 1, spatial);
+    auto pads = c.attrIntsOr("pads", 0, 2 * spatial);
     const auto autoPad = c.attrText("auto_pad", "NOTSET");
     const Shape in(x.shape.begin() + 2, x.shape.end()), out(y.shape.begin() + 2, y.shape.end());
     if (autoPad == "VALID")
