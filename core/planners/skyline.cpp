@@ -101,6 +101,18 @@ Skyline::Skyline(const SkylineInstance& instance)
     for (int s = 0; s < instance.sections; ++s)
         if (m_pendingCount[s] == 0)
             m_floor[s] = kClosed;
+    // Each buffer's time-overlapping buffers, once each: a placement lifts them all to one offset.
+    m_overlaps.resize(instance.count());
+    std::vector<int> seen(instance.count(), -1);
+    for (int k = 0; k < instance.count(); ++k) {
+        seen[k] = k;
+        for (int s = instance.first[k]; s <= instance.last[k]; ++s)
+            for (const int j : instance.liveIn[s])
+                if (seen[j] != k) {
+                    seen[j] = k;
+                    m_overlaps[k].push_back(j);
+                }
+    }
 }
 
 Skyline::Plateau Skyline::lowestPlateau(int begin, int end) const
@@ -169,23 +181,29 @@ void Skyline::place(int buffer, Bytes offset)
         m_pendingBytes[s] -= size;
         m_floor[s] = --m_pendingCount[s] == 0 ? kClosed : offset + size;
         m_raised[s] = 0;
-        liftLowest(s, offset + size);
     }
+    // Every section of the buffer gets the same floor: lift each overlapping buffer once.
+    for (const int k : m_overlaps[buffer])
+        liftBuffer(k, offset + size);
 }
 
 void Skyline::liftLowest(int section, Bytes to)
 {
-    for (const int k : m_in.liveIn[section]) {
-        if (m_offset[k] >= 0 || m_lowest[k] >= to)
-            continue;
-        m_undo.push_back({ kLowestRecord, m_lowest[k], false, k });
-        m_lowest[k] = to;
-        for (int s = m_in.first[k]; s <= m_in.last[k]; ++s)
-            if (m_sectionStamp[s] != m_stamp) {
-                m_sectionStamp[s] = m_stamp;
-                m_touched.push_back(s);
-            }
-    }
+    for (const int k : m_in.liveIn[section])
+        liftBuffer(k, to);
+}
+
+void Skyline::liftBuffer(int k, Bytes to)
+{
+    if (m_offset[k] >= 0 || m_lowest[k] >= to)
+        return;
+    m_undo.push_back({ kLowestRecord, m_lowest[k], false, k });
+    m_lowest[k] = to;
+    for (int s = m_in.first[k]; s <= m_in.last[k]; ++s)
+        if (m_sectionStamp[s] != m_stamp) {
+            m_sectionStamp[s] = m_stamp;
+            m_touched.push_back(s);
+        }
 }
 
 bool Skyline::boundsHold(Bytes capacity)
@@ -200,11 +218,19 @@ bool Skyline::boundsHold(Bytes capacity)
     for (const int s : m_touched) {
         if (m_pendingCount[s] == 0 || highest + m_pendingBytes[s] <= capacity)
             continue;
-        Bytes lowest = kClosed;
-        for (const int k : m_in.liveIn[s])
-            if (m_offset[k] < 0)
-                lowest = std::min(lowest, m_lowest[k]);
-        if (std::max(lowest, m_floor[s]) + m_pendingBytes[s] > capacity) {
+        // Fails when the floor, or the lowest offset of every unplaced buffer, leaves too little
+        // room: stop at the first buffer that leaves enough.
+        const Bytes room = capacity - m_pendingBytes[s];
+        bool fails = m_floor[s] > room;
+        if (!fails) {
+            fails = true;
+            for (const int k : m_in.liveIn[s])
+                if (m_offset[k] < 0 && m_lowest[k] <= room) {
+                    fails = false;
+                    break;
+                }
+        }
+        if (fails) {
             holds = false;
             break;
         }

@@ -114,6 +114,7 @@ private:
     };
     static constexpr int kLowestRecord = std::numeric_limits<int>::min();
     void liftLowest(int section, Bytes to); // unplaced buffers covering it sit at >= to
+    void liftBuffer(int k, Bytes to);       // unplaced buffer k sits at >= to
     const SkylineInstance& m_in;
     std::vector<Bytes> m_floor;
     std::vector<char> m_raised; // floor came from a raise, not from a placed buffer's top
@@ -121,6 +122,7 @@ private:
     std::vector<int> m_pendingCount;
     std::vector<int> m_crossing; // per boundary s|s+1: unplaced buffers covering both sections
     std::vector<Bytes> m_offset;
+    std::vector<std::vector<int>> m_overlaps; // per buffer: the other buffers sharing a section
     std::vector<Bytes> m_lowest; // per buffer: highest floor over its sections (lowest possible offset)
     std::vector<Undo> m_undo;
     std::vector<int> m_touched;      // sections to check in boundsHold()
