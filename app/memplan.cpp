@@ -158,6 +158,8 @@ the largest buffers alive at the peak step. Every plan is checked by the indepen
         return code;
     if (const auto status = applyTrainingFlag(*args, *workload); !status)
         return fail("plan: " + status.error().message);
+    if (const auto status = checkCheckpointTarget(*args, *workload); !status)
+        return fail("plan: " + status.error().message, kExitUsage);
     std::vector<core::StrategyReport> strategyReports;
     if (const auto status = applyStrategyFlags(*args, *workload, strategyReports); !status)
         return fail("plan: " + status.error().message);
@@ -199,6 +201,8 @@ With --training, the rows also include recompute with the checkpoint policy (--c
         return code;
     if (const auto status = applyTrainingFlag(*args, *workload); !status)
         return fail("compare: " + status.error().message);
+    if (const auto status = checkCheckpointTarget(*args, *workload); !status)
+        return fail("compare: " + status.error().message, kExitUsage);
     if (args->has("strategies"))
         return compareStrategies(*args, *workload);
     std::vector<core::Plan> plans;
@@ -253,6 +257,8 @@ domain ai.memplan.training); with --checkpoint sqrt|N also its checkpoint recomp
         return code;
     if (const auto status = applyTrainingFlag(*args, *workload); !status)
         return fail("export: " + status.error().message);
+    if (const auto status = checkCheckpointTarget(*args, *workload); !status)
+        return fail("export: " + status.error().message, kExitUsage);
     std::vector<core::StrategyReport> unused;
     if (const auto status = applyStrategyFlags(*args, *workload, unused); !status)
         return fail("export: " + status.error().message);

@@ -62,7 +62,7 @@ std::string trainingHelp()
   --training            append the backward pass (loss gradient, then each op's gradient op in reverse;
                         forward activations stay alive until the gradient that reads them; weight
                         gradients are outputs)
-  --checkpoint sqrt|N   with --training: recompute with the checkpoint policy: keep the outputs of every
+  --checkpoint sqrt|N   on a training graph: recompute with the checkpoint policy: keep the outputs of every
                         N-th forward op (sqrt: N = round(sqrt(forward ops))) and recompute the segments
                         between them just before the backward pass needs them (implies --recompute)
   --persistent-grads    with --training: weight gradients are persistent buffers outside the arena (as a
@@ -80,10 +80,15 @@ core::Status checkTrainingFlags(const CliArgs& args)
     if (!checkpointEvery(*text))
         return core::makeError(core::ErrorCode::InvalidArgument,
             "--checkpoint '" + *text + "': expected sqrt or a whole number of forward ops (>= 1)");
-    if (!args.has("training"))
-        return core::makeError(core::ErrorCode::InvalidArgument,
-            "--checkpoint needs --training: checkpoints trade recomputation for the activations the backward pass keeps");
     return {};
+}
+
+core::Status checkCheckpointTarget(const CliArgs& args, const core::Workload& workload)
+{
+    if (!args.has("checkpoint") || !workload.graph || core::backwardStart(*workload.graph, workload.schedule) < workload.schedule.steps())
+        return {};
+    return core::makeError(core::ErrorCode::InvalidArgument, "--checkpoint needs a training graph (add --training): checkpoints "
+                                                             "trade recomputation for the activations the backward pass keeps");
 }
 
 core::Status applyTrainingFlag(const CliArgs& args, core::Workload& workload)

@@ -16,9 +16,11 @@ std::set<std::string> strategyValuedOptions(); // device, budget, checkpoint
 std::string strategyHelp();
 std::string trainingHelp(); // --training, --checkpoint, --persistent-grads
 
-// Checks --checkpoint (sqrt or a whole number >= 1) and that it and --persistent-grads come with
-// --training; a bad one is a command-line error (exit 2).
+// Checks --checkpoint (sqrt or a whole number >= 1) and that --persistent-grads comes with --training;
+// a bad one is a command-line error (exit 2).
 core::Status checkTrainingFlags(const CliArgs& args);
+// After loading (and --training): --checkpoint needs a graph with a backward pass (also exit 2).
+core::Status checkCheckpointTarget(const CliArgs& args, const core::Workload& workload);
 
 // --training: replaces `workload` with the one with the backward pass appended. No flag: leaves it alone.
 core::Status applyTrainingFlag(const CliArgs& args, core::Workload& workload);

@@ -479,9 +479,23 @@ void TestTraining::cli()
     QVERIFY(file.open(QIODevice::ReadOnly));
     const auto text = file.readAll();
     QVERIFY(text.contains("ConvGrad") && text.contains("LossGrad"));
-    // The exported training graph plans again, with the same number of ops.
-    const auto again = memplan({ QStringLiteral("plan"), path });
+    // The exported training graph plans again, and its backward pass is recognised: --checkpoint works on it.
+    const auto again = memplan({ QStringLiteral("plan"), path, QStringLiteral("--checkpoint"), QStringLiteral("sqrt") });
     QVERIFY2(again.exitCode == 0, qPrintable(again.err));
+    QVERIFY2(again.out.contains(QStringLiteral("checkpoint policy")), qPrintable(again.out));
+    const auto onnx = dir.filePath(QStringLiteral("train.onnx"));
+    const auto exportedOnnx = memplan({ QStringLiteral("export"), QStringLiteral("example:unet"), QStringLiteral("--training"),
+        QStringLiteral("--onnx"), onnx });
+    QVERIFY2(exportedOnnx.exitCode == 0, qPrintable(exportedOnnx.err));
+    const auto onnxPlan = memplan({ QStringLiteral("plan"), onnx });
+    QVERIFY2(onnxPlan.exitCode == 0 && onnxPlan.out.contains(QStringLiteral("steps            103")), qPrintable(onnxPlan.out + onnxPlan.err));
+
+    // Weight gradients outside the arena: a smaller arena, and the region is reported.
+    const auto persistent = memplan({ QStringLiteral("plan"), QStringLiteral("example:cnn"), QStringLiteral("--training"),
+        QStringLiteral("--persistent-grads") });
+    QVERIFY2(persistent.exitCode == 0 && persistent.out.contains(QStringLiteral("persistent       44.6 MiB")), qPrintable(persistent.out));
+    const auto alone = memplan({ QStringLiteral("plan"), QStringLiteral("example:cnn"), QStringLiteral("--persistent-grads") });
+    QCOMPARE(alone.exitCode, 2);
 }
 
 QTEST_GUILESS_MAIN(TestTraining)

@@ -144,9 +144,9 @@ std::optional<GapRewrite> recomputeGap(const Transformed& current, const IdleGap
 // forward ops between two checkpoints drops its outputs that the backward pass reads, and recomputes them all
 // (from the checkpoint before it) just before the first backward read of any of them. The forward ops after the
 // last checkpoint are kept: their gradients come first, so dropping them would save nothing.
-// Report details list segments in the order processed (last first); the order does not change the result
-// except across checkpoints: a tensor of an earlier segment read by a later segment's recomputation stays
-// alive until that recomputation.
+// Segments are processed last first, so a later segment's recomputation reads a tensor of an earlier segment
+// (a skip connection across a checkpoint) where it is instead of recomputing it; that tensor then stays alive
+// until that recomputation, and its own segment's clone serves its backward reads.
 Transformed checkpointSegments(Transformed state, const StrategyOptions& options, StrategyReport& report)
 {
     const Step forwardEnd = backwardStart(state.graph, state.schedule);
@@ -157,6 +157,7 @@ Transformed checkpointSegments(Transformed state, const StrategyOptions& options
     const int n = forwardEnd;
     const int k = options.checkpointEvery > 0 ? options.checkpointEvery : std::max(1, static_cast<int>(std::lround(std::sqrt(n))));
     const std::vector<OpIndex> forwardOps(state.schedule.order.begin(), state.schedule.order.begin() + forwardEnd);
+    const auto firstClone = static_cast<OpIndex>(state.graph.ops.size()); // ops from here on are this pass's clones
     std::vector<bool> keptTensor(state.graph.tensors.size(), false);
     for (Step s = 0; s < n; ++s) {
         const auto& op = state.graph.ops[forwardOps[s]];
@@ -170,8 +171,6 @@ Transformed checkpointSegments(Transformed state, const StrategyOptions& options
     report.details.push_back("checkpoint policy: k = " + std::to_string(k) + " of " + std::to_string(n) + " forward ops: the outputs of "
         + std::to_string(n / k) + " checkpoints (every k-th op) stay; the segments before them are recomputed before the backward pass");
     int recomputed = 0;
-    // Last segment first: when a segment's recomputation reads a tensor of an earlier segment (a skip
-    // connection across a checkpoint), that tensor is still resident and is read, not recomputed again.
     for (int segment = n / k - 1; segment >= 0; --segment) {
         const auto reads = readSteps(state.graph, state.schedule);
         Recomputation r;
@@ -183,11 +182,14 @@ Transformed checkpointSegments(Transformed state, const StrategyOptions& options
             for (auto out : state.graph.ops[forwardOps[s]].outputs) {
                 const auto& tensor = state.graph.tensors[out];
                 const auto& when = reads[out];
-                const auto backward = std::lower_bound(when.begin(), when.end(), forwardEnd);
+                // The first read by a backward op; reads by clones of later segments stay on the original.
+                const auto forwardReads = std::lower_bound(when.begin(), when.end(), forwardEnd);
+                const auto backward = std::find_if(forwardReads, when.end(),
+                    [&](Step step) { return state.schedule.order[step] < firstClone; });
                 if (kept(out) || tensor.kind != TensorKind::Activation || tensor.size <= 0 || state.onHost[out]
                     || state.bufferRoot(out) != out || backward == when.end())
                     continue;
-                const Step idleFrom = backward == when.begin() ? s : *(backward - 1); // last forward read, or production
+                const Step idleFrom = forwardReads == when.begin() ? s : *(forwardReads - 1); // last forward read, or production
                 if (*backward - idleFrom < kMinGap)
                     continue;
                 r.targets.push_back(out);
