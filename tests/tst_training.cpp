@@ -299,6 +299,9 @@ void TestTraining::sharedTensorGetsAnAccumulation()
             QVERIFY(contains(op.inputs, x) && contains(op.inputs, w)); // X and W
             QCOMPARE(op.outputs.size(), std::size_t(1));               // x is data: only w.grad
             QCOMPARE(g.tensors[op.outputs[0]].name, std::string("w.grad"));
+            // One gradient written (dW): as many FLOPs as the forward MatMul.
+            QCOMPARE(opCost(g, op).flops, opCost(g, g.ops[0]).flops);
+            QCOMPARE(opCost(g, op).flops, 2.0 * 64 * 64);
         }
         if (op.name == "relu.grad")
             QVERIFY(contains(op.inputs, r) && !contains(op.inputs, a)); // Relu's gradient reads its output
