@@ -109,7 +109,8 @@ std::string strategyHelp()
     return R"(strategies (applied in this order; see DESIGN.md):
   --fuse                fuse Conv/Gemm/MatMul with BatchNorm, bias and activation, and elementwise chains
   --reorder             memory-aware topological order (kept only when it lowers the peak)
-  --recompute           drop long-lived tensors and recompute them before a later read
+  --recompute           drop long-lived tensors and recompute them before a later read (greedy; see
+                        --checkpoint for the checkpoint policy on training graphs)
   --swap                move long-idle tensors to host memory and back (timed on --device)
   --inplace             elementwise and view ops write into an input that dies there
   --budget SIZE         choose the strategies that fit SIZE (bytes, or KiB/MiB/GiB) with the least estimated

@@ -6,7 +6,9 @@
 // training step (forward activations stay alive until the gradient op that reads them).
 // - Which tensors get a gradient: float tensors that depend on a float weight through differentiable
 //   inputs and from which a loss output is reachable. Graph inputs (data) and integer/bool tensors
-//   (shapes, indices, masks) get none; weights of unknown size get none (noted).
+//   (shapes, indices, masks) get none; nor do setting inputs (Resize scales, Clip bounds, BatchNorm
+//   running statistics, ...), one-element float weights (constants such as 1/sqrt(d)) and weights of
+//   unknown size (both noted). Ops such as Shape, ArgMax, comparisons and rounding pass no gradient.
 // - After the forward ops: one loss-gradient seed ("loss.grad", type LossGrad) that reads the loss
 //   outputs and writes "<output>.grad" for each. Then, for each forward op in reverse schedule order
 //   that has a gradient on an output and an input that needs one: "<op>.grad" (type "<Type>Grad")
