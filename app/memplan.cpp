@@ -126,7 +126,7 @@ the largest buffers alive at the peak step. Every plan is checked by the indepen
   --csv FILE            write the plan as allocation-problem CSV with an offset column
   --time-limit T        search time for the exact planner: 10s, 500ms, 2m or seconds (default 5s)
   --capacity SIZE       exact: stop at the first plan within SIZE (bytes, or with KiB/MiB/GiB)
-)") + kModelOptionsHelp + strategyHelp() + "\nplanners:\n" + plannerList();
+)") + kModelOptionsHelp + strategyHelp() + trainingHelp() + "\nplanners:\n" + plannerList();
     int code = kExitOk;
     auto valued = kModelOptions;
     valued.insert({ "planner", "json", "csv", "time-limit", "capacity" });
@@ -151,9 +151,15 @@ the largest buffers alive at the peak step. Every plan is checked by the indepen
     const auto* planner = core::plannerByName(plannerName);
     if (!planner)
         return fail("plan: unknown planner '" + plannerName + "'; choose one of:\n" + plannerList(), kExitUsage);
+    if (const auto status = checkTrainingFlags(*args); !status)
+        return fail("plan: " + status.error().message, kExitUsage);
     auto workload = loadModel("plan", *args, code);
     if (!workload)
         return code;
+    if (const auto status = applyTrainingFlag(*args, *workload); !status)
+        return fail("plan: " + status.error().message);
+    if (const auto status = checkCheckpointTarget(*args, *workload); !status)
+        return fail("plan: " + status.error().message, kExitUsage);
     std::vector<core::StrategyReport> strategyReports;
     if (const auto status = applyStrategyFlags(*args, *workload, strategyReports); !status)
         return fail("plan: " + status.error().message);
@@ -179,17 +185,24 @@ int commandCompare(const std::vector<std::string>& words)
 Runs every planner on MODEL and prints one row each: arena, ratio to the lower bound, colors, time.
 With --strategies: one row per strategy combination instead (greedy-by-size): lower bound, arena,
 saved bytes, extra FLOPs, bytes swapped and estimated time on --device NAME|FILE (default h200).
+With --training, the rows also include recompute with the checkpoint policy (--checkpoint N, default sqrt).
 
-)") + kModelOptionsHelp;
+)") + kModelOptionsHelp + trainingHelp();
     int code = kExitOk;
     auto valued = kModelOptions;
-    valued.insert("device");
-    const auto args = parseOrExplain("compare", words, valued, { "strategies" }, help, code);
+    valued.insert({ "device", "checkpoint" });
+    const auto args = parseOrExplain("compare", words, valued, { "strategies", "training", "persistent-grads" }, help, code);
     if (!args)
         return code;
-    const auto workload = loadModel("compare", *args, code);
+    if (const auto status = checkTrainingFlags(*args); !status)
+        return fail("compare: " + status.error().message, kExitUsage);
+    auto workload = loadModel("compare", *args, code);
     if (!workload)
         return code;
+    if (const auto status = applyTrainingFlag(*args, *workload); !status)
+        return fail("compare: " + status.error().message);
+    if (const auto status = checkCheckpointTarget(*args, *workload); !status)
+        return fail("compare: " + status.error().message, kExitUsage);
     if (args->has("strategies"))
         return compareStrategies(*args, *workload);
     std::vector<core::Plan> plans;
@@ -226,18 +239,29 @@ int commandExport(const std::vector<std::string>& words)
 
 Writes MODEL in another format: an ONNX model or a JSON graph (graphs only), or the allocation
 problem as CSV (id,lower,upper,size). Example: memplan export example:unet --onnx unet.onnx
-)") + kModelOptionsHelp;
+With --training the graph written is the training graph (forward, then backward; gradient ops in
+domain ai.memplan.training); with --checkpoint sqrt|N also its checkpoint recomputations.
+)") + kModelOptionsHelp + trainingHelp();
     int code = kExitOk;
     auto valued = kModelOptions;
-    valued.insert({ "onnx", "graph-json", "csv" });
-    const auto args = parseOrExplain("export", words, valued, {}, help, code);
+    valued.insert({ "onnx", "graph-json", "csv", "checkpoint" });
+    const auto args = parseOrExplain("export", words, valued, { "training", "persistent-grads" }, help, code);
     if (!args)
         return code;
     if (!args->has("onnx") && !args->has("graph-json") && !args->has("csv"))
         return fail("export: say what to write: --onnx FILE, --graph-json FILE or --csv FILE", kExitUsage);
-    const auto workload = loadModel("export", *args, code);
+    if (const auto status = checkTrainingFlags(*args); !status)
+        return fail("export: " + status.error().message, kExitUsage);
+    auto workload = loadModel("export", *args, code);
     if (!workload)
         return code;
+    if (const auto status = applyTrainingFlag(*args, *workload); !status)
+        return fail("export: " + status.error().message);
+    if (const auto status = checkCheckpointTarget(*args, *workload); !status)
+        return fail("export: " + status.error().message, kExitUsage);
+    std::vector<core::StrategyReport> unused;
+    if (const auto status = applyStrategyFlags(*args, *workload, unused); !status)
+        return fail("export: " + status.error().message);
     if ((args->has("onnx") || args->has("graph-json")) && !workload->graph)
         return fail("export: " + workload->source + " is an allocation problem, not a graph; export it with --csv FILE");
     std::string error;

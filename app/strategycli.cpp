@@ -8,6 +8,7 @@
 #include "planners/planner.h"
 #include "planners/validate.h"
 #include "strategies/budget.h"
+#include "strategies/training.h"
 #include "util/format.h"
 
 #include <nlohmann/json.hpp>
@@ -23,6 +24,17 @@ std::string fixed(double value, const char* format)
     char text[64];
     std::snprintf(text, sizeof text, format, value);
     return text;
+}
+
+// --checkpoint as StrategyOptions::checkpointEvery: "sqrt" is 0 (the default rule), N is N.
+std::optional<int> checkpointEvery(const std::string& text)
+{
+    if (text == "sqrt")
+        return 0;
+    const auto n = parseInteger(text);
+    if (!n || *n < 1 || *n > 1000000)
+        return std::nullopt;
+    return static_cast<int>(*n);
 }
 
 core::Expected<core::DeviceProfile> deviceFrom(const CliArgs& args)
@@ -41,15 +53,64 @@ std::string deviceNames()
 }
 } // namespace
 
-std::set<std::string> strategySwitches() { return { "fuse", "inplace", "reorder", "recompute", "swap", "strategies" }; }
-std::set<std::string> strategyValuedOptions() { return { "device", "budget" }; }
+std::set<std::string> strategySwitches() { return { "fuse", "inplace", "reorder", "recompute", "swap", "strategies", "training", "persistent-grads" }; }
+std::set<std::string> strategyValuedOptions() { return { "device", "budget", "checkpoint" }; }
+
+std::string trainingHelp()
+{
+    return R"(training:
+  --training            append the backward pass (loss gradient, then each op's gradient op in reverse;
+                        forward activations stay alive until the gradient that reads them; weight
+                        gradients are outputs)
+  --checkpoint sqrt|N   on a training graph: recompute with the checkpoint policy: keep the outputs of every
+                        N-th forward op (sqrt: N = round(sqrt(forward ops))) and recompute the segments
+                        between them just before the backward pass needs them (implies --recompute)
+  --persistent-grads    with --training: weight gradients are persistent buffers outside the arena (as a
+                        framework's preallocated gradients) instead of arena outputs alive to the end
+)";
+}
+
+core::Status checkTrainingFlags(const CliArgs& args)
+{
+    if (args.has("persistent-grads") && !args.has("training"))
+        return core::makeError(core::ErrorCode::InvalidArgument, "--persistent-grads needs --training");
+    const auto text = args.value("checkpoint");
+    if (!text)
+        return {};
+    if (!checkpointEvery(*text))
+        return core::makeError(core::ErrorCode::InvalidArgument,
+            "--checkpoint '" + *text + "': expected sqrt or a whole number of forward ops (>= 1)");
+    return {};
+}
+
+core::Status checkCheckpointTarget(const CliArgs& args, const core::Workload& workload)
+{
+    if (!args.has("checkpoint") || !workload.graph || core::backwardStart(*workload.graph, workload.schedule) < workload.schedule.steps())
+        return {};
+    return core::makeError(core::ErrorCode::InvalidArgument, "--checkpoint needs a training graph (add --training): checkpoints "
+                                                             "trade recomputation for the activations the backward pass keeps");
+}
+
+core::Status applyTrainingFlag(const CliArgs& args, core::Workload& workload)
+{
+    if (!args.has("training"))
+        return {};
+    core::TrainingOptions options;
+    options.weightGradientsInArena = !args.has("persistent-grads");
+    auto training = core::appendBackwardPass(workload, options);
+    if (!training)
+        return training.error();
+    workload = std::move(*training);
+    return {};
+}
 
 std::string strategyHelp()
 {
     return R"(strategies (applied in this order; see DESIGN.md):
   --fuse                fuse Conv/Gemm/MatMul with BatchNorm, bias and activation, and elementwise chains
   --reorder             memory-aware topological order (kept only when it lowers the peak)
-  --recompute           drop long-lived tensors and recompute them before a later read
+  --recompute           drop long-lived tensors and recompute them before a later read (greedy; see
+                        --checkpoint for the checkpoint policy on training graphs)
   --swap                move long-idle tensors to host memory and back (timed on --device)
   --inplace             elementwise and view ops write into an input that dies there
   --budget SIZE         choose the strategies that fit SIZE (bytes, or KiB/MiB/GiB) with the least estimated
@@ -62,7 +123,7 @@ core::Status applyStrategyFlags(const CliArgs& args, core::Workload& workload, s
 {
     std::vector<std::string> names;
     for (const auto& flag : kStrategyFlags)
-        if (args.has(flag))
+        if (args.has(flag) || (flag == "recompute" && args.has("checkpoint")))
             names.push_back(flag);
     if (names.empty() && !args.has("budget"))
         return {};
@@ -72,6 +133,10 @@ core::Status applyStrategyFlags(const CliArgs& args, core::Workload& workload, s
     core::StrategyOptions options;
     options.device = *device;
     options.alignment = workload.problem.alignment;
+    if (const auto text = args.value("checkpoint")) {
+        options.recomputePolicy = core::RecomputePolicy::Checkpoint;
+        options.checkpointEvery = checkpointEvery(*text).value_or(0);
+    }
     if (const auto text = args.value("budget")) {
         const auto budget = parseByteSize(*text);
         if (!budget)
@@ -170,14 +235,26 @@ int compareStrategies(const CliArgs& args, const core::Workload& workload)
     options.device = *device;
     options.alignment = workload.problem.alignment;
     const double baseSeconds = core::scheduleCost(*workload.graph, workload.schedule, options.device).seconds;
-    const std::vector<std::vector<std::string>> combinations { {}, { "fuse" }, { "inplace" }, { "reorder" }, { "recompute" },
-        { "swap" }, { "fuse", "inplace" }, { "fuse", "reorder", "inplace" }, { "fuse", "reorder", "recompute", "inplace" },
-        { "fuse", "reorder", "swap", "inplace" }, { "fuse", "reorder", "recompute", "swap", "inplace" } };
+    struct Combination {
+        std::vector<std::string> names;
+        bool checkpoint = false; // recompute with the checkpoint policy
+    };
+    std::vector<Combination> combinations { { {} }, { { "fuse" } }, { { "inplace" } }, { { "reorder" } }, { { "recompute" } },
+        { { "swap" } }, { { "fuse", "inplace" } }, { { "fuse", "reorder", "inplace" } }, { { "fuse", "reorder", "recompute", "inplace" } },
+        { { "fuse", "reorder", "swap", "inplace" } }, { { "fuse", "reorder", "recompute", "swap", "inplace" } } };
+    // A training graph also gets the checkpoint policy (every --checkpoint N, default sqrt).
+    const int every = checkpointEvery(args.value("checkpoint").value_or("sqrt")).value_or(0);
+    if (core::backwardStart(*workload.graph, workload.schedule) < workload.schedule.steps()) {
+        combinations.push_back({ { "recompute" }, true });
+        combinations.push_back({ { "fuse", "recompute", "inplace" }, true });
+    }
     const core::Bytes baseBound = core::lowerBound(workload.problem);
     std::printf("%s on %s, planner %s\n", workload.source.c_str(), options.device.name.c_str(), plannerName.c_str());
     std::printf("%-38s %12s %12s %12s %11s %12s %11s\n", "strategies", "lower bound", "arena", "saved", "extra FLOPs", "swapped",
         "est. time");
-    for (const auto& names : combinations) {
+    for (const auto& [names, checkpoint] : combinations) {
+        options.recomputePolicy = checkpoint ? core::RecomputePolicy::Checkpoint : core::RecomputePolicy::Greedy;
+        options.checkpointEvery = every;
         auto run = core::applyStrategies(workload, names, options);
         if (!run) {
             std::cerr << "memplan: compare: " << run.error().message << "\n";
@@ -202,7 +279,7 @@ int compareStrategies(const CliArgs& args, const core::Workload& workload)
         }
         std::string label;
         for (const auto& n : names)
-            label += (label.empty() ? "" : "+") + n;
+            label += (label.empty() ? "" : "+") + (checkpoint && n == "recompute" ? std::string("checkpoint") : n);
         const auto bound = core::lowerBound(run->workload.problem);
         std::printf("%-38s %12s %12s %12s %11s %12s %8.3f ms\n", label.empty() ? "(none)" : label.c_str(),
             core::formatBytes(bound).c_str(), core::formatBytes(plan->arenaSize).c_str(),

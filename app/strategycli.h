@@ -11,12 +11,23 @@
 #include <vector>
 
 // The strategy options of `memplan plan` and `memplan compare --strategies`.
-std::set<std::string> strategySwitches(); // fuse, inplace, reorder, recompute, swap, strategies
-std::set<std::string> strategyValuedOptions(); // device
+std::set<std::string> strategySwitches(); // fuse, inplace, reorder, recompute, swap, strategies, training, persistent-grads
+std::set<std::string> strategyValuedOptions(); // device, budget, checkpoint
 std::string strategyHelp();
+std::string trainingHelp(); // --training, --checkpoint, --persistent-grads
+
+// Checks --checkpoint (sqrt or a whole number >= 1) and that --persistent-grads comes with --training;
+// a bad one is a command-line error (exit 2).
+core::Status checkTrainingFlags(const CliArgs& args);
+// After loading (and --training): --checkpoint needs a graph with a backward pass (also exit 2).
+core::Status checkCheckpointTarget(const CliArgs& args, const core::Workload& workload);
+
+// --training: replaces `workload` with the one with the backward pass appended. No flag: leaves it alone.
+core::Status applyTrainingFlag(const CliArgs& args, core::Workload& workload);
 
 // Applies the strategies the flags name to `workload` (replaced by the transformed one) and fills
-// `reports`. No strategy flag: leaves both alone. Errors: unknown device, a workload without a graph.
+// `reports`; --checkpoint turns recompute on with the checkpoint policy. No strategy flag: leaves both
+// alone. Errors: unknown device, a workload without a graph.
 core::Status applyStrategyFlags(const CliArgs& args, core::Workload& workload, std::vector<core::StrategyReport>& reports);
 
 // Report lines, one block per strategy: saved bytes, extra FLOPs, swapped bytes, extra time, details.

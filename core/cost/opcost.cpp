@@ -62,6 +62,24 @@ OpCost opCost(const Graph& graph, const Op& op)
     const Tensor* in0 = op.inputs.empty() ? nullptr : &graph.tensors[op.inputs[0]];
     const Tensor* in1 = op.inputs.size() < 2 ? nullptr : &graph.tensors[op.inputs[1]];
     const auto& t = op.type;
+    // Gradient ops of training mode (strategies/training.h): inputs are dY, then X and W. Each gradient they
+    // write (dX, dW) costs as much as the forward op; other gradient ops fall through to the rules below.
+    if (op.domain == "ai.memplan.training" && op.inputs.size() >= 3 && (t == "ConvGrad" || t == "ConvTransposeGrad"
+            || t == "GemmGrad" || t == "MatMulGrad" || t == "FusedMatMulGrad")) {
+        const auto& dy = graph.tensors[op.inputs[0]];
+        const auto& x = graph.tensors[op.inputs[1]];
+        const auto& w = graph.tensors[op.inputs[2]];
+        double forward = 0;
+        if (t == "ConvGrad")
+            forward = 2.0 * elements(dy) * productFrom(w.shape, 1);
+        else if (t == "ConvTransposeGrad")
+            forward = 2.0 * elements(x) * productFrom(w.shape, 1);
+        else if (!x.shape.empty())
+            forward = 2.0 * elements(dy) * static_cast<double>(std::max<std::int64_t>(
+                t == "GemmGrad" && intAttribute(op, "transA", 0) != 0 ? x.shape.front() : x.shape.back(), 0));
+        cost.flops = forward * static_cast<double>(op.outputs.size());
+        return cost;
+    }
     if (t == "Conv" && in1) {
         cost.flops = 2.0 * out * productFrom(in1->shape, 1); // weight [M, C/group, kH, kW]
     } else if (t == "ConvTranspose" && in0 && in1) {

@@ -4,10 +4,13 @@
 
 #include "cost/opcost.h"
 #include "strategies/gaps.h"
+#include "strategies/training.h"
 #include "util/format.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <functional>
 #include <map>
 
 namespace core {
@@ -17,7 +20,42 @@ constexpr Step kMinGap = 2;
 
 bool isRandom(const std::string& type) { return type == "Dropout" || type.rfind("Random", 0) == 0 || type == "Multinomial"; }
 
-std::optional<GapRewrite> recomputeGap(const Transformed& current, const IdleGap& gap, const DeviceProfile& device)
+// An op whose output cannot be computed again with the same result, or cannot be cloned at all.
+bool cannotRerun(const Op& op)
+{
+    return isRandom(op.type) || !op.captured.empty() || op.type == "SwapIn" || op.type == "SwapOut" || op.domain == kTrainingDomain;
+}
+
+// `wanted`, or with a suffix (.2, .3, ...) when the graph has a tensor of that name (a tensor recomputed twice).
+std::string uniqueTensorName(const Graph& graph, const std::string& wanted)
+{
+    auto name = wanted;
+    for (int i = 2; graph.findTensor(name); ++i)
+        name = wanted + "." + std::to_string(i);
+    return name;
+}
+
+std::string flopsText(double flops)
+{
+    char text[32];
+    std::snprintf(text, sizeof text, "%.3g", flops);
+    return text;
+}
+
+// One recomputation: clones of the producers of `targets` run right before step `at`, and every read of
+// a target from `at` on reads its clone. A clone's input that is not resident at `at` (dead, not yet
+// needed again, or itself a target) is recomputed too, depth first, up to `maxChain` ops; weights, graph
+// inputs and tensors `kept` says yes to are read where they are (which keeps them alive until `at`).
+struct Recomputation {
+    std::vector<TensorIndex> targets;
+    Step at = 0;
+    int maxChain = RecomputeStrategy::kMaxChain;
+    std::function<bool(TensorIndex)> kept; // may be empty
+};
+
+// The rewrite, or nullopt when a needed op cannot be re-run or the chain is too long.
+// GapRewrite::detail says "re-running A, B (N FLOPs)".
+std::optional<GapRewrite> recomputeBefore(const Transformed& current, const Recomputation& r, const DeviceProfile& device)
 {
     const auto& graph = current.graph;
     const auto lifetimes = computeLifetimes(graph, current.schedule);
@@ -25,16 +63,15 @@ std::optional<GapRewrite> recomputeGap(const Transformed& current, const IdleGap
     std::vector<Step> stepOf(graph.ops.size(), -1);
     for (Step s = 0; s < current.schedule.steps(); ++s)
         stepOf[current.schedule.order[s]] = s;
-    // Resident at step `to` anyway: read at or after it, or weight/graph input (read from where it is).
+    auto isTarget = [&](TensorIndex u) { return std::find(r.targets.begin(), r.targets.end(), u) != r.targets.end(); };
     auto available = [&](TensorIndex u) {
         const auto kind = graph.tensors[u].kind;
-        if (kind == TensorKind::Weight || kind == TensorKind::Persistent || prod[u] < 0)
+        if (kind == TensorKind::Weight || kind == TensorKind::Persistent || prod[u] < 0 || (r.kept && r.kept(u)))
             return true;
-        return lifetimes[u].start < gap.to && lifetimes[u].end > gap.to && !current.onHost[u];
+        return !isTarget(u) && lifetimes[u].start < r.at && lifetimes[u].end > r.at && !current.onHost[u];
     };
-    // Ops to clone: the producer of the tensor, and of every input that is not available, depth first.
     std::vector<OpIndex> chain;
-    std::vector<TensorIndex> work { gap.tensor };
+    std::vector<TensorIndex> work(r.targets.rbegin(), r.targets.rend());
     while (!work.empty()) {
         const auto u = work.back();
         work.pop_back();
@@ -42,10 +79,10 @@ std::optional<GapRewrite> recomputeGap(const Transformed& current, const IdleGap
         if (p < 0 || std::find(chain.begin(), chain.end(), p) != chain.end())
             continue;
         const auto& op = graph.ops[p];
-        if (isRandom(op.type) || !op.captured.empty() || op.type == "SwapIn" || op.type == "SwapOut")
+        if (cannotRerun(op) || stepOf[p] < 0 || stepOf[p] >= r.at)
             return std::nullopt;
         chain.push_back(p);
-        if (static_cast<int>(chain.size()) > RecomputeStrategy::kMaxChain)
+        if (static_cast<int>(chain.size()) > r.maxChain)
             return std::nullopt;
         for (auto in : op.inputs)
             if (current.onHost[in])
@@ -59,37 +96,124 @@ std::optional<GapRewrite> recomputeGap(const Transformed& current, const IdleGap
     result.state = current;
     auto& state = result.state;
     std::map<TensorIndex, TensorIndex> cloneOf;
-    Step at = gap.to;
+    Step at = r.at;
     std::string names;
-    for (auto p : chain) {
+    for (std::size_t i = 0; i < chain.size(); ++i) {
+        const auto p = chain[i];
         Op clone = state.graph.ops[p];
         clone.name += ".recompute";
         for (auto& in : clone.inputs)
             if (auto it = cloneOf.find(in); it != cloneOf.end())
                 in = it->second;
         for (auto& out : clone.outputs) {
-            const auto copy = state.addCopyTensor(out, state.graph.tensors[out].name + ".recompute");
+            const auto copy = state.addCopyTensor(out, uniqueTensorName(state.graph, state.graph.tensors[out].name + ".recompute"));
             cloneOf[out] = copy;
             out = copy;
         }
-        const auto cost = opCost(state.graph, clone);
-        result.extraFlops += cost.flops;
+        result.extraFlops += opCost(state.graph, clone).flops;
         result.extraSeconds += opSeconds(state.graph, clone, device);
-        names += (names.empty() ? "" : ", ") + state.graph.ops[p].name;
-        // Redirect later reads first (positions from `to` on hold the original ops), then insert.
+        if (i < 4)
+            names += (names.empty() ? "" : ", ") + state.graph.ops[p].name;
+        else if (i == 4)
+            names += " and " + std::to_string(chain.size() - 4) + " more";
+        // Redirect later reads first (positions from `at` on hold the original ops), then insert.
         insertOp(state, std::move(clone), at++);
     }
-    const auto replacement = cloneOf.at(gap.tensor);
-    for (Step s = at; s < state.schedule.steps(); ++s) {
-        auto& op = state.graph.ops[state.schedule.order[s]];
-        for (auto* list : { &op.inputs, &op.captured })
-            std::replace(list->begin(), list->end(), gap.tensor, replacement);
+    for (auto target : r.targets) {
+        const auto replacement = cloneOf.at(target);
+        for (Step s = at; s < state.schedule.steps(); ++s) {
+            auto& op = state.graph.ops[state.schedule.order[s]];
+            for (auto* list : { &op.inputs, &op.captured })
+                std::replace(list->begin(), list->end(), target, replacement);
+        }
     }
-    char flops[32];
-    std::snprintf(flops, sizeof flops, "%.3g", result.extraFlops);
-    result.detail = graph.tensors[gap.tensor].name + ": " + formatBytes(gap.size) + " dropped after step " + std::to_string(gap.from)
-        + ", recomputed before step " + std::to_string(gap.to) + " by re-running " + names + " (" + flops + " FLOPs)";
+    result.detail = "re-running " + names + " (" + flopsText(result.extraFlops) + " FLOPs)";
     return result;
+}
+
+std::optional<GapRewrite> recomputeGap(const Transformed& current, const IdleGap& gap, const DeviceProfile& device)
+{
+    auto result = recomputeBefore(current, Recomputation { { gap.tensor }, gap.to, RecomputeStrategy::kMaxChain, {} }, device);
+    if (result)
+        result->detail = current.graph.tensors[gap.tensor].name + ": " + formatBytes(gap.size) + " dropped after step "
+            + std::to_string(gap.from) + ", recomputed before step " + std::to_string(gap.to) + " by " + result->detail;
+    return result;
+}
+
+// Checkpoint policy. Forward steps k-1, 2k-1, ... are checkpoints: their outputs stay resident. Each segment of
+// forward ops between two checkpoints drops its outputs that the backward pass reads, and recomputes them all
+// (from the checkpoint before it) just before the first backward read of any of them. The forward ops after the
+// last checkpoint are kept: their gradients come first, so dropping them would save nothing.
+// Segments are processed last first, so a later segment's recomputation reads a tensor of an earlier segment
+// (a skip connection across a checkpoint) where it is instead of recomputing it; that tensor then stays alive
+// until that recomputation, and its own segment's clone serves its backward reads.
+Transformed checkpointSegments(Transformed state, const StrategyOptions& options, StrategyReport& report)
+{
+    const Step forwardEnd = backwardStart(state.graph, state.schedule);
+    if (forwardEnd == state.schedule.steps()) {
+        report.details.push_back("no backward pass (use training mode): checkpointing has nothing to drop");
+        return state;
+    }
+    const int n = forwardEnd;
+    const int k = options.checkpointEvery > 0 ? options.checkpointEvery : std::max(1, static_cast<int>(std::lround(std::sqrt(n))));
+    const std::vector<OpIndex> forwardOps(state.schedule.order.begin(), state.schedule.order.begin() + forwardEnd);
+    const auto firstClone = static_cast<OpIndex>(state.graph.ops.size()); // ops from here on are this pass's clones
+    std::vector<bool> keptTensor(state.graph.tensors.size(), false);
+    for (Step s = 0; s < n; ++s) {
+        const auto& op = state.graph.ops[forwardOps[s]];
+        if ((s + 1) % k == 0 || cannotRerun(op) || s >= (n / k) * k)
+            for (auto out : op.outputs)
+                keptTensor[out] = true;
+    }
+    for (auto t : state.graph.outputs)
+        keptTensor[t] = true;
+    const auto kept = [keptTensor](TensorIndex t) { return t < static_cast<TensorIndex>(keptTensor.size()) && keptTensor[t]; };
+    report.details.push_back("checkpoint policy: k = " + std::to_string(k) + " of " + std::to_string(n) + " forward ops: the outputs of "
+        + std::to_string(n / k) + " checkpoints (every k-th op) stay; the segments before them are recomputed before the backward pass");
+    int recomputed = 0;
+    for (int segment = n / k - 1; segment >= 0; --segment) {
+        const auto reads = readSteps(state.graph, state.schedule);
+        Recomputation r;
+        r.at = state.schedule.steps();
+        r.maxChain = static_cast<int>(state.graph.ops.size());
+        r.kept = kept;
+        Bytes bytes = 0;
+        for (Step s = segment * k; s < (segment + 1) * k - 1; ++s)
+            for (auto out : state.graph.ops[forwardOps[s]].outputs) {
+                const auto& tensor = state.graph.tensors[out];
+                const auto& when = reads[out];
+                // The first read by a backward op; reads by clones of later segments stay on the original.
+                const auto forwardReads = std::lower_bound(when.begin(), when.end(), forwardEnd);
+                const auto backward = std::find_if(forwardReads, when.end(),
+                    [&](Step step) { return state.schedule.order[step] < firstClone; });
+                if (kept(out) || tensor.kind != TensorKind::Activation || tensor.size <= 0 || state.onHost[out]
+                    || state.bufferRoot(out) != out || backward == when.end())
+                    continue;
+                const Step idleFrom = forwardReads == when.begin() ? s : *(forwardReads - 1); // last forward read, or production
+                if (*backward - idleFrom < kMinGap)
+                    continue;
+                r.targets.push_back(out);
+                r.at = std::min(r.at, *backward);
+                bytes += tensor.size;
+            }
+        if (r.targets.empty())
+            continue;
+        auto rewrite = recomputeBefore(state, r, options.device);
+        const auto range = "segment of forward steps " + std::to_string(segment * k) + "-" + std::to_string((segment + 1) * k - 2);
+        if (!rewrite) {
+            report.details.push_back(range + ": kept (an op in it cannot be re-run)");
+            continue;
+        }
+        ++recomputed;
+        report.extraFlops += rewrite->extraFlops;
+        report.extraSeconds += rewrite->extraSeconds;
+        report.details.push_back(range + ": " + std::to_string(r.targets.size()) + " tensors (" + formatBytes(bytes)
+            + ") dropped after the forward pass, recomputed before step " + std::to_string(r.at) + " by " + rewrite->detail);
+        state = std::move(rewrite->state);
+    }
+    if (recomputed == 0)
+        report.details.push_back("no segment has a tensor the backward pass reads later");
+    return state;
 }
 } // namespace
 
@@ -98,6 +222,11 @@ Expected<Transformed> RecomputeStrategy::apply(Transformed state, const Strategy
     StrategyReport report;
     report.name = std::string(name());
     const auto& device = options.device;
+    if (options.recomputePolicy == RecomputePolicy::Checkpoint) {
+        state = checkpointSegments(std::move(state), options, report);
+        state.reports.push_back(std::move(report));
+        return state;
+    }
     state = greedyGapRewrites(
         std::move(state), kMinGap, [&](const Transformed& s, const IdleGap& gap) { return recomputeGap(s, gap, device); },
         options, report);

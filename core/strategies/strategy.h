@@ -24,11 +24,17 @@
 
 namespace core {
 
+// How recompute chooses what to drop: greedy (the tensor that lowers the lower bound most, repeatedly) or
+// checkpoint (keep every k-th forward activation, recompute the rest in segments before the backward pass).
+enum class RecomputePolicy { Greedy, Checkpoint };
+
 struct StrategyOptions {
     DeviceProfile device = defaultDevice();
     Bytes alignment = 256;  // activation alignment used when measuring lower bounds
-    int maxRewrites = 16;   // recompute, swap: most tensors rewritten
-    int candidates = 24;    // recompute, swap: most candidates tried per round (largest size × gap first)
+    int maxRewrites = 16;   // recompute (greedy), swap: most tensors rewritten
+    int candidates = 24;    // recompute (greedy), swap: most candidates tried per round (largest size × gap first)
+    RecomputePolicy recomputePolicy = RecomputePolicy::Greedy;
+    int checkpointEvery = 0; // checkpoint policy: keep the outputs of every k-th forward op; 0: round(sqrt(forward ops))
 };
 
 // What one strategy saved and spent.
