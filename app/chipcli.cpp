@@ -50,10 +50,11 @@ core::Expected<std::string> chipReport(const CliArgs& args, const core::Workload
         const core::Bytes need = weights + plan.arenaSize;
         if (need <= device->memoryCapacity)
             return std::string();
-        return "warning: " + workload.source + " needs " + core::formatBytes(need) + " (weights and state "
-            + core::formatBytes(weights) + " + arena " + core::formatBytes(plan.arenaSize) + ") but one " + device->name
-            + " holds " + core::formatBytes(device->memoryCapacity) + ": over by " + core::formatBytes(need - device->memoryCapacity)
-            + " (" + std::to_string(need - device->memoryCapacity) + " B); split it over chips with --chips auto\n";
+        return "warning: " + workload.source + " needs " + core::formatDecimalBytes(need) + " (weights and state "
+            + core::formatDecimalBytes(weights) + " + arena " + core::formatDecimalBytes(plan.arenaSize) + ") but one "
+            + device->name + " holds " + core::formatDecimalBytes(device->memoryCapacity) + ": over by "
+            + core::formatDecimalBytes(need - device->memoryCapacity) + " (" + std::to_string(need - device->memoryCapacity)
+            + " B); split it over chips with --chips auto\n";
     }
     if (!workload.graph)
         return core::makeError(core::ErrorCode::InvalidArgument,

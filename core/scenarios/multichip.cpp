@@ -145,8 +145,8 @@ Error opTooBig(const Context& ctx, const DeviceProfile& device, Step step)
     const auto& op = ctx.index.graph->ops[ctx.index.schedule->order[step]];
     return makeError(ErrorCode::Infeasible,
         "op '" + op.name + "' (" + op.type + ", step " + std::to_string(step) + ") alone needs "
-            + formatBytes(alone->used) + " (" + std::to_string(alone->used) + " B: weights "
-            + formatBytes(alone->stage.weightBytes) + " + activations " + formatBytes(alone->plan.arenaSize)
+            + formatDecimalBytes(alone->used) + " (" + std::to_string(alone->used) + " B: weights "
+            + formatDecimalBytes(alone->stage.weightBytes) + " + activations " + formatDecimalBytes(alone->plan.arenaSize)
             + "), more than one " + device.name + " chip holds (" + formatDecimalBytes(device.memoryCapacity) + ")");
 }
 
@@ -248,8 +248,8 @@ Expected<MultiChipPlan> planMultiChip(
     if (options.chips > 0 && options.chips < provenMin)
         return makeError(ErrorCode::Infeasible,
             std::to_string(options.chips) + " " + device.name + " chip(s) (" + formatDecimalBytes(capacity * options.chips)
-                + ") cannot hold the model: no partition into fewer than " + std::to_string(provenMin)
-                + " chips fits (" + formatDecimalBytes(capacity * provenMin) + " pooled)");
+                + ") cannot hold the model: it needs at least " + std::to_string(provenMin) + " chips ("
+                + formatDecimalBytes(capacity * provenMin) + " pooled), whatever the planner");
 
     const int limit = options.chips > 0 ? options.chips : kUnlimited;
     auto greedy = greedyPlanned(ctx, capacity, limit);
@@ -307,8 +307,8 @@ Expected<MultiChipPlan> planMultiChip(
             return makeError(ErrorCode::Infeasible, "chip " + std::to_string(i) + ": planner '" + options.planner
                     + "' produced an invalid plan: " + check.message);
         if (trial.used > capacity)
-            return makeError(ErrorCode::Infeasible, "chip " + std::to_string(i) + " needs " + formatBytes(trial.used)
-                    + ", more than its " + formatBytes(capacity));
+            return makeError(ErrorCode::Infeasible, "chip " + std::to_string(i) + " needs " + formatDecimalBytes(trial.used)
+                    + ", more than its " + formatDecimalBytes(capacity));
         for (Step s = trial.stage.begin; s < trial.stage.end; ++s)
             stageOf[s] = i;
         ChipStage chip;

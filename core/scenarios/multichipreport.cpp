@@ -65,6 +65,8 @@ std::string formatMultiChipReport(const Graph& graph, const Schedule& schedule, 
     if (plan.requestedChips)
         out += "chip count       as requested, load spread to even the fullest chip; fewest possible: "
             + std::to_string(plan.provenMinChips) + "\n";
+    else if (plan.optimal && plan.chips() == 1)
+        out += "chip count       the model fits one chip\n";
     else if (plan.optimal)
         out += "chip count       fewest that fit: no partition into " + std::to_string(plan.chips() - 1)
             + " chips holds the weights and activations, whatever the planner\n";
@@ -72,17 +74,19 @@ std::string formatMultiChipReport(const Graph& graph, const Schedule& schedule, 
         out += "chip count       fewest the " + plan.planner + " arenas allow; no plan fits fewer than "
             + std::to_string(plan.provenMinChips) + "\n";
     out += "stage planner    " + plan.planner + ", alignment " + std::to_string(plan.alignment) + " B; " + linkText(device) + "\n";
+    out += "                 sizes in MB = 10^6 B, as chip memory is quoted; in/out: transfers received/sent\n";
     char line[512];
-    std::snprintf(line, sizeof line, "%-5s %-14s %10s %10s %10s %7s %5s %5s %10s %10s  %s\n", "chip", "steps", "weights",
-        "arena", "received", "fill", "in", "out", "compute", "transfers", "first op .. last op");
+    std::snprintf(line, sizeof line, "%-5s %-18s %9s %9s %9s %9s %7s %4s %4s %9s %9s  %s\n", "chip", "steps", "weights",
+        "arena", "received", "used", "fill", "in", "out", "compute", "transfer", "first op .. last op");
     out += line;
     for (int i = 0; i < plan.chips(); ++i) {
         const auto& s = plan.stages[i];
         const std::string range = std::to_string(s.stage.begin) + "-" + std::to_string(s.stage.end - 1) + " ("
             + std::to_string(s.stage.end - s.stage.begin) + ")";
-        std::snprintf(line, sizeof line, "%-5d %-14s %10s %10s %10s %6.1f%% %5zu %5zu %10s %10s  %s .. %s\n", i,
-            range.c_str(), formatBytes(s.stage.weightBytes).c_str(), formatBytes(s.arenaBytes()).c_str(),
-            formatBytes(s.stage.receivedBytes).c_str(), s.fill() * 100, s.transfersIn.size(), s.transfersOut.size(),
+        std::snprintf(line, sizeof line, "%-5d %-18s %9s %9s %9s %9s %6.1f%% %4zu %4zu %9s %9s  %s .. %s\n", i,
+            range.c_str(), formatDecimalBytes(s.stage.weightBytes).c_str(), formatDecimalBytes(s.arenaBytes()).c_str(),
+            formatDecimalBytes(s.stage.receivedBytes).c_str(), formatDecimalBytes(s.usedBytes()).c_str(), s.fill() * 100,
+            s.transfersIn.size(), s.transfersOut.size(),
             formatSeconds(s.computeSeconds).c_str(), formatSeconds(s.transferInSeconds).c_str(),
             opName(graph, schedule, s.stage.begin).c_str(), opName(graph, schedule, s.stage.end - 1).c_str());
         out += line;
@@ -91,8 +95,8 @@ std::string formatMultiChipReport(const Graph& graph, const Schedule& schedule, 
     for (const auto& t : plan.transfers)
         chipTransfers += t.fromChip >= 0 && t.toChip >= 0;
     out += "chip to chip     " + std::to_string(chipTransfers) + " transfer" + (chipTransfers == 1 ? "" : "s") + ", "
-        + formatBytes(plan.transferBytes()) + "\n";
-    out += "weights held     " + formatBytes(plan.weightBytes()) + " over all chips (a weight two chips read is held by both)\n";
+        + formatDecimalBytes(plan.transferBytes()) + "\n";
+    out += "weights held     " + formatDecimalBytes(plan.weightBytes()) + " over all chips (a weight two chips read is held by both)\n";
     out += "pipeline         latency " + formatSeconds(plan.latencySeconds()) + " per input; slowest chip "
         + formatSeconds(plan.bottleneckSeconds()) + ", so about "
         + printf1("%.0f", plan.throughputPerSecond()) + " inputs/s when pipelined (roofline estimate)\n";
