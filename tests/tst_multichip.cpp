@@ -610,6 +610,8 @@ private slots:
         QCOMPARE(ready.count(), 2);
         QCOMPARE(view.partition()->chips(), fewest + 1);
         checkPartition(*workload->graph, workload->schedule, *view.partition());
+        const auto change = view.changeText();
+        QVERIFY2(change.startsWith(QStringLiteral("From %1 to %2 chips").arg(fewest).arg(fewest + 1)), qPrintable(change));
         QVERIFY(view.grab().save(QStringLiteral("/tmp/h4shots/stages-more.png")));
 
         // Many chips side by side: the synthetic 16-layer model over its six.
@@ -619,6 +621,7 @@ private slots:
         view.setWorkload(std::make_shared<const Workload>(std::move(*large)), groq());
         QTRY_COMPARE_WITH_TIMEOUT(ready.count(), 3, 120000);
         QCOMPARE(view.partition()->chips(), 6);
+        QVERIFY(view.changeText().isEmpty()); // another model: nothing to compare with
         QVERIFY(view.grab().save(QStringLiteral("/tmp/h4shots/stages-synthetic.png")));
 
         // An impossible count: an error, the last good partition stays.

@@ -269,6 +269,10 @@ StagesView::StagesView(QWidget* parent)
         + QStringLiteral(" &nbsp; ") + swatch(sentColor(), tr("held to send on")));
     controls->addWidget(legend);
 
+    m_change = new QLabel(this);
+    m_change->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_change->setWordWrap(true);
+
     m_canvas = new StagesCanvas(this);
     auto* scroll = new QScrollArea(this);
     scroll->setWidget(m_canvas);
@@ -285,6 +289,7 @@ StagesView::StagesView(QWidget* parent)
 
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(controls);
+    layout->addWidget(m_change);
     layout->addWidget(scroll, 3);
     layout->addWidget(m_transfers, 1);
 
@@ -340,13 +345,16 @@ void StagesView::repartition()
             error = QString::fromStdString(result.error().message);
         QMetaObject::invokeMethod(
             QCoreApplication::instance(),
-            [self, generation, partition = std::move(partition), error] {
+            [self, generation, workload, partition = std::move(partition), error] {
                 if (!self || generation != self->m_generation)
                     return; // stale, or the view is gone
                 self->m_busy = false;
                 self->m_error = error;
-                if (partition)
+                if (partition) {
+                    self->m_previous = self->m_partitioned == workload ? self->m_partition : nullptr;
                     self->m_partition = partition;
+                    self->m_partitioned = workload;
+                }
                 self->showPartition();
                 if (partition)
                     emit self->partitionReady();
@@ -373,6 +381,7 @@ void StagesView::showPartition()
                            .arg(QString::fromStdString(plan.device.name), mb(plan.pooledCapacity()), count,
                                QString::fromStdString(core::formatSeconds(plan.latencySeconds())))
                            .arg(plan.throughputPerSecond(), 0, 'f', 0));
+    m_change->setText(changeText());
     m_canvas->setMessage({});
     m_canvas->setPartition(m_partition, m_workload);
 
@@ -388,4 +397,36 @@ void StagesView::showPartition()
     }
     m_transfers->resizeColumnsToContents();
     m_transfers->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
+}
+
+QString StagesView::changeText() const
+{
+    if (!m_previous || !m_partition)
+        return {};
+    auto fullest = [](const core::MultiChipPlan& plan) {
+        double fill = 0;
+        for (const auto& s : plan.stages)
+            fill = std::max(fill, s.fill());
+        return fill;
+    };
+    auto hops = [](const core::MultiChipPlan& plan) {
+        int count = 0;
+        for (const auto& t : plan.transfers)
+            count += t.fromChip >= 0 && t.toChip >= 0;
+        return count;
+    };
+    auto seconds = [](double s) { return QString::fromStdString(core::formatSeconds(s)); };
+    const auto& a = *m_previous;
+    const auto& b = *m_partition;
+    return tr("From %1 to %2 chips: pooled %3 → %4 · fullest chip %5 → %6 · chip-to-chip %7 transfers (%8) → %9 (%10) · "
+              "latency %11 → %12 · %13 → %14 inputs/s")
+        .arg(a.chips())
+        .arg(b.chips())
+        .arg(mb(a.pooledCapacity()), mb(b.pooledCapacity()), percent(fullest(a)), percent(fullest(b)))
+        .arg(hops(a))
+        .arg(mb(a.transferBytes()))
+        .arg(hops(b))
+        .arg(mb(b.transferBytes()), seconds(a.latencySeconds()), seconds(b.latencySeconds()))
+        .arg(a.throughputPerSecond(), 0, 'f', 0)
+        .arg(b.throughputPerSecond(), 0, 'f', 0);
 }

@@ -21,7 +21,7 @@ class StagesCanvas;
 // in MB and %), a miniature of its arena (local step × offset, coloured by local/received/sent),
 // arrows with the bytes one chip sends the next, and a table of every transfer. The chip-count box
 // (auto = fewest that fit) re-partitions on QThreadPool::globalInstance(); the UI thread never
-// waits. A newer request cancels the older one, whose result is dropped (generation counter).
+// waits; a line under it says what changed against the previous count. A newer request cancels the older one, whose result is dropped (generation counter).
 class StagesView : public QWidget {
     Q_OBJECT
 public:
@@ -38,6 +38,9 @@ public:
     std::shared_ptr<const core::MultiChipPlan> partition() const { return m_partition; }
     bool isBusy() const { return m_busy; }
     QString errorText() const { return m_error; }
+    // What changed from the previous partition of the same model ("" for the first): chips, pooled
+    // capacity, fullest chip, chip-to-chip traffic, latency and throughput, before → after.
+    QString changeText() const;
 
 signals:
     void partitionReady();
@@ -49,11 +52,14 @@ private:
 
     QSpinBox* m_chips = nullptr;
     QLabel* m_summary = nullptr;
+    QLabel* m_change = nullptr;
     StagesCanvas* m_canvas = nullptr;
     QTableWidget* m_transfers = nullptr;
     std::shared_ptr<const core::Workload> m_workload;
     core::DeviceProfile m_device;
     std::shared_ptr<const core::MultiChipPlan> m_partition;
+    std::shared_ptr<const core::MultiChipPlan> m_previous; // the one before m_partition, same workload
+    std::shared_ptr<const core::Workload> m_partitioned;   // the workload m_partition belongs to
     std::shared_ptr<std::atomic<bool>> m_cancel;
     quint64 m_generation = 0;
     bool m_busy = false;
