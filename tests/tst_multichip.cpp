@@ -3,9 +3,11 @@
 // Multi-chip partition for fixed-memory accelerators: every stage fits its chip, every boundary
 // tensor goes once to each chip that reads it before its first use there, `auto` is the fewest
 // chips, the chip link fields of device profiles, the CLI, and the Studio's stages view.
+#include "chipteachingview.h"
 #include "stagesview.h"
 
 #include "cost/device.h"
+#include "scenarios/chipunits.h"
 #include "io/jsongraph.h"
 #include "io/workload.h"
 #include "planners/metrics.h"
@@ -20,6 +22,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QPushButton>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
@@ -630,6 +633,73 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(failed.count(), 1, 120000);
         QVERIFY(!view.errorText().isEmpty());
         QCOMPARE(view.partition()->chips(), 6);
+    }
+
+    void chipUnits()
+    {
+        QCOMPARE(chipUnitFor("Conv"), ChipUnit::Matrix);
+        QCOMPARE(chipUnitFor("MatMul"), ChipUnit::Matrix);
+        QCOMPARE(chipUnitFor("Relu"), ChipUnit::Vector);
+        QCOMPARE(chipUnitFor("Softmax"), ChipUnit::Vector);
+        QCOMPARE(chipUnitFor("Transpose"), ChipUnit::Switch);
+        QCOMPARE(chipUnitFor("Concat"), ChipUnit::Switch);
+        QCOMPARE(chipUnitFor("Identity"), ChipUnit::Memory);
+        QCOMPARE(chipUnitName(ChipUnit::Switch), std::string_view("switch"));
+    }
+
+    // The three teaching modes, one click apart; the performance mode plots runs measured by the CPU executor.
+    void teachingView()
+    {
+        auto loaded = loadWorkload("example:cnn", {});
+        QVERIFY2(loaded, loaded ? "" : loaded.error().message.c_str());
+        const auto workload = std::make_shared<const Workload>(std::move(*loaded));
+        ChipTeachingView view;
+        view.resize(1300, 760);
+        QSignalSpy ready(view.stagesView(), &StagesView::partitionReady);
+        view.setWorkload(workload, groq());
+        view.stagesView()->setChipCount(2);
+        QTRY_VERIFY_WITH_TIMEOUT(ready.count() >= 1 && !view.stagesView()->isBusy(), 120000);
+        QCOMPARE(view.stagesView()->partition()->chips(), 2);
+        QDir().mkpath(QStringLiteral("/tmp/h4shots"));
+
+        // Architecture: a convolution at its step on the matrix unit, and an elementwise op on the vector unit.
+        int conv = -1, add = -1;
+        for (Step s = 0; s < workload->schedule.steps(); ++s) {
+            const auto& type = workload->graph->ops[workload->schedule.order[s]].type;
+            if (type == "Conv" && conv < 0 && s > 5)
+                conv = s;
+            if (type == "Add" && add < 0 && s > workload->schedule.steps() / 2)
+                add = s;
+        }
+        QVERIFY(conv >= 0 && add >= 0);
+        view.setStep(conv);
+        QCOMPARE(view.mode(), ChipTeachingView::Mode::Architecture);
+        QVERIFY(view.grab().save(QStringLiteral("/tmp/h4shots/teach-architecture.png")));
+        view.setStep(add);
+        QVERIFY(view.grab().save(QStringLiteral("/tmp/h4shots/teach-architecture-add.png")));
+
+        QPushButton* performance = nullptr;
+        QPushButton* multiChip = nullptr;
+        for (auto* button : view.findChildren<QPushButton*>()) {
+            if (button->text() == QStringLiteral("Performance"))
+                performance = button;
+            if (button->text() == QStringLiteral("Multi-chip"))
+                multiChip = button;
+        }
+        QVERIFY(performance && multiChip);
+        QTest::mouseClick(performance, Qt::LeftButton);
+        QCOMPARE(view.mode(), ChipTeachingView::Mode::Performance);
+        QSignalSpy measured(&view, &ChipTeachingView::measuredRunsReady);
+        view.measureOnCpu(3);
+        QTRY_COMPARE_WITH_TIMEOUT(measured.count(), 1, 300000);
+        QCOMPARE(view.measuredRuns().size(), std::size_t(3));
+        for (double ms : view.measuredRuns())
+            QVERIFY(ms > 0);
+        QVERIFY(view.grab().save(QStringLiteral("/tmp/h4shots/teach-performance.png")));
+
+        QTest::mouseClick(multiChip, Qt::LeftButton);
+        QCOMPARE(view.mode(), ChipTeachingView::Mode::MultiChip);
+        QVERIFY(view.grab().save(QStringLiteral("/tmp/h4shots/teach-multichip.png")));
     }
 };
 

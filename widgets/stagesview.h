@@ -36,6 +36,8 @@ public:
 
     // The latest partition, or null (before the first, while none succeeded, after an error).
     std::shared_ptr<const core::MultiChipPlan> partition() const { return m_partition; }
+    // The workload partition() was made from (after a new setWorkload, the old one until the new result lands).
+    std::shared_ptr<const core::Workload> partitionedWorkload() const { return m_partitioned; }
     bool isBusy() const { return m_busy; }
     QString errorText() const { return m_error; }
     // What changed from the previous partition of the same model ("" for the first): chips, pooled
