@@ -69,7 +69,7 @@ std::string formatMultiChipReport(const Graph& graph, const Schedule& schedule, 
         out += "chip count       the model fits one chip\n";
     else if (plan.optimal)
         out += "chip count       fewest that fit: no partition into " + std::to_string(plan.chips() - 1)
-            + " chips holds the weights and activations, whatever the planner\n";
+            + (plan.chips() == 2 ? " chip" : " chips") + " holds the weights and activations, whatever the planner\n";
     else
         out += "chip count       fewest the " + plan.planner + " arenas allow; no plan fits fewer than "
             + std::to_string(plan.provenMinChips) + "\n";
