@@ -2,6 +2,7 @@
 // SPDX-FileCopyrightText: MemPlan authors
 // memplan: the command line over the planning engine.
 #include "bench.h"
+#include "chipcli.h"
 #include "run.h"
 #include "strategycli.h"
 #include "cliargs.h"
@@ -14,6 +15,7 @@
 #include "onnx/onnximport.h"
 #include "planners/planner.h"
 #include "planners/validate.h"
+#include "scenarios/multichipreport.h"
 
 #include <fstream>
 #include <iostream>
@@ -126,14 +128,24 @@ the largest buffers alive at the peak step. Every plan is checked by the indepen
   --csv FILE            write the plan as allocation-problem CSV with an offset column
   --time-limit T        search time for the exact planner: 10s, 500ms, 2m or seconds (default 5s)
   --capacity SIZE       exact: stop at the first plan within SIZE (bytes, or with KiB/MiB/GiB)
-)") + kModelOptionsHelp + strategyHelp() + trainingHelp() + "\nplanners:\n" + plannerList();
+)") + kModelOptionsHelp + strategyHelp() + trainingHelp() + chipHelp() + "\nplanners:\n" + plannerList();
     int code = kExitOk;
     auto valued = kModelOptions;
-    valued.insert({ "planner", "json", "csv", "time-limit", "capacity" });
+    valued.insert({ "planner", "json", "csv", "time-limit", "capacity", "chips" });
     valued.merge(strategyValuedOptions());
     const auto args = parseOrExplain("plan", words, valued, strategySwitches(), help, code);
     if (!args)
         return code;
+    const auto chips = chipsFrom(*args);
+    if (!chips)
+        return fail("plan: " + chips.error().message, kExitUsage);
+    if (*chips) {
+        for (const char* flag : { "fuse", "reorder", "recompute", "swap", "inplace", "budget", "checkpoint" })
+            if (args->has(flag))
+                return fail(std::string("plan: --chips does not combine with --") + flag
+                        + " yet: the partition plans the model as loaded",
+                    kExitUsage);
+    }
     core::PlanOptions options;
     if (const auto text = args->value("time-limit")) {
         const auto seconds = parseSeconds(*text);
@@ -170,8 +182,16 @@ the largest buffers alive at the peak step. Every plan is checked by the indepen
     if (!check.ok())
         return fail(workload->source + ": planner '" + plannerName + "' produced an invalid plan: " + check.message);
     std::cout << core::formatReport(*workload, *plan) << formatStrategyReports(strategyReports);
+    nlohmann::ordered_json multiChip;
+    const auto chipText = chipReport(*args, *workload, *plan, plannerName, multiChip);
+    if (!chipText)
+        return fail("plan: " + chipText.error().message);
+    std::cout << *chipText;
     std::string error;
-    if (const auto path = args->value("json"); path && !writeFile(*path, addStrategiesToPlanJson(core::exportPlanJson(*workload, *plan), strategyReports), error))
+    auto planJson = addStrategiesToPlanJson(core::exportPlanJson(*workload, *plan), strategyReports);
+    if (!multiChip.is_null())
+        planJson = core::addMultiChipToPlanJson(planJson, multiChip);
+    if (const auto path = args->value("json"); path && !writeFile(*path, planJson, error))
         return fail(error);
     if (const auto path = args->value("csv"); path && !writeFile(*path, core::exportProblemCsv(workload->problem, &*plan), error))
         return fail(error);

@@ -62,6 +62,16 @@ Expected<DeviceProfile> parseDeviceProfile(const std::string& jsonText, const st
         return missing("host_link_gb_s", "is missing or not a positive number (GB/s)");
     if (doc.contains("alignment") && !positive("alignment", alignment))
         return missing("alignment", "is not a positive number of bytes");
+    double chipLink = 0, chipLatency = 0;
+    if (doc.contains("chip_link_gb_s") && !positive("chip_link_gb_s", chipLink))
+        return missing("chip_link_gb_s", "is not a positive number (GB/s)");
+    if (const auto it = doc.find("chip_link_latency_us"); it != doc.end()) {
+        if (!it->is_number() || it->get<double>() < 0)
+            return missing("chip_link_latency_us", "is not a number of microseconds >= 0");
+        chipLatency = it->get<double>();
+    }
+    profile.chipLinkBandwidth = chipLink * 1e9;
+    profile.chipLinkLatency = chipLatency * 1e-6;
     profile.memoryCapacity = static_cast<Bytes>(capacity);
     profile.memoryBandwidth = bandwidth * 1e9;
     profile.hostLinkBandwidth = link * 1e9;

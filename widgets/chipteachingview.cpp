@@ -1,0 +1,526 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+#include "chipteachingview.h"
+
+#include "palette.h"
+#include "stagesview.h"
+
+#include "cost/opcost.h"
+#include "exec/executor.h"
+#include "planners/planner.h"
+#include "planners/validate.h"
+#include "scenarios/chipunits.h"
+#include "scenarios/multichipreport.h"
+#include "util/format.h"
+
+#include <QButtonGroup>
+#include <QCoreApplication>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPainter>
+#include <QPointer>
+#include <QPushButton>
+#include <QSlider>
+#include <QStackedWidget>
+#include <QThreadPool>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <cmath>
+
+namespace {
+
+QString mb(core::Bytes bytes) { return QString::fromStdString(core::formatDecimalBytes(bytes)); }
+QString qs(const std::string& text) { return QString::fromStdString(text); }
+
+QColor unitColor(core::ChipUnit unit)
+{
+    switch (unit) {
+    case core::ChipUnit::Matrix:
+        return QColor(0xc4, 0x4e, 0x52);
+    case core::ChipUnit::Switch:
+        return QColor(0x81, 0x72, 0xb3);
+    case core::ChipUnit::Memory:
+        return QColor(0x4c, 0x72, 0xb0);
+    case core::ChipUnit::Vector:
+        break;
+    }
+    return QColor(0x55, 0xa8, 0x68);
+}
+
+// Nearest-rank percentile of ascending `sorted` (non-empty), q in [0, 1].
+double percentile(const std::vector<double>& sorted, double q)
+{
+    const auto rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(sorted.size())));
+    return sorted[std::min(sorted.size() - 1, rank == 0 ? 0 : rank - 1)];
+}
+
+} // namespace
+
+// Architecture mode: the units in a row, the op at the current step lit, its tensors in memory.
+class ChipArchitectureCanvas : public QWidget {
+public:
+    explicit ChipArchitectureCanvas(QWidget* parent) : QWidget(parent) { setMinimumSize(900, 460); }
+
+    std::shared_ptr<const core::Workload> workload;
+    std::shared_ptr<const core::MultiChipPlan> partition;
+    int step = 0;
+
+protected:
+    void paintEvent(QPaintEvent*) override
+    {
+        QPainter painter(this);
+        painter.setRenderHint(QPainter::Antialiasing);
+        painter.fillRect(rect(), ViewPalette::background());
+        painter.setPen(ViewPalette::axisText());
+        if (!workload || !workload->graph || !partition || partition->stages.empty() || step >= workload->schedule.steps()) {
+            painter.drawText(rect(), Qt::AlignCenter, tr("No partition yet"));
+            return;
+        }
+        const auto& graph = *workload->graph;
+        const auto& plan = *partition;
+        int chip = 0;
+        while (chip + 1 < plan.chips() && step >= plan.stages[chip].stage.end)
+            ++chip;
+        const auto& stage = plan.stages[chip];
+        const auto& op = graph.ops[workload->schedule.order[step]];
+        const auto unit = core::chipUnitFor(op.type);
+        const auto local = step - stage.stage.begin;
+
+        QFont bold = font();
+        bold.setBold(true);
+        painter.setFont(bold);
+        painter.drawText(QRect(16, 6, width() - 32, 20), Qt::AlignLeft | Qt::AlignVCenter,
+            tr("Chip %1 of %2 · step %3: %4 (%5) runs on the %6 unit")
+                .arg(chip)
+                .arg(plan.chips())
+                .arg(step)
+                .arg(qs(op.name), qs(op.type), QLatin1String(core::chipUnitName(unit).data())));
+        painter.setFont(font());
+
+        // matrix | switch | memory | vector | memory | switch | matrix, as on a tensor streaming processor.
+        struct Block {
+            core::ChipUnit unit;
+            double weight;
+            QString name;
+        };
+        const Block blocks[] = { { core::ChipUnit::Matrix, 1.2, tr("MXM\nmatrix") }, { core::ChipUnit::Switch, 1, tr("SXM\nswitch") },
+            { core::ChipUnit::Memory, 2.2, tr("MEM · weights") }, { core::ChipUnit::Vector, 1, tr("VXM\nvector") },
+            { core::ChipUnit::Memory, 2.2, tr("MEM · arena") }, { core::ChipUnit::Switch, 1, tr("SXM\nswitch") },
+            { core::ChipUnit::Matrix, 1.2, tr("MXM\nmatrix") } };
+        const double gap = 10, left = 16, top = 50, height = std::max(270, this->height() - 190);
+        const double unitWidth = (width() - 2 * left - 6 * gap) / 9.8;
+        std::vector<QRectF> rects;
+        double x = left;
+        for (const auto& b : blocks) {
+            rects.emplace_back(x, top, unitWidth * b.weight, height);
+            x += unitWidth * b.weight + gap;
+        }
+        for (int i = 0; i < 7; ++i) {
+            const bool lit = blocks[i].unit == unit && (unit == core::ChipUnit::Memory || i >= 3); // the east one computes
+            const auto color = unitColor(blocks[i].unit);
+            if (blocks[i].unit != core::ChipUnit::Memory) {
+                painter.setPen(QPen(lit ? color.darker(140) : ViewPalette::gridLine(), lit ? 3 : 1));
+                painter.setBrush(lit ? color : ViewPalette::faded(color, 0.8));
+                painter.drawRoundedRect(rects[i], 6, 6);
+                painter.setPen(lit ? ViewPalette::textColorOn(color) : ViewPalette::axisText());
+                painter.drawText(rects[i], Qt::AlignCenter, blocks[i].name);
+            }
+        }
+        paintWeights(painter, rects[2], stage, op, unit == core::ChipUnit::Memory);
+        paintArena(painter, rects[4], stage, op, local, unit == core::ChipUnit::Memory);
+
+        // Streams: weights and inputs from memory into the unit, outputs back to the arena.
+        if (unit != core::ChipUnit::Memory) {
+            const QRectF target = unit == core::ChipUnit::Vector ? rects[3] : unit == core::ChipUnit::Switch ? rects[5] : rects[6];
+            const QRectF& arena = rects[4];
+            const QRectF& weights = rects[2];
+            auto stream = [&](const QPolygonF& path) {
+                painter.setPen(QPen(ViewPalette::axisText(), 2));
+                painter.setBrush(Qt::NoBrush);
+                painter.drawPolyline(path);
+                const QPointF tip = path.back(), from = path[path.size() - 2];
+                const double angle = std::atan2(tip.y() - from.y(), tip.x() - from.x());
+                for (double side : { -0.45, 0.45 })
+                    painter.drawLine(tip, tip - QPointF(9 * std::cos(angle + side), 9 * std::sin(angle + side)));
+            };
+            const double yIn = top + height * 0.4, yOut = top + height * 0.6;
+            const bool east = target.left() > arena.right();
+            const double arenaEdge = east ? arena.right() - 2 : arena.left() + 2;
+            const double unitEdge = east ? target.left() + 2 : target.right() - 2;
+            stream(QPolygonF({ QPointF(arenaEdge, yIn), QPointF(unitEdge, yIn) }));
+            stream(QPolygonF({ QPointF(unitEdge, yOut), QPointF(arenaEdge, yOut) }));
+            const bool readsWeights = std::any_of(op.inputs.begin(), op.inputs.end(),
+                [&](auto t) { return graph.tensors[t].kind == core::TensorKind::Weight; });
+            if (!readsWeights) {
+                // nothing streams from the weight slices
+            } else if (east) // over the top of the chip, past the vector unit and the arena
+                stream(QPolygonF({ QPointF(weights.center().x(), top), QPointF(weights.center().x(), top - 10),
+                    QPointF(target.center().x(), top - 10), QPointF(target.center().x(), top) }));
+            else
+                stream(QPolygonF({ QPointF(weights.right() - 2, top + height * 0.25), QPointF(target.left() + 2, top + height * 0.25) }));
+            // Labelled inside the unit: the gap between a unit and memory may be only a few pixels.
+            int ins = 0;
+            for (auto t : op.inputs)
+                ins += graph.tensors[t].kind != core::TensorKind::Weight;
+            painter.setPen(ViewPalette::textColorOn(unitColor(unit)));
+            painter.drawText(QRectF(target.left(), yIn - 20, target.width(), 16), Qt::AlignCenter, tr("in: %1 tensor(s)").arg(ins));
+            painter.drawText(QRectF(target.left(), yOut + 4, target.width(), 16), Qt::AlignCenter,
+                tr("out: %1 tensor(s)").arg(op.outputs.size()));
+        }
+        paintTensorList(painter, QRectF(left, top + height + 12, width() - 2 * left, this->height() - top - height - 16), stage, op);
+    }
+
+private:
+    // The chip's weights, packed in tensor order; the op's own weights outlined and labelled.
+    void paintWeights(QPainter& painter, const QRectF& area, const core::ChipStage& stage, const core::Op& op, bool lit) const
+    {
+        const auto& graph = *workload->graph;
+        painter.setPen(QPen(lit ? unitColor(core::ChipUnit::Memory).darker(140) : ViewPalette::gridLine(), lit ? 3 : 1));
+        painter.setBrush(ViewPalette::plotBackground());
+        painter.drawRect(area);
+        const QRectF inner = area.adjusted(6, 22, -6, -6);
+        const double capacity = static_cast<double>(std::max<core::Bytes>(stage.capacity, 1));
+        painter.setPen(ViewPalette::axisText());
+        painter.drawText(QRectF(area.left(), area.top() + 2, area.width(), 18), Qt::AlignCenter,
+            tr("MEM · weights %1").arg(mb(stage.stage.weightBytes)));
+        const auto weightColor = unitColor(core::ChipUnit::Memory);
+        double offset = 0;
+        for (auto t : stage.stage.weights) {
+            const double size = static_cast<double>(std::max<core::Bytes>(graph.tensors[t].size, 0));
+            const double y1 = inner.bottom() - inner.height() * offset / capacity;
+            const double y0 = inner.bottom() - inner.height() * (offset + size) / capacity;
+            const bool used = std::any_of(op.inputs.begin(), op.inputs.end(), [&](auto in) { return in == t; });
+            painter.fillRect(QRectF(inner.left(), used ? std::min(y0, y1 - 3) : y0, inner.width(), std::max(used ? 3.0 : 1.0, y1 - y0)),
+                used ? weightColor.darker(150) : ViewPalette::faded(weightColor, 0.45));
+            offset += size;
+        }
+        QStringList read;
+        for (auto t : op.inputs)
+            if (graph.tensors[t].kind == core::TensorKind::Weight || graph.tensors[t].kind == core::TensorKind::Persistent)
+                read << tr("%1 (%2)").arg(qs(graph.tensors[t].name), mb(std::max<core::Bytes>(graph.tensors[t].size, 0)));
+        if (!read.isEmpty()) {
+            painter.setPen(ViewPalette::axisText());
+            QStringList lines { tr("this op reads:") };
+            for (const auto& r : read)
+                lines << painter.fontMetrics().elidedText(r, Qt::ElideMiddle, static_cast<int>(inner.width()) - 6);
+            painter.drawText(inner.adjusted(3, 24, -3, 0), Qt::AlignLeft | Qt::AlignTop, lines.join(QLatin1Char('\n')));
+        }
+        painter.setPen(QPen(ViewPalette::gridLine(), 1, Qt::DashLine));
+        painter.drawLine(inner.topLeft(), inner.topRight());
+        painter.setPen(ViewPalette::axisText());
+        painter.drawText(QRectF(inner.left(), inner.top() - 1, inner.width(), 14), Qt::AlignRight | Qt::AlignTop,
+            tr("capacity %1").arg(mb(stage.capacity)));
+    }
+
+    // The arena at this step: every live buffer at its planned offset; the op's inputs and outputs stand out.
+    void paintArena(QPainter& painter, const QRectF& area, const core::ChipStage& stage, const core::Op& op, int local, bool lit) const
+    {
+        painter.setPen(QPen(lit ? unitColor(core::ChipUnit::Memory).darker(140) : ViewPalette::gridLine(), lit ? 3 : 1));
+        painter.setBrush(ViewPalette::plotBackground());
+        painter.drawRect(area);
+        painter.setPen(ViewPalette::axisText());
+        painter.drawText(QRectF(area.left(), area.top() + 2, area.width(), 18), Qt::AlignCenter,
+            tr("MEM · arena %1").arg(mb(stage.arenaBytes())));
+        const QRectF inner = area.adjusted(6, 22, -6, -6);
+        const auto& problem = stage.stage.problem;
+        const double top = static_cast<double>(std::max<core::Bytes>(stage.arenaBytes(), 1));
+        for (std::size_t b = 0; b < problem.buffers.size(); ++b) {
+            const auto& buffer = problem.buffers[b];
+            if (local < buffer.lifetime.start || local >= buffer.lifetime.end)
+                continue;
+            const auto t = stage.stage.bufferTensor[b];
+            const bool in = std::find(op.inputs.begin(), op.inputs.end(), t) != op.inputs.end();
+            const bool out = std::find(op.outputs.begin(), op.outputs.end(), t) != op.outputs.end();
+            const double y1 = inner.bottom() - inner.height() * static_cast<double>(stage.plan.offsets[b]) / top;
+            const double y0 = inner.bottom() - inner.height() * static_cast<double>(stage.plan.offsets[b] + buffer.size) / top;
+            const QColor color = out ? unitColor(core::ChipUnit::Matrix) : in ? unitColor(core::ChipUnit::Vector) : ViewPalette::denseFill();
+            const QRectF r(inner.left(), y0, inner.width(), std::max(2.0, y1 - y0 - 1));
+            painter.fillRect(r, color);
+            if ((in || out) && r.height() >= 13) {
+                painter.setPen(ViewPalette::textColorOn(color));
+                painter.drawText(r.adjusted(3, 0, -3, 0), Qt::AlignLeft | Qt::AlignVCenter,
+                    painter.fontMetrics().elidedText(qs(buffer.name), Qt::ElideMiddle, static_cast<int>(r.width()) - 6));
+            }
+        }
+    }
+
+    // Where each tensor of the op lives: weights, arena offset, and where it came from or goes to.
+    void paintTensorList(QPainter& painter, const QRectF& area, const core::ChipStage& stage, const core::Op& op) const
+    {
+        const auto& graph = *workload->graph;
+        QStringList lines { tr("Arena at this step: green = read by this op, red = written by it, gray = other live buffers.") };
+        auto describe = [&](core::TensorIndex t, bool output) {
+            const auto& tensor = graph.tensors[t];
+            QString where;
+            const auto& tensors = stage.stage.bufferTensor;
+            const auto it = std::find(tensors.begin(), tensors.end(), t);
+            if (tensor.kind == core::TensorKind::Weight || tensor.kind == core::TensorKind::Persistent)
+                where = tr("weights in MEM");
+            else if (it == tensors.end())
+                where = tr("not stored (empty)");
+            else {
+                const auto b = static_cast<std::size_t>(it - tensors.begin());
+                where = tr("arena offset %1").arg(mb(stage.plan.offsets[b]));
+                if (stage.stage.roles[b] == core::StageBufferRole::Received)
+                    where += tr(", received before the stage");
+                else if (stage.stage.roles[b] == core::StageBufferRole::Sent)
+                    where += tr(", held to send on");
+            }
+            lines << tr("%1 %2 (%3): %4").arg(output ? tr("writes") : tr("reads "), qs(tensor.name), mb(std::max<core::Bytes>(tensor.size, 0)), where);
+        };
+        for (auto t : op.inputs)
+            describe(t, false);
+        for (auto t : op.outputs)
+            describe(t, true);
+        const int maxLines = std::max(1, static_cast<int>(area.height() / 17) - 1);
+        if (lines.size() > maxLines) {
+            const auto more = lines.size() - maxLines + 1;
+            lines = lines.mid(0, maxLines - 1);
+            lines << tr("… and %1 more").arg(more);
+        }
+        painter.setPen(ViewPalette::axisText());
+        painter.drawText(area, Qt::AlignLeft | Qt::AlignTop, lines.join(QLatin1Char('\n')));
+    }
+};
+
+// Performance mode: repeated-run latencies of the deterministic chip and of a measured processor on one ms axis.
+class ChipPerformanceCanvas : public QWidget {
+public:
+    explicit ChipPerformanceCanvas(QWidget* parent) : QWidget(parent) { setMinimumSize(900, 300); }
+
+    QString chipLabel, measuredLabel, throughputText;
+    double chipMs = 0;            // the deterministic chip's latency estimate (one value, every run)
+    std::vector<double> measured; // ms per run
+
+protected:
+    void paintEvent(QPaintEvent*) override
+    {
+        QPainter painter(this);
+        painter.setRenderHint(QPainter::Antialiasing);
+        painter.fillRect(rect(), ViewPalette::background());
+        painter.setPen(ViewPalette::axisText());
+        auto sorted = measured;
+        std::sort(sorted.begin(), sorted.end());
+        // Log axis in ms: the chip's microseconds and the processor's milliseconds both stay readable.
+        double lo = chipMs > 0 ? chipMs : 1, hi = chipMs > 0 ? chipMs : 1;
+        for (double v : sorted)
+            if (v > 0) {
+                lo = std::min(lo, v);
+                hi = std::max(hi, v);
+            }
+        const double firstDecade = std::floor(std::log10(lo)), lastDecade = std::max(firstDecade + 1, std::ceil(std::log10(hi) + 0.05));
+        const QRectF plot(250, 40, width() - 290, 180);
+        auto xOf = [&](double ms) {
+            const double d = std::log10(std::max(ms, std::pow(10.0, firstDecade)));
+            return plot.left() + plot.width() * (d - firstDecade) / (lastDecade - firstDecade);
+        };
+        painter.drawText(QRectF(16, 8, width() - 32, 22), Qt::AlignLeft | Qt::AlignVCenter, throughputText);
+        for (double d = firstDecade; d <= lastDecade + 1e-9; d += 1) {
+            const double ms = std::pow(10.0, d);
+            for (int k = 2; k < 10 && d < lastDecade; ++k) { // minor ticks
+                painter.setPen(QPen(ViewPalette::gridLine().lighter(110), 1, Qt::DotLine));
+                painter.drawLine(QPointF(xOf(ms * k), plot.top()), QPointF(xOf(ms * k), plot.bottom()));
+            }
+            painter.setPen(QPen(ViewPalette::gridLine(), 1));
+            painter.drawLine(QPointF(xOf(ms), plot.top()), QPointF(xOf(ms), plot.bottom()));
+            painter.setPen(ViewPalette::axisText());
+            painter.drawText(QRectF(xOf(ms) - 40, plot.bottom() + 4, 80, 16), Qt::AlignCenter, QString::number(ms, 'g', 6));
+        }
+        painter.drawText(QRectF(plot.left(), plot.bottom() + 22, plot.width(), 18), Qt::AlignCenter,
+            tr("latency per run (ms, log scale)"));
+        struct Row {
+            QString label;
+            std::vector<double> runs;
+            QColor color;
+        };
+        std::vector<Row> rows { { chipLabel, { chipMs }, QColor(0x4c, 0x72, 0xb0) } };
+        rows.push_back({ measuredLabel, sorted, QColor(0xdd, 0x84, 0x52) });
+        for (std::size_t r = 0; r < rows.size(); ++r) {
+            const double y = plot.top() + plot.height() * (r + 0.5) / rows.size();
+            painter.setPen(ViewPalette::axisText());
+            painter.drawText(QRectF(16, y - 24, plot.left() - 26, 48), Qt::AlignRight | Qt::AlignVCenter | Qt::TextWordWrap, rows[r].label);
+            if (rows[r].runs.empty()) {
+                painter.drawText(QRectF(plot.left() + 8, y - 10, plot.width(), 20), Qt::AlignLeft | Qt::AlignVCenter,
+                    tr("no runs measured yet: press Measure on CPU"));
+                continue;
+            }
+            const auto& runs = rows[r].runs;
+            painter.setPen(Qt::NoPen);
+            painter.setBrush(rows[r].color);
+            for (std::size_t i = 0; i < runs.size(); ++i) // a strip of dots, spread vertically so repeats stay visible
+                painter.drawEllipse(QPointF(xOf(runs[i]), y - 14 + 28.0 * static_cast<double>(i % 7) / 6.0), 3.5, 3.5);
+            const double p50 = percentile(runs, 0.5), p99 = percentile(runs, 0.99), max = runs.back();
+            painter.setPen(QPen(rows[r].color.darker(150), 2));
+            for (double v : { p50, p99, max })
+                painter.drawLine(QPointF(xOf(v), y - 20), QPointF(xOf(v), y + 20));
+            painter.setPen(ViewPalette::axisText());
+            const QString stats = r == 0 ? tr("p50 = p99 = max = %1 ms (same every run)").arg(p50, 0, 'g', 3)
+                                         : tr("p50 %1 · p99 %2 · max %3 ms (%4 runs)").arg(p50, 0, 'g', 3).arg(p99, 0, 'g', 3).arg(max, 0, 'g', 3).arg(runs.size());
+            painter.drawText(QRectF(plot.left(), y + 20, plot.width(), 18), Qt::AlignLeft | Qt::AlignVCenter, stats);
+        }
+        painter.setPen(QPen(ViewPalette::axisText(), 1));
+        painter.setBrush(Qt::NoBrush);
+        painter.drawRect(plot);
+    }
+};
+
+ChipTeachingView::ChipTeachingView(QWidget* parent)
+    : QWidget(parent)
+    , m_cancel(std::make_shared<std::atomic<bool>>(false))
+{
+    auto* modes = new QHBoxLayout;
+    m_modes = new QButtonGroup(this);
+    const QString names[] = { tr("Architecture"), tr("Performance"), tr("Multi-chip") };
+    for (int i = 0; i < 3; ++i) {
+        auto* button = new QPushButton(names[i], this);
+        button->setCheckable(true);
+        m_modes->addButton(button, i);
+        modes->addWidget(button);
+    }
+    m_modes->button(0)->setChecked(true);
+    modes->addStretch(1);
+
+    m_architecture = new ChipArchitectureCanvas(this);
+    m_step = new QSlider(Qt::Horizontal, this);
+    m_stepLabel = new QLabel(this);
+    auto* architecture = new QWidget(this);
+    auto* archLayout = new QVBoxLayout(architecture);
+    auto* stepRow = new QHBoxLayout;
+    stepRow->addWidget(new QLabel(tr("Step:"), architecture));
+    stepRow->addWidget(m_step, 1);
+    stepRow->addWidget(m_stepLabel);
+    archLayout->addLayout(stepRow);
+    archLayout->addWidget(m_architecture, 1);
+
+    m_performance = new ChipPerformanceCanvas(this);
+    m_measure = new QPushButton(tr("Measure on CPU"), this);
+    m_measure->setToolTip(tr("Run the model 20 times on the CPU executor (a cached processor) and plot each run"));
+    auto* performance = new QWidget(this);
+    auto* perfLayout = new QVBoxLayout(performance);
+    auto* perfRow = new QHBoxLayout;
+    perfRow->addWidget(m_measure);
+    perfRow->addStretch(1);
+    perfLayout->addLayout(perfRow);
+    perfLayout->addWidget(m_performance, 1);
+
+    m_stages = new StagesView(this);
+    m_pages = new QStackedWidget(this);
+    m_pages->addWidget(architecture);
+    m_pages->addWidget(performance);
+    m_pages->addWidget(m_stages);
+
+    auto* layout = new QVBoxLayout(this);
+    layout->addLayout(modes);
+    layout->addWidget(m_pages, 1);
+
+    connect(m_modes, &QButtonGroup::idClicked, m_pages, &QStackedWidget::setCurrentIndex);
+    connect(m_step, &QSlider::valueChanged, this, [this] { refresh(); });
+    connect(m_stages, &StagesView::partitionReady, this, [this] { refresh(); });
+    connect(m_measure, &QPushButton::clicked, this, [this] { measureOnCpu(20); });
+}
+
+ChipTeachingView::~ChipTeachingView() { m_cancel->store(true); }
+
+void ChipTeachingView::setWorkload(std::shared_ptr<const core::Workload> workload, const core::DeviceProfile& device)
+{
+    m_workload = std::move(workload);
+    m_device = device;
+    m_runs.clear();
+    m_runsLabel.clear();
+    m_cancel->store(true); // a measurement of the old model is no longer wanted
+    m_cancel = std::make_shared<std::atomic<bool>>(false);
+    ++m_generation;
+    m_step->setRange(0, m_workload ? std::max(0, m_workload->schedule.steps() - 1) : 0);
+    m_stages->setWorkload(m_workload, device);
+    refresh();
+}
+
+void ChipTeachingView::setMode(Mode mode)
+{
+    m_modes->button(static_cast<int>(mode))->setChecked(true);
+    m_pages->setCurrentIndex(static_cast<int>(mode));
+}
+
+ChipTeachingView::Mode ChipTeachingView::mode() const { return static_cast<Mode>(m_pages->currentIndex()); }
+
+void ChipTeachingView::setStep(int step) { m_step->setValue(step); }
+
+int ChipTeachingView::step() const { return m_step->value(); }
+
+void ChipTeachingView::setMeasuredRuns(const QString& label, std::vector<double> milliseconds)
+{
+    m_runsLabel = label;
+    m_runs = std::move(milliseconds);
+    refresh();
+}
+
+void ChipTeachingView::measureOnCpu(int runs)
+{
+    if (!m_workload || !m_workload->graph)
+        return;
+    const quint64 generation = ++m_generation;
+    m_measure->setEnabled(false);
+    m_measure->setText(tr("Measuring…"));
+    QThreadPool::globalInstance()->start([self = QPointer(this), generation, workload = m_workload, runs, flag = m_cancel] {
+        std::vector<double> ms;
+        QString error;
+        const auto* planner = core::plannerByName("greedy-by-size");
+        auto plan = core::runPlanner(*planner, workload->problem);
+        if (!plan || !core::validatePlan(workload->problem, *plan).ok())
+            error = plan ? tr("invalid plan") : QString::fromStdString(plan.error().message);
+        for (int i = 0; error.isEmpty() && i < runs && !flag->load(); ++i) { // worker thread: pure core code
+            core::RunOptions options; // the same seed every run: only the timing varies
+            auto m = core::runOnCpu(*workload->graph, workload->schedule, workload->problem, *plan, workload->bufferTensor, options);
+            if (!m)
+                error = QString::fromStdString(m.error().message);
+            else
+                ms.push_back(m->latencyMs.median);
+        }
+        QMetaObject::invokeMethod(
+            QCoreApplication::instance(),
+            [self, generation, ms = std::move(ms), error] {
+                if (!self || generation != self->m_generation)
+                    return;
+                self->m_measure->setEnabled(true);
+                self->m_measure->setText(tr("Measure on CPU"));
+                if (!error.isEmpty()) {
+                    emit self->measureFailed(error);
+                    return;
+                }
+                self->setMeasuredRuns(tr("CPU executor (cached, measured)"), ms);
+                emit self->measuredRunsReady();
+            },
+            Qt::QueuedConnection);
+    });
+}
+
+void ChipTeachingView::refresh()
+{
+    // A partition of the previous model may still be on show until the new one lands: not this one's.
+    const auto partition = m_stages->partitionedWorkload() == m_workload ? m_stages->partition() : nullptr;
+    m_architecture->workload = m_workload;
+    m_architecture->partition = partition;
+    m_architecture->step = m_step->value();
+    if (m_workload && m_workload->graph && m_step->value() < m_workload->schedule.steps()) {
+        const auto& op = m_workload->graph->ops[m_workload->schedule.order[m_step->value()]];
+        m_stepLabel->setText(tr("%1 / %2 · %3").arg(m_step->value()).arg(m_workload->schedule.steps() - 1).arg(qs(op.type)));
+    }
+    m_performance->measured = m_runs;
+    m_performance->measuredLabel = m_runsLabel.isEmpty() ? tr("cached processor") : m_runsLabel;
+    m_performance->chipLabel = tr("%1 (deterministic, estimate)").arg(qs(m_device.name));
+    if (partition) {
+        m_performance->chipMs = partition->latencySeconds() * 1e3;
+        m_performance->throughputText = tr("%1 × %2: one input takes %3 end to end; pipelined over the chips, about %4 inputs/s "
+                                           "(the slowest chip takes %5). Roofline estimates: no cache, so no run-to-run variation.")
+                                            .arg(partition->chips())
+                                            .arg(qs(m_device.name), qs(core::formatSeconds(partition->latencySeconds())))
+                                            .arg(partition->throughputPerSecond(), 0, 'f', 0)
+                                            .arg(qs(core::formatSeconds(partition->bottleneckSeconds())));
+    } else if (m_workload && m_workload->graph) {
+        m_performance->chipMs = core::scheduleCost(*m_workload->graph, m_workload->schedule, m_device).seconds * 1e3;
+        m_performance->throughputText = tr("Partitioning…");
+    }
+    m_architecture->update();
+    m_performance->update();
+}

@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+#pragma once
+
+#include "cost/device.h"
+#include "io/workload.h"
+
+#include <QWidget>
+
+#include <atomic>
+#include <memory>
+#include <vector>
+
+class QButtonGroup;
+class QLabel;
+class QPushButton;
+class QSlider;
+class QStackedWidget;
+class StagesView;
+class ChipArchitectureCanvas;
+class ChipPerformanceCanvas;
+
+// A fixed-memory accelerator explained in three modes, one click apart:
+// - Architecture: the chip's functional units (memory slices, vector, matrix and switch units, laid
+//   out as a tensor streaming processor: matrix | switch | memory | vector | memory | switch | matrix);
+//   a step slider runs the schedule: the op's unit lights up, its tensors stream from and to memory,
+//   and the memory slices show what is resident at that step (weights, and the arena buffers alive,
+//   at their planned offsets on the chip that runs the step);
+// - Performance: the latency of repeated runs (p50, p99, max) of the deterministic chip, an estimate
+//   that is the same every run, next to runs measured by an executor on a cached processor (the
+//   CPU executor here, or any list given), and the estimated pipelined throughput;
+// - Multi-chip: the stage partition and pooled memory (StagesView).
+// Partitioning and measuring run on QThreadPool::globalInstance(); the UI thread never waits.
+class ChipTeachingView : public QWidget {
+    Q_OBJECT
+public:
+    enum class Mode { Architecture, Performance, MultiChip };
+
+    explicit ChipTeachingView(QWidget* parent = nullptr);
+    ~ChipTeachingView() override;
+
+    // The model and the chip; partitions it (StagesView) and resets the measurements.
+    void setWorkload(std::shared_ptr<const core::Workload> workload, const core::DeviceProfile& device);
+    void setMode(Mode mode);
+    Mode mode() const;
+    void setStep(int step);
+    int step() const;
+
+    // Latencies of repeated runs in milliseconds, measured elsewhere (e.g. `memplan run`, the CUDA executor).
+    void setMeasuredRuns(const QString& label, std::vector<double> milliseconds);
+    // Runs the model `runs` times on the CPU executor in the background; measuredRunsReady follows.
+    void measureOnCpu(int runs);
+    const std::vector<double>& measuredRuns() const { return m_runs; }
+
+    StagesView* stagesView() const { return m_stages; }
+
+signals:
+    void measuredRunsReady();
+    void measureFailed(const QString& message);
+
+private:
+    void refresh();
+
+    QButtonGroup* m_modes = nullptr;
+    QStackedWidget* m_pages = nullptr;
+    QSlider* m_step = nullptr;
+    QLabel* m_stepLabel = nullptr;
+    QPushButton* m_measure = nullptr;
+    ChipArchitectureCanvas* m_architecture = nullptr;
+    ChipPerformanceCanvas* m_performance = nullptr;
+    StagesView* m_stages = nullptr;
+    std::shared_ptr<const core::Workload> m_workload;
+    core::DeviceProfile m_device;
+    QString m_runsLabel;
+    std::vector<double> m_runs;
+    std::shared_ptr<std::atomic<bool>> m_cancel;
+    quint64 m_generation = 0;
+};
