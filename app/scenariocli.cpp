@@ -59,6 +59,7 @@ pools:
   --chunk-tokens N      tokens per two-level chunk, a multiple of --block-tokens (default 16 blocks)
 output:
   --planner NAME        planner for the activation arena (default greedy-by-size)
+  --time-limit T        exact planner: search time per distinct step shape (10s, 500ms; default 5s)
   --json FILE           write everything, with the per-step series, as JSON (exact bytes)
 
 KV bytes per token = 2 x layers x kv-heads x head-dim x dtype-bytes. External fragmentation counts
@@ -135,7 +136,7 @@ int runLlm(const std::vector<std::string>& words)
 {
     auto args = parseCliArgs(words,
         { "layers", "hidden", "heads", "kv-heads", "ffn", "dtype-bytes", "batch", "prompt-len", "output-len", "max-len",
-            "arrival-interval", "seed", "capacity", "block-tokens", "chunk-tokens", "planner", "json" },
+            "arrival-interval", "seed", "capacity", "block-tokens", "chunk-tokens", "planner", "time-limit", "json" },
         { "help" });
     if (!args)
         return fail("scenario llm: " + args.error().message + " (see memplan scenario llm --help)", kUsage);
@@ -181,6 +182,13 @@ int runLlm(const std::vector<std::string>& words)
         for (const auto& name : core::plannerNames())
             names += (names.empty() ? "" : ", ") + name;
         return fail("scenario llm: unknown planner '" + options.planner + "'; choose one of " + names, kUsage);
+    }
+    if (const auto text = lastValue(*args, "time-limit")) {
+        const auto seconds = parseSeconds(*text);
+        if (!seconds)
+            return fail("scenario llm: --time-limit '" + *text + "': expected a duration such as 10s, 500ms, 2m or 2.5 (seconds)",
+                kUsage);
+        options.planTimeLimitSeconds = *seconds;
     }
     const auto result = core::runLlmScenario(config, options);
     if (!result)

@@ -77,11 +77,13 @@ std::string formatLlmReport(const LlmScenarioResult& r)
     out += line;
     for (const auto& p : r.policies) {
         const auto largest = p.largest.atLimit ? ">= " + std::to_string(p.largest.batch) : std::to_string(p.largest.batch);
+        // Refused in the first step: no step ran, so there are no peaks to show.
+        const bool ran = !p.run.refusal || p.run.refusal->step > 0;
+        auto bytes = [ran](Bytes value) { return ran ? formatBytes(value) : std::string("-"); };
         std::snprintf(line, sizeof line, "%-11s %12s %14s %8s %14s %12lld %14s  %s\n",
-            std::string(kvPolicyName(p.run.policy)).c_str(), formatBytes(p.run.peakInUse).c_str(),
-            formatBytes(p.run.peakReserved).c_str(), printf1("%.1f %%", p.run.wasteFraction * 100).c_str(),
-            formatBytes(p.run.peakExternal).c_str(), static_cast<long long>(p.run.allocations), largest.c_str(),
-            refusalText(p.run.refusal).c_str());
+            std::string(kvPolicyName(p.run.policy)).c_str(), bytes(p.run.peakInUse).c_str(), bytes(p.run.peakReserved).c_str(),
+            ran ? printf1("%.1f %%", p.run.wasteFraction * 100).c_str() : "-", bytes(p.run.peakExternal).c_str(),
+            static_cast<long long>(p.run.allocations), largest.c_str(), refusalText(p.run.refusal).c_str());
         out += line;
     }
     out += "waste: reserved bytes holding no token, as a share of reserved, over all steps run; external: free bytes\n"

@@ -188,7 +188,9 @@ Expected<LlmScenarioResult> runLlmScenario(const LlmConfig& config, const LlmRun
             entry.largest = largestBatchThatFits(config, policy, options.batchSearchLimit);
         result.policies.push_back(std::move(entry));
     }
-    LlmArenaPlanner arenas(config, *planner);
+    PlanOptions planOptions;
+    planOptions.timeLimitSeconds = options.planTimeLimitSeconds;
+    LlmArenaPlanner arenas(config, *planner, planOptions);
     result.arenas.reserve(static_cast<std::size_t>(result.steps));
     for (Step step = 0; step < result.steps; ++step) {
         if (options.cancel.isCancelled())

@@ -104,6 +104,7 @@ struct LlmScenarioResult {
 
 struct LlmRunOptions {
     std::string planner = "greedy-by-size";
+    double planTimeLimitSeconds = 0; // search planners (exact), per distinct step shape; 0: their default
     bool searchLargestBatch = true;
     int batchSearchLimit = 4096;
     CancelToken cancel;

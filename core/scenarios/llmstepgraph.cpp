@@ -132,9 +132,10 @@ Expected<Workload> decodeStepWorkload(const LlmConfig& config, const LlmStepShap
     return workloadFromGraph(std::move(*graph), source, LoadOptions {});
 }
 
-LlmArenaPlanner::LlmArenaPlanner(const LlmConfig& config, const Planner& planner)
+LlmArenaPlanner::LlmArenaPlanner(const LlmConfig& config, const Planner& planner, PlanOptions options)
     : m_config(config)
     , m_planner(planner)
+    , m_options(std::move(options))
 {
 }
 
@@ -147,7 +148,7 @@ Expected<LlmArenaPlanner::Arena> LlmArenaPlanner::arenaFor(const LlmStepShape& s
     const auto workload = decodeStepWorkload(m_config, shape);
     if (!workload)
         return workload.error();
-    const auto plan = runPlanner(m_planner, workload->problem, cancel);
+    const auto plan = runPlanner(m_planner, workload->problem, cancel, m_options);
     if (!plan)
         return makeError(plan.error().code, workload->source + ": " + plan.error().message);
     const auto check = validatePlan(workload->problem, *plan);

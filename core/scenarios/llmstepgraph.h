@@ -43,7 +43,8 @@ Expected<Workload> decodeStepWorkload(const LlmConfig& config, const LlmStepShap
 // Not thread safe (one instance per run).
 class LlmArenaPlanner {
 public:
-    LlmArenaPlanner(const LlmConfig& config, const Planner& planner);
+    // `options`: the search planners' time limit (each distinct shape gets the full limit).
+    LlmArenaPlanner(const LlmConfig& config, const Planner& planner, PlanOptions options = {});
     struct Arena {
         Bytes arena = 0;
         Bytes lowerBound = 0;
@@ -55,6 +56,7 @@ public:
 private:
     LlmConfig m_config;
     const Planner& m_planner;
+    PlanOptions m_options;
     std::map<LlmStepShape, Arena> m_cache;
 };
 
