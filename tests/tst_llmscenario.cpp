@@ -558,6 +558,11 @@ void TestLlmScenario::cliReportAndJson()
     const auto root = QJsonDocument::fromJson(file.readAll()).object();
     QCOMPARE(root.value(QStringLiteral("scenario")).toString(), QStringLiteral("llm"));
     QCOMPARE(root.value(QStringLiteral("kv_bytes_per_token")).toInteger(), 2 * 2 * 4 * 16 * 2);
+    const auto config = root.value(QStringLiteral("config")).toObject();
+    QCOMPARE(config.value(QStringLiteral("block_tokens")).toInt(), 8);
+    QCOMPARE(config.value(QStringLiteral("capacity_bytes")).toInteger(), 64 * 1024);
+    QCOMPARE(config.value(QStringLiteral("prompt_lengths")).toObject().value(QStringLiteral("max")).toInt(), 40);
+    QCOMPARE(root.value(QStringLiteral("sequences")).toArray().size(), 4);
     const auto steps = root.value(QStringLiteral("steps")).toInt();
     QVERIFY(steps >= 4 && steps <= 24);
     const auto policies = root.value(QStringLiteral("policies")).toArray();

@@ -123,6 +123,12 @@ std::string exportLlmJson(const LlmScenarioResult& r)
     config["ffn"] = c.effectiveFfn();
     config["dtype_bytes"] = c.dtypeBytes;
     config["batch"] = c.batch;
+    // Lengths as given: an explicit list, or the range they were drawn from.
+    auto lengthSpec = [](const std::vector<std::int64_t>& list, const LengthRange& range) {
+        return list.empty() ? OrderedJson { { "min", range.min }, { "max", range.max } } : OrderedJson(list);
+    };
+    config["prompt_lengths"] = lengthSpec(c.promptLengths, c.promptRange);
+    config["output_lengths"] = lengthSpec(c.outputLengths, c.outputRange);
     config["max_length"] = c.maxLength;
     config["block_tokens"] = c.blockTokens;
     config["chunk_tokens"] = c.effectiveChunkTokens();

@@ -14,7 +14,8 @@ namespace core {
 std::string formatLlmReport(const LlmScenarioResult& result);
 
 // One JSON object with exact bytes and the per-step series:
-// { "scenario": "llm", "config": {...}, "kv_bytes_per_token", "steps", "weight_bytes",
+// { "scenario": "llm", "config": {..., "prompt_lengths": [..] | {min, max}, "output_lengths": ...},
+//   "kv_bytes_per_token", "steps", "weight_bytes",
 //   "sequences": [{id, arrival, prompt, output}],
 //   "policies": [{ "name", "peak_in_use_bytes", "peak_reserved_bytes", "peak_internal_bytes",
 //                  "peak_external_bytes", "waste_fraction", "allocations", "largest_batch",
