@@ -492,7 +492,8 @@ void TestLlmScenario::badConfig_data()
         QStringLiteral("batch (0) must be between"), QStringLiteral("prompt length range 10..5"),
         QStringLiteral("exceeds max length (1000)"), QStringLiteral("chunk tokens (20) must be a multiple of block tokens (16)"),
         QStringLiteral("capacity (0 bytes)"), QStringLiteral("output lengths: 3 given but the batch has 2"),
-        QStringLiteral("output length of sequence 1 is 0"), QStringLiteral("block tokens (0) must be between") };
+        QStringLiteral("output length of sequence 1 is 0"), QStringLiteral("block tokens (0) must be between"),
+        QStringLiteral("the timeline is too long") };
     for (int i = 0; i < expected.size(); ++i)
         QTest::addRow("%d", i) << i << expected[i];
 }
@@ -516,6 +517,7 @@ void TestLlmScenario::badConfig()
     case 9: c.batch = 2; c.outputLengths = { 1, 2, 3 }; break;
     case 10: c.outputLengths = { 5, 0 }; break;
     case 11: c.blockTokens = 0; break;
+    case 12: c.arrivalInterval = 100000; break; // 1.5 million steps
     }
     const auto status = core::validateLlmConfig(c);
     QVERIFY(!status);

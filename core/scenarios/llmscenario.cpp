@@ -5,7 +5,6 @@
 #include "scenarios/llmstepgraph.h"
 
 #include <algorithm>
-#include <climits>
 
 namespace core {
 
@@ -57,6 +56,9 @@ std::int64_t longest(const std::vector<std::int64_t>& list, const LengthRange& r
     return list.empty() ? range.max : *std::max_element(list.begin(), list.end());
 }
 
+// Longest timeline a run simulates (each step is stored per policy in the series).
+constexpr std::int64_t kMaxSteps = 1'000'000;
+
 Status checkRange(const char* what, std::int64_t value, std::int64_t low, std::int64_t high)
 {
     if (value < low || value > high)
@@ -103,8 +105,9 @@ Status validateLlmConfig(const LlmConfig& c)
     const auto perToken = static_cast<long double>(2) * c.layers * c.effectiveKvHeads() * c.headDim() * c.dtypeBytes;
     if (perToken * static_cast<long double>(std::max(c.maxLength, c.effectiveChunkTokens())) > static_cast<long double>(Bytes(1) << 52))
         return invalid("a sequence of max length (" + str(c.maxLength) + " tokens) would need more than 2^52 bytes of KV cache");
-    if (static_cast<long double>(c.arrivalInterval) * c.batch + static_cast<long double>(c.maxLength) > INT_MAX / 2)
-        return invalid("the timeline is too long: arrival interval × batch + max length must stay below 2^30 steps");
+    if (std::int64_t(c.arrivalInterval) * (c.batch - 1) + output > kMaxSteps)
+        return invalid("the timeline is too long: arrival interval x (batch - 1) + the longest output must be at most "
+            + str(kMaxSteps) + " steps");
     return {};
 }
 
@@ -129,6 +132,11 @@ Step timelineSteps(const std::vector<KvSequence>& sequences)
 
 LargestBatch largestBatchThatFits(const LlmConfig& config, KvPolicy policy, int limit)
 {
+    // Staggered arrivals: keep the searched timeline as long as a run may be.
+    if (config.arrivalInterval > 0) {
+        const auto output = longest(config.outputLengths, config.outputRange);
+        limit = static_cast<int>(std::min<std::int64_t>(limit, (kMaxSteps - output) / config.arrivalInterval + 1));
+    }
     const auto all = makeSequences(config, std::max(limit, 1));
     const auto pool = config.poolConfig();
     auto fits = [&](int batch) {
