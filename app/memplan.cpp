@@ -4,6 +4,7 @@
 #include "bench.h"
 #include "chipcli.h"
 #include "run.h"
+#include "scenariocli.h"
 #include "strategycli.h"
 #include "cliargs.h"
 
@@ -38,6 +39,8 @@ commands:
   bench            time every planner on random problems of 1k, 10k and 100k buffers
   bench allocation DIR   lower bound and each planner's arena, time and optimality per problem .csv
   run MODEL        execute the plan on the CPU; check it against a no-reuse run; measure
+  scenario llm     LLM decode: KV cache as contiguous, paged and two-level pools over the decode
+                   steps, largest batch per capacity, activation arena per step
 
 MODEL is an .onnx model, a .json graph, an allocation-problem .csv (id,lower,upper,size)
 or example:NAME. Sizes print in KiB/MiB/GiB; JSON and CSV carry exact bytes.
@@ -323,6 +326,8 @@ int main(int argc, char** argv)
             return commandExport(words);
         if (command == "run")
             return runCommand(words);
+        if (command == "scenario")
+            return scenarioCommand(words);
         if (command == "bench") {
             int code = kExitOk;
             const auto args = parseOrExplain("bench", words, benchValuedOptions(), {}, benchHelp(), code);

@@ -1,0 +1,389 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+#include "qcp.h" // first: see qcp.h
+
+#include "kvcacheview.h"
+
+#include "kvblockmapview.h"
+#include "palette.h"
+#include "timeaxis.h"
+
+#include <QCoreApplication>
+#include <QPointer>
+#include <QThreadPool>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <cmath>
+
+namespace {
+
+QColor policyColor(core::KvPolicy policy)
+{
+    switch (policy) {
+    case core::KvPolicy::Contiguous:
+        return QColor(0x4E79A7); // blue
+    case core::KvPolicy::Paged:
+        return QColor(0xF28E2B); // orange
+    case core::KvPolicy::TwoLevel:
+        return QColor(0x59A14F); // green
+    }
+    return QColor(0x9C755F);
+}
+
+const QColor kCapacity(0xC62828);
+const QColor kInUse(0x5F6368);
+const QColor kArena(0xB07AA1);
+
+// Byte ticks on a 1-2-5 grid, labelled "16 GiB", "512 MiB".
+class BytesTicker : public QCPAxisTicker {
+protected:
+    QVector<double> createTickVector(double, const QCPRange& range) override
+    {
+        QVector<double> ticks;
+        for (const double t : byteTicks(std::max(0.0, range.lower), range.upper, tickCount() + 1))
+            ticks.append(t);
+        return ticks;
+    }
+    QString getTickLabel(double tick, const QLocale&, QChar, int) override { return shortBytes(tick); }
+};
+
+// Powers of two on a log axis, labelled in bytes.
+class LogBytesTicker : public QCPAxisTickerLog {
+protected:
+    QString getTickLabel(double tick, const QLocale&, QChar, int) override { return shortBytes(tick); }
+};
+
+void styleAxis(QCPAxis* axis, const QFont& font)
+{
+    axis->setTickLabelFont(font);
+    axis->setLabelFont(font);
+    axis->setTickLabelColor(ViewPalette::axisText());
+    axis->setLabelColor(ViewPalette::axisText());
+    axis->setBasePen(QPen(QColor(0xC4C8CE)));
+    axis->setTickPen(QPen(QColor(0x9AA0A6)));
+    axis->setSubTickPen(QPen(QColor(0xC4C8CE)));
+    axis->grid()->setPen(QPen(ViewPalette::gridLine()));
+    axis->grid()->setSubGridVisible(false);
+}
+
+// Step graph: point i holds values[i] over [i, i+1); one extra point closes the last step.
+// Values <= 0 become gaps when `gapsForZero` (a log axis cannot show them).
+void setSteps(QCPGraph* graph, const std::vector<double>& values, bool gapsForZero = false)
+{
+    QVector<double> keys, data;
+    for (std::size_t i = 0; i < values.size(); ++i) {
+        keys.append(static_cast<double>(i));
+        data.append(gapsForZero && values[i] <= 0 ? qQNaN() : values[i]);
+    }
+    if (!values.empty()) {
+        keys.append(static_cast<double>(values.size()));
+        data.append(data.back());
+    }
+    graph->setData(keys, data, true);
+}
+
+} // namespace
+
+KvCacheView::KvCacheView(QWidget* parent)
+    : QWidget(parent)
+    , m_plot(new QCustomPlot(this))
+    , m_blockMap(new KvBlockMapView(this))
+    , m_cancel(std::make_shared<std::atomic<bool>>(false))
+{
+    QFont f = font();
+    f.setPointSizeF(9);
+    setFont(f);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->setSpacing(0);
+    layout->addWidget(m_plot, 4);
+    layout->addWidget(m_blockMap, 1);
+
+    m_plot->setBackground(ViewPalette::background());
+    m_plot->setPlottingHint(QCP::phCacheLabels, true);
+    m_kvRect = m_plot->axisRect();
+    m_arenaRect = new QCPAxisRect(m_plot);
+    m_plot->plotLayout()->addElement(1, 0, m_arenaRect);
+    auto* group = new QCPMarginGroup(m_plot);
+    for (QCPAxisRect* rect : { m_kvRect, m_arenaRect }) {
+        rect->setBackground(ViewPalette::plotBackground());
+        rect->setMarginGroup(QCP::msLeft | QCP::msRight, group);
+        for (QCPAxis* axis : { rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft) })
+            styleAxis(axis, f);
+        rect->axis(QCPAxis::atBottom)->setLabel(tr("decode step"));
+    }
+    m_kvRect->axis(QCPAxis::atLeft)->setLabel(tr("KV cache (bytes)"));
+    m_kvRect->axis(QCPAxis::atLeft)->setTicker(QSharedPointer<QCPAxisTicker>(new BytesTicker));
+    m_arenaRect->axis(QCPAxis::atLeft)->setLabel(tr("arena (log scale)"));
+    m_arenaRect->axis(QCPAxis::atLeft)->setScaleType(QCPAxis::stLogarithmic);
+    QSharedPointer<LogBytesTicker> logTicker(new LogBytesTicker);
+    logTicker->setLogBase(2);
+    logTicker->setSubTickCount(0);
+    logTicker->setTickCount(4);
+    m_arenaRect->axis(QCPAxis::atLeft)->setTicker(logTicker);
+    m_plot->plotLayout()->setRowStretchFactors({ 3.0, 1.3 });
+
+    QFont bold = f;
+    bold.setBold(true);
+    // Header above the plots: title, then the legend on its own rows so it never covers a curve.
+    auto* header = new QCPLayoutGrid;
+    m_plot->plotLayout()->insertRow(0);
+    m_plot->plotLayout()->addElement(0, 0, header);
+    m_plot->plotLayout()->setRowStretchFactors({ 0.001, 3.0, 1.3 });
+    m_title = new QCPTextElement(m_plot, QString(), bold);
+    m_title->setTextColor(ViewPalette::axisText());
+    m_title->setTextFlags(Qt::AlignLeft | Qt::AlignVCenter);
+    m_title->setMargins(QMargins(8, 6, 8, 2));
+    header->addElement(0, 0, m_title);
+    m_plot->axisRect()->insetLayout()->take(m_plot->legend);
+    m_plot->axisRect()->insetLayout()->simplify();
+    header->addElement(1, 0, m_plot->legend);
+    m_plot->legend->setVisible(true);
+    m_plot->legend->setFont(f);
+    m_plot->legend->setTextColor(ViewPalette::axisText());
+    m_plot->legend->setBrush(Qt::NoBrush);
+    m_plot->legend->setBorderPen(Qt::NoPen);
+    m_plot->legend->setIconSize(22, 10);
+    m_plot->legend->setColumnSpacing(16);
+    m_plot->legend->setFillOrder(QCPLegend::foColumnsFirst);
+    m_plot->legend->setWrap(3);
+    m_plot->legend->setMargins(QMargins(8, 2, 8, 4));
+    m_plot->legend->setMaximumSize(QWIDGETSIZE_MAX, QWIDGETSIZE_MAX);
+
+    connect(m_plot, &QCustomPlot::mousePress, this, &KvCacheView::onPress);
+    m_cursor = nullptr;
+    rebuild();
+}
+
+KvCacheView::~KvCacheView() { m_cancel->store(true); }
+
+core::Step KvCacheView::defaultBlockMapStep(const core::LlmScenarioResult& result)
+{
+    for (const auto& p : result.policies) {
+        if (p.run.policy != core::KvPolicy::Paged || p.run.steps.empty())
+            continue;
+        const auto& steps = p.run.steps;
+        const auto peak = std::max_element(steps.begin(), steps.end(),
+            [](const core::KvStepStats& a, const core::KvStepStats& b) { return a.reserved < b.reserved; });
+        return static_cast<core::Step>(peak - steps.begin());
+    }
+    return 0;
+}
+
+void KvCacheView::requestScenario(const core::LlmConfig& config, const QString& planner)
+{
+    m_cancel->store(true); // the older run stops at its next check
+    m_cancel = std::make_shared<std::atomic<bool>>(false);
+    const quint64 generation = ++m_generation;
+    m_busy = true;
+    QThreadPool::globalInstance()->start([self = QPointer(this), generation, config, planner = planner.toStdString(),
+                                             flag = m_cancel] {
+        core::LlmRunOptions options;
+        options.planner = planner;
+        options.cancel = core::CancelToken(flag);
+        auto result = core::runLlmScenario(config, options); // worker thread: pure core code
+        std::shared_ptr<const core::LlmScenarioResult> shared;
+        core::KvBlockMap map;
+        QString error;
+        if (result) {
+            map = core::pagedBlockMap(config, defaultBlockMapStep(*result));
+            shared = std::make_shared<const core::LlmScenarioResult>(std::move(*result));
+        } else {
+            error = QString::fromStdString(result.error().message);
+        }
+        QMetaObject::invokeMethod(
+            QCoreApplication::instance(),
+            [self, generation, shared, map, error] {
+                if (!self || generation != self->m_generation)
+                    return; // stale, or the view is gone
+                self->m_busy = false;
+                if (shared) {
+                    self->setResult(shared, map);
+                    emit self->scenarioReady();
+                } else {
+                    emit self->scenarioFailed(error);
+                }
+            },
+            Qt::QueuedConnection);
+    });
+}
+
+void KvCacheView::setBlockMapStep(core::Step step)
+{
+    if (!m_result)
+        return;
+    const quint64 generation = ++m_mapGeneration;
+    placeCursor(step);
+    QThreadPool::globalInstance()->start([self = QPointer(this), generation, result = m_result, step] {
+        auto map = core::pagedBlockMap(result->config, step);
+        QMetaObject::invokeMethod(
+            QCoreApplication::instance(),
+            [self, generation, result, map = std::move(map)] {
+                if (!self || generation != self->m_mapGeneration || result != self->m_result)
+                    return;
+                self->m_blockMap->setBlockMap(map, result->config.batch);
+                self->placeCursor(map.step);
+                emit self->blockMapReady();
+            },
+            Qt::QueuedConnection);
+    });
+}
+
+void KvCacheView::setResult(std::shared_ptr<const core::LlmScenarioResult> result, const core::KvBlockMap& blockMap)
+{
+    m_result = std::move(result);
+    ++m_mapGeneration; // a block map still being computed belongs to the old result
+    m_blockMap->setBlockMap(blockMap, m_result ? m_result->config.batch : 0);
+    rebuild();
+    placeCursor(blockMap.step);
+}
+
+void KvCacheView::rebuild()
+{
+    m_plot->clearGraphs();
+    m_plot->clearItems();
+    m_cursor = new QCPItemStraightLine(m_plot);
+    m_cursor->setClipAxisRect(m_kvRect);
+    m_cursor->point1->setAxes(m_kvRect->axis(QCPAxis::atBottom), m_kvRect->axis(QCPAxis::atLeft));
+    m_cursor->point2->setAxes(m_kvRect->axis(QCPAxis::atBottom), m_kvRect->axis(QCPAxis::atLeft));
+    m_cursor->setPen(QPen(ViewPalette::cursorLine(), 1.2, Qt::DotLine));
+    m_cursor->setVisible(false);
+    QCPAxis* kvX = m_kvRect->axis(QCPAxis::atBottom);
+    QCPAxis* kvY = m_kvRect->axis(QCPAxis::atLeft);
+    QCPAxis* arenaX = m_arenaRect->axis(QCPAxis::atBottom);
+    QCPAxis* arenaY = m_arenaRect->axis(QCPAxis::atLeft);
+    if (!m_result) {
+        m_title->setText(tr("KV cache over decode steps"));
+        m_plot->replot(QCustomPlot::rpQueuedReplot);
+        return;
+    }
+    const auto& r = *m_result;
+    const auto& c = r.config;
+    const double steps = std::max<double>(r.steps, 1);
+    m_title->setText(tr("KV cache over decode steps · %1 layers, %2 per token, batch %3 · capacity %4")
+                         .arg(c.layers)
+                         .arg(shortBytes(static_cast<double>(c.kvBytesPerToken())))
+                         .arg(c.batch)
+                         .arg(shortBytes(static_cast<double>(c.capacity))));
+
+    // Tokens stored: every policy stores the same tokens; take the longest series (one that did not refuse).
+    const core::KvPolicyRun* longest = nullptr;
+    for (const auto& p : r.policies)
+        if (!longest || p.run.steps.size() > longest->steps.size())
+            longest = &p.run;
+    double top = static_cast<double>(c.capacity);
+    for (const auto& p : r.policies)
+        top = std::max(top, static_cast<double>(p.run.peakReserved));
+    auto* inUse = m_plot->addGraph(kvX, kvY);
+    inUse->setLineStyle(QCPGraph::lsStepLeft);
+    inUse->setPen(QPen(kInUse, 1.5));
+    QColor fill = kInUse;
+    fill.setAlpha(50);
+    inUse->setBrush(fill);
+    if (longest) {
+        std::vector<double> values;
+        for (const auto& s : longest->steps)
+            values.push_back(static_cast<double>(s.inUse));
+        setSteps(inUse, values);
+        inUse->setName(tr("in use: tokens stored · peak %1").arg(shortBytes(static_cast<double>(longest->peakInUse))));
+    }
+    for (const auto& p : r.policies) {
+        const QColor color = policyColor(p.run.policy);
+        auto* reserved = m_plot->addGraph(kvX, kvY);
+        reserved->setLineStyle(QCPGraph::lsStepLeft);
+        reserved->setPen(QPen(color, 2.0));
+        std::vector<double> values;
+        for (const auto& s : p.run.steps)
+            values.push_back(static_cast<double>(s.reserved));
+        setSteps(reserved, values);
+        const auto name = QString::fromLatin1(core::kvPolicyName(p.run.policy).data());
+        reserved->setName(tr("%1 reserved · peak %2").arg(name, shortBytes(static_cast<double>(p.run.peakReserved))));
+        if (p.run.refusal) {
+            auto* mark = new QCPItemStraightLine(m_plot);
+            mark->setClipAxisRect(m_kvRect);
+            mark->point1->setAxes(kvX, kvY);
+            mark->point2->setAxes(kvX, kvY);
+            mark->point1->setCoords(p.run.refusal->step, 0);
+            mark->point2->setCoords(p.run.refusal->step, 1);
+            mark->setPen(QPen(color, 1.5, Qt::DashLine));
+            auto* label = new QCPItemText(m_plot);
+            label->setClipAxisRect(m_kvRect);
+            label->position->setAxes(kvX, kvY);
+            label->position->setType(QCPItemPosition::ptPlotCoords);
+            label->setPositionAlignment(Qt::AlignLeft | Qt::AlignBottom);
+            label->setPadding(QMargins(4, 2, 4, 2));
+            label->setColor(color.darker(140));
+            label->setFont(font());
+            label->setText(tr("%1 refused: step %2, sequence %3").arg(name).arg(p.run.refusal->step).arg(p.run.refusal->sequence));
+            // Stacked above the axis, one line per policy, so two refusals never overlap.
+            label->position->setCoords(p.run.refusal->step, top * (0.04 + 0.07 * static_cast<int>(p.run.policy)));
+        }
+    }
+    auto* capacity = m_plot->addGraph(kvX, kvY);
+    capacity->setPen(QPen(kCapacity, 1.5, Qt::DashDotLine));
+    capacity->setData(QVector<double> { 0, steps }, QVector<double> { static_cast<double>(c.capacity), static_cast<double>(c.capacity) }, true);
+    capacity->setName(tr("capacity %1").arg(shortBytes(static_cast<double>(c.capacity))));
+    kvX->setRange(0, steps);
+    kvY->setRange(0, top * 1.08);
+
+    auto* arena = m_plot->addGraph(arenaX, arenaY);
+    arena->setLineStyle(QCPGraph::lsStepLeft);
+    arena->setPen(QPen(kArena, 1.5));
+    QColor arenaFill = kArena;
+    arenaFill.setAlpha(60);
+    arena->setBrush(arenaFill);
+    std::vector<double> arenaValues;
+    double low = 0, high = 0;
+    for (const auto& a : r.arenas) {
+        const auto v = static_cast<double>(a.arena);
+        arenaValues.push_back(v);
+        if (v > 0) {
+            low = low > 0 ? std::min(low, v) : v;
+            high = std::max(high, v);
+        }
+    }
+    setSteps(arena, arenaValues, true);
+    arena->setName(tr("activation arena (%1) · %2 .. %3").arg(QString::fromStdString(r.planner), shortBytes(low), shortBytes(high)));
+    arenaX->setRange(0, steps);
+    if (high > 0)
+        arenaY->setRange(std::exp2(std::floor(std::log2(low))), std::exp2(std::ceil(std::log2(high)) + 0.2));
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void KvCacheView::placeCursor(core::Step step)
+{
+    if (!m_cursor)
+        return;
+    m_cursor->setVisible(m_result != nullptr);
+    m_cursor->point1->setCoords(step + 0.5, 0);
+    m_cursor->point2->setCoords(step + 0.5, 1);
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void KvCacheView::onPress(QMouseEvent* event)
+{
+    if (!m_result || event->button() != Qt::LeftButton)
+        return;
+    QCPAxisRect* rect = m_plot->axisRectAt(event->position());
+    if (rect != m_kvRect && rect != m_arenaRect)
+        return;
+    const double step = rect->axis(QCPAxis::atBottom)->pixelToCoord(event->position().x());
+    if (step >= 0 && step < m_result->steps)
+        setBlockMapStep(static_cast<core::Step>(step));
+}
+
+bool KvCacheView::exportImage(const QString& path, QString* error)
+{
+    if (!(isVisible() || testAttribute(Qt::WA_Resized)))
+        resize(sizeHint());
+    if (QLayout* l = layout())
+        l->activate();
+    m_plot->replot(QCustomPlot::rpImmediateRefresh);
+    if (!grab().save(path, "PNG")) {
+        if (error)
+            *error = tr("%1: cannot write the image file").arg(path);
+        return false;
+    }
+    return true;
+}
