@@ -257,7 +257,10 @@ void TestStrategyPanel::recomputeLowersBoundAndMarks()
     const auto check = core::validatePlan(doc->workload()->problem, *doc->plan());
     QVERIFY2(check.ok(), check.message.c_str());
     // Displayed: the summary's lower bound, the report, the before curve.
-    QVERIFY(m_window->summaryPanel()->summaryText().contains(QStringLiteral("Lower bound: ") + bytesText(bound)));
+    const QString summary = m_window->summaryPanel()->summaryText();
+    QVERIFY(summary.contains(QStringLiteral("Lower bound: ") + bytesText(bound)));
+    QVERIFY2(summary.contains(QStringLiteral("Lower bound before: ") + bytesText(originalBound)), qPrintable(summary));
+    QVERIFY2(summary.contains(QStringLiteral("recomputed: ")), qPrintable(summary));
     QVERIFY2(m_window->strategyPanel()->reportText().startsWith(QLatin1String("recompute: saved ")),
         qPrintable(m_window->strategyPanel()->reportText()));
     QVERIFY(m_window->memoryCurveView()->showsBefore());

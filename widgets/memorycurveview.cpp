@@ -228,8 +228,6 @@ void MemoryCurveView::rebuild()
     m_before->removeFromLegend();
     if (before) {
         setStepData(m_before, facts->beforeCurve, m_unit.divisor);
-        m_before->setName(
-            QStringLiteral("before strategies (peak %1)").arg(shortBytes(static_cast<double>(facts->beforeLowerBound))));
         m_before->addToLegend();
     }
 

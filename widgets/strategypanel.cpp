@@ -362,6 +362,10 @@ void StrategyPanel::onFailed(const QString& message)
 {
     setStatus(tr("Strategies failed: %1").arg(message), true);
     emit failed(tr("Applying strategies failed: %1").arg(message));
+    // A transformed workload on display stays (last good result); right after a load nothing is, so
+    // show the model as loaded rather than waiting forever.
+    if (!m_showingTransformed && m_original)
+        emit workloadReady(m_original, nullptr, 0);
 }
 
 void StrategyPanel::showReports()
