@@ -101,6 +101,7 @@ private slots:
     void uncheckingRestoresOriginal();
     void budgetFitsOrSaysItCannot();
     void badDeviceFileIsReported();
+    void loadingKeepsStrategiesOn();
     void comparisonShowsDifferentNumbers();
     void screenshotsIncludeStrategies();
 
@@ -365,6 +366,24 @@ void TestStrategyPanel::badDeviceFileIsReported()
     QVERIFY(!panel->setDeviceFile(path, &error));
     QVERIFY2(error.contains(QLatin1String("broken-device.json")), qPrintable(error));
     QCOMPARE(panel->deviceCombo()->currentIndex(), before);
+}
+
+void TestStrategyPanel::loadingKeepsStrategiesOn()
+{
+    PlanDocument* doc = m_window->document();
+    m_window->strategyPanel()->setStrategyChecked(QStringLiteral("recompute"), true);
+    QVERIFY(waitForStrategyPlan(true));
+    // Opening a model (here the same file again) applies the checked strategies to it before planning.
+    QSignalSpy planned(m_window.get(), &MainWindow::planDisplayed);
+    m_window->openFile(QString::fromUtf8(kSkipUnet));
+    QTRY_VERIFY_WITH_TIMEOUT(planned.count() >= 1, kTimeout);
+    QVERIFY(waitForStrategyPlan(true));
+    QVERIFY(doc->strategyFacts()->countWith(MarkRecomputed) > 0);
+    QVERIFY(doc->metrics().lowerBound < core::lowerBound(m_skip->problem));
+    QVERIFY(core::validatePlan(doc->workload()->problem, *doc->plan()).ok());
+    m_window->strategyPanel()->setStrategyChecked(QStringLiteral("recompute"), false);
+    QVERIFY(waitForStrategyPlan(false));
+    QCOMPARE(doc->workload()->problem.buffers.size(), m_skip->problem.buffers.size());
 }
 
 void TestStrategyPanel::comparisonShowsDifferentNumbers()

@@ -40,7 +40,8 @@ class TensorTableModel;
 // summary in docks, a toolbar (planner, alignment, lifetime-bar sort/color, play controls, fit),
 // a non-modal error banner, and File > Open / Recent / Export. Loading and planning go through a
 // PlanningController (worker threads); the UI thread never blocks. A failed open or plan shows the
-// banner and keeps the previous model.
+// banner and keeps the previous model. The Strategies dock (StrategyPanel) swaps in a transformed
+// workload; Window > Compare A/B opens a ComparisonView (mainwindowstrategies.cpp).
 class MainWindow : public QMainWindow {
     Q_OBJECT
 public:

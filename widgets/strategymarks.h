@@ -64,5 +64,5 @@ StrategyFacts computeStrategyFacts(const core::Workload& original, std::shared_p
 // Result size: state.schedule.steps(). Empty when the original workload has no graph.
 std::vector<core::Bytes> alignBeforeCurve(const core::Workload& original, const core::Transformed& state);
 
-// One line per mark for `mark` ("recomputed", "swap-out", ...), for legends and tests.
+// Short name of one mark ("recomputed", "swap-out", ...) for legends and the summary.
 const char* strategyMarkName(StrategyMark mark);

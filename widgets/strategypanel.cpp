@@ -175,7 +175,7 @@ bool StrategyPanel::setOriginal(std::shared_ptr<const core::Workload> original)
 {
     m_original = std::move(original);
     m_outcome.reset();
-    m_showingTransformed = false;
+    m_showingTransformed = m_owesWorkload = false;
     m_controller->cancel();
     const bool graph = m_original && m_original->graph;
     for (QCheckBox* check : m_checks)
@@ -193,6 +193,7 @@ bool StrategyPanel::setOriginal(std::shared_ptr<const core::Workload> original)
     showReports();
     if (!isActive())
         return false;
+    m_owesWorkload = true;
     rerun();
     return true;
 }
@@ -320,8 +321,9 @@ void StrategyPanel::rerun()
         m_outcome.reset();
         showReports();
         setStatus(tr("Check a strategy to apply it to the model on display."));
-        if (m_showingTransformed) {
-            m_showingTransformed = false;
+        // Unchecked before the first result after a load: the window still waits for a workload too.
+        if (m_showingTransformed || m_owesWorkload) {
+            m_showingTransformed = m_owesWorkload = false;
             emit workloadReady(m_original, nullptr, 0);
         }
         return;
@@ -355,6 +357,7 @@ void StrategyPanel::onFinished(std::shared_ptr<const StrategyOutcome> outcome)
     }
     showReports();
     m_showingTransformed = true;
+    m_owesWorkload = false;
     emit workloadReady(o.workload, o.facts, o.budgetMode ? o.budget : 0);
 }
 
@@ -364,8 +367,10 @@ void StrategyPanel::onFailed(const QString& message)
     emit failed(tr("Applying strategies failed: %1").arg(message));
     // A transformed workload on display stays (last good result); right after a load nothing is, so
     // show the model as loaded rather than waiting forever.
-    if (!m_showingTransformed && m_original)
+    if (!m_showingTransformed && m_original) {
+        m_owesWorkload = false;
         emit workloadReady(m_original, nullptr, 0);
+    }
 }
 
 void StrategyPanel::showReports()
