@@ -139,6 +139,9 @@ bool MainWindow::renderStrategyScreenshots(const QString& dir, QString* error)
         const QString path = out.filePath(QStringLiteral("strategies.png"));
         if (!grab().save(path))
             return fail(tr("Cannot write %1").arg(QDir::toNativeSeparators(path)));
+        // The views on their own: the bars in the user's color mode, so the marks show as hatch and outline.
+        m_colorCombo->setCurrentIndex(colorIndex);
+        QCoreApplication::processEvents();
         QString message;
         if (!m_memoryCurve->exportImage(out.filePath(QStringLiteral("memory-curve-strategies.png")), &message)
             || !m_lifetimeBars->exportImage(out.filePath(QStringLiteral("lifetime-bars-strategies.png")), &message))
@@ -148,7 +151,6 @@ bool MainWindow::renderStrategyScreenshots(const QString& dir, QString* error)
         if (!m_arenaLayout->exportImage(out.filePath(QStringLiteral("arena-layout-strategies.png")), &message))
             return fail(message);
         m_tabs->setCurrentWidget(m_lifetimeBars);
-        m_colorCombo->setCurrentIndex(colorIndex);
         // Back to what the user had.
         if (before.isEmpty() && !budgetWasOn) {
             for (const auto& name : kShotStrategies)
