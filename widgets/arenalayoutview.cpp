@@ -4,6 +4,7 @@
 
 #include "palette.h"
 #include "plandocument.h"
+#include "strategystyle.h"
 
 #include <QHash>
 #include <QImage>
@@ -64,13 +65,18 @@ QString ArenaLayoutView::caption() const
         .arg(m.fragmentation * 100, 0, 'f', 1);
 }
 
-int ArenaLayoutView::paintLegend(QPainter& painter, const QRect& area) const
+int ArenaLayoutView::paintLegend(QPainter& painter, const QRect& fullArea) const
 {
+    // Strategy marks first (rightmost), then the free-space swatch when there is room.
+    int used = 0;
+    if (const StrategyFacts* facts = document()->strategyFacts())
+        used = StrategyStyle::paintLegend(painter, fullArea, facts->presentMarks(), !facts->trips.empty());
+    const QRect area = used > 0 ? fullArea.adjusted(0, 0, -used - 12, 0) : fullArea;
     const QFontMetrics fm(font());
     const QString text = QStringLiteral("free space in the arena");
     const int w = fm.horizontalAdvance(text);
     if (area.width() < w + 20)
-        return 0;
+        return used;
     const QRect swatch(area.right() - w - 18, area.center().y() - 6, 12, 12);
     painter.fillRect(swatch, QColor(0xE9ECF0));
     painter.fillRect(swatch, QBrush(QColor(0xAEB4BD), Qt::BDiagPattern));
@@ -79,7 +85,7 @@ int ArenaLayoutView::paintLegend(QPainter& painter, const QRect& area) const
     painter.drawRect(QRectF(swatch).adjusted(0.5, 0.5, -0.5, -0.5));
     painter.setPen(ViewPalette::axisText());
     painter.drawText(QRect(area.right() - w, area.top(), w, area.height()), Qt::AlignVCenter, text);
-    return w + 18;
+    return fullArea.right() - area.right() + w + 18;
 }
 
 void ArenaLayoutView::paintPlot(QPainter& painter, const Frame& frame) const
@@ -156,6 +162,20 @@ void ArenaLayoutView::paintPlot(QPainter& painter, const Frame& frame) const
     }
     if (covered > 0)
         painter.drawImage(frame.plot.topLeft(), coverage);
+
+    // What strategies did: hatch and outline on touched buffers, a dashed host trip between the two
+    // device buffers of a swapped value (it holds no device memory in between).
+    if (const StrategyFacts* facts = document()->strategyFacts()) {
+        m_index.forEach(first, last, [&](int i) {
+            if (facts->marks[i] != MarkNone && buffers[i].size > 0)
+                StrategyStyle::paintMarked(painter, bufferRect(frame, i).intersected(plotF), facts->marks[i]);
+        });
+        for (const HostTrip& trip : facts->trips) {
+            const QRectF out = bufferRect(frame, trip.outBuffer), in = bufferRect(frame, trip.inBuffer);
+            StrategyStyle::paintHostTrip(
+                painter, QPointF(out.right(), out.center().y()), QPointF(in.left(), in.center().y()));
+        }
+    }
 
     // Names inside rectangles large enough to hold them.
     const QFontMetrics fm(font());

@@ -11,7 +11,9 @@
 
 // The plan in time × memory: x = step, y = offset in bytes; each buffer is the rectangle
 // [start, end) × [offset, offset + size). The arena [0, arena) is hatched so the free space between
-// rectangles (fragmentation) shows; the arena size and the lower bound are labelled lines.
+// rectangles (fragmentation) shows; the arena size and the lower bound are labelled lines. After
+// strategies, touched buffers are hatched and outlined by strategy and a swapped value's two device
+// buffers are joined by a dashed host trip (StrategyStyle), with a legend in the caption.
 // Painting visits only buffers overlapping the visible steps (IntervalIndex); rectangles thinner
 // or flatter than a pixel are merged into one per-pixel coverage image instead of drawn one by one.
 class ArenaLayoutView : public TimelineView {

@@ -4,6 +4,7 @@
 
 #include "palette.h"
 #include "plandocument.h"
+#include "strategystyle.h"
 
 #include <QPainter>
 
@@ -98,8 +99,11 @@ void LifetimeBarsView::computeColors()
     const core::Plan* plan = document()->plan();
     m_hasSlots = plan && plan->colors.size() == buffers.size();
     m_colors.resize(buffers.size());
+    const StrategyFacts* facts = document()->strategyFacts();
     for (std::size_t i = 0; i < buffers.size(); ++i) {
-        if (m_colorMode == ColorMode::Kind || !plan) {
+        if (m_colorMode == ColorMode::Strategy) {
+            m_colors[i] = StrategyStyle::markColor(StrategyStyle::primaryMark(facts ? facts->marks[i] : MarkNone));
+        } else if (m_colorMode == ColorMode::Kind || !plan) {
             m_colors[i] = ViewPalette::kindColor(buffers[i].kind);
         } else if (m_hasSlots) {
             m_colors[i] = ViewPalette::indexColor(plan->colors[i]);
@@ -149,7 +153,10 @@ QString LifetimeBarsView::caption() const
 {
     const char* order = m_sortOrder == SortOrder::Start ? "start" : m_sortOrder == SortOrder::Size ? "size" : "offset";
     QString colorText;
-    if (m_colorMode == ColorMode::Kind)
+    if (m_colorMode == ColorMode::Strategy)
+        colorText = document()->strategyFacts() ? QStringLiteral("colored by strategy")
+                                                : QStringLiteral("colored by strategy (none applied)");
+    else if (m_colorMode == ColorMode::Kind)
         colorText = QStringLiteral("colored by kind");
     else if (m_hasSlots)
         colorText = QStringLiteral("colored by slot");
@@ -160,10 +167,15 @@ QString LifetimeBarsView::caption() const
         .arg(QLatin1String(order), colorText);
 }
 
-int LifetimeBarsView::paintLegend(QPainter& painter, const QRect& area) const
+int LifetimeBarsView::paintLegend(QPainter& painter, const QRect& fullArea) const
 {
+    // Strategy marks first (rightmost), then the kinds in what room is left.
+    int used = 0;
+    if (const StrategyFacts* facts = document()->strategyFacts())
+        used = StrategyStyle::paintLegend(painter, fullArea, facts->presentMarks(), !facts->trips.empty());
     if (m_colorMode != ColorMode::Kind)
-        return 0;
+        return used;
+    const QRect area = used > 0 ? fullArea.adjusted(0, 0, -used - 12, 0) : fullArea;
     const core::Workload* workload = document()->workload();
     bool present[5] = {};
     for (const auto& b : workload->problem.buffers)
@@ -188,7 +200,7 @@ int LifetimeBarsView::paintLegend(QPainter& painter, const QRect& area) const
         painter.fillRect(QRect(x, area.center().y() - 5, 10, 10), ViewPalette::kindColor(kinds[i]));
         x -= 14;
     }
-    return area.right() - x;
+    return fullArea.right() - x;
 }
 
 void LifetimeBarsView::paintPlot(QPainter& painter, const Frame& frame) const
@@ -202,6 +214,7 @@ void LifetimeBarsView::paintPlot(QPainter& painter, const Frame& frame) const
     const bool dim = hasHighlight();
     const QFontMetrics fm(font());
     const double left = frame.plot.left() - 2, right = frame.plot.right() + 2;
+    const StrategyFacts* facts = document()->strategyFacts();
 
     for (int row = firstRow; row <= lastRow; ++row) {
         const int y = frame.plot.top() + row * h - scroll;
@@ -222,6 +235,8 @@ void LifetimeBarsView::paintPlot(QPainter& painter, const Frame& frame) const
         const QColor color
             = dim && !isHighlighted(buffer) ? ViewPalette::faded(m_colors[buffer], kDim) : m_colors[buffer];
         painter.fillRect(bar, color);
+        if (facts && facts->marks[buffer] != MarkNone)
+            StrategyStyle::paintMarked(painter, bar, facts->marks[buffer]);
         if (bar.width() > 60) {
             const QString text = shortBytes(static_cast<double>(buffers[buffer].size));
             if (fm.horizontalAdvance(text) + 10 < bar.width()) {
@@ -230,6 +245,16 @@ void LifetimeBarsView::paintPlot(QPainter& painter, const Frame& frame) const
             }
         }
     }
+    // Host trips: on the swap-in row, from where the value left the device to where it comes back.
+    if (facts)
+        for (const HostTrip& trip : facts->trips) {
+            const int row = rowOf(trip.inBuffer);
+            if (row < firstRow || row > lastRow)
+                continue;
+            const QRectF in = barRect(frame, trip.inBuffer);
+            const double x0 = frame.time.stepToX(buffers[trip.outBuffer].lifetime.end);
+            StrategyStyle::paintHostTrip(painter, QPointF(x0, in.center().y()), QPointF(in.left(), in.center().y()));
+        }
     for (int buffer : { document()->hoveredBuffer(), document()->selectedBuffer() }) {
         const int row = rowOf(buffer);
         if (row >= firstRow && row <= lastRow)

@@ -10,13 +10,15 @@
 
 // One row per buffer, a bar over its lifetime [start, end) on the shared time axis; row labels
 // (buffer names) on the left, vertical scroll when the rows do not fit. Colored by kind, or by
-// color: the plan's slot (Plan::colors), or an offset band when the plan assigns no slots.
+// color: the plan's slot (Plan::colors), or an offset band when the plan assigns no slots, or by
+// strategy. Buffers strategies touched are hatched and outlined in every mode, and a swapped value's
+// host trip is a dashed line on its swap-in row (StrategyStyle).
 // Painting visits only the rows in the viewport, so cost is independent of the buffer count.
 class LifetimeBarsView : public TimelineView {
     Q_OBJECT
 public:
     enum class SortOrder { Start, Size, Offset };
-    enum class ColorMode { Kind, Color };
+    enum class ColorMode { Kind, Color, Strategy }; // Strategy: by what strategies did (StrategyStyle)
 
     explicit LifetimeBarsView(PlanDocument* document, QWidget* parent = nullptr);
 

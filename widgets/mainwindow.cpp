@@ -4,12 +4,14 @@
 
 #include "arenalayoutview.h"
 #include "coloringview.h"
+#include "comparisonview.h"
 #include "lifetimebarsview.h"
 #include "memorycurveview.h"
 #include "messagebanner.h"
 #include "plandocument.h"
 #include "planningcontroller.h"
 #include "playcontroller.h"
+#include "strategypanel.h"
 #include "summarypanel.h"
 #include "tensortablemodel.h"
 
@@ -94,10 +96,12 @@ MainWindow::MainWindow(QWidget* parent)
 
     createViews();
     createDocks();
+    createStrategyDock();
     createActions();
     createToolBar();
     createStatusBar();
     connectDocument();
+    connectStrategies();
 
     connect(m_controller, &PlanningController::loadFinished, this, &MainWindow::onLoadFinished);
     connect(m_controller, &PlanningController::loadFailed, this, [this](const QString& message) {
@@ -400,6 +404,7 @@ void MainWindow::createToolBar()
     m_colorCombo = new QComboBox(bar);
     m_colorCombo->addItem(tr("colored by kind"), static_cast<int>(LifetimeBarsView::ColorMode::Kind));
     m_colorCombo->addItem(tr("colored by slot"), static_cast<int>(LifetimeBarsView::ColorMode::Color));
+    m_colorCombo->addItem(tr("colored by strategy"), static_cast<int>(LifetimeBarsView::ColorMode::Strategy));
     m_colorCombo->setToolTip(tr("Color the lifetime bars by tensor kind or by shared-object slot"));
     bar->addWidget(m_colorCombo);
     connect(m_colorCombo, &QComboBox::currentIndexChanged, this, [this] {
@@ -569,7 +574,11 @@ void MainWindow::onLoadFinished(std::shared_ptr<const core::Workload> workload)
             notes << QString::fromStdString(note);
         statusBar()->showMessage(notes.join(QStringLiteral("; ")), 8000);
     }
-    replan();
+    if (m_comparison && m_comparison->isVisible())
+        m_comparison->setOriginal(workload);
+    // With strategies on, the panel delivers the workload to plan (onStrategyWorkload).
+    if (!m_strategyPanel->setOriginal(workload))
+        replan();
 }
 
 void MainWindow::onPlanReady(const core::Plan& plan)
@@ -822,5 +831,7 @@ bool MainWindow::renderScreenshots(const QString& dir, QString* error)
     QCoreApplication::processEvents();
     const QString windowPath = out.filePath(QStringLiteral("window.png"));
     record(grab().save(windowPath), tr("Cannot write %1").arg(QDir::toNativeSeparators(windowPath)));
+    if (ok)
+        record(renderStrategyScreenshots(dir, &message), message);
     return ok;
 }

@@ -11,6 +11,7 @@
 
 class ArenaLayoutView;
 class ColoringView;
+class ComparisonView;
 class LifetimeBarsView;
 class MemoryCurveView;
 class MessageBanner;
@@ -29,6 +30,8 @@ class QTabWidget;
 class QTableView;
 class QTimer;
 class QToolButton;
+class StrategyPanel;
+struct StrategyFacts;
 class SummaryPanel;
 class TensorFilterProxyModel;
 class TensorTableModel;
@@ -37,7 +40,8 @@ class TensorTableModel;
 // summary in docks, a toolbar (planner, alignment, lifetime-bar sort/color, play controls, fit),
 // a non-modal error banner, and File > Open / Recent / Export. Loading and planning go through a
 // PlanningController (worker threads); the UI thread never blocks. A failed open or plan shows the
-// banner and keeps the previous model.
+// banner and keeps the previous model. The Strategies dock (StrategyPanel) swaps in a transformed
+// workload; Window > Compare A/B opens a ComparisonView (mainwindowstrategies.cpp).
 class MainWindow : public QMainWindow {
     Q_OBJECT
 public:
@@ -60,6 +64,10 @@ public:
     QDoubleSpinBox* timeLimitSpin() const { return m_timeLimitSpin; } // seconds, for search planners (exact)
     QToolButton* stopButton() const { return m_stopButton; }
     QLabel* busyLabel() const { return m_busyLabel; } // "Loading…", "Planning…" or the live search progress
+    // Strategies: the dock that applies them to the model on display, and the A/B comparison window
+    // (null until first shown).
+    StrategyPanel* strategyPanel() const { return m_strategyPanel; }
+    ComparisonView* comparisonView() const { return m_comparison; }
 
     QString currentSpec() const { return m_currentSpec; } // the model on display (path or example:NAME)
     QString plannerName() const;
@@ -71,7 +79,9 @@ public:
     bool exportPlanJson(const QString& path, QString* error = nullptr) const;
     bool exportProblemCsv(const QString& path, QString* error = nullptr) const;
     // Renders memory-curve.png, lifetime-bars.png, arena-layout.png, coloring.png and window.png
-    // into `dir` (created when missing). Call once a plan is displayed.
+    // into `dir` (created when missing), then strategies.png (the window with a strategy applied, plus
+    // the marked views as *-strategies.png) and compare.png (the A/B window). Call once a plan is
+    // displayed; waits (spinning the event loop) for the background work of the strategy pictures.
     bool renderScreenshots(const QString& dir, QString* error = nullptr);
 
 public slots:
@@ -82,6 +92,7 @@ public slots:
     void fit();
     // Stops the running plan and keeps the best plan found so far (search planners); see PlanningController::stop.
     void stopPlanning();
+    void showComparison(); // opens the A/B comparison window on the current model
 
 signals:
     void planDisplayed(); // a plan for the current workload reached the document
@@ -116,6 +127,13 @@ private:
     void rebuildRecentMenu();
     void exportViewDialog(QWidget* view, const QString& baseName);
     void exportPlanDialog(bool json);
+
+    // Strategies (strategy panel, A/B comparison).
+    void createStrategyDock();
+    void connectStrategies();
+    void onStrategyWorkload(std::shared_ptr<const core::Workload> workload, std::shared_ptr<const StrategyFacts> facts,
+        core::Bytes budget);
+    bool renderStrategyScreenshots(const QString& dir, QString* error);
 
     PlanDocument* m_document;
     PlanningController* m_controller;
@@ -159,6 +177,9 @@ private:
     QProgressBar* m_busyBar = nullptr;
     QToolButton* m_cancelButton = nullptr;
     QToolButton* m_stopButton = nullptr;
+
+    StrategyPanel* m_strategyPanel = nullptr;
+    ComparisonView* m_comparison = nullptr;
 
     QString m_currentSpec; // on display
     QString m_pendingSpec; // being loaded

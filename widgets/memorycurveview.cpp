@@ -6,6 +6,7 @@
 
 #include "palette.h"
 #include "plandocument.h"
+#include "strategymarks.h"
 #include "timelineview.h"
 #include "util/format.h"
 
@@ -129,6 +130,8 @@ MemoryCurveView::MemoryCurveView(PlanDocument* document, QWidget* parent)
     m_measured = addLine(m_plot, QColor(0xF28E2B), Qt::SolidLine, 1.5);
     m_measured->setName(QStringLiteral("measured"));
     m_budget = addLine(m_plot, QColor(0xC62828), Qt::DashDotLine, 1.5);
+    m_before = addLine(m_plot, QColor(0x5F6368), Qt::DashLine, 1.5);
+    m_before->setName(QStringLiteral("before strategies"));
 
     m_selectedBand = new QCPItemRect(m_plot);
     m_hoveredBand = new QCPItemRect(m_plot);
@@ -167,6 +170,7 @@ MemoryCurveView::MemoryCurveView(PlanDocument* document, QWidget* parent)
     connect(document, &PlanDocument::workloadChanged, this, &MemoryCurveView::rebuild);
     connect(document, &PlanDocument::planChanged, this, &MemoryCurveView::rebuild);
     connect(document, &PlanDocument::overlayChanged, this, &MemoryCurveView::rebuild);
+    connect(document, &PlanDocument::strategyFactsChanged, this, &MemoryCurveView::rebuild);
     connect(document, &PlanDocument::visibleStepsChanged, this, &MemoryCurveView::updateRange);
     connect(document, &PlanDocument::cursorChanged, this, &MemoryCurveView::updateHighlight);
     connect(document, &PlanDocument::selectionChanged, this, &MemoryCurveView::updateHighlight);
@@ -187,6 +191,11 @@ void MemoryCurveView::rebuild()
     double top = static_cast<double>(std::max({ arena, lower, budget, core::Bytes(1) }));
     for (core::Bytes v : measured)
         top = std::max(top, static_cast<double>(v));
+    const StrategyFacts* facts = m_document->strategyFacts();
+    const bool before = facts && !facts->beforeCurve.empty();
+    if (before)
+        for (core::Bytes v : facts->beforeCurve)
+            top = std::max(top, static_cast<double>(v));
     m_unit = byteUnitFor(top);
     m_yMax = top / m_unit.divisor * 1.12;
 
@@ -213,6 +222,13 @@ void MemoryCurveView::rebuild()
         setFlat(m_budget, steps, static_cast<double>(budget) / m_unit.divisor);
         m_budget->setName(QStringLiteral("budget %1").arg(shortBytes(static_cast<double>(budget))));
         m_budget->addToLegend();
+    }
+
+    m_before->setVisible(before);
+    m_before->removeFromLegend();
+    if (before) {
+        setStepData(m_before, facts->beforeCurve, m_unit.divisor);
+        m_before->addToLegend();
     }
 
     m_plot->yAxis->setLabel(QStringLiteral("memory (%1)").arg(m_unit.name));
@@ -271,6 +287,8 @@ TimeAxis MemoryCurveView::timeAxis() const
 bool MemoryCurveView::showsMeasured() const { return m_measured->visible(); }
 
 bool MemoryCurveView::showsBudget() const { return m_budget->visible(); }
+
+bool MemoryCurveView::showsBefore() const { return m_before->visible(); }
 
 double MemoryCurveView::stepAt(double x) const { return m_plot->xAxis->pixelToCoord(x); }
 
@@ -338,6 +356,9 @@ void MemoryCurveView::onMove(QMouseEvent* event)
     const auto& measured = m_document->measuredCurve();
     if (s < measured.size())
         text += QStringLiteral("<br/>measured %1").arg(QString::fromStdString(core::formatBytes(measured[s])));
+    if (const StrategyFacts* facts = m_document->strategyFacts(); facts && s < facts->beforeCurve.size())
+        text += QStringLiteral("<br/>before strategies %1")
+                    .arg(QString::fromStdString(core::formatBytes(facts->beforeCurve[s])));
     QToolTip::showText(event->globalPosition().toPoint(), text, m_plot);
 }
 

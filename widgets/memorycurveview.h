@@ -16,7 +16,8 @@ class QMouseEvent;
 class QWheelEvent;
 
 // Live bytes per step (a step graph) with the arena size and the lower bound as lines, and the
-// measured curve and budget line when the document has them (hidden otherwise); QCustomPlot.
+// measured curve and budget line when the document has them (hidden otherwise), and, after strategies,
+// the untransformed curve as a dashed "before strategies" line; QCustomPlot.
 // Shares the document's time axis, cursor and selection: the selected/hovered buffer's lifetime is
 // shaded, the cursor is a vertical line; wheel zooms, drag pans, click sets the cursor.
 class MemoryCurveView : public QWidget {
@@ -32,6 +33,7 @@ public:
     ByteUnit unit() const { return m_unit; } // unit of the y axis
     bool showsMeasured() const; // the measured curve is drawn (the document has one)
     bool showsBudget() const; // the budget line is drawn (the document has one)
+    bool showsBefore() const; // the untransformed curve is drawn (strategies were applied)
     // Mapping of the plot's x axis to widget pixels (for tests).
     TimeAxis timeAxis() const;
 
@@ -57,6 +59,7 @@ private:
     QCPGraph* m_lower;
     QCPGraph* m_measured;
     QCPGraph* m_budget;
+    QCPGraph* m_before; // live bytes before strategies, on the new schedule's steps (alignBeforeCurve)
     QCPItemStraightLine* m_cursor;
     QCPItemRect* m_selectedBand;
     QCPItemRect* m_hoveredBand;

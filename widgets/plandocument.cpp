@@ -2,6 +2,8 @@
 // SPDX-FileCopyrightText: MemPlan authors
 #include "plandocument.h"
 
+#include "strategymarks.h"
+
 #include <algorithm>
 
 PlanDocument::PlanDocument(QObject* parent)
@@ -105,4 +107,17 @@ void PlanDocument::setBudget(core::Bytes budget)
 {
     m_budget = std::max<core::Bytes>(budget, 0);
     emit overlayChanged();
+}
+
+// ---------------------------------------------------------------- strategies
+
+const StrategyFacts* PlanDocument::strategyFacts() const
+{
+    return m_strategyFacts && m_workload && m_strategyFacts->workload == m_workload ? m_strategyFacts.get() : nullptr;
+}
+
+void PlanDocument::setStrategyFacts(std::shared_ptr<const StrategyFacts> facts)
+{
+    m_strategyFacts = std::move(facts);
+    emit strategyFactsChanged();
 }

@@ -12,6 +12,8 @@
 #include <memory>
 #include <optional>
 
+struct StrategyFacts;
+
 // The one state every Studio view reads (DESIGN.md: "a view never recomputes a plan"): the loaded
 // workload, the current plan with its metrics, the shared selection, hover, step cursor and the
 // shared visible step range (one time axis for all views). Lives on the UI thread; views connect to
@@ -40,6 +42,11 @@ public:
     const std::vector<core::Bytes>& measuredCurve() const { return m_measured; }
     core::Bytes budget() const { return m_budget; }
 
+    // Strategies (StrategyPanel): what they did to the workload on display, for the views' marks and
+    // the before/after memory curve. Null unless the facts belong to the current workload, so a newly
+    // loaded or an untransformed model never shows stale marks.
+    const StrategyFacts* strategyFacts() const;
+
 public slots:
     // A new workload drops the plan, selection and cursor, and resets the visible range to all steps.
     void setWorkload(std::shared_ptr<const core::Workload> workload);
@@ -52,6 +59,8 @@ public slots:
     void fitVisibleSteps();
     void setMeasuredCurve(std::vector<core::Bytes> curve);
     void setBudget(core::Bytes budget);
+    // Set before setWorkload(facts->workload) so views rebuilding on workloadChanged see them; null clears.
+    void setStrategyFacts(std::shared_ptr<const StrategyFacts> facts);
 
 signals:
     void workloadChanged();
@@ -61,6 +70,7 @@ signals:
     void cursorChanged(core::Step step);
     void visibleStepsChanged(double first, double last);
     void overlayChanged(); // measured curve or budget
+    void strategyFactsChanged();
 
 private:
     std::shared_ptr<const core::Workload> m_workload;
@@ -69,6 +79,7 @@ private:
     std::vector<core::Bytes> m_liveCurve;
     std::vector<core::Bytes> m_measured;
     core::Bytes m_budget = 0;
+    std::shared_ptr<const StrategyFacts> m_strategyFacts;
     int m_selected = -1;
     int m_hovered = -1;
     core::Step m_cursor = -1;

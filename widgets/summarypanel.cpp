@@ -3,6 +3,7 @@
 #include "summarypanel.h"
 
 #include "plandocument.h"
+#include "strategymarks.h"
 #include "util/format.h"
 
 #include <QApplication>
@@ -144,6 +145,17 @@ void SummaryPanel::refresh()
             rows.wide(tr("Search"), tr("best found; proven lower bound %1").arg(bytesText(plan->provenLowerBound)));
         if (!plan->provenOptimal && !plan->details.empty())
             rows.note(QString::fromStdString(plan->details));
+    }
+
+    // Strategies (strategy panel): what they changed, when the workload on display is transformed.
+    if (const StrategyFacts* facts = m_document->strategyFacts()) {
+        rows.section(tr("Strategies"));
+        rows.row(tr("Lower bound before"), bytesText(facts->beforeLowerBound));
+        for (StrategyMark mark : { MarkRecomputed, MarkSwapOut, MarkSwapIn, MarkInPlace, MarkFused })
+            if (const int count = facts->countWith(mark))
+                rows.row(QString::fromLatin1(strategyMarkName(mark)), plural(count, tr("buffer"), tr("buffers")));
+        if (!facts->trips.empty())
+            rows.row(tr("Host trips"), QString::number(facts->trips.size()));
     }
 
     // Live set at a step: the total, then the largest buffers.

@@ -4,6 +4,7 @@
 
 #include "palette.h"
 #include "plandocument.h"
+#include "strategymarks.h"
 #include "util/format.h"
 
 #include <QFileInfo>
@@ -83,6 +84,7 @@ TimelineView::TimelineView(PlanDocument* document, QWidget* parent)
     connect(m_scrollBar, &QScrollBar::valueChanged, this, qOverload<>(&QWidget::update));
     connect(document, &PlanDocument::workloadChanged, this, &TimelineView::onDataChanged);
     connect(document, &PlanDocument::planChanged, this, &TimelineView::onDataChanged);
+    connect(document, &PlanDocument::strategyFactsChanged, this, &TimelineView::onDataChanged);
     connect(document, &PlanDocument::visibleStepsChanged, this, qOverload<>(&QWidget::update));
     connect(document, &PlanDocument::cursorChanged, this, qOverload<>(&QWidget::update));
     connect(document, &PlanDocument::hoverChanged, this, qOverload<>(&QWidget::update));
@@ -343,6 +345,10 @@ QString TimelineView::bufferToolTip(const PlanDocument* document, int buffer)
             names << QStringLiteral("…");
         text += QStringLiteral("<br/>tensors: ") + names.join(QStringLiteral(", "));
     }
+    // What strategies did to this buffer, one line each, naming the strategy.
+    if (const StrategyFacts* facts = document->strategyFacts(); facts && buffer < static_cast<int>(facts->notes.size()))
+        for (const auto& note : facts->notes[static_cast<std::size_t>(buffer)])
+            text += QStringLiteral("<br/><i>%1</i>").arg(QString::fromStdString(note).toHtmlEscaped());
     return text;
 }
 

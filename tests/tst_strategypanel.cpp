@@ -1,0 +1,433 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+// Strategies in the Studio, offscreen: the marks and the before curve computed from a transformed
+// workload, the strategy controller's stale-result rule, and in the window: the strategy dock
+// (recompute lowers the bound, unchecking restores the model, budget fits or says it cannot), the
+// marks in the views and the A/B comparison.
+// The window tests use tests/data/skip_unet.json, a two-level U-Net whose peak is in the bottleneck
+// while both skips wait: recompute and swap lower it. On example:unet they cannot (its peak is the
+// last concat, which reads the long skip itself; see tst_strategies unetStrategiesCosted).
+#include "comparisonview.h"
+#include "lifetimebarsview.h"
+#include "mainwindow.h"
+#include "memorycurveview.h"
+#include "plandocument.h"
+#include "planningcontroller.h"
+#include "strategycontroller.h"
+#include "strategymarks.h"
+#include "strategypanel.h"
+#include "strategystyle.h"
+#include "summarypanel.h"
+
+#include "io/workload.h"
+#include "planners/metrics.h"
+#include "planners/planner.h"
+#include "planners/validate.h"
+#include "util/format.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QFile>
+#include <QImage>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <algorithm>
+#include <memory>
+
+namespace {
+
+const char* const kSkipUnet = MEMPLAN_SOURCE_DIR "/tests/data/skip_unet.json";
+constexpr int kTimeout = 120000; // generous: ctest may run under load, the budget tries 32 combinations
+
+std::shared_ptr<const core::Workload> loadNow(const char* spec)
+{
+    auto workload = core::loadWorkload(spec, {});
+    if (!workload)
+        qFatal("cannot load %s: %s", spec, workload.error().message.c_str());
+    return std::make_shared<const core::Workload>(std::move(*workload));
+}
+
+// Strategies applied with the core directly, and the facts the Studio derives from them.
+struct Applied {
+    std::shared_ptr<const core::Workload> workload;
+    StrategyFacts facts;
+};
+
+Applied applyNow(const std::shared_ptr<const core::Workload>& original, const std::vector<std::string>& names)
+{
+    core::StrategyOptions options;
+    options.alignment = original->problem.alignment;
+    auto run = core::applyStrategies(*original, names, options);
+    if (!run)
+        qFatal("cannot apply strategies: %s", run.error().message.c_str());
+    Applied applied;
+    applied.workload = std::make_shared<const core::Workload>(run->workload);
+    applied.facts = computeStrategyFacts(*original, applied.workload, run->state);
+    return applied;
+}
+
+bool containsColor(const QImage& image, const QColor& color)
+{
+    const QRgb wanted = color.rgb();
+    for (int y = 0; y < image.height(); ++y)
+        for (int x = 0; x < image.width(); ++x)
+            if ((image.pixel(x, y) & 0xFFFFFF) == (wanted & 0xFFFFFF))
+                return true;
+    return false;
+}
+
+QString bytesText(core::Bytes bytes) { return QString::fromStdString(core::formatBytes(bytes)); }
+
+} // namespace
+
+class TestStrategyPanel : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase();
+    void cleanupTestCase();
+
+    // facts, without widgets
+    void beforeCurveKeepsThePeak_data();
+    void beforeCurveKeepsThePeak();
+    void marksPerStrategy();
+    void controllerDropsStaleResults();
+    void allocationProblemHasNoStrategies();
+
+    // the window
+    void recomputeLowersBoundAndMarks();
+    void uncheckingRestoresOriginal();
+    void budgetFitsOrSaysItCannot();
+    void badDeviceFileIsReported();
+    void loadingKeepsStrategiesOn();
+    void comparisonShowsDifferentNumbers();
+    void screenshotsIncludeStrategies();
+
+private:
+    // Waits until the window shows a plan for a workload with (or without) strategy facts.
+    bool waitForStrategyPlan(bool withFacts);
+    std::unique_ptr<MainWindow> m_window;
+    std::shared_ptr<const core::Workload> m_unet; // example:unet, for the pure tests
+    std::shared_ptr<const core::Workload> m_skip; // kSkipUnet, on display in the window
+};
+
+void TestStrategyPanel::initTestCase()
+{
+    QStandardPaths::setTestModeEnabled(true);
+    QCoreApplication::setOrganizationName(QStringLiteral("MemPlanTest"));
+    QCoreApplication::setApplicationName(QStringLiteral("tst_strategypanel"));
+    m_unet = loadNow("example:unet");
+    m_skip = loadNow(kSkipUnet);
+    m_window = std::make_unique<MainWindow>();
+    m_window->setPlannerName(QStringLiteral("greedy-by-size"));
+    m_window->show();
+    QSignalSpy planned(m_window.get(), &MainWindow::planDisplayed);
+    m_window->openFile(QString::fromUtf8(kSkipUnet));
+    QTRY_VERIFY_WITH_TIMEOUT(planned.count() >= 1, kTimeout);
+}
+
+void TestStrategyPanel::cleanupTestCase() { m_window.reset(); }
+
+bool TestStrategyPanel::waitForStrategyPlan(bool withFacts)
+{
+    auto ready = [&] {
+        const PlanDocument* doc = m_window->document();
+        return !m_window->strategyPanel()->controller()->isBusy() && !m_window->controller()->isBusy() && doc->hasPlan()
+            && (doc->strategyFacts() != nullptr) == withFacts;
+    };
+    return QTest::qWaitFor(ready, kTimeout);
+}
+
+// ---------------------------------------------------------------- facts
+
+void TestStrategyPanel::beforeCurveKeepsThePeak_data()
+{
+    QTest::addColumn<QStringList>("names");
+    QTest::newRow("recompute") << QStringList { QStringLiteral("recompute") };
+    QTest::newRow("swap") << QStringList { QStringLiteral("swap") };
+    QTest::newRow("fuse") << QStringList { QStringLiteral("fuse") };
+    QTest::newRow("reorder") << QStringList { QStringLiteral("reorder") };
+    QTest::newRow("all") << QStringList { QStringLiteral("fuse"), QStringLiteral("reorder"), QStringLiteral("recompute"),
+        QStringLiteral("swap"), QStringLiteral("inplace") };
+}
+
+void TestStrategyPanel::beforeCurveKeepsThePeak()
+{
+    QFETCH(QStringList, names);
+    std::vector<std::string> list;
+    for (const QString& n : names)
+        list.push_back(n.toStdString());
+    for (const auto& model : { m_unet, m_skip }) {
+        const Applied applied = applyNow(model, list);
+        const auto& before = applied.facts.beforeCurve;
+        QCOMPARE(static_cast<core::Step>(before.size()), applied.workload->problem.steps);
+        // Every original op still runs (alone or in its fused group), so the original peak shows on the new axis.
+        const core::Bytes originalPeak = core::lowerBound(model->problem);
+        QCOMPARE(*std::max_element(before.begin(), before.end()), originalPeak);
+        QCOMPARE(applied.facts.beforeLowerBound, originalPeak);
+        // Never a value the original curve does not have.
+        const auto original = core::liveBytesCurve(model->problem);
+        for (core::Bytes v : before)
+            QVERIFY(std::find(original.begin(), original.end(), v) != original.end());
+    }
+}
+
+void TestStrategyPanel::marksPerStrategy()
+{
+    const Applied recompute = applyNow(m_skip, { "recompute" });
+    QVERIFY(recompute.facts.countWith(MarkRecomputed) > 0);
+    QCOMPARE(recompute.facts.countWith(MarkSwapOut), 0);
+    QCOMPARE(static_cast<int>(recompute.facts.marks.size()), static_cast<int>(recompute.workload->problem.buffers.size()));
+    for (std::size_t b = 0; b < recompute.facts.marks.size(); ++b)
+        if (recompute.facts.marks[b] & MarkRecomputed) {
+            QVERIFY(!recompute.facts.notes[b].empty());
+            QVERIFY(QString::fromStdString(recompute.facts.notes[b].front()).startsWith(QLatin1String("recompute:")));
+        }
+
+    const Applied swap = applyNow(m_skip, { "swap" });
+    QVERIFY(swap.facts.countWith(MarkSwapOut) > 0);
+    QVERIFY(swap.facts.countWith(MarkSwapIn) > 0);
+    QVERIFY(!swap.facts.trips.empty());
+    for (const HostTrip& trip : swap.facts.trips) {
+        const auto& out = swap.workload->problem.buffers[static_cast<std::size_t>(trip.outBuffer)];
+        const auto& in = swap.workload->problem.buffers[static_cast<std::size_t>(trip.inBuffer)];
+        // Away in between: the value holds no device memory from swap-out to swap-in.
+        QVERIFY2(out.lifetime.end <= in.lifetime.start, trip.tensor.c_str());
+        QVERIFY(trip.swapOutStep < trip.swapInStep);
+        QVERIFY(swap.facts.marks[static_cast<std::size_t>(trip.outBuffer)] & MarkSwapOut);
+        QVERIFY(swap.facts.marks[static_cast<std::size_t>(trip.inBuffer)] & MarkSwapIn);
+    }
+
+    const Applied fuse = applyNow(m_unet, { "fuse" }); // Conv+Relu groups
+    QVERIFY(fuse.facts.countWith(MarkFused) > 0);
+    QCOMPARE(fuse.facts.countWith(MarkRecomputed), 0);
+    const Applied inplace = applyNow(m_skip, { "inplace" }); // dec2.relu writes into y2.pre
+    QVERIFY(inplace.facts.countWith(MarkInPlace) > 0);
+    // An in-place buffer holds more than one tensor.
+    for (std::size_t b = 0; b < inplace.facts.marks.size(); ++b)
+        if (inplace.facts.marks[b] & MarkInPlace)
+            QVERIFY(inplace.workload->problem.buffers[b].tensors.size() >= 2);
+}
+
+void TestStrategyPanel::controllerDropsStaleResults()
+{
+    StrategyController controller;
+    QSignalSpy finished(&controller, &StrategyController::finished);
+    StrategyRequest first;
+    first.names = { "swap" };
+    StrategyRequest second;
+    second.names = { "recompute" };
+    second.plan = true;
+    controller.request(m_skip, first);
+    controller.request(m_skip, second); // replaces the first before it can be shown
+    QTRY_VERIFY_WITH_TIMEOUT(finished.count() >= 1, kTimeout);
+    QTRY_VERIFY_WITH_TIMEOUT(!controller.isBusy(), kTimeout);
+    QCOMPARE(finished.count(), 1);
+    const auto outcome = finished.at(0).at(0).value<std::shared_ptr<const StrategyOutcome>>();
+    QVERIFY(outcome);
+    QCOMPARE(outcome->applied, std::vector<std::string> { "recompute" });
+    QVERIFY(outcome->plan);
+    QVERIFY(core::validatePlan(outcome->workload->problem, *outcome->plan).ok());
+}
+
+void TestStrategyPanel::allocationProblemHasNoStrategies()
+{
+    StrategyPanel panel;
+    panel.setStrategyChecked(QStringLiteral("recompute"), true);
+    QVERIFY(!panel.setOriginal(loadNow("example:hotel")));
+    QVERIFY(!panel.isActive());
+    QVERIFY2(panel.statusText().contains(QLatin1String("allocation problem")), qPrintable(panel.statusText()));
+    QVERIFY(!panel.strategyCheckBox(QStringLiteral("recompute"))->isEnabled());
+}
+
+// ---------------------------------------------------------------- the window
+
+void TestStrategyPanel::recomputeLowersBoundAndMarks()
+{
+    PlanDocument* doc = m_window->document();
+    QVERIFY(!doc->strategyFacts());
+    const core::Bytes originalBound = doc->metrics().lowerBound;
+    QCOMPARE(originalBound, core::lowerBound(m_skip->problem));
+
+    m_window->strategyPanel()->setStrategyChecked(QStringLiteral("recompute"), true);
+    QVERIFY(waitForStrategyPlan(true));
+    const core::Bytes bound = doc->metrics().lowerBound;
+    QVERIFY2(bound < originalBound, qPrintable(bytesText(bound) + QStringLiteral(" vs ") + bytesText(originalBound)));
+    const auto check = core::validatePlan(doc->workload()->problem, *doc->plan());
+    QVERIFY2(check.ok(), check.message.c_str());
+    // Displayed: the summary's lower bound, the report, the before curve.
+    const QString summary = m_window->summaryPanel()->summaryText();
+    QVERIFY(summary.contains(QStringLiteral("Lower bound: ") + bytesText(bound)));
+    QVERIFY2(summary.contains(QStringLiteral("Lower bound before: ") + bytesText(originalBound)), qPrintable(summary));
+    QVERIFY2(summary.contains(QStringLiteral("recomputed: ")), qPrintable(summary));
+    QVERIFY2(m_window->strategyPanel()->reportText().startsWith(QLatin1String("recompute: saved ")),
+        qPrintable(m_window->strategyPanel()->reportText()));
+    QVERIFY(m_window->memoryCurveView()->showsBefore());
+
+    // Marks: facts of the displayed workload, the strategy color in the bars, the tooltip naming the strategy.
+    const StrategyFacts* facts = doc->strategyFacts();
+    QVERIFY(facts->countWith(MarkRecomputed) > 0);
+    int marked = -1;
+    for (std::size_t b = 0; b < facts->marks.size() && marked < 0; ++b)
+        if (facts->marks[b] & MarkRecomputed)
+            marked = static_cast<int>(b);
+    QVERIFY(TimelineView::bufferToolTip(doc, marked).contains(QLatin1String("recompute: copy of")));
+    LifetimeBarsView bars(doc);
+    bars.resize(1000, 2400); // every row on screen
+    bars.setSortOrder(LifetimeBarsView::SortOrder::Start);
+    bars.setColorMode(LifetimeBarsView::ColorMode::Strategy);
+    const QRect plot = bars.frame().plot; // the caption's legend has every color too
+    QVERIFY(containsColor(bars.grab().toImage().copy(plot), StrategyStyle::markColor(MarkRecomputed)));
+    bars.setColorMode(LifetimeBarsView::ColorMode::Kind); // marks stay as hatch and outline, not as the fill
+    QVERIFY(!containsColor(bars.grab().toImage().copy(plot), StrategyStyle::markColor(MarkRecomputed)));
+
+    // Swap too: both device buffers of a swapped value are marked, and the trip is recorded.
+    m_window->strategyPanel()->setStrategyChecked(QStringLiteral("recompute"), false);
+    m_window->strategyPanel()->setStrategyChecked(QStringLiteral("swap"), true);
+    QTRY_VERIFY_WITH_TIMEOUT(m_window->strategyPanel()->checkedStrategies() == QStringList { QStringLiteral("swap") }
+            && doc->strategyFacts() && doc->strategyFacts()->countWith(MarkSwapIn) > 0 && doc->hasPlan()
+            && !m_window->controller()->isBusy(),
+        kTimeout);
+    QVERIFY(!doc->strategyFacts()->trips.empty());
+    QVERIFY(core::validatePlan(doc->workload()->problem, *doc->plan()).ok());
+    m_window->strategyPanel()->setStrategyChecked(QStringLiteral("swap"), false);
+    QVERIFY(waitForStrategyPlan(false));
+}
+
+void TestStrategyPanel::uncheckingRestoresOriginal()
+{
+    PlanDocument* doc = m_window->document();
+    const auto originalBuffers = m_skip->problem.buffers.size();
+    m_window->strategyPanel()->setStrategyChecked(QStringLiteral("fuse"), true);
+    m_window->strategyPanel()->setStrategyChecked(QStringLiteral("recompute"), true);
+    QVERIFY(waitForStrategyPlan(true));
+    QVERIFY(doc->metrics().lowerBound < core::lowerBound(m_skip->problem));
+    QVERIFY(doc->strategyFacts()->countWith(MarkFused) > 0);
+
+    m_window->strategyPanel()->setStrategyChecked(QStringLiteral("fuse"), false);
+    m_window->strategyPanel()->setStrategyChecked(QStringLiteral("recompute"), false);
+    QVERIFY(waitForStrategyPlan(false));
+    QCOMPARE(doc->workload()->problem.buffers.size(), originalBuffers);
+    QCOMPARE(doc->metrics().lowerBound, core::lowerBound(m_skip->problem));
+    QVERIFY(!m_window->memoryCurveView()->showsBefore());
+    QVERIFY(m_window->strategyPanel()->reportText().isEmpty() || !m_window->strategyPanel()->outcome());
+}
+
+void TestStrategyPanel::budgetFitsOrSaysItCannot()
+{
+    PlanDocument* doc = m_window->document();
+    StrategyPanel* panel = m_window->strategyPanel();
+    // A budget some combination is known to meet: the arena of fuse+recompute+inplace.
+    const Applied known = applyNow(m_skip, { "fuse", "recompute", "inplace" });
+    const auto knownPlan = core::runPlanner(*core::plannerByName("greedy-by-size"), known.workload->problem);
+    QVERIFY(knownPlan);
+    const core::Bytes originalArena = doc->plan()->arenaSize;
+    QVERIFY(knownPlan->arenaSize < originalArena);
+    const core::Bytes feasible = knownPlan->arenaSize;
+
+    panel->setBudget(feasible);
+    panel->setBudgetEnabled(true);
+    QTRY_VERIFY_WITH_TIMEOUT(panel->outcome() && panel->outcome()->budgetMode && panel->outcome()->budget == feasible, kTimeout);
+    QVERIFY(waitForStrategyPlan(true));
+    QVERIFY2(panel->statusText().contains(QLatin1String("met with")), qPrintable(panel->statusText()));
+    QVERIFY(panel->outcome()->fits);
+    QVERIFY(panel->outcome()->budgetArena <= feasible);
+    QVERIFY(doc->plan()->arenaSize <= feasible); // the window plans with the same planner
+    QVERIFY(core::validatePlan(doc->workload()->problem, *doc->plan()).ok());
+    QCOMPARE(doc->budget(), feasible);
+    QVERIFY(m_window->memoryCurveView()->showsBudget());
+
+    panel->setBudget(1024); // 1 KiB: nothing fits
+    QTRY_VERIFY_WITH_TIMEOUT(panel->outcome() && panel->outcome()->budget == 1024, kTimeout);
+    QVERIFY(!panel->outcome()->fits);
+    QVERIFY2(panel->statusText().contains(QStringLiteral("cannot fit: smallest peak ") + bytesText(panel->outcome()->budgetArena)),
+        qPrintable(panel->statusText()));
+    QVERIFY(panel->outcome()->budgetArena <= feasible); // the smallest arena reached, at least as good as the known one
+
+    panel->setBudgetEnabled(false);
+    QVERIFY(waitForStrategyPlan(false));
+    QCOMPARE(doc->budget(), core::Bytes(0));
+    QCOMPARE(doc->workload()->problem.buffers.size(), m_skip->problem.buffers.size());
+}
+
+void TestStrategyPanel::badDeviceFileIsReported()
+{
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("broken-device.json"));
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write("{ \"name\": \"broken\" ");
+    file.close();
+    StrategyPanel* panel = m_window->strategyPanel();
+    const int before = panel->deviceCombo()->currentIndex();
+    QString error;
+    QVERIFY(!panel->setDeviceFile(path, &error));
+    QVERIFY2(error.contains(QLatin1String("broken-device.json")), qPrintable(error));
+    QCOMPARE(panel->deviceCombo()->currentIndex(), before);
+}
+
+void TestStrategyPanel::loadingKeepsStrategiesOn()
+{
+    PlanDocument* doc = m_window->document();
+    m_window->strategyPanel()->setStrategyChecked(QStringLiteral("recompute"), true);
+    QVERIFY(waitForStrategyPlan(true));
+    // Opening a model (here the same file again) applies the checked strategies to it before planning.
+    QSignalSpy planned(m_window.get(), &MainWindow::planDisplayed);
+    m_window->openFile(QString::fromUtf8(kSkipUnet));
+    QTRY_VERIFY_WITH_TIMEOUT(planned.count() >= 1, kTimeout);
+    QVERIFY(waitForStrategyPlan(true));
+    QVERIFY(doc->strategyFacts()->countWith(MarkRecomputed) > 0);
+    QVERIFY(doc->metrics().lowerBound < core::lowerBound(m_skip->problem));
+    QVERIFY(core::validatePlan(doc->workload()->problem, *doc->plan()).ok());
+    m_window->strategyPanel()->setStrategyChecked(QStringLiteral("recompute"), false);
+    QVERIFY(waitForStrategyPlan(false));
+    QCOMPARE(doc->workload()->problem.buffers.size(), m_skip->problem.buffers.size());
+}
+
+void TestStrategyPanel::comparisonShowsDifferentNumbers()
+{
+    m_window->showComparison();
+    ComparisonView* compare = m_window->comparisonView();
+    QVERIFY(compare);
+    compare->setConfiguration(ComparisonView::A, {}, QStringLiteral("greedy-by-size"), QStringLiteral("h200"));
+    compare->setConfiguration(ComparisonView::B, { QStringLiteral("swap") }, QStringLiteral("best-fit"),
+        QStringLiteral("h200"));
+    QTRY_VERIFY_WITH_TIMEOUT(!compare->isBusy() && compare->outcome(ComparisonView::A) && compare->outcome(ComparisonView::B)
+            && compare->outcome(ComparisonView::B)->applied == std::vector<std::string> { "swap" },
+        kTimeout);
+    for (auto side : { ComparisonView::A, ComparisonView::B }) {
+        const auto outcome = compare->outcome(side);
+        QVERIFY(outcome->plan);
+        const auto check = core::validatePlan(outcome->workload->problem, *outcome->plan);
+        QVERIFY2(check.ok(), check.message.c_str());
+    }
+    QCOMPARE(compare->outcome(ComparisonView::A)->workload->problem.buffers.size(), m_skip->problem.buffers.size());
+    QCOMPARE(compare->cellText(ComparisonView::LowerBound, 0), bytesText(core::lowerBound(m_skip->problem)));
+    QVERIFY(compare->cellText(ComparisonView::LowerBound, 0) != compare->cellText(ComparisonView::LowerBound, 1));
+    QVERIFY(compare->cellText(ComparisonView::Steps, 0) != compare->cellText(ComparisonView::Steps, 1));
+    QCOMPARE(compare->cellText(ComparisonView::Saved, 0), QStringLiteral("0 B"));
+    QVERIFY(compare->cellText(ComparisonView::LowerBound, 2).startsWith(QStringLiteral("−"))); // B is lower
+    QVERIFY(compare->cellText(ComparisonView::Swapped, 2).startsWith(QLatin1Char('+')));
+    compare->hide();
+}
+
+void TestStrategyPanel::screenshotsIncludeStrategies()
+{
+    QTemporaryDir dir;
+    QString error;
+    QVERIFY2(m_window->renderScreenshots(dir.filePath(QStringLiteral("shots")), &error), qPrintable(error));
+    for (const char* name : { "strategies.png", "compare.png", "lifetime-bars-strategies.png", "arena-layout-strategies.png",
+             "memory-curve-strategies.png" }) {
+        const QImage image(dir.filePath(QStringLiteral("shots/") + QString::fromLatin1(name)));
+        QVERIFY2(!image.isNull() && image.width() > 300, name);
+    }
+    // The strategies were switched back off: the window shows the model as loaded again.
+    QVERIFY(!m_window->document()->strategyFacts());
+    QVERIFY(m_window->strategyPanel()->checkedStrategies().isEmpty());
+    QCOMPARE(m_window->document()->workload()->problem.buffers.size(), m_skip->problem.buffers.size());
+}
+
+QTEST_MAIN(TestStrategyPanel)
+#include "tst_strategypanel.moc"

@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+#pragma once
+
+#include "strategyjob.h"
+
+#include <QStringList>
+#include <QWidget>
+
+#include <memory>
+
+class QCheckBox;
+class QComboBox;
+class QDoubleSpinBox;
+class QLabel;
+class QSlider;
+class QTimer;
+class QTreeWidget;
+class StrategyController;
+
+// The strategy dock: one checkbox per registered strategy (core::strategies(), descriptions as
+// tooltips), the device profile (built-in, or a file), a memory budget (off by default; when on,
+// core::chooseForBudget picks the strategies and the panel says which, or that nothing fits), and
+// each strategy's report (saved bytes, extra FLOPs, swapped bytes, extra time, details).
+// Every change re-runs the strategies on the original workload in the background (StrategyController:
+// stale results dropped, the UI thread never waits) and emits workloadReady with the workload to show;
+// with nothing checked and no budget that is the original workload again. Errors go out as `failed`.
+class StrategyPanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit StrategyPanel(QWidget* parent = nullptr);
+
+    // The untransformed workload of the model on display. Returns true when the panel will deliver the
+    // workload to show (strategies are on and the workload has a graph); false: show `original` as is.
+    bool setOriginal(std::shared_ptr<const core::Workload> original);
+    std::shared_ptr<const core::Workload> original() const { return m_original; }
+    // Any strategy checked, or the budget on (and a graph to work on).
+    bool isActive() const;
+
+    QStringList checkedStrategies() const;
+    void setStrategyChecked(const QString& name, bool checked); // re-runs (debounced)
+    QCheckBox* strategyCheckBox(const QString& name) const;
+    QComboBox* deviceCombo() const { return m_deviceCombo; }
+    bool setDeviceFile(const QString& path, QString* error = nullptr); // adds the profile to the combo and selects it
+    core::DeviceProfile device() const { return m_device; }
+
+    void setBudgetEnabled(bool enabled);
+    bool budgetEnabled() const;
+    void setBudget(core::Bytes bytes);
+    core::Bytes budget() const { return m_budget; }
+
+    StrategyController* controller() const { return m_controller; }
+    std::shared_ptr<const StrategyOutcome> outcome() const { return m_outcome; } // last result shown; null when none
+    QString statusText() const;  // the status line: busy, the budget's choice, "cannot fit: …", or an error
+    QString reportText() const;  // the reports as plain text, one strategy per line, details indented
+
+public slots:
+    void setPlannerName(const QString& name); // the budget plans with it
+    void rerun();
+
+signals:
+    // The workload to show and its facts (null: untransformed), and the budget line to draw (0: none).
+    void workloadReady(std::shared_ptr<const core::Workload> workload, std::shared_ptr<const StrategyFacts> facts,
+        core::Bytes budget);
+    void failed(const QString& message);
+
+private:
+    void scheduleRerun();
+    void onFinished(std::shared_ptr<const StrategyOutcome> outcome);
+    void onFailed(const QString& message);
+    void onDeviceChosen(int index);
+    void syncBudgetControls();
+    void showReports();
+    void setStatus(const QString& text, bool error = false);
+
+    StrategyController* m_controller;
+    QTimer* m_debounce;
+    std::vector<QCheckBox*> m_checks; // registry order
+    QComboBox* m_deviceCombo = nullptr;
+    QCheckBox* m_budgetCheck = nullptr;
+    QSlider* m_budgetSlider = nullptr;
+    QDoubleSpinBox* m_budgetSpin = nullptr; // MiB
+    QLabel* m_status = nullptr;
+    QTreeWidget* m_reports = nullptr;
+    QLabel* m_totals = nullptr;
+
+    std::shared_ptr<const core::Workload> m_original;
+    std::shared_ptr<const StrategyOutcome> m_outcome;
+    core::DeviceProfile m_device;
+    int m_deviceIndex = 0; // last good combo index, restored when a file fails to load
+    core::Bytes m_budget = 0;
+    std::string m_planner = "greedy-by-size";
+    bool m_showingTransformed = false; // the last workload emitted was transformed
+    bool m_owesWorkload = false;       // setOriginal() returned true and nothing was emitted since
+};
