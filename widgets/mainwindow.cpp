@@ -102,6 +102,7 @@ MainWindow::MainWindow(QWidget* parent)
     createStatusBar();
     connectDocument();
     connectStrategies();
+    createScenarioMenu();
 
     connect(m_controller, &PlanningController::loadFinished, this, &MainWindow::onLoadFinished);
     connect(m_controller, &PlanningController::loadFailed, this, [this](const QString& message) {

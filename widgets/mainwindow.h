@@ -9,10 +9,12 @@
 
 #include <memory>
 
+class AcceleratorWindow;
 class ArenaLayoutView;
 class ColoringView;
 class ComparisonView;
 class LifetimeBarsView;
+class LlmScenarioWindow;
 class MemoryCurveView;
 class MessageBanner;
 class PlanDocument;
@@ -68,6 +70,9 @@ public:
     // (null until first shown).
     StrategyPanel* strategyPanel() const { return m_strategyPanel; }
     ComparisonView* comparisonView() const { return m_comparison; }
+    // Scenarios menu windows (mainwindowscenarios.cpp); null until first shown.
+    LlmScenarioWindow* llmScenarioWindow() const { return m_llmScenario; }
+    AcceleratorWindow* acceleratorWindow() const { return m_accelerator; }
 
     QString currentSpec() const { return m_currentSpec; } // the model on display (path or example:NAME)
     QString plannerName() const;
@@ -93,6 +98,8 @@ public slots:
     // Stops the running plan and keeps the best plan found so far (search planners); see PlanningController::stop.
     void stopPlanning();
     void showComparison(); // opens the A/B comparison window on the current model
+    void showLlmScenario(); // Scenarios > LLM decode with a paged KV cache
+    void showAccelerator(); // Scenarios > Accelerator chips, following the model on display
 
 signals:
     void planDisplayed(); // a plan for the current workload reached the document
@@ -134,6 +141,9 @@ private:
     void onStrategyWorkload(std::shared_ptr<const core::Workload> workload, std::shared_ptr<const StrategyFacts> facts,
         core::Bytes budget);
     bool renderStrategyScreenshots(const QString& dir, QString* error);
+
+    // Scenarios (LLM decode with a paged KV cache, accelerator chips).
+    void createScenarioMenu();
 
     PlanDocument* m_document;
     PlanningController* m_controller;
@@ -180,6 +190,8 @@ private:
 
     StrategyPanel* m_strategyPanel = nullptr;
     ComparisonView* m_comparison = nullptr;
+    LlmScenarioWindow* m_llmScenario = nullptr;
+    AcceleratorWindow* m_accelerator = nullptr;
 
     QString m_currentSpec; // on display
     QString m_pendingSpec; // being loaded

@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+// The Studio's Scenarios menu, offscreen: the LLM decode window runs its first preset, rejects a bad
+// setting with one line and keeps the last result; the accelerator window follows the model on
+// display, partitions it for the chosen device and explains an allocation problem.
+// MEMPLAN_VIEWS_DIR=DIR also writes llm-scenario.png and accelerator.png there for a look.
+#include "chipteachingview.h"
+#include "kvcacheview.h"
+#include "mainwindow.h"
+#include "plandocument.h"
+#include "scenariowindows.h"
+#include "stagesview.h"
+
+#include "scenarios/multichip.h"
+
+#include <QComboBox>
+#include <QDir>
+#include <QLabel>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QTest>
+
+#include <memory>
+
+namespace {
+constexpr int kTimeout = 60000; // generous: ctest may run under load
+
+void maybeSave(QWidget* window, const QString& name)
+{
+    const QString dir = qEnvironmentVariable("MEMPLAN_VIEWS_DIR");
+    if (dir.isEmpty())
+        return;
+    QDir().mkpath(dir);
+    QTest::qWait(300); // queued replots and layouts land before the grab
+    QVERIFY(window->grab().save(QDir(dir).filePath(name)));
+}
+} // namespace
+
+class TestScenarioWindows : public QObject {
+    Q_OBJECT
+private slots:
+    void llmWindowRunsAndRejectsBadSettings();
+    void acceleratorFollowsTheModel();
+};
+
+void TestScenarioWindows::llmWindowRunsAndRejectsBadSettings()
+{
+    MainWindow window;
+    window.resize(1400, 900);
+    window.show();
+    QVERIFY(!window.llmScenarioWindow());
+    window.showLlmScenario(); // runs the small first preset at once
+    auto* llm = window.llmScenarioWindow();
+    QVERIFY(llm);
+    QSignalSpy ready(llm->view(), &KvCacheView::scenarioReady);
+    QVERIFY(ready.wait(kTimeout));
+    const auto* result = llm->view()->result();
+    QVERIFY(result);
+    QCOMPARE(result->config.layers, 4);
+    QCOMPARE(result->policies.size(), std::size_t(3));
+    QVERIFY(result->steps > 0);
+    // 4 layers x 8 heads x 64 dims x 2 (K and V) x 2 bytes.
+    QCOMPARE(result->config.kvBytesPerToken(), core::Bytes(2 * 4 * 8 * 64 * 2));
+    QVERIFY(llm->runButton()->isEnabled());
+    QVERIFY(llm->statusLabel()->text().contains(QStringLiteral("decode steps")));
+    maybeSave(llm, QStringLiteral("llm-scenario.png"));
+
+    // KV heads that do not divide the heads: one red line naming the rule, no run, result kept.
+    auto config = llm->config();
+    config.kvHeads = 5;
+    llm->setConfig(config);
+    llm->run();
+    QVERIFY2(llm->statusLabel()->text().contains(QStringLiteral("kv heads")), qPrintable(llm->statusLabel()->text()));
+    QVERIFY(llm->runButton()->isEnabled());
+    QCOMPARE(llm->view()->result(), result);
+
+    // A bigger batch gives a new result with more KV memory in use.
+    config.kvHeads = 0;
+    config.batch = 16;
+    llm->setConfig(config);
+    ready.clear();
+    llm->run();
+    QVERIFY(!llm->runButton()->isEnabled());
+    QVERIFY(ready.wait(kTimeout));
+    QCOMPARE(llm->view()->result()->config.batch, 16);
+    QVERIFY(llm->view()->result()->policies[0].run.peakInUse > result->policies[0].run.peakInUse);
+}
+
+void TestScenarioWindows::acceleratorFollowsTheModel()
+{
+    MainWindow window;
+    window.resize(1400, 900);
+    window.show();
+    QSignalSpy planned(&window, &MainWindow::planDisplayed);
+    window.openFile(QStringLiteral("example:cnn"));
+    QVERIFY(planned.wait(kTimeout));
+
+    window.showAccelerator();
+    auto* chips = window.acceleratorWindow();
+    QVERIFY(chips);
+    QVERIFY(chips->deviceCombo()->currentText().startsWith(QStringLiteral("groq-lpu")));
+    auto* stages = chips->view()->stagesView();
+    QSignalSpy partitioned(stages, &StagesView::partitionReady);
+    if (!stages->partition())
+        QVERIFY(partitioned.wait(kTimeout));
+    QVERIFY(stages->partition());
+    QCOMPARE(stages->partition()->device.name, std::string("groq-lpu"));
+    QCOMPARE(stages->partition()->steps, window.document()->steps());
+    for (const auto& stage : stages->partition()->stages)
+        QVERIFY(stage.usedBytes() <= stages->partition()->device.memoryCapacity);
+    chips->view()->setMode(ChipTeachingView::Mode::MultiChip);
+    maybeSave(chips, QStringLiteral("accelerator.png"));
+
+    // A new model re-partitions; an allocation problem is explained rather than partitioned.
+    partitioned.clear();
+    window.openFile(QStringLiteral("example:transformer"));
+    QVERIFY(planned.wait(kTimeout));
+    if (stages->partition()->steps != window.document()->steps())
+        QVERIFY(partitioned.wait(kTimeout));
+    QCOMPARE(stages->partition()->steps, window.document()->steps());
+
+    window.openFile(QStringLiteral("example:five-tensors"));
+    QVERIFY(planned.wait(kTimeout));
+    QVERIFY(window.document()->workload() && !window.document()->workload()->graph);
+    const auto captions = chips->findChildren<QLabel*>();
+    const bool explained = std::any_of(captions.begin(), captions.end(),
+        [](const QLabel* label) { return label->text().contains(QStringLiteral("need a model graph")); });
+    QVERIFY(explained);
+}
+
+QTEST_MAIN(TestScenarioWindows)
+#include "tst_scenariowindows.moc"
