@@ -25,9 +25,9 @@ std::string fixed(double value, const char* format)
     return text;
 }
 
-core::Expected<core::DeviceProfile> deviceFrom(const CliArgs& args)
+core::Expected<core::DeviceProfile> deviceFrom(const CliArgs& args, const std::string& option = "device")
 {
-    if (const auto name = args.value("device"))
+    if (const auto name = args.value(option))
         return core::findDevice(*name);
     return core::defaultDevice();
 }
@@ -44,21 +44,26 @@ std::string deviceNames()
 std::set<std::string> strategySwitches() { return { "fuse", "inplace", "reorder", "recompute", "swap", "strategies" }; }
 std::set<std::string> strategyValuedOptions() { return { "device", "budget" }; }
 
-std::string strategyHelp()
+std::string strategyHelp() { return strategyHelp("device"); }
+
+std::string strategyHelp(const std::string& profileOption)
 {
+    std::string option = "--" + profileOption + " NAME|FILE";
+    option.resize(std::max<std::size_t>(option.size() + 1, 22), ' ');
     return R"(strategies (applied in this order; see DESIGN.md):
   --fuse                fuse Conv/Gemm/MatMul with BatchNorm, bias and activation, and elementwise chains
   --reorder             memory-aware topological order (kept only when it lowers the peak)
   --recompute           drop long-lived tensors and recompute them before a later read
-  --swap                move long-idle tensors to host memory and back (timed on --device)
+  --swap                move long-idle tensors to host memory and back (timed on the device profile)
   --inplace             elementwise and view ops write into an input that dies there
   --budget SIZE         choose the strategies that fit SIZE (bytes, or KiB/MiB/GiB) with the least estimated
                         time (tries every combination; the strategy flags are then ignored)
-  --device NAME|FILE    device profile for costs (default h200), a JSON file or one of:
+  )" + option + R"(device profile for costs (default h200), a JSON file or one of:
 )" + deviceNames();
 }
 
-core::Status applyStrategyFlags(const CliArgs& args, core::Workload& workload, std::vector<core::StrategyReport>& reports)
+core::Status applyStrategyFlags(const CliArgs& args, core::Workload& workload, std::vector<core::StrategyReport>& reports,
+    const std::string& profileOption)
 {
     std::vector<std::string> names;
     for (const auto& flag : kStrategyFlags)
@@ -66,7 +71,7 @@ core::Status applyStrategyFlags(const CliArgs& args, core::Workload& workload, s
             names.push_back(flag);
     if (names.empty() && !args.has("budget"))
         return {};
-    auto device = deviceFrom(args);
+    auto device = deviceFrom(args, profileOption);
     if (!device)
         return device.error();
     core::StrategyOptions options;
