@@ -11,6 +11,9 @@
 
 class ArenaLayoutView;
 class ColoringView;
+class LatencyLane;
+class RunController;
+struct RunMeasurement;
 class LifetimeBarsView;
 class MemoryCurveView;
 class MessageBanner;
@@ -61,6 +64,15 @@ public:
     QToolButton* stopButton() const { return m_stopButton; }
     QLabel* busyLabel() const { return m_busyLabel; } // "Loading…", "Planning…" or the live search progress
 
+    // --- Run the plan (executor) ---
+    RunController* runController() const { return m_runController; }
+    LatencyLane* latencyLane() const { return m_latencyLane; }
+    QAction* runAction() const { return m_runAction; }
+    QAction* cancelRunAction() const { return m_cancelRunAction; }
+    QComboBox* deviceCombo() const { return m_deviceCombo; } // "cpu"; "cuda" disabled without a device
+    QSpinBox* repeatSpin() const { return m_repeatSpin; }   // timed runs per allocation mode
+    QProgressBar* runProgressBar() const { return m_runProgress; }
+
     QString currentSpec() const { return m_currentSpec; } // the model on display (path or example:NAME)
     QString plannerName() const;
     void setPlannerName(const QString& name); // re-plans when it changes
@@ -71,7 +83,8 @@ public:
     bool exportPlanJson(const QString& path, QString* error = nullptr) const;
     bool exportProblemCsv(const QString& path, QString* error = nullptr) const;
     // Renders memory-curve.png, lifetime-bars.png, arena-layout.png, coloring.png and window.png
-    // into `dir` (created when missing). Call once a plan is displayed.
+    // into `dir` (created when missing). Call once a plan is displayed. After a run (runFinished())
+    // the memory curve carries the measured series and latency-lane.png is written too.
     bool renderScreenshots(const QString& dir, QString* error = nullptr);
 
 public slots:
@@ -82,10 +95,14 @@ public slots:
     void fit();
     // Stops the running plan and keeps the best plan found so far (search planners); see PlanningController::stop.
     void stopPlanning();
+    // Runs the plan on display on the executor chosen in the toolbar; ignored without a plan of a graph.
+    void runPlan();
+    void cancelRun();
 
 signals:
     void planDisplayed(); // a plan for the current workload reached the document
-    void errorOccurred(const QString& message); // load or plan failure (also shown in the banner)
+    void errorOccurred(const QString& message); // load, plan or run failure (also shown in the banner)
+    void runFinished(); // a measurement reached the document
 
 protected:
     void dragEnterEvent(QDragEnterEvent* event) override;
@@ -116,6 +133,10 @@ private:
     void rebuildRecentMenu();
     void exportViewDialog(QWidget* view, const QString& baseName);
     void exportPlanDialog(bool json);
+    // Run the plan: toolbar, progress and results (mainwindow_run.cpp keeps them apart).
+    void createRunControls();
+    void updateRunEnabled();
+    void onRunFinished(std::shared_ptr<const RunMeasurement> measurement);
 
     PlanDocument* m_document;
     PlanningController* m_controller;
@@ -164,4 +185,13 @@ private:
     QString m_pendingSpec; // being loaded
     QString m_planningWith; // planner of the running plan, for the progress line
     bool m_syncingSelection = false;
+
+    // Run the plan.
+    RunController* m_runController = nullptr;
+    LatencyLane* m_latencyLane = nullptr;
+    QAction* m_runAction = nullptr;
+    QAction* m_cancelRunAction = nullptr;
+    QComboBox* m_deviceCombo = nullptr;
+    QSpinBox* m_repeatSpin = nullptr;
+    QProgressBar* m_runProgress = nullptr;
 };

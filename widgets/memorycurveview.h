@@ -17,6 +17,8 @@ class QWheelEvent;
 
 // Live bytes per step (a step graph) with the arena size and the lower bound as lines, and the
 // measured curve and budget line when the document has them (hidden otherwise); QCustomPlot.
+// After a run (PlanDocument::measurement) two measured series join the legend: the live bytes the
+// arena run tracked, and what the C allocator held in the per-tensor run.
 // Shares the document's time axis, cursor and selection: the selected/hovered buffer's lifetime is
 // shaded, the cursor is a vertical line; wheel zooms, drag pans, click sets the cursor.
 class MemoryCurveView : public QWidget {
@@ -31,6 +33,7 @@ public:
     QCustomPlot* plot() const { return m_plot; }
     ByteUnit unit() const { return m_unit; } // unit of the y axis
     bool showsMeasured() const; // the measured curve is drawn (the document has one)
+    bool showsMeasuredAllocator() const; // the per-tensor allocator curve of a run is drawn
     bool showsBudget() const; // the budget line is drawn (the document has one)
     // Mapping of the plot's x axis to widget pixels (for tests).
     TimeAxis timeAxis() const;
@@ -41,6 +44,7 @@ protected:
 private:
     void rebuild();
     void updateOverlay();
+    void updateMeasuredSeries();
     void updateRange();
     void updateHighlight();
     void onWheel(QWheelEvent* event);
@@ -56,6 +60,7 @@ private:
     QCPGraph* m_arena;
     QCPGraph* m_lower;
     QCPGraph* m_measured;
+    QCPGraph* m_measuredAllocator; // per-tensor run: bytes malloc held per step
     QCPGraph* m_budget;
     QCPItemStraightLine* m_cursor;
     QCPItemRect* m_selectedBand;

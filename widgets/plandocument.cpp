@@ -2,6 +2,8 @@
 // SPDX-FileCopyrightText: MemPlan authors
 #include "plandocument.h"
 
+#include "runmeasurement.h"
+
 #include <algorithm>
 
 PlanDocument::PlanDocument(QObject* parent)
@@ -16,6 +18,8 @@ void PlanDocument::setWorkload(std::shared_ptr<const core::Workload> workload)
     m_metrics = {};
     m_liveCurve = m_workload ? core::liveBytesCurve(m_workload->problem) : std::vector<core::Bytes> {};
     m_measured.clear();
+    const bool hadMeasurement = m_measurement != nullptr;
+    clearMeasurement();
     m_selected = m_hovered = -1;
     m_cursor = -1;
     m_firstVisible = 0;
@@ -25,6 +29,8 @@ void PlanDocument::setWorkload(std::shared_ptr<const core::Workload> workload)
     emit hoverChanged(-1);
     emit cursorChanged(-1);
     emit visibleStepsChanged(m_firstVisible, m_lastVisible);
+    if (hadMeasurement)
+        emit measurementChanged();
 }
 
 void PlanDocument::setPlan(core::Plan plan)
@@ -33,7 +39,13 @@ void PlanDocument::setPlan(core::Plan plan)
         return;
     m_metrics = core::computeMetrics(m_workload->problem, plan);
     m_plan = std::move(plan);
+    const bool hadMeasurement = m_measurement != nullptr;
+    clearMeasurement();
     emit planChanged();
+    if (hadMeasurement) {
+        emit overlayChanged();
+        emit measurementChanged();
+    }
 }
 
 void PlanDocument::selectBuffer(int buffer)
@@ -105,4 +117,28 @@ void PlanDocument::setBudget(core::Bytes budget)
 {
     m_budget = std::max<core::Bytes>(budget, 0);
     emit overlayChanged();
+}
+
+// ---------------------------------------------------------------- measured run
+
+void PlanDocument::setMeasurement(std::shared_ptr<const RunMeasurement> measurement)
+{
+    if (measurement && measurement->workload != m_workload)
+        return; // a run of a workload no longer on display
+    clearMeasurement();
+    if (measurement) {
+        m_measurement = std::move(measurement);
+        m_measured = m_measurement->arena.stepBytes;
+        m_measuredAllocator = m_measurement->perTensor.stepBytes;
+    }
+    emit overlayChanged();
+    emit measurementChanged();
+}
+
+void PlanDocument::clearMeasurement()
+{
+    if (m_measurement)
+        m_measured.clear();
+    m_measurement.reset();
+    m_measuredAllocator.clear();
 }
