@@ -15,6 +15,7 @@
 
 #include "planners/metrics.h"
 #include "planners/validate.h"
+#include "util/format.h"
 
 #include <QAction>
 #include <QComboBox>
@@ -162,7 +163,9 @@ void TestRunStudio::runOverlaysMeasurement()
     QVERIFY2(summary.contains(QStringLiteral("Measured on cpu")), qPrintable(summary));
     QVERIFY2(summary.contains(QStringLiteral("Latency p50 / p99")), qPrintable(summary));
     QVERIFY2(summary.contains(QStringLiteral("Outputs vs no-reuse run: bit-identical")), qPrintable(summary));
-    QVERIFY2(summary.contains(QStringLiteral("predicted ")), qPrintable(summary));
+    const QString peak = QString::fromStdString(core::formatBytes(core::lowerBound(doc->workload()->problem)));
+    QVERIFY2(summary.contains(QStringLiteral("Predicted peak: ") + peak), qPrintable(summary));
+    QVERIFY2(summary.contains(QStringLiteral("Measured peak: ") + peak), qPrintable(summary));
 }
 
 // The views with a measurement, written where MEMPLAN_RUN_SCREENSHOTS points (a temporary folder otherwise).

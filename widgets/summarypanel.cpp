@@ -84,11 +84,10 @@ void addMeasuredRows(Rows& rows, const PlanDocument& document)
     const auto& arena = run->arena;
     const auto& perTensor = run->perTensor;
     rows.section(QObject::tr("Measured on %1").arg(QString::fromStdString(run->device)));
-    rows.row(QObject::tr("Live peak"), bytesText(arena.stepPeakBytes),
-        QObject::tr("predicted %1").arg(bytesText(document.metrics().lowerBound)));
-    rows.row(QObject::tr("Arena allocated"), bytesText(arena.arenaBytes),
-        QObject::tr("planned %1").arg(bytesText(run->plan.arenaSize)));
-    rows.row(QObject::tr("Per-tensor malloc"), bytesText(perTensor.stepPeakBytes), QObject::tr("allocator peak"));
+    rows.row(QObject::tr("Predicted peak"), bytesText(document.metrics().lowerBound), QObject::tr("live"));
+    rows.row(QObject::tr("Measured peak"), bytesText(arena.stepPeakBytes), QObject::tr("live, arena"));
+    rows.row(QObject::tr("Per-tensor malloc"), bytesText(perTensor.stepPeakBytes), QObject::tr("peak"));
+    rows.row(QObject::tr("Arena allocated"), bytesText(arena.arenaBytes));
     rows.row(QObject::tr("Latency p50 / p99"), msPair(arena.latencyMs.p50, arena.latencyMs.p99));
     rows.row(QObject::tr("Per-tensor p50 / p99"), msPair(perTensor.latencyMs.p50, perTensor.latencyMs.p99));
     rows.row(QObject::tr("Kernels"), QObject::tr("%1 real, %2 synthetic").arg(arena.opsReal).arg(arena.opsSynthetic));
