@@ -37,9 +37,9 @@ std::optional<int> checkpointEvery(const std::string& text)
     return static_cast<int>(*n);
 }
 
-core::Expected<core::DeviceProfile> deviceFrom(const CliArgs& args)
+core::Expected<core::DeviceProfile> deviceFrom(const CliArgs& args, const std::string& option = "device")
 {
-    if (const auto name = args.value("device"))
+    if (const auto name = args.value(option))
         return core::findDevice(*name);
     return core::defaultDevice();
 }
@@ -104,22 +104,27 @@ core::Status applyTrainingFlag(const CliArgs& args, core::Workload& workload)
     return {};
 }
 
-std::string strategyHelp()
+std::string strategyHelp() { return strategyHelp("device"); }
+
+std::string strategyHelp(const std::string& profileOption)
 {
+    std::string option = "--" + profileOption + " NAME|FILE";
+    option.resize(std::max<std::size_t>(option.size() + 1, 22), ' ');
     return R"(strategies (applied in this order; see DESIGN.md):
   --fuse                fuse Conv/Gemm/MatMul with BatchNorm, bias and activation, and elementwise chains
   --reorder             memory-aware topological order (kept only when it lowers the peak)
   --recompute           drop long-lived tensors and recompute them before a later read (greedy; see
                         --checkpoint for the checkpoint policy on training graphs)
-  --swap                move long-idle tensors to host memory and back (timed on --device)
+  --swap                move long-idle tensors to host memory and back (timed on the device profile)
   --inplace             elementwise and view ops write into an input that dies there
   --budget SIZE         choose the strategies that fit SIZE (bytes, or KiB/MiB/GiB) with the least estimated
                         time (tries every combination; the strategy flags are then ignored)
-  --device NAME|FILE    device profile for costs (default h200), a JSON file or one of:
+  )" + option + R"(device profile for costs (default h200), a JSON file or one of:
 )" + deviceNames();
 }
 
-core::Status applyStrategyFlags(const CliArgs& args, core::Workload& workload, std::vector<core::StrategyReport>& reports)
+core::Status applyStrategyFlags(const CliArgs& args, core::Workload& workload, std::vector<core::StrategyReport>& reports,
+    const std::string& profileOption)
 {
     std::vector<std::string> names;
     for (const auto& flag : kStrategyFlags)
@@ -127,7 +132,7 @@ core::Status applyStrategyFlags(const CliArgs& args, core::Workload& workload, s
             names.push_back(flag);
     if (names.empty() && !args.has("budget"))
         return {};
-    auto device = deviceFrom(args);
+    auto device = deviceFrom(args, profileOption);
     if (!device)
         return device.error();
     core::StrategyOptions options;

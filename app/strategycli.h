@@ -28,7 +28,13 @@ core::Status applyTrainingFlag(const CliArgs& args, core::Workload& workload);
 // Applies the strategies the flags name to `workload` (replaced by the transformed one) and fills
 // `reports`; --checkpoint turns recompute on with the checkpoint policy. No strategy flag: leaves both
 // alone. Errors: unknown device, a workload without a graph.
-core::Status applyStrategyFlags(const CliArgs& args, core::Workload& workload, std::vector<core::StrategyReport>& reports);
+// `profileOption` names the option that selects the device profile for costs: "device" for
+// `memplan plan`/`compare`, "profile" for `memplan run` (where --device picks the executor).
+core::Status applyStrategyFlags(const CliArgs& args, core::Workload& workload, std::vector<core::StrategyReport>& reports,
+    const std::string& profileOption = "device");
+
+// The help lines of the strategy flags with the profile option spelled `--OPTION` (see strategyHelp()).
+std::string strategyHelp(const std::string& profileOption);
 
 // Report lines, one block per strategy: saved bytes, extra FLOPs, swapped bytes, extra time, details.
 std::string formatStrategyReports(const std::vector<core::StrategyReport>& reports, int maxDetails = 8);

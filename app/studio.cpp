@@ -2,11 +2,13 @@
 // SPDX-FileCopyrightText: MemPlan authors
 // memplan-studio [MODEL]                  the desktop application; MODEL defaults to example:unet
 // memplan-studio --screenshot DIR [MODEL] renders every view and the window to DIR/*.png, then exits
+//                 (with --run: after running the plan on the CPU, so the measurements show)
 #include "mainwindow.h"
 #include "planners/planner.h"
 #include "plandocument.h"
 #include "planners/metrics.h"
 
+#include <QAction>
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QTimer>
@@ -47,6 +49,10 @@ int main(int argc, char** argv)
         QStringLiteral("Planner to start with (default: the last one used; greedy-by-size for --screenshot)."),
         QStringLiteral("name"));
     parser.addOption(plannerOption);
+    const QCommandLineOption runOption(QStringLiteral("run"),
+        QStringLiteral("With --screenshot: run the plan on the CPU first, so the pictures show the measured memory "
+                       "and the latency lane."));
+    parser.addOption(runOption);
     parser.addPositionalArgument(QStringLiteral("model"),
         QStringLiteral("ONNX model, JSON graph, allocation CSV or example:NAME (default: example:unet)."),
         QStringLiteral("[model]"));
@@ -77,21 +83,30 @@ int main(int argc, char** argv)
     }
     if (parser.isSet(screenshotOption)) {
         const QString dir = parser.value(screenshotOption);
+        const auto render = [&window, dir] {
+            // Let the views repaint before grabbing them.
+            QTimer::singleShot(0, &window, [&window, dir] {
+                QString error;
+                if (!window.renderScreenshots(dir, &error)) {
+                    printError(error);
+                    QCoreApplication::exit(1);
+                    return;
+                }
+                QCoreApplication::exit(0);
+            });
+        };
+        const bool run = parser.isSet(runOption);
         QObject::connect(
             &window, &MainWindow::planDisplayed, &app,
-            [&window, dir] {
-                // Let the views repaint with the new plan before grabbing them.
+            [&window, render, run] {
                 // Put the step cursor on the peak so the pictures show what is alive there and the narration line.
                 window.document()->setCursorStep(core::peakStep(window.document()->workload()->problem));
-                QTimer::singleShot(0, &window, [&window, dir] {
-                    QString error;
-                    if (!window.renderScreenshots(dir, &error)) {
-                        printError(error);
-                        QCoreApplication::exit(1);
-                        return;
-                    }
-                    QCoreApplication::exit(0);
-                });
+                if (!run || !window.runAction()->isEnabled()) { // nothing to run in an allocation problem
+                    render();
+                    return;
+                }
+                QObject::connect(&window, &MainWindow::runFinished, &window, render, Qt::SingleShotConnection);
+                window.runPlan();
             },
             Qt::SingleShotConnection);
         QObject::connect(&window, &MainWindow::errorOccurred, &app, [](const QString& message) {

@@ -117,9 +117,49 @@ private slots:
         QVERIFY(run.err.contains(QStringLiteral("--csv")));
     }
 
+    // Strategies on `memplan run` (cost profile: --profile), both allocation modes measured per step.
+    void runWithStrategiesWritesMeasurement()
+    {
+        QTemporaryDir dir;
+        const auto json = dir.filePath(QStringLiteral("run.json"));
+        const auto run = memplan({ QStringLiteral("run"), QStringLiteral("example:cnn"), QStringLiteral("--inplace"),
+            QStringLiteral("--recompute"), QStringLiteral("--swap"), QStringLiteral("--profile"), QStringLiteral("h200"),
+            QStringLiteral("--repeat"), QStringLiteral("2"), QStringLiteral("--json"), json });
+        QVERIFY2(run.exitCode == 0, qPrintable(run.err + run.out));
+        for (const char* text : { "predicted", "arena run", "per-tensor run", "latency p50", "latency p99", "strategy inplace" })
+            QVERIFY2(run.out.contains(QLatin1String(text)), text);
+        QVERIFY2(run.out.contains(QStringLiteral("outputs vs the model without strategies: bit-identical")), qPrintable(run.out));
+        QFile file(json);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const auto j = QJsonDocument::fromJson(file.readAll()).object();
+        QVERIFY(j.value(QStringLiteral("outputs_match_reference")).toBool());
+        QVERIFY(j.value(QStringLiteral("outputs_match_original")).toBool());
+        const auto steps = j.value(QStringLiteral("step_bytes")).toArray();
+        const auto predicted = j.value(QStringLiteral("predicted_step_bytes")).toArray();
+        QVERIFY(!steps.isEmpty());
+        QCOMPARE(steps, predicted);
+        qint64 peak = 0;
+        for (const auto& v : steps)
+            peak = std::max<qint64>(peak, v.toInteger());
+        QCOMPARE(peak, j.value(QStringLiteral("lower_bound_bytes")).toInteger());
+        const auto perTensor = j.value(QStringLiteral("per_tensor")).toObject();
+        QVERIFY(perTensor.value(QStringLiteral("outputs_match_reference")).toBool());
+        QVERIFY(perTensor.value(QStringLiteral("peak_bytes")).toInteger() > 0);
+        QCOMPARE(perTensor.value(QStringLiteral("step_bytes")).toArray().size(), steps.size());
+        for (const char* field : { "median", "p50", "p99" })
+            QVERIFY2(perTensor.value(QStringLiteral("latency_ms")).toObject().contains(QLatin1String(field)), field);
+        QCOMPARE(j.value(QStringLiteral("strategies")).toArray().size(), 3);
+
+        const auto fused = memplan({ QStringLiteral("run"), QStringLiteral("example:transformer"), QStringLiteral("--fuse"),
+            QStringLiteral("--repeat"), QStringLiteral("1"), QStringLiteral("--device"), QStringLiteral("cuda") });
+        QVERIFY2(fused.exitCode == 0, qPrintable(fused.err));
+        QVERIFY2(fused.err.contains(QStringLiteral("no CUDA device: running on the CPU executor instead")), qPrintable(fused.err));
+        QVERIFY2(fused.out.contains(QStringLiteral("Fused")), qPrintable(fused.out)); // labelled synthetic
+    }
+
     void helpOnEveryCommand()
     {
-        for (const char* command : { "plan", "compare", "examples", "export", "bench" }) {
+        for (const char* command : { "plan", "compare", "examples", "export", "bench", "run" }) {
             const auto run = memplan({ QLatin1String(command), QStringLiteral("--help") });
             QCOMPARE(run.exitCode, 0);
             QVERIFY2(run.out.startsWith(QStringLiteral("usage: memplan ") + QLatin1String(command)), command);
@@ -165,6 +205,13 @@ private slots:
         QTest::addRow("unknown option") << QStringList { QStringLiteral("compare"), QStringLiteral("example:hotel"), QStringLiteral("--fast") }
                                         << none << QString() << 2 << QStringLiteral("--fast");
         QTest::addRow("unknown command") << QStringList { QStringLiteral("optimise") } << none << QString() << 2 << QStringLiteral("optimise");
+        QTest::addRow("run: profile name given to --device")
+            << QStringList { QStringLiteral("run"), QStringLiteral("example:cnn"), QStringLiteral("--device"), QStringLiteral("h200") }
+            << none << QString() << 2 << QStringLiteral("--profile");
+        QTest::addRow("run: unknown profile")
+            << QStringList { QStringLiteral("run"), QStringLiteral("example:cnn"), QStringLiteral("--fuse"), QStringLiteral("--profile"),
+                   QStringLiteral("nosuch") }
+            << none << QString() << 2 << QStringLiteral("nosuch");
         QTest::addRow("two models") << QStringList { QStringLiteral("plan"), QStringLiteral("example:hotel"), QStringLiteral("example:cnn") }
                                     << none << QString() << 2 << QStringLiteral("one MODEL");
     }

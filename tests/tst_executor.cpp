@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: MemPlan authors
 // The CPU executor: kernels against the ONNX backend node tests (Debian libonnx-testdata), the plan
-// check (arena run == no-reuse run, bit for bit) for every planner, and a broken plan caught.
+// check (arena run == no-reuse run, bit for bit) for every planner and every strategy combination,
+// a broken plan caught, and the measured memory of both allocation modes.
 #include "exec/executor.h"
 #include "io/workload.h"
 #include "onnx/onnximport.h"
+#include "planners/metrics.h"
 #include "planners/planner.h"
 #include "planners/validate.h"
+#include "strategies/strategy.h"
 
 #include <QtTest>
 
@@ -121,6 +124,13 @@ private slots:
     void planCheck();
     void brokenPlanCaught();
     void tensorFileRoundTrip();
+    void arenaStepBytes_data();
+    void arenaStepBytes();
+    void perTensorStepBytes_data();
+    void perTensorStepBytes();
+    void strategyPlanCheck_data();
+    void strategyPlanCheck();
+    void progressAndCancel();
 };
 
 void TestExecutor::backendNodeTests()
@@ -281,6 +291,198 @@ void TestExecutor::tensorFileRoundTrip()
     QCOMPARE(back->first, std::string("x"));
     QVERIFY(back->second.data == t.data && back->second.shape == t.shape);
     QVERIFY(!core::readTensorFile(file.string() + ".missing"));
+}
+
+void TestExecutor::arenaStepBytes_data()
+{
+    QTest::addColumn<QString>("model");
+    for (const char* spec : { "example:cnn", "example:transformer", "example:unet" })
+        QTest::newRow(spec) << QString::fromLatin1(spec);
+}
+
+// The arena run's per-step live bytes, tracked from its own writes and last reads, are the
+// problem's live-bytes curve; their maximum is the planned live peak (the lower bound).
+void TestExecutor::arenaStepBytes()
+{
+    QFETCH(QString, model);
+    const auto w = load(model.toStdString());
+    const auto plan = core::runPlanner(*core::plannerByName("greedy-by-size"), w.problem);
+    QVERIFY(plan);
+    QVERIFY(core::validatePlan(w.problem, *plan).ok());
+    const auto run = core::runOnCpu(*w.graph, w.schedule, w.problem, *plan, w.bufferTensor, {});
+    QVERIFY2(run, run ? "" : run.error().message.c_str());
+    QCOMPARE(run->allocation, core::Allocation::Arena);
+    QCOMPARE(run->stepBytes.size(), std::size_t(w.problem.steps));
+    QCOMPARE(run->stepPeakBytes, core::lowerBound(w.problem));
+    const auto predicted = core::liveBytesCurve(w.problem);
+    for (std::size_t s = 0; s < predicted.size(); ++s)
+        QVERIFY2(run->stepBytes[s] == predicted[s], qPrintable(QStringLiteral("step %1: measured %2, predicted %3")
+                                                                  .arg(s).arg(run->stepBytes[s]).arg(predicted[s])));
+    QVERIFY(run->stepPeakBytes <= plan->arenaSize);
+}
+
+void TestExecutor::perTensorStepBytes_data()
+{
+    QTest::addColumn<QString>("model");
+    for (const char* spec : { "example:cnn", "example:transformer" }) // unet: ~7 s a run; arenaStepBytes covers it
+        QTest::newRow(spec) << QString::fromLatin1(spec);
+}
+
+// Per-tensor mode: malloc holds at least the live tensors' bytes at every step; outputs unchanged.
+void TestExecutor::perTensorStepBytes()
+{
+    QFETCH(QString, model);
+    const auto w = load(model.toStdString());
+    const auto plan = core::runPlanner(*core::plannerByName("greedy-by-size"), w.problem);
+    QVERIFY(plan);
+    QVERIFY(core::validatePlan(w.problem, *plan).ok());
+    core::RunOptions options;
+    const auto reference = core::runOnCpu(*w.graph, w.schedule, w.problem, core::noReusePlan(w.problem), w.bufferTensor, options);
+    QVERIFY(reference);
+    options.allocation = core::Allocation::PerTensor;
+    options.repeat = 2;
+    const auto run = core::runOnCpu(*w.graph, w.schedule, w.problem, *plan, w.bufferTensor, options);
+    QVERIFY2(run, run ? "" : run.error().message.c_str());
+    QCOMPARE(run->allocation, core::Allocation::PerTensor);
+    QCOMPARE(run->arenaBytes, core::Bytes(0));
+    const auto mismatch = core::compareOutputs(*w.graph, reference->outputs, run->outputs);
+    QVERIFY2(mismatch.empty(), mismatch.c_str());
+    QCOMPARE(run->stepBytes.size(), std::size_t(w.problem.steps));
+    // Live tensor bytes per step (unaligned: what each malloc asks for at least).
+    core::Bytes livePeak = 0;
+    for (core::Step s = 0; s < w.problem.steps; ++s) {
+        core::Bytes live = 0;
+        for (std::size_t b = 0; b < w.problem.buffers.size(); ++b) {
+            const auto& life = w.problem.buffers[b].lifetime;
+            if (life.start <= s && s < life.end)
+                live += std::max<core::Bytes>(0, w.graph->tensors[w.bufferTensor[b]].size);
+        }
+        livePeak = std::max(livePeak, live);
+        QVERIFY2(run->stepBytes[s] >= live,
+            qPrintable(QStringLiteral("step %1: malloc holds %2, live tensors %3").arg(s).arg(run->stepBytes[s]).arg(live)));
+    }
+    QVERIFY(run->stepPeakBytes >= livePeak);
+    qInfo("%s: per-tensor malloc peak %lld B, live tensor peak %lld B, arena %lld B", qPrintable(model),
+        static_cast<long long>(run->stepPeakBytes), static_cast<long long>(livePeak), static_cast<long long>(plan->arenaSize));
+}
+
+void TestExecutor::strategyPlanCheck_data()
+{
+    QTest::addColumn<QString>("model");
+    QTest::addColumn<QStringList>("strategies");
+    const auto names = core::strategyNames();
+    // Every subset of the strategies on example:cnn; on example:transformer each strategy alone, all
+    // but fusion, and all five (a run takes about half a second here; example:unet about 7 s).
+    const auto add = [](const char* spec, const QStringList& list) {
+        QTest::addRow("%s/%s", spec, qPrintable(list.join(QLatin1Char('+')))) << QString::fromLatin1(spec) << list;
+    };
+    for (unsigned mask = 1; mask < (1u << names.size()); ++mask) {
+        QStringList list;
+        for (std::size_t i = 0; i < names.size(); ++i)
+            if (mask & (1u << i))
+                list << QString::fromStdString(names[i]);
+        add("example:cnn", list);
+    }
+    QStringList all, allButFuse;
+    for (const auto& n : names) {
+        add("example:transformer", { QString::fromStdString(n) });
+        all << QString::fromStdString(n);
+        if (n != "fuse")
+            allButFuse << QString::fromStdString(n);
+    }
+    add("example:transformer", allButFuse);
+    add("example:transformer", all);
+}
+
+// After any strategy combination: the arena and per-tensor runs equal the no-reuse run bit for bit;
+// without fusion (whose fused ops run the synthetic kernel) the outputs also equal the untransformed
+// model's, so recompute clones, swap copies and in-place buffers compute the same values.
+void TestExecutor::strategyPlanCheck()
+{
+    QFETCH(QString, model);
+    QFETCH(QStringList, strategies);
+    const auto original = load(model.toStdString());
+    std::vector<std::string> names;
+    for (const auto& s : strategies)
+        names.push_back(s.toStdString());
+    core::StrategyOptions strategyOptions;
+    strategyOptions.alignment = original.problem.alignment;
+    const auto applied = core::applyStrategies(original, names, strategyOptions);
+    QVERIFY2(applied, applied ? "" : applied.error().message.c_str());
+    const auto& w = applied->workload;
+    const auto plan = core::runPlanner(*core::plannerByName("greedy-by-size"), w.problem);
+    QVERIFY(plan);
+    QVERIFY2(core::validatePlan(w.problem, *plan).ok(), core::validatePlan(w.problem, *plan).message.c_str());
+
+    const auto check = core::checkPlanByRunning(*w.graph, w.schedule, w.problem, *plan, w.bufferTensor, {});
+    QVERIFY2(check, check ? "" : check.error().message.c_str());
+    QVERIFY2(check->outputsMatch, check->mismatch.c_str());
+    QCOMPARE(check->planned.stepPeakBytes, core::lowerBound(w.problem));
+    if (strategies.size() >= 4) { // per-tensor allocation on the big combinations only: test time
+        core::RunOptions perTensorOptions;
+        perTensorOptions.allocation = core::Allocation::PerTensor;
+        const auto perTensor = core::runOnCpu(*w.graph, w.schedule, w.problem, *plan, w.bufferTensor, perTensorOptions);
+        QVERIFY(perTensor);
+        const auto perTensorMismatch = core::compareOutputs(*w.graph, check->reference.outputs, perTensor->outputs);
+        QVERIFY2(perTensorMismatch.empty(), perTensorMismatch.c_str());
+    }
+
+    static std::map<QString, core::Measurement> untransformedRuns; // one reference per model, not per row
+    if (!untransformedRuns.count(model)) {
+        auto run = core::runOnCpu(*original.graph, original.schedule, original.problem, core::noReusePlan(original.problem),
+            original.bufferTensor, {});
+        QVERIFY(run);
+        untransformedRuns[model] = std::move(*run);
+    }
+    const auto* untransformed = &untransformedRuns[model];
+    const bool fused = std::any_of(w.graph->ops.begin(), w.graph->ops.end(), [](const core::Op& op) { return op.type == "Fused"; });
+    if (!fused) {
+        const auto mismatch = core::compareOutputs(*w.graph, untransformed->outputs, check->reference.outputs);
+        QVERIFY2(mismatch.empty(), ("outputs differ from the untransformed model: " + mismatch).c_str());
+        QCOMPARE(check->planned.opsSynthetic, untransformed->opsSynthetic);
+    } else {
+        QVERIFY(check->planned.opsSynthetic > 0); // fused ops are labelled synthetic
+    }
+}
+
+// Progress reaches every op of every repeat; a cancelled run stops with ErrorCode::Cancelled.
+void TestExecutor::progressAndCancel()
+{
+    const auto w = load("example:cnn");
+    const auto plan = core::runPlanner(*core::plannerByName("greedy-by-size"), w.problem);
+    QVERIFY(plan);
+    QVERIFY(core::validatePlan(w.problem, *plan).ok());
+    core::RunOptions options;
+    options.repeat = 2;
+    int calls = 0, lastDone = 0, lastTotal = 0;
+    bool ordered = true;
+    options.progress = [&](int done, int total) {
+        ++calls;
+        ordered = ordered && done == lastDone + 1;
+        lastDone = done;
+        lastTotal = total;
+    };
+    QVERIFY(core::runOnCpu(*w.graph, w.schedule, w.problem, *plan, w.bufferTensor, options));
+    QCOMPARE(lastTotal, 2 * w.schedule.steps());
+    QCOMPARE(lastDone, lastTotal);
+    QCOMPARE(calls, lastTotal);
+    QVERIFY(ordered);
+
+    for (auto mode : { core::Allocation::Arena, core::Allocation::PerTensor }) {
+        auto flag = std::make_shared<std::atomic<bool>>(false);
+        options.allocation = mode;
+        options.cancel = core::CancelToken(flag);
+        int seen = 0;
+        options.progress = [&](int done, int) {
+            seen = done;
+            if (done == 3)
+                flag->store(true);
+        };
+        const auto run = core::runOnCpu(*w.graph, w.schedule, w.problem, *plan, w.bufferTensor, options);
+        QVERIFY(!run);
+        QCOMPARE(run.error().code, core::ErrorCode::Cancelled);
+        QCOMPARE(seen, 3);
+    }
 }
 
 QTEST_GUILESS_MAIN(TestExecutor)

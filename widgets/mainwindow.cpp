@@ -5,6 +5,7 @@
 #include "arenalayoutview.h"
 #include "coloringview.h"
 #include "comparisonview.h"
+#include "latencylane.h"
 #include "lifetimebarsview.h"
 #include "memorycurveview.h"
 #include "messagebanner.h"
@@ -99,6 +100,7 @@ MainWindow::MainWindow(QWidget* parent)
     createStrategyDock();
     createActions();
     createToolBar();
+    createRunControls();
     createStatusBar();
     connectDocument();
     connectStrategies();
@@ -143,6 +145,7 @@ void MainWindow::createViews()
     m_lifetimeBars = new LifetimeBarsView(m_document, this);
     m_arenaLayout = new ArenaLayoutView(m_document, this);
     m_coloring = new ColoringView(m_document, this);
+    m_latencyLane = new LatencyLane(m_document, this);
 
     m_tabs = new QTabWidget(this);
     m_tabs->setDocumentMode(true);
@@ -157,8 +160,10 @@ void MainWindow::createViews()
     splitter->setChildrenCollapsible(false);
     splitter->addWidget(m_memoryCurve);
     splitter->addWidget(m_tabs);
+    splitter->addWidget(m_latencyLane); // under the lifetime bars, on the same time axis
     splitter->setStretchFactor(0, 2);
     splitter->setStretchFactor(1, 3);
+    splitter->setStretchFactor(2, 0);
 
     auto* central = new QWidget(this);
     auto* layout = new QVBoxLayout(central);
@@ -828,6 +833,8 @@ bool MainWindow::renderScreenshots(const QString& dir, QString* error)
     m_tabs->setCurrentWidget(m_coloring);
     QCoreApplication::processEvents();
     record(m_coloring->exportImage(out.filePath(QStringLiteral("coloring.png")), &message), message);
+    if (m_document->measurement()) // after a run only
+        record(m_latencyLane->exportImage(out.filePath(QStringLiteral("latency-lane.png")), &message), message);
     m_tabs->setCurrentIndex(shownTab);
     QCoreApplication::processEvents();
     const QString windowPath = out.filePath(QStringLiteral("window.png"));

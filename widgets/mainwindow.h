@@ -13,6 +13,9 @@ class AcceleratorWindow;
 class ArenaLayoutView;
 class ColoringView;
 class ComparisonView;
+class LatencyLane;
+class RunController;
+struct RunMeasurement;
 class LifetimeBarsView;
 class LlmScenarioWindow;
 class MemoryCurveView;
@@ -74,6 +77,15 @@ public:
     LlmScenarioWindow* llmScenarioWindow() const { return m_llmScenario; }
     AcceleratorWindow* acceleratorWindow() const { return m_accelerator; }
 
+    // --- Run the plan (executor) ---
+    RunController* runController() const { return m_runController; }
+    LatencyLane* latencyLane() const { return m_latencyLane; }
+    QAction* runAction() const { return m_runAction; }
+    QAction* cancelRunAction() const { return m_cancelRunAction; }
+    QComboBox* deviceCombo() const { return m_deviceCombo; } // "cpu"; "cuda" disabled without a device
+    QSpinBox* repeatSpin() const { return m_repeatSpin; }   // timed runs per allocation mode
+    QProgressBar* runProgressBar() const { return m_runProgress; }
+
     QString currentSpec() const { return m_currentSpec; } // the model on display (path or example:NAME)
     QString plannerName() const;
     void setPlannerName(const QString& name); // re-plans when it changes
@@ -87,6 +99,8 @@ public:
     // into `dir` (created when missing), then strategies.png (the window with a strategy applied, plus
     // the marked views as *-strategies.png) and compare.png (the A/B window). Call once a plan is
     // displayed; waits (spinning the event loop) for the background work of the strategy pictures.
+    // After a run (runFinished()) the memory curve carries the measured series and latency-lane.png
+    // is written too.
     bool renderScreenshots(const QString& dir, QString* error = nullptr);
 
 public slots:
@@ -100,10 +114,14 @@ public slots:
     void showComparison(); // opens the A/B comparison window on the current model
     void showLlmScenario(); // Scenarios > LLM decode with a paged KV cache
     void showAccelerator(); // Scenarios > Accelerator chips, following the model on display
+    // Runs the plan on display on the executor chosen in the toolbar; ignored without a plan of a graph.
+    void runPlan();
+    void cancelRun();
 
 signals:
     void planDisplayed(); // a plan for the current workload reached the document
-    void errorOccurred(const QString& message); // load or plan failure (also shown in the banner)
+    void errorOccurred(const QString& message); // load, plan or run failure (also shown in the banner)
+    void runFinished(); // a measurement reached the document
 
 protected:
     void dragEnterEvent(QDragEnterEvent* event) override;
@@ -134,6 +152,10 @@ private:
     void rebuildRecentMenu();
     void exportViewDialog(QWidget* view, const QString& baseName);
     void exportPlanDialog(bool json);
+    // Run the plan: toolbar, progress and results (mainwindow_run.cpp keeps them apart).
+    void createRunControls();
+    void updateRunEnabled();
+    void onRunFinished(std::shared_ptr<const RunMeasurement> measurement);
 
     // Strategies (strategy panel, A/B comparison).
     void createStrategyDock();
@@ -197,4 +219,13 @@ private:
     QString m_pendingSpec; // being loaded
     QString m_planningWith; // planner of the running plan, for the progress line
     bool m_syncingSelection = false;
+
+    // Run the plan.
+    RunController* m_runController = nullptr;
+    LatencyLane* m_latencyLane = nullptr;
+    QAction* m_runAction = nullptr;
+    QAction* m_cancelRunAction = nullptr;
+    QComboBox* m_deviceCombo = nullptr;
+    QSpinBox* m_repeatSpin = nullptr;
+    QProgressBar* m_runProgress = nullptr;
 };

@@ -7,6 +7,7 @@
 #include "palette.h"
 #include "plandocument.h"
 #include "strategymarks.h"
+#include "runmeasurement.h"
 #include "timelineview.h"
 #include "util/format.h"
 
@@ -116,6 +117,7 @@ MemoryCurveView::MemoryCurveView(PlanDocument* document, QWidget* parent)
     header->addElement(0, 1, m_plot->legend);
     header->setColumnStretchFactors({ 1.0, 0.001 });
     m_plot->legend->setFillOrder(QCPLegend::foColumnsFirst);
+    m_plot->legend->setWrap(3); // a second row once a run adds its two measured series
     m_plot->legend->setMargins(QMargins(4, 6, TimelineView::rightMarginWidth() - 6, 2));
 
     m_live = m_plot->addGraph();
@@ -127,7 +129,11 @@ MemoryCurveView::MemoryCurveView(PlanDocument* document, QWidget* parent)
     m_live->setName(QStringLiteral("live bytes"));
     m_arena = addLine(m_plot, QColor(0x202124), Qt::SolidLine, 1.5);
     m_lower = addLine(m_plot, QColor(0x1A7F37), Qt::DashLine, 1.5);
-    m_measured = addLine(m_plot, QColor(0xF28E2B), Qt::SolidLine, 1.5);
+    // The allocator curve first, so the measured arena curve (dashed) stays visible where they coincide.
+    m_measuredAllocator = addLine(m_plot, QColor(0x7B1FA2), Qt::SolidLine, 1.5);
+    m_measuredAllocator->setVisible(false);
+    m_measuredAllocator->removeFromLegend();
+    m_measured = addLine(m_plot, QColor(0xF28E2B), Qt::DashLine, 2.0);
     m_measured->setName(QStringLiteral("measured"));
     m_budget = addLine(m_plot, QColor(0xC62828), Qt::DashDotLine, 1.5);
     m_before = addLine(m_plot, QColor(0x5F6368), Qt::DashLine, 1.5);
@@ -196,6 +202,9 @@ void MemoryCurveView::rebuild()
     if (before)
         for (core::Bytes v : facts->beforeCurve)
             top = std::max(top, static_cast<double>(v));
+    const auto& allocator = m_document->measuredAllocatorCurve();
+    for (core::Bytes v : allocator)
+        top = std::max(top, static_cast<double>(v));
     m_unit = byteUnitFor(top);
     m_yMax = top / m_unit.divisor * 1.12;
 
@@ -216,6 +225,7 @@ void MemoryCurveView::rebuild()
         setStepData(m_measured, measured, m_unit.divisor);
         m_measured->addToLegend();
     }
+    updateMeasuredSeries();
     m_budget->setVisible(budget > 0);
     m_budget->removeFromLegend();
     if (budget > 0) {
@@ -285,6 +295,29 @@ TimeAxis MemoryCurveView::timeAxis() const
 }
 
 bool MemoryCurveView::showsMeasured() const { return m_measured->visible(); }
+
+bool MemoryCurveView::showsMeasuredAllocator() const { return m_measuredAllocator->visible(); }
+
+// Names and shows the run's two measured series; called from rebuild() after the data is set.
+void MemoryCurveView::updateMeasuredSeries()
+{
+    const RunMeasurement* run = m_document->measurement();
+    const auto& allocator = m_document->measuredAllocatorCurve();
+    m_measuredAllocator->setVisible(run && !allocator.empty());
+    m_measuredAllocator->removeFromLegend();
+    if (!run) {
+        m_measured->setName(QStringLiteral("measured"));
+        return;
+    }
+    const QString device = QString::fromStdString(run->device);
+    m_measured->setName(QStringLiteral("measured (%1, arena)").arg(device));
+    if (!allocator.empty()) {
+        setStepData(m_measuredAllocator, allocator, m_unit.divisor);
+        m_measuredAllocator->setName(QStringLiteral("malloc (%1, per tensor) %2")
+                                         .arg(device, shortBytes(static_cast<double>(run->perTensor.stepPeakBytes))));
+        m_measuredAllocator->addToLegend();
+    }
+}
 
 bool MemoryCurveView::showsBudget() const { return m_budget->visible(); }
 
@@ -359,6 +392,10 @@ void MemoryCurveView::onMove(QMouseEvent* event)
     if (const StrategyFacts* facts = m_document->strategyFacts(); facts && s < facts->beforeCurve.size())
         text += QStringLiteral("<br/>before strategies %1")
                     .arg(QString::fromStdString(core::formatBytes(facts->beforeCurve[s])));
+    const auto& allocator = m_document->measuredAllocatorCurve();
+    if (s < allocator.size())
+        text += QStringLiteral("<br/>malloc in use (per-tensor run) %1")
+                    .arg(QString::fromStdString(core::formatBytes(allocator[s])));
     QToolTip::showText(event->globalPosition().toPoint(), text, m_plot);
 }
 

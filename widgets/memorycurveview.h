@@ -18,6 +18,8 @@ class QWheelEvent;
 // Live bytes per step (a step graph) with the arena size and the lower bound as lines, and the
 // measured curve and budget line when the document has them (hidden otherwise), and, after strategies,
 // the untransformed curve as a dashed "before strategies" line; QCustomPlot.
+// After a run (PlanDocument::measurement) two measured series join the legend: the live bytes the
+// arena run tracked, and what the C allocator held in the per-tensor run.
 // Shares the document's time axis, cursor and selection: the selected/hovered buffer's lifetime is
 // shaded, the cursor is a vertical line; wheel zooms, drag pans, click sets the cursor.
 class MemoryCurveView : public QWidget {
@@ -32,6 +34,7 @@ public:
     QCustomPlot* plot() const { return m_plot; }
     ByteUnit unit() const { return m_unit; } // unit of the y axis
     bool showsMeasured() const; // the measured curve is drawn (the document has one)
+    bool showsMeasuredAllocator() const; // the per-tensor allocator curve of a run is drawn
     bool showsBudget() const; // the budget line is drawn (the document has one)
     bool showsBefore() const; // the untransformed curve is drawn (strategies were applied)
     // Mapping of the plot's x axis to widget pixels (for tests).
@@ -43,6 +46,7 @@ protected:
 private:
     void rebuild();
     void updateOverlay();
+    void updateMeasuredSeries();
     void updateRange();
     void updateHighlight();
     void onWheel(QWheelEvent* event);
@@ -58,6 +62,7 @@ private:
     QCPGraph* m_arena;
     QCPGraph* m_lower;
     QCPGraph* m_measured;
+    QCPGraph* m_measuredAllocator; // per-tensor run: bytes malloc held per step
     QCPGraph* m_budget;
     QCPGraph* m_before; // live bytes before strategies, on the new schedule's steps (alignBeforeCurve)
     QCPItemStraightLine* m_cursor;

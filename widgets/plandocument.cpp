@@ -3,6 +3,7 @@
 #include "plandocument.h"
 
 #include "strategymarks.h"
+#include "runmeasurement.h"
 
 #include <algorithm>
 
@@ -18,6 +19,8 @@ void PlanDocument::setWorkload(std::shared_ptr<const core::Workload> workload)
     m_metrics = {};
     m_liveCurve = m_workload ? core::liveBytesCurve(m_workload->problem) : std::vector<core::Bytes> {};
     m_measured.clear();
+    const bool hadMeasurement = m_measurement != nullptr;
+    clearMeasurement();
     m_selected = m_hovered = -1;
     m_cursor = -1;
     m_firstVisible = 0;
@@ -27,6 +30,8 @@ void PlanDocument::setWorkload(std::shared_ptr<const core::Workload> workload)
     emit hoverChanged(-1);
     emit cursorChanged(-1);
     emit visibleStepsChanged(m_firstVisible, m_lastVisible);
+    if (hadMeasurement)
+        emit measurementChanged();
 }
 
 void PlanDocument::setPlan(core::Plan plan)
@@ -35,7 +40,13 @@ void PlanDocument::setPlan(core::Plan plan)
         return;
     m_metrics = core::computeMetrics(m_workload->problem, plan);
     m_plan = std::move(plan);
+    const bool hadMeasurement = m_measurement != nullptr;
+    clearMeasurement();
     emit planChanged();
+    if (hadMeasurement) {
+        emit overlayChanged();
+        emit measurementChanged();
+    }
 }
 
 void PlanDocument::selectBuffer(int buffer)
@@ -120,4 +131,28 @@ void PlanDocument::setStrategyFacts(std::shared_ptr<const StrategyFacts> facts)
 {
     m_strategyFacts = std::move(facts);
     emit strategyFactsChanged();
+}
+
+// ---------------------------------------------------------------- measured run
+
+void PlanDocument::setMeasurement(std::shared_ptr<const RunMeasurement> measurement)
+{
+    if (measurement && measurement->workload != m_workload)
+        return; // a run of a workload no longer on display
+    clearMeasurement();
+    if (measurement) {
+        m_measurement = std::move(measurement);
+        m_measured = m_measurement->arena.stepBytes;
+        m_measuredAllocator = m_measurement->perTensor.stepBytes;
+    }
+    emit overlayChanged();
+    emit measurementChanged();
+}
+
+void PlanDocument::clearMeasurement()
+{
+    if (m_measurement)
+        m_measured.clear();
+    m_measurement.reset();
+    m_measuredAllocator.clear();
 }

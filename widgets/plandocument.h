@@ -13,6 +13,7 @@
 #include <optional>
 
 struct StrategyFacts;
+struct RunMeasurement;
 
 // The one state every Studio view reads (DESIGN.md: "a view never recomputes a plan"): the loaded
 // workload, the current plan with its metrics, the shared selection, hover, step cursor and the
@@ -46,11 +47,19 @@ public:
     // the before/after memory curve. Null unless the facts belong to the current workload, so a newly
     // loaded or an untransformed model never shows stale marks.
     const StrategyFacts* strategyFacts() const;
+    // --- Measured run (see RunController) ---
+    // The latest run of the plan on display, or null. Its arena run's step bytes are the measured
+    // curve; its per-tensor run's are the allocator curve. Dropped when the workload or plan changes.
+    const RunMeasurement* measurement() const { return m_measurement.get(); }
+    std::shared_ptr<const RunMeasurement> sharedMeasurement() const { return m_measurement; }
+    // Bytes the C allocator held per step in the per-tensor run; empty without a measurement.
+    const std::vector<core::Bytes>& measuredAllocatorCurve() const { return m_measuredAllocator; }
 
 public slots:
-    // A new workload drops the plan, selection and cursor, and resets the visible range to all steps.
+    // A new workload drops the plan, selection, cursor and measurement, and resets the visible range to all steps.
     void setWorkload(std::shared_ptr<const core::Workload> workload);
-    // The plan must belong to the current workload (same buffer count); selection and cursor are kept.
+    // The plan must belong to the current workload (same buffer count); selection and cursor are kept,
+    // a measurement of the previous plan is dropped.
     void setPlan(core::Plan plan);
     void selectBuffer(int buffer);
     void hoverBuffer(int buffer);
@@ -61,6 +70,8 @@ public slots:
     void setBudget(core::Bytes budget);
     // Set before setWorkload(facts->workload) so views rebuilding on workloadChanged see them; null clears.
     void setStrategyFacts(std::shared_ptr<const StrategyFacts> facts);
+    // A measurement of the plan on display (same workload); null clears it.
+    void setMeasurement(std::shared_ptr<const RunMeasurement> measurement);
 
 signals:
     void workloadChanged();
@@ -71,8 +82,11 @@ signals:
     void visibleStepsChanged(double first, double last);
     void overlayChanged(); // measured curve or budget
     void strategyFactsChanged();
+    void measurementChanged(); // set, or dropped with a new workload/plan
 
 private:
+    void clearMeasurement(); // without signals
+
     std::shared_ptr<const core::Workload> m_workload;
     std::optional<core::Plan> m_plan;
     core::PlanMetrics m_metrics;
@@ -80,6 +94,8 @@ private:
     std::vector<core::Bytes> m_measured;
     core::Bytes m_budget = 0;
     std::shared_ptr<const StrategyFacts> m_strategyFacts;
+    std::shared_ptr<const RunMeasurement> m_measurement;
+    std::vector<core::Bytes> m_measuredAllocator;
     int m_selected = -1;
     int m_hovered = -1;
     core::Step m_cursor = -1;

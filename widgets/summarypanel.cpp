@@ -4,6 +4,7 @@
 
 #include "plandocument.h"
 #include "strategymarks.h"
+#include "runmeasurement.h"
 #include "util/format.h"
 
 #include <QApplication>
@@ -69,6 +70,36 @@ struct Rows {
     }
 };
 
+// ---- measured run: predicted vs measured, labelled with the executor that ran.
+QString msPair(double p50, double p99)
+{
+    const int decimals = p99 < 10 ? 2 : p99 < 100 ? 1 : 0;
+    return QStringLiteral("%1 / %2 ms").arg(p50, 0, 'f', decimals).arg(p99, 0, 'f', decimals);
+}
+
+void addMeasuredRows(Rows& rows, const PlanDocument& document)
+{
+    const RunMeasurement* run = document.measurement();
+    if (!run)
+        return;
+    const auto& arena = run->arena;
+    const auto& perTensor = run->perTensor;
+    rows.section(QObject::tr("Measured on %1").arg(QString::fromStdString(run->device)));
+    rows.row(QObject::tr("Predicted peak"), bytesText(document.metrics().lowerBound), QObject::tr("live"));
+    rows.row(QObject::tr("Measured peak"), bytesText(arena.stepPeakBytes), QObject::tr("live, arena"));
+    rows.row(QObject::tr("Per-tensor malloc"), bytesText(perTensor.stepPeakBytes), QObject::tr("peak"));
+    rows.row(QObject::tr("Arena allocated"), bytesText(arena.arenaBytes));
+    rows.row(QObject::tr("Latency p50 / p99"), msPair(arena.latencyMs.p50, arena.latencyMs.p99));
+    rows.row(QObject::tr("Per-tensor p50 / p99"), msPair(perTensor.latencyMs.p50, perTensor.latencyMs.p99));
+    rows.row(QObject::tr("Kernels"), QObject::tr("%1 real, %2 synthetic").arg(arena.opsReal).arg(arena.opsSynthetic));
+    rows.wide(QObject::tr("Outputs vs no-reuse run"),
+        run->arenaMatches && run->perTensorMatches ? QObject::tr("bit-identical")
+                                                   : QObject::tr("DIFFER: %1").arg(QString::fromStdString(run->mismatch)));
+    rows.note(QObject::tr("median of %1 runs each; measured on %2, not on the planned device")
+                  .arg(run->repeat)
+                  .arg(QString::fromStdString(run->device)));
+}
+
 } // namespace
 
 SummaryPanel::SummaryPanel(PlanDocument* document, QWidget* parent)
@@ -93,6 +124,7 @@ SummaryPanel::SummaryPanel(PlanDocument* document, QWidget* parent)
     connect(document, &PlanDocument::workloadChanged, this, &SummaryPanel::refresh);
     connect(document, &PlanDocument::planChanged, this, &SummaryPanel::refresh);
     connect(document, &PlanDocument::cursorChanged, this, &SummaryPanel::refresh);
+    connect(document, &PlanDocument::measurementChanged, this, &SummaryPanel::refresh);
     refresh();
 }
 
@@ -146,6 +178,7 @@ void SummaryPanel::refresh()
         if (!plan->provenOptimal && !plan->details.empty())
             rows.note(QString::fromStdString(plan->details));
     }
+    addMeasuredRows(rows, *m_document);
 
     // Strategies (strategy panel): what they changed, when the workload on display is transformed.
     if (const StrategyFacts* facts = m_document->strategyFacts()) {

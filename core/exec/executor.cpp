@@ -4,6 +4,7 @@
 
 #include "exec/kernels.h"
 
+#include <malloc.h>
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -37,7 +38,9 @@ Memory allocate(Bytes bytes, Bytes alignment)
 // Where each tensor lives for one run and how the kernels see it.
 struct Layout {
     Memory arena, side;
-    std::vector<std::byte*> address; // per tensor; nullptr for tensors of size 0
+    std::vector<std::byte*> address; // per tensor; nullptr for tensors of size 0 (PerTensor: until allocated)
+    std::vector<int> bufferOf;       // per tensor: its buffer in the problem, -1 for side-region tensors
+    std::vector<bool> stored;        // per tensor: has memory in this run (a buffer or a side slot)
     Bytes arenaBytes = 0, sideBytes = 0;
 };
 
@@ -60,26 +63,36 @@ exec::TensorView viewOf(const Graph& g, const Layout& layout, TensorIndex t)
     return v;
 }
 
-Expected<Layout> makeLayout(const Graph& g, const PlanProblem& problem, const Plan& plan, const std::vector<TensorIndex>& bufferTensor)
+// PerTensor: buffers get no address here; the run allocates each one at its first use.
+Expected<Layout> makeLayout(const Graph& g, const PlanProblem& problem, const Plan& plan, const std::vector<TensorIndex>& bufferTensor,
+    Allocation allocation)
 {
-    if (plan.offsets.size() != problem.buffers.size() || bufferTensor.size() != problem.buffers.size())
+    const bool arena = allocation == Allocation::Arena;
+    if ((arena && plan.offsets.size() != problem.buffers.size()) || bufferTensor.size() != problem.buffers.size())
         return makeError(ErrorCode::InvalidArgument, "the plan does not match the problem (" + std::to_string(plan.offsets.size())
                              + " offsets, " + std::to_string(problem.buffers.size()) + " buffers)");
     Layout layout;
     layout.address.assign(g.tensors.size(), nullptr);
-    layout.arenaBytes = plan.arenaSize;
-    layout.arena = allocate(plan.arenaSize, problem.alignment);
-    if (!layout.arena)
-        return makeError(ErrorCode::Io, "cannot allocate an arena of " + std::to_string(plan.arenaSize) + " bytes");
+    layout.bufferOf.assign(g.tensors.size(), -1);
+    layout.stored.assign(g.tensors.size(), false);
+    if (arena) {
+        layout.arenaBytes = plan.arenaSize;
+        layout.arena = allocate(plan.arenaSize, problem.alignment);
+        if (!layout.arena)
+            return makeError(ErrorCode::Io, "cannot allocate an arena of " + std::to_string(plan.arenaSize) + " bytes");
+    }
     std::vector<bool> placed(g.tensors.size(), false);
     for (std::size_t b = 0; b < problem.buffers.size(); ++b) {
         const auto& buffer = problem.buffers[b];
-        if (plan.offsets[b] < 0 || plan.offsets[b] + buffer.size > plan.arenaSize)
+        if (arena && (plan.offsets[b] < 0 || plan.offsets[b] + buffer.size > plan.arenaSize))
             return makeError(ErrorCode::InvalidArgument, "buffer '" + buffer.name + "' lies outside the arena");
         auto place = [&](TensorIndex t) {
             if (t < 0 || t >= TensorIndex(g.tensors.size()) || g.tensors[t].size > buffer.size)
                 return;
-            layout.address[t] = layout.arena.get() + plan.offsets[b];
+            if (arena)
+                layout.address[t] = layout.arena.get() + plan.offsets[b];
+            layout.bufferOf[t] = int(b);
+            layout.stored[t] = g.tensors[t].size > 0;
             placed[t] = true;
         };
         place(bufferTensor[b]);
@@ -98,8 +111,10 @@ Expected<Layout> makeLayout(const Graph& g, const PlanProblem& problem, const Pl
     if (!layout.side)
         return makeError(ErrorCode::Io, "cannot allocate " + std::to_string(layout.sideBytes) + " bytes for weights");
     for (std::size_t t = 0; t < g.tensors.size(); ++t)
-        if (sideOffset[t] >= 0)
+        if (sideOffset[t] >= 0) {
             layout.address[t] = layout.side.get() + sideOffset[t];
+            layout.stored[t] = true;
+        }
     return layout;
 }
 
@@ -138,8 +153,8 @@ void fillRandom(const Tensor& t, std::byte* p, std::uint64_t seed, bool isWeight
     }
 }
 
-// Weights and graph inputs into their places; errors name the tensor.
-Status fillInputs(const Graph& g, const Layout& layout, const RunOptions& options)
+// Weights into their places.
+void fillWeights(const Graph& g, const Layout& layout, const RunOptions& options)
 {
     for (std::size_t t = 0; t < g.tensors.size(); ++t) {
         const auto& tensor = g.tensors[t];
@@ -159,6 +174,11 @@ Status fillInputs(const Graph& g, const Layout& layout, const RunOptions& option
         }
         fillRandom(tensor, p, options.seed, true);
     }
+}
+
+// Graph inputs into their places (PerTensor: once their buffers are allocated); errors name the tensor.
+Status fillGraphInputs(const Graph& g, const Layout& layout, const RunOptions& options)
+{
     for (auto t : g.inputs) {
         const auto& tensor = g.tensors[t];
         std::byte* p = layout.address[t];
@@ -265,18 +285,69 @@ Plan noReusePlan(const PlanProblem& problem)
     return plan;
 }
 
+std::string_view allocationName(Allocation allocation)
+{
+    return allocation == Allocation::PerTensor ? "per-tensor" : "arena";
+}
+
+namespace {
+
+// Bytes the C allocator has handed out: small chunks from its heaps plus large mmapped blocks.
+Bytes allocatorInUse()
+{
+    const auto info = mallinfo2();
+    return Bytes(info.uordblks) + Bytes(info.hblkhd);
+}
+
+// When the run first needs each buffer and when it reads it for the last time, from the op calls
+// the executor makes (inputs, outputs and captured tensors), not from the plan's lifetimes.
+struct BufferUse {
+    std::vector<Step> first; // -1: a graph input, written before step 0; steps: never used
+    std::vector<Step> last;  // step after which the value is dead; steps - 1 for graph outputs
+};
+
+BufferUse bufferUse(const Graph& g, const Schedule& schedule, const Layout& layout, std::size_t buffers)
+{
+    const Step steps = schedule.steps();
+    BufferUse use { std::vector<Step>(buffers, steps), std::vector<Step>(buffers, -1) };
+    auto touch = [&](TensorIndex t, Step s) {
+        const int b = t >= 0 && t < TensorIndex(g.tensors.size()) ? layout.bufferOf[t] : -1;
+        if (b < 0)
+            return;
+        use.first[b] = std::min(use.first[b], s);
+        use.last[b] = std::max(use.last[b], s);
+    };
+    for (auto t : g.inputs)
+        touch(t, -1);
+    for (Step s = 0; s < steps; ++s) {
+        const auto& op = g.ops[schedule.order[s]];
+        for (const auto* list : { &op.inputs, &op.outputs, &op.captured })
+            for (auto t : *list)
+                touch(t, s);
+    }
+    for (auto t : g.outputs)
+        touch(t, std::max<Step>(steps - 1, 0));
+    return use;
+}
+
+} // namespace
+
 Expected<Measurement> runOnCpu(const Graph& graph, const Schedule& schedule, const PlanProblem& problem, const Plan& plan,
     const std::vector<TensorIndex>& bufferTensor, const RunOptions& options)
 {
-    auto layout = makeLayout(graph, problem, plan, bufferTensor);
+    const bool perTensor = options.allocation == Allocation::PerTensor;
+    auto layout = makeLayout(graph, problem, plan, bufferTensor, options.allocation);
     if (!layout)
         return layout.error();
-    if (auto s = fillInputs(graph, *layout, options); !s)
-        return s.error();
+    fillWeights(graph, *layout, options);
+    if (!perTensor)
+        if (auto s = fillGraphInputs(graph, *layout, options); !s)
+            return s.error();
 
-    // Kernel calls are prepared once: views only point into the layout.
+    // Kernel calls are prepared once: views point into the layout (PerTensor: re-pointed every step).
     struct Prepared {
         exec::KernelCall call;
+        std::vector<TensorIndex> inTensor, outTensor; // per slot; -1 for an absent optional input
         exec::Kernel kernel = nullptr;
         bool constant = false; // Constant op: its output is a preloaded weight
         bool fill = false;     // ConstantOfShape
@@ -293,12 +364,16 @@ Expected<Measurement> runOnCpu(const Graph& graph, const Schedule& schedule, con
                 slots = it->second;
         for (std::size_t k = 0; k < op.inputs.size(); ++k) {
             const std::size_t slot = k < slots.size() ? std::size_t(slots[k]) : k;
-            if (p.call.in.size() <= slot)
+            if (p.call.in.size() <= slot) {
                 p.call.in.resize(slot + 1);
+                p.inTensor.resize(slot + 1, -1);
+            }
             p.call.in[slot] = viewOf(graph, *layout, op.inputs[k]);
+            p.inTensor[slot] = op.inputs[k];
         }
         for (auto t : op.outputs)
             p.call.out.push_back(viewOf(graph, *layout, t));
+        p.outTensor = op.outputs;
         const bool defaultDomain = op.domain.empty() || op.domain == "ai.onnx";
         p.constant = defaultDomain && op.type == "Constant";
         p.fill = defaultDomain && op.type == "ConstantOfShape" && op.outputs.size() == 1 && !graph.tensors[op.outputs[0]].estimated;
@@ -307,27 +382,91 @@ Expected<Measurement> runOnCpu(const Graph& graph, const Schedule& schedule, con
         // Kernels need every input they read present; an unsized or estimated tensor means the
         // static shapes cannot be trusted, so such ops run synthetic.
         for (auto t : op.outputs)
-            if (graph.tensors[t].estimated || !layout->address[t])
+            if (graph.tensors[t].estimated || !layout->stored[t])
                 p.kernel = nullptr;
-        if (p.call.in.empty() || !p.call.in[0].present())
+        if (p.inTensor.empty() || p.inTensor[0] < 0 || !layout->stored[p.inTensor[0]])
             p.kernel = nullptr;
         steps.push_back(std::move(p));
     }
 
+    // Measured memory: which buffers hold a value still to be read (arena), or what malloc holds (per-tensor).
+    const auto use = bufferUse(graph, schedule, *layout, problem.buffers.size());
+    const Step stepCount = Step(steps.size());
+    std::vector<std::vector<int>> bornAt(std::size_t(stepCount) + 1), diesAt(std::size_t(stepCount) + 1);
+    for (std::size_t b = 0; b < problem.buffers.size(); ++b) {
+        if (use.first[b] >= stepCount)
+            continue; // never touched by the run
+        bornAt[std::size_t(use.first[b] + 1)].push_back(int(b)); // slot 0: before step 0
+        diesAt[std::size_t(std::max({ use.last[b], use.first[b], Step(0) }) + 1)].push_back(int(b));
+    }
+    std::vector<Memory> owned(perTensor ? problem.buffers.size() : 0); // PerTensor: one allocation per buffer
+    // No memset, unlike the arena: a fresh cudaMalloc is not cleared either, and kernels write every output byte.
+    auto allocateBuffer = [&](int b) -> Status {
+        const auto& buffer = problem.buffers[std::size_t(b)];
+        const Bytes bytes = std::max<Bytes>(alignUp(buffer.size, kHostAlignment), kHostAlignment);
+        owned[std::size_t(b)] = Memory(static_cast<std::byte*>(std::aligned_alloc(std::size_t(kHostAlignment), std::size_t(bytes))));
+        if (!owned[std::size_t(b)])
+            return makeError(ErrorCode::Io, "cannot allocate " + std::to_string(buffer.size) + " bytes for '" + buffer.name + "'");
+        return {};
+    };
+    std::vector<std::vector<TensorIndex>> tensorsOf(perTensor ? problem.buffers.size() : 0);
+    for (std::size_t t = 0; perTensor && t < graph.tensors.size(); ++t)
+        if (layout->bufferOf[t] >= 0 && layout->stored[t])
+            tensorsOf[std::size_t(layout->bufferOf[t])].push_back(TensorIndex(t));
+    // Points the tensors of buffer b at its memory (nullptr once freed).
+    auto pointTensors = [&](int b) {
+        for (auto t : tensorsOf[std::size_t(b)])
+            layout->address[t] = owned[std::size_t(b)].get();
+    };
+
     Measurement m;
-    m.planner = plan.planner;
+    m.planner = perTensor ? std::string("per-tensor") : plan.planner;
+    m.allocation = options.allocation;
     m.arenaBytes = layout->arenaBytes;
     m.weightsBytes = layout->sideBytes;
     const int repeat = std::max(1, options.repeat);
+    const int totalOps = int(steps.size()) * repeat;
     std::vector<std::vector<double>> opTimes(steps.size());
     std::vector<bool> real(steps.size(), false);
     std::vector<double> totals;
+    std::vector<Bytes> stepBytes(steps.size(), 0);
     using Clock = std::chrono::steady_clock;
     for (int r = 0; r < repeat; ++r) {
+        const Bytes baseline = perTensor ? allocatorInUse() : 0;
+        Bytes live = 0;
+        for (int b : bornAt[0]) {
+            if (perTensor) {
+                if (auto s = allocateBuffer(b); !s)
+                    return s.error();
+                pointTensors(b);
+            }
+            live += problem.buffers[b].size;
+        }
+        if (perTensor)
+            if (auto s = fillGraphInputs(graph, *layout, options); !s)
+                return s.error();
         const auto runStart = Clock::now();
         for (std::size_t s = 0; s < steps.size(); ++s) {
+            if (options.cancel.isCancelled())
+                return makeError(ErrorCode::Cancelled,
+                    "the run was cancelled at op " + std::to_string(s) + " of " + std::to_string(steps.size()));
             auto& p = steps[s];
             const auto start = Clock::now();
+            for (int b : bornAt[s + 1]) {
+                if (perTensor) {
+                    if (auto st = allocateBuffer(b); !st)
+                        return st.error();
+                    pointTensors(b);
+                }
+                live += problem.buffers[b].size;
+            }
+            if (perTensor) {
+                for (std::size_t k = 0; k < p.call.in.size(); ++k)
+                    if (p.inTensor[k] >= 0)
+                        p.call.in[k].data = layout->address[p.inTensor[k]];
+                for (std::size_t k = 0; k < p.call.out.size(); ++k)
+                    p.call.out[k].data = layout->address[p.outTensor[k]];
+            }
             bool ok = (p.constant && runConstant(graph, p.call, options)) || (p.fill && runConstantOfShape(p.call, p.opIndex, options));
             if (!ok && p.kernel)
                 ok = p.kernel(p.call);
@@ -336,7 +475,19 @@ Expected<Measurement> runOnCpu(const Graph& graph, const Schedule& schedule, con
             if (!ok)
                 exec::syntheticKernel(p.call);
             real[s] = ok;
+            stepBytes[s] = perTensor ? allocatorInUse() - baseline : live;
+            // Graph outputs die after the last step; they are read back below first.
+            if (s + 1 < steps.size())
+                for (int b : diesAt[s + 1]) {
+                    live -= problem.buffers[b].size;
+                    if (perTensor) {
+                        owned[b].reset();
+                        pointTensors(b);
+                    }
+                }
             opTimes[s].push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+            if (options.progress)
+                options.progress(r * int(steps.size()) + int(s) + 1, totalOps);
         }
         totals.push_back(std::chrono::duration<double, std::milli>(Clock::now() - runStart).count());
         if (r == 0)
@@ -349,15 +500,23 @@ Expected<Measurement> runOnCpu(const Graph& graph, const Schedule& schedule, con
                     h.data.assign(p, p + std::max<Bytes>(tensor.size, 0));
                 m.outputs.push_back(std::move(h));
             }
+        for (std::size_t b = 0; b < owned.size(); ++b) {
+            owned[b].reset();
+            pointTensors(int(b));
+        }
     }
+    if (steps.empty() && options.progress)
+        options.progress(0, 0);
     for (std::size_t s = 0; s < steps.size(); ++s) {
         const auto& op = *steps[s].call.op;
         (real[s] ? m.opsReal : m.opsSynthetic)++;
         m.ops.push_back(OpMeasurement { op.name, op.type, real[s], median(opTimes[s]), percentile(opTimes[s], 0.99) });
     }
+    m.stepBytes = std::move(stepBytes);
+    m.stepPeakBytes = m.stepBytes.empty() ? 0 : *std::max_element(m.stepBytes.begin(), m.stepBytes.end());
     m.latencyMs = LatencyStats { median(totals), percentile(totals, 0.5), percentile(totals, 0.99) };
     m.scratchBytes = exec::scratchHighWater();
-    m.peakBytes = m.arenaBytes + m.weightsBytes + m.scratchBytes;
+    m.peakBytes = (perTensor ? m.stepPeakBytes : m.arenaBytes) + m.weightsBytes + m.scratchBytes;
     rusage usage {};
     if (getrusage(RUSAGE_SELF, &usage) == 0)
         m.peakRssBytes = Bytes(usage.ru_maxrss) * 1024;

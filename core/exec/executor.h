@@ -12,22 +12,41 @@
 // - Inputs: RunOptions::inputs by name, else seeded random (float in [-1, 1), integers in [0, 4)).
 // - Kernels: float32 (and int64 shape arithmetic) for the common CNN/transformer ops; an op
 //   without a real kernel runs the synthetic kernel (see kernels.h) and is counted as synthetic.
+// - Allocation::PerTensor instead gives every buffer its own malloc when its first tensor is
+//   produced and frees it after its last read: the CPU analogue of per-tensor cudaMalloc/cudaFree,
+//   measured through the C allocator (glibc mallinfo2) rather than predicted.
+// - Measured memory per step (Measurement::stepBytes) comes from the run itself: which buffers the
+//   executor has written and still has to read (arena), or what malloc holds (per-tensor).
 // Single-threaded and deterministic: the same inputs give the same output bits in any valid plan.
 // Not thread-safe (kernel scratch is shared); run one at a time.
 
 #include "exec/tensordata.h"
 #include "planners/problem.h"
 #include "schedule/schedule.h"
+#include "util/cancel.h"
 
+#include <functional>
 #include <memory>
 
 namespace core {
+
+enum class Allocation {
+    Arena,     // every activation at its planned offset in one allocation of plan.arenaSize bytes
+    PerTensor, // every buffer its own malloc at its first write, freed after its last read; the plan's offsets unused
+};
+std::string_view allocationName(Allocation allocation); // "arena", "per-tensor"
 
 struct RunOptions {
     int repeat = 1;           // timed runs (>= 1); outputs come from the first
     std::uint64_t seed = 1;   // for random inputs and for weights without contents
     std::map<std::string, HostTensor> inputs;      // by graph input name; must match dtype and size
     std::shared_ptr<const ModelData> modelData;    // from loadTensorData; null: random weights
+    Allocation allocation = Allocation::Arena;
+    // Checked before every op; a cancelled run returns ErrorCode::Cancelled (nothing leaks).
+    CancelToken cancel;
+    // Called on the running thread after every op: ops done so far and in all (steps × repeat).
+    // Keep it cheap (it runs inside the timed loop); may be empty.
+    std::function<void(int done, int total)> progress;
 };
 
 struct LatencyStats {
@@ -44,11 +63,22 @@ struct OpMeasurement {
 struct Measurement {
     std::string device = "cpu";
     std::string planner;
-    Bytes arenaBytes = 0;   // the activation arena allocated (plan.arenaSize)
+    Allocation allocation = Allocation::Arena;
+    Bytes arenaBytes = 0;   // the activation arena allocated (plan.arenaSize); 0 for PerTensor
     Bytes weightsBytes = 0; // the side region: weights, persistent and unbuffered tensors
     Bytes scratchBytes = 0; // kernel scratch (im2col) high-water
-    Bytes peakBytes = 0;    // arena + side region + scratch: the most the executor held at once
+    Bytes peakBytes = 0;    // arena (PerTensor: stepPeakBytes) + side region + scratch: the most the executor held at once
     Bytes peakRssBytes = 0; // the process's peak resident memory after the run (getrusage)
+    // Activation bytes in use while each step ran (index = step; its outputs written, the inputs it
+    // reads for the last time not yet released), from the last timed run:
+    // - Arena: summed (aligned) sizes of the buffers holding a value still to be read, tracked from
+    //   the executor's own writes and last reads; a graph output counts until the end. Its maximum
+    //   equals the problem's lower bound when the plan's lifetimes describe the run.
+    // - PerTensor: bytes the C allocator has handed out (mallinfo2 uordblks + hblkhd) above what it
+    //   held before the run started: buffer sizes plus alignment padding and chunk headers, and any
+    //   kernel scratch that grew during the run.
+    std::vector<Bytes> stepBytes;
+    Bytes stepPeakBytes = 0; // max of stepBytes
     int opsReal = 0, opsSynthetic = 0;
     LatencyStats latencyMs;          // whole forward pass
     std::vector<OpMeasurement> ops;  // in schedule order

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: MemPlan authors
 // Data movement, any element type (copied by element width): views (Reshape, Flatten, Squeeze,
-// Unsqueeze, Identity, Dropout), Transpose, Concat, Split, Slice, Gather, Expand, Tile, Pad, and
-// the shape-computation ops Shape, Size, Range. Output shapes come from the graph, so views are
-// plain copies and shape arguments (Reshape's second input) need not be read.
+// Unsqueeze, Identity, Dropout; SwapOut/SwapIn of the swap strategy), Transpose, Concat, Split,
+// Slice, Gather, Expand, Tile, Pad, and the shape-computation ops Shape, Size, Range. Output shapes
+// come from the graph, so views are plain copies and shape arguments (Reshape's second input) need
+// not be read.
 #include "exec/kernels.h"
 
 #include <algorithm>
@@ -487,7 +488,8 @@ bool resize(const KernelCall& c)
 
 void addShapeKernels(std::map<std::string, Kernel>& t)
 {
-    for (const char* name : { "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity" })
+    // SwapOut/SwapIn (swap strategy): a copy to host memory and back, same bytes.
+    for (const char* name : { "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "SwapOut", "SwapIn" })
         t[name] = view;
     t["Dropout"] = dropout;
     t["Transpose"] = transpose;

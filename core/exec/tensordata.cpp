@@ -150,6 +150,32 @@ std::int64_t HostTensor::elementCount() const
     return n;
 }
 
+ModelData remapModelData(const ModelData& data, const Graph& from, const Graph& to)
+{
+    ModelData out;
+    for (const auto& [index, tensor] : data.weights)
+        if (index >= 0 && index < TensorIndex(from.tensors.size()))
+            if (const auto t = to.findTensor(from.tensors[index].name))
+                out.weights[*t] = tensor;
+    std::map<std::string, OpIndex> fromOp;
+    for (std::size_t o = 0; o < from.ops.size(); ++o)
+        fromOp.emplace(from.ops[o].name, OpIndex(o));
+    static const std::string kClone = ".recompute";
+    for (std::size_t o = 0; o < to.ops.size(); ++o) {
+        std::string name = to.ops[o].name;
+        while (name.size() > kClone.size() && name.compare(name.size() - kClone.size(), kClone.size(), kClone) == 0)
+            name.resize(name.size() - kClone.size());
+        const auto it = fromOp.find(name);
+        if (it == fromOp.end() || from.ops[it->second].type != to.ops[o].type)
+            continue;
+        if (const auto s = data.inputSlots.find(it->second); s != data.inputSlots.end())
+            out.inputSlots[OpIndex(o)] = s->second;
+        if (const auto f = data.fillValues.find(it->second); f != data.fillValues.end())
+            out.fillValues[OpIndex(o)] = f->second;
+    }
+    return out;
+}
+
 Expected<ModelData> loadTensorData(const std::filesystem::path& modelFile, const Graph& graph)
 {
     auto model = onnxdetail::readModel(modelFile);

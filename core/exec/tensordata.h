@@ -42,6 +42,11 @@ struct ModelData {
 // Import for planning never calls this, so it stays as fast as before.
 Expected<ModelData> loadTensorData(const std::filesystem::path& modelFile, const Graph& graph);
 
+// The same data for `to`, a rewrite of `from` (strategies: fused, recomputed, swapped ops): weights
+// follow their tensor's name, per-op facts their op's name; a recompute clone ("X.recompute") gets
+// the facts of X. Anything `to` does not name is dropped.
+ModelData remapModelData(const ModelData& data, const Graph& from, const Graph& to);
+
 // One TensorProto file: its name (may be empty) and contents.
 Expected<std::pair<std::string, HostTensor>> readTensorFile(const std::filesystem::path& file);
 // Writes `tensor` as a TensorProto named `name` with raw_data.

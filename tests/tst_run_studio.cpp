@@ -1,0 +1,268 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+// Running the plan from MemPlan Studio, offscreen, on example:cnn: the measured curves overlaid on
+// the memory curve, one latency entry per op, the summary's predicted vs measured numbers, cancel,
+// and stale measurements dropped when the plan or the model changes.
+#include "qcp.h" // first: see qcp.h
+
+#include "latencylane.h"
+#include "mainwindow.h"
+#include "memorycurveview.h"
+#include "plandocument.h"
+#include "runcontroller.h"
+#include "runmeasurement.h"
+#include "summarypanel.h"
+
+#include "planners/metrics.h"
+#include "planners/validate.h"
+#include "util/format.h"
+
+#include <QAction>
+#include <QComboBox>
+#include <QDir>
+#include <QElapsedTimer>
+#include <QImage>
+#include <QSet>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QStandardItemModel>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <algorithm>
+#include <memory>
+
+namespace {
+constexpr int kTimeout = 120000; // generous: ctest may run under load
+
+int distinctColors(const QImage& image)
+{
+    QSet<QRgb> colors;
+    for (int y = 0; y < image.height(); y += 2)
+        for (int x = 0; x < image.width(); x += 2)
+            colors.insert(image.pixel(x, y));
+    return colors.size();
+}
+
+// Pixels of `color` (exactly) in the image: does a series of that color show?
+int pixelsOf(const QImage& image, QRgb color)
+{
+    int n = 0;
+    for (int y = 0; y < image.height(); ++y)
+        for (int x = 0; x < image.width(); ++x)
+            n += (image.pixel(x, y) & 0xFFFFFF) == (color & 0xFFFFFF);
+    return n;
+}
+} // namespace
+
+class TestRunStudio : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase();
+    void cleanupTestCase();
+    void deviceChoice();
+    void runOverlaysMeasurement();
+    void screenshotsAfterRun();
+    void cancelStopsTheRun();
+    void replanClearsMeasurement();
+    void newModelClearsMeasurement();
+    void allocationProblemCannotRun();
+
+private:
+    bool openAndWait(const QString& spec);
+    bool runAndWait();
+    std::unique_ptr<MainWindow> m_window;
+};
+
+void TestRunStudio::initTestCase()
+{
+    QStandardPaths::setTestModeEnabled(true);
+    QCoreApplication::setOrganizationName(QStringLiteral("MemPlanTest"));
+    QCoreApplication::setApplicationName(QStringLiteral("tst_run_studio"));
+    m_window = std::make_unique<MainWindow>();
+    m_window->setPlannerName(QStringLiteral("greedy-by-size"));
+    m_window->show();
+    QVERIFY(openAndWait(QStringLiteral("example:cnn")));
+}
+
+void TestRunStudio::cleanupTestCase() { m_window.reset(); }
+
+bool TestRunStudio::openAndWait(const QString& spec)
+{
+    QSignalSpy planned(m_window.get(), &MainWindow::planDisplayed);
+    m_window->openFile(spec);
+    QElapsedTimer clock;
+    clock.start();
+    while (!(planned.count() >= 1 && m_window->currentSpec() == spec) && clock.elapsed() < kTimeout)
+        QTest::qWait(20);
+    const auto* doc = m_window->document();
+    return doc->plan() && core::validatePlan(doc->workload()->problem, *doc->plan()).ok();
+}
+
+bool TestRunStudio::runAndWait()
+{
+    QSignalSpy finished(m_window.get(), &MainWindow::runFinished);
+    if (!m_window->runAction()->isEnabled())
+        return false;
+    m_window->runAction()->trigger();
+    return finished.wait(kTimeout) || finished.count() > 0;
+}
+
+void TestRunStudio::deviceChoice()
+{
+    QComboBox* combo = m_window->deviceCombo();
+    QCOMPARE(combo->currentText(), QStringLiteral("cpu"));
+    const int cuda = combo->findText(QStringLiteral("cuda"));
+    QVERIFY(cuda >= 0);
+    auto* model = qobject_cast<QStandardItemModel*>(combo->model());
+    QVERIFY(model);
+    QVERIFY(!model->item(cuda)->isEnabled());
+    QCOMPARE(combo->itemData(cuda, Qt::ToolTipRole).toString(), QStringLiteral("no CUDA device"));
+}
+
+void TestRunStudio::runOverlaysMeasurement()
+{
+    QVERIFY(!m_window->memoryCurveView()->showsMeasured());
+    QCOMPARE(m_window->latencyLane()->entryCount(), 0);
+    QVERIFY(!m_window->latencyLane()->isVisible()); // no room taken before a run
+    m_window->repeatSpin()->setValue(2);
+    QVERIFY(runAndWait());
+    QVERIFY(m_window->latencyLane()->isVisible());
+    const PlanDocument* doc = m_window->document();
+    const RunMeasurement* run = doc->measurement();
+    QVERIFY(run);
+    QCOMPARE(run->device, std::string("cpu"));
+    QVERIFY2(run->arenaMatches && run->perTensorMatches, run->mismatch.c_str());
+    QCOMPARE(run->repeat, 2);
+
+    // The overlay: the arena run's measured live bytes are the predicted curve; the allocator curve is its own series.
+    QVERIFY(m_window->memoryCurveView()->showsMeasured());
+    QVERIFY(m_window->memoryCurveView()->showsMeasuredAllocator());
+    const auto& measured = doc->measuredCurve();
+    QCOMPARE(measured.size(), std::size_t(doc->steps()));
+    QCOMPARE(*std::max_element(measured.begin(), measured.end()), core::lowerBound(doc->workload()->problem));
+    QVERIFY(measured == doc->liveCurve());
+    QCOMPARE(doc->measuredAllocatorCurve().size(), std::size_t(doc->steps()));
+    QCustomPlot* plot = m_window->memoryCurveView()->plot();
+    QStringList legend;
+    for (int i = 0; i < plot->legend->itemCount(); ++i)
+        if (auto* item = qobject_cast<QCPPlottableLegendItem*>(plot->legend->item(i)))
+            legend << item->plottable()->name();
+    QVERIFY2(legend.filter(QStringLiteral("measured (cpu, arena)")).size() == 1, qPrintable(legend.join(QStringLiteral(" | "))));
+    QVERIFY2(legend.filter(QStringLiteral("malloc (cpu, per tensor)")).size() == 1, qPrintable(legend.join(QStringLiteral(" | "))));
+
+    // One latency entry per op, on the shared time axis.
+    QCOMPARE(m_window->latencyLane()->entryCount(), doc->steps());
+    QCOMPARE(static_cast<int>(run->arena.ops.size()), doc->steps());
+    QVERIFY(m_window->latencyLane()->maxMs() > 0);
+    QVERIFY(m_window->latencyLane()->stepToolTip(0).contains(QString::fromStdString(run->arena.ops[0].name)));
+    QVERIFY(m_window->latencyLane()->stepToolTip(doc->steps()).isEmpty());
+
+    const QString summary = m_window->summaryPanel()->summaryText();
+    QVERIFY2(summary.contains(QStringLiteral("Measured on cpu")), qPrintable(summary));
+    QVERIFY2(summary.contains(QStringLiteral("Latency p50 / p99")), qPrintable(summary));
+    QVERIFY2(summary.contains(QStringLiteral("Outputs vs no-reuse run: bit-identical")), qPrintable(summary));
+    const QString peak = QString::fromStdString(core::formatBytes(core::lowerBound(doc->workload()->problem)));
+    QVERIFY2(summary.contains(QStringLiteral("Predicted peak: ") + peak), qPrintable(summary));
+    QVERIFY2(summary.contains(QStringLiteral("Measured peak: ") + peak), qPrintable(summary));
+}
+
+// The views with a measurement, written where MEMPLAN_RUN_SCREENSHOTS points (a temporary folder otherwise).
+void TestRunStudio::screenshotsAfterRun()
+{
+    if (!m_window->document()->measurement())
+        QVERIFY(runAndWait());
+    QTemporaryDir temp;
+    const QString dir = qEnvironmentVariableIsSet("MEMPLAN_RUN_SCREENSHOTS") ? qEnvironmentVariable("MEMPLAN_RUN_SCREENSHOTS")
+                                                                            : temp.path();
+    QString error;
+    QVERIFY2(m_window->renderScreenshots(dir, &error), qPrintable(error));
+    const QImage curve(QDir(dir).filePath(QStringLiteral("memory-curve.png")));
+    const QImage lane(QDir(dir).filePath(QStringLiteral("latency-lane.png")));
+    QVERIFY(!curve.isNull() && !lane.isNull());
+    QVERIFY(pixelsOf(curve, 0x7B1FA2) > 50); // the per-tensor allocator series
+    QVERIFY(pixelsOf(lane, 0x4E79A7) > 50);  // latency bars of real kernels
+    QVERIFY(distinctColors(lane) > 5);
+}
+
+void TestRunStudio::cancelStopsTheRun()
+{
+    if (!m_window->document()->measurement()) // the strategy screenshots re-plan, which drops it
+        QVERIFY(runAndWait());
+    const auto before = m_window->document()->sharedMeasurement();
+    RunController* controller = m_window->runController();
+    QSignalSpy progress(controller, &RunController::progress);
+    QSignalSpy cancelled(controller, &RunController::cancelled);
+    QSignalSpy finished(m_window.get(), &MainWindow::runFinished);
+    m_window->repeatSpin()->setValue(1000); // long enough to be cancelled midway
+    m_window->runAction()->trigger();
+    QVERIFY(controller->isRunning());
+    QVERIFY(!m_window->runAction()->isEnabled());
+    QTRY_VERIFY_WITH_TIMEOUT(progress.count() > 0, kTimeout);
+    const int total = progress.last().at(1).toInt();
+    QCOMPARE(total, m_window->document()->steps() * (1 + 2 * 1000));
+    m_window->cancelRun();
+    QCOMPARE(cancelled.count(), 1);
+    QVERIFY(!controller->isRunning());
+    QVERIFY(m_window->runAction()->isEnabled());
+    controller->waitForIdle(); // the worker stops at its next op
+    QCoreApplication::processEvents();
+    QTest::qWait(50);
+    QCOMPARE(finished.count(), 0);
+    QCOMPARE(m_window->document()->sharedMeasurement(), before); // the earlier measurement stays
+    m_window->repeatSpin()->setValue(2);
+}
+
+void TestRunStudio::replanClearsMeasurement()
+{
+    if (!m_window->document()->measurement())
+        QVERIFY(runAndWait());
+    QSignalSpy planned(m_window.get(), &MainWindow::planDisplayed);
+    m_window->setPlannerName(QStringLiteral("first-fit"));
+    QTRY_VERIFY_WITH_TIMEOUT(planned.count() >= 1, kTimeout);
+    const PlanDocument* doc = m_window->document();
+    QVERIFY(!doc->measurement());
+    QVERIFY(doc->measuredCurve().empty() && doc->measuredAllocatorCurve().empty());
+    QVERIFY(!m_window->memoryCurveView()->showsMeasured());
+    QVERIFY(!m_window->memoryCurveView()->showsMeasuredAllocator());
+    QCOMPARE(m_window->latencyLane()->entryCount(), 0);
+    QVERIFY(!m_window->latencyLane()->isVisible());
+    QVERIFY(!m_window->summaryPanel()->summaryText().contains(QStringLiteral("Measured on")));
+
+    // A run started for the old plan and overtaken by a new plan never reaches the document.
+    m_window->repeatSpin()->setValue(1000);
+    m_window->runAction()->trigger();
+    QVERIFY(m_window->runController()->isRunning());
+    QSignalSpy replanned(m_window.get(), &MainWindow::planDisplayed);
+    m_window->setPlannerName(QStringLiteral("greedy-by-size"));
+    QTRY_VERIFY_WITH_TIMEOUT(replanned.count() >= 1, kTimeout);
+    QVERIFY(!m_window->runController()->isRunning()); // the new plan cancelled it
+    m_window->runController()->waitForIdle();
+    QCoreApplication::processEvents();
+    QTest::qWait(50);
+    QVERIFY(!doc->measurement());
+    m_window->repeatSpin()->setValue(2);
+}
+
+void TestRunStudio::newModelClearsMeasurement()
+{
+    QVERIFY(runAndWait());
+    QVERIFY(m_window->document()->measurement());
+    QVERIFY(openAndWait(QStringLiteral("example:transformer")));
+    QVERIFY(!m_window->document()->measurement());
+    QVERIFY(!m_window->memoryCurveView()->showsMeasured());
+    QCOMPARE(m_window->latencyLane()->entryCount(), 0);
+    QVERIFY(runAndWait());
+    QCOMPARE(m_window->latencyLane()->entryCount(), m_window->document()->steps());
+}
+
+void TestRunStudio::allocationProblemCannotRun()
+{
+    QVERIFY(openAndWait(QStringLiteral("example:hotel")));
+    QVERIFY(!m_window->runAction()->isEnabled());
+    QVERIFY(!m_window->document()->measurement());
+}
+
+QTEST_MAIN(TestRunStudio)
+#include "tst_run_studio.moc"

@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+#include "runcontroller.h"
+
+#include "onnx/onnximport.h"
+
+#include <QCoreApplication>
+#include <QElapsedTimer>
+#include <QPointer>
+#include <QThreadPool>
+
+#include <filesystem>
+#include <optional>
+
+namespace {
+
+bool isOnnxSource(const std::string& source)
+{
+    if (source.rfind("example:", 0) == 0)
+        return false;
+    const auto ext = std::filesystem::path(source).extension().string();
+    return ext != ".json" && ext != ".csv";
+}
+
+// The model file's weights for `graph` (which strategies may have rewritten): read against a fresh
+// import of the file, then matched by tensor and op name.
+core::Expected<std::shared_ptr<const core::ModelData>> modelDataFor(const core::Workload& workload)
+{
+    if (!isOnnxSource(workload.source))
+        return std::shared_ptr<const core::ModelData>();
+    auto imported = core::importOnnx(workload.source);
+    if (!imported)
+        return imported.error();
+    auto data = core::loadTensorData(workload.source, *imported);
+    if (!data)
+        return data.error();
+    return std::make_shared<const core::ModelData>(core::remapModelData(*data, *imported, *workload.graph));
+}
+
+// Worker thread: the three runs and the comparison. `progress` gets ops done over all three runs.
+core::Expected<RunMeasurement> runJob(std::shared_ptr<const core::Workload> workload, const core::Plan& plan, int repeat,
+    const core::CancelToken& cancel, const std::function<void(int, int)>& progress)
+{
+    if (!workload || !workload->graph)
+        return core::makeError(core::ErrorCode::InvalidArgument,
+            "an allocation problem has no ops to run; open a model (.onnx, .json) or a graph example");
+    const auto& w = *workload;
+    auto modelData = modelDataFor(w);
+    if (!modelData)
+        return modelData.error();
+    const int steps = w.schedule.steps();
+    const int total = steps * (1 + 2 * repeat);
+    core::RunOptions options;
+    options.modelData = *modelData;
+    options.cancel = cancel;
+    auto phase = [&](int offset) {
+        return [&progress, offset, total](int done, int) { progress(offset + done, total); };
+    };
+
+    options.repeat = 1;
+    options.progress = phase(0);
+    const auto reference = core::runOnCpu(*w.graph, w.schedule, w.problem, core::noReusePlan(w.problem), w.bufferTensor, options);
+    if (!reference)
+        return reference.error();
+    options.repeat = repeat;
+    options.progress = phase(steps);
+    auto arena = core::runOnCpu(*w.graph, w.schedule, w.problem, plan, w.bufferTensor, options);
+    if (!arena)
+        return arena.error();
+    options.allocation = core::Allocation::PerTensor;
+    options.progress = phase(steps * (1 + repeat));
+    auto perTensor = core::runOnCpu(*w.graph, w.schedule, w.problem, plan, w.bufferTensor, options);
+    if (!perTensor)
+        return perTensor.error();
+
+    RunMeasurement m;
+    m.workload = std::move(workload);
+    m.plan = plan;
+    m.repeat = repeat;
+    const auto arenaMismatch = core::compareOutputs(*w.graph, reference->outputs, arena->outputs);
+    const auto perTensorMismatch = core::compareOutputs(*w.graph, reference->outputs, perTensor->outputs);
+    m.arenaMatches = arenaMismatch.empty();
+    m.perTensorMatches = perTensorMismatch.empty();
+    m.mismatch = !arenaMismatch.empty() ? "arena run: " + arenaMismatch
+        : !perTensorMismatch.empty()    ? "per-tensor run: " + perTensorMismatch
+                                        : std::string();
+    m.arena = std::move(*arena);
+    m.perTensor = std::move(*perTensor);
+    return m;
+}
+
+} // namespace
+
+RunController::RunController(QObject* parent)
+    : QObject(parent)
+    , m_pool(new QThreadPool(this))
+{
+    m_pool->setMaxThreadCount(1); // the executor's kernel scratch is shared: one run at a time
+}
+
+RunController::~RunController()
+{
+    if (m_cancel)
+        m_cancel->store(true);
+    m_pool->waitForDone();
+}
+
+void RunController::start(std::shared_ptr<const core::Workload> workload, const core::Plan& plan, int repeat)
+{
+    if (m_cancel)
+        m_cancel->store(true); // the older job stops at its next op
+    m_cancel = std::make_shared<std::atomic<bool>>(false);
+    const quint64 generation = ++m_generation;
+    setRunning(true);
+    emit started();
+
+    // Called on the worker after every op: throttled so a fast model cannot flood the UI queue.
+    auto progress = [self = QPointer(this), generation, clock = std::optional<QElapsedTimer>()](
+                        int done, int total) mutable {
+        if (clock && clock->elapsed() < 50 && done < total)
+            return;
+        if (!clock)
+            clock.emplace();
+        clock->start();
+        QMetaObject::invokeMethod(
+            QCoreApplication::instance(),
+            [self, generation, done, total] {
+                if (self && generation == self->m_generation && self->m_running)
+                    emit self->progress(done, total);
+            },
+            Qt::QueuedConnection);
+    };
+    m_pool->start([self = QPointer(this), generation, workload = std::move(workload), plan, repeat = std::max(1, repeat),
+                      token = core::CancelToken(m_cancel), progress = std::move(progress)]() mutable {
+        auto result = runJob(std::move(workload), plan, repeat, token, progress);
+        std::shared_ptr<const RunMeasurement> measurement;
+        QString error;
+        bool wasCancelled = false;
+        if (result)
+            measurement = std::make_shared<const RunMeasurement>(std::move(*result));
+        else {
+            wasCancelled = result.error().code == core::ErrorCode::Cancelled;
+            error = QString::fromStdString(result.error().message);
+        }
+        QMetaObject::invokeMethod(
+            QCoreApplication::instance(),
+            [self, generation, measurement, error, wasCancelled] {
+                if (!self || generation != self->m_generation)
+                    return; // stale, or the window is gone
+                self->setRunning(false);
+                if (measurement)
+                    emit self->finished(measurement);
+                else if (wasCancelled)
+                    emit self->cancelled();
+                else
+                    emit self->failed(error);
+            },
+            Qt::QueuedConnection);
+    });
+}
+
+void RunController::cancel()
+{
+    if (!m_running)
+        return;
+    if (m_cancel)
+        m_cancel->store(true);
+    ++m_generation; // whatever the job still reports is dropped
+    setRunning(false);
+    emit cancelled();
+}
+
+void RunController::waitForIdle() { m_pool->waitForDone(); }
+
+void RunController::setRunning(bool running)
+{
+    if (running == m_running)
+        return;
+    m_running = running;
+    emit runningChanged(running);
+}

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+#pragma once
+
+#include "runmeasurement.h"
+
+#include <QObject>
+#include <QString>
+
+#include <atomic>
+#include <memory>
+
+class QThreadPool;
+
+// Runs a plan on the CPU executor off the UI thread: a no-reuse reference run, the planned-arena
+// run and the per-tensor allocator run (RunOptions::repeat timed runs each), then compares outputs.
+// - One run at a time: its own one-thread pool, because the executor's kernel scratch is shared.
+// - start() cancels the previous run (it stops at its next op) and bumps a generation; a result
+//   whose generation is stale is dropped, so only the latest request's signal is emitted.
+// - Weights: for an ONNX source the model's own weights (matched by tensor and op name, so a
+//   graph rewritten by strategies still finds them); random with a fixed seed otherwise.
+// Lives on the UI thread; signals are emitted there.
+class RunController : public QObject {
+    Q_OBJECT
+public:
+    explicit RunController(QObject* parent = nullptr);
+    ~RunController() override;
+
+    bool isRunning() const { return m_running; }
+
+    // `repeat` >= 1 timed runs per allocation mode.
+    void start(std::shared_ptr<const core::Workload> workload, const core::Plan& plan, int repeat);
+    // Stops the running job at its next op; emits cancelled() and no result.
+    void cancel();
+    // Blocks until no job runs (for tests and shutdown).
+    void waitForIdle();
+
+signals:
+    void started();
+    void progress(int done, int total); // ops executed so far, over all runs of this job
+    void finished(std::shared_ptr<const RunMeasurement> measurement);
+    void failed(const QString& message);
+    void cancelled();
+    void runningChanged(bool running);
+
+private:
+    void setRunning(bool running);
+
+    QThreadPool* m_pool;
+    std::shared_ptr<std::atomic<bool>> m_cancel;
+    quint64 m_generation = 0;
+    bool m_running = false;
+};

@@ -1,0 +1,24 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+#pragma once
+
+#include "exec/executor.h"
+#include "io/workload.h"
+
+#include <memory>
+#include <string>
+
+// What one Studio run measured for one (workload, plan): the planned-arena run and the per-tensor
+// allocator run, each checked against a no-reuse run of the same inputs. Plain value; the
+// PlanDocument holds the latest one for the plan on display and drops it when the plan changes.
+struct RunMeasurement {
+    std::string device = "cpu";                  // executor that ran ("cpu"; "cuda" when built with it)
+    std::shared_ptr<const core::Workload> workload; // what ran
+    core::Plan plan;                             // the plan the arena run used
+    core::Measurement arena;                     // Allocation::Arena
+    core::Measurement perTensor;                 // Allocation::PerTensor
+    bool arenaMatches = false;                   // arena outputs == no-reuse outputs, bit for bit
+    bool perTensorMatches = false;
+    std::string mismatch;                        // the first difference, when either does not match
+    int repeat = 1;
+};
