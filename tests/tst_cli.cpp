@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: MemPlan authors
 // The memplan command line as a user runs it: reports, files written, and one clear line for bad input.
+#include "clirun.h"
+
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -10,22 +12,7 @@
 #include <QTest>
 
 namespace {
-struct Run {
-    int exitCode = -1;
-    QString out, err;
-};
-
-Run memplan(const QStringList& arguments)
-{
-    QProcess process;
-    process.start(QStringLiteral(MEMPLAN_CLI), arguments);
-    if (!process.waitForFinished(120000)) {
-        process.kill();
-        return { -2, {}, QStringLiteral("timed out") };
-    }
-    return { process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -3,
-        QString::fromUtf8(process.readAllStandardOutput()), QString::fromUtf8(process.readAllStandardError()) };
-}
+using Run = CliRun;
 
 QString write(const QTemporaryDir& dir, const QString& name, const QByteArray& content)
 {

@@ -10,6 +10,8 @@
 #include "scenarios/llmscenario.h"
 #include "scenarios/llmstepgraph.h"
 
+#include "clirun.h"
+
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -53,22 +55,7 @@ struct Recount {
     std::int64_t allocations = 0;
 };
 
-struct Run {
-    int exitCode = -1;
-    QString out, err;
-};
-
-Run memplan(const QStringList& arguments)
-{
-    QProcess process;
-    process.start(QStringLiteral(MEMPLAN_CLI), arguments);
-    if (!process.waitForFinished(120000)) {
-        process.kill();
-        return { -2, {}, QStringLiteral("timed out") };
-    }
-    return { process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -3,
-        QString::fromUtf8(process.readAllStandardOutput()), QString::fromUtf8(process.readAllStandardError()) };
-}
+using Run = CliRun;
 
 const QStringList kSmallModel { QStringLiteral("scenario"), QStringLiteral("llm"), QStringLiteral("--layers"), QStringLiteral("2"),
     QStringLiteral("--hidden"), QStringLiteral("64"), QStringLiteral("--heads"), QStringLiteral("4"), QStringLiteral("--batch"),

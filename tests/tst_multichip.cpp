@@ -16,6 +16,8 @@
 #include "scenarios/multichipreport.h"
 #include "util/format.h"
 
+#include "clirun.h"
+
 #include <QDir>
 #include <QFile>
 #include <QJsonArray>
@@ -213,22 +215,7 @@ void checkPartition(const Graph& graph, const Schedule& schedule, const MultiChi
     }
 }
 
-struct Cli {
-    int exitCode = -1;
-    QString out, err;
-};
-
-Cli memplan(const QStringList& arguments)
-{
-    QProcess process;
-    process.start(QStringLiteral(MEMPLAN_CLI), arguments);
-    if (!process.waitForFinished(300000)) {
-        process.kill();
-        return { -2, {}, QStringLiteral("timed out") };
-    }
-    return { process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -3,
-        QString::fromUtf8(process.readAllStandardOutput()), QString::fromUtf8(process.readAllStandardError()) };
-}
+using Cli = CliRun;
 
 QString writeGraph(const QTemporaryDir& dir, const Graph& graph, const QString& name)
 {

@@ -10,6 +10,8 @@
 #include "strategies/strategy.h"
 #include "strategies/training.h"
 
+#include "clirun.h"
+
 #include <QFile>
 #include <QProcess>
 #include <QTemporaryDir>
@@ -148,22 +150,6 @@ double forwardFlops(const Workload& w)
     return flops;
 }
 
-struct CliRun {
-    int exitCode = -1;
-    QString out, err;
-};
-
-CliRun memplan(const QStringList& arguments)
-{
-    QProcess process;
-    process.start(QStringLiteral(MEMPLAN_CLI), arguments);
-    if (!process.waitForFinished(300000)) {
-        process.kill();
-        return { -2, {}, QStringLiteral("timed out") };
-    }
-    return { process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -3,
-        QString::fromUtf8(process.readAllStandardOutput()), QString::fromUtf8(process.readAllStandardError()) };
-}
 } // namespace
 
 class TestTraining : public QObject {

@@ -54,19 +54,6 @@ protected:
     QString getTickLabel(double tick, const QLocale&, QChar, int) override { return shortBytes(tick); }
 };
 
-void styleAxis(QCPAxis* axis, const QFont& font)
-{
-    axis->setTickLabelFont(font);
-    axis->setLabelFont(font);
-    axis->setTickLabelColor(ViewPalette::axisText());
-    axis->setLabelColor(ViewPalette::axisText());
-    axis->setBasePen(QPen(QColor(0xC4C8CE)));
-    axis->setTickPen(QPen(QColor(0x9AA0A6)));
-    axis->setSubTickPen(QPen(QColor(0xC4C8CE)));
-    axis->grid()->setPen(QPen(ViewPalette::gridLine()));
-    axis->grid()->setSubGridVisible(false);
-}
-
 // Step graph: point i holds values[i] over [i, i+1); one extra point closes the last step.
 // Values <= 0 become gaps when `gapsForZero` (a log axis cannot show them).
 void setSteps(QCPGraph* graph, const std::vector<double>& values, bool gapsForZero = false)

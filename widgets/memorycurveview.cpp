@@ -80,17 +80,8 @@ MemoryCurveView::MemoryCurveView(PlanDocument* document, QWidget* parent)
     // Same left edge as the hand-painted views, so the time axes line up when stacked.
     rect->setAutoMargins(QCP::msTop | QCP::msBottom);
     rect->setMargins(QMargins(TimelineView::labelColumnRight(), 0, TimelineView::rightMarginWidth(), 0));
-    for (QCPAxis* axis : { m_plot->xAxis, m_plot->yAxis }) {
-        axis->setTickLabelFont(f);
-        axis->setLabelFont(f);
-        axis->setTickLabelColor(ViewPalette::axisText());
-        axis->setLabelColor(ViewPalette::axisText());
-        axis->setBasePen(QPen(QColor(0xC4C8CE)));
-        axis->setTickPen(QPen(QColor(0x9AA0A6)));
-        axis->setSubTickPen(QPen(QColor(0xC4C8CE)));
-        axis->grid()->setPen(QPen(ViewPalette::gridLine()));
-        axis->grid()->setSubGridVisible(false);
-    }
+    for (QCPAxis* axis : { m_plot->xAxis, m_plot->yAxis })
+        styleAxis(axis, f);
     m_plot->xAxis->setLabel(QStringLiteral("step"));
     QSharedPointer<QCPAxisTicker> ticker(new StepTicker);
     ticker->setTickCount(10);

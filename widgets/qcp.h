@@ -9,3 +9,19 @@
 #undef QT_NO_FOREACH
 #endif
 #include <qcustomplot.h>
+
+#include "palette.h"
+
+// The Studio's look for a QCustomPlot axis: muted lines, no sub-grid, the views' axis text colour.
+inline void styleAxis(QCPAxis* axis, const QFont& font)
+{
+    axis->setTickLabelFont(font);
+    axis->setLabelFont(font);
+    axis->setTickLabelColor(ViewPalette::axisText());
+    axis->setLabelColor(ViewPalette::axisText());
+    axis->setBasePen(QPen(QColor(0xC4C8CE)));
+    axis->setTickPen(QPen(QColor(0x9AA0A6)));
+    axis->setSubTickPen(QPen(QColor(0xC4C8CE)));
+    axis->grid()->setPen(QPen(ViewPalette::gridLine()));
+    axis->grid()->setSubGridVisible(false);
+}
