@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <random>
 
 namespace core {
 
@@ -15,8 +16,15 @@ namespace {
 constexpr double kMaxDiveWork = 2e7; // buffers x sections above which skyline dives are skipped
 constexpr int kImproveRounds = 24;     // at most; fewer on large problems (see improveRounds)
 constexpr double kImproveWork = 4e5;  // buffers x rounds: keeps 100k-buffer problems to ~8 passes
-constexpr double kSearchSlack[] = { 1.10, 1.06, 1.03, 1.0 }; // capacities tried, times the lower bound
-constexpr int kSearchNodesPerBuffer = 2;
+// Capacity-bounded dives (searchPortfolio): the first capacity, times the lower bound; the step to
+// the next one, times the lower bound; node limits, times (buffers + sections) (a straight dive
+// takes about one unit); the spread of the perturbed rankings; the fixed seed.
+constexpr double kFirstCapacity = 1.10;
+constexpr double kCapacityStep = 0.01;
+constexpr double kRunNodes = 1.2;
+constexpr double kBudgetNodes = 4;
+constexpr double kPerturbSpread = 0.05;
+constexpr unsigned kSeed = 20231;
 
 Status cancelled() { return makeError(ErrorCode::Cancelled, "planning cancelled"); }
 
@@ -65,11 +73,61 @@ std::vector<int> orderBy(const PlanProblem& problem, auto key)
     std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return key(a) > key(b); });
     return order;
 }
+
+// Short runs of the exact planner's capacity search (exactsearch.h), each little more than one dive:
+// with the capacity bound, its section inference steers a dive around the dead ends a plain skyline
+// dive walks into (those lose 10-40 %). Which (capacity, ranking) pairs pack is erratic, so the
+// portfolio walks down from 1.10 x the lower bound in steps of 1 %, whether the last capacity packed
+// or not, trying at each: the crowded-sections ranking, a perturbed copy of it, a perturbed copy of
+// longest-first, another perturbed copy of the first. A node budget (not a clock) ends it, so the
+// same problem gives the same plan. Returns a plan with arenaSize -1 when nothing packed, or
+// cancelled.
+Expected<Plan> searchPortfolio(const PlanProblem& problem, const SkylineInstance& instance, const CancelToken& cancel)
+{
+    Plan best;
+    best.arenaSize = -1;
+    const Bytes lb = instance.lowerBound, g = instance.granularity;
+    const std::int64_t unit = std::int64_t(instance.count()) + instance.sections;
+    const auto budget = static_cast<std::int64_t>(kBudgetNodes * double(unit));
+    const auto limit = static_cast<std::int64_t>(kRunNodes * double(unit));
+    const Bytes step = std::max<Bytes>(g, static_cast<Bytes>(kCapacityStep * double(lb)) / g * g);
+    const struct { int ranking; bool perturb; } runs[] = {
+        { static_cast<int>(SkylineRanking::TotalWidthArea), false },
+        { static_cast<int>(SkylineRanking::TotalWidthArea), true },
+        { static_cast<int>(SkylineRanking::LongestFirst), true },
+        { static_cast<int>(SkylineRanking::TotalWidthArea), true },
+    };
+    CapacitySearch search(instance, cancel, {});
+    const auto farFuture = CapacitySearch::Clock::now() + std::chrono::hours(1);
+    std::mt19937 rng(kSeed);
+    Bytes capacity = static_cast<Bytes>(kFirstCapacity * double(lb)) / g * g;
+    while (search.nodes() + unit <= budget && capacity >= lb) {
+        bool found = false;
+        for (const auto& run : runs) {
+            if (search.nodes() + unit > budget)
+                break;
+            const auto& base = instance.rank[run.ranking];
+            const auto outcome = search.run(capacity, farFuture, run.perturb ? perturbedRank(base, kPerturbSpread, rng) : base, limit);
+            if (search.cancelled())
+                return cancelled().error();
+            if (outcome == CapacitySearch::Outcome::Found) {
+                if (best.arenaSize < 0 || search.solutionArena() < best.arenaSize)
+                    best = planFromSkyline(problem, instance, search.solution());
+                found = true;
+                break;
+            }
+        }
+        capacity = (found ? std::min(capacity, best.arenaSize) : capacity) - step;
+        if (capacity < lb && best.arenaSize > lb)
+            capacity = lb;
+    }
+    return best;
+}
 } // namespace
 
 std::string_view BestOfGreedyPlanner::description() const
 {
-    return "fast heuristic: best of skyline and offset passes in several orders, then local improvement";
+    return "fast heuristic: short capacity-bounded dives of the exact search, else offset passes in several orders";
 }
 
 Expected<Plan> BestOfGreedyPlanner::plan(const PlanProblem& problem, const CancelToken& cancel) const
@@ -79,6 +137,15 @@ Expected<Plan> BestOfGreedyPlanner::plan(const PlanProblem& problem, const Cance
 
 Expected<Plan> bestOfGreedyPlan(const PlanProblem& problem, const CancelToken& cancel)
 {
+    const auto instance = makeSkylineInstance(problem);
+    const bool skylineFits = double(instance.count()) * double(instance.sections) <= kMaxDiveWork;
+    if (skylineFits) {
+        auto found = searchPortfolio(problem, instance, cancel);
+        if (!found || found->arenaSize >= 0)
+            return found;
+    }
+
+    // Nothing packed, or a problem too large for the skyline: offset passes.
     Plan best;
     best.arenaSize = -1;
     auto consider = [&](Plan&& candidate) {
@@ -134,45 +201,12 @@ Expected<Plan> bestOfGreedyPlan(const PlanProblem& problem, const CancelToken& c
         consider(std::move(plan));
     }
 
-    const auto instance = makeSkylineInstance(problem);
-    if (double(instance.count()) * double(instance.sections) <= kMaxDiveWork) {
+    if (skylineFits)
         for (const auto ranking : { SkylineRanking::LongestFirst, SkylineRanking::AreaFirst, SkylineRanking::LargestFirst }) {
             if (cancel.isCancelled())
                 return cancelled().error();
             consider(planFromSkyline(problem, instance, skylineDive(instance, ranking).offsets));
         }
-        // Short bounded searches: with a few percent of slack over the lower bound the exact search
-        // usually packs on its first dive, where the plain dives above lose 15-30 %.
-        CapacitySearch search(instance, cancel, {});
-        const auto farFuture = CapacitySearch::Clock::now() + std::chrono::hours(1);
-        Bytes total = 0;
-        for (const Bytes size : instance.size)
-            total += size;
-        for (int r = 0; r < kSkylineRankings; ++r) {
-            const auto outcome = search.run(total, farFuture, instance.rank[r], kSearchNodesPerBuffer * instance.count());
-            if (search.cancelled())
-                return cancelled().error();
-            if (outcome == CapacitySearch::Outcome::Found)
-                consider(planFromSkyline(problem, instance, search.solution()));
-        }
-        for (const double slack : kSearchSlack) {
-            const Bytes target = static_cast<Bytes>(double(instance.lowerBound) * slack) / instance.granularity * instance.granularity;
-            if (target >= best.arenaSize || target < instance.lowerBound)
-                continue;
-            bool found = false;
-            for (int r = 0; r < 3 && !found; ++r) {
-                const auto outcome = search.run(target, farFuture, instance.rank[r], kSearchNodesPerBuffer * instance.count());
-                if (search.cancelled())
-                    return cancelled().error();
-                if (outcome == CapacitySearch::Outcome::Found) {
-                    consider(planFromSkyline(problem, instance, search.solution()));
-                    found = true;
-                }
-            }
-            if (!found)
-                break;
-        }
-    }
     return best;
 }
 

@@ -7,20 +7,22 @@
 namespace core {
 
 // best-of-greedy: the fast heuristic for when there is no time to search.
-// - Offset-calculation passes (GapFinder, as greedy-by-size) in several orders: size, area
-//   (size x lifetime), lifetime length, conflict degree; then local improvement on the best order:
-//   buffers that reach the top of the arena move to the front and the pass is replayed while the
-//   arena does not grow (at most 24 passes, fewer above ~17k buffers).
-// - Skyline dives (skyline.h): fill the lowest plateau with the longest / largest-area / largest
-//   buffer that fits inside it.
-// - Short bounded runs of the exact planner's search (exactsearch.h): one dive per ranking, then
-//   capacities of 1.10, 1.06, 1.03 and 1.00 x the lower bound with 2 nodes per buffer each; with a
-//   few percent of slack the search usually packs on its first dive.
-// Keeps the smallest arena; deterministic. Skyline work is skipped above ~2e7 buffers x sections
-// (large problems get the offset passes only). Cancellable between and within passes.
-// Limits: no optimality claim. On the public benchmarks 0-10 % over the lower bound on 8 of 11
-// problems, 19-23 % on D, I and K; 15-200 ms per problem (docs/BENCHMARKS.md), above the 10 ms goal.
-// About 8 greedy-by-size passes on 100k buffers (seconds).
+// - Short capacity-bounded dives of the exact planner's search (exactsearch.h), little more than one
+//   dive each: capacities from 1.10 x the lower bound down in steps of 1 %, four rankings per
+//   capacity (two of them perturbed with a fixed seed), until a budget of 4 x (buffers + sections)
+//   search nodes is spent. The capacity bound's section inference steers a dive around the dead ends
+//   where plain greedy passes lose 20-40 %.
+// - When no dive packs, or the problem is too large for the skyline (buffers x sections above
+//   ~2e7): offset-calculation passes (GapFinder, as greedy-by-size) in several orders (size, area,
+//   lifetime, conflict degree), local improvement that moves the buffers on the top of the arena to
+//   the front while the arena does not grow (at most 24 passes, fewer above ~17k buffers), and
+//   plain skyline dives where the skyline fits.
+// Keeps the smallest arena. Deterministic: node budgets, not the clock, end the work. Cancellable
+// between and within passes and dives.
+// Limits: no optimality claim; the first capacity is what makes "within 10 %" likely, not a
+// guarantee. On the public benchmarks 2.9-10.0 % over the lower bound (D 9.97 %), 1.5-14 ms per
+// problem on a loaded 2-core machine (docs/BENCHMARKS.md): J and K above 10 ms. About 8
+// greedy-by-size passes on 100k buffers (seconds).
 class BestOfGreedyPlanner final : public Planner {
 public:
     std::string_view name() const override { return "best-of-greedy"; }

@@ -68,21 +68,8 @@ private:
     std::mt19937 m_rng { 20231 }; // fixed seed: the same problem and time give the same plan
 };
 
-// A ranking with noise: each buffer moves by up to a tenth of the list, so restarts explore other
-// orders while keeping the heuristic's broad shape.
-std::vector<int> Driver::perturbed(const std::vector<int>& rank)
-{
-    const int n = static_cast<int>(rank.size());
-    std::uniform_real_distribution<double> noise(0, std::max(1.0, 0.1 * n));
-    std::vector<std::pair<double, int>> keyed(n);
-    for (int k = 0; k < n; ++k)
-        keyed[k] = { rank[k] + noise(m_rng), k };
-    std::sort(keyed.begin(), keyed.end());
-    std::vector<int> result(n);
-    for (int pos = 0; pos < n; ++pos)
-        result[keyed[pos].second] = pos;
-    return result;
-}
+// A ranking with noise (each buffer moves by up to a tenth of the list).
+std::vector<int> Driver::perturbed(const std::vector<int>& rank) { return perturbedRank(rank, 0.1, m_rng); }
 
 void Driver::tick(bool force)
 {

@@ -81,6 +81,20 @@ SkylineInstance makeSkylineInstance(const PlanProblem& problem)
     return in;
 }
 
+std::vector<int> perturbedRank(const std::vector<int>& rank, double spread, std::mt19937& rng)
+{
+    const int n = static_cast<int>(rank.size());
+    std::uniform_real_distribution<double> noise(0, std::max(1.0, spread * n));
+    std::vector<std::pair<double, int>> keyed(n);
+    for (int k = 0; k < n; ++k)
+        keyed[k] = { rank[k] + noise(rng), k };
+    std::sort(keyed.begin(), keyed.end());
+    std::vector<int> result(n);
+    for (int pos = 0; pos < n; ++pos)
+        result[keyed[pos].second] = pos;
+    return result;
+}
+
 Skyline::Skyline(const SkylineInstance& instance)
     : m_in(instance)
     , m_floor(instance.sections, 0)
@@ -90,8 +104,8 @@ Skyline::Skyline(const SkylineInstance& instance)
     , m_crossing(std::max(instance.sections, 1), 0)
     , m_offset(instance.count(), -1)
     , m_lowest(instance.count(), 0)
-    , m_sectionStamp(instance.sections, 0)
 {
+    m_undo.reserve(4 * static_cast<std::size_t>(instance.count() + instance.sections));
     for (int k = 0; k < instance.count(); ++k) {
         for (int s = instance.first[k]; s <= instance.last[k]; ++s)
             ++m_pendingCount[s];
@@ -102,16 +116,14 @@ Skyline::Skyline(const SkylineInstance& instance)
         if (m_pendingCount[s] == 0)
             m_floor[s] = kClosed;
     // Each buffer's time-overlapping buffers, once each: a placement lifts them all to one offset.
+    // Those live in its first section, plus those starting inside its other sections.
     m_overlaps.resize(instance.count());
-    std::vector<int> seen(instance.count(), -1);
     for (int k = 0; k < instance.count(); ++k) {
-        seen[k] = k;
-        for (int s = instance.first[k]; s <= instance.last[k]; ++s)
-            for (const int j : instance.liveIn[s])
-                if (seen[j] != k) {
-                    seen[j] = k;
-                    m_overlaps[k].push_back(j);
-                }
+        for (const int j : instance.liveIn[instance.first[k]])
+            if (j != k)
+                m_overlaps[k].push_back(j);
+        for (int s = instance.first[k] + 1; s <= instance.last[k]; ++s)
+            m_overlaps[k].insert(m_overlaps[k].end(), instance.startingAt[s].begin(), instance.startingAt[s].end());
     }
 }
 
@@ -170,14 +182,14 @@ Bytes Skyline::raiseTarget(const Plateau& plateau, int begin, int end) const
 
 void Skyline::place(int buffer, Bytes offset)
 {
-    m_undo.push_back({ -1 - buffer, 0, false });
+    m_undo.push_back({ 0, -1 - buffer, 0 });
     m_offset[buffer] = offset;
     ++m_placed;
     const Bytes size = m_in.size[buffer];
     for (int s = m_in.first[buffer]; s < m_in.last[buffer]; ++s)
         --m_crossing[s];
     for (int s = m_in.first[buffer]; s <= m_in.last[buffer]; ++s) {
-        m_undo.push_back({ s, m_floor[s], m_raised[s] != 0 });
+        m_undo.push_back({ m_floor[s], s, m_raised[s] });
         m_pendingBytes[s] -= size;
         m_floor[s] = --m_pendingCount[s] == 0 ? kClosed : offset + size;
         m_raised[s] = 0;
@@ -187,23 +199,24 @@ void Skyline::place(int buffer, Bytes offset)
         liftBuffer(k, offset + size);
 }
 
-void Skyline::liftLowest(int section, Bytes to)
+void Skyline::liftLowest(int begin, int end, Bytes to)
 {
-    for (const int k : m_in.liveIn[section])
+    // The buffers covering [begin, end), once each: those live in `begin`, then those starting later.
+    for (const int k : m_in.liveIn[begin])
         liftBuffer(k, to);
+    for (int s = begin + 1; s < end; ++s)
+        for (const int k : m_in.startingAt[s])
+            liftBuffer(k, to);
 }
 
 void Skyline::liftBuffer(int k, Bytes to)
 {
     if (m_offset[k] >= 0 || m_lowest[k] >= to)
         return;
-    m_undo.push_back({ kLowestRecord, m_lowest[k], false, k });
+    m_undo.push_back({ m_lowest[k], kLowestRecord, k });
     m_lowest[k] = to;
-    for (int s = m_in.first[k]; s <= m_in.last[k]; ++s)
-        if (m_sectionStamp[s] != m_stamp) {
-            m_sectionStamp[s] = m_stamp;
-            m_touched.push_back(s);
-        }
+    m_touchBegin = std::min(m_touchBegin, m_in.first[k]);
+    m_touchEnd = std::max(m_touchEnd, m_in.last[k] + 1);
 }
 
 bool Skyline::boundsHold(Bytes capacity)
@@ -215,7 +228,7 @@ bool Skyline::boundsHold(Bytes capacity)
         if (m_floor[s] != kClosed)
             highest = std::max(highest, m_floor[s]);
     bool holds = true;
-    for (const int s : m_touched) {
+    for (int s = m_touchBegin; s < m_touchEnd; ++s) {
         if (m_pendingCount[s] == 0 || highest + m_pendingBytes[s] <= capacity)
             continue;
         // Fails when the floor, or the lowest offset of every unplaced buffer, leaves too little
@@ -241,22 +254,20 @@ bool Skyline::boundsHold(Bytes capacity)
 
 void Skyline::forgetTouched()
 {
-    m_touched.clear();
-    ++m_stamp;
+    m_touchBegin = std::numeric_limits<int>::max();
+    m_touchEnd = 0;
 }
 
 void Skyline::raise(const Plateau& plateau, Bytes to)
 {
     for (int s = plateau.begin; s < plateau.end; ++s) {
-        m_undo.push_back({ s, m_floor[s], m_raised[s] != 0 });
+        m_undo.push_back({ m_floor[s], s, m_raised[s] });
         m_floor[s] = to;
         m_raised[s] = 1;
-        if (m_sectionStamp[s] != m_stamp) {
-            m_sectionStamp[s] = m_stamp;
-            m_touched.push_back(s);
-        }
-        liftLowest(s, to);
     }
+    liftLowest(plateau.begin, plateau.end, to);
+    m_touchBegin = std::min(m_touchBegin, plateau.begin);
+    m_touchEnd = std::max(m_touchEnd, plateau.end);
 }
 
 void Skyline::undoTo(std::size_t mark)
@@ -265,12 +276,12 @@ void Skyline::undoTo(std::size_t mark)
         const Undo u = m_undo.back();
         m_undo.pop_back();
         if (u.section == kLowestRecord) {
-            m_lowest[u.buffer] = u.floor;
+            m_lowest[u.aux] = u.floor;
             continue;
         }
         if (u.section >= 0) {
             m_floor[u.section] = u.floor;
-            m_raised[u.section] = u.raised;
+            m_raised[u.section] = static_cast<char>(u.aux);
             continue;
         }
         // A placement record sits below its section records, so those are already restored.

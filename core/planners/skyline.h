@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <random>
 #include <vector>
 
 namespace core {
@@ -57,6 +58,10 @@ SkylineInstance makeSkylineInstance(const PlanProblem& problem);
 enum class SkylineRanking { TotalWidthArea, WidthAreaTotal, TotalAreaWidth, LongestFirst, LargestFirst, AreaFirst };
 constexpr int kSkylineRankings = 6;
 
+// A ranking with noise: each buffer moves by up to `spread` x the number of buffers, so restarts
+// explore other orders while keeping the ranking's broad shape. Deterministic for a seeded `rng`.
+std::vector<int> perturbedRank(const std::vector<int>& rank, double spread, std::mt19937& rng);
+
 // The skyline itself, with exact undo. Not thread safe; one per search.
 class Skyline {
 public:
@@ -88,7 +93,8 @@ public:
     // Section inference after the last place() or raise(): every unplaced buffer sits at or above
     // its lowest offset (the highest floor it covers), so in each section everything above
     // max(floor, lowest offset of its unplaced buffers) must hold all of them within `capacity`.
-    // Checks the sections whose buffers' lowest offsets rose. O(sum of their live buffers).
+    // Checks the sections whose buffers' lowest offsets rose (their hull); a section with room above
+    // the highest open floor is skipped in O(1), the others cost O(their live buffers).
     bool boundsHold(Bytes capacity);
     void forgetTouched(); // instead of boundsHold() when no check is wanted
 
@@ -107,13 +113,12 @@ public:
 
 private:
     struct Undo {
-        int section;   // >= 0: floor record; -1-buffer: placement record; kLowestRecord: lowest offset
-        Bytes floor;   // old floor, or old lowest offset
-        bool raised;
-        int buffer = -1;
+        Bytes floor; // old floor, or old lowest offset
+        int section; // >= 0: floor record; -1-buffer: placement record; kLowestRecord: lowest offset
+        int aux;     // floor record: old raised flag; lowest-offset record: the buffer
     };
     static constexpr int kLowestRecord = std::numeric_limits<int>::min();
-    void liftLowest(int section, Bytes to); // unplaced buffers covering it sit at >= to
+    void liftLowest(int begin, int end, Bytes to); // unplaced buffers covering [begin, end) sit at >= to
     void liftBuffer(int k, Bytes to);       // unplaced buffer k sits at >= to
     const SkylineInstance& m_in;
     std::vector<Bytes> m_floor;
@@ -125,9 +130,11 @@ private:
     std::vector<std::vector<int>> m_overlaps; // per buffer: the other buffers sharing a section
     std::vector<Bytes> m_lowest; // per buffer: highest floor over its sections (lowest possible offset)
     std::vector<Undo> m_undo;
-    std::vector<int> m_touched;      // sections to check in boundsHold()
-    std::vector<int> m_sectionStamp; // dedupe m_touched
-    int m_stamp = 1;
+    // Sections to check in boundsHold(): the hull [m_touchBegin, m_touchEnd) of those whose buffers'
+    // lowest offsets rose. A superset of them gives the same answer (unchanged sections passed the
+    // last check) and costs O(1) per lifted buffer instead of O(its sections).
+    int m_touchBegin = std::numeric_limits<int>::max();
+    int m_touchEnd = 0;
     int m_placed = 0;
 };
 
