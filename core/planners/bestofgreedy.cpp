@@ -4,6 +4,7 @@
 
 #include "planners/exactsearch.h"
 #include "planners/gapfinder.h"
+#include "planners/greedybysize.h"
 #include "planners/skyline.h"
 
 #include <algorithm>
@@ -141,8 +142,15 @@ Expected<Plan> bestOfGreedyPlan(const PlanProblem& problem, const CancelToken& c
     const bool skylineFits = double(instance.count()) * double(instance.sections) <= kMaxDiveWork;
     if (skylineFits) {
         auto found = searchPortfolio(problem, instance, cancel);
-        if (!found || found->arenaSize >= 0)
+        if (!found)
             return found;
+        if (found->arenaSize >= 0) {
+            // One greedy-by-size pass (well under a millisecond here) so the result is never worse than it.
+            auto greedy = GreedyBySizePlanner().plan(problem, cancel);
+            if (!greedy)
+                return greedy;
+            return greedy->arenaSize < found->arenaSize ? std::move(greedy) : std::move(found);
+        }
     }
 
     // Nothing packed, or a problem too large for the skyline: offset passes.

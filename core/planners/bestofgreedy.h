@@ -19,6 +19,7 @@ namespace core {
 //   plain skyline dives where the skyline fits.
 // Keeps the smallest arena. Deterministic: node budgets, not the clock, end the work. Cancellable
 // between and within passes and dives.
+// Never worse than greedy-by-size (one of its passes is always compared).
 // Limits: no optimality claim; the first capacity is what makes "within 10 %" likely, not a
 // guarantee. On the public benchmarks 2.9-10.0 % over the lower bound (D 9.97 %), 1.5-14 ms per
 // problem on a loaded 2-core machine (docs/BENCHMARKS.md): J and K above 10 ms. About 8
