@@ -559,6 +559,16 @@ void TestExecutor::fusedBodiesFollowSwapAndRecompute()
         QCOMPARE(check->planned.opsSynthetic, 0);
         const auto mismatch = core::compareOutputs(g, untransformed->outputs, check->planned.outputs);
         QVERIFY2(mismatch.empty(), (std::string(second) + ": " + mismatch).c_str());
+
+        // A body naming a tensor the graph does not have is an error naming the op, not a crash.
+        auto broken = g;
+        for (auto& op : broken.ops)
+            if (!op.body.empty())
+                op.body.front().inputs.push_back(core::TensorIndex(broken.tensors.size()));
+        const auto bad = core::runOnCpu(broken, applied->workload.schedule, applied->workload.problem, *plan,
+            applied->workload.bufferTensor, {});
+        QVERIFY(!bad);
+        QVERIFY2(bad.error().message.find("out of range") != std::string::npos, bad.error().message.c_str());
     }
 }
 

@@ -137,10 +137,14 @@ Expected<FusedScratch> makeFusedScratch(const Graph& g, const Schedule& schedule
     scratch.offset.assign(g.tensors.size(), -1);
     for (const auto o : schedule.order) {
         const auto& op = g.ops[std::size_t(o)];
+        for (const auto& part : op.body)
+            for (const auto* list : { &part.inputs, &part.outputs })
+                for (const auto t : *list)
+                    if (t < 0 || t >= TensorIndex(g.tensors.size()))
+                        return makeError(ErrorCode::InvalidArgument,
+                            "fused op '" + op.name + "': body op '" + part.name + "' names a tensor index out of range");
         Bytes used = 0;
         for (const auto t : fusedInternals(op)) {
-            if (t < 0 || t >= TensorIndex(g.tensors.size()))
-                return makeError(ErrorCode::InvalidArgument, "fused op '" + op.name + "' has a body tensor index out of range");
             if (scratch.internal[std::size_t(t)])
                 continue; // a recompute clone of a fused op shares its internals; same offsets, same size
             scratch.internal[std::size_t(t)] = true;
@@ -403,7 +407,10 @@ Expected<Measurement> runOnCpu(const Graph& graph, const Schedule& schedule, con
     auto addressOf = [&](TensorIndex t) {
         return fusedScratch->internal[std::size_t(t)] ? fusedScratch->address(t) : layout->address[std::size_t(t)];
     };
-    auto storedOf = [&](TensorIndex t) { return fusedScratch->internal[std::size_t(t)] || layout->stored[std::size_t(t)]; };
+    // An internal of unknown size has no room in the scratch: the body ops around it run synthetic.
+    auto storedOf = [&](TensorIndex t) {
+        return fusedScratch->internal[std::size_t(t)] ? graph.tensors[std::size_t(t)].size > 0 : layout->stored[std::size_t(t)];
+    };
     auto prepare = [&](const Op& op, const std::vector<int>* slots) {
         Prepared p;
         p.call.op = &op;
