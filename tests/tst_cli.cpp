@@ -8,6 +8,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -137,11 +138,14 @@ private slots:
             QVERIFY2(perTensor.value(QStringLiteral("latency_ms")).toObject().contains(QLatin1String(field)), field);
         QCOMPARE(j.value(QStringLiteral("strategies")).toArray().size(), 3);
 
-        const auto fused = memplan({ QStringLiteral("run"), QStringLiteral("example:transformer"), QStringLiteral("--fuse"),
+        // Fused ops run their bodies on real kernels: no synthetic op, and the unfused model's outputs.
+        const auto fused = memplan({ QStringLiteral("run"), QStringLiteral("example:cnn"), QStringLiteral("--fuse"),
             QStringLiteral("--repeat"), QStringLiteral("1"), QStringLiteral("--device"), QStringLiteral("cuda") });
         QVERIFY2(fused.exitCode == 0, qPrintable(fused.err));
         QVERIFY2(fused.err.contains(QStringLiteral("no CUDA device: running on the CPU executor instead")), qPrintable(fused.err));
-        QVERIFY2(fused.out.contains(QStringLiteral("Fused")), qPrintable(fused.out)); // labelled synthetic
+        QVERIFY2(fused.out.contains(QRegularExpression(QStringLiteral("ops +[1-9][0-9]* real, 0 synthetic"))), qPrintable(fused.out));
+        QVERIFY2(fused.out.contains(QStringLiteral("outputs vs the model without strategies: bit-identical")), qPrintable(fused.out));
+        QVERIFY(!fused.out.contains(QStringLiteral("synthetic kernels")));
     }
 
     void helpOnEveryCommand()

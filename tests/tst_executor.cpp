@@ -113,6 +113,61 @@ core::Workload load(const std::string& spec)
         qFatal("%s", w.error().message.c_str());
     return std::move(*w);
 }
+
+// A skip that fusion keeps: fused (Add+Relu) writes `skip`, which waits while the peak passes and is
+// then read by another fused op (Tanh+Add+Relu). Swap redirects that read into the second op's body;
+// recompute re-runs the first fused op (a clone with its body). Every op has a real kernel.
+core::Workload fusedSkipGraph()
+{
+    core::Graph g;
+    auto tensor = [&](const std::string& name, std::vector<std::int64_t> shape, core::TensorKind kind = core::TensorKind::Activation) {
+        core::Tensor t;
+        t.name = name;
+        t.dtype = core::DType::Float32;
+        t.shape = std::move(shape);
+        t.rankKnown = true;
+        t.size = core::tensorBytes(t.dtype, t.shape);
+        t.kind = kind;
+        g.tensors.push_back(std::move(t));
+        const auto index = core::TensorIndex(g.tensors.size() - 1);
+        if (kind == core::TensorKind::Input)
+            g.inputs.push_back(index);
+        if (kind == core::TensorKind::Output)
+            g.outputs.push_back(index);
+        return index;
+    };
+    auto op = [&](const std::string& name, const std::string& type, std::vector<core::TensorIndex> in, std::vector<core::TensorIndex> out) {
+        core::Op o;
+        o.name = name;
+        o.type = type;
+        o.inputs = std::move(in);
+        o.outputs = std::move(out);
+        g.ops.push_back(std::move(o));
+        return &g.ops.back();
+    };
+    const auto x = tensor("x", { 1, 1 }, core::TensorKind::Input);
+    const auto w0 = tensor("w0", { 1, 250 }, core::TensorKind::Weight), w1 = tensor("w1", { 4, 250 }, core::TensorKind::Weight);
+    const auto s1 = tensor("s1", { 1, 250 }), skip = tensor("skip", { 1, 250 }), down = tensor("down", { 1, 250 });
+    const auto m1 = tensor("m1", { 4, 250 }), m2 = tensor("m2", { 4, 250 }), m3 = tensor("m3", { 1, 250 });
+    const auto soft = tensor("soft", { 1, 250 }), up = tensor("up", { 1, 250 }), sum = tensor("sum", { 1, 250 });
+    const auto out = tensor("out", { 1, 250 }, core::TensorKind::Output);
+    op("bias", "Add", { x, w0 }, { s1 });
+    op("act", "Relu", { s1 }, { skip });
+    op("neg", "Neg", { skip }, { down });
+    op("widen", "Add", { down, w1 }, { m1 });
+    op("scale", "Mul", { m1, w1 }, { m2 });
+    op("mean", "ReduceMean", { m2 }, { m3 })->attributes["axes"].ints = { 0 };
+    op("softmax", "Softmax", { m3 }, { soft });
+    op("squash", "Tanh", { soft }, { up });
+    op("join", "Add", { skip, up }, { sum });
+    op("final", "Relu", { sum }, { out });
+    core::LoadOptions options;
+    options.alignment = 1;
+    auto w = core::workloadFromGraph(std::move(g), "fused-skip", options);
+    if (!w)
+        qFatal("%s", w.error().message.c_str());
+    return std::move(*w);
+}
 } // namespace
 
 class TestExecutor : public QObject {
@@ -130,6 +185,7 @@ private slots:
     void perTensorStepBytes();
     void strategyPlanCheck_data();
     void strategyPlanCheck();
+    void fusedBodiesFollowSwapAndRecompute();
     void progressAndCancel();
 };
 
@@ -394,9 +450,9 @@ void TestExecutor::strategyPlanCheck_data()
     add("example:transformer", all);
 }
 
-// After any strategy combination: the arena and per-tensor runs equal the no-reuse run bit for bit;
-// without fusion (whose fused ops run the synthetic kernel) the outputs also equal the untransformed
-// model's, so recompute clones, swap copies and in-place buffers compute the same values.
+// After any strategy combination: the arena and per-tensor runs equal the no-reuse run bit for bit,
+// and the outputs equal the untransformed model's, so fused groups, recompute clones, swap copies and
+// in-place buffers compute the same values.
 void TestExecutor::strategyPlanCheck()
 {
     QFETCH(QString, model);
@@ -435,13 +491,84 @@ void TestExecutor::strategyPlanCheck()
         untransformedRuns[model] = std::move(*run);
     }
     const auto* untransformed = &untransformedRuns[model];
-    const bool fused = std::any_of(w.graph->ops.begin(), w.graph->ops.end(), [](const core::Op& op) { return op.type == "Fused"; });
-    if (!fused) {
-        const auto mismatch = core::compareOutputs(*w.graph, untransformed->outputs, check->reference.outputs);
-        QVERIFY2(mismatch.empty(), ("outputs differ from the untransformed model: " + mismatch).c_str());
+    const auto mismatch = core::compareOutputs(*w.graph, untransformed->outputs, check->reference.outputs);
+    QVERIFY2(mismatch.empty(), ("outputs differ from the untransformed model: " + mismatch).c_str());
+    const auto fusedOps = std::count_if(w.graph->ops.begin(), w.graph->ops.end(), [](const core::Op& op) { return op.type == "Fused"; });
+    QCOMPARE(fusedOps > 0, strategies.contains(QStringLiteral("fuse")));
+    if (fusedOps == 0) {
         QCOMPARE(check->planned.opsSynthetic, untransformed->opsSynthetic);
     } else {
-        QVERIFY(check->planned.opsSynthetic > 0); // fused ops are labelled synthetic
+        // Fused ops run their bodies on real kernels; only a group holding a synthetic op is synthetic.
+        QVERIFY(check->planned.opsSynthetic <= untransformed->opsSynthetic);
+        if (untransformed->opsSynthetic == 0)
+            QCOMPARE(check->planned.opsSynthetic, 0);
+        // The fused intermediates are kernel scratch, not arena: the scratch holds the largest group's.
+        core::Bytes largestGroup = 0;
+        for (const auto& op : w.graph->ops) {
+            core::Bytes group = 0;
+            for (auto t : core::fusedInternals(op))
+                group += w.graph->tensors[t].size;
+            largestGroup = std::max(largestGroup, group);
+        }
+        QVERIFY(largestGroup > 0);
+        QVERIFY(check->planned.scratchBytes >= largestGroup);
+        for (const auto& buffer : w.problem.buffers)
+            for (const auto& op : w.graph->ops)
+                for (auto t : core::fusedInternals(op))
+                    QVERIFY(std::find(buffer.tensors.begin(), buffer.tensors.end(), w.graph->tensors[t].name) == buffer.tensors.end());
+    }
+}
+
+// Swap and recompute rewrite fused ops too: a read redirected into a fused body, a fused producer
+// cloned with its body. The result equals the model without strategies, bit for bit, on real kernels.
+void TestExecutor::fusedBodiesFollowSwapAndRecompute()
+{
+    const auto w = fusedSkipGraph();
+    const auto untransformed = core::runOnCpu(*w.graph, w.schedule, w.problem, core::noReusePlan(w.problem), w.bufferTensor, {});
+    QVERIFY(untransformed);
+    QCOMPARE(untransformed->opsSynthetic, 0);
+    for (const char* second : { "swap", "recompute" }) {
+        core::StrategyOptions options;
+        options.alignment = 1;
+        const auto applied = core::applyStrategies(w, { "fuse", second }, options);
+        QVERIFY2(applied, applied ? "" : applied.error().message.c_str());
+        const auto& reports = applied->reports;
+        QCOMPARE(reports.size(), std::size_t(2));
+        QVERIFY2(reports[1].savedBytes() > 0, second);
+        const auto& g = *applied->workload.graph;
+        bool rewroteFused = false;
+        for (const auto& op : g.ops) {
+            if (op.body.empty())
+                continue;
+            QCOMPARE(op.body.back().outputs, op.outputs);
+            for (const auto& part : op.body)
+                for (auto t : part.inputs) {
+                    const auto& name = g.tensors[t].name;
+                    rewroteFused = rewroteFused || name.find(".swapin") != std::string::npos;
+                }
+            rewroteFused = rewroteFused || op.name.find(".recompute") != std::string::npos;
+        }
+        QVERIFY2(rewroteFused, second);
+        const auto plan = core::runPlanner(*core::plannerByName("greedy-by-size"), applied->workload.problem);
+        QVERIFY(plan);
+        QVERIFY(core::validatePlan(applied->workload.problem, *plan).ok());
+        const auto check = core::checkPlanByRunning(g, applied->workload.schedule, applied->workload.problem, *plan,
+            applied->workload.bufferTensor, {});
+        QVERIFY2(check, check ? "" : check.error().message.c_str());
+        QVERIFY2(check->outputsMatch, check->mismatch.c_str());
+        QCOMPARE(check->planned.opsSynthetic, 0);
+        const auto mismatch = core::compareOutputs(g, untransformed->outputs, check->planned.outputs);
+        QVERIFY2(mismatch.empty(), (std::string(second) + ": " + mismatch).c_str());
+
+        // A body naming a tensor the graph does not have is an error naming the op, not a crash.
+        auto broken = g;
+        for (auto& op : broken.ops)
+            if (!op.body.empty())
+                op.body.front().inputs.push_back(core::TensorIndex(broken.tensors.size()));
+        const auto bad = core::runOnCpu(broken, applied->workload.schedule, applied->workload.problem, *plan,
+            applied->workload.bufferTensor, {});
+        QVERIFY(!bad);
+        QVERIFY2(bad.error().message.find("out of range") != std::string::npos, bad.error().message.c_str());
     }
 }
 

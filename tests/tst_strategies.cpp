@@ -3,12 +3,14 @@
 #include "cost/device.h"
 #include "cost/opcost.h"
 #include "io/workload.h"
+#include "onnx/onnximport.h"
 #include "planners/metrics.h"
 #include "planners/planner.h"
 #include "planners/validate.h"
 #include "strategies/budget.h"
 #include "strategies/reorder.h"
 #include "strategies/strategy.h"
+#include "strategies/training.h"
 
 #include <QFile>
 #include <QJsonArray>
@@ -19,6 +21,7 @@
 #include <QTest>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <set>
@@ -108,8 +111,9 @@ Workload skipGraph()
     return g.workload();
 }
 
-// Every op of the original graph still runs (or is part of a fused op) and reads the same values;
-// every input is produced before its reader and resident (in a device buffer live at that step).
+// Every op of the original graph still runs (itself or in a fused op's body, with the same type and
+// attributes) and reads the same values; every input is produced before its reader and resident (in a
+// device buffer live at that step); a fused op's body reads only the fused op's inputs and its own internals.
 QString meaningProblem(const Workload& original, const StrategyRun& run)
 {
     const auto& before = *original.graph;
@@ -117,14 +121,26 @@ QString meaningProblem(const Workload& original, const StrategyRun& run)
     const auto& graph = state.graph;
     if (!isTopological(graph, state.schedule))
         return QStringLiteral("schedule is not topological");
-    std::map<std::string, const Op*> byName;
-    for (const auto& op : graph.ops)
-        byName[op.name] = &op;
+    std::map<std::string, const Op*> byName; // the first op of that name: originals come before recompute clones
+    for (const auto& op : graph.ops) {
+        byName.emplace(op.name, &op);
+        const auto internals = fusedInternals(op);
+        for (const auto& part : op.body) {
+            byName.emplace(part.name, &part);
+            for (auto t : part.inputs)
+                if (std::find(op.inputs.begin(), op.inputs.end(), t) == op.inputs.end()
+                    && std::find(internals.begin(), internals.end(), t) == internals.end())
+                    return QStringLiteral("fused op %1 reads %2 that it does not take")
+                        .arg(QString::fromStdString(op.name), QString::fromStdString(graph.tensors[t].name));
+        }
+        if (!op.body.empty() && op.body.back().outputs != op.outputs)
+            return QStringLiteral("fused op %1 does not write its last op's outputs").arg(QString::fromStdString(op.name));
+    }
     const std::set<std::string> fused(state.fusedOps.begin(), state.fusedOps.end());
     for (const auto& op : before.ops) {
-        if (fused.count(op.name))
-            continue;
         const auto it = byName.find(op.name);
+        if (fused.count(op.name) && (it == byName.end() || it->second->type != op.type || it->second->attributes != op.attributes))
+            return QStringLiteral("fused op %1 is not in a fused body as it was").arg(QString::fromStdString(op.name));
         if (it == byName.end())
             return QStringLiteral("op %1 disappeared").arg(QString::fromStdString(op.name));
         if (it->second->inputs.size() != op.inputs.size())
@@ -175,10 +191,15 @@ private slots:
     void meaningAndValidPlans_data();
     void meaningAndValidPlans();
     void fusionRemovesExactlyIntermediates();
+    void fusedGraphExportsToOnnx();
     void inPlaceNeverAliasesLiveTensor();
     void reorderHelpsBadOrder();
     void recomputeAndSwapLowerSkipPeak();
     void unetStrategiesCosted();
+    void unetTrainingRecomputeAndSwap_data();
+    void unetTrainingRecomputeAndSwap();
+    void unetTrainingBudget();
+    void swapStallWhenTransferExceedsGap();
     void unknownStrategyAndProblemWithoutGraph();
     void budgetFeasibleAndInfeasible();
     void cliPlanAndCompare();
@@ -347,6 +368,23 @@ void TestStrategies::fusionRemovesExactlyIntermediates()
     }
 }
 
+// A fused graph still exports: each fused op is one node (its body is not ONNX), and the file
+// imports back with the same sizes, so the same problem.
+void TestStrategies::fusedGraphExportsToOnnx()
+{
+    const auto workload = loadExample("example:cnn");
+    const auto run = applyStrategies(workload, { "fuse" }, testOptions(workload));
+    QVERIFY(run);
+    QTemporaryDir dir;
+    const auto file = dir.filePath(QStringLiteral("fused.onnx")).toStdString();
+    const auto exported = exportOnnx(run->state.graph, file);
+    QVERIFY2(exported, exported ? "" : exported.error().message.c_str());
+    const auto back = loadWorkload(file, {});
+    QVERIFY2(back, back ? "" : back.error().message.c_str());
+    QCOMPARE(back->graph->ops.size(), run->state.graph.ops.size());
+    QCOMPARE(lowerBound(back->problem), lowerBound(run->workload.problem));
+}
+
 void TestStrategies::inPlaceNeverAliasesLiveTensor()
 {
     const std::pair<const char*, std::vector<std::string>> cases[] = { { "example:cnn", { "fuse", "inplace" } },
@@ -436,8 +474,9 @@ void TestStrategies::recomputeAndSwapLowerSkipPeak()
 
 void TestStrategies::unetStrategiesCosted()
 {
-    // The U-Net peak is at the last concat, where the long skip is itself read: neither recompute
-    // nor swap can lower that step, so the greedy must leave the peak as is and charge nothing.
+    // The U-Net inference peak is at the last concat, where the long skip is itself read: neither
+    // recompute nor swap can lower that step, so the greedy must leave the peak as is and charge
+    // nothing. In training mode they do lower it (unetTrainingRecomputeAndSwap).
     const auto workload = loadExample("example:unet");
     for (const char* name : { "recompute", "swap" }) {
         const auto run = applyStrategies(workload, { name }, testOptions(workload));
@@ -451,6 +490,154 @@ void TestStrategies::unetStrategiesCosted()
         } else {
             QVERIFY(report.extraFlops > 0 || report.swappedBytes > 0);
         }
+    }
+}
+
+namespace {
+// example:unet with its backward pass: the skips and activations live into the backward pass, so the
+// peak is no longer the last concat. inArena false: weight gradients persistent (outside the arena),
+// which leaves the peak to the activations kept for the backward pass.
+Workload unetTraining(bool weightGradientsInArena)
+{
+    TrainingOptions options;
+    options.weightGradientsInArena = weightGradientsInArena;
+    auto t = appendBackwardPass(loadExample("example:unet"), options);
+    if (!t)
+        qFatal("%s", t.error().message.c_str());
+    return std::move(*t);
+}
+
+Plan validPlan(const PlanProblem& problem)
+{
+    auto plan = runPlanner(*plannerByName("greedy-by-size"), problem);
+    if (!plan)
+        qFatal("%s", plan.error().message.c_str());
+    const auto check = validatePlan(problem, *plan);
+    if (!check.ok())
+        qFatal("invalid plan: %s", check.message.c_str());
+    return std::move(*plan);
+}
+} // namespace
+
+void TestStrategies::unetTrainingRecomputeAndSwap_data()
+{
+    QTest::addColumn<bool>("gradientsInArena");
+    QTest::addColumn<QString>("strategy");
+    for (const char* name : { "recompute", "swap" }) {
+        QTest::addRow("gradients in arena/%s", name) << true << QString::fromLatin1(name);
+        QTest::addRow("persistent gradients/%s", name) << false << QString::fromLatin1(name);
+    }
+}
+
+// The case: recompute and swap lower the peak of the U-Net, whose long skips live from the
+// encoder into the backward pass, and each says what it costs.
+void TestStrategies::unetTrainingRecomputeAndSwap()
+{
+    QFETCH(bool, gradientsInArena);
+    QFETCH(QString, strategy);
+    const auto workload = unetTraining(gradientsInArena);
+    const Bytes bound = lowerBound(workload.problem);
+    const Bytes arena = validPlan(workload.problem).arenaSize;
+    const auto run = applyStrategies(workload, { strategy.toStdString() }, testOptions(workload));
+    QVERIFY2(run, run ? "" : run.error().message.c_str());
+    const auto& report = run->reports.at(0);
+    const Bytes after = lowerBound(run->workload.problem);
+    const Bytes arenaAfter = validPlan(run->workload.problem).arenaSize;
+    qInfo("example:unet training, weight gradients %s, %s: lower bound %.1f -> %.1f MiB, arena %.1f -> %.1f MiB, extra FLOPs "
+          "%.3g, swapped %.1f MiB, extra time %.3f ms",
+        gradientsInArena ? "in the arena" : "persistent", qPrintable(strategy), bound / 1048576.0, after / 1048576.0,
+        arena / 1048576.0, arenaAfter / 1048576.0, report.extraFlops, report.swappedBytes / 1048576.0, report.extraSeconds * 1e3);
+    QCOMPARE(report.lowerBoundBefore, bound);
+    QCOMPARE(report.lowerBoundAfter, after);
+    QVERIFY(after < bound);
+    QVERIFY(arenaAfter < arena);
+    if (!gradientsInArena) // activation-bound: the saving is a large part of the peak
+        QVERIFY(after < bound * 3 / 5);
+    if (strategy == QStringLiteral("recompute")) {
+        QVERIFY(report.extraFlops > 0);
+        QVERIFY(report.extraSeconds > 0);
+        QCOMPARE(report.swappedBytes, Bytes(0));
+    } else {
+        QVERIFY(report.swappedBytes >= bound - after); // every byte saved went to the host and back
+        QCOMPARE(report.extraFlops, 0.0);
+        QVERIFY(report.extraSeconds >= 0);
+        // Persistent gradients leave little compute in the gaps: the transfers outlast it and stall.
+        if (!gradientsInArena)
+            QVERIFY(report.extraSeconds > 0);
+        int trips = 0;
+        for (const auto& op : run->state.graph.ops)
+            trips += op.type == "SwapOut";
+        QVERIFY(trips > 0);
+    }
+    const auto problem = meaningProblem(workload, *run);
+    QVERIFY2(problem.isEmpty(), qPrintable(problem));
+}
+
+// Budget mode on the training graph: a budget between the best single strategy and the plain arena is
+// met; one below anything reachable is reported as not met, with the smallest arena reached.
+void TestStrategies::unetTrainingBudget()
+{
+    const auto workload = unetTraining(false);
+    const auto* planner = plannerByName("greedy-by-size");
+    const Bytes plain = validPlan(workload.problem).arenaSize;
+    Bytes best = plain;
+    for (const char* name : { "recompute", "swap" }) {
+        const auto run = applyStrategies(workload, { name }, testOptions(workload));
+        QVERIFY(run);
+        best = std::min(best, validPlan(run->workload.problem).arenaSize);
+    }
+    QVERIFY(best < plain);
+    const Bytes budget = (best + plain) / 2;
+    const auto choice = chooseForBudget(workload, budget, *planner, testOptions(workload));
+    QVERIFY2(choice, choice ? "" : choice.error().message.c_str());
+    QVERIFY(choice->fits);
+    QVERIFY(!choice->names.empty());
+    QVERIFY(choice->plan.arenaSize <= budget);
+    QVERIFY(validatePlan(choice->run.workload.problem, choice->plan).ok());
+    QVERIFY(meaningProblem(workload, choice->run).isEmpty());
+    const Bytes impossible = 1 << 20;
+    const auto tight = chooseForBudget(workload, impossible, *planner, testOptions(workload));
+    QVERIFY(tight);
+    QVERIFY(!tight->fits);
+    QVERIFY(tight->plan.arenaSize > impossible);
+    QVERIFY(tight->plan.arenaSize <= best); // the smallest arena reached, no worse than one strategy alone
+    QVERIFY(validatePlan(tight->run.workload.problem, tight->plan).ok());
+    qInfo("example:unet training (persistent gradients): plain arena %.1f MiB, best single strategy %.1f MiB, budget %.1f MiB met "
+          "with %zu strategies at %.1f MiB; 1 MiB not met, smallest %.1f MiB",
+        plain / 1048576.0, best / 1048576.0, budget / 1048576.0, choice->names.size(), choice->plan.arenaSize / 1048576.0,
+        tight->plan.arenaSize / 1048576.0);
+}
+
+// Swap's time: the two transfers (size / host link each) overlap the compute strictly inside the
+// idle gap; only what does not fit shows as a stall, and that is the estimated extra time.
+void TestStrategies::swapStallWhenTransferExceedsGap()
+{
+    const auto workload = skipGraph();
+    const auto& graph = *workload.graph;
+    // skip is read at steps 1 (pool) and 6 (cat): the gap holds steps 2..5.
+    auto options = testOptions(workload);
+    double gapSeconds = 0;
+    for (Step s = 2; s <= 5; ++s)
+        gapSeconds += opSeconds(graph, graph.ops[workload.schedule.order[s]], options.device);
+    QVERIFY(gapSeconds > 0);
+    for (const double link : { 1e3, 1e15 }) { // 1 s per transfer of 1000 bytes, or next to nothing
+        options.device.hostLinkBandwidth = link;
+        const auto run = applyStrategies(workload, { "swap" }, options);
+        QVERIFY(run);
+        const auto& report = run->reports.at(0);
+        QCOMPARE(report.swappedBytes, Bytes(1000));
+        const double expected = std::max(0.0, 2 * 1000.0 / link - gapSeconds);
+        QVERIFY2(std::abs(report.extraSeconds - expected) <= 1e-9 * std::max(1.0, expected),
+            qPrintable(QStringLiteral("%1 vs %2").arg(report.extraSeconds).arg(expected)));
+        QVERIFY(report.details.at(0).find("skip") != std::string::npos);
+        QVERIFY(report.details.at(0).find("stall") != std::string::npos);
+        if (link < 1e6)
+            QVERIFY(report.extraSeconds > 1.9); // the transfers take 2 s; the gap's compute hides almost none of it
+        else
+            QCOMPARE(report.extraSeconds, 0.0);
+        QVERIFY(lowerBound(run->workload.problem) < lowerBound(workload.problem)); // the stall does not undo the saving
+        QVERIFY(meaningProblem(workload, *run).isEmpty());
+        validPlan(run->workload.problem);
     }
 }
 

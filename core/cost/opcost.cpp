@@ -80,7 +80,11 @@ OpCost opCost(const Graph& graph, const Op& op)
         cost.flops = forward * static_cast<double>(op.outputs.size());
         return cost;
     }
-    if (t == "Conv" && in1) {
+    if (!op.body.empty()) {
+        // A fused op does its body's work; its traffic is only what it reads and writes outside.
+        for (const auto& part : op.body)
+            cost.flops += opCost(graph, part).flops;
+    } else if (t == "Conv" && in1) {
         cost.flops = 2.0 * out * productFrom(in1->shape, 1); // weight [M, C/group, kH, kW]
     } else if (t == "ConvTranspose" && in0 && in1) {
         cost.flops = 2.0 * elements(*in0) * productFrom(in1->shape, 1); // weight [C, M/group, kH, kW]

@@ -17,6 +17,7 @@ namespace core {
 // - data movement (Concat, Split, Slice, Gather, Transpose, Pad, Expand, Tile, Resize): no FLOPs, reads and writes bytes;
 // - views (Reshape, Flatten, Squeeze, Unsqueeze, Identity): no FLOPs and no bytes moved;
 // - training-mode gradients of Conv/ConvTranspose/Gemm/MatMul: the forward op's FLOPs per gradient written (dX, dW);
+// - a fused op (Op::body): the sum of its body ops' FLOPs; bytes are only its own inputs and outputs;
 // - anything else: 1 FLOP per output element, reads its inputs, writes its outputs.
 // Bytes read are every input (weights included), bytes written every output. Unknown sizes count 0.
 // Limits: no sparsity, no cache model; a roofline is an optimistic bound, good for comparing, not predicting.

@@ -64,8 +64,9 @@ exec::TensorView viewOf(const Graph& g, const Layout& layout, TensorIndex t)
 }
 
 // PerTensor: buffers get no address here; the run allocates each one at its first use.
+// Fused ops' internal tensors get nothing here: they live in the fused scratch (FusedScratch).
 Expected<Layout> makeLayout(const Graph& g, const PlanProblem& problem, const Plan& plan, const std::vector<TensorIndex>& bufferTensor,
-    Allocation allocation)
+    Allocation allocation, const std::vector<bool>& internal)
 {
     const bool arena = allocation == Allocation::Arena;
     if ((arena && plan.offsets.size() != problem.buffers.size()) || bufferTensor.size() != problem.buffers.size())
@@ -103,7 +104,7 @@ Expected<Layout> makeLayout(const Graph& g, const PlanProblem& problem, const Pl
     // Everything else (weights, persistent, tensors without a buffer) gets its own slot.
     std::vector<Bytes> sideOffset(g.tensors.size(), -1);
     for (std::size_t t = 0; t < g.tensors.size(); ++t)
-        if (!placed[t] && g.tensors[t].size > 0) {
+        if (!placed[t] && !internal[t] && g.tensors[t].size > 0) {
             sideOffset[t] = layout.sideBytes;
             layout.sideBytes += alignUp(g.tensors[t].size, kHostAlignment);
         }
@@ -117,6 +118,59 @@ Expected<Layout> makeLayout(const Graph& g, const PlanProblem& problem, const Pl
         }
     return layout;
 }
+
+// The internal tensors of fused ops (fusedInternals): one allocation holding, at different offsets,
+// the internals of the fused op that needs most; every fused op's internals start at offset 0, since
+// fused ops run one at a time. Internals never reach the arena: that is what fusion saves.
+struct FusedScratch {
+    std::vector<bool> internal; // per tensor
+    std::vector<Bytes> offset;  // per tensor: offset in the scratch, -1 when not internal
+    Memory memory;
+    Bytes bytes = 0;
+    std::byte* address(TensorIndex t) const { return memory.get() + offset[std::size_t(t)]; }
+};
+
+Expected<FusedScratch> makeFusedScratch(const Graph& g, const Schedule& schedule)
+{
+    FusedScratch scratch;
+    scratch.internal.assign(g.tensors.size(), false);
+    scratch.offset.assign(g.tensors.size(), -1);
+    for (const auto o : schedule.order) {
+        const auto& op = g.ops[std::size_t(o)];
+        for (const auto& part : op.body)
+            for (const auto* list : { &part.inputs, &part.outputs })
+                for (const auto t : *list)
+                    if (t < 0 || t >= TensorIndex(g.tensors.size()))
+                        return makeError(ErrorCode::InvalidArgument,
+                            "fused op '" + op.name + "': body op '" + part.name + "' names a tensor index out of range");
+        Bytes used = 0;
+        for (const auto t : fusedInternals(op)) {
+            if (scratch.internal[std::size_t(t)])
+                continue; // a recompute clone of a fused op shares its internals; same offsets, same size
+            scratch.internal[std::size_t(t)] = true;
+            scratch.offset[std::size_t(t)] = used;
+            used += alignUp(std::max<Bytes>(g.tensors[std::size_t(t)].size, 0), kHostAlignment);
+        }
+        scratch.bytes = std::max(scratch.bytes, used);
+    }
+    if (scratch.bytes > 0) {
+        scratch.memory = allocate(scratch.bytes, kHostAlignment);
+        if (!scratch.memory)
+            return makeError(ErrorCode::Io, "cannot allocate " + std::to_string(scratch.bytes) + " bytes of fused-op scratch");
+    }
+    return scratch;
+}
+
+// One kernel call as prepared for the run: an op of the schedule, or one op of a fused op's body.
+struct Prepared {
+    exec::KernelCall call;
+    std::vector<TensorIndex> inTensor, outTensor; // per slot; -1 for an absent optional input
+    exec::Kernel kernel = nullptr;
+    bool constant = false; // Constant op: its output is a preloaded weight
+    bool fill = false;     // ConstantOfShape
+    OpIndex opIndex = 0;
+    std::vector<Prepared> body; // a fused op: its body's calls, in order
+};
 
 // Deterministic contents for a tensor nobody gave: per tensor its own stream (seed ^ hash(name)),
 // so adding a tensor does not change the others.
@@ -336,7 +390,10 @@ Expected<Measurement> runOnCpu(const Graph& graph, const Schedule& schedule, con
     const std::vector<TensorIndex>& bufferTensor, const RunOptions& options)
 {
     const bool perTensor = options.allocation == Allocation::PerTensor;
-    auto layout = makeLayout(graph, problem, plan, bufferTensor, options.allocation);
+    auto fusedScratch = makeFusedScratch(graph, schedule);
+    if (!fusedScratch)
+        return fusedScratch.error();
+    auto layout = makeLayout(graph, problem, plan, bufferTensor, options.allocation, fusedScratch->internal);
     if (!layout)
         return layout.error();
     fillWeights(graph, *layout, options);
@@ -345,47 +402,62 @@ Expected<Measurement> runOnCpu(const Graph& graph, const Schedule& schedule, con
             return s.error();
 
     // Kernel calls are prepared once: views point into the layout (PerTensor: re-pointed every step).
-    struct Prepared {
-        exec::KernelCall call;
-        std::vector<TensorIndex> inTensor, outTensor; // per slot; -1 for an absent optional input
-        exec::Kernel kernel = nullptr;
-        bool constant = false; // Constant op: its output is a preloaded weight
-        bool fill = false;     // ConstantOfShape
-        OpIndex opIndex = 0;
+    // A fused op with a body is its body's calls, run in order; their internal tensors point into the
+    // fused scratch, which no other op touches.
+    auto addressOf = [&](TensorIndex t) {
+        return fusedScratch->internal[std::size_t(t)] ? fusedScratch->address(t) : layout->address[std::size_t(t)];
     };
-    std::vector<Prepared> steps;
-    for (const auto opIndex : schedule.order) {
-        const auto& op = graph.ops[opIndex];
+    // An internal of unknown size has no room in the scratch: the body ops around it run synthetic.
+    auto storedOf = [&](TensorIndex t) {
+        return fusedScratch->internal[std::size_t(t)] ? graph.tensors[std::size_t(t)].size > 0 : layout->stored[std::size_t(t)];
+    };
+    auto prepare = [&](const Op& op, const std::vector<int>* slots) {
         Prepared p;
         p.call.op = &op;
-        std::vector<int> slots;
-        if (options.modelData)
-            if (auto it = options.modelData->inputSlots.find(opIndex); it != options.modelData->inputSlots.end())
-                slots = it->second;
         for (std::size_t k = 0; k < op.inputs.size(); ++k) {
-            const std::size_t slot = k < slots.size() ? std::size_t(slots[k]) : k;
+            const std::size_t slot = slots && k < slots->size() ? std::size_t((*slots)[k]) : k;
             if (p.call.in.size() <= slot) {
                 p.call.in.resize(slot + 1);
                 p.inTensor.resize(slot + 1, -1);
             }
             p.call.in[slot] = viewOf(graph, *layout, op.inputs[k]);
+            p.call.in[slot].data = addressOf(op.inputs[k]);
             p.inTensor[slot] = op.inputs[k];
         }
-        for (auto t : op.outputs)
+        for (auto t : op.outputs) {
             p.call.out.push_back(viewOf(graph, *layout, t));
+            p.call.out.back().data = addressOf(t);
+        }
         p.outTensor = op.outputs;
         const bool defaultDomain = op.domain.empty() || op.domain == "ai.onnx";
         p.constant = defaultDomain && op.type == "Constant";
         p.fill = defaultDomain && op.type == "ConstantOfShape" && op.outputs.size() == 1 && !graph.tensors[op.outputs[0]].estimated;
-        p.opIndex = opIndex;
         p.kernel = defaultDomain && op.captured.empty() ? exec::findKernel(op.type) : nullptr;
         // Kernels need every input they read present; an unsized or estimated tensor means the
         // static shapes cannot be trusted, so such ops run synthetic.
         for (auto t : op.outputs)
-            if (graph.tensors[t].estimated || !layout->stored[t])
+            if (graph.tensors[t].estimated || !storedOf(t))
                 p.kernel = nullptr;
-        if (p.inTensor.empty() || p.inTensor[0] < 0 || !layout->stored[p.inTensor[0]])
+        if (p.inTensor.empty() || p.inTensor[0] < 0 || !storedOf(p.inTensor[0]))
             p.kernel = nullptr;
+        return p;
+    };
+    std::vector<Prepared> steps;
+    for (const auto opIndex : schedule.order) {
+        const auto& op = graph.ops[opIndex];
+        const std::vector<int>* slots = nullptr;
+        if (options.modelData)
+            if (auto it = options.modelData->inputSlots.find(opIndex); it != options.modelData->inputSlots.end())
+                slots = &it->second;
+        Prepared p = prepare(op, slots);
+        for (std::size_t k = 0; k < op.body.size(); ++k) {
+            const std::vector<int>* bodySlots = nullptr;
+            if (options.modelData)
+                if (auto it = options.modelData->bodyInputSlots.find({ opIndex, int(k) }); it != options.modelData->bodyInputSlots.end())
+                    bodySlots = &it->second;
+            p.body.push_back(prepare(op.body[k], bodySlots));
+        }
+        p.opIndex = opIndex;
         steps.push_back(std::move(p));
     }
 
@@ -460,21 +532,34 @@ Expected<Measurement> runOnCpu(const Graph& graph, const Schedule& schedule, con
                 }
                 live += problem.buffers[b].size;
             }
-            if (perTensor) {
-                for (std::size_t k = 0; k < p.call.in.size(); ++k)
-                    if (p.inTensor[k] >= 0)
-                        p.call.in[k].data = layout->address[p.inTensor[k]];
-                for (std::size_t k = 0; k < p.call.out.size(); ++k)
-                    p.call.out[k].data = layout->address[p.outTensor[k]];
+            auto repoint = [&](Prepared& q) {
+                for (std::size_t k = 0; k < q.call.in.size(); ++k)
+                    if (q.inTensor[k] >= 0)
+                        q.call.in[k].data = addressOf(q.inTensor[k]);
+                for (std::size_t k = 0; k < q.call.out.size(); ++k)
+                    q.call.out[k].data = addressOf(q.outTensor[k]);
+            };
+            auto execute = [&](Prepared& q, OpIndex opIndex) {
+                if (perTensor)
+                    repoint(q);
+                bool ok = (q.constant && runConstant(graph, q.call, options)) || (q.fill && runConstantOfShape(q.call, opIndex, options));
+                if (!ok && q.kernel)
+                    ok = q.kernel(q.call);
+                if (!ok)
+                    ok = writeKnownValues(graph, q.call, *q.call.op);
+                if (!ok)
+                    exec::syntheticKernel(q.call);
+                return ok;
+            };
+            if (p.body.empty())
+                real[s] = execute(p, p.opIndex);
+            else {
+                // A fused op is real when every op of its body ran a real kernel.
+                bool all = true;
+                for (auto& part : p.body)
+                    all = execute(part, -1) && all;
+                real[s] = all;
             }
-            bool ok = (p.constant && runConstant(graph, p.call, options)) || (p.fill && runConstantOfShape(p.call, p.opIndex, options));
-            if (!ok && p.kernel)
-                ok = p.kernel(p.call);
-            if (!ok)
-                ok = writeKnownValues(graph, p.call, *p.call.op);
-            if (!ok)
-                exec::syntheticKernel(p.call);
-            real[s] = ok;
             stepBytes[s] = perTensor ? allocatorInUse() - baseline : live;
             // Graph outputs die after the last step; they are read back below first.
             if (s + 1 < steps.size())
@@ -515,7 +600,7 @@ Expected<Measurement> runOnCpu(const Graph& graph, const Schedule& schedule, con
     m.stepBytes = std::move(stepBytes);
     m.stepPeakBytes = m.stepBytes.empty() ? 0 : *std::max_element(m.stepBytes.begin(), m.stepBytes.end());
     m.latencyMs = LatencyStats { median(totals), percentile(totals, 0.5), percentile(totals, 0.99) };
-    m.scratchBytes = exec::scratchHighWater();
+    m.scratchBytes = exec::scratchHighWater() + fusedScratch->bytes;
     m.peakBytes = (perTensor ? m.stepPeakBytes : m.arenaBytes) + m.weightsBytes + m.scratchBytes;
     rusage usage {};
     if (getrusage(RUSAGE_SELF, &usage) == 0)

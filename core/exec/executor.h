@@ -12,6 +12,10 @@
 // - Inputs: RunOptions::inputs by name, else seeded random (float in [-1, 1), integers in [0, 4)).
 // - Kernels: float32 (and int64 shape arithmetic) for the common CNN/transformer ops; an op
 //   without a real kernel runs the synthetic kernel (see kernels.h) and is counted as synthetic.
+// - Fused ops (Op::body): the body's ops run one after another with their own kernels; the internal
+//   tensors between them live in a fused scratch allocation (counted in Measurement::scratchBytes),
+//   never in the arena. The fused op counts as real when every body op ran a real kernel, so a fused
+//   model computes the unfused model's outputs bit for bit.
 // - Allocation::PerTensor instead gives every buffer its own malloc when its first tensor is
 //   produced and frees it after its last read: the CPU analogue of per-tensor cudaMalloc/cudaFree,
 //   measured through the C allocator (glibc mallinfo2) rather than predicted.
@@ -66,7 +70,7 @@ struct Measurement {
     Allocation allocation = Allocation::Arena;
     Bytes arenaBytes = 0;   // the activation arena allocated (plan.arenaSize); 0 for PerTensor
     Bytes weightsBytes = 0; // the side region: weights, persistent and unbuffered tensors
-    Bytes scratchBytes = 0; // kernel scratch (im2col) high-water
+    Bytes scratchBytes = 0; // kernel scratch (im2col) high-water plus the fused ops' internal tensors
     Bytes peakBytes = 0;    // arena (PerTensor: stepPeakBytes) + side region + scratch: the most the executor held at once
     Bytes peakRssBytes = 0; // the process's peak resident memory after the run (getrusage)
     // Activation bytes in use while each step ran (index = step; its outputs written, the inputs it

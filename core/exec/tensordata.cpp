@@ -162,6 +162,14 @@ ModelData remapModelData(const ModelData& data, const Graph& from, const Graph& 
         fromOp.emplace(from.ops[o].name, OpIndex(o));
     static const std::string kClone = ".recompute";
     for (std::size_t o = 0; o < to.ops.size(); ++o) {
+        for (std::size_t k = 0; k < to.ops[o].body.size(); ++k) {
+            const auto& part = to.ops[o].body[k];
+            const auto it = fromOp.find(part.name);
+            if (it == fromOp.end() || from.ops[it->second].type != part.type)
+                continue;
+            if (const auto s = data.inputSlots.find(it->second); s != data.inputSlots.end())
+                out.bodyInputSlots[{ OpIndex(o), int(k) }] = s->second;
+        }
         std::string name = to.ops[o].name;
         while (name.size() > kClone.size() && name.compare(name.size() - kClone.size(), kClone.size(), kClone) == 0)
             name.resize(name.size() - kClone.size());

@@ -34,6 +34,8 @@ struct ModelData {
     // Ops with an optional input left out in the middle (Clip(x, "", max)): per present input of
     // Op::inputs, its ONNX input slot. Ops without gaps are not listed.
     std::map<OpIndex, std::vector<int>> inputSlots;
+    // The same for the body ops of fused ops: (fused op, position in its body) -> slots.
+    std::map<std::pair<OpIndex, int>, std::vector<int>> bodyInputSlots;
     // ConstantOfShape ops with a `value` attribute: that one-element tensor (absent: float 0).
     std::map<OpIndex, HostTensor> fillValues;
 };
@@ -44,7 +46,7 @@ Expected<ModelData> loadTensorData(const std::filesystem::path& modelFile, const
 
 // The same data for `to`, a rewrite of `from` (strategies: fused, recomputed, swapped ops): weights
 // follow their tensor's name, per-op facts their op's name; a recompute clone ("X.recompute") gets
-// the facts of X. Anything `to` does not name is dropped.
+// the facts of X; a fused op's body ops get the facts of the ops they were. Anything `to` does not name is dropped.
 ModelData remapModelData(const ModelData& data, const Graph& from, const Graph& to);
 
 // One TensorProto file: its name (may be empty) and contents.

@@ -134,6 +134,25 @@ std::vector<TensorIndex> unsizedTensors(const Graph& graph)
     return result;
 }
 
+std::vector<TensorIndex> fusedInternals(const Op& op)
+{
+    std::vector<TensorIndex> result;
+    for (const auto& part : op.body)
+        for (auto t : part.outputs)
+            if (std::find(op.outputs.begin(), op.outputs.end(), t) == op.outputs.end()
+                && std::find(result.begin(), result.end(), t) == result.end())
+                result.push_back(t);
+    return result;
+}
+
+void replaceTensor(Op& op, TensorIndex from, TensorIndex to)
+{
+    for (auto* list : { &op.inputs, &op.outputs, &op.captured })
+        std::replace(list->begin(), list->end(), from, to);
+    for (auto& part : op.body)
+        replaceTensor(part, from, to);
+}
+
 std::vector<OpIndex> producers(const Graph& graph)
 {
     std::vector<OpIndex> result(graph.tensors.size(), -1);

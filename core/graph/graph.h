@@ -64,7 +64,20 @@ struct Op {
     std::vector<TensorIndex> outputs;
     // Outer tensors read by a subgraph (If/Loop/Scan body): they live as long as the op runs.
     std::vector<TensorIndex> captured;
+    // A fused op (type "Fused", made by the fuse strategy): the ops it runs, in order, each with its own
+    // type and attributes. Body ops read the fused op's inputs and earlier body ops' outputs; the last
+    // body op writes the fused op's outputs. Every other body output is internal (fusedInternals): no op
+    // of the graph reads or writes it, it has no buffer, and an executor keeps it in kernel scratch.
+    // Empty for every other op. Exporters write the fused op alone (its body is not part of ONNX).
+    std::vector<Op> body;
 };
+
+// Body outputs of a fused op that the op itself does not write, in body order; empty for other ops.
+std::vector<TensorIndex> fusedInternals(const Op& op);
+
+// Replaces tensor `from` by `to` wherever `op` names it: inputs, outputs, captured tensors and the
+// body of a fused op (strategies that redirect reads or clone ops keep the body consistent this way).
+void replaceTensor(Op& op, TensorIndex from, TensorIndex to);
 
 struct Graph {
     std::string name;

@@ -83,6 +83,7 @@ Expected<Transformed> FusionStrategy::apply(Transformed state, const StrategyOpt
                 if (!intermediates.count(t) && std::find(fused.inputs.begin(), fused.inputs.end(), t) == fused.inputs.end())
                     fused.inputs.push_back(t);
             state.fusedOps.push_back(op.name);
+            fused.body.push_back(op); // with its attributes: an executor runs the group op by op
         }
         fused.outputs = graph.ops[chain.back()].outputs;
         fused.attributes["fused_types"].text = types;

@@ -9,6 +9,8 @@
 //   Two anchors (Conv then MatMul) never fuse: a fused op has at most one heavy op, first.
 // - The fused op (type "Fused", name "a+b+c") takes the chain's outside inputs and writes the last
 //   op's outputs; it runs at the last op's step, so every outside input is already produced.
+//   Op::body keeps the chain's ops (attributes included), so an executor computes exactly what the
+//   unfused ops computed, the intermediates in kernel scratch.
 //   The intermediates disappear from every op; nothing else changes.
 // - Cost: no extra FLOPs; the intermediates are not written and read back, which saves
 //   2 × their bytes of memory traffic (reported as negative extra time on the device profile).

@@ -102,13 +102,14 @@ std::optional<GapRewrite> recomputeBefore(const Transformed& current, const Reco
         const auto p = chain[i];
         Op clone = state.graph.ops[p];
         clone.name += ".recompute";
-        for (auto& in : clone.inputs)
+        // replaceTensor keeps a fused op's body on the clone's tensors; its internals stay shared (scratch only).
+        for (const auto in : std::vector<TensorIndex>(clone.inputs))
             if (auto it = cloneOf.find(in); it != cloneOf.end())
-                in = it->second;
-        for (auto& out : clone.outputs) {
+                replaceTensor(clone, in, it->second);
+        for (const auto out : std::vector<TensorIndex>(clone.outputs)) {
             const auto copy = state.addCopyTensor(out, uniqueTensorName(state.graph, state.graph.tensors[out].name + ".recompute"));
             cloneOf[out] = copy;
-            out = copy;
+            replaceTensor(clone, out, copy);
         }
         result.extraFlops += opCost(state.graph, clone).flops;
         result.extraSeconds += opSeconds(state.graph, clone, device);
@@ -121,11 +122,8 @@ std::optional<GapRewrite> recomputeBefore(const Transformed& current, const Reco
     }
     for (auto target : r.targets) {
         const auto replacement = cloneOf.at(target);
-        for (Step s = at; s < state.schedule.steps(); ++s) {
-            auto& op = state.graph.ops[state.schedule.order[s]];
-            for (auto* list : { &op.inputs, &op.captured })
-                std::replace(list->begin(), list->end(), target, replacement);
-        }
+        for (Step s = at; s < state.schedule.steps(); ++s)
+            replaceTensor(state.graph.ops[state.schedule.order[s]], target, replacement);
     }
     result.detail = "re-running " + names + " (" + flopsText(result.extraFlops) + " FLOPs)";
     return result;

@@ -38,13 +38,10 @@ std::optional<GapRewrite> swapGap(const Transformed& current, const IdleGap& gap
     state.onHost[host] = true;
     const auto back = state.addCopyTensor(t, name + ".swapin");
     // Redirect the reads from step `to` on, then insert SwapIn at `to` and SwapOut right after `from`.
-    for (Step s = gap.to; s < state.schedule.steps(); ++s) {
-        auto& op = state.graph.ops[state.schedule.order[s]];
-        for (auto* list : { &op.inputs, &op.captured })
-            std::replace(list->begin(), list->end(), t, back);
-    }
-    insertOp(state, Op { name + ".swap_in", "SwapIn", "", {}, { host }, { back }, {} }, gap.to);
-    insertOp(state, Op { name + ".swap_out", "SwapOut", "", {}, { t }, { host }, {} }, gap.from + 1);
+    for (Step s = gap.to; s < state.schedule.steps(); ++s)
+        replaceTensor(state.graph.ops[state.schedule.order[s]], t, back); // a fused op's body reads `back` too
+    insertOp(state, Op { name + ".swap_in", "SwapIn", "", {}, { host }, { back }, {}, {} }, gap.to);
+    insertOp(state, Op { name + ".swap_out", "SwapOut", "", {}, { t }, { host }, {}, {} }, gap.from + 1);
     const double transfer = static_cast<double>(gap.size) / device.hostLinkBandwidth;
     const double stall = std::max(0.0, 2 * transfer - gapSeconds);
     result.swappedBytes = gap.size;
