@@ -191,6 +191,21 @@ __global__ void permuteKernel(T* y, const T* x, Dims d, std::int64_t n)
     GRID_LOOP(i, n) y[i] = x[sourceIndex(i, d.rank, d.dims, d.stride)];
 }
 
+template <class T>
+__global__ void gatherKernel(T* y, const T* x, const void* indices, bool indices64, std::int64_t outer, std::int64_t count,
+    std::int64_t dim, std::int64_t inner)
+{
+    GRID_LOOP(i, outer * count * inner)
+    {
+        const std::int64_t j = i % inner, k = (i / inner) % count, o = i / (inner * count);
+        std::int64_t at = indices64 ? static_cast<const std::int64_t*>(indices)[k] : std::int64_t(static_cast<const std::int32_t*>(indices)[k]);
+        at %= dim;
+        if (at < 0)
+            at += dim;
+        y[i] = x[(o * dim + at) * inner + j];
+    }
+}
+
 } // namespace
 
 cudaError_t binary(Binary op, float* y, const float* a, const float* b, const Broadcast& shape, std::int64_t n, cudaStream_t stream)
@@ -282,6 +297,21 @@ cudaError_t permute(void* y, const void* x, int elementBytes, int rank, const st
         permuteKernel<<<blocksFor(n), kThreads, 0, stream>>>(static_cast<std::uint32_t*>(y), static_cast<const std::uint32_t*>(x), d, n);
     else if (n > 0)
         permuteKernel<<<blocksFor(n), kThreads, 0, stream>>>(static_cast<std::uint64_t*>(y), static_cast<const std::uint64_t*>(x), d, n);
+    return cudaGetLastError();
+}
+
+cudaError_t gather(void* y, const void* x, int elementBytes, const void* indices, bool indices64, std::int64_t outer, std::int64_t count,
+    std::int64_t dim, std::int64_t inner, cudaStream_t stream)
+{
+    const std::int64_t n = outer * count * inner;
+    if ((elementBytes != 4 && elementBytes != 8) || dim <= 0)
+        return cudaErrorInvalidValue;
+    if (n > 0 && elementBytes == 4)
+        gatherKernel<<<blocksFor(n), kThreads, 0, stream>>>(static_cast<std::uint32_t*>(y), static_cast<const std::uint32_t*>(x), indices,
+            indices64, outer, count, dim, inner);
+    else if (n > 0)
+        gatherKernel<<<blocksFor(n), kThreads, 0, stream>>>(static_cast<std::uint64_t*>(y), static_cast<const std::uint64_t*>(x), indices,
+            indices64, outer, count, dim, inner);
     return cudaGetLastError();
 }
 

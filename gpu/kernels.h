@@ -58,4 +58,9 @@ cudaError_t rowMean(float* y, const float* x, std::int64_t rows, std::int64_t in
 cudaError_t permute(void* y, const void* x, int elementBytes, int rank, const std::int64_t* outDims, const std::int64_t* inStride,
     std::int64_t n, cudaStream_t stream);
 
+// Gather along one axis of x viewed as [outer][dim][inner] with `count` indices (int64, else int32);
+// an index outside [0, dim) wraps, as on the CPU. Elements of 4 or 8 bytes.
+cudaError_t gather(void* y, const void* x, int elementBytes, const void* indices, bool indices64, std::int64_t outer, std::int64_t count,
+    std::int64_t dim, std::int64_t inner, cudaStream_t stream);
+
 } // namespace gpu::kernels

@@ -3,7 +3,7 @@
 // Device ops: Gemm/MatMul through cuBLAS (row-major operands handed to column-major cuBLAS as their
 // transposes), Conv as im2col + cuBLAS per image and group, elementwise with broadcasting,
 // activations, BatchNormalization, Softmax, LayerNormalization, pooling, the view family
-// (device-to-device copies), Transpose, Concat and Split (2-D strided copies).
+// (device-to-device copies), Transpose, Slice, Gather, Concat and Split (2-D strided copies).
 #include "ops.h"
 
 #include "kernels.h"
@@ -433,6 +433,88 @@ Outcome split(const DeviceCall& d)
     return {};
 }
 
+// Gather: the CPU kernel's rule (indices wrap) for elements of 4 or 8 bytes.
+Outcome gather(const DeviceCall& d)
+{
+    const auto& c = d.call;
+    if (!c.has(1) || c.out.size() != 1)
+        return kUnsupported;
+    const auto &x = c.in[0], &idx = c.in[1], &y = c.out[0];
+    const auto bytes = core::dtypeBytes(x.dtype);
+    if (x.dtype != y.dtype || x.rank() == 0 || (idx.dtype != core::DType::Int64 && idx.dtype != core::DType::Int32) || (bytes != 4 && bytes != 8))
+        return kUnsupported;
+    const int axis = core::exec::normAxis(c.attrInt("axis", 0), x.rank());
+    std::int64_t outer = 1, inner = 1;
+    for (int i = 0; i < axis; ++i)
+        outer *= x.shape[std::size_t(i)];
+    for (int i = axis + 1; i < x.rank(); ++i)
+        inner *= x.shape[std::size_t(i)];
+    const std::int64_t dim = x.shape[std::size_t(axis)];
+    if (outer * idx.count * inner != y.count || dim <= 0)
+        return kUnsupported;
+    DEVICE_CHECK(kernels::gather(y.data, x.data, int(bytes), idx.data, idx.dtype == core::DType::Int64, outer, idx.count, dim, inner, d.stream));
+    return {};
+}
+
+// Slice with its starts/ends/axes/steps known on the host (weights); the CPU kernel's rule when no
+// index needs clamping (always, for a valid model), a strided copy through the permute kernel.
+Outcome slice(const DeviceCall& d)
+{
+    const auto& c = d.call;
+    const auto &x = c.in[0], &y = c.out[0];
+    const int rank = x.rank();
+    const auto bytes = core::dtypeBytes(x.dtype);
+    if (c.out.size() != 1 || x.dtype != y.dtype || y.rank() != rank || rank < 1 || rank > kernels::kMaxRank || (bytes != 4 && bytes != 8))
+        return kUnsupported;
+    auto hostInts = [&](std::size_t slot, Shape& values) {
+        if (!c.has(slot))
+            return true;
+        if (slot >= d.hostContents.size() || !d.hostContents[slot])
+            return false;
+        TensorView v = c.in[slot];
+        v.data = const_cast<std::byte*>(d.hostContents[slot]);
+        for (std::int64_t i = 0; i < v.count; ++i)
+            values.push_back(core::exec::intAt(v, i));
+        return true;
+    };
+    Shape starts, axes, steps;
+    if (c.has(1)) {
+        if (!hostInts(1, starts) || !hostInts(3, axes) || !hostInts(4, steps))
+            return kUnsupported;
+    } else if (const auto* s = c.attrInts("starts")) {
+        starts = *s;
+        if (const auto* a = c.attrInts("axes"))
+            axes = *a;
+    } else
+        return kUnsupported;
+    Shape first(std::size_t(rank), 0), step(std::size_t(rank), 1);
+    for (std::size_t k = 0; k < starts.size(); ++k) {
+        const int axis = core::exec::normAxis(k < axes.size() ? axes[k] : std::int64_t(k), rank);
+        const std::int64_t dim = x.shape[std::size_t(axis)];
+        const std::int64_t st = k < steps.size() && steps[k] != 0 ? steps[k] : 1;
+        std::int64_t s = starts[k];
+        if (s < 0)
+            s += dim;
+        s = st > 0 ? std::clamp<std::int64_t>(s, 0, dim) : std::clamp<std::int64_t>(s, 0, dim - 1);
+        first[std::size_t(axis)] = s;
+        step[std::size_t(axis)] = st;
+    }
+    const auto xs = core::exec::stridesOf(x.shape);
+    std::int64_t base = 0, stride[kernels::kMaxRank] {};
+    for (int i = 0; i < rank; ++i) {
+        const auto u = std::size_t(i);
+        const std::int64_t last = first[u] + (y.shape[u] - 1) * step[u];
+        if (y.shape[u] > 0 && (first[u] < 0 || first[u] >= x.shape[u] || last < 0 || last >= x.shape[u]))
+            return kUnsupported; // would clamp: leave it to the CPU kernel
+        base += first[u] * xs[u];
+        stride[i] = step[u] * xs[u];
+    }
+    if (y.count == 0)
+        return {};
+    DEVICE_CHECK(kernels::permute(y.data, x.data + base * bytes, int(bytes), rank, y.shape.data(), stride, y.count, d.stream));
+    return {};
+}
+
 const std::map<std::string, DeviceKernel>& table()
 {
     using kernels::Binary;
@@ -447,7 +529,7 @@ const std::map<std::string, DeviceKernel>& table()
         { "BatchNormalization", batchNorm }, { "Softmax", softmax }, { "LayerNormalization", layerNorm },
         { "MaxPool", pool<true> }, { "AveragePool", pool<false> }, { "GlobalAveragePool", globalAveragePool },
         { "Reshape", view }, { "Flatten", view }, { "Squeeze", view }, { "Unsqueeze", view }, { "Identity", view }, { "Dropout", view },
-        { "Transpose", transpose }, { "Concat", concat }, { "Split", split },
+        { "Transpose", transpose }, { "Concat", concat }, { "Split", split }, { "Gather", gather }, { "Slice", slice },
     };
     return t;
 }
