@@ -125,6 +125,18 @@ struct Layout {
 
 bool isSwapOut(const core::Op& op) { return (op.domain.empty() || op.domain == "ai.onnx") && op.type == "SwapOut"; }
 
+// The tensors a buffer holds: its own and any others it lists by name.
+std::vector<TensorIndex> bufferTensorsOf(const Graph& g, TensorIndex own, const core::Buffer& buffer)
+{
+    std::vector<TensorIndex> list;
+    if (own >= 0 && own < TensorIndex(g.tensors.size()))
+        list.push_back(own);
+    for (const auto& name : buffer.tensors)
+        if (auto t = g.findTensor(name))
+            list.push_back(*t);
+    return list;
+}
+
 core::Expected<Layout> makeLayout(const Graph& g, const core::PlanProblem& problem, const core::Plan& plan,
     const std::vector<TensorIndex>& bufferTensor, bool arena, const core::RunOptions& options)
 {
@@ -149,6 +161,12 @@ core::Expected<Layout> makeLayout(const Graph& g, const core::PlanProblem& probl
         const auto& buffer = problem.buffers[b];
         if (arena && (plan.offsets[b] < 0 || plan.offsets[b] + buffer.size > plan.arenaSize))
             return core::makeError(ErrorCode::InvalidArgument, "buffer '" + buffer.name + "' lies outside the arena");
+        if (arena)
+            for (auto t : bufferTensorsOf(g, bufferTensor[b], buffer))
+                if (const Bytes w = core::dtypeBytes(g.tensors[t].dtype); w > 1 && plan.offsets[b] % w != 0)
+                    return core::makeError(ErrorCode::InvalidArgument, "the plan puts '" + g.tensors[t].name + "' at offset "
+                            + std::to_string(plan.offsets[b]) + ", not a multiple of its " + std::to_string(w)
+                            + "-byte elements: the GPU needs aligned tensors (plan with a larger --alignment, e.g. 256)");
         auto place = [&](TensorIndex t) {
             if (t < 0 || t >= TensorIndex(n) || g.tensors[t].size > buffer.size)
                 return;
