@@ -11,9 +11,15 @@
 #include "planners/validate.h"
 #include "util/format.h"
 
+#ifdef MEMPLAN_HAVE_CUDA
+#include "cudaexecutor.h"
+#endif
+
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
+#include <cstdlib>
+#include <optional>
 #include <fstream>
 #include <iostream>
 
@@ -26,7 +32,8 @@ const char* const kRunHelp = R"(usage: memplan run MODEL [--device cpu|cuda] [--
                     [--fuse] [--reorder] [--recompute] [--swap] [--inplace] [--budget SIZE] [--profile NAME|FILE]
                     [options]
 
-Applies the strategies given, then runs MODEL three times on the CPU executor:
+Applies the strategies given, then runs MODEL three times on the CPU executor (--device cuda: on
+the GPU, with a fourth run from the stream-ordered pool, cudaMallocAsync):
   - with no reuse (every buffer its own range): the reference;
   - in the planned arena (every activation at its planned offset in one allocation);
   - per tensor (every buffer its own malloc when produced, freed after its last read: the CPU
@@ -34,7 +41,10 @@ Applies the strategies given, then runs MODEL three times on the CPU executor:
 Checks that the arena and per-tensor runs give the reference's outputs bit for bit, and prints the
 predicted vs measured memory (per step and peak) and latency of both allocation modes.
 
-  --device cpu|cuda     executor (default cpu; cuda falls back to the CPU executor in this build)
+  --device cpu|cuda     executor (default cpu; cuda runs on GPU 0 when this build has the CUDA
+                        executor and a device is present, else on the CPU executor)
+  --tolerance R         --device cuda: the GPU's outputs vs the CPU executor's, |gpu - cpu| <=
+                        R·(|cpu| + max|cpu| of that output) (default 1e-3)
   --planner NAME        planner to use (default greedy-by-size)
   --repeat N            timed runs of each allocation mode (default 5); latency median, p50, p99
   --json FILE           write the measurement as JSON
@@ -50,7 +60,9 @@ In `memplan run`, --device picks the executor; the strategies' cost profile is -
 --device in `memplan plan`). A fused op runs its ops one after another, the tensors between them in
 kernel scratch (not in the arena), so fusion keeps the outputs bit-identical; swap transfers are host copies.
 Ops without a real kernel run a labelled synthetic kernel (deterministic, reads all inputs).
-Exit status 1 when the arena or per-tensor run's outputs differ from the no-reuse run's.
+Exit status 1 when the arena or per-tensor run's outputs differ from the no-reuse run's; on the GPU
+also when the pool run's do, or when the outputs are off the CPU executor's by more than --tolerance
+(compared only when no synthetic kernel ran: it hashes its inputs' bits, so rounding changes it all).
 )";
 
 int fail(const std::string& message, int code = kError)
@@ -87,7 +99,11 @@ struct RunResults {
     const core::Plan* plan = nullptr;
     const core::Measurement* arena = nullptr;
     const core::Measurement* perTensor = nullptr;
-    bool arenaMatch = false, perTensorMatch = false;
+    const core::Measurement* pool = nullptr; // GPU runs only: the stream-ordered pool
+    bool arenaMatch = false, perTensorMatch = false, poolMatch = false;
+    std::string deviceName;
+    std::optional<bool> cpuMatch; // GPU runs: outputs within tolerance of the CPU executor's (unset: not comparable)
+    std::string cpuComparison;    // what that comparison found
     std::optional<bool> originalMatch; // set when strategies ran: outputs equal the untransformed model's
     const std::vector<core::StrategyReport>* reports = nullptr;
     int repeat = 1;
@@ -105,6 +121,12 @@ nlohmann::ordered_json toJson(const RunResults& r)
     j["outputs_match_reference"] = r.arenaMatch;
     j["ops_real"] = m.opsReal;
     j["ops_synthetic"] = m.opsSynthetic;
+    if (r.pool) {
+        j["device_name"] = r.deviceName;
+        j["ops_on_host"] = m.opsHost;
+        j["outputs_match_cpu"] = r.cpuMatch ? nlohmann::ordered_json(*r.cpuMatch) : nlohmann::ordered_json();
+        j["cpu_comparison"] = r.cpuComparison;
+    }
     j["predicted_arena_bytes"] = r.plan->arenaSize;
     j["lower_bound_bytes"] = core::lowerBound(w.problem);
     j["arena_bytes"] = m.arenaBytes;
@@ -123,6 +145,14 @@ nlohmann::ordered_json toJson(const RunResults& r)
     per["latency_ms"] = latencyJson(pt.latencyMs);
     per["step_bytes"] = pt.stepBytes;
     j["per_tensor"] = std::move(per);
+    if (r.pool) {
+        nlohmann::ordered_json pool;
+        pool["outputs_match_reference"] = r.poolMatch;
+        pool["peak_bytes"] = r.pool->stepPeakBytes;
+        pool["latency_ms"] = latencyJson(r.pool->latencyMs);
+        pool["step_bytes"] = r.pool->stepBytes;
+        j["pool"] = std::move(pool);
+    }
     if (!r.reports->empty()) {
         auto list = nlohmann::ordered_json::array();
         for (const auto& s : *r.reports)
@@ -135,9 +165,14 @@ nlohmann::ordered_json toJson(const RunResults& r)
     auto ops = nlohmann::ordered_json::array();
     for (std::size_t i = 0; i < m.ops.size(); ++i) {
         const auto& op = m.ops[i];
-        ops.push_back({ { "name", op.name }, { "type", op.type }, { "kernel", op.real ? "real" : "synthetic" },
+        nlohmann::ordered_json entry { { "name", op.name }, { "type", op.type }, { "kernel", op.real ? "real" : "synthetic" },
             { "median_ms", op.medianMs }, { "p99_ms", op.p99Ms },
-            { "per_tensor_median_ms", i < pt.ops.size() ? pt.ops[i].medianMs : 0.0 } });
+            { "per_tensor_median_ms", i < pt.ops.size() ? pt.ops[i].medianMs : 0.0 } };
+        if (r.pool) {
+            entry["pool_median_ms"] = i < r.pool->ops.size() ? r.pool->ops[i].medianMs : 0.0;
+            entry["on"] = op.host ? "host" : "device";
+        }
+        ops.push_back(std::move(entry));
     }
     j["ops"] = std::move(ops);
     return j;
@@ -153,27 +188,46 @@ void printTable(const RunResults& r)
     for (const auto& region : w.regions)
         predictedWeights += region.size;
     const auto bytes = [](core::Bytes b) { return core::formatBytes(b); };
-    const auto row = [](const char* label, const std::string& predicted, const std::string& arena, const std::string& perTensor) {
-        std::printf("%-26s %14s %14s %14s\n", label, predicted.c_str(), arena.c_str(), perTensor.c_str());
+    const auto* pool = r.pool;
+    const auto row = [pool](const char* label, const std::string& predicted, const std::string& arena, const std::string& perTensor,
+                         const std::string& pooled = "-") {
+        std::printf("%-26s %14s %14s %14s", label, predicted.c_str(), arena.c_str(), perTensor.c_str());
+        if (pool)
+            std::printf(" %14s", pooled.c_str());
+        std::printf("\n");
     };
     const auto ms = [](double v) {
         char text[32];
         std::snprintf(text, sizeof text, "%.2f ms", v);
         return std::string(text);
     };
-    std::printf("model       %s\ndevice      cpu\nplanner     %s\n", w.source.c_str(), plan.planner.c_str());
-    std::printf("ops         %d real, %d synthetic\n\n", m.opsReal, m.opsSynthetic);
-    row("", "predicted", "arena run", "per-tensor run");
-    row("activation memory", bytes(plan.arenaSize), bytes(m.arenaBytes), bytes(pt.stepPeakBytes) + "*");
+    std::printf("model       %s\ndevice      %s%s\nplanner     %s\n", w.source.c_str(), m.device.c_str(),
+        r.deviceName.empty() ? "" : (" (" + r.deviceName + ")").c_str(), plan.planner.c_str());
+    std::printf("ops         %d real, %d synthetic", m.opsReal, m.opsSynthetic);
+    if (pool)
+        std::printf(" (%d of them on the host: no device kernel)", m.opsHost);
+    std::printf("\n\n");
+    const auto poolValue = [&](auto f) { return pool ? f(*pool) : std::string("-"); };
+    row("", "predicted", "arena run", "per-tensor run", "pool run");
+    row("activation memory", bytes(plan.arenaSize), bytes(m.arenaBytes), bytes(pt.stepPeakBytes) + "*",
+        poolValue([&](const core::Measurement& p) { return bytes(p.stepPeakBytes) + "*"; }));
     row("live activations, peak", bytes(core::lowerBound(w.problem)), bytes(m.stepPeakBytes), "-");
-    row("weights + other", bytes(predictedWeights), bytes(m.weightsBytes), bytes(pt.weightsBytes));
-    row("kernel scratch", "-", bytes(m.scratchBytes), bytes(pt.scratchBytes));
-    row("peak (all of the above)", bytes(plan.arenaSize + predictedWeights), bytes(m.peakBytes), bytes(pt.peakBytes));
-    row("latency median", "-", ms(m.latencyMs.median), ms(pt.latencyMs.median));
-    row("latency p50", "-", ms(m.latencyMs.p50), ms(pt.latencyMs.p50));
-    row("latency p99", "-", ms(m.latencyMs.p99), ms(pt.latencyMs.p99));
-    std::printf("%-26s %14s\n", "peak resident (RSS)", bytes(m.peakRssBytes).c_str());
-    std::printf("* allocator peak: bytes malloc held above its level before the run (mallinfo2), chunk overhead included\n");
+    row("weights + other", bytes(predictedWeights), bytes(m.weightsBytes), bytes(pt.weightsBytes),
+        poolValue([&](const core::Measurement& p) { return bytes(p.weightsBytes); }));
+    row("kernel scratch", "-", bytes(m.scratchBytes), bytes(pt.scratchBytes), poolValue([&](const core::Measurement& p) { return bytes(p.scratchBytes); }));
+    row("peak (all of the above)", bytes(plan.arenaSize + predictedWeights), bytes(m.peakBytes), bytes(pt.peakBytes),
+        poolValue([&](const core::Measurement& p) { return bytes(p.peakBytes); }));
+    row("latency median", "-", ms(m.latencyMs.median), ms(pt.latencyMs.median),
+        poolValue([&](const core::Measurement& p) { return ms(p.latencyMs.median); }));
+    row("latency p50", "-", ms(m.latencyMs.p50), ms(pt.latencyMs.p50), poolValue([&](const core::Measurement& p) { return ms(p.latencyMs.p50); }));
+    row("latency p99", "-", ms(m.latencyMs.p99), ms(pt.latencyMs.p99), poolValue([&](const core::Measurement& p) { return ms(p.latencyMs.p99); }));
+    if (pool)
+        std::printf("* per-tensor: bytes held from cudaMalloc (requested sizes) at the peak step;\n"
+                    "  pool: bytes in use in the pool (cudaMemPoolAttrUsedMemCurrent), the pool's rounding included\n");
+    else {
+        std::printf("%-26s %14s\n", "peak resident (RSS)", bytes(m.peakRssBytes).c_str());
+        std::printf("* allocator peak: bytes malloc held above its level before the run (mallinfo2), chunk overhead included\n");
+    }
     double predictedSwap = 0;
     bool swapped = false;
     for (const auto& s : *r.reports)
@@ -182,10 +236,15 @@ void printTable(const RunResults& r)
             swapped = s.swappedBytes > 0;
         }
     if (swapped)
-        std::printf("swap transfers: estimated %.3f ms on the cost profile, measured %.3f ms as host copies\n", predictedSwap,
-            swapMs(m));
-    std::printf("\nrepeat %d; outputs vs no-reuse run: arena %s, per-tensor %s\n", r.repeat,
+        std::printf("swap transfers: estimated %.3f ms on the cost profile, measured %.3f ms as %s\n", predictedSwap,
+            swapMs(m), pool ? "pinned-host copies on the copy stream" : "host copies");
+    std::printf("\nrepeat %d; outputs vs no-reuse run: arena %s, per-tensor %s", r.repeat,
         r.arenaMatch ? "bit-identical" : "DIFFER", r.perTensorMatch ? "bit-identical" : "DIFFER");
+    if (pool)
+        std::printf(", pool %s", r.poolMatch ? "bit-identical" : "DIFFER");
+    std::printf("\n");
+    if (pool)
+        std::printf("outputs vs the CPU executor: %s\n", r.cpuComparison.c_str());
     if (r.originalMatch)
         std::printf("outputs vs the model without strategies: %s\n",
             *r.originalMatch ? "bit-identical" : "DIFFER");
@@ -205,7 +264,7 @@ void printTable(const RunResults& r)
 
 int runCommand(const std::vector<std::string>& words)
 {
-    std::set<std::string> valued { "device", "planner", "repeat", "json", "input", "save-outputs", "seed", "alignment", "dim",
+    std::set<std::string> valued { "device", "planner", "repeat", "tolerance", "json", "input", "save-outputs", "seed", "alignment", "dim",
         "input-shape", "profile", "budget" };
     const std::set<std::string> switches { "fuse", "reorder", "recompute", "swap", "inplace" };
     if (std::find(words.begin(), words.end(), "--help") != words.end() || std::find(words.begin(), words.end(), "-h") != words.end()) {
@@ -218,9 +277,15 @@ int runCommand(const std::vector<std::string>& words)
     if (args->positional.size() != 1)
         return fail("expected one MODEL (see memplan run --help)", kUsage);
     const auto device = args->value("device").value_or("cpu");
-    if (device == "cuda" || device == "gpu")
-        std::cerr << "memplan: run: no CUDA device: running on the CPU executor instead\n";
-    else if (device != "cpu")
+    bool useCuda = false;
+    if (device == "cuda" || device == "gpu") {
+        std::string why = "this build has no CUDA executor";
+#ifdef MEMPLAN_HAVE_CUDA
+        useCuda = gpu::cudaAvailable(&why);
+#endif
+        if (!useCuda)
+            std::cerr << "memplan: run: no CUDA device: running on the CPU executor instead (" << why << ")\n";
+    } else if (device != "cpu")
         return fail("--device '" + device + "': choose cpu or cuda (the strategies' cost profile is --profile)", kUsage);
 
     core::RunOptions options;
@@ -237,6 +302,14 @@ int runCommand(const std::vector<std::string>& words)
             return fail("--seed '" + *text + "': expected a whole number", kUsage);
         options.seed = std::uint64_t(*n);
     }
+    double tolerance = 1e-3;
+    if (const auto text = args->value("tolerance")) {
+        char* end = nullptr;
+        tolerance = std::strtod(text->c_str(), &end);
+        if (text->empty() || *end != '\0' || !(tolerance >= 0) || tolerance > 1)
+            return fail("--tolerance '" + *text + "': expected a number from 0 to 1", kUsage);
+    }
+    static_cast<void>(tolerance); // read by the GPU comparison only
     const auto plannerName = args->value("planner").value_or("greedy-by-size");
     const auto* planner = core::plannerByName(plannerName);
     if (!planner)
@@ -293,18 +366,55 @@ int runCommand(const std::vector<std::string>& words)
         workload.bufferTensor, referenceOptions);
     if (!reference)
         return fail(spec + ": " + reference.error().message);
-    const auto measured = core::runOnCpu(graph, workload.schedule, workload.problem, *plan, workload.bufferTensor, options);
-    if (!measured)
-        return fail(spec + ": " + measured.error().message);
+    // CPU: the no-reuse reference above, the arena, per-tensor. GPU: its own no-reuse reference
+    // (the bit-for-bit check stays on one device), the arena, per-tensor and the pool.
+    std::optional<core::Measurement> measured, perTensor, pool, deviceReference;
     auto perTensorOptions = options;
     perTensorOptions.allocation = core::Allocation::PerTensor;
-    const auto perTensor = core::runOnCpu(graph, workload.schedule, workload.problem, *plan, workload.bufferTensor, perTensorOptions);
-    if (!perTensor)
-        return fail(spec + ": " + perTensor.error().message);
-    const auto mismatch = core::compareOutputs(graph, reference->outputs, measured->outputs);
-    const auto perTensorMismatch = core::compareOutputs(graph, reference->outputs, perTensor->outputs);
-
     RunResults results;
+    if (!useCuda) {
+        auto a = core::runOnCpu(graph, workload.schedule, workload.problem, *plan, workload.bufferTensor, options);
+        if (!a)
+            return fail(spec + ": " + a.error().message);
+        auto p = core::runOnCpu(graph, workload.schedule, workload.problem, *plan, workload.bufferTensor, perTensorOptions);
+        if (!p)
+            return fail(spec + ": " + p.error().message);
+        measured = std::move(*a);
+        perTensor = std::move(*p);
+    }
+#ifdef MEMPLAN_HAVE_CUDA
+    else {
+        const auto onGpu = [&](const core::Plan& p, const core::RunOptions& o, gpu::CudaAllocation mode) -> std::optional<core::Measurement> {
+            auto run = gpu::runOnCuda(graph, workload.schedule, workload.problem, p, workload.bufferTensor, o, mode);
+            if (!run) {
+                fail(spec + ": " + run.error().message);
+                return std::nullopt;
+            }
+            return std::move(*run);
+        };
+        if (!(deviceReference = onGpu(core::noReusePlan(workload.problem), referenceOptions, gpu::CudaAllocation::Arena))
+            || !(measured = onGpu(*plan, options, gpu::CudaAllocation::Arena))
+            || !(perTensor = onGpu(*plan, options, gpu::CudaAllocation::PerTensor)) || !(pool = onGpu(*plan, options, gpu::CudaAllocation::Pool)))
+            return kError;
+        results.pool = &*pool;
+        results.deviceName = gpu::cudaDeviceDescription();
+        results.poolMatch = core::compareOutputs(graph, deviceReference->outputs, pool->outputs).empty();
+        if (deviceReference->opsSynthetic > 0)
+            results.cpuComparison = "not compared (" + std::to_string(deviceReference->opsSynthetic)
+                + " synthetic kernels hash their inputs' bits, so float rounding changes their outputs entirely)";
+        else {
+            const auto off = gpu::compareWithin(graph, reference->outputs, deviceReference->outputs, tolerance);
+            results.cpuMatch = off.empty();
+            char text[32];
+            std::snprintf(text, sizeof text, "%g", tolerance);
+            results.cpuComparison = off.empty() ? std::string("within tolerance ") + text : "OFF by more than " + std::string(text) + ": " + off;
+        }
+    }
+#endif
+    const auto& bitReference = deviceReference ? *deviceReference : *reference;
+    const auto mismatch = core::compareOutputs(graph, bitReference.outputs, measured->outputs);
+    const auto perTensorMismatch = core::compareOutputs(graph, bitReference.outputs, perTensor->outputs);
+
     results.workload = &workload;
     results.plan = &*plan;
     results.arena = &*measured;
@@ -344,5 +454,9 @@ int runCommand(const std::vector<std::string>& words)
         return fail("the arena run's outputs differ from the no-reuse run's: " + mismatch + " (the plan corrupts a live tensor)");
     if (!perTensorMismatch.empty())
         return fail("the per-tensor run's outputs differ from the no-reuse run's: " + perTensorMismatch);
+    if (results.pool && !results.poolMatch)
+        return fail("the pool run's outputs differ from the no-reuse run's");
+    if (results.cpuMatch && !*results.cpuMatch)
+        return fail("the GPU's outputs are off the CPU executor's: " + results.cpuComparison);
     return kOk;
 }

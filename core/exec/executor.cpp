@@ -2,6 +2,7 @@
 // SPDX-FileCopyrightText: MemPlan authors
 #include "exec/executor.h"
 
+#include "exec/hostops.h"
 #include "exec/kernels.h"
 
 #include <malloc.h>
@@ -172,61 +173,13 @@ struct Prepared {
     std::vector<Prepared> body; // a fused op: its body's calls, in order
 };
 
-// Deterministic contents for a tensor nobody gave: per tensor its own stream (seed ^ hash(name)),
-// so adding a tensor does not change the others.
-void fillRandom(const Tensor& t, std::byte* p, std::uint64_t seed, bool isWeight)
-{
-    std::mt19937_64 rng(seed ^ std::hash<std::string> {}(t.name));
-    const auto n = elementsOf(t);
-    if (t.dtype == DType::Float32) {
-        float scale = 1.0f, shift = 0.0f;
-        if (isWeight && t.shape.size() >= 2 && t.shape[0] > 0)
-            scale = 1.0f / std::sqrt(float(std::max<std::int64_t>(1, n / t.shape[0])));
-        else if (isWeight) { // 1-D weights (scales, variances, biases): positive, near 1
-            scale = 0.5f;
-            shift = 1.0f;
-        }
-        std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-        auto* f = reinterpret_cast<float*>(p);
-        for (std::int64_t i = 0; i < n; ++i)
-            f[i] = dist(rng) * scale + shift;
-        return;
-    }
-    const Bytes w = dtypeBytes(t.dtype);
-    for (std::int64_t i = 0; i < n; ++i) {
-        const std::int64_t v = isWeight ? 0 : std::int64_t(rng() % 4);
-        if (t.dtype == DType::Int64)
-            std::memcpy(p + i * w, &v, 8);
-        else if (t.dtype == DType::Int32) {
-            const auto v32 = std::int32_t(v);
-            std::memcpy(p + i * w, &v32, 4);
-        } else if (t.dtype == DType::Bool)
-            p[i] = std::byte(v & 1);
-        else
-            std::memset(p + i * w, 0, std::size_t(w));
-    }
-}
-
 // Weights into their places.
 void fillWeights(const Graph& g, const Layout& layout, const RunOptions& options)
 {
     for (std::size_t t = 0; t < g.tensors.size(); ++t) {
         const auto& tensor = g.tensors[t];
-        std::byte* p = layout.address[t];
-        if (!p || (tensor.kind != TensorKind::Weight && tensor.kind != TensorKind::Persistent))
-            continue;
-        if (options.modelData) {
-            const auto it = options.modelData->weights.find(TensorIndex(t));
-            if (it != options.modelData->weights.end() && Bytes(it->second.data.size()) == tensor.size) {
-                std::memcpy(p, it->second.data.data(), it->second.data.size());
-                continue;
-            }
-        }
-        if (tensor.dtype == DType::Int64 && std::int64_t(tensor.values.size()) == elementsOf(tensor) && !tensor.values.empty()) {
-            std::memcpy(p, tensor.values.data(), std::size_t(tensor.size));
-            continue;
-        }
-        fillRandom(tensor, p, options.seed, true);
+        if (layout.address[t] && (tensor.kind == TensorKind::Weight || tensor.kind == TensorKind::Persistent))
+            exec::weightContents(g, TensorIndex(t), layout.address[t], options);
     }
 }
 
@@ -240,7 +193,7 @@ Status fillGraphInputs(const Graph& g, const Layout& layout, const RunOptions& o
             continue;
         const auto it = options.inputs.find(tensor.name);
         if (it == options.inputs.end()) {
-            fillRandom(tensor, p, options.seed, false);
+            exec::fillRandom(tensor, p, options.seed, false);
             continue;
         }
         if (it->second.dtype != tensor.dtype || Bytes(it->second.data.size()) != tensor.size)
@@ -308,6 +261,20 @@ bool runConstantOfShape(const exec::KernelCall& call, OpIndex opIndex, const Run
     return true;
 }
 
+// One op with the executor's rules; true when real (the synthetic kernel did not run).
+bool runOp(const Graph& g, const exec::KernelCall& call, OpIndex opIndex, exec::Kernel kernel, bool constant, bool fill,
+    const RunOptions& options)
+{
+    bool ok = (constant && runConstant(g, call, options)) || (fill && runConstantOfShape(call, opIndex, options));
+    if (!ok && kernel)
+        ok = kernel(call);
+    if (!ok)
+        ok = writeKnownValues(g, call, *call.op);
+    if (!ok)
+        exec::syntheticKernel(call);
+    return ok;
+}
+
 double percentile(std::vector<double> v, double q)
 {
     if (v.empty())
@@ -327,6 +294,67 @@ double median(std::vector<double> v)
 }
 
 } // namespace
+
+// Deterministic contents for a tensor nobody gave: per tensor its own stream (seed ^ hash(name)),
+// so adding a tensor does not change the others.
+void exec::fillRandom(const Tensor& t, std::byte* p, std::uint64_t seed, bool isWeight)
+{
+    std::mt19937_64 rng(seed ^ std::hash<std::string> {}(t.name));
+    const auto n = elementsOf(t);
+    if (t.dtype == DType::Float32) {
+        float scale = 1.0f, shift = 0.0f;
+        if (isWeight && t.shape.size() >= 2 && t.shape[0] > 0)
+            scale = 1.0f / std::sqrt(float(std::max<std::int64_t>(1, n / t.shape[0])));
+        else if (isWeight) { // 1-D weights (scales, variances, biases): positive, near 1
+            scale = 0.5f;
+            shift = 1.0f;
+        }
+        std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+        auto* f = reinterpret_cast<float*>(p);
+        for (std::int64_t i = 0; i < n; ++i)
+            f[i] = dist(rng) * scale + shift;
+        return;
+    }
+    const Bytes w = dtypeBytes(t.dtype);
+    for (std::int64_t i = 0; i < n; ++i) {
+        const std::int64_t v = isWeight ? 0 : std::int64_t(rng() % 4);
+        if (t.dtype == DType::Int64)
+            std::memcpy(p + i * w, &v, 8);
+        else if (t.dtype == DType::Int32) {
+            const auto v32 = std::int32_t(v);
+            std::memcpy(p + i * w, &v32, 4);
+        } else if (t.dtype == DType::Bool)
+            p[i] = std::byte(v & 1);
+        else
+            std::memset(p + i * w, 0, std::size_t(w));
+    }
+}
+
+void exec::weightContents(const Graph& g, TensorIndex t, std::byte* p, const RunOptions& options)
+{
+    const auto& tensor = g.tensors[t];
+    if (options.modelData) {
+        const auto it = options.modelData->weights.find(t);
+        if (it != options.modelData->weights.end() && Bytes(it->second.data.size()) == tensor.size) {
+            std::memcpy(p, it->second.data.data(), it->second.data.size());
+            return;
+        }
+    }
+    if (tensor.dtype == DType::Int64 && std::int64_t(tensor.values.size()) == elementsOf(tensor) && !tensor.values.empty()) {
+        std::memcpy(p, tensor.values.data(), std::size_t(tensor.size));
+        return;
+    }
+    fillRandom(tensor, p, options.seed, true);
+}
+
+bool exec::runHostOp(const Graph& g, const KernelCall& call, OpIndex opIndex, Kernel kernel, const RunOptions& options)
+{
+    const auto& op = *call.op;
+    const bool defaultDomain = op.domain.empty() || op.domain == "ai.onnx";
+    const bool constant = defaultDomain && op.type == "Constant";
+    const bool fill = defaultDomain && op.type == "ConstantOfShape" && op.outputs.size() == 1 && !g.tensors[op.outputs[0]].estimated;
+    return runOp(g, call, opIndex, kernel, constant, fill, options);
+}
 
 Plan noReusePlan(const PlanProblem& problem)
 {
@@ -542,14 +570,7 @@ Expected<Measurement> runOnCpu(const Graph& graph, const Schedule& schedule, con
             auto execute = [&](Prepared& q, OpIndex opIndex) {
                 if (perTensor)
                     repoint(q);
-                bool ok = (q.constant && runConstant(graph, q.call, options)) || (q.fill && runConstantOfShape(q.call, opIndex, options));
-                if (!ok && q.kernel)
-                    ok = q.kernel(q.call);
-                if (!ok)
-                    ok = writeKnownValues(graph, q.call, *q.call.op);
-                if (!ok)
-                    exec::syntheticKernel(q.call);
-                return ok;
+                return runOp(graph, q.call, opIndex, q.kernel, q.constant, q.fill, options);
             };
             if (p.body.empty())
                 real[s] = execute(p, p.opIndex);

@@ -62,6 +62,7 @@ struct OpMeasurement {
     bool real = false;   // false: the synthetic kernel ran
     double medianMs = 0; // over RunOptions::repeat runs
     double p99Ms = 0;
+    bool host = false;   // CUDA executor: ran on the host (no device kernel), inputs and outputs copied
 };
 
 struct Measurement {
@@ -84,6 +85,7 @@ struct Measurement {
     std::vector<Bytes> stepBytes;
     Bytes stepPeakBytes = 0; // max of stepBytes
     int opsReal = 0, opsSynthetic = 0;
+    int opsHost = 0; // CUDA executor: ops that ran on the host for want of a device kernel (counted in real/synthetic too)
     LatencyStats latencyMs;          // whole forward pass
     std::vector<OpMeasurement> ops;  // in schedule order
     std::vector<HostTensor> outputs; // graph outputs, in graph order

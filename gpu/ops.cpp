@@ -1,0 +1,554 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+// Device ops: Gemm/MatMul through cuBLAS (row-major operands handed to column-major cuBLAS as their
+// transposes), Conv as im2col + cuBLAS per image and group, elementwise with broadcasting,
+// activations, BatchNormalization, Softmax, LayerNormalization, pooling, the view family
+// (device-to-device copies), Transpose, Slice, Gather, Concat and Split (2-D strided copies).
+#include "ops.h"
+
+#include "kernels.h"
+
+#include <algorithm>
+#include <map>
+
+namespace gpu {
+
+using core::exec::KernelCall;
+using core::exec::Shape;
+using core::exec::TensorView;
+
+std::string cudaText(cudaError_t e) { return std::string(cudaGetErrorName(e)) + " (" + cudaGetErrorString(e) + ")"; }
+
+std::string cublasText(cublasStatus_t s) { return std::string(cublasGetStatusName(s)) + " (" + cublasGetStatusString(s) + ")"; }
+
+namespace {
+
+bool ok(cudaError_t e) { return e == cudaSuccess; }
+bool ok(cublasStatus_t s) { return s == CUBLAS_STATUS_SUCCESS; }
+std::string text(cudaError_t e) { return cudaText(e); }
+std::string text(cublasStatus_t s) { return cublasText(s); }
+
+// Every CUDA/cuBLAS call in an op: its failure becomes the op's Outcome naming the call.
+#define DEVICE_CHECK(expr)                                                                                                                 \
+    do {                                                                                                                                   \
+        const auto status_ = (expr);                                                                                                       \
+        if (!ok(status_))                                                                                                                  \
+            return Outcome { true, std::string(#expr) + ": " + text(status_) };                                                            \
+    } while (0)
+
+const Outcome kUnsupported { false, {} };
+
+// C[M,N] = alpha·op(A)·op(B) + beta·C, row-major; lda/ldb are the stored rows' lengths.
+cublasStatus_t gemmRowMajor(cublasHandle_t h, bool transA, bool transB, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
+    const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc)
+{
+    return cublasSgemm(h, transB ? CUBLAS_OP_T : CUBLAS_OP_N, transA ? CUBLAS_OP_T : CUBLAS_OP_N, int(n), int(m), int(k), &alpha, b, int(ldb),
+        a, int(lda), &beta, c, int(ldc));
+}
+
+bool fitsInt(std::int64_t v) { return v >= 0 && v <= 0x7fffffff; }
+
+// Broadcast strides of inputs a and b to y (numpy rules); false past kMaxRank or on a mismatch.
+bool broadcastShape(const TensorView& y, const TensorView* a, const TensorView* b, kernels::Broadcast& s)
+{
+    if (y.rank() > kernels::kMaxRank)
+        return false;
+    s.rank = std::max(1, y.rank());
+    const TensorView* operands[2] = { a, b };
+    for (int k = 0; k < 2; ++k) {
+        if (!operands[k])
+            continue;
+        const auto& x = *operands[k];
+        if (x.rank() > y.rank())
+            return false;
+        const auto strides = core::exec::stridesOf(x.shape);
+        for (int d = 0; d < y.rank(); ++d) {
+            const int xd = d - (y.rank() - x.rank());
+            const std::int64_t dim = xd >= 0 ? x.shape[xd] : 1;
+            if (dim != 1 && dim != y.shape[d])
+                return false;
+            s.stride[k][d] = dim == 1 ? 0 : strides[xd];
+        }
+    }
+    for (int d = 0; d < y.rank(); ++d)
+        s.dims[d] = y.shape[d];
+    if (y.rank() == 0)
+        s.dims[0] = 1;
+    return true;
+}
+
+template <kernels::Binary Op>
+Outcome binaryOp(const DeviceCall& d)
+{
+    const auto& c = d.call;
+    kernels::Broadcast s;
+    if (!c.allFloat() || c.out.size() != 1 || !c.has(0) || !c.has(1) || !broadcastShape(c.out[0], &c.in[0], &c.in[1], s))
+        return kUnsupported;
+    DEVICE_CHECK(kernels::binary(Op, c.out[0].f32(), c.in[0].f32(), c.in[1].f32(), s, c.out[0].count, d.stream));
+    return {};
+}
+
+// A scalar input from the host copy of a weight; false when the input is an activation.
+bool hostScalar(const DeviceCall& d, std::size_t slot, float& value)
+{
+    if (!d.call.has(slot))
+        return true;
+    if (slot >= d.hostContents.size() || !d.hostContents[slot] || d.call.in[slot].count != 1 || d.call.in[slot].dtype != core::DType::Float32)
+        return false;
+    value = *reinterpret_cast<const float*>(d.hostContents[slot]);
+    return true;
+}
+
+template <kernels::Unary Op>
+Outcome unaryOp(const DeviceCall& d)
+{
+    const auto& c = d.call;
+    if (!c.allFloat() || c.out.size() != 1 || !c.has(0) || c.in[0].count != c.out[0].count)
+        return kUnsupported;
+    float alpha = 0, beta = 0;
+    auto op = Op;
+    if (Op == kernels::Unary::LeakyRelu)
+        alpha = c.attrFloat("alpha", 0.01f);
+    if (Op == kernels::Unary::Clip) {
+        alpha = c.attrFloat("min", -3.402823466e38f);
+        beta = c.attrFloat("max", 3.402823466e38f);
+        if (!hostScalar(d, 1, alpha) || !hostScalar(d, 2, beta))
+            return kUnsupported;
+    }
+    if (Op == kernels::Unary::Gelu) {
+        const auto approximate = c.attrText("approximate", "none");
+        if (approximate == "tanh")
+            op = kernels::Unary::GeluTanh;
+        else if (approximate != "none")
+            return kUnsupported;
+    }
+    DEVICE_CHECK(kernels::unary(op, c.out[0].f32(), c.in[0].f32(), c.out[0].count, alpha, beta, d.stream));
+    return {};
+}
+
+// Reshape, Flatten, Squeeze, Unsqueeze, Identity, Dropout (inference): the input's bytes.
+Outcome view(const DeviceCall& d)
+{
+    const auto& c = d.call;
+    if (!c.has(0) || c.out.empty() || c.in[0].dtype != c.out[0].dtype || c.in[0].count != c.out[0].count)
+        return kUnsupported;
+    if (c.op->type == "Dropout" && (c.out.size() > 1 || c.attrInt("training_mode", 0) != 0 || c.has(2)))
+        return kUnsupported;
+    if (c.out[0].data != c.in[0].data) // an alias strategy may give the view its input's own buffer
+        DEVICE_CHECK(cudaMemcpyAsync(c.out[0].data, c.in[0].data, std::size_t(c.out[0].bytes()), cudaMemcpyDeviceToDevice, d.stream));
+    return {};
+}
+
+Outcome gemm(const DeviceCall& d)
+{
+    const auto& c = d.call;
+    if (!c.allFloat() || c.out.size() != 1 || !c.has(1) || c.in[0].rank() != 2 || c.in[1].rank() != 2 || c.out[0].rank() != 2)
+        return kUnsupported;
+    const bool ta = c.attrInt("transA", 0) != 0, tb = c.attrInt("transB", 0) != 0;
+    const auto &a = c.in[0], &b = c.in[1], &y = c.out[0];
+    const std::int64_t m = y.shape[0], n = y.shape[1], k = ta ? a.shape[0] : a.shape[1];
+    if ((ta ? a.shape[1] : a.shape[0]) != m || (tb ? b.shape[0] : b.shape[1]) != n || (tb ? b.shape[1] : b.shape[0]) != k
+        || !fitsInt(m) || !fitsInt(n) || !fitsInt(k))
+        return kUnsupported;
+    const float alpha = c.attrFloat("alpha", 1.0f), beta = c.attrFloat("beta", 1.0f);
+    float gemmBeta = 0;
+    if (c.has(2) && beta != 0) {
+        kernels::Broadcast s;
+        if (!broadcastShape(y, &c.in[2], nullptr, s))
+            return kUnsupported;
+        DEVICE_CHECK(kernels::broadcastScaled(y.f32(), c.in[2].f32(), beta, s, y.count, d.stream));
+        gemmBeta = 1;
+    }
+    DEVICE_CHECK(gemmRowMajor(d.blas, ta, tb, m, n, k, alpha, a.f32(), a.shape[1], b.f32(), b.shape[1], gemmBeta, y.f32(), n));
+    return {};
+}
+
+// MatMul: 2-D, a batched A times a 2-D B (folded into one GEMM), or equal batch dimensions (strided batched).
+Outcome matMul(const DeviceCall& d)
+{
+    const auto& c = d.call;
+    if (!c.allFloat() || c.out.size() != 1 || !c.has(1))
+        return kUnsupported;
+    const auto &a = c.in[0], &b = c.in[1], &y = c.out[0];
+    if (a.rank() < 2 || b.rank() < 2 || y.rank() != std::max(a.rank(), b.rank()))
+        return kUnsupported;
+    const std::int64_t m = a.shape[a.rank() - 2], k = a.shape[a.rank() - 1], n = b.shape[b.rank() - 1];
+    if (b.shape[b.rank() - 2] != k || y.shape[y.rank() - 2] != m || y.shape[y.rank() - 1] != n || !fitsInt(m) || !fitsInt(n) || !fitsInt(k))
+        return kUnsupported;
+    const std::int64_t batchA = a.count / std::max<std::int64_t>(1, m * k), batchB = b.count / std::max<std::int64_t>(1, k * n);
+    const std::int64_t batchY = y.count / std::max<std::int64_t>(1, m * n);
+    if (b.rank() == 2 && batchA == batchY && fitsInt(batchA * m)) {
+        DEVICE_CHECK(gemmRowMajor(d.blas, false, false, batchA * m, n, k, 1.0f, a.f32(), k, b.f32(), n, 0.0f, y.f32(), n));
+        return {};
+    }
+    if (a.rank() != b.rank() || batchA != batchB || batchA != batchY || !std::equal(a.shape.begin(), a.shape.end() - 2, b.shape.begin())
+        || !fitsInt(batchA))
+        return kUnsupported;
+    const float alpha = 1, beta = 0;
+    DEVICE_CHECK(cublasSgemmStridedBatched(d.blas, CUBLAS_OP_N, CUBLAS_OP_N, int(n), int(m), int(k), &alpha, b.f32(), int(n), k * n, a.f32(),
+        int(k), m * k, &beta, y.f32(), int(n), m * n, int(batchA)));
+    return {};
+}
+
+// 2-D (or 1-D as height 1) window geometry of Conv and pooling, as the CPU kernels read it.
+bool window(const KernelCall& c, const TensorView& x, const TensorView& y, const Shape& kernel, kernels::Window& w)
+{
+    const int spatial = x.rank() - 2;
+    if ((spatial != 1 && spatial != 2) || y.rank() != x.rank() || int(kernel.size()) != spatial)
+        return false;
+    const auto strides = c.attrIntsOr("strides", 1, spatial), dil = c.attrIntsOr("dilations", 1, spatial);
+    auto pads = c.attrIntsOr("pads", 0, 2 * spatial);
+    const auto autoPad = c.attrText("auto_pad", "NOTSET");
+    const Shape in(x.shape.begin() + 2, x.shape.end()), out(y.shape.begin() + 2, y.shape.end());
+    if (autoPad == "VALID")
+        std::fill(pads.begin(), pads.end(), 0);
+    else if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+        for (int i = 0; i < spatial; ++i) {
+            const std::int64_t total = std::max<std::int64_t>(0, (out[i] - 1) * strides[i] + (kernel[i] - 1) * dil[i] + 1 - in[i]);
+            pads[i] = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
+            pads[i + spatial] = total - pads[i];
+        }
+    } else if (autoPad != "NOTSET")
+        return false;
+    w = {};
+    w.width = in.back(); w.outWidth = out.back(); w.kernelW = int(kernel.back()); w.strideW = int(strides.back());
+    w.dilationW = int(dil.back()); w.padLeft = int(pads[spatial - 1]); w.padRight = int(pads.back());
+    w.height = 1; w.outHeight = 1;
+    if (spatial == 2) {
+        w.height = in[0]; w.outHeight = out[0]; w.kernelH = int(kernel[0]); w.strideH = int(strides[0]);
+        w.dilationH = int(dil[0]); w.padTop = int(pads[0]); w.padBottom = int(pads[2]);
+    }
+    return true;
+}
+
+struct ConvShape {
+    kernels::Window w;
+    std::int64_t batch = 0, outChannels = 0, groups = 1, k = 0; // k: rows of the im2col matrix per group
+};
+
+bool convShape(const KernelCall& c, ConvShape& s)
+{
+    if (!c.allFloat() || c.out.size() != 1 || !c.has(1))
+        return false;
+    const auto &x = c.in[0], &wt = c.in[1], &y = c.out[0];
+    if (x.rank() < 3 || wt.rank() != x.rank() || !window(c, x, y, Shape(wt.shape.begin() + 2, wt.shape.end()), s.w))
+        return false;
+    s.groups = c.attrInt("group", 1);
+    s.batch = x.shape[0];
+    s.outChannels = y.shape[1];
+    const std::int64_t inChannels = x.shape[1];
+    if (s.groups < 1 || inChannels % s.groups || s.outChannels % s.groups || wt.shape[0] != s.outChannels
+        || wt.shape[1] * s.groups != inChannels || y.shape[0] != s.batch)
+        return false;
+    if (c.has(2) && c.in[2].count != s.outChannels)
+        return false;
+    s.w.channels = inChannels / s.groups;
+    s.k = s.w.channels * s.w.kernelH * s.w.kernelW;
+    return fitsInt(s.k) && fitsInt(s.w.outHeight * s.w.outWidth);
+}
+
+// Per image and group: columns = im2col(x), y = W_g · columns; then the bias per channel.
+Outcome conv(const DeviceCall& d)
+{
+    const auto& c = d.call;
+    ConvShape s;
+    if (!convShape(c, s) || !d.scratch)
+        return kUnsupported;
+    const std::int64_t plane = s.w.outHeight * s.w.outWidth, inPlane = s.w.height * s.w.width;
+    const std::int64_t mg = s.outChannels / s.groups;
+    for (std::int64_t n = 0; n < s.batch; ++n)
+        for (std::int64_t g = 0; g < s.groups; ++g) {
+            const float* x = c.in[0].f32() + (n * s.groups + g) * s.w.channels * inPlane;
+            DEVICE_CHECK(kernels::im2col(d.scratch, x, s.w, d.stream));
+            float* y = c.out[0].f32() + (n * s.outChannels + g * mg) * plane;
+            DEVICE_CHECK(gemmRowMajor(d.blas, false, false, mg, plane, s.k, 1.0f, c.in[1].f32() + g * mg * s.k, s.k, d.scratch, plane, 0.0f, y, plane));
+        }
+    if (c.has(2))
+        DEVICE_CHECK(kernels::addChannelBias(c.out[0].f32(), c.in[2].f32(), s.outChannels, plane, c.out[0].count, d.stream));
+    return {};
+}
+
+Outcome batchNorm(const DeviceCall& d)
+{
+    const auto& c = d.call;
+    if (!c.allFloat() || c.out.size() != 1 || c.attrInt("training_mode", 0) != 0 || c.in.size() < 5 || c.in[0].rank() < 2)
+        return kUnsupported;
+    const auto& x = c.in[0];
+    const std::int64_t ch = x.shape[1], inner = x.count / std::max<std::int64_t>(1, x.shape[0] * ch);
+    for (int i = 1; i < 5; ++i)
+        if (!c.has(i) || c.in[i].count != ch)
+            return kUnsupported;
+    DEVICE_CHECK(kernels::batchNorm(c.out[0].f32(), x.f32(), c.in[1].f32(), c.in[2].f32(), c.in[3].f32(), c.in[4].f32(),
+        c.attrFloat("epsilon", 1e-5f), ch, inner, x.count, d.stream));
+    return {};
+}
+
+Outcome softmax(const DeviceCall& d)
+{
+    const auto& c = d.call;
+    if (!c.allFloat() || c.out.size() != 1 || c.in[0].count != c.out[0].count || c.in[0].rank() == 0)
+        return kUnsupported;
+    const auto& x = c.in[0];
+    const int axis = core::exec::normAxis(c.attrInt("axis", -1), x.rank());
+    std::int64_t outer = 1, inner = 1;
+    for (int i = 0; i < axis; ++i)
+        outer *= x.shape[i];
+    for (int i = axis + 1; i < x.rank(); ++i)
+        inner *= x.shape[i];
+    DEVICE_CHECK(kernels::softmax(c.out[0].f32(), x.f32(), outer, x.shape[axis], inner, d.stream));
+    return {};
+}
+
+Outcome layerNorm(const DeviceCall& d)
+{
+    const auto& c = d.call;
+    if (!c.allFloat() || c.out.size() != 1 || !c.has(1) || c.in[0].rank() == 0)
+        return kUnsupported;
+    const auto& x = c.in[0];
+    const int axis = core::exec::normAxis(c.attrInt("axis", -1), x.rank());
+    std::int64_t inner = 1;
+    for (int i = axis; i < x.rank(); ++i)
+        inner *= x.shape[i];
+    if (c.in[1].count != inner || (c.has(2) && c.in[2].count != inner))
+        return kUnsupported;
+    DEVICE_CHECK(kernels::layerNorm(c.out[0].f32(), x.f32(), c.in[1].f32(), c.has(2) ? c.in[2].f32() : nullptr, x.count / std::max<std::int64_t>(1, inner),
+        inner, c.attrFloat("epsilon", 1e-5f), d.stream));
+    return {};
+}
+
+template <bool Max>
+Outcome pool(const DeviceCall& d)
+{
+    const auto& c = d.call;
+    const auto* kernel = c.attrInts("kernel_shape");
+    kernels::Window w;
+    if (!c.allFloat() || c.out.size() != 1 || !kernel || c.attrInt("storage_order", 0) != 0 || c.in[0].rank() < 3
+        || !window(c, c.in[0], c.out[0], *kernel, w) || c.in[0].shape[0] != c.out[0].shape[0] || c.in[0].shape[1] != c.out[0].shape[1])
+        return kUnsupported;
+    DEVICE_CHECK(kernels::pool(Max, c.out[0].f32(), c.in[0].f32(), c.in[0].shape[0] * c.in[0].shape[1], w,
+        c.attrInt("count_include_pad", 0) != 0, d.stream));
+    return {};
+}
+
+Outcome globalAveragePool(const DeviceCall& d)
+{
+    const auto& c = d.call;
+    if (!c.allFloat() || c.out.size() != 1 || c.in[0].rank() < 3)
+        return kUnsupported;
+    const std::int64_t rows = c.in[0].shape[0] * c.in[0].shape[1];
+    if (c.out[0].count != rows)
+        return kUnsupported;
+    DEVICE_CHECK(kernels::rowMean(c.out[0].f32(), c.in[0].f32(), rows, c.in[0].count / std::max<std::int64_t>(1, rows), d.stream));
+    return {};
+}
+
+Outcome transpose(const DeviceCall& d)
+{
+    const auto& c = d.call;
+    const auto &x = c.in[0], &y = c.out[0];
+    const int rank = x.rank();
+    const auto bytes = core::dtypeBytes(x.dtype);
+    if (c.out.size() != 1 || x.dtype != y.dtype || x.count != y.count || y.rank() != rank || rank > kernels::kMaxRank || rank < 1
+        || (bytes != 4 && bytes != 8))
+        return kUnsupported;
+    auto perm = std::vector<std::int64_t>(std::size_t(rank));
+    for (int i = 0; i < rank; ++i)
+        perm[std::size_t(i)] = rank - 1 - i;
+    if (const auto* p = c.attrInts("perm"); p && !p->empty()) {
+        if (int(p->size()) != rank)
+            return kUnsupported;
+        perm = *p;
+    }
+    const auto strides = core::exec::stridesOf(x.shape);
+    std::int64_t inStride[kernels::kMaxRank] {};
+    for (int i = 0; i < rank; ++i) {
+        const auto axis = perm[std::size_t(i)];
+        if (axis < 0 || axis >= rank || y.shape[std::size_t(i)] != x.shape[std::size_t(axis)])
+            return kUnsupported;
+        inStride[i] = strides[std::size_t(axis)];
+    }
+    DEVICE_CHECK(kernels::permute(y.data, x.data, int(bytes), rank, y.shape.data(), inStride, y.count, d.stream));
+    return {};
+}
+
+// Concat and Split: blocks of [outer][axis extent × inner] bytes moved with one 2-D copy each.
+Outcome concat(const DeviceCall& d)
+{
+    const auto& c = d.call;
+    const auto& y = c.out[0];
+    if (c.out.size() != 1 || y.rank() == 0)
+        return kUnsupported;
+    const int axis = core::exec::normAxis(c.attrInt("axis", 0), y.rank());
+    const auto bytes = core::dtypeBytes(y.dtype);
+    std::int64_t outer = 1;
+    for (int i = 0; i < axis; ++i)
+        outer *= y.shape[std::size_t(i)];
+    const std::int64_t rowBytes = y.count / std::max<std::int64_t>(1, outer) * bytes;
+    std::int64_t at = 0, total = 0;
+    for (const auto& x : c.in)
+        total += x.count;
+    if (total != y.count)
+        return kUnsupported;
+    for (const auto& x : c.in) {
+        if (!x.present() || x.dtype != y.dtype || x.rank() != y.rank())
+            return kUnsupported;
+        if (x.count == 0)
+            continue;
+        const std::int64_t width = x.count / std::max<std::int64_t>(1, outer) * bytes;
+        DEVICE_CHECK(cudaMemcpy2DAsync(y.data + at, std::size_t(rowBytes), x.data, std::size_t(width), std::size_t(width), std::size_t(outer),
+            cudaMemcpyDeviceToDevice, d.stream));
+        at += width;
+    }
+    return {};
+}
+
+Outcome split(const DeviceCall& d)
+{
+    const auto& c = d.call;
+    const auto& x = c.in[0];
+    if (x.rank() == 0 || c.out.empty())
+        return kUnsupported;
+    const int axis = core::exec::normAxis(c.attrInt("axis", 0), x.rank());
+    const auto bytes = core::dtypeBytes(x.dtype);
+    std::int64_t outer = 1, total = 0;
+    for (int i = 0; i < axis; ++i)
+        outer *= x.shape[std::size_t(i)];
+    for (const auto& y : c.out) {
+        if (y.dtype != x.dtype || y.rank() != x.rank())
+            return kUnsupported;
+        total += y.count;
+    }
+    if (total != x.count)
+        return kUnsupported;
+    const std::int64_t rowBytes = x.count / std::max<std::int64_t>(1, outer) * bytes;
+    std::int64_t at = 0;
+    for (const auto& y : c.out) {
+        if (y.count == 0)
+            continue;
+        const std::int64_t width = y.count / std::max<std::int64_t>(1, outer) * bytes;
+        DEVICE_CHECK(cudaMemcpy2DAsync(y.data, std::size_t(width), x.data + at, std::size_t(rowBytes), std::size_t(width), std::size_t(outer),
+            cudaMemcpyDeviceToDevice, d.stream));
+        at += width;
+    }
+    return {};
+}
+
+// Gather: the CPU kernel's rule (indices wrap) for elements of 4 or 8 bytes.
+Outcome gather(const DeviceCall& d)
+{
+    const auto& c = d.call;
+    if (!c.has(1) || c.out.size() != 1)
+        return kUnsupported;
+    const auto &x = c.in[0], &idx = c.in[1], &y = c.out[0];
+    const auto bytes = core::dtypeBytes(x.dtype);
+    if (x.dtype != y.dtype || x.rank() == 0 || (idx.dtype != core::DType::Int64 && idx.dtype != core::DType::Int32) || (bytes != 4 && bytes != 8))
+        return kUnsupported;
+    const int axis = core::exec::normAxis(c.attrInt("axis", 0), x.rank());
+    std::int64_t outer = 1, inner = 1;
+    for (int i = 0; i < axis; ++i)
+        outer *= x.shape[std::size_t(i)];
+    for (int i = axis + 1; i < x.rank(); ++i)
+        inner *= x.shape[std::size_t(i)];
+    const std::int64_t dim = x.shape[std::size_t(axis)];
+    if (outer * idx.count * inner != y.count || dim <= 0)
+        return kUnsupported;
+    DEVICE_CHECK(kernels::gather(y.data, x.data, int(bytes), idx.data, idx.dtype == core::DType::Int64, outer, idx.count, dim, inner, d.stream));
+    return {};
+}
+
+// Slice with its starts/ends/axes/steps known on the host (weights); the CPU kernel's rule when no
+// index needs clamping (always, for a valid model), a strided copy through the permute kernel.
+Outcome slice(const DeviceCall& d)
+{
+    const auto& c = d.call;
+    const auto &x = c.in[0], &y = c.out[0];
+    const int rank = x.rank();
+    const auto bytes = core::dtypeBytes(x.dtype);
+    if (c.out.size() != 1 || x.dtype != y.dtype || y.rank() != rank || rank < 1 || rank > kernels::kMaxRank || (bytes != 4 && bytes != 8))
+        return kUnsupported;
+    auto hostInts = [&](std::size_t slot, Shape& values) {
+        if (!c.has(slot))
+            return true;
+        if (slot >= d.hostContents.size() || !d.hostContents[slot])
+            return false;
+        TensorView v = c.in[slot];
+        v.data = const_cast<std::byte*>(d.hostContents[slot]);
+        for (std::int64_t i = 0; i < v.count; ++i)
+            values.push_back(core::exec::intAt(v, i));
+        return true;
+    };
+    Shape starts, axes, steps;
+    if (c.has(1)) {
+        if (!hostInts(1, starts) || !hostInts(3, axes) || !hostInts(4, steps))
+            return kUnsupported;
+    } else if (const auto* s = c.attrInts("starts")) {
+        starts = *s;
+        if (const auto* a = c.attrInts("axes"))
+            axes = *a;
+    } else
+        return kUnsupported;
+    Shape first(std::size_t(rank), 0), step(std::size_t(rank), 1);
+    for (std::size_t k = 0; k < starts.size(); ++k) {
+        const int axis = core::exec::normAxis(k < axes.size() ? axes[k] : std::int64_t(k), rank);
+        const std::int64_t dim = x.shape[std::size_t(axis)];
+        const std::int64_t st = k < steps.size() && steps[k] != 0 ? steps[k] : 1;
+        std::int64_t s = starts[k];
+        if (s < 0)
+            s += dim;
+        s = st > 0 ? std::clamp<std::int64_t>(s, 0, dim) : std::clamp<std::int64_t>(s, 0, dim - 1);
+        first[std::size_t(axis)] = s;
+        step[std::size_t(axis)] = st;
+    }
+    const auto xs = core::exec::stridesOf(x.shape);
+    std::int64_t base = 0, stride[kernels::kMaxRank] {};
+    for (int i = 0; i < rank; ++i) {
+        const auto u = std::size_t(i);
+        const std::int64_t last = first[u] + (y.shape[u] - 1) * step[u];
+        if (y.shape[u] > 0 && (first[u] < 0 || first[u] >= x.shape[u] || last < 0 || last >= x.shape[u]))
+            return kUnsupported; // would clamp: leave it to the CPU kernel
+        base += first[u] * xs[u];
+        stride[i] = step[u] * xs[u];
+    }
+    if (y.count == 0)
+        return {};
+    DEVICE_CHECK(kernels::permute(y.data, x.data + base * bytes, int(bytes), rank, y.shape.data(), stride, y.count, d.stream));
+    return {};
+}
+
+const std::map<std::string, DeviceKernel>& table()
+{
+    using kernels::Binary;
+    using kernels::Unary;
+    static const std::map<std::string, DeviceKernel> t {
+        { "Gemm", gemm }, { "MatMul", matMul }, { "Conv", conv },
+        { "Add", binaryOp<Binary::Add> }, { "Sub", binaryOp<Binary::Sub> }, { "Mul", binaryOp<Binary::Mul> },
+        { "Div", binaryOp<Binary::Div> }, { "Pow", binaryOp<Binary::Pow> },
+        { "Relu", unaryOp<Unary::Relu> }, { "LeakyRelu", unaryOp<Unary::LeakyRelu> }, { "Sigmoid", unaryOp<Unary::Sigmoid> },
+        { "Tanh", unaryOp<Unary::Tanh> }, { "Clip", unaryOp<Unary::Clip> }, { "Erf", unaryOp<Unary::Erf> },
+        { "Gelu", unaryOp<Unary::Gelu> }, { "Sqrt", unaryOp<Unary::Sqrt> }, { "Exp", unaryOp<Unary::Exp> },
+        { "BatchNormalization", batchNorm }, { "Softmax", softmax }, { "LayerNormalization", layerNorm },
+        { "MaxPool", pool<true> }, { "AveragePool", pool<false> }, { "GlobalAveragePool", globalAveragePool },
+        { "Reshape", view }, { "Flatten", view }, { "Squeeze", view }, { "Unsqueeze", view }, { "Identity", view }, { "Dropout", view },
+        { "Transpose", transpose }, { "Concat", concat }, { "Split", split }, { "Gather", gather }, { "Slice", slice },
+    };
+    return t;
+}
+
+} // namespace
+
+DeviceKernel findDeviceKernel(const std::string& opType)
+{
+    const auto& t = table();
+    const auto it = t.find(opType);
+    return it == t.end() ? nullptr : it->second;
+}
+
+std::int64_t scratchFloats(const KernelCall& call)
+{
+    ConvShape s;
+    if (call.op->type != "Conv" || !call.has(0) || !convShape(call, s))
+        return 0;
+    return s.k * s.w.outHeight * s.w.outWidth;
+}
+
+} // namespace gpu

@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+#pragma once
+
+// Private to gpu/: device implementations of ONNX ops over views into device memory. Same
+// contracts as the CPU kernels (core/exec/kernels.h): shapes from the graph, inputs never written,
+// an unsupported configuration is reported before anything is enqueued (the executor then runs
+// the op on the host with the CPU kernel). Work is enqueued on the call's stream, never synchronised.
+
+#include "exec/kernels.h"
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+#include <string>
+
+namespace gpu {
+
+struct DeviceCall {
+    core::exec::KernelCall call;                // views hold device pointers
+    std::vector<const std::byte*> hostContents; // per input slot: the host copy of a weight's contents, else nullptr
+    cudaStream_t stream = nullptr;
+    cublasHandle_t blas = nullptr;
+    float* scratch = nullptr; // at least scratchFloats(call) floats
+};
+
+struct Outcome {
+    bool supported = true; // false: nothing enqueued, run it on the host
+    std::string failure;   // a CUDA or cuBLAS call that failed (with its error), empty on success
+};
+
+using DeviceKernel = Outcome (*)(const DeviceCall&);
+
+// The device kernel for an ONNX op type (default domain), or nullptr.
+DeviceKernel findDeviceKernel(const std::string& opType);
+
+// Device scratch an op needs (Conv's im2col columns), in floats; 0 for most ops.
+std::int64_t scratchFloats(const core::exec::KernelCall& call);
+
+std::string cudaText(cudaError_t e);
+std::string cublasText(cublasStatus_t s);
+
+} // namespace gpu
