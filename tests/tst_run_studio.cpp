@@ -5,6 +5,7 @@
 // and stale measurements dropped when the plan or the model changes.
 #include "qcp.h" // first: see qcp.h
 
+#include "cudadevice.h"
 #include "latencylane.h"
 #include "mainwindow.h"
 #include "memorycurveview.h"
@@ -14,6 +15,7 @@
 #include "summarypanel.h"
 
 #include "planners/metrics.h"
+#include "planners/planner.h"
 #include "planners/validate.h"
 #include "util/format.h"
 
@@ -62,6 +64,7 @@ private slots:
     void initTestCase();
     void cleanupTestCase();
     void deviceChoice();
+    void cudaRunWithoutDeviceFails();
     void runOverlaysMeasurement();
     void screenshotsAfterRun();
     void cancelStopsTheRun();
@@ -117,8 +120,42 @@ void TestRunStudio::deviceChoice()
     QVERIFY(cuda >= 0);
     auto* model = qobject_cast<QStandardItemModel*>(combo->model());
     QVERIFY(model);
-    QVERIFY(!model->item(cuda)->isEnabled());
-    QCOMPARE(combo->itemData(cuda, Qt::ToolTipRole).toString(), QStringLiteral("no CUDA device"));
+    const CudaDeviceStatus& status = cudaDeviceStatus();
+    const QString tip = combo->itemData(cuda, Qt::ToolTipRole).toString();
+    QCOMPARE(model->item(cuda)->isEnabled(), status.available);
+    if (status.available) {
+        QVERIFY(!status.description.isEmpty());
+        QVERIFY2(tip.contains(status.description), qPrintable(tip));
+    } else {
+        // Greyed, and the tooltip says why: no executor in this build, or the driver's reason.
+        QVERIFY(!status.reason.isEmpty());
+        QCOMPARE(tip, QStringLiteral("no CUDA device: ") + status.reason);
+#ifndef MEMPLAN_HAVE_CUDA
+        QCOMPARE(status.reason, QStringLiteral("this build has no CUDA executor"));
+#endif
+    }
+}
+
+void TestRunStudio::cudaRunWithoutDeviceFails()
+{
+    if (cudaDeviceStatus().available)
+        QSKIP("a CUDA device is present: the failure path cannot be reached");
+    auto loaded = core::loadWorkload("example:cnn", {});
+    QVERIFY2(loaded, loaded ? "" : loaded.error().message.c_str());
+    const auto workload = std::make_shared<const core::Workload>(std::move(*loaded));
+    auto plan = core::runPlanner(*core::plannerByName("greedy-by-size"), workload->problem);
+    QVERIFY(plan);
+    QVERIFY(core::validatePlan(workload->problem, *plan).ok());
+    RunController controller;
+    QSignalSpy failed(&controller, &RunController::failed);
+    QSignalSpy finished(&controller, &RunController::finished);
+    controller.start(workload, *plan, 1, RunDevice::Cuda);
+    QTRY_COMPARE_WITH_TIMEOUT(failed.count(), 1, kTimeout);
+    QCOMPARE(finished.count(), 0);
+    const QString message = failed.at(0).at(0).toString();
+    QVERIFY2(message.contains(QStringLiteral("no CUDA")), qPrintable(message));
+    QVERIFY2(message.contains(cudaDeviceStatus().reason), qPrintable(message));
+    QVERIFY(!controller.isRunning());
 }
 
 void TestRunStudio::runOverlaysMeasurement()
