@@ -66,6 +66,7 @@ private slots:
     void deviceChoice();
     void cudaRunWithoutDeviceFails();
     void runOverlaysMeasurement();
+    void cudaMeasurementShown();
     void screenshotsAfterRun();
     void cancelStopsTheRun();
     void replanClearsMeasurement();
@@ -203,6 +204,41 @@ void TestRunStudio::runOverlaysMeasurement()
     const QString peak = QString::fromStdString(core::formatBytes(core::lowerBound(doc->workload()->problem)));
     QVERIFY2(summary.contains(QStringLiteral("Predicted peak: ") + peak), qPrintable(summary));
     QVERIFY2(summary.contains(QStringLiteral("Measured peak: ") + peak), qPrintable(summary));
+}
+
+// A GPU run's measurement (its fields as runCudaJob fills them; built here from the CPU run, since a
+// device cannot be assumed): the same views show it, labelled with cuda, and the summary adds the pool.
+void TestRunStudio::cudaMeasurementShown()
+{
+    PlanDocument* doc = m_window->document();
+    if (!doc->measurement())
+        QVERIFY(runAndWait());
+    const auto cpu = doc->sharedMeasurement();
+    auto gpuRun = std::make_shared<RunMeasurement>(*cpu);
+    gpuRun->device = "cuda";
+    gpuRun->deviceName = "Test GPU, 1 GiB";
+    gpuRun->pool = gpuRun->perTensor;
+    gpuRun->poolMatches = false;
+    gpuRun->mismatch = "pool run: output y differs";
+    doc->setMeasurement(gpuRun);
+    QCOMPARE(doc->measurement(), gpuRun.get());
+    const QString summary = m_window->summaryPanel()->summaryText();
+    QVERIFY2(summary.contains(QStringLiteral("Measured on cuda")), qPrintable(summary));
+    QVERIFY2(summary.contains(QStringLiteral("Per-tensor cudaMalloc")), qPrintable(summary));
+    QVERIFY2(summary.contains(QStringLiteral("Pool in use")), qPrintable(summary));
+    QVERIFY2(summary.contains(QStringLiteral("Pool p50 / p99")), qPrintable(summary));
+    QVERIFY2(summary.contains(QStringLiteral("DIFFER: pool run")), qPrintable(summary)); // a pool mismatch is not hidden
+    QVERIFY2(summary.contains(QStringLiteral("cuda (Test GPU, 1 GiB)")), qPrintable(summary));
+    QCOMPARE(m_window->latencyLane()->entryCount(), doc->steps());
+    QStringList legend;
+    auto* plot = m_window->memoryCurveView()->plot();
+    for (int i = 0; i < plot->legend->itemCount(); ++i)
+        if (auto* item = qobject_cast<QCPPlottableLegendItem*>(plot->legend->item(i)))
+            legend << item->plottable()->name();
+    QVERIFY2(legend.filter(QStringLiteral("measured (cuda, arena)")).size() == 1, qPrintable(legend.join(QStringLiteral(" | "))));
+    QVERIFY2(legend.filter(QStringLiteral("cudaMalloc (cuda, per tensor)")).size() == 1, qPrintable(legend.join(QStringLiteral(" | "))));
+    doc->setMeasurement(cpu);
+    QVERIFY(!m_window->summaryPanel()->summaryText().contains(QStringLiteral("Pool in use")));
 }
 
 // The views with a measurement, written where MEMPLAN_RUN_SCREENSHOTS points (a temporary folder otherwise).
