@@ -4,6 +4,7 @@
 // tensor goes once to each chip that reads it before its first use there, `auto` is the fewest
 // chips, the chip link fields of device profiles, the CLI, and the Studio's stages view.
 #include "chipteachingview.h"
+#include "cudadevice.h"
 #include "stagesview.h"
 
 #include "cost/device.h"
@@ -683,6 +684,25 @@ private slots:
         for (double ms : view.measuredRuns())
             QVERIFY(ms > 0);
         QVERIFY(view.grab().save(QStringLiteral("/tmp/h4shots/teach-performance.png")));
+
+        // The GPU button: enabled only with a usable device, otherwise greyed with the reason.
+        auto* gpuButton = view.findChild<QPushButton*>(QStringLiteral("measureGpuButton"));
+        QVERIFY(gpuButton);
+        const CudaDeviceStatus& cuda = cudaDeviceStatus();
+        QCOMPARE(gpuButton->isEnabled(), cuda.available);
+        if (!cuda.available) {
+            QVERIFY(!cuda.reason.isEmpty());
+            QVERIFY2(gpuButton->toolTip().contains(cuda.reason), qPrintable(gpuButton->toolTip()));
+            view.measureOnGpu(3); // nothing to run on: no job, no series
+            QVERIFY(view.gpuMeasuredRuns().empty());
+            QVERIFY(view.findChild<QPushButton*>(QStringLiteral("measureCpuButton"))->isEnabled());
+        }
+        // A second measured series drawn beside the CPU one (runs as a GPU would give them).
+        view.setGpuMeasuredRuns(QStringLiteral("cuda: test device"), { 0.21, 0.2, 0.22, 0.35, 0.2 });
+        QCOMPARE(view.gpuMeasuredRuns().size(), std::size_t(5));
+        QCOMPARE(view.measuredRuns().size(), std::size_t(3)); // the CPU series is kept
+        QDir().mkpath(QStringLiteral("/tmp/h9shots"));
+        QVERIFY(view.grab().save(QStringLiteral("/tmp/h9shots/teach-performance-gpu.png")));
 
         QTest::mouseClick(multiChip, Qt::LeftButton);
         QCOMPARE(view.mode(), ChipTeachingView::Mode::MultiChip);

@@ -5,6 +5,7 @@
 // and stale measurements dropped when the plan or the model changes.
 #include "qcp.h" // first: see qcp.h
 
+#include "cudadevice.h"
 #include "latencylane.h"
 #include "mainwindow.h"
 #include "memorycurveview.h"
@@ -14,6 +15,7 @@
 #include "summarypanel.h"
 
 #include "planners/metrics.h"
+#include "planners/planner.h"
 #include "planners/validate.h"
 #include "util/format.h"
 
@@ -62,7 +64,9 @@ private slots:
     void initTestCase();
     void cleanupTestCase();
     void deviceChoice();
+    void cudaRunWithoutDeviceFails();
     void runOverlaysMeasurement();
+    void cudaMeasurementShown();
     void screenshotsAfterRun();
     void cancelStopsTheRun();
     void replanClearsMeasurement();
@@ -117,8 +121,42 @@ void TestRunStudio::deviceChoice()
     QVERIFY(cuda >= 0);
     auto* model = qobject_cast<QStandardItemModel*>(combo->model());
     QVERIFY(model);
-    QVERIFY(!model->item(cuda)->isEnabled());
-    QCOMPARE(combo->itemData(cuda, Qt::ToolTipRole).toString(), QStringLiteral("no CUDA device"));
+    const CudaDeviceStatus& status = cudaDeviceStatus();
+    const QString tip = combo->itemData(cuda, Qt::ToolTipRole).toString();
+    QCOMPARE(model->item(cuda)->isEnabled(), status.available);
+    if (status.available) {
+        QVERIFY(!status.description.isEmpty());
+        QVERIFY2(tip.contains(status.description), qPrintable(tip));
+    } else {
+        // Greyed, and the tooltip says why: no executor in this build, or the driver's reason.
+        QVERIFY(!status.reason.isEmpty());
+        QCOMPARE(tip, QStringLiteral("no CUDA device: ") + status.reason);
+#ifndef MEMPLAN_HAVE_CUDA
+        QCOMPARE(status.reason, QStringLiteral("this build has no CUDA executor"));
+#endif
+    }
+}
+
+void TestRunStudio::cudaRunWithoutDeviceFails()
+{
+    if (cudaDeviceStatus().available)
+        QSKIP("a CUDA device is present: the failure path cannot be reached");
+    auto loaded = core::loadWorkload("example:cnn", {});
+    QVERIFY2(loaded, loaded ? "" : loaded.error().message.c_str());
+    const auto workload = std::make_shared<const core::Workload>(std::move(*loaded));
+    auto plan = core::runPlanner(*core::plannerByName("greedy-by-size"), workload->problem);
+    QVERIFY(plan);
+    QVERIFY(core::validatePlan(workload->problem, *plan).ok());
+    RunController controller;
+    QSignalSpy failed(&controller, &RunController::failed);
+    QSignalSpy finished(&controller, &RunController::finished);
+    controller.start(workload, *plan, 1, RunDevice::Cuda);
+    QTRY_COMPARE_WITH_TIMEOUT(failed.count(), 1, kTimeout);
+    QCOMPARE(finished.count(), 0);
+    const QString message = failed.at(0).at(0).toString();
+    QVERIFY2(message.contains(QStringLiteral("no CUDA")), qPrintable(message));
+    QVERIFY2(message.contains(cudaDeviceStatus().reason), qPrintable(message));
+    QVERIFY(!controller.isRunning());
 }
 
 void TestRunStudio::runOverlaysMeasurement()
@@ -166,6 +204,41 @@ void TestRunStudio::runOverlaysMeasurement()
     const QString peak = QString::fromStdString(core::formatBytes(core::lowerBound(doc->workload()->problem)));
     QVERIFY2(summary.contains(QStringLiteral("Predicted peak: ") + peak), qPrintable(summary));
     QVERIFY2(summary.contains(QStringLiteral("Measured peak: ") + peak), qPrintable(summary));
+}
+
+// A GPU run's measurement (its fields as runCudaJob fills them; built here from the CPU run, since a
+// device cannot be assumed): the same views show it, labelled with cuda, and the summary adds the pool.
+void TestRunStudio::cudaMeasurementShown()
+{
+    PlanDocument* doc = m_window->document();
+    if (!doc->measurement())
+        QVERIFY(runAndWait());
+    const auto cpu = doc->sharedMeasurement();
+    auto gpuRun = std::make_shared<RunMeasurement>(*cpu);
+    gpuRun->device = "cuda";
+    gpuRun->deviceName = "Test GPU, 1 GiB";
+    gpuRun->pool = gpuRun->perTensor;
+    gpuRun->poolMatches = false;
+    gpuRun->mismatch = "pool run: output y differs";
+    doc->setMeasurement(gpuRun);
+    QCOMPARE(doc->measurement(), gpuRun.get());
+    const QString summary = m_window->summaryPanel()->summaryText();
+    QVERIFY2(summary.contains(QStringLiteral("Measured on cuda")), qPrintable(summary));
+    QVERIFY2(summary.contains(QStringLiteral("Per-tensor cudaMalloc")), qPrintable(summary));
+    QVERIFY2(summary.contains(QStringLiteral("Pool in use")), qPrintable(summary));
+    QVERIFY2(summary.contains(QStringLiteral("Pool p50 / p99")), qPrintable(summary));
+    QVERIFY2(summary.contains(QStringLiteral("DIFFER: pool run")), qPrintable(summary)); // a pool mismatch is not hidden
+    QVERIFY2(summary.contains(QStringLiteral("cuda (Test GPU, 1 GiB)")), qPrintable(summary));
+    QCOMPARE(m_window->latencyLane()->entryCount(), doc->steps());
+    QStringList legend;
+    auto* plot = m_window->memoryCurveView()->plot();
+    for (int i = 0; i < plot->legend->itemCount(); ++i)
+        if (auto* item = qobject_cast<QCPPlottableLegendItem*>(plot->legend->item(i)))
+            legend << item->plottable()->name();
+    QVERIFY2(legend.filter(QStringLiteral("measured (cuda, arena)")).size() == 1, qPrintable(legend.join(QStringLiteral(" | "))));
+    QVERIFY2(legend.filter(QStringLiteral("cudaMalloc (cuda, per tensor)")).size() == 1, qPrintable(legend.join(QStringLiteral(" | "))));
+    doc->setMeasurement(cpu);
+    QVERIFY(!m_window->summaryPanel()->summaryText().contains(QStringLiteral("Pool in use")));
 }
 
 // The views with a measurement, written where MEMPLAN_RUN_SCREENSHOTS points (a temporary folder otherwise).

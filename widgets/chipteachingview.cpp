@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: MemPlan authors
 #include "chipteachingview.h"
+#include "cudadevice.h"
 
 #include "palette.h"
 #include "stagesview.h"
@@ -12,6 +13,9 @@
 #include "scenarios/chipunits.h"
 #include "scenarios/multichipreport.h"
 #include "util/format.h"
+#ifdef MEMPLAN_HAVE_CUDA
+#include "cudaexecutor.h"
+#endif
 
 #include <QButtonGroup>
 #include <QCoreApplication>
@@ -284,14 +288,21 @@ private:
     }
 };
 
-// Performance mode: repeated-run latencies of the deterministic chip and of a measured processor on one ms axis.
+// Performance mode: repeated-run latencies of the deterministic chip and of the measured series
+// (CPU, GPU) on one ms axis, one row each, with a legend below the axis.
 class ChipPerformanceCanvas : public QWidget {
 public:
-    explicit ChipPerformanceCanvas(QWidget* parent) : QWidget(parent) { setMinimumSize(900, 300); }
+    explicit ChipPerformanceCanvas(QWidget* parent) : QWidget(parent) { setMinimumSize(900, 340); }
 
-    QString chipLabel, measuredLabel, throughputText;
+    struct Series {
+        QString label;
+        std::vector<double> runs; // ms per run
+        QColor color;
+        QString emptyText;        // shown in the row while `runs` is empty
+    };
+    QString chipLabel, throughputText;
     double chipMs = 0;            // the deterministic chip's latency estimate (one value, every run)
-    std::vector<double> measured; // ms per run
+    std::vector<Series> measured;
 
 protected:
     void paintEvent(QPaintEvent*) override
@@ -300,17 +311,28 @@ protected:
         painter.setRenderHint(QPainter::Antialiasing);
         painter.fillRect(rect(), ViewPalette::background());
         painter.setPen(ViewPalette::axisText());
-        auto sorted = measured;
-        std::sort(sorted.begin(), sorted.end());
+        struct Row {
+            QString label;
+            std::vector<double> runs;
+            QColor color;
+            QString emptyText;
+        };
+        std::vector<Row> rows { { chipLabel, { chipMs }, QColor(0x4c, 0x72, 0xb0), QString() } };
+        for (const auto& series : measured) {
+            auto sorted = series.runs;
+            std::sort(sorted.begin(), sorted.end());
+            rows.push_back({ series.label, std::move(sorted), series.color, series.emptyText });
+        }
         // Log axis in ms: the chip's microseconds and the processor's milliseconds both stay readable.
         double lo = chipMs > 0 ? chipMs : 1, hi = chipMs > 0 ? chipMs : 1;
-        for (double v : sorted)
-            if (v > 0) {
-                lo = std::min(lo, v);
-                hi = std::max(hi, v);
-            }
+        for (std::size_t r = 1; r < rows.size(); ++r)
+            for (double v : rows[r].runs)
+                if (v > 0) {
+                    lo = std::min(lo, v);
+                    hi = std::max(hi, v);
+                }
         const double firstDecade = std::floor(std::log10(lo)), lastDecade = std::max(firstDecade + 1, std::ceil(std::log10(hi) + 0.05));
-        const QRectF plot(250, 40, width() - 290, 180);
+        const QRectF plot(250, 40, width() - 290, std::max(180.0, 66.0 * static_cast<double>(rows.size())));
         auto xOf = [&](double ms) {
             const double d = std::log10(std::max(ms, std::pow(10.0, firstDecade)));
             return plot.left() + plot.width() * (d - firstDecade) / (lastDecade - firstDecade);
@@ -329,20 +351,26 @@ protected:
         }
         painter.drawText(QRectF(plot.left(), plot.bottom() + 22, plot.width(), 18), Qt::AlignCenter,
             tr("latency per run (ms, log scale)"));
-        struct Row {
-            QString label;
-            std::vector<double> runs;
-            QColor color;
-        };
-        std::vector<Row> rows { { chipLabel, { chipMs }, QColor(0x4c, 0x72, 0xb0) } };
-        rows.push_back({ measuredLabel, sorted, QColor(0xdd, 0x84, 0x52) });
+        // Legend: one swatch per row, below the axis title.
+        double legendX = plot.left();
+        const QFontMetricsF metrics(painter.font());
+        for (const auto& row : rows) {
+            painter.setPen(Qt::NoPen);
+            painter.setBrush(row.color);
+            painter.drawEllipse(QPointF(legendX + 5, plot.bottom() + 52), 4.5, 4.5);
+            painter.setPen(ViewPalette::axisText());
+            const double textWidth = metrics.horizontalAdvance(row.label) + 4;
+            painter.drawText(QRectF(legendX + 14, plot.bottom() + 43, textWidth, 18), Qt::AlignLeft | Qt::AlignVCenter, row.label);
+            legendX += 14 + textWidth + 18;
+        }
         for (std::size_t r = 0; r < rows.size(); ++r) {
-            const double y = plot.top() + plot.height() * (r + 0.5) / rows.size();
+            // The dots and tick lines sit above the row's centre, its statistics line below them.
+            const double y = plot.top() + plot.height() * (r + 0.5) / rows.size() - 8;
             painter.setPen(ViewPalette::axisText());
             painter.drawText(QRectF(16, y - 24, plot.left() - 26, 48), Qt::AlignRight | Qt::AlignVCenter | Qt::TextWordWrap, rows[r].label);
             if (rows[r].runs.empty()) {
-                painter.drawText(QRectF(plot.left() + 8, y - 10, plot.width(), 20), Qt::AlignLeft | Qt::AlignVCenter,
-                    tr("no runs measured yet: press Measure on CPU"));
+                painter.drawText(QRectF(plot.left() + 8, y - 10, plot.width() - 16, 20), Qt::AlignLeft | Qt::AlignVCenter,
+                    rows[r].emptyText);
                 continue;
             }
             const auto& runs = rows[r].runs;
@@ -357,7 +385,7 @@ protected:
             painter.setPen(ViewPalette::axisText());
             const QString stats = r == 0 ? tr("p50 = p99 = max = %1 ms (same every run)").arg(p50, 0, 'g', 3)
                                          : tr("p50 %1 · p99 %2 · max %3 ms (%4 runs)").arg(p50, 0, 'g', 3).arg(p99, 0, 'g', 3).arg(max, 0, 'g', 3).arg(runs.size());
-            painter.drawText(QRectF(plot.left(), y + 20, plot.width(), 18), Qt::AlignLeft | Qt::AlignVCenter, stats);
+            painter.drawText(QRectF(plot.left() + 6, y + 21, plot.width() - 12, 18), Qt::AlignLeft | Qt::AlignVCenter, stats);
         }
         painter.setPen(QPen(ViewPalette::axisText(), 1));
         painter.setBrush(Qt::NoBrush);
@@ -395,11 +423,18 @@ ChipTeachingView::ChipTeachingView(QWidget* parent)
 
     m_performance = new ChipPerformanceCanvas(this);
     m_measure = new QPushButton(tr("Measure on CPU"), this);
+    m_measure->setObjectName(QStringLiteral("measureCpuButton"));
     m_measure->setToolTip(tr("Run the model 20 times on the CPU executor (a cached processor) and plot each run"));
+    m_measureGpu = new QPushButton(tr("Measure on GPU"), this);
+    m_measureGpu->setObjectName(QStringLiteral("measureGpuButton"));
+    const CudaDeviceStatus& cuda = cudaDeviceStatus();
+    m_measureGpu->setToolTip(cuda.available ? tr("Run the model 20 times on the CUDA executor (%1) and plot each run").arg(cuda.description)
+                                            : tr("No CUDA device: %1").arg(cuda.reason));
     auto* performance = new QWidget(this);
     auto* perfLayout = new QVBoxLayout(performance);
     auto* perfRow = new QHBoxLayout;
     perfRow->addWidget(m_measure);
+    perfRow->addWidget(m_measureGpu);
     perfRow->addStretch(1);
     perfLayout->addLayout(perfRow);
     perfLayout->addWidget(m_performance, 1);
@@ -418,6 +453,8 @@ ChipTeachingView::ChipTeachingView(QWidget* parent)
     connect(m_step, &QSlider::valueChanged, this, [this] { refresh(); });
     connect(m_stages, &StagesView::partitionReady, this, [this] { refresh(); });
     connect(m_measure, &QPushButton::clicked, this, [this] { measureOnCpu(20); });
+    connect(m_measureGpu, &QPushButton::clicked, this, [this] { measureOnGpu(20); });
+    updateMeasureButtons();
 }
 
 ChipTeachingView::~ChipTeachingView() { m_cancel->store(true); }
@@ -428,9 +465,14 @@ void ChipTeachingView::setWorkload(std::shared_ptr<const core::Workload> workloa
     m_device = device;
     m_runs.clear();
     m_runsLabel.clear();
+    m_gpuRuns.clear();
+    m_gpuRunsLabel.clear();
     m_cancel->store(true); // a measurement of the old model is no longer wanted
     m_cancel = std::make_shared<std::atomic<bool>>(false);
     ++m_generation;
+    ++m_gpuGeneration;
+    // Only the results are dropped: a job still running keeps the executors busy until it sees the
+    // cancel flag, so the buttons wait for it (the busy flags are cleared when it reports).
     m_step->setRange(0, m_workload ? std::max(0, m_workload->schedule.steps() - 1) : 0);
     m_stages->setWorkload(m_workload, device);
     refresh();
@@ -459,9 +501,12 @@ void ChipTeachingView::measureOnCpu(int runs)
 {
     if (!m_workload || !m_workload->graph)
         return;
+    if (m_cpuBusy || m_gpuBusy)
+        return;
     const quint64 generation = ++m_generation;
-    m_measure->setEnabled(false);
+    m_cpuBusy = true;
     m_measure->setText(tr("Measuring…"));
+    updateMeasureButtons();
     QThreadPool::globalInstance()->start([self = QPointer(this), generation, workload = m_workload, runs, flag = m_cancel] {
         std::vector<double> ms;
         QString error;
@@ -480,10 +525,13 @@ void ChipTeachingView::measureOnCpu(int runs)
         QMetaObject::invokeMethod(
             QCoreApplication::instance(),
             [self, generation, ms = std::move(ms), error] {
-                if (!self || generation != self->m_generation)
+                if (!self)
                     return;
-                self->m_measure->setEnabled(true);
+                self->m_cpuBusy = false;
                 self->m_measure->setText(tr("Measure on CPU"));
+                self->updateMeasureButtons();
+                if (generation != self->m_generation)
+                    return;
                 if (!error.isEmpty()) {
                     emit self->measureFailed(error);
                     return;
@@ -493,6 +541,69 @@ void ChipTeachingView::measureOnCpu(int runs)
             },
             Qt::QueuedConnection);
     });
+}
+
+void ChipTeachingView::setGpuMeasuredRuns(const QString& label, std::vector<double> milliseconds)
+{
+    m_gpuRunsLabel = label;
+    m_gpuRuns = std::move(milliseconds);
+    refresh();
+}
+
+void ChipTeachingView::measureOnGpu(int runs)
+{
+    if (!m_workload || !m_workload->graph || !cudaDeviceStatus().available || m_cpuBusy || m_gpuBusy)
+        return;
+#ifdef MEMPLAN_HAVE_CUDA
+    const quint64 generation = ++m_gpuGeneration;
+    m_gpuBusy = true;
+    m_measureGpu->setText(tr("Measuring…"));
+    updateMeasureButtons();
+    QThreadPool::globalInstance()->start([self = QPointer(this), generation, workload = m_workload, runs, flag = m_cancel] {
+        std::vector<double> ms;
+        QString error;
+        const auto* planner = core::plannerByName("greedy-by-size");
+        auto plan = core::runPlanner(*planner, workload->problem);
+        if (!plan || !core::validatePlan(workload->problem, *plan).ok())
+            error = plan ? tr("invalid plan") : QString::fromStdString(plan.error().message);
+        for (int i = 0; error.isEmpty() && i < runs && !flag->load(); ++i) { // worker thread: pure core code
+            core::RunOptions options; // the same seed every run: only the timing varies
+            auto m = gpu::runOnCuda(*workload->graph, workload->schedule, workload->problem, *plan, workload->bufferTensor, options,
+                gpu::CudaAllocation::Arena);
+            if (!m)
+                error = QString::fromStdString(m.error().message);
+            else
+                ms.push_back(m->latencyMs.median);
+        }
+        QMetaObject::invokeMethod(
+            QCoreApplication::instance(),
+            [self, generation, ms = std::move(ms), error] {
+                if (!self)
+                    return;
+                self->m_gpuBusy = false;
+                self->m_measureGpu->setText(tr("Measure on GPU"));
+                self->updateMeasureButtons();
+                if (generation != self->m_gpuGeneration)
+                    return;
+                if (!error.isEmpty()) {
+                    emit self->measureFailed(error);
+                    return;
+                }
+                self->setGpuMeasuredRuns(tr("cuda: %1").arg(cudaDeviceStatus().description), ms);
+                emit self->gpuMeasuredRunsReady();
+            },
+            Qt::QueuedConnection);
+    });
+#else
+    (void)runs;
+#endif
+}
+
+void ChipTeachingView::updateMeasureButtons()
+{
+    const bool idle = !m_cpuBusy && !m_gpuBusy;
+    m_measure->setEnabled(idle);
+    m_measureGpu->setEnabled(idle && cudaDeviceStatus().available);
 }
 
 void ChipTeachingView::refresh()
@@ -506,8 +617,15 @@ void ChipTeachingView::refresh()
         const auto& op = m_workload->graph->ops[m_workload->schedule.order[m_step->value()]];
         m_stepLabel->setText(tr("%1 / %2 · %3").arg(m_step->value()).arg(m_workload->schedule.steps() - 1).arg(qs(op.type)));
     }
-    m_performance->measured = m_runs;
-    m_performance->measuredLabel = m_runsLabel.isEmpty() ? tr("cached processor") : m_runsLabel;
+    m_performance->measured.clear();
+    m_performance->measured.push_back({ m_runsLabel.isEmpty() ? tr("cached processor") : m_runsLabel, m_runs, QColor(0xdd, 0x84, 0x52),
+        tr("no runs measured yet: press Measure on CPU") });
+    const CudaDeviceStatus& cuda = cudaDeviceStatus();
+    m_performance->measured.push_back({ !m_gpuRunsLabel.isEmpty() ? m_gpuRunsLabel
+                                            : cuda.available      ? tr("cuda: %1").arg(cuda.description)
+                                                                  : tr("GPU (CUDA executor)"),
+        m_gpuRuns, QColor(0x3a, 0x9a, 0x5b),
+        cuda.available ? tr("no runs measured yet: press Measure on GPU") : tr("no GPU: %1").arg(cuda.reason) });
     m_performance->chipLabel = tr("%1 (deterministic, estimate)").arg(qs(m_device.name));
     if (partition) {
         m_performance->chipMs = partition->latencySeconds() * 1e3;

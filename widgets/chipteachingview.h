@@ -27,8 +27,9 @@ class ChipPerformanceCanvas;
 //   and the memory slices show what is resident at that step (weights, and the arena buffers alive,
 //   at their planned offsets on the chip that runs the step);
 // - Performance: the latency of repeated runs (p50, p99, max) of the deterministic chip, an estimate
-//   that is the same every run, next to runs measured by an executor on a cached processor (the
-//   CPU executor here, or any list given), and the estimated pipelined throughput;
+//   that is the same every run, next to two measured series: the CPU executor (a cached processor,
+//   or any list given) and the CUDA executor on the GPU (when the build has it and a device is
+//   found; otherwise its button is greyed with the reason), and the estimated pipelined throughput;
 // - Multi-chip: the stage partition and pooled memory (StagesView).
 // Partitioning and measuring run on QThreadPool::globalInstance(); the UI thread never waits.
 class ChipTeachingView : public QWidget {
@@ -51,21 +52,30 @@ public:
     // Runs the model `runs` times on the CPU executor in the background; measuredRunsReady follows.
     void measureOnCpu(int runs);
     const std::vector<double>& measuredRuns() const { return m_runs; }
+    // The second measured series, the GPU's (label e.g. "cuda: NVIDIA H100 …").
+    void setGpuMeasuredRuns(const QString& label, std::vector<double> milliseconds);
+    // Runs the model `runs` times on the CUDA executor in the background; gpuMeasuredRunsReady follows.
+    // Does nothing without a usable device (cudaDeviceStatus()).
+    void measureOnGpu(int runs);
+    const std::vector<double>& gpuMeasuredRuns() const { return m_gpuRuns; }
 
     StagesView* stagesView() const { return m_stages; }
 
 signals:
     void measuredRunsReady();
+    void gpuMeasuredRunsReady();
     void measureFailed(const QString& message);
 
 private:
     void refresh();
+    void updateMeasureButtons();
 
     QButtonGroup* m_modes = nullptr;
     QStackedWidget* m_pages = nullptr;
     QSlider* m_step = nullptr;
     QLabel* m_stepLabel = nullptr;
     QPushButton* m_measure = nullptr;
+    QPushButton* m_measureGpu = nullptr;
     ChipArchitectureCanvas* m_architecture = nullptr;
     ChipPerformanceCanvas* m_performance = nullptr;
     StagesView* m_stages = nullptr;
@@ -73,6 +83,11 @@ private:
     core::DeviceProfile m_device;
     QString m_runsLabel;
     std::vector<double> m_runs;
+    QString m_gpuRunsLabel;
+    std::vector<double> m_gpuRuns;
+    // One measurement at a time (the executors share kernel scratch): both buttons wait for it.
+    bool m_cpuBusy = false, m_gpuBusy = false;
+    quint64 m_gpuGeneration = 0;
     std::shared_ptr<std::atomic<bool>> m_cancel;
     quint64 m_generation = 0;
 };

@@ -5,6 +5,7 @@
 // other features and this one change independently.
 #include "mainwindow.h"
 
+#include "cudadevice.h"
 #include "latencylane.h"
 #include "plandocument.h"
 #include "runcontroller.h"
@@ -42,11 +43,15 @@ void MainWindow::createRunControls()
     m_deviceCombo->addItem(QStringLiteral("cpu"));
     m_deviceCombo->setItemData(0, tr("CPU executor: float32 kernels, single-threaded"), Qt::ToolTipRole);
     m_deviceCombo->addItem(QStringLiteral("cuda"));
-    // This build has no CUDA executor, so no device can be found: the entry stays, greyed, to say why.
-    if (auto* model = qobject_cast<QStandardItemModel*>(m_deviceCombo->model()))
-        if (QStandardItem* item = model->item(1))
-            item->setEnabled(false);
-    m_deviceCombo->setItemData(1, tr("no CUDA device"), Qt::ToolTipRole);
+    // Without a usable device (or without the CUDA executor in this build) the entry stays, greyed, to say why.
+    const CudaDeviceStatus& cuda = cudaDeviceStatus();
+    if (!cuda.available)
+        if (auto* model = qobject_cast<QStandardItemModel*>(m_deviceCombo->model()))
+            if (QStandardItem* item = model->item(1))
+                item->setEnabled(false);
+    m_deviceCombo->setItemData(1,
+        cuda.available ? tr("CUDA executor on %1").arg(cuda.description) : tr("no CUDA device: %1").arg(cuda.reason),
+        Qt::ToolTipRole);
     m_deviceCombo->setToolTip(tr("Executor that runs the plan"));
     bar->addWidget(m_deviceCombo);
 
@@ -79,7 +84,8 @@ void MainWindow::createRunControls()
         m_runProgress->setVisible(running);
         if (running) {
             m_runProgress->setRange(0, 0);
-            statusBar()->showMessage(tr("Running the plan on the CPU…"));
+            statusBar()->showMessage(m_deviceCombo->currentText() == QLatin1String("cuda") ? tr("Running the plan on the GPU…")
+                                                                                           : tr("Running the plan on the CPU…"));
         }
         updateRunEnabled();
     });
@@ -118,9 +124,12 @@ void MainWindow::runPlan()
 {
     const core::Plan* plan = m_document->plan();
     const core::Workload* workload = m_document->workload();
-    if (!plan || !workload || !workload->graph || m_deviceCombo->currentText() != QLatin1String("cpu"))
+    if (!plan || !workload || !workload->graph)
         return;
-    m_runController->start(m_document->sharedWorkload(), *plan, m_repeatSpin->value());
+    const bool cuda = m_deviceCombo->currentText() == QLatin1String("cuda");
+    if (cuda && !cudaDeviceStatus().available)
+        return; // the entry is greyed; nothing to run on
+    m_runController->start(m_document->sharedWorkload(), *plan, m_repeatSpin->value(), cuda ? RunDevice::Cuda : RunDevice::Cpu);
 }
 
 void MainWindow::cancelRun() { m_runController->cancel(); }
@@ -131,11 +140,13 @@ void MainWindow::onRunFinished(std::shared_ptr<const RunMeasurement> measurement
     // The document may have moved on while the run was queued: keep only a run of what is shown.
     if (!plan || measurement->workload != m_document->sharedWorkload() || measurement->plan.offsets != plan->offsets)
         return;
-    const bool match = measurement->arenaMatches && measurement->perTensorMatches;
+    const bool match = measurement->arenaMatches && measurement->perTensorMatches && (!measurement->pool || measurement->poolMatches);
     m_document->setMeasurement(measurement);
     if (match)
         statusBar()->showMessage(tr("Measured on %1: outputs bit-identical to the no-reuse run.")
-                                     .arg(QString::fromStdString(measurement->device)),
+                                     .arg(measurement->deviceName.empty()
+                                             ? QString::fromStdString(measurement->device)
+                                             : QString::fromStdString(measurement->device + " (" + measurement->deviceName + ")")),
             8000);
     else
         onFailure(tr("The planned run's outputs differ from the no-reuse run: %1")

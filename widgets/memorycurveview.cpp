@@ -304,8 +304,9 @@ void MemoryCurveView::updateMeasuredSeries()
     m_measured->setName(QStringLiteral("measured (%1, arena)").arg(device));
     if (!allocator.empty()) {
         setStepData(m_measuredAllocator, allocator, m_unit.divisor);
-        m_measuredAllocator->setName(QStringLiteral("malloc (%1, per tensor) %2")
-                                         .arg(device, shortBytes(static_cast<double>(run->perTensor.stepPeakBytes))));
+        m_measuredAllocator->setName(QStringLiteral("%1 (%2, per tensor) %3")
+                                         .arg(run->device == "cuda" ? QStringLiteral("cudaMalloc") : QStringLiteral("malloc"), device,
+                                             shortBytes(static_cast<double>(run->perTensor.stepPeakBytes))));
         m_measuredAllocator->addToLegend();
     }
 }

@@ -2,7 +2,12 @@
 // SPDX-FileCopyrightText: MemPlan authors
 #include "runcontroller.h"
 
+#include "cudadevice.h"
 #include "onnx/onnximport.h"
+
+#ifdef MEMPLAN_HAVE_CUDA
+#include "cudaexecutor.h"
+#endif
 
 #include <QCoreApplication>
 #include <QElapsedTimer>
@@ -37,9 +42,62 @@ core::Expected<std::shared_ptr<const core::ModelData>> modelDataFor(const core::
     return std::make_shared<const core::ModelData>(core::remapModelData(*data, *imported, *workload.graph));
 }
 
+// Worker thread, device cuda: the GPU's no-reuse reference, then the arena, per-tensor and pool runs.
+// The CUDA executor reports progress over its timed passes only, so each run counts repeat · steps.
+core::Expected<RunMeasurement> runCudaJob(std::shared_ptr<const core::Workload> workload, const core::Plan& plan, int repeat,
+    core::RunOptions options, const std::function<void(int, int)>& progress)
+{
+#ifdef MEMPLAN_HAVE_CUDA
+    const auto& w = *workload;
+    const int steps = w.schedule.steps();
+    const int total = steps * (1 + 3 * repeat);
+    auto phase = [&](int offset) {
+        return [&progress, offset, total](int done, int) { progress(offset + done, total); };
+    };
+    options.repeat = 1;
+    options.progress = phase(0);
+    const auto reference = gpu::runOnCuda(*w.graph, w.schedule, w.problem, core::noReusePlan(w.problem), w.bufferTensor, options,
+        gpu::CudaAllocation::Arena);
+    if (!reference)
+        return reference.error();
+    options.repeat = repeat;
+    std::optional<core::Measurement> runs[3];
+    const gpu::CudaAllocation modes[3] = { gpu::CudaAllocation::Arena, gpu::CudaAllocation::PerTensor, gpu::CudaAllocation::Pool };
+    for (int i = 0; i < 3; ++i) {
+        options.progress = phase(steps * (1 + i * repeat));
+        auto run = gpu::runOnCuda(*w.graph, w.schedule, w.problem, plan, w.bufferTensor, options, modes[i]);
+        if (!run)
+            return run.error();
+        runs[i] = std::move(*run);
+    }
+    RunMeasurement m;
+    m.device = "cuda";
+    m.deviceName = gpu::cudaDeviceDescription();
+    m.workload = std::move(workload);
+    m.plan = plan;
+    m.repeat = repeat;
+    std::string mismatch[3];
+    for (int i = 0; i < 3; ++i)
+        mismatch[i] = core::compareOutputs(*w.graph, reference->outputs, runs[i]->outputs);
+    m.arenaMatches = mismatch[0].empty();
+    m.perTensorMatches = mismatch[1].empty();
+    m.poolMatches = mismatch[2].empty();
+    for (int i = 0; i < 3 && m.mismatch.empty(); ++i)
+        if (!mismatch[i].empty())
+            m.mismatch = std::string(gpu::cudaAllocationName(modes[i])) + " run: " + mismatch[i];
+    m.arena = std::move(*runs[0]);
+    m.perTensor = std::move(*runs[1]);
+    m.pool = std::move(runs[2]);
+    return m;
+#else
+    (void)workload, (void)plan, (void)repeat, (void)options, (void)progress;
+    return core::makeError(core::ErrorCode::NoGpu, "device cuda: this build has no CUDA executor");
+#endif
+}
+
 // Worker thread: the three runs and the comparison. `progress` gets ops done over all three runs.
 core::Expected<RunMeasurement> runJob(std::shared_ptr<const core::Workload> workload, const core::Plan& plan, int repeat,
-    const core::CancelToken& cancel, const std::function<void(int, int)>& progress)
+    RunDevice device, const core::CancelToken& cancel, const std::function<void(int, int)>& progress)
 {
     if (!workload || !workload->graph)
         return core::makeError(core::ErrorCode::InvalidArgument,
@@ -48,11 +106,17 @@ core::Expected<RunMeasurement> runJob(std::shared_ptr<const core::Workload> work
     auto modelData = modelDataFor(w);
     if (!modelData)
         return modelData.error();
-    const int steps = w.schedule.steps();
-    const int total = steps * (1 + 2 * repeat);
     core::RunOptions options;
     options.modelData = *modelData;
     options.cancel = cancel;
+    if (device == RunDevice::Cuda) {
+        if (!cudaDeviceStatus().available)
+            return core::makeError(core::ErrorCode::NoGpu,
+                "device cuda: no CUDA device (" + cudaDeviceStatus().reason.toStdString() + ")");
+        return runCudaJob(std::move(workload), plan, repeat, std::move(options), progress);
+    }
+    const int steps = w.schedule.steps();
+    const int total = steps * (1 + 2 * repeat);
     auto phase = [&](int offset) {
         return [&progress, offset, total](int done, int) { progress(offset + done, total); };
     };
@@ -105,7 +169,7 @@ RunController::~RunController()
     m_pool->waitForDone();
 }
 
-void RunController::start(std::shared_ptr<const core::Workload> workload, const core::Plan& plan, int repeat)
+void RunController::start(std::shared_ptr<const core::Workload> workload, const core::Plan& plan, int repeat, RunDevice device)
 {
     if (m_cancel)
         m_cancel->store(true); // the older job stops at its next op
@@ -130,9 +194,9 @@ void RunController::start(std::shared_ptr<const core::Workload> workload, const 
             },
             Qt::QueuedConnection);
     };
-    m_pool->start([self = QPointer(this), generation, workload = std::move(workload), plan, repeat = std::max(1, repeat),
+    m_pool->start([self = QPointer(this), generation, workload = std::move(workload), plan, repeat = std::max(1, repeat), device,
                       token = core::CancelToken(m_cancel), progress = std::move(progress)]() mutable {
-        auto result = runJob(std::move(workload), plan, repeat, token, progress);
+        auto result = runJob(std::move(workload), plan, repeat, device, token, progress);
         std::shared_ptr<const RunMeasurement> measurement;
         QString error;
         bool wasCancelled = false;

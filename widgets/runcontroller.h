@@ -12,8 +12,13 @@
 
 class QThreadPool;
 
-// Runs a plan on the CPU executor off the UI thread: a no-reuse reference run, the planned-arena
-// run and the per-tensor allocator run (RunOptions::repeat timed runs each), then compares outputs.
+enum class RunDevice { Cpu, Cuda };
+
+// Runs a plan off the UI thread: a no-reuse reference run, the planned-arena run and the per-tensor
+// allocator run (RunOptions::repeat timed runs each), then compares outputs with the reference.
+// - Device cpu: the CPU executor. Device cuda (only when cudaDeviceStatus().available): the CUDA
+//   executor, with a fourth run from the stream-ordered pool; the reference is the GPU's own
+//   no-reuse run, so the bit-for-bit check stays on one device.
 // - One run at a time: its own one-thread pool, because the executor's kernel scratch is shared.
 // - start() cancels the previous run (it stops at its next op) and bumps a generation; a result
 //   whose generation is stale is dropped, so only the latest request's signal is emitted.
@@ -28,8 +33,8 @@ public:
 
     bool isRunning() const { return m_running; }
 
-    // `repeat` >= 1 timed runs per allocation mode.
-    void start(std::shared_ptr<const core::Workload> workload, const core::Plan& plan, int repeat);
+    // `repeat` >= 1 timed runs per allocation mode. Cuda without a usable device fails (failed()).
+    void start(std::shared_ptr<const core::Workload> workload, const core::Plan& plan, int repeat, RunDevice device = RunDevice::Cpu);
     // Stops the running job at its next op; emits cancelled() and no result.
     void cancel();
     // Blocks until no job runs (for tests and shutdown).

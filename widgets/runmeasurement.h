@@ -6,19 +6,24 @@
 #include "io/workload.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 
 // What one Studio run measured for one (workload, plan): the planned-arena run and the per-tensor
-// allocator run, each checked against a no-reuse run of the same inputs. Plain value; the
+// allocator run, each checked against a no-reuse run of the same inputs on the same device (on
+// cuda also the stream-ordered pool run). Plain value; the
 // PlanDocument holds the latest one for the plan on display and drops it when the plan changes.
 struct RunMeasurement {
-    std::string device = "cpu";                  // executor that ran ("cpu"; "cuda" when built with it)
+    std::string device = "cpu";                  // executor that ran: "cpu" or "cuda"
+    std::string deviceName;                      // cuda: the GPU's name and memory; empty on cpu
     std::shared_ptr<const core::Workload> workload; // what ran
     core::Plan plan;                             // the plan the arena run used
     core::Measurement arena;                     // Allocation::Arena
     core::Measurement perTensor;                 // Allocation::PerTensor
+    std::optional<core::Measurement> pool;       // cuda only: cudaMallocAsync from the device's default pool
     bool arenaMatches = false;                   // arena outputs == no-reuse outputs, bit for bit
     bool perTensorMatches = false;
+    bool poolMatches = false;                    // meaningful only with `pool`
     std::string mismatch;                        // the first difference, when either does not match
     int repeat = 1;
 };

@@ -87,17 +87,23 @@ void addMeasuredRows(Rows& rows, const PlanDocument& document)
     rows.section(QObject::tr("Measured on %1").arg(QString::fromStdString(run->device)));
     rows.row(QObject::tr("Predicted peak"), bytesText(document.metrics().lowerBound), QObject::tr("live"));
     rows.row(QObject::tr("Measured peak"), bytesText(arena.stepPeakBytes), QObject::tr("live, arena"));
-    rows.row(QObject::tr("Per-tensor malloc"), bytesText(perTensor.stepPeakBytes), QObject::tr("peak"));
+    const bool cuda = run->device == "cuda";
+    rows.row(cuda ? QObject::tr("Per-tensor cudaMalloc") : QObject::tr("Per-tensor malloc"), bytesText(perTensor.stepPeakBytes),
+        QObject::tr("peak"));
+    if (run->pool)
+        rows.row(QObject::tr("Pool in use"), bytesText(run->pool->stepPeakBytes), QObject::tr("peak, cudaMallocAsync"));
     rows.row(QObject::tr("Arena allocated"), bytesText(arena.arenaBytes));
     rows.row(QObject::tr("Latency p50 / p99"), msPair(arena.latencyMs.p50, arena.latencyMs.p99));
     rows.row(QObject::tr("Per-tensor p50 / p99"), msPair(perTensor.latencyMs.p50, perTensor.latencyMs.p99));
+    if (run->pool)
+        rows.row(QObject::tr("Pool p50 / p99"), msPair(run->pool->latencyMs.p50, run->pool->latencyMs.p99));
     rows.row(QObject::tr("Kernels"), QObject::tr("%1 real, %2 synthetic").arg(arena.opsReal).arg(arena.opsSynthetic));
     rows.wide(QObject::tr("Outputs vs no-reuse run"),
-        run->arenaMatches && run->perTensorMatches ? QObject::tr("bit-identical")
+        run->arenaMatches && run->perTensorMatches && (!run->pool || run->poolMatches) ? QObject::tr("bit-identical")
                                                    : QObject::tr("DIFFER: %1").arg(QString::fromStdString(run->mismatch)));
     rows.note(QObject::tr("median of %1 runs each; measured on %2, not on the planned device")
                   .arg(run->repeat)
-                  .arg(QString::fromStdString(run->device)));
+                  .arg(QString::fromStdString(run->deviceName.empty() ? run->device : run->device + " (" + run->deviceName + ")")));
 }
 
 } // namespace
