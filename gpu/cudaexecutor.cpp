@@ -6,6 +6,7 @@
 
 #include "exec/hostops.h"
 #include "exec/kernels.h"
+#include "util/stats.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h> // the typed cudaMalloc overloads
@@ -86,23 +87,6 @@ core::exec::Shape shapeOf(const core::Tensor& tensor)
     return known ? tensor.shape : core::exec::Shape { elementsOf(tensor) };
 }
 
-double percentile(std::vector<double> v, double q)
-{
-    if (v.empty())
-        return 0;
-    std::sort(v.begin(), v.end());
-    const auto i = std::size_t(std::ceil(q * double(v.size()))) - (q > 0 ? 1 : 0);
-    return v[std::min(i, v.size() - 1)];
-}
-
-double median(std::vector<double> v)
-{
-    if (v.empty())
-        return 0;
-    std::sort(v.begin(), v.end());
-    const auto n = v.size();
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 #define BLAS_TRY(expr, where)                                                                                                              \
     do {                                                                                                                                   \
@@ -723,11 +707,11 @@ core::Expected<core::Measurement> runOnCuda(const Graph& graph, const core::Sche
         const auto& op = *steps[s].device.call.op;
         (real[s] ? m.opsReal : m.opsSynthetic)++;
         m.opsHost += onHostRun[s] ? 1 : 0;
-        m.ops.push_back(core::OpMeasurement { op.name, op.type, bool(real[s]), median(opTimes[s]), percentile(opTimes[s], 0.99), bool(onHostRun[s]) });
+        m.ops.push_back(core::OpMeasurement { op.name, op.type, bool(real[s]), core::median(opTimes[s]), core::percentile(opTimes[s], 0.99), bool(onHostRun[s]) });
     }
     m.stepBytes = std::move(stepBytes);
     m.stepPeakBytes = m.stepBytes.empty() ? 0 : *std::max_element(m.stepBytes.begin(), m.stepBytes.end());
-    m.latencyMs = core::LatencyStats { median(totals), percentile(totals, 0.5), percentile(totals, 0.99) };
+    m.latencyMs = core::LatencyStats { core::median(totals), core::percentile(totals, 0.5), core::percentile(totals, 0.99) };
     m.peakBytes = (arena ? m.arenaBytes : m.stepPeakBytes) + m.weightsBytes + m.scratchBytes;
     return m;
 }

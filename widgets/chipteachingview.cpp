@@ -12,6 +12,7 @@
 #include "planners/validate.h"
 #include "scenarios/chipunits.h"
 #include "scenarios/multichipreport.h"
+#include "util/stats.h"
 #include "util/format.h"
 #ifdef MEMPLAN_HAVE_CUDA
 #include "cudaexecutor.h"
@@ -50,13 +51,6 @@ QColor unitColor(core::ChipUnit unit)
         break;
     }
     return QColor(0x55, 0xa8, 0x68);
-}
-
-// Nearest-rank percentile of ascending `sorted` (non-empty), q in [0, 1].
-double percentile(const std::vector<double>& sorted, double q)
-{
-    const auto rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(sorted.size())));
-    return sorted[std::min(sorted.size() - 1, rank == 0 ? 0 : rank - 1)];
 }
 
 } // namespace
@@ -378,7 +372,7 @@ protected:
             painter.setBrush(rows[r].color);
             for (std::size_t i = 0; i < runs.size(); ++i) // a strip of dots, spread vertically so repeats stay visible
                 painter.drawEllipse(QPointF(xOf(runs[i]), y - 14 + 28.0 * static_cast<double>(i % 7) / 6.0), 3.5, 3.5);
-            const double p50 = percentile(runs, 0.5), p99 = percentile(runs, 0.99), max = runs.back();
+            const double p50 = core::percentile(runs, 0.5), p99 = core::percentile(runs, 0.99), max = runs.back();
             painter.setPen(QPen(rows[r].color.darker(150), 2));
             for (double v : { p50, p99, max })
                 painter.drawLine(QPointF(xOf(v), y - 20), QPointF(xOf(v), y + 20));

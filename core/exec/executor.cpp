@@ -4,6 +4,7 @@
 
 #include "exec/hostops.h"
 #include "exec/kernels.h"
+#include "util/stats.h"
 
 #include <malloc.h>
 #include <sys/resource.h>
@@ -275,23 +276,6 @@ bool runOp(const Graph& g, const exec::KernelCall& call, OpIndex opIndex, exec::
     return ok;
 }
 
-double percentile(std::vector<double> v, double q)
-{
-    if (v.empty())
-        return 0;
-    std::sort(v.begin(), v.end());
-    const auto i = std::size_t(std::ceil(q * double(v.size()))) - (q > 0 ? 1 : 0);
-    return v[std::min(i, v.size() - 1)];
-}
-
-double median(std::vector<double> v)
-{
-    if (v.empty())
-        return 0;
-    std::sort(v.begin(), v.end());
-    const auto n = v.size();
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 } // namespace
 
