@@ -93,10 +93,10 @@ Expected<Plan> searchPortfolio(const PlanProblem& problem, const SkylineInstance
     const auto limit = static_cast<std::int64_t>(kRunNodes * double(unit));
     const Bytes step = std::max<Bytes>(g, static_cast<Bytes>(kCapacityStep * double(lb)) / g * g);
     const struct { int ranking; bool perturb; } runs[] = {
-        { static_cast<int>(SkylineRanking::TotalWidthArea), false },
-        { static_cast<int>(SkylineRanking::TotalWidthArea), true },
+        { static_cast<int>(SkylineRanking::TotalSpanArea), false },
+        { static_cast<int>(SkylineRanking::TotalSpanArea), true },
         { static_cast<int>(SkylineRanking::LongestFirst), true },
-        { static_cast<int>(SkylineRanking::TotalWidthArea), true },
+        { static_cast<int>(SkylineRanking::TotalSpanArea), true },
     };
     CapacitySearch search(instance, cancel, {});
     const auto farFuture = CapacitySearch::Clock::now() + std::chrono::hours(1);
@@ -108,7 +108,8 @@ Expected<Plan> searchPortfolio(const PlanProblem& problem, const SkylineInstance
             if (search.nodes() + unit > budget)
                 break;
             const auto& base = instance.rank[run.ranking];
-            const auto outcome = search.run(capacity, farFuture, run.perturb ? perturbedRank(base, kPerturbSpread, rng) : base, limit);
+            const auto outcome = run.perturb ? search.run(capacity, farFuture, perturbedRank(base, kPerturbSpread, rng), limit)
+                                             : search.run(capacity, farFuture, base, limit, run.ranking);
             if (search.cancelled())
                 return cancelled().error();
             if (outcome == CapacitySearch::Outcome::Found) {

@@ -21,6 +21,8 @@ using Clock = std::chrono::steady_clock;
 // First try at the lower bound: most real problems pack there, so it gets most of a short limit;
 // of a long one it leaves the larger part to closing the gap from above (D and J).
 double boundAttemptSeconds(double limit) { return std::min(0.8 * limit, 3.0 + 0.2 * limit); }
+// The rankings the search round-robins: the first six (TotalSpanArea is tuned for best-of-greedy).
+constexpr int kExactRankings = 6;
 Bytes roundDown(Bytes value, Bytes step) { return value / step * step; }
 Bytes roundUp(Bytes value, Bytes step) { return (value + step - 1) / step * step; }
 
@@ -92,11 +94,12 @@ CapacitySearch::Outcome Driver::attempt(Bytes capacity, Clock::time_point until)
     auto outcome = CapacitySearch::Outcome::GaveUp;
     std::vector<int> shuffled;
     for (std::int64_t limit = 2 * std::max(m_instance.count(), 64); outcome == CapacitySearch::Outcome::GaveUp; limit *= 2) {
-        for (int r = 0; r < 2 * kSkylineRankings && outcome == CapacitySearch::Outcome::GaveUp; ++r) {
-            const auto& base = m_instance.rank[r % kSkylineRankings];
-            if (r >= kSkylineRankings)
+        for (int r = 0; r < 2 * kExactRankings && outcome == CapacitySearch::Outcome::GaveUp; ++r) {
+            const auto& base = m_instance.rank[r % kExactRankings];
+            if (r >= kExactRankings)
                 shuffled = perturbed(base);
-            outcome = m_search.run(capacity, until, r < kSkylineRankings ? base : shuffled, limit);
+            outcome = r < kExactRankings ? m_search.run(capacity, until, base, limit, r)
+                                           : m_search.run(capacity, until, shuffled, limit);
         }
     }
     if (outcome == CapacitySearch::Outcome::Found && m_search.solutionArena() < m_best.arenaSize) {

@@ -40,13 +40,16 @@ bool CapacitySearch::stopNow()
 }
 
 CapacitySearch::Outcome CapacitySearch::run(Bytes capacity, Clock::time_point deadline, const std::vector<int>& rank,
-    std::int64_t nodeLimit)
+    std::int64_t nodeLimit, int ranking)
 {
+    m_ranking = ranking;
+    m_dynRank = rank;
+    m_rankUndo.clear();
     m_nodeEnd = m_nodes + nodeLimit;
     m_gaveUp = false;
     m_capacity = capacity;
     m_deadline = deadline;
-    m_rank = &rank;
+    m_rank = &m_dynRank;
     m_stopped = false;
     m_sky.undoTo(0);
     if (m_in.lowerBound > capacity)
@@ -78,6 +81,47 @@ bool CapacitySearch::raiseAllowed(const Skyline::Plateau& range, Bytes target, c
     return true;
 }
 
+void CapacitySearch::rerank(int begin, int end)
+{
+    const bool total = m_ranking == static_cast<int>(SkylineRanking::TotalWidthArea)
+        || m_ranking == static_cast<int>(SkylineRanking::WidthAreaTotal)
+        || m_ranking == static_cast<int>(SkylineRanking::TotalAreaWidth)
+        || m_ranking == static_cast<int>(SkylineRanking::TotalSpanArea);
+    if (!total)
+        return;
+    auto& keyed = m_rerankScratch;
+    keyed.clear();
+    for (int s = begin; s < end; ++s)
+        for (const int k : m_in.startingAt[s]) {
+            if (m_sky.isPlaced(k))
+                continue;
+            Bytes t = 0;
+            for (int x = m_in.first[k]; x <= m_in.last[k]; ++x)
+                t = std::max(t, m_sky.pendingBytes(x));
+            const Bytes w = m_in.length[k], a = m_in.area[k];
+            switch (static_cast<SkylineRanking>(m_ranking)) {
+            case SkylineRanking::TotalWidthArea: keyed.push_back({ { t, w, a }, k }); break;
+            case SkylineRanking::WidthAreaTotal: keyed.push_back({ { w, a, t }, k }); break;
+            case SkylineRanking::TotalSpanArea: keyed.push_back({ { t, m_in.last[k] - m_in.first[k], a }, k }); break;
+            default: keyed.push_back({ { t, a, w }, k }); break;
+            }
+        }
+    // Largest keys first; ties keep the old order.
+    std::sort(keyed.begin(), keyed.end(), [&](const auto& x, const auto& y) {
+        return x.first != y.first ? x.first > y.first : m_dynRank[x.second] < m_dynRank[y.second];
+    });
+    std::vector<int> oldRanks;
+    oldRanks.reserve(keyed.size());
+    for (const auto& e : keyed)
+        oldRanks.push_back(m_dynRank[e.second]);
+    std::sort(oldRanks.begin(), oldRanks.end());
+    // Reuse the piece's own rank values, so comparisons with anything outside stay as they were.
+    for (std::size_t i = 0; i < keyed.size(); ++i) {
+        m_rankUndo.push_back({ keyed[i].second, m_dynRank[keyed[i].second] });
+        m_dynRank[keyed[i].second] = oldRanks[i];
+    }
+}
+
 CapacitySearch::Result CapacitySearch::dfs(int depth, int begin, int end, Bytes levelFloor, int levelRank)
 {
     if ((++m_nodes & m_checkMask) == 0 && stopNow()) {
@@ -98,7 +142,13 @@ CapacitySearch::Result CapacitySearch::dfs(int depth, int begin, int end, Bytes 
         // packing, the others' choices cannot help, so this node fails without trying them again.
         for (std::size_t p = 0; p < pieces.size(); ++p) {
             const auto [pieceBegin, pieceEnd] = m_pieces[depth][p];
+            const auto rankMark = m_rankUndo.size();
+            rerank(pieceBegin, pieceEnd);
             const auto result = dfs(depth + 1, pieceBegin, pieceEnd, -1, -1);
+            while (m_rankUndo.size() > rankMark) {
+                m_dynRank[m_rankUndo.back().first] = m_rankUndo.back().second;
+                m_rankUndo.pop_back();
+            }
             if (result == Result::Stop)
                 return result;
             if (result == Result::Fail) {
@@ -126,6 +176,17 @@ CapacitySearch::Result CapacitySearch::dfs(int depth, int begin, int end, Bytes 
         plateaus.push_back(p);
         s = p.end;
     }
+    // Dominance (MiniMalloc's "minimum height"): an unplaced buffer c could drop to its rest offset
+    // (the highest placed top under it); that space stays free, as every later buffer goes at or
+    // above the current floor. So once the floor reaches rest(c) + size(c), c is left floating in
+    // every completion, which is then not gap-free: nothing from here on is worth building.
+    Bytes minHeight = Skyline::kClosed;
+    for (int s = begin; s < end; ++s)
+        for (const int k : m_in.startingAt[s])
+            if (!m_sky.isPlaced(k))
+                minHeight = std::min(minHeight, m_sky.restOffset(k) + m_in.size[k]);
+    if (lowest.floor >= minHeight)
+        return Result::Fail;
     auto& all = m_candidates[depth];
     all.clear();
     for (const auto& p : plateaus) {
@@ -139,6 +200,7 @@ CapacitySearch::Result CapacitySearch::dfs(int depth, int begin, int end, Bytes 
         const int k = all[c];
         if (rank[k] <= minRank || !m_sky.restsOnSomething(k, lowest.floor))
             continue;
+        const bool hatless = m_sky.hatless(k);
         m_sky.place(k, lowest.floor);
         if (m_sky.boundsHold(m_capacity)) {
             const auto result = dfs(depth + 1, begin, end, lowest.floor, rank[k]);
@@ -146,15 +208,15 @@ CapacitySearch::Result CapacitySearch::dfs(int depth, int begin, int end, Bytes 
                 return result;
         }
         m_sky.undoTo(mark);
+        // Hatless pruning (MiniMalloc): k shares no section with an unplaced buffer, so every
+        // completion has it at m. The later branches place a buffer of higher rank at m, or raise
+        // k's sections, and either way k could no longer go at m: they all fail.
+        if (hatless)
+            return Result::Fail;
     }
     // No further buffer at m: every plateau at m rises to its lower neighbour. Dominance: a buffer
     // whose whole extent fits below the new lowest floor (above its own lowest offset) could drop
     // there, so that packing is not gap-free (MiniMalloc's "minimum height" rule).
-    Bytes minHeight = Skyline::kClosed;
-    for (int s = begin; s < end; ++s)
-        for (const int k : m_in.startingAt[s])
-            if (!m_sky.isPlaced(k))
-                minHeight = std::min(minHeight, m_sky.lowestOffset(k) + m_in.size[k]);
     Bytes newFloor = Skyline::kClosed;
     for (int s = begin; s < end; ++s)
         if (m_sky.floor(s) != lowest.floor)

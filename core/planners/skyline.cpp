@@ -68,7 +68,8 @@ SkylineInstance makeSkylineInstance(const PlanProblem& problem)
             rank[order[pos]] = pos;
         in.rank.push_back(std::move(rank));
     };
-    auto width = [&](int k) { return in.last[k] - in.first[k]; };
+    in.area = area;
+    auto width = [&](int k) { return in.length[k]; };
     // Same order as SkylineRanking.
     rankBy([&](int k) { return std::make_tuple(total[k], width(k), area[k]); });
     rankBy([&](int k) { return std::make_tuple(width(k), area[k], total[k]); });
@@ -76,6 +77,7 @@ SkylineInstance makeSkylineInstance(const PlanProblem& problem)
     rankBy([&](int k) { return std::make_tuple(in.length[k], in.size[k]); });
     rankBy([&](int k) { return std::make_tuple(in.size[k], in.length[k]); });
     rankBy([&](int k) { return std::make_tuple(area[k], in.size[k]); });
+    rankBy([&](int k) { return std::make_tuple(total[k], in.last[k] - in.first[k], area[k]); });
     for (const Bytes bytes : in.sectionBytes)
         in.lowerBound = std::max(in.lowerBound, bytes);
     return in;
@@ -104,6 +106,7 @@ Skyline::Skyline(const SkylineInstance& instance)
     , m_crossing(std::max(instance.sections, 1), 0)
     , m_offset(instance.count(), -1)
     , m_lowest(instance.count(), 0)
+    , m_rest(instance.count(), 0)
 {
     m_undo.reserve(4 * static_cast<std::size_t>(instance.count() + instance.sections));
     for (int k = 0; k < instance.count(); ++k) {
@@ -195,8 +198,13 @@ void Skyline::place(int buffer, Bytes offset)
         m_raised[s] = 0;
     }
     // Every section of the buffer gets the same floor: lift each overlapping buffer once.
-    for (const int k : m_overlaps[buffer])
+    for (const int k : m_overlaps[buffer]) {
         liftBuffer(k, offset + size);
+        if (m_offset[k] < 0 && m_rest[k] < offset + size) {
+            m_undo.push_back({ m_rest[k], kRestRecord, k });
+            m_rest[k] = offset + size;
+        }
+    }
 }
 
 void Skyline::liftLowest(int begin, int end, Bytes to)
@@ -279,6 +287,10 @@ void Skyline::undoTo(std::size_t mark)
             m_lowest[u.aux] = u.floor;
             continue;
         }
+        if (u.section == kRestRecord) {
+            m_rest[u.aux] = u.floor;
+            continue;
+        }
         if (u.section >= 0) {
             m_floor[u.section] = u.floor;
             m_raised[u.section] = static_cast<char>(u.aux);
@@ -305,6 +317,14 @@ bool Skyline::restsOnSomething(int buffer, Bytes floor) const
         if (!m_raised[s])
             return true;
     return false;
+}
+
+bool Skyline::hatless(int buffer) const
+{
+    for (int s = m_in.first[buffer]; s <= m_in.last[buffer]; ++s)
+        if (m_pendingCount[s] > 1)
+            return false;
+    return true;
 }
 
 Bytes Skyline::top() const

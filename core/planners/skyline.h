@@ -43,6 +43,7 @@ struct SkylineInstance {
     std::vector<std::vector<int>> liveIn;     // per section: buffers covering it
     std::vector<Bytes> sectionBytes;          // per section: sum of sizes of live buffers
     std::vector<std::vector<int>> rank;       // per SkylineRanking: position of each buffer, 0 = first
+    std::vector<Bytes> area;                  // size x lifetime
     int sections = 0;
     Bytes granularity = 1; // gcd of the sizes: every canonical offset and arena is a multiple
     Bytes lowerBound = 0;  // max over sections of live bytes
@@ -54,9 +55,11 @@ SkylineInstance makeSkylineInstance(const PlanProblem& problem);
 
 // Candidate order for a dive or the search: which buffer goes first onto the lowest plateau.
 // "Total" = the most live bytes in any section the buffer covers (crowded sections first),
-// "Width" = sections covered, "Area" = size x steps; each ranking sorts by its keys, largest first.
-enum class SkylineRanking { TotalWidthArea, WidthAreaTotal, TotalAreaWidth, LongestFirst, LargestFirst, AreaFirst };
-constexpr int kSkylineRankings = 6;
+// "Width" = lifetime in steps (not sections: measured, sections rank I and H far worse),
+// "Area" = size x steps; each ranking sorts by its keys, largest first.
+// "Span" = sections covered (TotalSpanArea: best-of-greedy's dives pack best with it).
+enum class SkylineRanking { TotalWidthArea, WidthAreaTotal, TotalAreaWidth, LongestFirst, LargestFirst, AreaFirst, TotalSpanArea };
+constexpr int kSkylineRankings = 7;
 
 // A ranking with noise: each buffer moves by up to `spread` x the number of buffers, so restarts
 // explore other orders while keeping the ranking's broad shape. Deterministic for a seeded `rng`.
@@ -102,6 +105,9 @@ public:
     bool isPlaced(int buffer) const { return m_offset[buffer] >= 0; }
     Bytes offset(int buffer) const { return m_offset[buffer]; }
     Bytes lowestOffset(int buffer) const { return m_lowest[buffer]; } // of an unplaced buffer
+    // Where an unplaced buffer would rest if dropped: the highest top of the placed buffers that
+    // share a section with it (raises do not count). <= lowestOffset().
+    Bytes restOffset(int buffer) const { return m_rest[buffer]; }
     Bytes floor(int section) const { return m_floor[section]; }
     // Bytes of unplaced buffers live in a section.
     Bytes pendingBytes(int section) const { return m_pendingBytes[section]; }
@@ -110,14 +116,17 @@ public:
     // A buffer placed at `floor` in a gap-free packing rests on a placed buffer's top (or on 0):
     // some section it covers must have its floor from a placement, not from a raise.
     bool restsOnSomething(int buffer, Bytes floor) const;
+    // No other unplaced buffer is live in any section of this unplaced buffer.
+    bool hatless(int buffer) const;
 
 private:
     struct Undo {
         Bytes floor; // old floor, or old lowest offset
-        int section; // >= 0: floor record; -1-buffer: placement record; kLowestRecord: lowest offset
-        int aux;     // floor record: old raised flag; lowest-offset record: the buffer
+        int section; // >= 0: floor record; -1-buffer: placement record; kLowestRecord/kRestRecord: lowest/rest offset
+        int aux;     // floor record: old raised flag; lowest/rest-offset record: the buffer
     };
     static constexpr int kLowestRecord = std::numeric_limits<int>::min();
+    static constexpr int kRestRecord = std::numeric_limits<int>::min() + 1;
     void liftLowest(int begin, int end, Bytes to); // unplaced buffers covering [begin, end) sit at >= to
     void liftBuffer(int k, Bytes to);       // unplaced buffer k sits at >= to
     const SkylineInstance& m_in;
@@ -129,6 +138,7 @@ private:
     std::vector<Bytes> m_offset;
     std::vector<std::vector<int>> m_overlaps; // per buffer: the other buffers sharing a section
     std::vector<Bytes> m_lowest; // per buffer: highest floor over its sections (lowest possible offset)
+    std::vector<Bytes> m_rest;   // per buffer: highest top of a placed buffer sharing a section with it
     std::vector<Undo> m_undo;
     // Sections to check in boundsHold(): the hull [m_touchBegin, m_touchEnd) of those whose buffers'
     // lowest offsets rose. A superset of them gives the same answer (unchanged sections passed the
