@@ -92,6 +92,7 @@ Expected<Plan> searchPortfolio(const PlanProblem& problem, const SkylineInstance
     const auto budget = static_cast<std::int64_t>(kBudgetNodes * double(unit));
     const auto limit = static_cast<std::int64_t>(kRunNodes * double(unit));
     const Bytes step = std::max<Bytes>(g, static_cast<Bytes>(kCapacityStep * double(lb)) / g * g);
+    // The first run re-ranks each independent piece by its unplaced bytes (exactsearch.h).
     const struct { int ranking; bool perturb; } runs[] = {
         { static_cast<int>(SkylineRanking::TotalSpanArea), false },
         { static_cast<int>(SkylineRanking::TotalSpanArea), true },

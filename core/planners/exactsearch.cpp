@@ -56,7 +56,7 @@ CapacitySearch::Outcome CapacitySearch::run(Bytes capacity, Clock::time_point de
         return Outcome::Infeasible;
     if (stopNow())
         return Outcome::Stopped;
-    const auto result = dfs(0, 0, m_in.sections, -1, -1);
+    const auto result = dfs(0, 0, m_in.sections, -1, -1, kUnknownPieces, 0);
     if (result == Result::Done) {
         m_solution.resize(m_in.count());
         for (int k = 0; k < m_in.count(); ++k)
@@ -122,7 +122,7 @@ void CapacitySearch::rerank(int begin, int end)
     }
 }
 
-CapacitySearch::Result CapacitySearch::dfs(int depth, int begin, int end, Bytes levelFloor, int levelRank)
+CapacitySearch::Result CapacitySearch::dfs(int depth, int begin, int end, Bytes levelFloor, int levelRank, int placed, Bytes heightBound)
 {
     if ((++m_nodes & m_checkMask) == 0 && stopNow()) {
         m_stopped = true;
@@ -132,10 +132,20 @@ CapacitySearch::Result CapacitySearch::dfs(int depth, int begin, int end, Bytes 
         m_gaveUp = true;
         return Result::Stop;
     }
+    // The range splits only where a placement dropped a crossing count to zero: inside the span of
+    // the buffer just placed. Otherwise it stays one piece (closed sections at its ends are inert).
     auto& pieces = m_pieces[depth];
-    m_sky.pieces(begin, end, pieces);
-    if (pieces.empty())
-        return Result::Done;
+    bool mayHaveSplit = placed == kUnknownPieces;
+    if (placed >= 0)
+        for (int s = std::max(begin, m_in.first[placed]); s < std::min(end - 1, m_in.last[placed]) && !mayHaveSplit; ++s)
+            mayHaveSplit = m_sky.crossing(s) == 0;
+    if (mayHaveSplit) {
+        m_sky.pieces(begin, end, pieces);
+        if (pieces.empty())
+            return Result::Done;
+    } else {
+        pieces.assign(1, { begin, end });
+    }
     const auto mark = m_sky.mark();
     if (pieces.size() > 1) {
         // Independent pieces: solve one after the other, keeping each solution. When one has no
@@ -144,7 +154,7 @@ CapacitySearch::Result CapacitySearch::dfs(int depth, int begin, int end, Bytes 
             const auto [pieceBegin, pieceEnd] = m_pieces[depth][p];
             const auto rankMark = m_rankUndo.size();
             rerank(pieceBegin, pieceEnd);
-            const auto result = dfs(depth + 1, pieceBegin, pieceEnd, -1, -1);
+            const auto result = dfs(depth + 1, pieceBegin, pieceEnd, -1, -1, kOnePiece, heightBound);
             while (m_rankUndo.size() > rankMark) {
                 m_dynRank[m_rankUndo.back().first] = m_rankUndo.back().second;
                 m_rankUndo.pop_back();
@@ -164,29 +174,49 @@ CapacitySearch::Result CapacitySearch::dfs(int depth, int begin, int end, Bytes 
     // level buffers go in rank order (after `levelRank`), so each set of buffers at m is tried once.
     auto& plateaus = m_plateaus[depth];
     plateaus.clear();
-    const auto lowest = m_sky.lowestPlateau(begin, end);
-    for (int s = lowest.begin; s < end;) {
-        if (m_sky.floor(s) != lowest.floor) {
-            ++s;
+    // One pass: the lowest floor m, its plateaus, and the next floor up (where a raise lands first).
+    Bytes second = Skyline::kClosed;
+    Skyline::Plateau lowest;
+    for (int s = begin; s < end; ++s) {
+        const Bytes f = m_sky.floor(s);
+        if (f == Skyline::kClosed)
+            continue;
+        if (f > lowest.floor) {
+            second = std::min(second, f);
             continue;
         }
-        Skyline::Plateau p { s, s + 1, lowest.floor };
-        while (p.end < end && m_sky.floor(p.end) == lowest.floor)
-            ++p.end;
-        plateaus.push_back(p);
-        s = p.end;
+        if (f < lowest.floor) {
+            second = std::min(second, lowest.floor);
+            lowest.floor = f;
+            plateaus.clear();
+        }
+        if (!plateaus.empty() && plateaus.back().end == s)
+            ++plateaus.back().end;
+        else
+            plateaus.push_back({ s, s + 1, f });
     }
+    if (lowest.floor == Skyline::kClosed)
+        return Result::Done; // the last buffer of the range was just placed
     // Dominance (MiniMalloc's "minimum height"): an unplaced buffer c could drop to its rest offset
     // (the highest placed top under it); that space stays free, as every later buffer goes at or
     // above the current floor. So once the floor reaches rest(c) + size(c), c is left floating in
     // every completion, which is then not gap-free: nothing from here on is worth building.
-    Bytes minHeight = Skyline::kClosed;
-    for (int s = begin; s < end; ++s)
-        for (const int k : m_in.startingAt[s])
-            if (!m_sky.isPlaced(k))
-                minHeight = std::min(minHeight, m_sky.restOffset(k) + m_in.size[k]);
-    if (lowest.floor >= minHeight)
+    // Rest offsets only rise and placed buffers leave the minimum, so an ancestor's minimum height
+    // (`heightBound`) stays a lower bound below it: no scan while the floor is under it.
+    Bytes minHeight = -1;
+    auto minimumHeight = [&] {
+        if (minHeight < 0) {
+            minHeight = Skyline::kClosed;
+            for (int s = begin; s < end; ++s)
+                for (const int k : m_in.startingAt[s])
+                    if (!m_sky.isPlaced(k))
+                        minHeight = std::min(minHeight, m_sky.restOffset(k) + m_in.size[k]);
+        }
+        return minHeight;
+    };
+    if (lowest.floor >= heightBound && lowest.floor >= minimumHeight())
         return Result::Fail;
+    const Bytes childBound = minHeight >= 0 ? minHeight : heightBound;
     auto& all = m_candidates[depth];
     all.clear();
     for (const auto& p : plateaus) {
@@ -203,7 +233,7 @@ CapacitySearch::Result CapacitySearch::dfs(int depth, int begin, int end, Bytes 
         const bool hatless = m_sky.hatless(k);
         m_sky.place(k, lowest.floor);
         if (m_sky.boundsHold(m_capacity)) {
-            const auto result = dfs(depth + 1, begin, end, lowest.floor, rank[k]);
+            const auto result = dfs(depth + 1, begin, end, lowest.floor, rank[k], k, childBound);
             if (result != Result::Fail)
                 return result;
         }
@@ -217,13 +247,8 @@ CapacitySearch::Result CapacitySearch::dfs(int depth, int begin, int end, Bytes 
     // No further buffer at m: every plateau at m rises to its lower neighbour. Dominance: a buffer
     // whose whole extent fits below the new lowest floor (above its own lowest offset) could drop
     // there, so that packing is not gap-free (MiniMalloc's "minimum height" rule).
-    Bytes newFloor = Skyline::kClosed;
-    for (int s = begin; s < end; ++s)
-        if (m_sky.floor(s) != lowest.floor)
-            newFloor = std::min(newFloor, m_sky.floor(s));
-    for (const auto& p : plateaus)
-        newFloor = std::min(newFloor, m_sky.raiseTarget(p, begin, end));
-    if (newFloor >= minHeight)
+    // Every raise target is a floor above m, so the new lowest floor is `second`.
+    if (second >= minimumHeight())
         return Result::Fail;
     for (const auto& p : plateaus) {
         const Bytes target = m_sky.raiseTarget(p, begin, end);
@@ -234,7 +259,7 @@ CapacitySearch::Result CapacitySearch::dfs(int depth, int begin, int end, Bytes 
         m_sky.raise(p, target);
     }
     if (m_sky.boundsHold(m_capacity)) {
-        const auto result = dfs(depth + 1, begin, end, -1, -1);
+        const auto result = dfs(depth + 1, begin, end, -1, -1, kOnePiece, std::max(childBound, minimumHeight()));
         if (result != Result::Fail)
             return result;
     }

@@ -62,7 +62,11 @@ private:
     // restored); Stop: time, cancel or node limit.
     enum class Result { Done, Fail, Stop };
     // levelFloor/levelRank: the floor and rank of the last buffer placed on the current level.
-    Result dfs(int depth, int begin, int end, Bytes levelFloor, int levelRank);
+    // placed: the buffer the parent just placed, or kOnePiece ([begin, end) is known to be one
+    // piece), or kUnknownPieces.
+    static constexpr int kOnePiece = -1, kUnknownPieces = -2;
+    // heightBound: a lower bound on the minimum height (see dominance) inherited from an ancestor.
+    Result dfs(int depth, int begin, int end, Bytes levelFloor, int levelRank, int placed, Bytes heightBound);
     bool stopNow();
     // Raising sections [range.begin, range.end) from range.floor to target keeps every section
     // within capacity, and no candidate inside the range fits in the gap.

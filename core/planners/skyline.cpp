@@ -183,6 +183,16 @@ Bytes Skyline::raiseTarget(const Plateau& plateau, int begin, int end) const
     return std::min(left, right);
 }
 
+void Skyline::liftBuffer(int k, Bytes to)
+{
+    if (m_offset[k] >= 0 || m_lowest[k] >= to)
+        return;
+    m_undo.push_back({ m_lowest[k], kLowestRecord, k });
+    m_lowest[k] = to;
+    m_touchBegin = std::min(m_touchBegin, m_in.first[k]);
+    m_touchEnd = std::max(m_touchEnd, m_in.last[k] + 1);
+}
+
 void Skyline::place(int buffer, Bytes offset)
 {
     m_undo.push_back({ 0, -1 - buffer, 0 });
@@ -197,13 +207,15 @@ void Skyline::place(int buffer, Bytes offset)
         m_floor[s] = --m_pendingCount[s] == 0 ? kClosed : offset + size;
         m_raised[s] = 0;
     }
+    raiseCeiling(offset + size);
     // Every section of the buffer gets the same floor: lift each overlapping buffer once.
+    const Bytes top = offset + size;
     for (const int k : m_overlaps[buffer]) {
-        liftBuffer(k, offset + size);
-        if (m_offset[k] < 0 && m_rest[k] < offset + size) {
-            m_undo.push_back({ m_rest[k], kRestRecord, k });
-            m_rest[k] = offset + size;
-        }
+        if (m_offset[k] >= 0 || m_rest[k] >= top)
+            continue; // m_lowest[k] >= m_rest[k] >= top too
+        m_undo.push_back({ m_rest[k], kRestRecord, k });
+        m_rest[k] = top;
+        liftBuffer(k, top);
     }
 }
 
@@ -217,24 +229,13 @@ void Skyline::liftLowest(int begin, int end, Bytes to)
             liftBuffer(k, to);
 }
 
-void Skyline::liftBuffer(int k, Bytes to)
-{
-    if (m_offset[k] >= 0 || m_lowest[k] >= to)
-        return;
-    m_undo.push_back({ m_lowest[k], kLowestRecord, k });
-    m_lowest[k] = to;
-    m_touchBegin = std::min(m_touchBegin, m_in.first[k]);
-    m_touchEnd = std::max(m_touchEnd, m_in.last[k] + 1);
-}
 
 bool Skyline::boundsHold(Bytes capacity)
 {
-    // Every lowest offset is some floor, so a section with room above the highest open floor for
-    // all its pending bytes cannot fail: skip it without scanning its buffers.
-    Bytes highest = 0;
-    for (int s = 0; s < m_in.sections; ++s)
-        if (m_floor[s] != kClosed)
-            highest = std::max(highest, m_floor[s]);
+    // Every lowest offset is some floor, so a section with room above the highest floor for all its
+    // pending bytes cannot fail: skip it without scanning its buffers. m_ceiling bounds the highest
+    // open floor from above (it counts closed sections' last floors too), which keeps this O(1).
+    const Bytes highest = m_ceiling;
     bool holds = true;
     for (int s = m_touchBegin; s < m_touchEnd; ++s) {
         if (m_pendingCount[s] == 0 || highest + m_pendingBytes[s] <= capacity)
@@ -273,6 +274,7 @@ void Skyline::raise(const Plateau& plateau, Bytes to)
         m_floor[s] = to;
         m_raised[s] = 1;
     }
+    raiseCeiling(to);
     liftLowest(plateau.begin, plateau.end, to);
     m_touchBegin = std::min(m_touchBegin, plateau.begin);
     m_touchEnd = std::max(m_touchEnd, plateau.end);
@@ -285,6 +287,10 @@ void Skyline::undoTo(std::size_t mark)
         m_undo.pop_back();
         if (u.section == kLowestRecord) {
             m_lowest[u.aux] = u.floor;
+            continue;
+        }
+        if (u.section == kCeilingRecord) {
+            m_ceiling = u.floor;
             continue;
         }
         if (u.section == kRestRecord) {
@@ -317,6 +323,14 @@ bool Skyline::restsOnSomething(int buffer, Bytes floor) const
         if (!m_raised[s])
             return true;
     return false;
+}
+
+void Skyline::raiseCeiling(Bytes to)
+{
+    if (to <= m_ceiling)
+        return;
+    m_undo.push_back({ m_ceiling, kCeilingRecord, 0 });
+    m_ceiling = to;
 }
 
 bool Skyline::hatless(int buffer) const

@@ -112,6 +112,8 @@ public:
     // Bytes of unplaced buffers live in a section.
     Bytes pendingBytes(int section) const { return m_pendingBytes[section]; }
     int pendingCount(int section) const { return m_pendingCount[section]; }
+    // Unplaced buffers covering both section s and s + 1.
+    int crossing(int s) const { return m_crossing[s]; }
     Bytes top() const; // highest placed buffer top
     // A buffer placed at `floor` in a gap-free packing rests on a placed buffer's top (or on 0):
     // some section it covers must have its floor from a placement, not from a raise.
@@ -127,8 +129,10 @@ private:
     };
     static constexpr int kLowestRecord = std::numeric_limits<int>::min();
     static constexpr int kRestRecord = std::numeric_limits<int>::min() + 1;
+    static constexpr int kCeilingRecord = std::numeric_limits<int>::min() + 2;
+    void raiseCeiling(Bytes to);
     void liftLowest(int begin, int end, Bytes to); // unplaced buffers covering [begin, end) sit at >= to
-    void liftBuffer(int k, Bytes to);       // unplaced buffer k sits at >= to
+    inline void liftBuffer(int k, Bytes to);       // unplaced buffer k sits at >= to
     const SkylineInstance& m_in;
     std::vector<Bytes> m_floor;
     std::vector<char> m_raised; // floor came from a raise, not from a placed buffer's top
@@ -139,6 +143,7 @@ private:
     std::vector<std::vector<int>> m_overlaps; // per buffer: the other buffers sharing a section
     std::vector<Bytes> m_lowest; // per buffer: highest floor over its sections (lowest possible offset)
     std::vector<Bytes> m_rest;   // per buffer: highest top of a placed buffer sharing a section with it
+    Bytes m_ceiling = 0;         // highest floor ever set on this path (>= every open floor)
     std::vector<Undo> m_undo;
     // Sections to check in boundsHold(): the hull [m_touchBegin, m_touchEnd) of those whose buffers'
     // lowest offsets rose. A superset of them gives the same answer (unchanged sections passed the
