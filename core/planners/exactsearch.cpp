@@ -83,11 +83,7 @@ bool CapacitySearch::raiseAllowed(const Skyline::Plateau& range, Bytes target, c
 
 void CapacitySearch::rerank(int begin, int end)
 {
-    const bool total = m_ranking == static_cast<int>(SkylineRanking::TotalWidthArea)
-        || m_ranking == static_cast<int>(SkylineRanking::WidthAreaTotal)
-        || m_ranking == static_cast<int>(SkylineRanking::TotalAreaWidth)
-        || m_ranking == static_cast<int>(SkylineRanking::TotalSpanArea);
-    if (!total)
+    if (m_ranking < 0 || !rankingUsesTotal(static_cast<SkylineRanking>(m_ranking)))
         return;
     auto& keyed = m_rerankScratch;
     keyed.clear();
@@ -95,23 +91,17 @@ void CapacitySearch::rerank(int begin, int end)
         for (const int k : m_in.startingAt[s]) {
             if (m_sky.isPlaced(k))
                 continue;
-            Bytes t = 0;
+            Bytes pending = 0;
             for (int x = m_in.first[k]; x <= m_in.last[k]; ++x)
-                t = std::max(t, m_sky.pendingBytes(x));
-            const Bytes w = m_in.length[k], a = m_in.area[k];
-            switch (static_cast<SkylineRanking>(m_ranking)) {
-            case SkylineRanking::TotalWidthArea: keyed.push_back({ { t, w, a }, k }); break;
-            case SkylineRanking::WidthAreaTotal: keyed.push_back({ { w, a, t }, k }); break;
-            case SkylineRanking::TotalSpanArea: keyed.push_back({ { t, m_in.last[k] - m_in.first[k], a }, k }); break;
-            default: keyed.push_back({ { t, a, w }, k }); break;
-            }
+                pending = std::max(pending, m_sky.pendingBytes(x));
+            keyed.push_back({ rankingKey(m_in, static_cast<SkylineRanking>(m_ranking), k, pending), k });
         }
     // Largest keys first; ties keep the old order.
     std::sort(keyed.begin(), keyed.end(), [&](const auto& x, const auto& y) {
         return x.first != y.first ? x.first > y.first : m_dynRank[x.second] < m_dynRank[y.second];
     });
-    std::vector<int> oldRanks;
-    oldRanks.reserve(keyed.size());
+    auto& oldRanks = m_rerankRanks;
+    oldRanks.clear();
     for (const auto& e : keyed)
         oldRanks.push_back(m_dynRank[e.second]);
     std::sort(oldRanks.begin(), oldRanks.end());

@@ -8,7 +8,6 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
-#include <tuple>
 #include <vector>
 
 namespace core {
@@ -88,7 +87,8 @@ private:
     const std::vector<int>* m_rank = nullptr;
     std::vector<int> m_dynRank;
     std::vector<std::pair<int, int>> m_rankUndo; // (buffer, old rank)
-    std::vector<std::pair<std::tuple<Bytes, Bytes, Bytes>, int>> m_rerankScratch;
+    std::vector<std::pair<RankingKey, int>> m_rerankScratch;
+    std::vector<int> m_rerankRanks;
     int m_ranking = -1;
     std::int64_t m_nodes = 0;
     std::int64_t m_nodeEnd = 0; // m_nodes value at which this run gives up

@@ -54,33 +54,47 @@ SkylineInstance makeSkylineInstance(const PlanProblem& problem)
         g = std::gcd(g, in.size[k]);
     }
     in.granularity = std::max<Bytes>(g, 1);
-    std::vector<Bytes> total(n, 0), area(n, 0);
-    for (int k = 0; k < n; ++k) {
+    in.area.resize(n);
+    for (int k = 0; k < n; ++k)
+        in.area[k] = in.size[k] * in.length[k];
+    std::vector<Bytes> total(n, 0);
+    for (int k = 0; k < n; ++k)
         for (int s = in.first[k]; s <= in.last[k]; ++s)
             total[k] = std::max(total[k], in.sectionBytes[s]);
-        area[k] = in.size[k] * in.length[k];
-    }
-    auto rankBy = [&](auto key) {
+    for (int r = 0; r < kSkylineRankings; ++r) {
+        const auto ranking = static_cast<SkylineRanking>(r);
         std::vector<int> order(n), rank(n);
         std::iota(order.begin(), order.end(), 0);
-        std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return key(a) > key(b); });
+        std::stable_sort(order.begin(), order.end(),
+            [&](int a, int b) { return rankingKey(in, ranking, a, total[a]) > rankingKey(in, ranking, b, total[b]); });
         for (int pos = 0; pos < n; ++pos)
             rank[order[pos]] = pos;
         in.rank.push_back(std::move(rank));
-    };
-    in.area = area;
-    auto width = [&](int k) { return in.length[k]; };
-    // Same order as SkylineRanking.
-    rankBy([&](int k) { return std::make_tuple(total[k], width(k), area[k]); });
-    rankBy([&](int k) { return std::make_tuple(width(k), area[k], total[k]); });
-    rankBy([&](int k) { return std::make_tuple(total[k], area[k], width(k)); });
-    rankBy([&](int k) { return std::make_tuple(in.length[k], in.size[k]); });
-    rankBy([&](int k) { return std::make_tuple(in.size[k], in.length[k]); });
-    rankBy([&](int k) { return std::make_tuple(area[k], in.size[k]); });
-    rankBy([&](int k) { return std::make_tuple(total[k], in.last[k] - in.first[k], area[k]); });
+    }
     for (const Bytes bytes : in.sectionBytes)
         in.lowerBound = std::max(in.lowerBound, bytes);
     return in;
+}
+
+RankingKey rankingKey(const SkylineInstance& in, SkylineRanking ranking, int k, Bytes total)
+{
+    const Bytes width = in.length[k], span = in.last[k] - in.first[k], area = in.area[k], size = in.size[k];
+    switch (ranking) {
+    case SkylineRanking::TotalWidthArea: return { total, width, area };
+    case SkylineRanking::WidthAreaTotal: return { width, area, total };
+    case SkylineRanking::TotalAreaWidth: return { total, area, width };
+    case SkylineRanking::LongestFirst: return { width, size, 0 };
+    case SkylineRanking::LargestFirst: return { size, width, 0 };
+    case SkylineRanking::AreaFirst: return { area, size, 0 };
+    case SkylineRanking::TotalSpanArea: return { total, span, area };
+    }
+    return {};
+}
+
+bool rankingUsesTotal(SkylineRanking ranking)
+{
+    return ranking == SkylineRanking::TotalWidthArea || ranking == SkylineRanking::WidthAreaTotal
+        || ranking == SkylineRanking::TotalAreaWidth || ranking == SkylineRanking::TotalSpanArea;
 }
 
 std::vector<int> perturbedRank(const std::vector<int>& rank, double spread, std::mt19937& rng)

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <tuple>
 #include <vector>
 
 namespace core {
@@ -60,6 +61,12 @@ SkylineInstance makeSkylineInstance(const PlanProblem& problem);
 // "Span" = sections covered (TotalSpanArea: best-of-greedy's dives pack best with it).
 enum class SkylineRanking { TotalWidthArea, WidthAreaTotal, TotalAreaWidth, LongestFirst, LargestFirst, AreaFirst, TotalSpanArea };
 constexpr int kSkylineRankings = 7;
+
+// A buffer's sort key under a ranking (compared largest first), with `total` as its "total": the
+// instance's live bytes at the start, the bytes still unplaced when a piece is re-ranked.
+using RankingKey = std::tuple<Bytes, Bytes, Bytes>;
+RankingKey rankingKey(const SkylineInstance& instance, SkylineRanking ranking, int buffer, Bytes total);
+bool rankingUsesTotal(SkylineRanking ranking);
 
 // A ranking with noise: each buffer moves by up to `spread` x the number of buffers, so restarts
 // explore other orders while keeping the ranking's broad shape. Deterministic for a seeded `rng`.
