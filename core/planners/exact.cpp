@@ -18,9 +18,11 @@ namespace core {
 namespace {
 using Clock = std::chrono::steady_clock;
 
-// First try at the lower bound: most real problems pack there, so it gets most of a short limit;
-// of a long one it leaves the larger part to closing the gap from above (D and J).
-double boundAttemptSeconds(double limit) { return std::min(0.8 * limit, 3.0 + 0.2 * limit); }
+// First try at the lower bound. The public problems that pack there do so within ~0.3 s, so it gets
+// a quarter of a short limit (at most 1 s + a tenth) and closing the gap from above gets the rest;
+// once that runs out of steps the remaining time goes back to the bound. Measured at 4 s: D +4.57 %
+// instead of +6.85 % (0.8 x the limit before), the nine at the bound as before.
+double boundAttemptSeconds(double limit) { return std::min(0.25 * limit, 1.0 + 0.1 * limit); }
 // The rankings the search round-robins: the first six (TotalSpanArea is tuned for best-of-greedy).
 constexpr int kExactRankings = 6;
 Bytes roundDown(Bytes value, Bytes step) { return value / step * step; }
