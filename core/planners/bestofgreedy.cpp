@@ -5,6 +5,7 @@
 #include "planners/exactsearch.h"
 #include "planners/gapfinder.h"
 #include "planners/greedybysize.h"
+#include "planners/metrics.h"
 #include "planners/skyline.h"
 
 #include <algorithm>
@@ -140,19 +141,19 @@ Expected<Plan> BestOfGreedyPlanner::plan(const PlanProblem& problem, const Cance
 
 Expected<Plan> bestOfGreedyPlan(const PlanProblem& problem, const CancelToken& cancel)
 {
+    // One greedy-by-size pass first: the result is never worse than it, and on real models it often
+    // reaches the lower bound already (swin_t: 2.8 ms instead of 41 ms of dives that find the same).
+    auto greedy = GreedyBySizePlanner().plan(problem, cancel);
+    if (!greedy || greedy->arenaSize <= lowerBound(problem))
+        return greedy;
     const auto instance = makeSkylineInstance(problem);
     const bool skylineFits = double(instance.count()) * double(instance.sections) <= kMaxDiveWork;
     if (skylineFits) {
         auto found = searchPortfolio(problem, instance, cancel);
         if (!found)
             return found;
-        if (found->arenaSize >= 0) {
-            // One greedy-by-size pass (well under a millisecond here) so the result is never worse than it.
-            auto greedy = GreedyBySizePlanner().plan(problem, cancel);
-            if (!greedy)
-                return greedy;
+        if (found->arenaSize >= 0)
             return greedy->arenaSize < found->arenaSize ? std::move(greedy) : std::move(found);
-        }
     }
 
     // Nothing packed, or a problem too large for the skyline: offset passes.
@@ -162,6 +163,7 @@ Expected<Plan> bestOfGreedyPlan(const PlanProblem& problem, const CancelToken& c
         if (candidate.arenaSize >= 0 && (best.arenaSize < 0 || candidate.arenaSize < best.arenaSize))
             best = std::move(candidate);
     };
+    consider(std::move(*greedy));
 
     const auto& buffers = problem.buffers;
     const auto degree = conflictDegree(problem);
