@@ -61,12 +61,13 @@ SkylineInstance makeSkylineInstance(const PlanProblem& problem)
     for (int k = 0; k < n; ++k)
         for (int s = in.first[k]; s <= in.last[k]; ++s)
             total[k] = std::max(total[k], in.sectionBytes[s]);
+    std::vector<RankingKey> keys(n);
     for (int r = 0; r < kSkylineRankings; ++r) {
-        const auto ranking = static_cast<SkylineRanking>(r);
+        for (int k = 0; k < n; ++k)
+            keys[k] = rankingKey(in, static_cast<SkylineRanking>(r), k, total[k]);
         std::vector<int> order(n), rank(n);
         std::iota(order.begin(), order.end(), 0);
-        std::stable_sort(order.begin(), order.end(),
-            [&](int a, int b) { return rankingKey(in, ranking, a, total[a]) > rankingKey(in, ranking, b, total[b]); });
+        std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return keys[a] > keys[b]; });
         for (int pos = 0; pos < n; ++pos)
             rank[order[pos]] = pos;
         in.rank.push_back(std::move(rank));
