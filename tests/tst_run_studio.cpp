@@ -67,6 +67,7 @@ private slots:
     void cudaRunWithoutDeviceFails();
     void runOverlaysMeasurement();
     void cudaMeasurementShown();
+    void poolRunOnCurveAndLane();
     void screenshotsAfterRun();
     void cancelStopsTheRun();
     void replanClearsMeasurement();
@@ -239,6 +240,82 @@ void TestRunStudio::cudaMeasurementShown()
     QVERIFY2(legend.filter(QStringLiteral("cudaMalloc (cuda, per tensor)")).size() == 1, qPrintable(legend.join(QStringLiteral(" | "))));
     doc->setMeasurement(cpu);
     QVERIFY(!m_window->summaryPanel()->summaryText().contains(QStringLiteral("Pool in use")));
+}
+
+// A cuda measurement with a pool run (synthetic: the CPU run's numbers, the pool's made different so
+// the series cannot be mistaken for another): a third measured series on the memory curve, and the
+// latency lane switches between the arena, per-tensor and pool runs.
+void TestRunStudio::poolRunOnCurveAndLane()
+{
+    PlanDocument* doc = m_window->document();
+    if (!doc->measurement())
+        QVERIFY(runAndWait());
+    const auto cpu = doc->sharedMeasurement();
+    MemoryCurveView* curve = m_window->memoryCurveView();
+    LatencyLane* lane = m_window->latencyLane();
+    QVERIFY(!curve->showsMeasuredPool());
+    QCOMPARE(lane->shownRun(), LatencyLane::Run::Arena);
+
+    auto gpuRun = std::make_shared<RunMeasurement>(*cpu);
+    gpuRun->device = "cuda";
+    gpuRun->deviceName = "Test GPU, 1 GiB";
+    core::Measurement pool = cpu->perTensor;
+    // The pool rounds every block up to 2 MiB: a peak above the arena's, as on a real device.
+    for (auto& bytes : pool.stepBytes)
+        bytes = bytes + (core::Bytes(2) << 20);
+    pool.stepPeakBytes = *std::max_element(pool.stepBytes.begin(), pool.stepBytes.end());
+    for (std::size_t i = 0; i < pool.ops.size(); ++i)
+        pool.ops[i].medianMs = 5.0 + static_cast<double>(i);
+    gpuRun->pool = pool;
+    gpuRun->poolMatches = true;
+    doc->setMeasurement(gpuRun);
+
+    QVERIFY(curve->showsMeasuredPool());
+    QCPGraph* graph = curve->measuredPoolGraph();
+    QCOMPARE(graph->dataCount(), static_cast<int>(pool.stepBytes.size()) + 1); // one per step, one closing the last
+    double top = 0;
+    for (auto it = graph->data()->constBegin(); it != graph->data()->constEnd(); ++it)
+        top = std::max(top, it->value);
+    QCOMPARE(qRound64(top * curve->unit().divisor), static_cast<qint64>(pool.stepPeakBytes));
+    QVERIFY(curve->plot()->yAxis->range().upper * curve->unit().divisor > static_cast<double>(pool.stepPeakBytes));
+    QStringList legend;
+    for (int i = 0; i < curve->plot()->legend->itemCount(); ++i)
+        if (auto* item = qobject_cast<QCPPlottableLegendItem*>(curve->plot()->legend->item(i)))
+            legend << item->plottable()->name();
+    QVERIFY2(legend.filter(QStringLiteral("measured: stream-ordered pool")).size() == 1, qPrintable(legend.join(QStringLiteral(" | "))));
+    // Its own colour: none of the other series share the pool's pen.
+    for (int i = 0; i < curve->plot()->graphCount(); ++i)
+        if (curve->plot()->graph(i) != graph)
+            QVERIFY(curve->plot()->graph(i)->pen().color() != graph->pen().color());
+
+    // The lane: arena by default, then the per-tensor and the pool run's medians as the bars.
+    QCOMPARE(lane->shownRun(), LatencyLane::Run::Arena);
+    QCOMPARE(lane->barMs(0), cpu->arena.ops[0].medianMs);
+    lane->setRun(LatencyLane::Run::PerTensor);
+    QCOMPARE(lane->shownRun(), LatencyLane::Run::PerTensor);
+    QCOMPARE(lane->barMs(0), cpu->perTensor.ops[0].medianMs);
+    lane->setRun(LatencyLane::Run::Pool);
+    QCOMPARE(lane->shownRun(), LatencyLane::Run::Pool);
+    QCOMPARE(lane->entryCount(), static_cast<int>(pool.ops.size()));
+    QCOMPARE(lane->barMs(1), 6.0);
+    QVERIFY(lane->maxMs() >= 5.0 + static_cast<double>(pool.ops.size() - 1));
+    QVERIFY2(lane->stepToolTip(1).contains(QStringLiteral("pool run: median 6.00 ms")), qPrintable(lane->stepToolTip(1)));
+
+    // Screenshots of both views with the pool series, where MEMPLAN_RUN_SCREENSHOTS points.
+    if (qEnvironmentVariableIsSet("MEMPLAN_RUN_SCREENSHOTS")) {
+        const QDir dir(qEnvironmentVariable("MEMPLAN_RUN_SCREENSHOTS"));
+        QString error;
+        QVERIFY2(curve->exportImage(dir.filePath(QStringLiteral("memory-curve-pool.png")), &error), qPrintable(error));
+        QVERIFY2(lane->exportImage(dir.filePath(QStringLiteral("latency-lane-pool.png")), &error), qPrintable(error));
+    }
+
+    // A CPU measurement has no pool: the series goes, and the lane draws the arena while pool stays chosen.
+    doc->setMeasurement(cpu);
+    QVERIFY(!curve->showsMeasuredPool());
+    QCOMPARE(lane->chosenRun(), LatencyLane::Run::Pool);
+    QCOMPARE(lane->shownRun(), LatencyLane::Run::Arena);
+    QCOMPARE(lane->barMs(0), cpu->arena.ops[0].medianMs);
+    lane->setRun(LatencyLane::Run::Arena);
 }
 
 // The views with a measurement, written where MEMPLAN_RUN_SCREENSHOTS points (a temporary folder otherwise).
