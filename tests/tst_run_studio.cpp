@@ -13,6 +13,7 @@
 #include "runcontroller.h"
 #include "runmeasurement.h"
 #include "summarypanel.h"
+#include "tolerancespinbox.h"
 
 #include "planners/metrics.h"
 #include "planners/planner.h"
@@ -125,6 +126,15 @@ void TestRunStudio::deviceChoice()
     const CudaDeviceStatus& status = cudaDeviceStatus();
     const QString tip = combo->itemData(cuda, Qt::ToolTipRole).toString();
     QCOMPARE(model->item(cuda)->isEnabled(), status.available);
+    // The GPU vs CPU tolerance: the CLI's default, live only while cuda is the device.
+    QCOMPARE(m_window->toleranceSpin()->value(), core::kDefaultGpuTolerance);
+    QCOMPARE(m_window->toleranceSpin()->text(), QStringLiteral("1e-3"));
+    QVERIFY(!m_window->toleranceSpin()->isEnabled());
+    if (status.available) {
+        combo->setCurrentIndex(cuda);
+        QVERIFY(m_window->toleranceSpin()->isEnabled());
+        combo->setCurrentIndex(combo->findText(QStringLiteral("cpu")));
+    }
     if (status.available) {
         QVERIFY(!status.description.isEmpty());
         QVERIFY2(tip.contains(status.description), qPrintable(tip));
@@ -221,6 +231,8 @@ void TestRunStudio::cudaMeasurementShown()
     gpuRun->pool = gpuRun->perTensor;
     gpuRun->poolMatches = false;
     gpuRun->mismatch = "pool run: output y differs";
+    gpuRun->tolerance = 1e-4;
+    gpuRun->cpuCheck = core::ToleranceCheck { 3.1e-6, {} };
     doc->setMeasurement(gpuRun);
     QCOMPARE(doc->measurement(), gpuRun.get());
     const QString summary = m_window->summaryPanel()->summaryText();
@@ -230,6 +242,7 @@ void TestRunStudio::cudaMeasurementShown()
     QVERIFY2(summary.contains(QStringLiteral("Pool p50 / p99")), qPrintable(summary));
     QVERIFY2(summary.contains(QStringLiteral("DIFFER: pool run")), qPrintable(summary)); // a pool mismatch is not hidden
     QVERIFY2(summary.contains(QStringLiteral("cuda (Test GPU, 1 GiB)")), qPrintable(summary));
+    QVERIFY2(summary.contains(QStringLiteral("GPU vs CPU: max relative error 3.1e-6 within 1e-4")), qPrintable(summary));
     QCOMPARE(m_window->latencyLane()->entryCount(), doc->steps());
     QStringList legend;
     auto* plot = m_window->memoryCurveView()->plot();
@@ -238,8 +251,16 @@ void TestRunStudio::cudaMeasurementShown()
             legend << item->plottable()->name();
     QVERIFY2(legend.filter(QStringLiteral("measured (cuda, arena)")).size() == 1, qPrintable(legend.join(QStringLiteral(" | "))));
     QVERIFY2(legend.filter(QStringLiteral("cudaMalloc (cuda, per tensor)")).size() == 1, qPrintable(legend.join(QStringLiteral(" | "))));
+    // Off by more than the tolerance: the summary names the first output that is.
+    gpuRun = std::make_shared<RunMeasurement>(*gpuRun);
+    gpuRun->cpuCheck = core::ToleranceCheck { 0.02, "output 'y' element 7: expected 1.000000, got 1.040000" };
+    doc->setMeasurement(gpuRun);
+    const QString off = m_window->summaryPanel()->summaryText();
+    QVERIFY2(off.contains(QStringLiteral("GPU vs CPU: OFF by more than 1e-4 (max relative error 0.02): output 'y' element 7")),
+        qPrintable(off));
     doc->setMeasurement(cpu);
     QVERIFY(!m_window->summaryPanel()->summaryText().contains(QStringLiteral("Pool in use")));
+    QVERIFY(!m_window->summaryPanel()->summaryText().contains(QStringLiteral("GPU vs CPU"))); // a cpu run is not compared
 }
 
 // A cuda measurement with a pool run (synthetic: the CPU run's numbers, the pool's made different so
