@@ -7,27 +7,18 @@
 #include "stagesview.h"
 
 #include "cost/opcost.h"
-#include "exec/executor.h"
-#include "planners/planner.h"
-#include "planners/validate.h"
 #include "scenarios/chipunits.h"
 #include "scenarios/multichipreport.h"
 #include "util/stats.h"
 #include "util/format.h"
-#ifdef MEMPLAN_HAVE_CUDA
-#include "cudaexecutor.h"
-#endif
 
 #include <QButtonGroup>
-#include <QCoreApplication>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QPainter>
-#include <QPointer>
 #include <QPushButton>
 #include <QSlider>
 #include <QStackedWidget>
-#include <QThreadPool>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -446,8 +437,8 @@ ChipTeachingView::ChipTeachingView(QWidget* parent)
     connect(m_modes, &QButtonGroup::idClicked, m_pages, &QStackedWidget::setCurrentIndex);
     connect(m_step, &QSlider::valueChanged, this, [this] { refresh(); });
     connect(m_stages, &StagesView::partitionReady, this, [this] { refresh(); });
-    connect(m_measure, &QPushButton::clicked, this, [this] { measureOnCpu(20); });
-    connect(m_measureGpu, &QPushButton::clicked, this, [this] { measureOnGpu(20); });
+    connect(m_measure, &QPushButton::clicked, this, [this] { measure(RunDevice::Cpu, 20); });
+    connect(m_measureGpu, &QPushButton::clicked, this, [this] { measure(RunDevice::Cuda, 20); });
     updateMeasureButtons();
 }
 
@@ -483,122 +474,6 @@ ChipTeachingView::Mode ChipTeachingView::mode() const { return static_cast<Mode>
 void ChipTeachingView::setStep(int step) { m_step->setValue(step); }
 
 int ChipTeachingView::step() const { return m_step->value(); }
-
-void ChipTeachingView::setMeasuredRuns(const QString& label, std::vector<double> milliseconds)
-{
-    m_runsLabel = label;
-    m_runs = std::move(milliseconds);
-    refresh();
-}
-
-void ChipTeachingView::measureOnCpu(int runs)
-{
-    if (!m_workload || !m_workload->graph)
-        return;
-    if (m_cpuBusy || m_gpuBusy)
-        return;
-    const quint64 generation = ++m_generation;
-    m_cpuBusy = true;
-    m_measure->setText(tr("Measuring…"));
-    updateMeasureButtons();
-    QThreadPool::globalInstance()->start([self = QPointer(this), generation, workload = m_workload, runs, flag = m_cancel] {
-        std::vector<double> ms;
-        QString error;
-        const auto* planner = core::plannerByName("greedy-by-size");
-        auto plan = core::runPlanner(*planner, workload->problem);
-        if (!plan || !core::validatePlan(workload->problem, *plan).ok())
-            error = plan ? tr("invalid plan") : QString::fromStdString(plan.error().message);
-        for (int i = 0; error.isEmpty() && i < runs && !flag->load(); ++i) { // worker thread: pure core code
-            core::RunOptions options; // the same seed every run: only the timing varies
-            auto m = core::runOnCpu(*workload->graph, workload->schedule, workload->problem, *plan, workload->bufferTensor, options);
-            if (!m)
-                error = QString::fromStdString(m.error().message);
-            else
-                ms.push_back(m->latencyMs.median);
-        }
-        QMetaObject::invokeMethod(
-            QCoreApplication::instance(),
-            [self, generation, ms = std::move(ms), error] {
-                if (!self)
-                    return;
-                self->m_cpuBusy = false;
-                self->m_measure->setText(tr("Measure on CPU"));
-                self->updateMeasureButtons();
-                if (generation != self->m_generation)
-                    return;
-                if (!error.isEmpty()) {
-                    emit self->measureFailed(error);
-                    return;
-                }
-                self->setMeasuredRuns(tr("CPU executor (cached, measured)"), ms);
-                emit self->measuredRunsReady();
-            },
-            Qt::QueuedConnection);
-    });
-}
-
-void ChipTeachingView::setGpuMeasuredRuns(const QString& label, std::vector<double> milliseconds)
-{
-    m_gpuRunsLabel = label;
-    m_gpuRuns = std::move(milliseconds);
-    refresh();
-}
-
-void ChipTeachingView::measureOnGpu(int runs)
-{
-    if (!m_workload || !m_workload->graph || !cudaDeviceStatus().available || m_cpuBusy || m_gpuBusy)
-        return;
-#ifdef MEMPLAN_HAVE_CUDA
-    const quint64 generation = ++m_gpuGeneration;
-    m_gpuBusy = true;
-    m_measureGpu->setText(tr("Measuring…"));
-    updateMeasureButtons();
-    QThreadPool::globalInstance()->start([self = QPointer(this), generation, workload = m_workload, runs, flag = m_cancel] {
-        std::vector<double> ms;
-        QString error;
-        const auto* planner = core::plannerByName("greedy-by-size");
-        auto plan = core::runPlanner(*planner, workload->problem);
-        if (!plan || !core::validatePlan(workload->problem, *plan).ok())
-            error = plan ? tr("invalid plan") : QString::fromStdString(plan.error().message);
-        for (int i = 0; error.isEmpty() && i < runs && !flag->load(); ++i) { // worker thread: pure core code
-            core::RunOptions options; // the same seed every run: only the timing varies
-            auto m = gpu::runOnCuda(*workload->graph, workload->schedule, workload->problem, *plan, workload->bufferTensor, options,
-                gpu::CudaAllocation::Arena);
-            if (!m)
-                error = QString::fromStdString(m.error().message);
-            else
-                ms.push_back(m->latencyMs.median);
-        }
-        QMetaObject::invokeMethod(
-            QCoreApplication::instance(),
-            [self, generation, ms = std::move(ms), error] {
-                if (!self)
-                    return;
-                self->m_gpuBusy = false;
-                self->m_measureGpu->setText(tr("Measure on GPU"));
-                self->updateMeasureButtons();
-                if (generation != self->m_gpuGeneration)
-                    return;
-                if (!error.isEmpty()) {
-                    emit self->measureFailed(error);
-                    return;
-                }
-                self->setGpuMeasuredRuns(tr("cuda: %1").arg(cudaDeviceStatus().description), ms);
-                emit self->gpuMeasuredRunsReady();
-            },
-            Qt::QueuedConnection);
-    });
-#else
-    (void)runs;
-#endif
-}
-
-void ChipTeachingView::updateMeasureButtons()
-{
-    const bool idle = !m_cpuBusy && !m_gpuBusy;
-    m_measure->setEnabled(idle);
-    m_measureGpu->setEnabled(idle && cudaDeviceStatus().available);
-}
 
 void ChipTeachingView::refresh()
 {

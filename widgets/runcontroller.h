@@ -12,8 +12,6 @@
 
 class QThreadPool;
 
-enum class RunDevice { Cpu, Cuda };
-
 // Runs a plan off the UI thread: a no-reuse reference run, the planned-arena run and the per-tensor
 // allocator run (RunOptions::repeat timed runs each), then compares outputs with the reference.
 // - Device cpu: the CPU executor. Device cuda (only when cudaDeviceStatus().available): the CUDA

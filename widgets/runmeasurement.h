@@ -10,6 +10,9 @@
 #include <optional>
 #include <string>
 
+// The executor a Studio run uses: the CPU executor, or the CUDA executor on device 0.
+enum class RunDevice { Cpu, Cuda };
+
 // What one Studio run measured for one (workload, plan): the planned-arena run and the per-tensor
 // allocator run, each checked against a no-reuse run of the same inputs on the same device (on
 // cuda also the stream-ordered pool run, and the arena run's outputs against a CPU executor run of
