@@ -221,6 +221,7 @@ QString LatencyLane::stepToolTip(int step) const
                         run == shownRun() ? QStringLiteral("</b>") : QString());
     }
     text += op.real ? QStringLiteral("<br/>real kernel") : QStringLiteral("<br/>synthetic kernel (no real kernel for this op)");
+    text += QStringLiteral("<br/><span style='color:gray'>right-click: show another run's bars</span>");
     return text;
 }
 
