@@ -6,6 +6,7 @@
 #include "strategycli.h"
 
 #include "exec/executor.h"
+#include "exec/tolerance.h"
 #include "planners/metrics.h"
 #include "planners/planner.h"
 #include "planners/validate.h"
@@ -302,7 +303,7 @@ int runCommand(const std::vector<std::string>& words)
             return fail("--seed '" + *text + "': expected a whole number", kUsage);
         options.seed = std::uint64_t(*n);
     }
-    double tolerance = 1e-3;
+    double tolerance = core::kDefaultGpuTolerance;
     if (const auto text = args->value("tolerance")) {
         char* end = nullptr;
         tolerance = std::strtod(text->c_str(), &end);
@@ -403,7 +404,7 @@ int runCommand(const std::vector<std::string>& words)
             results.cpuComparison = "not compared (" + std::to_string(deviceReference->opsSynthetic)
                 + " synthetic kernels hash their inputs' bits, so float rounding changes their outputs entirely)";
         else {
-            const auto off = gpu::compareWithin(graph, reference->outputs, deviceReference->outputs, tolerance);
+            const auto off = core::compareWithin(graph, reference->outputs, deviceReference->outputs, tolerance);
             results.cpuMatch = off.empty();
             char text[32];
             std::snprintf(text, sizeof text, "%g", tolerance);

@@ -52,10 +52,4 @@ core::Expected<core::Measurement> runOnCuda(const core::Graph& graph, const core
     const core::Plan& plan, const std::vector<core::TensorIndex>& bufferTensor, const core::RunOptions& options,
     CudaAllocation allocation = CudaAllocation::Arena);
 
-// "" when `actual` (a GPU run) matches `expected` (the CPU executor's): every float element within
-// tolerance·(|expected| + max |expected| of that output), NaN where NaN; other dtypes identical.
-// Otherwise the first output and element that is not.
-std::string compareWithin(const core::Graph& graph, const std::vector<core::HostTensor>& expected, const std::vector<core::HostTensor>& actual,
-    double tolerance);
-
 } // namespace gpu

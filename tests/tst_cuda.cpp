@@ -6,6 +6,7 @@
 // Without the CUDA executor in the build, or without a device, every test skips with the reason.
 #include "exec/executor.h"
 #include "io/workload.h"
+#include "exec/tolerance.h"
 #include "planners/metrics.h"
 #include "planners/planner.h"
 #include "planners/validate.h"
@@ -100,7 +101,7 @@ void TestCuda::planCheck()
     QVERIFY(cpu);
     QCOMPARE(run->opsSynthetic, cpu->opsSynthetic);
     if (cpu->opsSynthetic == 0) {
-        const auto off = gpu::compareWithin(*w.graph, cpu->outputs, run->outputs, 1e-3);
+        const auto off = core::compareWithin(*w.graph, cpu->outputs, run->outputs, 1e-3);
         QVERIFY2(off.empty(), off.c_str());
     } else {
         qInfo("%s: %d synthetic ops: the CPU comparison does not apply", qPrintable(model), cpu->opsSynthetic);
@@ -195,7 +196,7 @@ void TestCuda::swapThroughPinnedMemory()
     const auto untransformed = gpu::runOnCuda(*original.graph, original.schedule, original.problem, core::noReusePlan(original.problem),
         original.bufferTensor, {});
     QVERIFY(untransformed);
-    const auto off = gpu::compareWithin(*w.graph, untransformed->outputs, reference->outputs, 1e-3);
+    const auto off = core::compareWithin(*w.graph, untransformed->outputs, reference->outputs, 1e-3);
     QVERIFY2(off.empty(), off.c_str());
 }
 

@@ -678,7 +678,7 @@ private slots:
         QTest::mouseClick(performance, Qt::LeftButton);
         QCOMPARE(view.mode(), ChipTeachingView::Mode::Performance);
         QSignalSpy measured(&view, &ChipTeachingView::measuredRunsReady);
-        view.measureOnCpu(3);
+        view.measure(RunDevice::Cpu, 3);
         QTRY_COMPARE_WITH_TIMEOUT(measured.count(), 1, 300000);
         QCOMPARE(view.measuredRuns().size(), std::size_t(3));
         for (double ms : view.measuredRuns())
@@ -693,7 +693,7 @@ private slots:
         if (!cuda.available) {
             QVERIFY(!cuda.reason.isEmpty());
             QVERIFY2(gpuButton->toolTip().contains(cuda.reason), qPrintable(gpuButton->toolTip()));
-            view.measureOnGpu(3); // nothing to run on: no job, no series
+            view.measure(RunDevice::Cuda, 3); // nothing to run on: no job, no series
             QVERIFY(view.gpuMeasuredRuns().empty());
             QVERIFY(view.findChild<QPushButton*>(QStringLiteral("measureCpuButton"))->isEnabled());
         }

@@ -13,6 +13,7 @@
 #include "runcontroller.h"
 #include "runmeasurement.h"
 #include "summarypanel.h"
+#include "tolerancespinbox.h"
 
 #include "planners/metrics.h"
 #include "planners/planner.h"
@@ -67,6 +68,7 @@ private slots:
     void cudaRunWithoutDeviceFails();
     void runOverlaysMeasurement();
     void cudaMeasurementShown();
+    void poolRunOnCurveAndLane();
     void screenshotsAfterRun();
     void cancelStopsTheRun();
     void replanClearsMeasurement();
@@ -124,6 +126,15 @@ void TestRunStudio::deviceChoice()
     const CudaDeviceStatus& status = cudaDeviceStatus();
     const QString tip = combo->itemData(cuda, Qt::ToolTipRole).toString();
     QCOMPARE(model->item(cuda)->isEnabled(), status.available);
+    // The GPU vs CPU tolerance: the CLI's default, live only while cuda is the device.
+    QCOMPARE(m_window->toleranceSpin()->value(), core::kDefaultGpuTolerance);
+    QCOMPARE(m_window->toleranceSpin()->text(), QStringLiteral("1e-3"));
+    QVERIFY(!m_window->toleranceSpin()->isEnabled());
+    if (status.available) {
+        combo->setCurrentIndex(cuda);
+        QVERIFY(m_window->toleranceSpin()->isEnabled());
+        combo->setCurrentIndex(combo->findText(QStringLiteral("cpu")));
+    }
     if (status.available) {
         QVERIFY(!status.description.isEmpty());
         QVERIFY2(tip.contains(status.description), qPrintable(tip));
@@ -220,6 +231,8 @@ void TestRunStudio::cudaMeasurementShown()
     gpuRun->pool = gpuRun->perTensor;
     gpuRun->poolMatches = false;
     gpuRun->mismatch = "pool run: output y differs";
+    gpuRun->tolerance = 1e-4;
+    gpuRun->cpuCheck = core::ToleranceCheck { 3.1e-6, {} };
     doc->setMeasurement(gpuRun);
     QCOMPARE(doc->measurement(), gpuRun.get());
     const QString summary = m_window->summaryPanel()->summaryText();
@@ -229,6 +242,7 @@ void TestRunStudio::cudaMeasurementShown()
     QVERIFY2(summary.contains(QStringLiteral("Pool p50 / p99")), qPrintable(summary));
     QVERIFY2(summary.contains(QStringLiteral("DIFFER: pool run")), qPrintable(summary)); // a pool mismatch is not hidden
     QVERIFY2(summary.contains(QStringLiteral("cuda (Test GPU, 1 GiB)")), qPrintable(summary));
+    QVERIFY2(summary.contains(QStringLiteral("GPU vs CPU: max relative error 3.1e-6 within 1e-4")), qPrintable(summary));
     QCOMPARE(m_window->latencyLane()->entryCount(), doc->steps());
     QStringList legend;
     auto* plot = m_window->memoryCurveView()->plot();
@@ -237,8 +251,92 @@ void TestRunStudio::cudaMeasurementShown()
             legend << item->plottable()->name();
     QVERIFY2(legend.filter(QStringLiteral("measured (cuda, arena)")).size() == 1, qPrintable(legend.join(QStringLiteral(" | "))));
     QVERIFY2(legend.filter(QStringLiteral("cudaMalloc (cuda, per tensor)")).size() == 1, qPrintable(legend.join(QStringLiteral(" | "))));
+    // Off by more than the tolerance: the summary names the first output that is.
+    gpuRun = std::make_shared<RunMeasurement>(*gpuRun);
+    gpuRun->cpuCheck = core::ToleranceCheck { 0.02, "output 'y' element 7: expected 1.000000, got 1.040000" };
+    doc->setMeasurement(gpuRun);
+    const QString off = m_window->summaryPanel()->summaryText();
+    QVERIFY2(off.contains(QStringLiteral("GPU vs CPU: OFF by more than 1e-4 (max relative error 0.02): output 'y' element 7")),
+        qPrintable(off));
     doc->setMeasurement(cpu);
     QVERIFY(!m_window->summaryPanel()->summaryText().contains(QStringLiteral("Pool in use")));
+    QVERIFY(!m_window->summaryPanel()->summaryText().contains(QStringLiteral("GPU vs CPU"))); // a cpu run is not compared
+}
+
+// A cuda measurement with a pool run (synthetic: the CPU run's numbers, the pool's made different so
+// the series cannot be mistaken for another): a third measured series on the memory curve, and the
+// latency lane switches between the arena, per-tensor and pool runs.
+void TestRunStudio::poolRunOnCurveAndLane()
+{
+    PlanDocument* doc = m_window->document();
+    if (!doc->measurement())
+        QVERIFY(runAndWait());
+    const auto cpu = doc->sharedMeasurement();
+    MemoryCurveView* curve = m_window->memoryCurveView();
+    LatencyLane* lane = m_window->latencyLane();
+    QVERIFY(!curve->showsMeasuredPool());
+    QCOMPARE(lane->shownRun(), LatencyLane::Run::Arena);
+
+    auto gpuRun = std::make_shared<RunMeasurement>(*cpu);
+    gpuRun->device = "cuda";
+    gpuRun->deviceName = "Test GPU, 1 GiB";
+    core::Measurement pool = cpu->perTensor;
+    // The pool rounds every block up to 2 MiB: a peak above the arena's, as on a real device.
+    for (auto& bytes : pool.stepBytes)
+        bytes = bytes + (core::Bytes(2) << 20);
+    pool.stepPeakBytes = *std::max_element(pool.stepBytes.begin(), pool.stepBytes.end());
+    for (std::size_t i = 0; i < pool.ops.size(); ++i)
+        pool.ops[i].medianMs = 5.0 + static_cast<double>(i);
+    gpuRun->pool = pool;
+    gpuRun->poolMatches = true;
+    doc->setMeasurement(gpuRun);
+
+    QVERIFY(curve->showsMeasuredPool());
+    QCPGraph* graph = curve->measuredPoolGraph();
+    QCOMPARE(graph->dataCount(), static_cast<int>(pool.stepBytes.size()) + 1); // one per step, one closing the last
+    double top = 0;
+    for (auto it = graph->data()->constBegin(); it != graph->data()->constEnd(); ++it)
+        top = std::max(top, it->value);
+    QCOMPARE(qRound64(top * curve->unit().divisor), static_cast<qint64>(pool.stepPeakBytes));
+    QVERIFY(curve->plot()->yAxis->range().upper * curve->unit().divisor > static_cast<double>(pool.stepPeakBytes));
+    QStringList legend;
+    for (int i = 0; i < curve->plot()->legend->itemCount(); ++i)
+        if (auto* item = qobject_cast<QCPPlottableLegendItem*>(curve->plot()->legend->item(i)))
+            legend << item->plottable()->name();
+    QVERIFY2(legend.filter(QStringLiteral("measured: stream-ordered pool")).size() == 1, qPrintable(legend.join(QStringLiteral(" | "))));
+    // Its own colour: none of the other series share the pool's pen.
+    for (int i = 0; i < curve->plot()->graphCount(); ++i)
+        if (curve->plot()->graph(i) != graph)
+            QVERIFY(curve->plot()->graph(i)->pen().color() != graph->pen().color());
+
+    // The lane: arena by default, then the per-tensor and the pool run's medians as the bars.
+    QCOMPARE(lane->shownRun(), LatencyLane::Run::Arena);
+    QCOMPARE(lane->barMs(0), cpu->arena.ops[0].medianMs);
+    lane->setRun(LatencyLane::Run::PerTensor);
+    QCOMPARE(lane->shownRun(), LatencyLane::Run::PerTensor);
+    QCOMPARE(lane->barMs(0), cpu->perTensor.ops[0].medianMs);
+    lane->setRun(LatencyLane::Run::Pool);
+    QCOMPARE(lane->shownRun(), LatencyLane::Run::Pool);
+    QCOMPARE(lane->entryCount(), static_cast<int>(pool.ops.size()));
+    QCOMPARE(lane->barMs(1), 6.0);
+    QVERIFY(lane->maxMs() >= 5.0 + static_cast<double>(pool.ops.size() - 1));
+    QVERIFY2(lane->stepToolTip(1).contains(QStringLiteral("pool run: median 6.00 ms")), qPrintable(lane->stepToolTip(1)));
+
+    // Screenshots of both views with the pool series, where MEMPLAN_RUN_SCREENSHOTS points.
+    if (qEnvironmentVariableIsSet("MEMPLAN_RUN_SCREENSHOTS")) {
+        const QDir dir(qEnvironmentVariable("MEMPLAN_RUN_SCREENSHOTS"));
+        QString error;
+        QVERIFY2(curve->exportImage(dir.filePath(QStringLiteral("memory-curve-pool.png")), &error), qPrintable(error));
+        QVERIFY2(lane->exportImage(dir.filePath(QStringLiteral("latency-lane-pool.png")), &error), qPrintable(error));
+    }
+
+    // A CPU measurement has no pool: the series goes, and the lane draws the arena while pool stays chosen.
+    doc->setMeasurement(cpu);
+    QVERIFY(!curve->showsMeasuredPool());
+    QCOMPARE(lane->chosenRun(), LatencyLane::Run::Pool);
+    QCOMPARE(lane->shownRun(), LatencyLane::Run::Arena);
+    QCOMPARE(lane->barMs(0), cpu->arena.ops[0].medianMs);
+    lane->setRun(LatencyLane::Run::Arena);
 }
 
 // The views with a measurement, written where MEMPLAN_RUN_SCREENSHOTS points (a temporary folder otherwise).

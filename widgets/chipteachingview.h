@@ -4,6 +4,7 @@
 
 #include "cost/device.h"
 #include "io/workload.h"
+#include "runmeasurement.h"
 
 #include <QWidget>
 
@@ -49,15 +50,15 @@ public:
 
     // Latencies of repeated runs in milliseconds, measured elsewhere (e.g. `memplan run`, the CUDA executor).
     void setMeasuredRuns(const QString& label, std::vector<double> milliseconds);
-    // Runs the model `runs` times on the CPU executor in the background; measuredRunsReady follows.
-    void measureOnCpu(int runs);
     const std::vector<double>& measuredRuns() const { return m_runs; }
     // The second measured series, the GPU's (label e.g. "cuda: NVIDIA H100 …").
     void setGpuMeasuredRuns(const QString& label, std::vector<double> milliseconds);
-    // Runs the model `runs` times on the CUDA executor in the background; gpuMeasuredRunsReady follows.
-    // Does nothing without a usable device (cudaDeviceStatus()).
-    void measureOnGpu(int runs);
     const std::vector<double>& gpuMeasuredRuns() const { return m_gpuRuns; }
+    // Runs the model `runs` times on `device`'s executor in the background (greedy-by-size plan, the
+    // same inputs every run), each run's median latency one point of that device's series; then
+    // measuredRunsReady (cpu) or gpuMeasuredRunsReady (cuda), or measureFailed. Does nothing while
+    // a measurement runs, and for cuda without a usable device (cudaDeviceStatus()).
+    void measure(RunDevice device, int runs);
 
     StagesView* stagesView() const { return m_stages; }
 
@@ -68,7 +69,7 @@ signals:
 
 private:
     void refresh();
-    void updateMeasureButtons();
+    void updateMeasureButtons(); // (chipteachingviewmeasure.cpp, with measure())
 
     QButtonGroup* m_modes = nullptr;
     QStackedWidget* m_pages = nullptr;

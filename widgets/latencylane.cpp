@@ -6,6 +6,9 @@
 #include "plandocument.h"
 #include "runmeasurement.h"
 
+#include <QActionGroup>
+#include <QContextMenuEvent>
+#include <QMenu>
 #include <QMouseEvent>
 #include <QPainter>
 #include <QToolTip>
@@ -16,7 +19,7 @@
 namespace {
 const QColor kReal(0x4E79A7);
 const QColor kSynthetic(0xBAB0AC);
-const QColor kPerTensor(0x7B1FA2);
+const QColor kTick(0x7B1FA2);
 
 QString msText(double ms) { return QStringLiteral("%1 ms").arg(ms, 0, 'f', ms < 1 ? 3 : ms < 10 ? 2 : ms < 100 ? 1 : 0); }
 } // namespace
@@ -27,7 +30,7 @@ LatencyLane::LatencyLane(PlanDocument* document, QWidget* parent)
     // Shown only while there is something measured: until then the views above keep the room.
     connect(document, &PlanDocument::measurementChanged, this, [this] {
         rebuild();
-        setVisible(!m_arenaMs.empty());
+        setVisible(!m_barMs.empty());
         update();
     });
     setMouseTracking(true);
@@ -35,41 +38,88 @@ LatencyLane::LatencyLane(PlanDocument* document, QWidget* parent)
     setVisible(false);
 }
 
-void LatencyLane::rebuild()
+QString LatencyLane::runName(Run run)
 {
-    m_arenaMs.clear();
-    m_perTensorMs.clear();
-    m_real.clear();
-    m_maxMs = 0;
+    switch (run) {
+    case Run::PerTensor:
+        return QStringLiteral("per-tensor");
+    case Run::Pool:
+        return QStringLiteral("pool");
+    case Run::Arena:
+        break;
+    }
+    return QStringLiteral("arena");
+}
+
+const core::Measurement* LatencyLane::measurementOf(Run run) const
+{
     const RunMeasurement* m = document()->measurement();
     if (!m)
+        return nullptr;
+    switch (run) {
+    case Run::PerTensor:
+        return &m->perTensor;
+    case Run::Pool:
+        return m->pool ? &*m->pool : nullptr;
+    case Run::Arena:
+        break;
+    }
+    return &m->arena;
+}
+
+LatencyLane::Run LatencyLane::shownRun() const
+{
+    return m_choice == Run::Pool && !measurementOf(Run::Pool) ? Run::Arena : m_choice;
+}
+
+LatencyLane::Run LatencyLane::tickRun() const { return shownRun() == Run::Arena ? Run::PerTensor : Run::Arena; }
+
+void LatencyLane::setRun(Run run)
+{
+    if (run == m_choice)
         return;
-    for (const auto& op : m->arena.ops) {
-        m_arenaMs.push_back(op.medianMs);
+    m_choice = run;
+    rebuild();
+    update();
+}
+
+void LatencyLane::rebuild()
+{
+    m_barMs.clear();
+    m_tickMs.clear();
+    m_real.clear();
+    m_maxMs = 0;
+    const core::Measurement* bars = measurementOf(shownRun());
+    if (!bars)
+        return;
+    for (const auto& op : bars->ops) {
+        m_barMs.push_back(op.medianMs);
         m_real.push_back(op.real);
         m_maxMs = std::max(m_maxMs, op.medianMs);
     }
-    for (const auto& op : m->perTensor.ops) {
-        m_perTensorMs.push_back(op.medianMs);
-        m_maxMs = std::max(m_maxMs, op.medianMs);
-    }
+    if (const core::Measurement* ticks = measurementOf(tickRun()))
+        for (const auto& op : ticks->ops) {
+            m_tickMs.push_back(op.medianMs);
+            m_maxMs = std::max(m_maxMs, op.medianMs);
+        }
     m_maxMs = m_maxMs > 0 ? m_maxMs * 1.1 : 1.0;
 }
 
 QString LatencyLane::caption() const
 {
     const RunMeasurement* m = document()->measurement();
-    if (!m)
+    const core::Measurement* bars = measurementOf(shownRun());
+    if (!m || !bars)
         return QStringLiteral("Per-op latency");
-    return QStringLiteral("Per-op latency · measured on %1 · median of %2 runs · forward p50 %3, p99 %4")
-        .arg(QString::fromStdString(m->device))
+    return QStringLiteral("Per-op latency · %1 run on %2 · median of %3 runs · forward p50 %4, p99 %5")
+        .arg(runName(shownRun()), QString::fromStdString(m->device))
         .arg(m->repeat)
-        .arg(msText(m->arena.latencyMs.p50), msText(m->arena.latencyMs.p99));
+        .arg(msText(bars->latencyMs.p50), msText(bars->latencyMs.p99));
 }
 
 int LatencyLane::paintLegend(QPainter& painter, const QRect& area) const
 {
-    if (m_arenaMs.empty())
+    if (m_barMs.empty())
         return 0;
     const QFontMetrics fm(font());
     struct Item {
@@ -77,10 +127,12 @@ int LatencyLane::paintLegend(QPainter& painter, const QRect& area) const
         QString text;
         bool tick;
     };
-    const Item items[] = { { kReal, QStringLiteral("arena run, real kernel"), false },
-        { kSynthetic, QStringLiteral("synthetic kernel"), false }, { kPerTensor, QStringLiteral("per-tensor run"), true } };
+    const Item items[] = { { kReal, QStringLiteral("%1 run, real kernel").arg(runName(shownRun())), false },
+        { kSynthetic, QStringLiteral("synthetic kernel"), false },
+        { kTick, QStringLiteral("%1 run").arg(runName(tickRun())), true } };
+    const int count = m_tickMs.empty() ? 2 : 3;
     int x = area.right();
-    for (int i = 2; i >= 0; --i) {
+    for (int i = count - 1; i >= 0; --i) {
         const int w = fm.horizontalAdvance(items[i].text);
         if (x - w - 18 < area.left())
             break;
@@ -99,7 +151,7 @@ int LatencyLane::paintLegend(QPainter& painter, const QRect& area) const
 
 void LatencyLane::paintPlot(QPainter& painter, const Frame& frame) const
 {
-    if (m_arenaMs.empty()) {
+    if (m_barMs.empty()) {
         painter.setPen(ViewPalette::axisText());
         painter.drawText(frame.plot, Qt::AlignCenter,
             QStringLiteral("Not measured yet: press Run in the toolbar to execute the plan on the CPU"));
@@ -108,23 +160,23 @@ void LatencyLane::paintPlot(QPainter& painter, const Frame& frame) const
     const auto& time = frame.time;
     const double scale = frame.plot.height() / m_maxMs;
     const int first = std::max(0, static_cast<int>(std::floor(time.first)));
-    const int last = std::min(static_cast<int>(m_arenaMs.size()) - 1, static_cast<int>(std::ceil(time.last)));
+    const int last = std::min(static_cast<int>(m_barMs.size()) - 1, static_cast<int>(std::ceil(time.last)));
     const double gap = time.pixelsPerStep() >= 4 ? 1 : 0;
     for (int s = first; s <= last; ++s) {
         const double x0 = time.stepToX(s), x1 = time.stepToX(s + 1);
-        const double h = std::max(1.0, m_arenaMs[static_cast<std::size_t>(s)] * scale);
+        const double h = std::max(1.0, m_barMs[static_cast<std::size_t>(s)] * scale);
         const QColor color = m_real[static_cast<std::size_t>(s)] ? kReal : kSynthetic;
         painter.fillRect(QRectF(x0, frame.plot.bottom() + 1 - h, std::max(1.0, x1 - x0 - gap), h), color);
-        if (static_cast<std::size_t>(s) < m_perTensorMs.size()) {
-            const double y = frame.plot.bottom() + 1 - m_perTensorMs[static_cast<std::size_t>(s)] * scale;
-            painter.fillRect(QRectF(x0, y - 1, std::max(1.0, x1 - x0 - gap), 2), kPerTensor);
+        if (static_cast<std::size_t>(s) < m_tickMs.size()) {
+            const double y = frame.plot.bottom() + 1 - m_tickMs[static_cast<std::size_t>(s)] * scale;
+            painter.fillRect(QRectF(x0, y - 1, std::max(1.0, x1 - x0 - gap), 2), kTick);
         }
     }
 }
 
 void LatencyLane::paintLabels(QPainter& painter, const Frame& frame) const
 {
-    if (m_arenaMs.empty())
+    if (m_barMs.empty())
         return;
     const QFontMetrics fm(font());
     painter.setPen(ViewPalette::axisText());
@@ -156,14 +208,43 @@ QString LatencyLane::stepToolTip(int step) const
     if (!m || step < 0 || step >= static_cast<int>(m->arena.ops.size()))
         return {};
     const auto& op = m->arena.ops[static_cast<std::size_t>(step)];
-    QString text = QStringLiteral("<b>step %1</b> %2 (%3)<br/>arena run: median %4, p99 %5")
+    QString text = QStringLiteral("<b>step %1</b> %2 (%3)")
                        .arg(step)
-                       .arg(QString::fromStdString(op.name).toHtmlEscaped(), QString::fromStdString(op.type).toHtmlEscaped(),
-                           msText(op.medianMs), msText(op.p99Ms));
-    if (static_cast<std::size_t>(step) < m->perTensor.ops.size())
-        text += QStringLiteral("<br/>per-tensor run: median %1").arg(msText(m->perTensor.ops[static_cast<std::size_t>(step)].medianMs));
+                       .arg(QString::fromStdString(op.name).toHtmlEscaped(), QString::fromStdString(op.type).toHtmlEscaped());
+    for (Run run : { Run::Arena, Run::PerTensor, Run::Pool }) {
+        const core::Measurement* measured = measurementOf(run);
+        if (!measured || static_cast<std::size_t>(step) >= measured->ops.size())
+            continue;
+        const auto& o = measured->ops[static_cast<std::size_t>(step)];
+        text += QStringLiteral("<br/>%1%2 run: median %3, p99 %4%5")
+                    .arg(run == shownRun() ? QStringLiteral("<b>") : QString(), runName(run), msText(o.medianMs), msText(o.p99Ms),
+                        run == shownRun() ? QStringLiteral("</b>") : QString());
+    }
     text += op.real ? QStringLiteral("<br/>real kernel") : QStringLiteral("<br/>synthetic kernel (no real kernel for this op)");
+    text += QStringLiteral("<br/><span style='color:gray'>right-click: show another run's bars</span>");
     return text;
+}
+
+void LatencyLane::contextMenuEvent(QContextMenuEvent* event)
+{
+    if (!document()->measurement())
+        return TimelineView::contextMenuEvent(event);
+    QMenu menu(this);
+    menu.setToolTipsVisible(true);
+    auto* group = new QActionGroup(&menu);
+    const std::pair<Run, QString> entries[] = { { Run::Arena, tr("Show the arena run") },
+        { Run::PerTensor, tr("Show the per-tensor run") }, { Run::Pool, tr("Show the stream-ordered pool run") } };
+    for (const auto& [run, text] : entries) {
+        QAction* action = menu.addAction(text);
+        action->setCheckable(true);
+        action->setChecked(run == shownRun());
+        action->setEnabled(measurementOf(run) != nullptr);
+        if (run == Run::Pool && !action->isEnabled())
+            action->setToolTip(tr("Only a cuda run has a pool run"));
+        group->addAction(action);
+        connect(action, &QAction::triggered, this, [this, run] { setRun(run); });
+    }
+    menu.exec(event->globalPos());
 }
 
 void LatencyLane::mouseMoveEvent(QMouseEvent* event)

@@ -40,6 +40,7 @@ struct StrategyFacts;
 class SummaryPanel;
 class TensorFilterProxyModel;
 class TensorTableModel;
+class ToleranceSpinBox;
 
 // MemPlan Studio's window: the four plot views around one PlanDocument, the tensor table and the
 // summary in docks, a toolbar (planner, alignment, lifetime-bar sort/color, play controls, fit),
@@ -84,6 +85,7 @@ public:
     QAction* cancelRunAction() const { return m_cancelRunAction; }
     QComboBox* deviceCombo() const { return m_deviceCombo; } // "cpu"; "cuda" disabled without a device
     QSpinBox* repeatSpin() const { return m_repeatSpin; }   // timed runs per allocation mode
+    ToleranceSpinBox* toleranceSpin() const { return m_toleranceSpin; } // cuda: GPU vs CPU relative tolerance
     QProgressBar* runProgressBar() const { return m_runProgress; }
 
     QString currentSpec() const { return m_currentSpec; } // the model on display (path or example:NAME)
@@ -227,5 +229,6 @@ private:
     QAction* m_cancelRunAction = nullptr;
     QComboBox* m_deviceCombo = nullptr;
     QSpinBox* m_repeatSpin = nullptr;
+    ToleranceSpinBox* m_toleranceSpin = nullptr;
     QProgressBar* m_runProgress = nullptr;
 };

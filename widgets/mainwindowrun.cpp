@@ -10,6 +10,8 @@
 #include "plandocument.h"
 #include "runcontroller.h"
 #include "runmeasurement.h"
+#include "summarypanel.h"
+#include "tolerancespinbox.h"
 
 #include <QAction>
 #include <QComboBox>
@@ -64,6 +66,23 @@ void MainWindow::createRunControls()
     m_repeatSpin->setSuffix(tr(" ×"));
     m_repeatSpin->setToolTip(tr("Timed runs per allocation mode; latency is their median, p50 and p99"));
     bar->addWidget(m_repeatSpin);
+
+    auto* toleranceLabel = new QLabel(tr("Tolerance"), bar);
+    toleranceLabel->setContentsMargins(8, 0, 4, 0);
+    bar->addWidget(toleranceLabel);
+    m_toleranceSpin = new ToleranceSpinBox(bar);
+    m_toleranceSpin->setValue(core::kDefaultGpuTolerance);
+    m_toleranceSpin->setToolTip(tr("cuda runs: the GPU's outputs must match a CPU executor run of the same inputs within this "
+                                   "relative tolerance, |gpu − cpu| ≤ R·(|cpu| + max |cpu| of that output)"));
+    bar->addWidget(m_toleranceSpin);
+    // Only a cuda run is compared with the CPU: the box is live with that device only.
+    auto updateTolerance = [this, toleranceLabel] {
+        const bool cuda = m_deviceCombo->currentText() == QLatin1String("cuda");
+        m_toleranceSpin->setEnabled(cuda);
+        toleranceLabel->setEnabled(cuda);
+    };
+    connect(m_deviceCombo, &QComboBox::currentIndexChanged, this, updateTolerance);
+    updateTolerance();
 
     m_runProgress = new QProgressBar(bar);
     m_runProgress->setMaximumWidth(140);
@@ -129,7 +148,8 @@ void MainWindow::runPlan()
     const bool cuda = m_deviceCombo->currentText() == QLatin1String("cuda");
     if (cuda && !cudaDeviceStatus().available)
         return; // the entry is greyed; nothing to run on
-    m_runController->start(m_document->sharedWorkload(), *plan, m_repeatSpin->value(), cuda ? RunDevice::Cuda : RunDevice::Cpu);
+    m_runController->start(m_document->sharedWorkload(), *plan, m_repeatSpin->value(), cuda ? RunDevice::Cuda : RunDevice::Cpu,
+        m_toleranceSpin->value());
 }
 
 void MainWindow::cancelRun() { m_runController->cancel(); }
@@ -142,7 +162,9 @@ void MainWindow::onRunFinished(std::shared_ptr<const RunMeasurement> measurement
         return;
     const bool match = measurement->arenaMatches && measurement->perTensorMatches && (!measurement->pool || measurement->poolMatches);
     m_document->setMeasurement(measurement);
-    if (match)
+    if (measurement->cpuCheck && !measurement->cpuCheck->within())
+        onFailure(tr("The GPU's outputs are off the CPU executor's: %1").arg(gpuVsCpuText(*measurement)));
+    else if (match)
         statusBar()->showMessage(tr("Measured on %1: outputs bit-identical to the no-reuse run.")
                                      .arg(measurement->deviceName.empty()
                                              ? QString::fromStdString(measurement->device)

@@ -124,6 +124,9 @@ MemoryCurveView::MemoryCurveView(PlanDocument* document, QWidget* parent)
     m_measuredAllocator = addLine(m_plot, QColor(0x7B1FA2), Qt::SolidLine, 1.5);
     m_measuredAllocator->setVisible(false);
     m_measuredAllocator->removeFromLegend();
+    m_measuredPool = addLine(m_plot, QColor(0x00A5B5), Qt::SolidLine, 1.5);
+    m_measuredPool->setVisible(false);
+    m_measuredPool->removeFromLegend();
     m_measured = addLine(m_plot, QColor(0xF28E2B), Qt::DashLine, 2.0);
     m_measured->setName(QStringLiteral("measured"));
     m_budget = addLine(m_plot, QColor(0xC62828), Qt::DashDotLine, 1.5);
@@ -196,6 +199,8 @@ void MemoryCurveView::rebuild()
     const auto& allocator = m_document->measuredAllocatorCurve();
     for (core::Bytes v : allocator)
         top = std::max(top, static_cast<double>(v));
+    if (const RunMeasurement* run = m_document->measurement(); run && run->pool)
+        top = std::max(top, static_cast<double>(run->pool->stepPeakBytes));
     m_unit = byteUnitFor(top);
     m_yMax = top / m_unit.divisor * 1.12;
 
@@ -296,6 +301,18 @@ void MemoryCurveView::updateMeasuredSeries()
     const auto& allocator = m_document->measuredAllocatorCurve();
     m_measuredAllocator->setVisible(run && !allocator.empty());
     m_measuredAllocator->removeFromLegend();
+    const bool pool = run && run->pool && !run->pool->stepBytes.empty();
+    m_measuredPool->setVisible(pool);
+    m_measuredPool->removeFromLegend();
+    if (pool) {
+        setStepData(m_measuredPool, run->pool->stepBytes, m_unit.divisor);
+        m_measuredPool->setName(QStringLiteral("measured: stream-ordered pool %1")
+                                    .arg(shortBytes(static_cast<double>(run->pool->stepPeakBytes))));
+        m_measuredPool->addToLegend();
+    }
+    // Three measured series make the legend too wide for one row of three beside the title: two columns.
+    m_plot->legend->setWrap(pool ? 2 : 3);
+    m_plot->legend->setFillOrder(QCPLegend::foColumnsFirst, true); // re-lays the items out at the new wrap
     if (!run) {
         m_measured->setName(QStringLiteral("measured"));
         return;
@@ -310,6 +327,8 @@ void MemoryCurveView::updateMeasuredSeries()
         m_measuredAllocator->addToLegend();
     }
 }
+
+bool MemoryCurveView::showsMeasuredPool() const { return m_measuredPool->visible(); }
 
 bool MemoryCurveView::showsBudget() const { return m_budget->visible(); }
 
@@ -388,6 +407,9 @@ void MemoryCurveView::onMove(QMouseEvent* event)
     if (s < allocator.size())
         text += QStringLiteral("<br/>malloc in use (per-tensor run) %1")
                     .arg(QString::fromStdString(core::formatBytes(allocator[s])));
+    if (const RunMeasurement* run = m_document->measurement(); run && run->pool && s < run->pool->stepBytes.size())
+        text += QStringLiteral("<br/>stream-ordered pool in use %1")
+                    .arg(QString::fromStdString(core::formatBytes(run->pool->stepBytes[s])));
     QToolTip::showText(event->globalPosition().toPoint(), text, m_plot);
 }
 

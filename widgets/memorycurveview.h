@@ -19,7 +19,8 @@ class QWheelEvent;
 // measured curve and budget line when the document has them (hidden otherwise), and, after strategies,
 // the untransformed curve as a dashed "before strategies" line; QCustomPlot.
 // After a run (PlanDocument::measurement) two measured series join the legend: the live bytes the
-// arena run tracked, and what the C allocator held in the per-tensor run.
+// arena run tracked, and what the allocator held in the per-tensor run; a cuda run with a pool run
+// (RunMeasurement::pool) adds a third, what the stream-ordered pool had in use per step.
 // Shares the document's time axis, cursor and selection: the selected/hovered buffer's lifetime is
 // shaded, the cursor is a vertical line; wheel zooms, drag pans, click sets the cursor.
 class MemoryCurveView : public QWidget {
@@ -35,6 +36,9 @@ public:
     ByteUnit unit() const { return m_unit; } // unit of the y axis
     bool showsMeasured() const; // the measured curve is drawn (the document has one)
     bool showsMeasuredAllocator() const; // the per-tensor allocator curve of a run is drawn
+    bool showsMeasuredPool() const; // the pool run's curve is drawn (a measurement with `pool`)
+    // The pool run's series: its step data, one point per step plus one closing the last (for tests).
+    QCPGraph* measuredPoolGraph() const { return m_measuredPool; }
     bool showsBudget() const; // the budget line is drawn (the document has one)
     bool showsBefore() const; // the untransformed curve is drawn (strategies were applied)
     // Mapping of the plot's x axis to widget pixels (for tests).
@@ -63,6 +67,7 @@ private:
     QCPGraph* m_lower;
     QCPGraph* m_measured;
     QCPGraph* m_measuredAllocator; // per-tensor run: bytes malloc held per step
+    QCPGraph* m_measuredPool;      // cuda pool run: bytes in use from the stream-ordered pool per step
     QCPGraph* m_budget;
     QCPGraph* m_before; // live bytes before strategies, on the new schedule's steps (alignBeforeCurve)
     QCPItemStraightLine* m_cursor;

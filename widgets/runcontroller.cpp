@@ -42,15 +42,16 @@ core::Expected<std::shared_ptr<const core::ModelData>> modelDataFor(const core::
     return std::make_shared<const core::ModelData>(core::remapModelData(*data, *imported, *workload.graph));
 }
 
-// Worker thread, device cuda: the GPU's no-reuse reference, then the arena, per-tensor and pool runs.
-// The CUDA executor reports progress over its timed passes only, so each run counts repeat · steps.
+// Worker thread, device cuda: the GPU's no-reuse reference, then the arena, per-tensor and pool runs,
+// then the CPU executor's no-reuse run for the tolerance check. The CUDA executor reports progress
+// over its timed passes only, so each run counts repeat · steps.
 core::Expected<RunMeasurement> runCudaJob(std::shared_ptr<const core::Workload> workload, const core::Plan& plan, int repeat,
-    core::RunOptions options, const std::function<void(int, int)>& progress)
+    double tolerance, core::RunOptions options, const std::function<void(int, int)>& progress)
 {
 #ifdef MEMPLAN_HAVE_CUDA
     const auto& w = *workload;
     const int steps = w.schedule.steps();
-    const int total = steps * (1 + 3 * repeat);
+    const int total = steps * (2 + 3 * repeat);
     auto phase = [&](int offset) {
         return [&progress, offset, total](int done, int) { progress(offset + done, total); };
     };
@@ -85,19 +86,31 @@ core::Expected<RunMeasurement> runCudaJob(std::shared_ptr<const core::Workload> 
     for (int i = 0; i < 3 && m.mismatch.empty(); ++i)
         if (!mismatch[i].empty())
             m.mismatch = std::string(gpu::cudaAllocationName(modes[i])) + " run: " + mismatch[i];
+    m.tolerance = tolerance;
+    if (runs[0]->opsSynthetic > 0) {
+        m.cpuCheckNote = "not compared: " + std::to_string(runs[0]->opsSynthetic)
+            + " synthetic kernels hash their inputs' bits, so float rounding changes their outputs entirely";
+    } else {
+        options.repeat = 1;
+        options.progress = phase(steps * (1 + 3 * repeat));
+        const auto cpu = core::runOnCpu(*w.graph, w.schedule, w.problem, core::noReusePlan(w.problem), w.bufferTensor, options);
+        if (!cpu)
+            return cpu.error();
+        m.cpuCheck = core::checkTolerance(*w.graph, cpu->outputs, runs[0]->outputs, tolerance);
+    }
     m.arena = std::move(*runs[0]);
     m.perTensor = std::move(*runs[1]);
     m.pool = std::move(runs[2]);
     return m;
 #else
-    (void)workload, (void)plan, (void)repeat, (void)options, (void)progress;
+    (void)workload, (void)plan, (void)repeat, (void)tolerance, (void)options, (void)progress;
     return core::makeError(core::ErrorCode::NoGpu, "device cuda: this build has no CUDA executor");
 #endif
 }
 
 // Worker thread: the three runs and the comparison. `progress` gets ops done over all three runs.
 core::Expected<RunMeasurement> runJob(std::shared_ptr<const core::Workload> workload, const core::Plan& plan, int repeat,
-    RunDevice device, const core::CancelToken& cancel, const std::function<void(int, int)>& progress)
+    RunDevice device, double tolerance, const core::CancelToken& cancel, const std::function<void(int, int)>& progress)
 {
     if (!workload || !workload->graph)
         return core::makeError(core::ErrorCode::InvalidArgument,
@@ -113,7 +126,7 @@ core::Expected<RunMeasurement> runJob(std::shared_ptr<const core::Workload> work
         if (!cudaDeviceStatus().available)
             return core::makeError(core::ErrorCode::NoGpu,
                 "device cuda: no CUDA device (" + cudaDeviceStatus().reason.toStdString() + ")");
-        return runCudaJob(std::move(workload), plan, repeat, std::move(options), progress);
+        return runCudaJob(std::move(workload), plan, repeat, tolerance, std::move(options), progress);
     }
     const int steps = w.schedule.steps();
     const int total = steps * (1 + 2 * repeat);
@@ -169,7 +182,8 @@ RunController::~RunController()
     m_pool->waitForDone();
 }
 
-void RunController::start(std::shared_ptr<const core::Workload> workload, const core::Plan& plan, int repeat, RunDevice device)
+void RunController::start(
+    std::shared_ptr<const core::Workload> workload, const core::Plan& plan, int repeat, RunDevice device, double tolerance)
 {
     if (m_cancel)
         m_cancel->store(true); // the older job stops at its next op
@@ -195,8 +209,8 @@ void RunController::start(std::shared_ptr<const core::Workload> workload, const 
             Qt::QueuedConnection);
     };
     m_pool->start([self = QPointer(this), generation, workload = std::move(workload), plan, repeat = std::max(1, repeat), device,
-                      token = core::CancelToken(m_cancel), progress = std::move(progress)]() mutable {
-        auto result = runJob(std::move(workload), plan, repeat, device, token, progress);
+                      tolerance, token = core::CancelToken(m_cancel), progress = std::move(progress)]() mutable {
+        auto result = runJob(std::move(workload), plan, repeat, device, tolerance, token, progress);
         std::shared_ptr<const RunMeasurement> measurement;
         QString error;
         bool wasCancelled = false;

@@ -12,13 +12,13 @@
 
 class QThreadPool;
 
-enum class RunDevice { Cpu, Cuda };
-
 // Runs a plan off the UI thread: a no-reuse reference run, the planned-arena run and the per-tensor
 // allocator run (RunOptions::repeat timed runs each), then compares outputs with the reference.
 // - Device cpu: the CPU executor. Device cuda (only when cudaDeviceStatus().available): the CUDA
 //   executor, with a fourth run from the stream-ordered pool; the reference is the GPU's own
-//   no-reuse run, so the bit-for-bit check stays on one device.
+//   no-reuse run, so the bit-for-bit check stays on one device. Then a CPU executor no-reuse run of
+//   the same inputs, which the GPU arena run's outputs must match within `tolerance` (as `memplan
+//   run --device cuda --tolerance`); skipped when a synthetic kernel ran (it hashes its inputs' bits).
 // - One run at a time: its own one-thread pool, because the executor's kernel scratch is shared.
 // - start() cancels the previous run (it stops at its next op) and bumps a generation; a result
 //   whose generation is stale is dropped, so only the latest request's signal is emitted.
@@ -34,7 +34,9 @@ public:
     bool isRunning() const { return m_running; }
 
     // `repeat` >= 1 timed runs per allocation mode. Cuda without a usable device fails (failed()).
-    void start(std::shared_ptr<const core::Workload> workload, const core::Plan& plan, int repeat, RunDevice device = RunDevice::Cpu);
+    // `tolerance`: cuda only, relative, for the GPU vs CPU comparison.
+    void start(std::shared_ptr<const core::Workload> workload, const core::Plan& plan, int repeat, RunDevice device = RunDevice::Cpu,
+        double tolerance = core::kDefaultGpuTolerance);
     // Stops the running job at its next op; emits cancelled() and no result.
     void cancel();
     // Blocks until no job runs (for tests and shutdown).

@@ -3,15 +3,20 @@
 #pragma once
 
 #include "exec/executor.h"
+#include "exec/tolerance.h"
 #include "io/workload.h"
 
 #include <memory>
 #include <optional>
 #include <string>
 
+// The executor a Studio run uses: the CPU executor, or the CUDA executor on device 0.
+enum class RunDevice { Cpu, Cuda };
+
 // What one Studio run measured for one (workload, plan): the planned-arena run and the per-tensor
 // allocator run, each checked against a no-reuse run of the same inputs on the same device (on
-// cuda also the stream-ordered pool run). Plain value; the
+// cuda also the stream-ordered pool run, and the arena run's outputs against a CPU executor run of
+// the same inputs, within a relative tolerance). Plain value; the
 // PlanDocument holds the latest one for the plan on display and drops it when the plan changes.
 struct RunMeasurement {
     std::string device = "cpu";                  // executor that ran: "cpu" or "cuda"
@@ -25,5 +30,10 @@ struct RunMeasurement {
     bool perTensorMatches = false;
     bool poolMatches = false;                    // meaningful only with `pool`
     std::string mismatch;                        // the first difference, when either does not match
+    // cuda only: the GPU arena run's outputs vs a CPU executor no-reuse run of the same inputs
+    // (core::checkTolerance at `tolerance`). Unset when not compared; cpuCheckNote then says why.
+    std::optional<core::ToleranceCheck> cpuCheck;
+    std::string cpuCheckNote;
+    double tolerance = core::kDefaultGpuTolerance;
     int repeat = 1;
 };

@@ -3,8 +3,9 @@
 #include "summarypanel.h"
 
 #include "plandocument.h"
-#include "strategymarks.h"
 #include "runmeasurement.h"
+#include "strategymarks.h"
+#include "tolerancespinbox.h"
 #include "util/format.h"
 
 #include <QApplication>
@@ -77,6 +78,22 @@ QString msPair(double p50, double p99)
     return QStringLiteral("%1 / %2 ms").arg(p50, 0, 'f', decimals).arg(p99, 0, 'f', decimals);
 }
 
+} // namespace
+
+QString gpuVsCpuText(const RunMeasurement& run)
+{
+    if (!run.cpuCheck)
+        return run.cpuCheckNote.empty() ? QObject::tr("not compared") : QString::fromStdString(run.cpuCheckNote);
+    const QString error = ToleranceSpinBox::format(run.cpuCheck->maxRelativeError);
+    const QString tolerance = ToleranceSpinBox::format(run.tolerance);
+    if (run.cpuCheck->within())
+        return QObject::tr("max relative error %1 within %2").arg(error, tolerance);
+    return QObject::tr("OFF by more than %1 (max relative error %2): %3")
+        .arg(tolerance, error, QString::fromStdString(run.cpuCheck->firstOff));
+}
+
+namespace {
+
 void addMeasuredRows(Rows& rows, const PlanDocument& document)
 {
     const RunMeasurement* run = document.measurement();
@@ -98,6 +115,8 @@ void addMeasuredRows(Rows& rows, const PlanDocument& document)
     if (run->pool)
         rows.row(QObject::tr("Pool p50 / p99"), msPair(run->pool->latencyMs.p50, run->pool->latencyMs.p99));
     rows.row(QObject::tr("Kernels"), QObject::tr("%1 real, %2 synthetic").arg(arena.opsReal).arg(arena.opsSynthetic));
+    if (cuda)
+        rows.wide(QObject::tr("GPU vs CPU"), gpuVsCpuText(*run));
     rows.wide(QObject::tr("Outputs vs no-reuse run"),
         run->arenaMatches && run->perTensorMatches && (!run->pool || run->poolMatches) ? QObject::tr("bit-identical")
                                                    : QObject::tr("DIFFER: %1").arg(QString::fromStdString(run->mismatch)));

@@ -6,6 +6,11 @@
 
 class PlanDocument;
 class QLabel;
+struct RunMeasurement;
+
+// A cuda run's GPU vs CPU check in words: "max relative error 3.1e-6 within 1e-4", "OFF by more than
+// 1e-4 (max relative error 2e-2): output 'y' element 7: …", or why it was not compared.
+QString gpuVsCpuText(const RunMeasurement& run);
 
 // Key numbers of the current plan (tensors, steps, lower bound, arena, fragmentation, colors,
 // planning time), the peak step with the five largest buffers alive there, and, while the step

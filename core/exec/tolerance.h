@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+#pragma once
+
+// Outputs of one executor compared with another's within a relative tolerance: a GPU run (cuBLAS,
+// fused multiply-add, other summation orders) against the CPU executor's float32 kernels. The
+// bit-for-bit check (compareOutputs in executor.h) stays the one for runs on the same device.
+// Used by `memplan run --device cuda --tolerance` and by the Studio after a cuda run.
+
+#include "exec/tensordata.h"
+#include "graph/graph.h"
+
+#include <string>
+#include <vector>
+
+namespace core {
+
+// `memplan run --tolerance`'s default, and the Studio's.
+inline constexpr double kDefaultGpuTolerance = 1e-3;
+
+struct ToleranceCheck {
+    // The largest |actual - expected| / (|expected| + max |expected| of that output) over every float
+    // element that differs; infinity where a NaN meets a number, or a non-float output, a type or a
+    // size differs. 0 when every element is identical.
+    double maxRelativeError = 0;
+    // "" when every element is within the tolerance; otherwise the first output and element that is not.
+    std::string firstOff;
+    bool within() const { return firstOff.empty(); }
+};
+
+// `actual` (e.g. a GPU run) against `expected` (the CPU executor's), output by output in graph-output
+// order: every float element within tolerance·(|expected| + max |expected| of that output), NaN
+// where NaN; other dtypes identical. The scale term keeps elements near zero, where a relative
+// error means nothing, from failing on rounding. Scans every element for the maximum.
+ToleranceCheck checkTolerance(const Graph& graph, const std::vector<HostTensor>& expected, const std::vector<HostTensor>& actual,
+    double tolerance);
+
+// checkTolerance(...).firstOff: "" when within.
+std::string compareWithin(const Graph& graph, const std::vector<HostTensor>& expected, const std::vector<HostTensor>& actual,
+    double tolerance);
+
+} // namespace core

@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+// MainWindow's files: the open dialog, drag and drop, recent files, plan and problem exports, view
+// images and the screenshot set. Kept apart from mainwindow.cpp (loading and planning).
+#include "mainwindow.h"
+
+#include "arenalayoutview.h"
+#include "coloringview.h"
+#include "latencylane.h"
+#include "lifetimebarsview.h"
+#include "mainwindowshared.h"
+#include "memorycurveview.h"
+#include "messagebanner.h"
+#include "plandocument.h"
+
+#include "io/planjson.h"
+#include "io/problemcsv.h"
+
+#include <QAction>
+#include <QCoreApplication>
+#include <QDir>
+#include <QDragEnterEvent>
+#include <QDropEvent>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QMenu>
+#include <QMimeData>
+#include <QSaveFile>
+#include <QSettings>
+#include <QStatusBar>
+#include <QTabWidget>
+
+namespace {
+
+using mainwindow::displayName;
+
+const auto kRecentKey = QStringLiteral("recentFiles");
+constexpr int kMaxRecent = 8;
+
+bool writeFile(const QString& path, const std::string& text, QString* error)
+{
+    QSaveFile file(path);
+    if (!file.open(QIODevice::WriteOnly)
+        || file.write(text.data(), static_cast<qint64>(text.size())) != static_cast<qint64>(text.size())
+        || !file.commit()) {
+        if (error)
+            *error = QObject::tr("Cannot write %1: %2").arg(QDir::toNativeSeparators(path), file.errorString());
+        return false;
+    }
+    return true;
+}
+
+} // namespace
+
+// ---------------------------------------------------------------- files
+
+void MainWindow::openFileDialog()
+{
+    const QString dir
+        = m_currentSpec.startsWith(QLatin1String("example:")) ? QString() : QFileInfo(m_currentSpec).absolutePath();
+    const QString path = QFileDialog::getOpenFileName(this, tr("Open Model"), dir,
+        tr("Models (*.onnx *.json *.csv);;ONNX models (*.onnx);;JSON graphs (*.json);;Allocation problems (*.csv);;All "
+           "files (*)"));
+    if (!path.isEmpty())
+        openFile(path);
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event)
+{
+    const auto urls = event->mimeData()->urls();
+    if (!urls.isEmpty() && urls.first().isLocalFile())
+        event->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent* event)
+{
+    const auto urls = event->mimeData()->urls();
+    if (urls.isEmpty() || !urls.first().isLocalFile())
+        return;
+    event->acceptProposedAction();
+    openFile(urls.first().toLocalFile());
+}
+
+void MainWindow::addRecentFile(const QString& spec)
+{
+    if (spec.startsWith(QLatin1String("example:")))
+        return;
+    QSettings settings;
+    QStringList recent = settings.value(kRecentKey).toStringList();
+    recent.removeAll(spec);
+    recent.prepend(spec);
+    while (recent.size() > kMaxRecent)
+        recent.removeLast();
+    settings.setValue(kRecentKey, recent);
+}
+
+void MainWindow::rebuildRecentMenu()
+{
+    m_recentMenu->clear();
+    const QStringList recent = QSettings().value(kRecentKey).toStringList();
+    for (const QString& spec : recent) {
+        QAction* action = m_recentMenu->addAction(QFileInfo(spec).fileName(), this, [this, spec] { openFile(spec); });
+        action->setToolTip(spec);
+        action->setStatusTip(spec);
+    }
+    if (recent.isEmpty())
+        m_recentMenu->addAction(tr("(none)"))->setEnabled(false);
+    else {
+        m_recentMenu->addSeparator();
+        m_recentMenu->addAction(tr("Clear"), this, [] { QSettings().remove(kRecentKey); });
+    }
+}
+
+// ---------------------------------------------------------------- export
+
+bool MainWindow::exportPlanJson(const QString& path, QString* error) const
+{
+    if (!m_document->hasPlan()) {
+        if (error)
+            *error = tr("There is no plan to export yet.");
+        return false;
+    }
+    return writeFile(path, core::exportPlanJson(*m_document->workload(), *m_document->plan()), error);
+}
+
+bool MainWindow::exportProblemCsv(const QString& path, QString* error) const
+{
+    if (!m_document->hasPlan()) {
+        if (error)
+            *error = tr("There is no plan to export yet.");
+        return false;
+    }
+    return writeFile(path, core::exportProblemCsv(m_document->workload()->problem, m_document->plan()), error);
+}
+
+void MainWindow::exportViewDialog(QWidget* view, const QString& baseName)
+{
+    const bool window = view == this;
+    const QString path = QFileDialog::getSaveFileName(this, tr("Export Image"), baseName + QStringLiteral(".png"),
+        window ? tr("PNG image (*.png)") : tr("PNG image (*.png);;SVG image (*.svg)"));
+    if (path.isEmpty())
+        return;
+    QString error;
+    bool ok = false;
+    if (window)
+        ok = grab().save(path) || (error = tr("Cannot write %1").arg(path), false);
+    else if (view == m_memoryCurve)
+        ok = m_memoryCurve->exportImage(path, &error);
+    else if (view == m_lifetimeBars)
+        ok = m_lifetimeBars->exportImage(path, &error);
+    else if (view == m_arenaLayout)
+        ok = m_arenaLayout->exportImage(path, &error);
+    else if (view == m_coloring)
+        ok = m_coloring->exportImage(path, &error);
+    if (ok)
+        statusBar()->showMessage(tr("Wrote %1").arg(QDir::toNativeSeparators(path)), 5000);
+    else
+        m_banner->showMessage(error, MessageBanner::Type::Error);
+}
+
+void MainWindow::exportPlanDialog(bool json)
+{
+    const QString base = displayName(m_currentSpec).section(QLatin1Char('.'), 0, 0).remove(QStringLiteral("example:"));
+    const QString path = QFileDialog::getSaveFileName(this, json ? tr("Export Plan as JSON") : tr("Export Plan as CSV"),
+        base + (json ? QStringLiteral("-plan.json") : QStringLiteral("-plan.csv")),
+        json ? tr("Plan JSON (*.json)") : tr("Allocation CSV (*.csv)"));
+    if (path.isEmpty())
+        return;
+    QString error;
+    if (json ? exportPlanJson(path, &error) : exportProblemCsv(path, &error))
+        statusBar()->showMessage(tr("Wrote %1").arg(QDir::toNativeSeparators(path)), 5000);
+    else
+        m_banner->showMessage(error, MessageBanner::Type::Error);
+}
+
+bool MainWindow::renderScreenshots(const QString& dir, QString* error)
+{
+    if (!QDir().mkpath(dir)) {
+        if (error)
+            *error = tr("Cannot create the folder %1").arg(QDir::toNativeSeparators(dir));
+        return false;
+    }
+    if (!isVisible())
+        show();
+    QCoreApplication::processEvents();
+    const QDir out(dir);
+    const int shownTab = m_tabs->currentIndex();
+    bool ok = true;
+    auto record = [&](bool success, const QString& message) {
+        if (!success && ok && error)
+            *error = message;
+        ok = ok && success;
+    };
+    QString message;
+    record(m_memoryCurve->exportImage(out.filePath(QStringLiteral("memory-curve.png")), &message), message);
+    // Tabs are shown one at a time so each view renders at its laid-out size.
+    m_tabs->setCurrentWidget(m_lifetimeBars);
+    QCoreApplication::processEvents();
+    record(m_lifetimeBars->exportImage(out.filePath(QStringLiteral("lifetime-bars.png")), &message), message);
+    m_tabs->setCurrentWidget(m_arenaLayout);
+    QCoreApplication::processEvents();
+    record(m_arenaLayout->exportImage(out.filePath(QStringLiteral("arena-layout.png")), &message), message);
+    m_tabs->setCurrentWidget(m_coloring);
+    QCoreApplication::processEvents();
+    record(m_coloring->exportImage(out.filePath(QStringLiteral("coloring.png")), &message), message);
+    if (m_document->measurement()) // after a run only
+        record(m_latencyLane->exportImage(out.filePath(QStringLiteral("latency-lane.png")), &message), message);
+    m_tabs->setCurrentIndex(shownTab);
+    QCoreApplication::processEvents();
+    const QString windowPath = out.filePath(QStringLiteral("window.png"));
+    record(grab().save(windowPath), tr("Cannot write %1").arg(QDir::toNativeSeparators(windowPath)));
+    if (ok)
+        record(renderStrategyScreenshots(dir, &message), message);
+    return ok;
+}
