@@ -43,6 +43,8 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
+#include <algorithm>
+
 namespace {
 
 using mainwindow::plannerUsesTimeLimit;
@@ -127,7 +129,9 @@ void MainWindow::createDocks()
     m_table->verticalHeader()->setDefaultSectionSize(m_table->fontMetrics().height() + 6);
     m_table->horizontalHeader()->setHighlightSections(false);
     m_table->horizontalHeader()->setStretchLastSection(true);
-    const int widths[] = { 200, 80, 160, 240, 55, 55, 80, 100, 50 };
+    // Steps need room for 8 digits: the public allocation problems run to ~1M steps.
+    const int stepWidth = std::max(55, m_table->fontMetrics().horizontalAdvance(QStringLiteral("00000000")) + 16);
+    const int widths[] = { 200, 80, 160, 200, stepWidth, stepWidth, 80, 100, 50 };
     for (int c = 0; c < TensorTableModel::ColumnCount; ++c)
         m_table->setColumnWidth(c, widths[c]);
 
