@@ -6,6 +6,7 @@
 
 #include "exec/hostops.h"
 #include "exec/kernels.h"
+#include "exec/layout.h"
 #include "util/stats.h"
 
 #include <cublas_v2.h>
@@ -105,101 +106,82 @@ struct Layout {
     std::vector<int> bufferOf;               // per tensor: its buffer, -1 outside the arena
     std::vector<bool> stored, onHost;
     Bytes arenaBytes = 0, sideBytes = 0;
+    core::exec::Placement placement;
 };
 
 bool isSwapOut(const core::Op& op) { return (op.domain.empty() || op.domain == "ai.onnx") && op.type == "SwapOut"; }
 
-// The tensors a buffer holds: its own and any others it lists by name.
-std::vector<TensorIndex> bufferTensorsOf(const Graph& g, TensorIndex own, const core::Buffer& buffer)
-{
-    std::vector<TensorIndex> list;
-    if (own >= 0 && own < TensorIndex(g.tensors.size()))
-        list.push_back(own);
-    for (const auto& name : buffer.tensors)
-        if (auto t = g.findTensor(name))
-            list.push_back(*t);
-    return list;
-}
-
+// Device pointers for the device-independent placement (exec/layout.h): the arena and the side
+// region are cudaMallocs; swap-out outputs outside any buffer are pinned host memory instead of side slots.
 core::Expected<Layout> makeLayout(const Graph& g, const core::PlanProblem& problem, const core::Plan& plan,
     const std::vector<TensorIndex>& bufferTensor, bool arena, const core::RunOptions& options)
 {
-    if ((arena && plan.offsets.size() != problem.buffers.size()) || bufferTensor.size() != problem.buffers.size())
-        return core::makeError(ErrorCode::InvalidArgument, "the plan does not match the problem (" + std::to_string(plan.offsets.size())
-                + " offsets, " + std::to_string(problem.buffers.size()) + " buffers)");
-    Layout layout;
     const auto n = g.tensors.size();
+    std::vector<bool> swapped(n, false); // pinned unless a buffer holds them
+    for (const auto& op : g.ops)
+        if (isSwapOut(op))
+            for (auto t : op.outputs)
+                if (t >= 0 && t < TensorIndex(n))
+                    swapped[std::size_t(t)] = true;
+    auto placement = core::exec::placeTensors(g, problem, plan, bufferTensor, core::exec::PlacementOptions { arena, kDeviceAlignment, &swapped });
+    if (!placement)
+        return placement.error();
+    const auto& places = placement->tensors;
+    if (arena) {
+        const auto byBuffer = core::exec::storedTensorsByBuffer(*placement, problem.buffers.size());
+        for (std::size_t b = 0; b < byBuffer.size(); ++b)
+            for (auto t : byBuffer[b])
+                if (const Bytes w = core::dtypeBytes(g.tensors[t].dtype); w > 1 && plan.offsets[b] % w != 0)
+                    return core::makeError(ErrorCode::InvalidArgument, "the plan puts '" + g.tensors[t].name + "' at offset "
+                            + std::to_string(plan.offsets[b]) + ", not a multiple of its " + std::to_string(w)
+                            + "-byte elements: the GPU needs aligned tensors (plan with a larger --alignment, e.g. 256)");
+    }
+    Layout layout;
     layout.address.assign(n, nullptr);
     layout.hostCopy.assign(n, nullptr);
     layout.bufferOf.assign(n, -1);
     layout.stored.assign(n, false);
     layout.onHost.assign(n, false);
+    layout.arenaBytes = placement->arenaBytes;
+    layout.sideBytes = placement->sideBytes;
     if (arena) {
-        layout.arenaBytes = plan.arenaSize;
         std::byte* p = nullptr;
         CUDA_TRY(cudaMalloc(&p, std::size_t(std::max<Bytes>(plan.arenaSize, kDeviceAlignment))), "allocating the arena");
         layout.arena.reset(p);
     }
-    std::vector<bool> placed(n, false);
-    for (std::size_t b = 0; b < problem.buffers.size(); ++b) {
-        const auto& buffer = problem.buffers[b];
-        if (arena && (plan.offsets[b] < 0 || plan.offsets[b] + buffer.size > plan.arenaSize))
-            return core::makeError(ErrorCode::InvalidArgument, "buffer '" + buffer.name + "' lies outside the arena");
-        if (arena)
-            for (auto t : bufferTensorsOf(g, bufferTensor[b], buffer))
-                if (const Bytes w = core::dtypeBytes(g.tensors[t].dtype); w > 1 && plan.offsets[b] % w != 0)
-                    return core::makeError(ErrorCode::InvalidArgument, "the plan puts '" + g.tensors[t].name + "' at offset "
-                            + std::to_string(plan.offsets[b]) + ", not a multiple of its " + std::to_string(w)
-                            + "-byte elements: the GPU needs aligned tensors (plan with a larger --alignment, e.g. 256)");
-        auto place = [&](TensorIndex t) {
-            if (t < 0 || t >= TensorIndex(n) || g.tensors[t].size > buffer.size)
-                return;
-            if (arena)
-                layout.address[t] = layout.arena.get() + plan.offsets[b];
-            layout.bufferOf[t] = int(b);
-            layout.stored[t] = g.tensors[t].size > 0;
-            placed[t] = true;
-        };
-        place(bufferTensor[b]);
-        for (const auto& name : buffer.tensors)
-            if (auto t = g.findTensor(name))
-                place(*t);
+    for (std::size_t t = 0; t < n; ++t) {
+        layout.bufferOf[t] = places[t].buffer;
+        layout.stored[t] = places[t].stored;
+        if (places[t].kind == core::exec::PlaceKind::Buffer && arena)
+            layout.address[t] = layout.arena.get() + places[t].offset;
     }
-    for (const auto& op : g.ops)
-        if (isSwapOut(op))
-            for (auto t : op.outputs)
-                if (!placed[t] && g.tensors[t].size > 0 && !layout.onHost[t]) {
-                    std::byte* p = nullptr;
-                    CUDA_TRY(cudaMallocHost(&p, std::size_t(g.tensors[t].size)), "allocating pinned host memory for '" + g.tensors[t].name + "'");
-                    layout.pinned.emplace_back(p);
-                    layout.address[t] = p;
-                    layout.onHost[t] = true;
-                    layout.stored[t] = true;
-                    placed[t] = true;
-                }
-    std::vector<Bytes> sideOffset(n, -1);
     for (std::size_t t = 0; t < n; ++t)
-        if (!placed[t] && g.tensors[t].size > 0) {
-            sideOffset[t] = layout.sideBytes;
-            layout.sideBytes += core::alignUp(g.tensors[t].size, kDeviceAlignment);
+        if (swapped[t] && places[t].kind == core::exec::PlaceKind::None && g.tensors[t].size > 0) {
+            std::byte* p = nullptr;
+            CUDA_TRY(cudaMallocHost(&p, std::size_t(g.tensors[t].size)), "allocating pinned host memory for '" + g.tensors[t].name + "'");
+            layout.pinned.emplace_back(p);
+            layout.address[t] = p;
+            layout.onHost[t] = true;
+            layout.stored[t] = true;
         }
     std::byte* side = nullptr;
     CUDA_TRY(cudaMalloc(&side, std::size_t(std::max<Bytes>(layout.sideBytes, kDeviceAlignment))), "allocating the weights");
     layout.side.reset(side);
     layout.sideHost.assign(std::size_t(layout.sideBytes), std::byte(0));
     for (std::size_t t = 0; t < n; ++t) {
-        if (sideOffset[t] < 0)
+        if (places[t].kind != core::exec::PlaceKind::Side)
             continue;
-        layout.address[t] = side + sideOffset[t];
-        layout.stored[t] = true;
+        const Bytes offset = places[t].offset;
+        layout.address[t] = side + offset;
         const auto& tensor = g.tensors[t];
         if (tensor.kind == core::TensorKind::Weight || tensor.kind == core::TensorKind::Persistent)
-            core::exec::weightContents(g, TensorIndex(t), layout.sideHost.data() + sideOffset[t], options);
+            core::exec::weightContents(g, TensorIndex(t), layout.sideHost.data() + offset, options);
         if (tensor.kind == core::TensorKind::Weight)
-            layout.hostCopy[t] = layout.sideHost.data() + sideOffset[t];
+            layout.hostCopy[t] = layout.sideHost.data() + offset;
     }
     if (layout.sideBytes > 0)
         CUDA_TRY(cudaMemcpy(side, layout.sideHost.data(), layout.sideHost.size(), cudaMemcpyHostToDevice), "uploading the weights");
+    layout.placement = std::move(*placement);
     return layout;
 }
 
@@ -228,33 +210,6 @@ core::Expected<std::vector<std::pair<TensorIndex, std::vector<std::byte>>>> inpu
         if (std::none_of(g.inputs.begin(), g.inputs.end(), [&](TensorIndex t) { return g.tensors[t].name == name; }))
             return core::makeError(ErrorCode::InvalidArgument, "input '" + name + "': the model has no such graph input");
     return images;
-}
-
-// First and last step that touch each buffer (the CPU executor's rule): -1 for graph inputs,
-// steps - 1 for graph outputs; first == steps for a buffer the run never touches.
-void bufferUse(const Graph& g, const core::Schedule& schedule, const Layout& layout, std::size_t buffers, std::vector<Step>& first,
-    std::vector<Step>& last)
-{
-    const Step steps = schedule.steps();
-    first.assign(buffers, steps);
-    last.assign(buffers, -1);
-    auto touch = [&](TensorIndex t, Step s) {
-        const int b = t >= 0 && t < TensorIndex(g.tensors.size()) ? layout.bufferOf[t] : -1;
-        if (b < 0)
-            return;
-        first[b] = std::min(first[b], s);
-        last[b] = std::max(last[b], s);
-    };
-    for (auto t : g.inputs)
-        touch(t, -1);
-    for (Step s = 0; s < steps; ++s) {
-        const auto& op = g.ops[schedule.order[s]];
-        for (const auto* list : { &op.inputs, &op.outputs, &op.captured })
-            for (auto t : *list)
-                touch(t, s);
-    }
-    for (auto t : g.outputs)
-        touch(t, std::max<Step>(steps - 1, 0));
 }
 
 enum class Where { Device, Host, SwapOut, SwapIn, Nothing };
@@ -474,8 +429,8 @@ core::Expected<core::Measurement> runOnCuda(const Graph& graph, const core::Sche
         CUDA_TRY(cudaMemPoolSetAttribute(memPool, cudaMemPoolAttrReleaseThreshold, &keep), "setting the pool's release threshold");
     }
 
-    std::vector<Step> first, last;
-    bufferUse(graph, schedule, *layout, problem.buffers.size(), first, last);
+    const auto use = core::exec::bufferUse(graph, schedule, layout->placement, problem.buffers.size());
+    const auto &first = use.first, &last = use.last;
     std::vector<std::vector<int>> bornAt(stepCount + 1), diesAt(stepCount + 1);
     for (std::size_t b = 0; b < problem.buffers.size(); ++b) {
         if (first[b] >= Step(stepCount))
@@ -483,10 +438,7 @@ core::Expected<core::Measurement> runOnCuda(const Graph& graph, const core::Sche
         bornAt[std::size_t(first[b] + 1)].push_back(int(b));
         diesAt[std::size_t(std::max({ last[b], first[b], Step(0) }) + 1)].push_back(int(b));
     }
-    std::vector<std::vector<TensorIndex>> tensorsOf(problem.buffers.size());
-    for (std::size_t t = 0; t < graph.tensors.size(); ++t)
-        if (layout->bufferOf[t] >= 0 && layout->stored[t])
-            tensorsOf[std::size_t(layout->bufferOf[t])].push_back(TensorIndex(t));
+    const auto tensorsOf = core::exec::storedTensorsByBuffer(layout->placement, problem.buffers.size());
 
     core::Measurement m;
     m.device = "cuda";

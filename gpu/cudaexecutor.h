@@ -5,7 +5,7 @@
 // The CUDA executor: runs a planned graph on the GPU with every activation at its planned offset
 // inside one cudaMalloc, and measures it. Built only when CMake finds a CUDA compiler (the library
 // memplan_gpu defines MEMPLAN_HAVE_CUDA for its users); this header needs no CUDA headers.
-// - Layout as on the CPU (core/exec/executor.h): the activation arena (one cudaMalloc of
+// - Placement as on the CPU (core/exec/layout.h, shared): the activation arena (one cudaMalloc of
 //   plan.arenaSize), weights and anything without a buffer in a second allocation, swap-strategy
 //   host tensors (SwapOut outputs) in pinned host memory.
 // - Contents: the CPU executor's weights and inputs (same seed, same bits), uploaded once.

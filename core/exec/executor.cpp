@@ -4,6 +4,7 @@
 
 #include "exec/hostops.h"
 #include "exec/kernels.h"
+#include "exec/layout.h"
 #include "util/stats.h"
 
 #include <malloc.h>
@@ -44,6 +45,7 @@ struct Layout {
     std::vector<int> bufferOf;       // per tensor: its buffer in the problem, -1 for side-region tensors
     std::vector<bool> stored;        // per tensor: has memory in this run (a buffer or a side slot)
     Bytes arenaBytes = 0, sideBytes = 0;
+    exec::Placement placement;
 };
 
 std::int64_t elementsOf(const Tensor& t)
@@ -65,59 +67,40 @@ exec::TensorView viewOf(const Graph& g, const Layout& layout, TensorIndex t)
     return v;
 }
 
-// PerTensor: buffers get no address here; the run allocates each one at its first use.
-// Fused ops' internal tensors get nothing here: they live in the fused scratch (FusedScratch).
+// Pointers for the device-independent placement (exec/layout.h): the arena and the side region
+// are host allocations. PerTensor: buffers get no address here; the run allocates each one at its
+// first use. Fused ops' internal tensors get nothing here: they live in the fused scratch (FusedScratch).
 Expected<Layout> makeLayout(const Graph& g, const PlanProblem& problem, const Plan& plan, const std::vector<TensorIndex>& bufferTensor,
     Allocation allocation, const std::vector<bool>& internal)
 {
     const bool arena = allocation == Allocation::Arena;
-    if ((arena && plan.offsets.size() != problem.buffers.size()) || bufferTensor.size() != problem.buffers.size())
-        return makeError(ErrorCode::InvalidArgument, "the plan does not match the problem (" + std::to_string(plan.offsets.size())
-                             + " offsets, " + std::to_string(problem.buffers.size()) + " buffers)");
+    auto placement = exec::placeTensors(g, problem, plan, bufferTensor, exec::PlacementOptions { arena, kHostAlignment, &internal });
+    if (!placement)
+        return placement.error();
     Layout layout;
     layout.address.assign(g.tensors.size(), nullptr);
     layout.bufferOf.assign(g.tensors.size(), -1);
     layout.stored.assign(g.tensors.size(), false);
+    layout.arenaBytes = placement->arenaBytes;
+    layout.sideBytes = placement->sideBytes;
     if (arena) {
-        layout.arenaBytes = plan.arenaSize;
         layout.arena = allocate(plan.arenaSize, problem.alignment);
         if (!layout.arena)
             return makeError(ErrorCode::Io, "cannot allocate an arena of " + std::to_string(plan.arenaSize) + " bytes");
     }
-    std::vector<bool> placed(g.tensors.size(), false);
-    for (std::size_t b = 0; b < problem.buffers.size(); ++b) {
-        const auto& buffer = problem.buffers[b];
-        if (arena && (plan.offsets[b] < 0 || plan.offsets[b] + buffer.size > plan.arenaSize))
-            return makeError(ErrorCode::InvalidArgument, "buffer '" + buffer.name + "' lies outside the arena");
-        auto place = [&](TensorIndex t) {
-            if (t < 0 || t >= TensorIndex(g.tensors.size()) || g.tensors[t].size > buffer.size)
-                return;
-            if (arena)
-                layout.address[t] = layout.arena.get() + plan.offsets[b];
-            layout.bufferOf[t] = int(b);
-            layout.stored[t] = g.tensors[t].size > 0;
-            placed[t] = true;
-        };
-        place(bufferTensor[b]);
-        for (const auto& name : buffer.tensors)
-            if (auto t = g.findTensor(name))
-                place(*t);
-    }
-    // Everything else (weights, persistent, tensors without a buffer) gets its own slot.
-    std::vector<Bytes> sideOffset(g.tensors.size(), -1);
-    for (std::size_t t = 0; t < g.tensors.size(); ++t)
-        if (!placed[t] && !internal[t] && g.tensors[t].size > 0) {
-            sideOffset[t] = layout.sideBytes;
-            layout.sideBytes += alignUp(g.tensors[t].size, kHostAlignment);
-        }
     layout.side = allocate(layout.sideBytes, kHostAlignment);
     if (!layout.side)
         return makeError(ErrorCode::Io, "cannot allocate " + std::to_string(layout.sideBytes) + " bytes for weights");
-    for (std::size_t t = 0; t < g.tensors.size(); ++t)
-        if (sideOffset[t] >= 0) {
-            layout.address[t] = layout.side.get() + sideOffset[t];
-            layout.stored[t] = true;
-        }
+    for (std::size_t t = 0; t < g.tensors.size(); ++t) {
+        const auto& p = placement->tensors[t];
+        layout.bufferOf[t] = p.buffer;
+        layout.stored[t] = p.stored;
+        if (p.kind == exec::PlaceKind::Buffer && arena)
+            layout.address[t] = layout.arena.get() + p.offset;
+        else if (p.kind == exec::PlaceKind::Side)
+            layout.address[t] = layout.side.get() + p.offset;
+    }
+    layout.placement = std::move(*placement);
     return layout;
 }
 
@@ -365,37 +348,6 @@ Bytes allocatorInUse()
     return Bytes(info.uordblks) + Bytes(info.hblkhd);
 }
 
-// When the run first needs each buffer and when it reads it for the last time, from the op calls
-// the executor makes (inputs, outputs and captured tensors), not from the plan's lifetimes.
-struct BufferUse {
-    std::vector<Step> first; // -1: a graph input, written before step 0; steps: never used
-    std::vector<Step> last;  // step after which the value is dead; steps - 1 for graph outputs
-};
-
-BufferUse bufferUse(const Graph& g, const Schedule& schedule, const Layout& layout, std::size_t buffers)
-{
-    const Step steps = schedule.steps();
-    BufferUse use { std::vector<Step>(buffers, steps), std::vector<Step>(buffers, -1) };
-    auto touch = [&](TensorIndex t, Step s) {
-        const int b = t >= 0 && t < TensorIndex(g.tensors.size()) ? layout.bufferOf[t] : -1;
-        if (b < 0)
-            return;
-        use.first[b] = std::min(use.first[b], s);
-        use.last[b] = std::max(use.last[b], s);
-    };
-    for (auto t : g.inputs)
-        touch(t, -1);
-    for (Step s = 0; s < steps; ++s) {
-        const auto& op = g.ops[schedule.order[s]];
-        for (const auto* list : { &op.inputs, &op.outputs, &op.captured })
-            for (auto t : *list)
-                touch(t, s);
-    }
-    for (auto t : g.outputs)
-        touch(t, std::max<Step>(steps - 1, 0));
-    return use;
-}
-
 } // namespace
 
 Expected<Measurement> runOnCpu(const Graph& graph, const Schedule& schedule, const PlanProblem& problem, const Plan& plan,
@@ -474,7 +426,7 @@ Expected<Measurement> runOnCpu(const Graph& graph, const Schedule& schedule, con
     }
 
     // Measured memory: which buffers hold a value still to be read (arena), or what malloc holds (per-tensor).
-    const auto use = bufferUse(graph, schedule, *layout, problem.buffers.size());
+    const auto use = exec::bufferUse(graph, schedule, layout->placement, problem.buffers.size());
     const Step stepCount = Step(steps.size());
     std::vector<std::vector<int>> bornAt(std::size_t(stepCount) + 1), diesAt(std::size_t(stepCount) + 1);
     for (std::size_t b = 0; b < problem.buffers.size(); ++b) {
@@ -493,10 +445,7 @@ Expected<Measurement> runOnCpu(const Graph& graph, const Schedule& schedule, con
             return makeError(ErrorCode::Io, "cannot allocate " + std::to_string(buffer.size) + " bytes for '" + buffer.name + "'");
         return {};
     };
-    std::vector<std::vector<TensorIndex>> tensorsOf(perTensor ? problem.buffers.size() : 0);
-    for (std::size_t t = 0; perTensor && t < graph.tensors.size(); ++t)
-        if (layout->bufferOf[t] >= 0 && layout->stored[t])
-            tensorsOf[std::size_t(layout->bufferOf[t])].push_back(TensorIndex(t));
+    const auto tensorsOf = exec::storedTensorsByBuffer(layout->placement, perTensor ? problem.buffers.size() : 0);
     // Points the tensors of buffer b at its memory (nullptr once freed).
     auto pointTensors = [&](int b) {
         for (auto t : tensorsOf[std::size_t(b)])
