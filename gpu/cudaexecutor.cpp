@@ -118,12 +118,17 @@ core::Expected<Layout> makeLayout(const Graph& g, const core::PlanProblem& probl
 {
     const auto n = g.tensors.size();
     std::vector<bool> swapped(n, false); // pinned unless a buffer holds them
-    for (const auto& op : g.ops)
+    std::vector<bool> excluded(n, false); // swapped, and fused ops' internals (host scratch of the host path)
+    for (const auto& op : g.ops) {
         if (isSwapOut(op))
             for (auto t : op.outputs)
                 if (t >= 0 && t < TensorIndex(n))
-                    swapped[std::size_t(t)] = true;
-    auto placement = core::exec::placeTensors(g, problem, plan, bufferTensor, core::exec::PlacementOptions { arena, kDeviceAlignment, &swapped });
+                    swapped[std::size_t(t)] = excluded[std::size_t(t)] = true;
+        for (auto t : core::fusedInternals(op))
+            if (t >= 0 && t < TensorIndex(n))
+                excluded[std::size_t(t)] = true;
+    }
+    auto placement = core::exec::placeTensors(g, problem, plan, bufferTensor, core::exec::PlacementOptions { arena, kDeviceAlignment, &excluded });
     if (!placement)
         return placement.error();
     const auto& places = placement->tensors;
