@@ -5,7 +5,7 @@
 // The CUDA executor: runs a planned graph on the GPU with every activation at its planned offset
 // inside one cudaMalloc, and measures it. Built only when CMake finds a CUDA compiler (the library
 // memplan_gpu defines MEMPLAN_HAVE_CUDA for its users); this header needs no CUDA headers.
-// - Layout as on the CPU (core/exec/executor.h): the activation arena (one cudaMalloc of
+// - Placement as on the CPU (core/exec/layout.h, shared): the activation arena (one cudaMalloc of
 //   plan.arenaSize), weights and anything without a buffer in a second allocation, swap-strategy
 //   host tensors (SwapOut outputs) in pinned host memory.
 // - Contents: the CPU executor's weights and inputs (same seed, same bits), uploaded once.
@@ -13,6 +13,8 @@
 //   for Conv, whose column buffer is reported as scratch); every other op runs on the host with
 //   the CPU executor's own kernel (real or synthetic) between a device-to-host and a host-to-device
 //   copy, counted in Measurement::opsHost. So outputs match the CPU run within float rounding.
+//   A fused op (Op::body) runs on the host the same way, its body on the CPU executor's kernels
+//   (core::exec::runHostOp), real when every body op is; its internal tensors never reach the device.
 // - SwapOut/SwapIn: copies through pinned host memory on a second (copy) stream, ordered by events;
 //   the compute stream waits for a swap-out only before it overwrites or frees the source.
 // - Allocation modes: Arena; PerTensor (cudaMalloc at a buffer's first use, cudaFree after its last

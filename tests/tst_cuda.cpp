@@ -2,7 +2,8 @@
 // SPDX-FileCopyrightText: MemPlan authors
 // The CUDA executor: the plan check on the GPU (arena run == no-reuse GPU run, bit for bit) for the
 // built-in examples, every allocation mode, the GPU's outputs against the CPU executor's, a broken
-// plan caught, the arena run's per-step bytes, and swap transfers through pinned host memory.
+// plan caught, the arena run's per-step bytes, swap transfers through pinned host memory, and fused
+// ops on the host path with real kernels.
 // Without the CUDA executor in the build, or without a device, every test skips with the reason.
 #include "exec/executor.h"
 #include "io/workload.h"
@@ -48,6 +49,7 @@ private slots:
     void allocationModes();
     void brokenPlanCaught();
     void swapThroughPinnedMemory();
+    void fusedOpsOnTheHost();
     void cancelled();
 #endif
 };
@@ -198,6 +200,37 @@ void TestCuda::swapThroughPinnedMemory()
     QVERIFY(untransformed);
     const auto off = core::compareWithin(*w.graph, untransformed->outputs, reference->outputs, 1e-3);
     QVERIFY2(off.empty(), off.c_str());
+}
+
+// Fused ops have no device kernel: they run on the host, their bodies on the CPU executor's real
+// kernels, so the fused model on the GPU computes what the unfused model computes on the CPU.
+void TestCuda::fusedOpsOnTheHost()
+{
+    const auto w = load("example:cnn");
+    const auto applied = core::applyStrategies(w, { "fuse" }, core::StrategyOptions {});
+    QVERIFY2(applied, applied ? "" : applied.error().message.c_str());
+    const auto& fw = applied->workload;
+    const auto plan = planFor(fw);
+    QVERIFY(core::validatePlan(fw.problem, plan).ok());
+    const auto run = gpu::runOnCuda(*fw.graph, fw.schedule, fw.problem, plan, fw.bufferTensor, {});
+    QVERIFY2(run, run ? "" : run.error().message.c_str());
+    const auto cpu = core::runOnCpu(*w.graph, w.schedule, w.problem, core::noReusePlan(w.problem), w.bufferTensor, {});
+    QVERIFY(cpu);
+    int fused = 0;
+    for (const auto& op : run->ops)
+        if (op.type == "Fused") {
+            ++fused;
+            QVERIFY(op.host);
+            if (cpu->opsSynthetic == 0)
+                QVERIFY2(op.real, op.name.c_str());
+        }
+    QVERIFY(fused > 0);
+    if (cpu->opsSynthetic == 0) {
+        QCOMPARE(run->opsSynthetic, 0);
+        const auto off = gpu::compareWithin(*w.graph, cpu->outputs, run->outputs, 1e-3);
+        QVERIFY2(off.empty(), off.c_str());
+    }
+    qInfo("example:cnn fused: %d fused ops on the host, %d synthetic ops", fused, run->opsSynthetic);
 }
 
 void TestCuda::cancelled()

@@ -4,6 +4,8 @@
 
 #include "exec/hostops.h"
 #include "exec/kernels.h"
+#include "exec/layout.h"
+#include "exec/opcall.h"
 #include "util/stats.h"
 
 #include <malloc.h>
@@ -11,10 +13,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <random>
 
 namespace core {
 
@@ -44,135 +44,45 @@ struct Layout {
     std::vector<int> bufferOf;       // per tensor: its buffer in the problem, -1 for side-region tensors
     std::vector<bool> stored;        // per tensor: has memory in this run (a buffer or a side slot)
     Bytes arenaBytes = 0, sideBytes = 0;
+    exec::Placement placement;
 };
 
-std::int64_t elementsOf(const Tensor& t)
-{
-    const Bytes w = dtypeBytes(t.dtype);
-    return w > 0 && t.size > 0 ? t.size / w : 0;
-}
-
-exec::TensorView viewOf(const Graph& g, const Layout& layout, TensorIndex t)
-{
-    exec::TensorView v;
-    const auto& tensor = g.tensors[t];
-    v.dtype = tensor.dtype;
-    v.count = elementsOf(tensor);
-    v.data = layout.address[t];
-    const bool shapeKnown = tensor.rankKnown && !tensor.estimated
-        && std::all_of(tensor.shape.begin(), tensor.shape.end(), [](std::int64_t d) { return d >= 0; });
-    v.shape = shapeKnown ? tensor.shape : exec::Shape { v.count };
-    return v;
-}
-
-// PerTensor: buffers get no address here; the run allocates each one at its first use.
-// Fused ops' internal tensors get nothing here: they live in the fused scratch (FusedScratch).
+// Pointers for the device-independent placement (exec/layout.h): the arena and the side region
+// are host allocations. PerTensor: buffers get no address here; the run allocates each one at its
+// first use. Fused ops' internal tensors get nothing here: they live in the fused scratch (FusedScratch).
 Expected<Layout> makeLayout(const Graph& g, const PlanProblem& problem, const Plan& plan, const std::vector<TensorIndex>& bufferTensor,
     Allocation allocation, const std::vector<bool>& internal)
 {
     const bool arena = allocation == Allocation::Arena;
-    if ((arena && plan.offsets.size() != problem.buffers.size()) || bufferTensor.size() != problem.buffers.size())
-        return makeError(ErrorCode::InvalidArgument, "the plan does not match the problem (" + std::to_string(plan.offsets.size())
-                             + " offsets, " + std::to_string(problem.buffers.size()) + " buffers)");
+    auto placement = exec::placeTensors(g, problem, plan, bufferTensor, exec::PlacementOptions { arena, kHostAlignment, &internal });
+    if (!placement)
+        return placement.error();
     Layout layout;
     layout.address.assign(g.tensors.size(), nullptr);
     layout.bufferOf.assign(g.tensors.size(), -1);
     layout.stored.assign(g.tensors.size(), false);
+    layout.arenaBytes = placement->arenaBytes;
+    layout.sideBytes = placement->sideBytes;
     if (arena) {
-        layout.arenaBytes = plan.arenaSize;
         layout.arena = allocate(plan.arenaSize, problem.alignment);
         if (!layout.arena)
             return makeError(ErrorCode::Io, "cannot allocate an arena of " + std::to_string(plan.arenaSize) + " bytes");
     }
-    std::vector<bool> placed(g.tensors.size(), false);
-    for (std::size_t b = 0; b < problem.buffers.size(); ++b) {
-        const auto& buffer = problem.buffers[b];
-        if (arena && (plan.offsets[b] < 0 || plan.offsets[b] + buffer.size > plan.arenaSize))
-            return makeError(ErrorCode::InvalidArgument, "buffer '" + buffer.name + "' lies outside the arena");
-        auto place = [&](TensorIndex t) {
-            if (t < 0 || t >= TensorIndex(g.tensors.size()) || g.tensors[t].size > buffer.size)
-                return;
-            if (arena)
-                layout.address[t] = layout.arena.get() + plan.offsets[b];
-            layout.bufferOf[t] = int(b);
-            layout.stored[t] = g.tensors[t].size > 0;
-            placed[t] = true;
-        };
-        place(bufferTensor[b]);
-        for (const auto& name : buffer.tensors)
-            if (auto t = g.findTensor(name))
-                place(*t);
-    }
-    // Everything else (weights, persistent, tensors without a buffer) gets its own slot.
-    std::vector<Bytes> sideOffset(g.tensors.size(), -1);
-    for (std::size_t t = 0; t < g.tensors.size(); ++t)
-        if (!placed[t] && !internal[t] && g.tensors[t].size > 0) {
-            sideOffset[t] = layout.sideBytes;
-            layout.sideBytes += alignUp(g.tensors[t].size, kHostAlignment);
-        }
     layout.side = allocate(layout.sideBytes, kHostAlignment);
     if (!layout.side)
         return makeError(ErrorCode::Io, "cannot allocate " + std::to_string(layout.sideBytes) + " bytes for weights");
-    for (std::size_t t = 0; t < g.tensors.size(); ++t)
-        if (sideOffset[t] >= 0) {
-            layout.address[t] = layout.side.get() + sideOffset[t];
-            layout.stored[t] = true;
-        }
+    for (std::size_t t = 0; t < g.tensors.size(); ++t) {
+        const auto& p = placement->tensors[t];
+        layout.bufferOf[t] = p.buffer;
+        layout.stored[t] = p.stored;
+        if (p.kind == exec::PlaceKind::Buffer && arena)
+            layout.address[t] = layout.arena.get() + p.offset;
+        else if (p.kind == exec::PlaceKind::Side)
+            layout.address[t] = layout.side.get() + p.offset;
+    }
+    layout.placement = std::move(*placement);
     return layout;
 }
-
-// The internal tensors of fused ops (fusedInternals): one allocation holding, at different offsets,
-// the internals of the fused op that needs most; every fused op's internals start at offset 0, since
-// fused ops run one at a time. Internals never reach the arena: that is what fusion saves.
-struct FusedScratch {
-    std::vector<bool> internal; // per tensor
-    std::vector<Bytes> offset;  // per tensor: offset in the scratch, -1 when not internal
-    Memory memory;
-    Bytes bytes = 0;
-    std::byte* address(TensorIndex t) const { return memory.get() + offset[std::size_t(t)]; }
-};
-
-Expected<FusedScratch> makeFusedScratch(const Graph& g, const Schedule& schedule)
-{
-    FusedScratch scratch;
-    scratch.internal.assign(g.tensors.size(), false);
-    scratch.offset.assign(g.tensors.size(), -1);
-    for (const auto o : schedule.order) {
-        const auto& op = g.ops[std::size_t(o)];
-        for (const auto& part : op.body)
-            for (const auto* list : { &part.inputs, &part.outputs })
-                for (const auto t : *list)
-                    if (t < 0 || t >= TensorIndex(g.tensors.size()))
-                        return makeError(ErrorCode::InvalidArgument,
-                            "fused op '" + op.name + "': body op '" + part.name + "' names a tensor index out of range");
-        Bytes used = 0;
-        for (const auto t : fusedInternals(op)) {
-            if (scratch.internal[std::size_t(t)])
-                continue; // a recompute clone of a fused op shares its internals; same offsets, same size
-            scratch.internal[std::size_t(t)] = true;
-            scratch.offset[std::size_t(t)] = used;
-            used += alignUp(std::max<Bytes>(g.tensors[std::size_t(t)].size, 0), kHostAlignment);
-        }
-        scratch.bytes = std::max(scratch.bytes, used);
-    }
-    if (scratch.bytes > 0) {
-        scratch.memory = allocate(scratch.bytes, kHostAlignment);
-        if (!scratch.memory)
-            return makeError(ErrorCode::Io, "cannot allocate " + std::to_string(scratch.bytes) + " bytes of fused-op scratch");
-    }
-    return scratch;
-}
-
-// One kernel call as prepared for the run: an op of the schedule, or one op of a fused op's body.
-struct Prepared {
-    exec::KernelCall call;
-    std::vector<TensorIndex> inTensor, outTensor; // per slot; -1 for an absent optional input
-    exec::Kernel kernel = nullptr;
-    bool constant = false; // Constant op: its output is a preloaded weight
-    bool fill = false;     // ConstantOfShape
-    OpIndex opIndex = 0;
-    std::vector<Prepared> body; // a fused op: its body's calls, in order
-};
 
 // Weights into their places.
 void fillWeights(const Graph& g, const Layout& layout, const RunOptions& options)
@@ -209,136 +119,8 @@ Status fillGraphInputs(const Graph& g, const Layout& layout, const RunOptions& o
     return {};
 }
 
-// Writes an op's outputs from the constant values import folded, when it knows all of them.
-bool writeKnownValues(const Graph& g, const exec::KernelCall& call, const Op& op)
-{
-    for (std::size_t k = 0; k < op.outputs.size(); ++k) {
-        const auto& t = g.tensors[op.outputs[k]];
-        if (t.dtype != DType::Int64 || t.values.empty() || std::int64_t(t.values.size()) != call.out[k].count)
-            return false;
-    }
-    for (std::size_t k = 0; k < op.outputs.size(); ++k)
-        std::memcpy(call.out[k].data, g.tensors[op.outputs[k]].values.data(), std::size_t(call.out[k].bytes()));
-    return true;
-}
-
-// Constant: a weight output was filled before the run; any other (a graph output) is copied from
-// the model's data each run. False when the contents are unknown (synthetic then).
-bool runConstant(const Graph& g, const exec::KernelCall& call, const RunOptions& options)
-{
-    if (call.out.size() != 1)
-        return false;
-    const TensorIndex t = call.op->outputs[0];
-    if (g.tensors[t].kind == TensorKind::Weight)
-        return true;
-    if (!options.modelData)
-        return false;
-    const auto it = options.modelData->weights.find(t);
-    if (it == options.modelData->weights.end() || Bytes(it->second.data.size()) != call.out[0].bytes())
-        return false;
-    std::memcpy(call.out[0].data, it->second.data.data(), it->second.data.size());
-    return true;
-}
-
-// ConstantOfShape: every element the `value` attribute (from the model file), float 0 without one.
-// Needs the model's data to know whether the attribute exists; false without it (synthetic then).
-bool runConstantOfShape(const exec::KernelCall& call, OpIndex opIndex, const RunOptions& options)
-{
-    if (!options.modelData || call.out.size() != 1)
-        return false;
-    const auto& y = call.out[0];
-    const Bytes w = dtypeBytes(y.dtype);
-    const auto it = options.modelData->fillValues.find(opIndex);
-    if (it == options.modelData->fillValues.end()) {
-        if (y.dtype != DType::Float32)
-            return false;
-        std::fill(y.f32(), y.f32() + y.count, 0.0f);
-        return true;
-    }
-    if (it->second.dtype != y.dtype || Bytes(it->second.data.size()) != w)
-        return false;
-    for (std::int64_t i = 0; i < y.count; ++i)
-        std::memcpy(y.data + i * w, it->second.data.data(), std::size_t(w));
-    return true;
-}
-
-// One op with the executor's rules; true when real (the synthetic kernel did not run).
-bool runOp(const Graph& g, const exec::KernelCall& call, OpIndex opIndex, exec::Kernel kernel, bool constant, bool fill,
-    const RunOptions& options)
-{
-    bool ok = (constant && runConstant(g, call, options)) || (fill && runConstantOfShape(call, opIndex, options));
-    if (!ok && kernel)
-        ok = kernel(call);
-    if (!ok)
-        ok = writeKnownValues(g, call, *call.op);
-    if (!ok)
-        exec::syntheticKernel(call);
-    return ok;
-}
-
 
 } // namespace
-
-// Deterministic contents for a tensor nobody gave: per tensor its own stream (seed ^ hash(name)),
-// so adding a tensor does not change the others.
-void exec::fillRandom(const Tensor& t, std::byte* p, std::uint64_t seed, bool isWeight)
-{
-    std::mt19937_64 rng(seed ^ std::hash<std::string> {}(t.name));
-    const auto n = elementsOf(t);
-    if (t.dtype == DType::Float32) {
-        float scale = 1.0f, shift = 0.0f;
-        if (isWeight && t.shape.size() >= 2 && t.shape[0] > 0)
-            scale = 1.0f / std::sqrt(float(std::max<std::int64_t>(1, n / t.shape[0])));
-        else if (isWeight) { // 1-D weights (scales, variances, biases): positive, near 1
-            scale = 0.5f;
-            shift = 1.0f;
-        }
-        std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-        auto* f = reinterpret_cast<float*>(p);
-        for (std::int64_t i = 0; i < n; ++i)
-            f[i] = dist(rng) * scale + shift;
-        return;
-    }
-    const Bytes w = dtypeBytes(t.dtype);
-    for (std::int64_t i = 0; i < n; ++i) {
-        const std::int64_t v = isWeight ? 0 : std::int64_t(rng() % 4);
-        if (t.dtype == DType::Int64)
-            std::memcpy(p + i * w, &v, 8);
-        else if (t.dtype == DType::Int32) {
-            const auto v32 = std::int32_t(v);
-            std::memcpy(p + i * w, &v32, 4);
-        } else if (t.dtype == DType::Bool)
-            p[i] = std::byte(v & 1);
-        else
-            std::memset(p + i * w, 0, std::size_t(w));
-    }
-}
-
-void exec::weightContents(const Graph& g, TensorIndex t, std::byte* p, const RunOptions& options)
-{
-    const auto& tensor = g.tensors[t];
-    if (options.modelData) {
-        const auto it = options.modelData->weights.find(t);
-        if (it != options.modelData->weights.end() && Bytes(it->second.data.size()) == tensor.size) {
-            std::memcpy(p, it->second.data.data(), it->second.data.size());
-            return;
-        }
-    }
-    if (tensor.dtype == DType::Int64 && std::int64_t(tensor.values.size()) == elementsOf(tensor) && !tensor.values.empty()) {
-        std::memcpy(p, tensor.values.data(), std::size_t(tensor.size));
-        return;
-    }
-    fillRandom(tensor, p, options.seed, true);
-}
-
-bool exec::runHostOp(const Graph& g, const KernelCall& call, OpIndex opIndex, Kernel kernel, const RunOptions& options)
-{
-    const auto& op = *call.op;
-    const bool defaultDomain = op.domain.empty() || op.domain == "ai.onnx";
-    const bool constant = defaultDomain && op.type == "Constant";
-    const bool fill = defaultDomain && op.type == "ConstantOfShape" && op.outputs.size() == 1 && !g.tensors[op.outputs[0]].estimated;
-    return runOp(g, call, opIndex, kernel, constant, fill, options);
-}
 
 Plan noReusePlan(const PlanProblem& problem)
 {
@@ -365,44 +147,16 @@ Bytes allocatorInUse()
     return Bytes(info.uordblks) + Bytes(info.hblkhd);
 }
 
-// When the run first needs each buffer and when it reads it for the last time, from the op calls
-// the executor makes (inputs, outputs and captured tensors), not from the plan's lifetimes.
-struct BufferUse {
-    std::vector<Step> first; // -1: a graph input, written before step 0; steps: never used
-    std::vector<Step> last;  // step after which the value is dead; steps - 1 for graph outputs
-};
-
-BufferUse bufferUse(const Graph& g, const Schedule& schedule, const Layout& layout, std::size_t buffers)
-{
-    const Step steps = schedule.steps();
-    BufferUse use { std::vector<Step>(buffers, steps), std::vector<Step>(buffers, -1) };
-    auto touch = [&](TensorIndex t, Step s) {
-        const int b = t >= 0 && t < TensorIndex(g.tensors.size()) ? layout.bufferOf[t] : -1;
-        if (b < 0)
-            return;
-        use.first[b] = std::min(use.first[b], s);
-        use.last[b] = std::max(use.last[b], s);
-    };
-    for (auto t : g.inputs)
-        touch(t, -1);
-    for (Step s = 0; s < steps; ++s) {
-        const auto& op = g.ops[schedule.order[s]];
-        for (const auto* list : { &op.inputs, &op.outputs, &op.captured })
-            for (auto t : *list)
-                touch(t, s);
-    }
-    for (auto t : g.outputs)
-        touch(t, std::max<Step>(steps - 1, 0));
-    return use;
-}
-
 } // namespace
 
 Expected<Measurement> runOnCpu(const Graph& graph, const Schedule& schedule, const PlanProblem& problem, const Plan& plan,
     const std::vector<TensorIndex>& bufferTensor, const RunOptions& options)
 {
     const bool perTensor = options.allocation == Allocation::PerTensor;
-    auto fusedScratch = makeFusedScratch(graph, schedule);
+    std::vector<const Op*> scheduled;
+    for (const auto o : schedule.order)
+        scheduled.push_back(&graph.ops[std::size_t(o)]);
+    auto fusedScratch = exec::makeFusedScratch(graph, scheduled, kHostAlignment);
     if (!fusedScratch)
         return fusedScratch.error();
     auto layout = makeLayout(graph, problem, plan, bufferTensor, options.allocation, fusedScratch->internal);
@@ -416,65 +170,20 @@ Expected<Measurement> runOnCpu(const Graph& graph, const Schedule& schedule, con
     // Kernel calls are prepared once: views point into the layout (PerTensor: re-pointed every step).
     // A fused op with a body is its body's calls, run in order; their internal tensors point into the
     // fused scratch, which no other op touches.
-    auto addressOf = [&](TensorIndex t) {
+    exec::TensorAccess access;
+    access.address = [&](TensorIndex t) {
         return fusedScratch->internal[std::size_t(t)] ? fusedScratch->address(t) : layout->address[std::size_t(t)];
     };
     // An internal of unknown size has no room in the scratch: the body ops around it run synthetic.
-    auto storedOf = [&](TensorIndex t) {
+    access.stored = [&](TensorIndex t) {
         return fusedScratch->internal[std::size_t(t)] ? graph.tensors[std::size_t(t)].size > 0 : layout->stored[std::size_t(t)];
     };
-    auto prepare = [&](const Op& op, const std::vector<int>* slots) {
-        Prepared p;
-        p.call.op = &op;
-        for (std::size_t k = 0; k < op.inputs.size(); ++k) {
-            const std::size_t slot = slots && k < slots->size() ? std::size_t((*slots)[k]) : k;
-            if (p.call.in.size() <= slot) {
-                p.call.in.resize(slot + 1);
-                p.inTensor.resize(slot + 1, -1);
-            }
-            p.call.in[slot] = viewOf(graph, *layout, op.inputs[k]);
-            p.call.in[slot].data = addressOf(op.inputs[k]);
-            p.inTensor[slot] = op.inputs[k];
-        }
-        for (auto t : op.outputs) {
-            p.call.out.push_back(viewOf(graph, *layout, t));
-            p.call.out.back().data = addressOf(t);
-        }
-        p.outTensor = op.outputs;
-        const bool defaultDomain = op.domain.empty() || op.domain == "ai.onnx";
-        p.constant = defaultDomain && op.type == "Constant";
-        p.fill = defaultDomain && op.type == "ConstantOfShape" && op.outputs.size() == 1 && !graph.tensors[op.outputs[0]].estimated;
-        p.kernel = defaultDomain && op.captured.empty() ? exec::findKernel(op.type) : nullptr;
-        // Kernels need every input they read present; an unsized or estimated tensor means the
-        // static shapes cannot be trusted, so such ops run synthetic.
-        for (auto t : op.outputs)
-            if (graph.tensors[t].estimated || !storedOf(t))
-                p.kernel = nullptr;
-        if (p.inTensor.empty() || p.inTensor[0] < 0 || !storedOf(p.inTensor[0]))
-            p.kernel = nullptr;
-        return p;
-    };
-    std::vector<Prepared> steps;
-    for (const auto opIndex : schedule.order) {
-        const auto& op = graph.ops[opIndex];
-        const std::vector<int>* slots = nullptr;
-        if (options.modelData)
-            if (auto it = options.modelData->inputSlots.find(opIndex); it != options.modelData->inputSlots.end())
-                slots = &it->second;
-        Prepared p = prepare(op, slots);
-        for (std::size_t k = 0; k < op.body.size(); ++k) {
-            const std::vector<int>* bodySlots = nullptr;
-            if (options.modelData)
-                if (auto it = options.modelData->bodyInputSlots.find({ opIndex, int(k) }); it != options.modelData->bodyInputSlots.end())
-                    bodySlots = &it->second;
-            p.body.push_back(prepare(op.body[k], bodySlots));
-        }
-        p.opIndex = opIndex;
-        steps.push_back(std::move(p));
-    }
+    std::vector<exec::PreparedCall> steps;
+    for (const auto opIndex : schedule.order)
+        steps.push_back(exec::prepareOp(graph, graph.ops[std::size_t(opIndex)], opIndex, options, access));
 
     // Measured memory: which buffers hold a value still to be read (arena), or what malloc holds (per-tensor).
-    const auto use = bufferUse(graph, schedule, *layout, problem.buffers.size());
+    const auto use = exec::bufferUse(graph, schedule, layout->placement, problem.buffers.size());
     const Step stepCount = Step(steps.size());
     std::vector<std::vector<int>> bornAt(std::size_t(stepCount) + 1), diesAt(std::size_t(stepCount) + 1);
     for (std::size_t b = 0; b < problem.buffers.size(); ++b) {
@@ -493,10 +202,7 @@ Expected<Measurement> runOnCpu(const Graph& graph, const Schedule& schedule, con
             return makeError(ErrorCode::Io, "cannot allocate " + std::to_string(buffer.size) + " bytes for '" + buffer.name + "'");
         return {};
     };
-    std::vector<std::vector<TensorIndex>> tensorsOf(perTensor ? problem.buffers.size() : 0);
-    for (std::size_t t = 0; perTensor && t < graph.tensors.size(); ++t)
-        if (layout->bufferOf[t] >= 0 && layout->stored[t])
-            tensorsOf[std::size_t(layout->bufferOf[t])].push_back(TensorIndex(t));
+    const auto tensorsOf = exec::storedTensorsByBuffer(layout->placement, perTensor ? problem.buffers.size() : 0);
     // Points the tensors of buffer b at its memory (nullptr once freed).
     auto pointTensors = [&](int b) {
         for (auto t : tensorsOf[std::size_t(b)])
@@ -544,27 +250,9 @@ Expected<Measurement> runOnCpu(const Graph& graph, const Schedule& schedule, con
                 }
                 live += problem.buffers[b].size;
             }
-            auto repoint = [&](Prepared& q) {
-                for (std::size_t k = 0; k < q.call.in.size(); ++k)
-                    if (q.inTensor[k] >= 0)
-                        q.call.in[k].data = addressOf(q.inTensor[k]);
-                for (std::size_t k = 0; k < q.call.out.size(); ++k)
-                    q.call.out[k].data = addressOf(q.outTensor[k]);
-            };
-            auto execute = [&](Prepared& q, OpIndex opIndex) {
-                if (perTensor)
-                    repoint(q);
-                return runOp(graph, q.call, opIndex, q.kernel, q.constant, q.fill, options);
-            };
-            if (p.body.empty())
-                real[s] = execute(p, p.opIndex);
-            else {
-                // A fused op is real when every op of its body ran a real kernel.
-                bool all = true;
-                for (auto& part : p.body)
-                    all = execute(part, -1) && all;
-                real[s] = all;
-            }
+            if (perTensor)
+                exec::repoint(p, access);
+            real[s] = exec::runPrepared(graph, p, options);
             stepBytes[s] = perTensor ? allocatorInUse() - baseline : live;
             // Graph outputs die after the last step; they are read back below first.
             if (s + 1 < steps.size())
@@ -585,7 +273,7 @@ Expected<Measurement> runOnCpu(const Graph& graph, const Schedule& schedule, con
                 HostTensor h;
                 const auto& tensor = graph.tensors[t];
                 h.dtype = tensor.dtype;
-                h.shape = viewOf(graph, *layout, t).shape;
+                h.shape = exec::tensorView(graph, t, nullptr).shape;
                 if (const auto* p = layout->address[t])
                     h.data.assign(p, p + std::max<Bytes>(tensor.size, 0));
                 m.outputs.push_back(std::move(h));

@@ -6,8 +6,9 @@
 // start from the same bits and run ops without a device kernel exactly as the CPU does:
 // - fillRandom: the deterministic contents of a weight or input nobody gave;
 // - weightContents: a weight's or persistent tensor's contents as the CPU executor loads them;
-// - runHostOp: one op on host views, with the CPU executor's rules (Constant, ConstantOfShape, the
-//   real kernel, constant values import folded, else the synthetic kernel).
+// - runHostOp: one op on host views, with the CPU executor's rules (exec/opcall.h: Constant,
+//   ConstantOfShape, the real kernel, constant values import folded, else the synthetic kernel);
+//   a fused op runs its body on those rules, so it is real exactly when it is on the CPU.
 
 #include "exec/executor.h"
 #include "exec/kernels.h"
@@ -23,6 +24,10 @@ void weightContents(const Graph& g, TensorIndex t, std::byte* p, const RunOption
 
 // Runs op `opIndex` (whose views `call` holds) on the host. `kernel` may be null. True when a real
 // kernel (or known contents) produced the outputs, false when the synthetic kernel ran.
+// A fused op (call.op->body) ignores `kernel`: its body runs on the CPU executor's code with the
+// internal tensors in a scratch allocated for the call; `call` holds the fused op's inputs (in the
+// slots the model's data gives op `opIndex`) and outputs. True when every body op was real; a body
+// op naming an outer tensor that `call` does not hold makes the whole op synthetic.
 bool runHostOp(const Graph& g, const KernelCall& call, OpIndex opIndex, Kernel kernel, const RunOptions& options);
 
 } // namespace core::exec

@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+#include "exec/opcall.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+namespace core::exec {
+
+namespace {
+
+bool isDefaultDomain(const Op& op) { return op.domain.empty() || op.domain == "ai.onnx"; }
+
+std::int64_t elementsOf(const Tensor& t)
+{
+    const Bytes w = dtypeBytes(t.dtype);
+    return w > 0 && t.size > 0 ? t.size / w : 0;
+}
+
+// Writes an op's outputs from the constant values import folded, when it knows all of them.
+bool writeKnownValues(const Graph& g, const KernelCall& call, const Op& op)
+{
+    for (std::size_t k = 0; k < op.outputs.size(); ++k) {
+        const auto& t = g.tensors[op.outputs[k]];
+        if (t.dtype != DType::Int64 || t.values.empty() || std::int64_t(t.values.size()) != call.out[k].count)
+            return false;
+    }
+    for (std::size_t k = 0; k < op.outputs.size(); ++k)
+        std::memcpy(call.out[k].data, g.tensors[op.outputs[k]].values.data(), std::size_t(call.out[k].bytes()));
+    return true;
+}
+
+// Constant: a weight output was filled before the run; any other (a graph output) is copied from
+// the model's data each run. False when the contents are unknown (synthetic then).
+bool runConstant(const Graph& g, const KernelCall& call, const RunOptions& options)
+{
+    if (call.out.size() != 1)
+        return false;
+    const TensorIndex t = call.op->outputs[0];
+    if (g.tensors[t].kind == TensorKind::Weight)
+        return true;
+    if (!options.modelData)
+        return false;
+    const auto it = options.modelData->weights.find(t);
+    if (it == options.modelData->weights.end() || Bytes(it->second.data.size()) != call.out[0].bytes())
+        return false;
+    std::memcpy(call.out[0].data, it->second.data.data(), it->second.data.size());
+    return true;
+}
+
+// ConstantOfShape: every element the `value` attribute (from the model file), float 0 without one.
+// Needs the model's data to know whether the attribute exists; false without it (synthetic then).
+bool runConstantOfShape(const KernelCall& call, OpIndex opIndex, const RunOptions& options)
+{
+    if (!options.modelData || call.out.size() != 1)
+        return false;
+    const auto& y = call.out[0];
+    const Bytes w = dtypeBytes(y.dtype);
+    const auto it = options.modelData->fillValues.find(opIndex);
+    if (it == options.modelData->fillValues.end()) {
+        if (y.dtype != DType::Float32)
+            return false;
+        std::fill(y.f32(), y.f32() + y.count, 0.0f);
+        return true;
+    }
+    if (it->second.dtype != y.dtype || Bytes(it->second.data.size()) != w)
+        return false;
+    for (std::int64_t i = 0; i < y.count; ++i)
+        std::memcpy(y.data + i * w, it->second.data.data(), std::size_t(w));
+    return true;
+}
+
+PreparedCall prepareCall(const Graph& g, const Op& op, const std::vector<int>* slots, const TensorAccess& access)
+{
+    PreparedCall p;
+    p.call.op = &op;
+    for (std::size_t k = 0; k < op.inputs.size(); ++k) {
+        const std::size_t slot = slots && k < slots->size() ? std::size_t((*slots)[k]) : k;
+        if (p.call.in.size() <= slot) {
+            p.call.in.resize(slot + 1);
+            p.inTensor.resize(slot + 1, -1);
+        }
+        p.call.in[slot] = tensorView(g, op.inputs[k], access.address(op.inputs[k]));
+        p.inTensor[slot] = op.inputs[k];
+    }
+    for (auto t : op.outputs)
+        p.call.out.push_back(tensorView(g, t, access.address(t)));
+    p.outTensor = op.outputs;
+    const bool defaultDomain = isDefaultDomain(op);
+    p.constant = defaultDomain && op.type == "Constant";
+    p.fill = defaultDomain && op.type == "ConstantOfShape" && op.outputs.size() == 1 && !g.tensors[op.outputs[0]].estimated;
+    p.kernel = defaultDomain && op.captured.empty() ? findKernel(op.type) : nullptr;
+    // Kernels need every input they read present; an unsized or estimated tensor means the
+    // static shapes cannot be trusted, so such ops run synthetic.
+    for (auto t : op.outputs)
+        if (g.tensors[t].estimated || !access.stored(t))
+            p.kernel = nullptr;
+    if (p.inTensor.empty() || p.inTensor[0] < 0 || !access.stored(p.inTensor[0]))
+        p.kernel = nullptr;
+    return p;
+}
+
+// One op with the rules above; true when real (the synthetic kernel did not run).
+bool runOne(const Graph& g, const KernelCall& call, OpIndex opIndex, Kernel kernel, bool constant, bool fill, const RunOptions& options)
+{
+    bool ok = (constant && runConstant(g, call, options)) || (fill && runConstantOfShape(call, opIndex, options));
+    if (!ok && kernel)
+        ok = kernel(call);
+    if (!ok)
+        ok = writeKnownValues(g, call, *call.op);
+    if (!ok)
+        syntheticKernel(call);
+    return ok;
+}
+
+bool runOne(const Graph& g, const PreparedCall& p, const RunOptions& options)
+{
+    return runOne(g, p.call, p.opIndex, p.kernel, p.constant, p.fill, options);
+}
+
+struct AlignedFree {
+    void operator()(std::byte* p) const { std::free(p); }
+};
+
+} // namespace
+
+TensorView tensorView(const Graph& g, TensorIndex t, std::byte* data)
+{
+    TensorView v;
+    const auto& tensor = g.tensors[t];
+    v.dtype = tensor.dtype;
+    v.count = elementsOf(tensor);
+    v.data = data;
+    const bool shapeKnown = tensor.rankKnown && !tensor.estimated
+        && std::all_of(tensor.shape.begin(), tensor.shape.end(), [](std::int64_t d) { return d >= 0; });
+    v.shape = shapeKnown ? tensor.shape : Shape { v.count };
+    return v;
+}
+
+PreparedCall prepareOp(const Graph& g, const Op& op, OpIndex opIndex, const RunOptions& options, const TensorAccess& access)
+{
+    const std::vector<int>* slots = nullptr;
+    if (options.modelData)
+        if (auto it = options.modelData->inputSlots.find(opIndex); it != options.modelData->inputSlots.end())
+            slots = &it->second;
+    PreparedCall p = prepareCall(g, op, slots, access);
+    p.opIndex = opIndex;
+    for (std::size_t k = 0; k < op.body.size(); ++k) {
+        const std::vector<int>* bodySlots = nullptr;
+        if (options.modelData)
+            if (auto it = options.modelData->bodyInputSlots.find({ opIndex, int(k) }); it != options.modelData->bodyInputSlots.end())
+                bodySlots = &it->second;
+        p.body.push_back(prepareCall(g, op.body[k], bodySlots, access));
+    }
+    return p;
+}
+
+void repoint(PreparedCall& p, const TensorAccess& access)
+{
+    for (std::size_t k = 0; k < p.call.in.size(); ++k)
+        if (p.inTensor[k] >= 0)
+            p.call.in[k].data = access.address(p.inTensor[k]);
+    for (std::size_t k = 0; k < p.call.out.size(); ++k)
+        p.call.out[k].data = access.address(p.outTensor[k]);
+    for (auto& part : p.body)
+        repoint(part, access);
+}
+
+bool runCall(const Graph& g, const KernelCall& call, OpIndex opIndex, Kernel kernel, const RunOptions& options)
+{
+    const auto& op = *call.op;
+    const bool defaultDomain = isDefaultDomain(op);
+    const bool constant = defaultDomain && op.type == "Constant";
+    const bool fill = defaultDomain && op.type == "ConstantOfShape" && op.outputs.size() == 1 && !g.tensors[op.outputs[0]].estimated;
+    return runOne(g, call, opIndex, kernel, constant, fill, options);
+}
+
+bool runPrepared(const Graph& g, const PreparedCall& p, const RunOptions& options)
+{
+    if (p.body.empty())
+        return runOne(g, p, options);
+    bool all = true;
+    for (const auto& part : p.body)
+        all = runOne(g, part, options) && all;
+    return all;
+}
+
+Expected<FusedScratch> makeFusedScratch(const Graph& g, const std::vector<const Op*>& ops, Bytes alignment)
+{
+    alignment = std::max<Bytes>(alignment, 64);
+    FusedScratch scratch;
+    scratch.internal.assign(g.tensors.size(), false);
+    scratch.offset.assign(g.tensors.size(), -1);
+    for (const auto* o : ops) {
+        const auto& op = *o;
+        for (const auto& part : op.body)
+            for (const auto* list : { &part.inputs, &part.outputs })
+                for (const auto t : *list)
+                    if (t < 0 || t >= TensorIndex(g.tensors.size()))
+                        return makeError(ErrorCode::InvalidArgument,
+                            "fused op '" + op.name + "': body op '" + part.name + "' names a tensor index out of range");
+        Bytes used = 0;
+        for (const auto t : fusedInternals(op)) {
+            if (scratch.internal[std::size_t(t)])
+                continue; // a recompute clone of a fused op shares its internals; same offsets, same size
+            scratch.internal[std::size_t(t)] = true;
+            scratch.offset[std::size_t(t)] = used;
+            used += alignUp(std::max<Bytes>(g.tensors[std::size_t(t)].size, 0), alignment);
+        }
+        scratch.bytes = std::max(scratch.bytes, used);
+    }
+    if (scratch.bytes > 0) {
+        auto* p = static_cast<std::byte*>(std::aligned_alloc(std::size_t(alignment), std::size_t(scratch.bytes)));
+        if (!p)
+            return makeError(ErrorCode::Io, "cannot allocate " + std::to_string(scratch.bytes) + " bytes of fused-op scratch");
+        std::memset(p, 0, std::size_t(scratch.bytes));
+        scratch.memory = std::shared_ptr<std::byte>(p, AlignedFree {});
+    }
+    return scratch;
+}
+
+} // namespace core::exec

@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+#pragma once
+
+// One op call with the executor's rules, shared by the CPU executor and every host-op path of
+// another executor (exec/hostops.h), so that an op runs the same kernels with the same bits wherever
+// it runs on the host:
+// - Constant: a weight output was loaded before the run; any other output is copied from the model's data.
+// - ConstantOfShape: the `value` attribute (from the model's data), float 0 without one.
+// - Otherwise the real kernel; failing that, the int64 values import folded; failing that, the
+//   synthetic kernel (the call then counts as synthetic).
+// - A fused op (Op::body) runs its body's ops in order on those rules; the tensors between them
+//   (fusedInternals) live in fused scratch, never in the arena. It counts as real when every body
+//   op ran a real kernel, so a fused op computes the unfused ops' outputs bit for bit.
+
+#include "exec/executor.h"
+#include "exec/kernels.h"
+
+#include <functional>
+#include <memory>
+
+namespace core::exec {
+
+// The view of tensor t at `data`: the graph's shape when fully known (and not estimated), else one dimension.
+TensorView tensorView(const Graph& g, TensorIndex t, std::byte* data);
+
+// How a prepared call finds its tensors: where each one is now (may be null), and whether it has
+// memory of its own bytes in this run (kernels run only when every output and the first input do).
+struct TensorAccess {
+    std::function<std::byte*(TensorIndex)> address;
+    std::function<bool(TensorIndex)> stored;
+};
+
+// One kernel call as prepared for a run: an op of the schedule, or one op of a fused op's body.
+struct PreparedCall {
+    KernelCall call;
+    std::vector<TensorIndex> inTensor, outTensor; // per slot; -1 for an absent optional input
+    Kernel kernel = nullptr;
+    bool constant = false; // Constant op: its output is a preloaded weight
+    bool fill = false;     // ConstantOfShape
+    OpIndex opIndex = -1;  // -1 for a body op
+    std::vector<PreparedCall> body; // a fused op: its body's calls, in order
+};
+
+// Prepares `op` (op `opIndex` of the graph) and, for a fused op, its body; input slots from the model's data.
+PreparedCall prepareOp(const Graph& g, const Op& op, OpIndex opIndex, const RunOptions& options, const TensorAccess& access);
+
+// Points the call's views (and its body's) at the tensors' current addresses.
+void repoint(PreparedCall& p, const TensorAccess& access);
+
+// Runs a prepared op (a fused op: its body); true when real (no synthetic kernel ran).
+bool runPrepared(const Graph& g, const PreparedCall& p, const RunOptions& options);
+
+// One op that is not fused, on the rules above. `kernel` may be null; Constant and ConstantOfShape
+// are recognised from call.op. True when real.
+bool runCall(const Graph& g, const KernelCall& call, OpIndex opIndex, Kernel kernel, const RunOptions& options);
+
+// Fused scratch: one allocation holding the internal tensors of the fused op that needs most; every
+// fused op's internals start at offset 0, since fused ops run one at a time.
+struct FusedScratch {
+    std::vector<bool> internal; // per tensor
+    std::vector<Bytes> offset;  // per tensor: offset in the scratch, -1 when not internal
+    std::shared_ptr<std::byte> memory;
+    Bytes bytes = 0;
+    std::byte* address(TensorIndex t) const { return memory.get() + offset[std::size_t(t)]; }
+};
+
+// The scratch for the fused ops among `ops`, each internal at a multiple of `alignment` (at least
+// 64); errors name a body op whose tensor index is out of range.
+Expected<FusedScratch> makeFusedScratch(const Graph& g, const std::vector<const Op*>& ops, Bytes alignment);
+
+} // namespace core::exec

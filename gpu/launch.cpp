@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+// One step of a pass: a device kernel on the compute stream; a host op (no device kernel, an
+// unsupported configuration, or a fused op) between a device-to-host and a host-to-device copy,
+// on the CPU executor's code (core::exec::runHostOp); a SwapOut/SwapIn copy on the copy stream,
+// ordered by events (a swap-out is waited for only before its source is overwritten or freed).
+#include "passes.h"
+
+#include "exec/hostops.h"
+
+namespace gpu {
+
+using core::Bytes;
+using core::ErrorCode;
+
+core::Status Passes::launch(PassState& state, std::size_t s)
+{
+    auto& p = steps[s];
+    pointDeviceViews(graph, p, layout);
+    auto where = p.where;
+    if (where == Where::Device) {
+        const auto outcome = p.deviceKernel(p.device);
+        if (!outcome.failure.empty())
+            return core::makeError(ErrorCode::CudaFailure, p.label + ": " + outcome.failure);
+        if (!outcome.supported)
+            where = Where::Host;
+    }
+    if (where == Where::Host) {
+        onHost[s] = true;
+        CUDA_TRY(cudaStreamSynchronize(ctx.compute), p.label);
+        CUDA_TRY(cudaStreamSynchronize(ctx.copy), p.label); // a swapped tensor it reads is complete
+        for (std::size_t k = 0; k < p.inTensor.size(); ++k)
+            if (!p.inStage[k].empty() && p.device.call.in[k].data)
+                CUDA_TRY(cudaMemcpy(p.inStage[k].data(), p.device.call.in[k].data, p.inStage[k].size(), cudaMemcpyDeviceToHost),
+                    p.label + " (input " + std::to_string(k) + " to the host)");
+        real[s] = core::exec::runHostOp(graph, p.host, p.opIndex, p.cpuKernel, options);
+        for (std::size_t k = 0; k < p.outTensor.size(); ++k)
+            if (!p.outStage[k].empty() && p.device.call.out[k].data)
+                CUDA_TRY(cudaMemcpyAsync(p.device.call.out[k].data, p.outStage[k].data(), p.outStage[k].size(), cudaMemcpyHostToDevice,
+                             ctx.compute),
+                    p.label + " (output " + std::to_string(k) + " to the device)");
+    } else if (where == Where::SwapOut || where == Where::SwapIn) {
+        const auto &in = p.device.call.in[0], &out = p.device.call.out[0];
+        CUDA_TRY(cudaEventRecord(ctx.readyEvent(s), ctx.compute), p.label);
+        CUDA_TRY(cudaStreamWaitEvent(ctx.copy, ctx.readyEvent(s), 0), p.label);
+        CUDA_TRY(cudaEventRecord(ctx.startEvent(s), ctx.copy), p.label);
+        CUDA_TRY(cudaMemcpyAsync(out.data, in.data, std::size_t(out.bytes()),
+                     where == Where::SwapOut ? cudaMemcpyDeviceToHost : cudaMemcpyHostToDevice, ctx.copy),
+            p.label);
+        CUDA_TRY(cudaEventRecord(ctx.endEvent(s), ctx.copy), p.label);
+        if (where == Where::SwapIn)
+            CUDA_TRY(cudaStreamWaitEvent(ctx.compute, ctx.endEvent(s), 0), p.label);
+        else {
+            const auto t = p.inTensor[0];
+            const int b = layout.bufferOf[t];
+            const Bytes from = arena && b >= 0 ? plan.offsets[std::size_t(b)] : 0;
+            state.pending.push_back(PendingSwap { b, from, from + graph.tensors[t].size, ctx.endEvent(s) });
+        }
+    }
+    return {};
+}
+
+} // namespace gpu

@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+#pragma once
+
+// Private to gpu/: the measurement passes of one CUDA run (see cudaexecutor.h): a warm-up pass
+// (its outputs are the run's), timed passes (per-op and whole-pass CUDA events) and one traced pass
+// that synchronises after every step to record the bytes in use. Each pass allocates (PerTensor,
+// Pool) and releases buffers at the steps bufferUse gives, uploads the inputs, launches every step
+// (launch.cpp) and orders swap-outs before anything overwrites or frees their source.
+
+#include "steps.h"
+
+namespace gpu {
+
+enum class Pass { Warmup, Timed, Traced };
+
+struct Passes {
+    Passes(const core::Graph& graph, const core::PlanProblem& problem, const core::Plan& plan, const core::RunOptions& options,
+        Layout& layout, std::vector<Prepared>& steps, const InputImages& inputs, Context& ctx)
+        : graph(graph), problem(problem), plan(plan), options(options), layout(layout), steps(steps), inputs(inputs), ctx(ctx)
+    {
+    }
+
+    // What every pass reads.
+    const core::Graph& graph;
+    const core::PlanProblem& problem;
+    const core::Plan& plan;
+    const core::RunOptions& options;
+    Layout& layout;
+    std::vector<Prepared>& steps;
+    const InputImages& inputs;
+    Context& ctx;
+    bool arena = true, pool = false;
+    cudaMemPool_t memPool = nullptr; // Pool: the device's default pool
+    std::vector<std::vector<int>> bornAt, diesAt; // per step + 1 (slot 0: before step 0): buffers first used there / dead after
+    std::vector<std::vector<core::TensorIndex>> tensorsOf; // per buffer: its stored tensors
+    int repeat = 1; // timed passes, for progress
+
+    // What the passes record (sized by init()).
+    std::vector<std::vector<double>> opTimes; // per step: milliseconds of each timed pass
+    std::vector<double> totals;               // per timed pass: milliseconds
+    std::vector<bool> real, onHost;           // per step: the last pass's
+    std::vector<core::Bytes> stepBytes;       // per step: from the traced pass
+    std::vector<core::HostTensor> outputs;    // graph outputs from the warm-up pass
+
+    void init();
+    core::Status run(Pass kind, int passIndex);
+
+private:
+    struct PendingSwap {
+        int buffer;
+        core::Bytes from, to; // arena byte range of the source
+        cudaEvent_t done;
+    };
+    struct PassState {
+        std::vector<DeviceMemory> owned; // PerTensor, Pool: per buffer
+        std::vector<PendingSwap> pending;
+    };
+    core::Status waitPending(PassState& state, int b, bool blockHost);
+    void point(PassState& state, int b);
+    core::Status allocate(PassState& state, int b);
+    core::Status release(PassState& state, int b);
+    core::Status poolInUse(core::Bytes& used);
+    core::Status readOutputs();
+    core::Status launch(PassState& state, std::size_t s); // launch.cpp
+};
+
+} // namespace gpu

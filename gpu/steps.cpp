@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+#include "steps.h"
+
+#include "exec/opcall.h"
+
+namespace gpu {
+
+using core::Graph;
+using core::TensorIndex;
+
+std::vector<Prepared> prepareSteps(const Graph& g, const core::Schedule& schedule, const Layout& layout, const core::RunOptions& options)
+{
+    std::vector<Prepared> steps(schedule.order.size());
+    for (std::size_t s = 0; s < schedule.order.size(); ++s) {
+        const auto opIndex = schedule.order[s];
+        const auto& op = g.ops[opIndex];
+        auto& p = steps[s];
+        p.opIndex = opIndex;
+        p.label = "op '" + op.name + "' (" + op.type + ")";
+        p.device.call.op = p.host.op = &op;
+        std::vector<int> slots;
+        if (options.modelData)
+            if (auto it = options.modelData->inputSlots.find(opIndex); it != options.modelData->inputSlots.end())
+                slots = it->second;
+        for (std::size_t k = 0; k < op.inputs.size(); ++k) {
+            const std::size_t slot = k < slots.size() ? std::size_t(slots[k]) : k;
+            if (p.inTensor.size() <= slot) {
+                p.inTensor.resize(slot + 1, -1);
+                p.device.call.in.resize(slot + 1);
+                p.host.in.resize(slot + 1);
+                p.inStage.resize(slot + 1);
+                p.device.hostContents.resize(slot + 1, nullptr);
+            }
+            p.inTensor[slot] = op.inputs[k];
+        }
+        p.outTensor = op.outputs;
+        p.outStage.resize(op.outputs.size());
+        const bool defaultDomain = op.domain.empty() || op.domain == "ai.onnx";
+        p.cpuKernel = defaultDomain && op.captured.empty() ? core::exec::findKernel(op.type) : nullptr;
+        for (auto t : op.outputs)
+            if (g.tensors[t].estimated || !layout.stored[t])
+                p.cpuKernel = nullptr;
+        if (p.inTensor.empty() || p.inTensor[0] < 0 || !layout.stored[p.inTensor[0]])
+            p.cpuKernel = nullptr;
+        const bool constant = defaultDomain && op.type == "Constant";
+        const bool fill = defaultDomain && op.type == "ConstantOfShape";
+        const bool swap = defaultDomain && (op.type == "SwapOut" || op.type == "SwapIn") && op.inputs.size() == 1 && op.outputs.size() == 1
+            && g.tensors[op.inputs[0]].size == g.tensors[op.outputs[0]].size && layout.stored[op.inputs[0]] && layout.stored[op.outputs[0]];
+        if (constant && op.outputs.size() == 1 && g.tensors[op.outputs[0]].kind == core::TensorKind::Weight)
+            p.where = Where::Nothing; // its output is a weight, uploaded with the others
+        else if (swap && op.type == "SwapOut" && layout.onHost[op.outputs[0]] && !layout.onHost[op.inputs[0]])
+            p.where = Where::SwapOut;
+        else if (swap && op.type == "SwapIn" && layout.onHost[op.inputs[0]] && !layout.onHost[op.outputs[0]])
+            p.where = Where::SwapIn;
+        else if (p.cpuKernel && !constant && !fill && (p.deviceKernel = findDeviceKernel(op.type)))
+            p.where = Where::Device;
+        else
+            p.where = Where::Host;
+        // Host views: pinned and weight tensors in place, everything else through staging.
+        for (std::size_t k = 0; k < p.inTensor.size(); ++k) {
+            const auto t = p.inTensor[k];
+            if (t < 0)
+                continue;
+            std::byte* host = nullptr;
+            if (layout.onHost[t])
+                host = layout.address[t];
+            else if (layout.hostCopy[t])
+                host = const_cast<std::byte*>(layout.hostCopy[t]);
+            else if (layout.stored[t]) {
+                p.inStage[k].resize(std::size_t(g.tensors[t].size));
+                host = p.inStage[k].data();
+            }
+            p.host.in[k] = core::exec::tensorView(g, t, host);
+            p.device.hostContents[k] = layout.hostCopy[t];
+        }
+        for (std::size_t k = 0; k < op.outputs.size(); ++k) {
+            const auto t = op.outputs[k];
+            std::byte* host = nullptr;
+            if (layout.onHost[t])
+                host = layout.address[t];
+            else if (layout.stored[t]) {
+                p.outStage[k].resize(std::size_t(g.tensors[t].size));
+                host = p.outStage[k].data();
+            }
+            p.host.out.push_back(core::exec::tensorView(g, t, host));
+        }
+    }
+    return steps;
+}
+
+void pointDeviceViews(const Graph& g, Prepared& p, const Layout& layout)
+{
+    p.device.call.in.assign(p.inTensor.size(), core::exec::TensorView {});
+    for (std::size_t k = 0; k < p.inTensor.size(); ++k)
+        if (p.inTensor[k] >= 0)
+            p.device.call.in[k] = core::exec::tensorView(g, p.inTensor[k], layout.address[p.inTensor[k]]);
+    p.device.call.out.clear();
+    for (auto t : p.outTensor)
+        p.device.call.out.push_back(core::exec::tensorView(g, t, layout.address[t]));
+}
+
+} // namespace gpu

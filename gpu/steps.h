@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+#pragma once
+
+// Private to gpu/: each scheduled op prepared once for every pass: where it runs (a device kernel,
+// the host with the CPU executor's code, the copy stream for SwapOut/SwapIn, or nowhere for a
+// Constant whose output is an uploaded weight), its device views and its host views (pinned and
+// weight tensors in place, everything else through staging buffers).
+// An op runs on the device only when the CPU executor would run a real kernel for it and a device
+// kernel exists; Constant, ConstantOfShape and fused ops always run on the host.
+
+#include "devicelayout.h"
+
+#include "schedule/schedule.h"
+
+namespace gpu {
+
+enum class Where { Device, Host, SwapOut, SwapIn, Nothing };
+
+// One scheduled op as every pass runs it.
+
+struct Prepared {
+    DeviceCall device; // views into device (or pinned host) memory
+    core::exec::KernelCall host; // the same op on host memory: staging, weight copies, pinned tensors
+    std::vector<core::TensorIndex> inTensor, outTensor; // per slot; -1 for an absent optional input
+    std::vector<std::vector<std::byte>> inStage, outStage; // per slot: staging when the host view needs a copy
+    core::exec::Kernel cpuKernel = nullptr;
+    DeviceKernel deviceKernel = nullptr;
+    Where where = Where::Host;
+    core::OpIndex opIndex = 0;
+    std::string label; // "op 'name' (Type)"
+};
+
+// Prepares every op of the schedule (device views still unpointed: pointDeviceViews).
+std::vector<Prepared> prepareSteps(const core::Graph& g, const core::Schedule& schedule, const Layout& layout, const core::RunOptions& options);
+
+// Points the device views at the tensors' current addresses.
+void pointDeviceViews(const core::Graph& g, Prepared& p, const Layout& layout);
+
+} // namespace gpu
