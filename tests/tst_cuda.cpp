@@ -227,7 +227,7 @@ void TestCuda::fusedOpsOnTheHost()
     QVERIFY(fused > 0);
     if (cpu->opsSynthetic == 0) {
         QCOMPARE(run->opsSynthetic, 0);
-        const auto off = gpu::compareWithin(*w.graph, cpu->outputs, run->outputs, 1e-3);
+        const auto off = core::compareWithin(*w.graph, cpu->outputs, run->outputs, 1e-3);
         QVERIFY2(off.empty(), off.c_str());
     }
     qInfo("example:cnn fused: %d fused ops on the host, %d synthetic ops", fused, run->opsSynthetic);
