@@ -1,19 +1,48 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# One call on a machine with an NVIDIA GPU (and this project's build dependencies): configure and
-# build in Release, run the GPU tests (tst_cuda, which must not skip) and the CPU executor's tests,
-# then run example:cnn, example:transformer and tests/models/resnet50.onnx (when present) with
-# `memplan run --device cuda` and print one table: model, mode, peak, p50, p99.
-# Exits non-zero when any step fails. Environment: BUILD_DIR (default build-gpu), REPEAT (20),
-# CUDA_ARCHS (CMAKE_CUDA_ARCHITECTURES; default the project's "80;90"), JOBS (16).
+# One call on a machine with an NVIDIA GPU: build (or take a prebuilt pack), run the GPU tests, then
+# run example:cnn (plain and with --fuse), example:transformer, the packed or present ONNX models and
+# a ResNet-50 exported on the spot (when python3 has torch, torchvision and onnx) with
+# `memplan run --device cuda`, and print one table: model, mode, peak, p50, p99, outputs.
+# Exits non-zero when any step fails.
+#
+# Two ways:
+# - Build here (the machine has this project's build dependencies): bash gpu/check.sh
+# - Prebuilt (the device machines lent here have CUDA but no Qt, protobuf or ONNX C++ libraries):
+#   bash gpu/pack.sh on the development machine, then PACK=gpu-pack bash gpu/check.sh there. The
+#   Qt-based tst_cuda is not run then; the `memplan run --device cuda` checks below cover the same
+#   ground (every mode bit-identical to the no-reuse GPU run, GPU within the tolerance of the CPU).
+# Environment: PACK, BUILD_DIR (default build-gpu), REPEAT (20), CUDA_ARCHS
+# (CMAKE_CUDA_ARCHITECTURES; default the project's "80;90"), JOBS (16), OUT (also copy the table
+# and the JSON reports there).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$root/build-gpu}
 repeat=${REPEAT:-20}
 jobs=${JOBS:-16}
+pack=${PACK:-}
 out=$build/gpu-check
 failed=0
 
+command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || true
+
+if [[ -n "$pack" ]]; then
+[[ "$pack" = /* ]] || pack=$root/$pack
+memplan=$pack/memplan
+out=$pack/gpu-check
+# cuBLAS from the machine's CUDA: the toolkit's lib64, or the nvidia-cublas Python wheel.
+cuda_libs=""
+for dir in /usr/local/cuda/lib64 /usr/local/cuda/lib; do [[ -d $dir ]] && cuda_libs=$cuda_libs:$dir; done
+wheel=$(python3 -c 'import nvidia.cublas, os; print(os.path.join(os.path.dirname(nvidia.cublas.__file__), "lib"))' 2>/dev/null || true)
+[[ -n "$wheel" && -d "$wheel" ]] && cuda_libs=$cuda_libs:$wheel
+export LD_LIBRARY_PATH=$pack/lib$cuda_libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+if ! "$memplan" --help >/dev/null 2>&1; then
+    export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:$pack/lib-fallback
+    "$memplan" --help >/dev/null || { echo "check.sh: the packed memplan does not start here" >&2; exit 1; }
+fi
+echo "== prebuilt $memplan (tst_cuda needs Qt: not run)"
+else
+memplan=$build/app/memplan
 echo "== configure and build ($build)"
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DMEMPLAN_CUDA=ON \
     ${CUDA_ARCHS:+-DCMAKE_CUDA_ARCHITECTURES=$CUDA_ARCHS} >/dev/null
@@ -28,16 +57,26 @@ if grep -q "^SKIP" "$build/tst_cuda.log"; then
     exit 1
 fi
 (cd "$build" && QT_QPA_PLATFORM=offscreen ctest -R '^tst_executor$' --output-on-failure) || failed=1
+fi
 
 echo "== measurements (--repeat $repeat)"
 mkdir -p "$out"
-models=(example:cnn example:transformer)
-[[ -f "$root/tests/models/resnet50.onnx" ]] && models+=("$root/tests/models/resnet50.onnx")
+models=(example:cnn example:cnn+fuse example:transformer)
+for file in "$root"/tests/models/resnet50.onnx ${pack:+"$pack"/models/*.onnx}; do
+    [[ -f "$file" ]] && models+=("$file")
+done
+if [[ ! -f "$root/tests/models/resnet50.onnx" ]] && python3 -c 'import torch, torchvision, onnx' 2>/dev/null; then
+    python3 "$root/scripts/make_models.py" --only resnet50 "$out/models" >/dev/null 2>&1 \
+        && models+=("$out/models/resnet50.onnx") || echo "check.sh: could not export resnet50 here" >&2
+fi
 jsons=()
-for model in "${models[@]}"; do
-    name=$(basename "${model#example:}" .onnx)
+for entry in "${models[@]}"; do
+    model=${entry%+fuse}
+    flags=()
+    [[ "$entry" != "$model" ]] && flags=(--fuse)
+    name=$(basename "${entry#example:}" .onnx)
     json="$out/$name.json"
-    if "$build/app/memplan" run "$model" --device cuda --repeat "$repeat" --json "$json" >"$out/$name.txt" 2>&1; then
+    if "$memplan" run "$model" "${flags[@]}" --device cuda --repeat "$repeat" --json "$json" >"$out/$name.txt" 2>&1; then
         jsons+=("$json")
     else
         echo "check.sh: memplan run $model failed:" >&2
@@ -51,13 +90,13 @@ if [[ -z "$python" ]]; then
     echo "check.sh: python3 not found: the per-model reports are in $out" >&2
     exit 1
 fi
-"$python" - "${jsons[@]}" <<'PY' || failed=1
+"$python" - "${jsons[@]}" <<'PY' 2>&1 | tee "$out/table.txt" || failed=1
 import json, sys
 ok = True
 print(f"{'model':<16} {'mode':<11} {'peak':>12} {'p50 ms':>10} {'p99 ms':>10}  outputs")
 for path in sys.argv[1:]:
     j = json.load(open(path))
-    name = j["model"].split("/")[-1]
+    name = path.split("/")[-1].removesuffix(".json")
     if j.get("device") != "cuda":
         print(f"{name}: ran on {j.get('device')}, not cuda", file=sys.stderr)
         ok = False
@@ -75,5 +114,9 @@ for path in sys.argv[1:]:
         ok = False
 sys.exit(0 if ok else 1)
 PY
+if [[ -n "${OUT:-}" && -d "${OUT:-}" ]]; then
+    cp "$out/table.txt" "$OUT/gpu-check-table.txt" 2>/dev/null || true
+    tar -cf "$OUT/gpu-check-reports.tar" -C "$out" --exclude models . 2>/dev/null || true
+fi
 [[ $failed -eq 0 ]] && echo "check.sh: all passed" || echo "check.sh: FAILED" >&2
 exit $failed

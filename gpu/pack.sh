@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Packs a prebuilt `memplan` (CUDA executor in) for a GPU machine that cannot build this project:
+# the device machines lent here have CUDA, CMake, PyTorch and ONNX's Python package, but no Qt,
+# protobuf or ONNX C++ libraries, and nothing can be installed there. Run here (Debian 12, x86-64),
+# then on the GPU machine: PACK=gpu-pack bash gpu/check.sh (carry gpu-pack along).
+#
+# Contents of OUT (default gpu-pack, git-ignored): memplan (stripped), lib/ (libonnx, libonnx_proto,
+# libprotobuf as linked here), lib-fallback/ (libstdc++ and libgcc_s, used only when the machine's
+# own are older), models/ (tests/models/mobilenet_v2.onnx when present; ResNet-50 is exported there
+# by check.sh, it is too large to carry). cuBLAS is not packed: the machine's CUDA 13 provides it.
+# Environment: BUILD_DIR (default build; configured with the CUDA executor on), OUT.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${BUILD_DIR:-$root/build}
+out=${OUT:-$root/gpu-pack}
+
+cmake -S "$root" -B "$build" -DMEMPLAN_CUDA=ON >/dev/null
+cmake --build "$build" -j"$(nproc)" --target memplan
+if ! grep -q "MEMPLAN_HAVE_CUDA" "$build/gpu/CMakeFiles/memplan_gpu.dir/flags.make" 2>/dev/null; then
+    echo "pack.sh: $build has no CUDA executor (memplan_gpu); is nvcc found?" >&2
+    exit 1
+fi
+rm -rf "$out"
+mkdir -p "$out/lib" "$out/lib-fallback" "$out/models"
+strip -o "$out/memplan" "$build/app/memplan"
+# Every library memplan loads from outside the C library and CUDA.
+ldd "$build/app/memplan" | awk '/=> \// {print $3}' | while read -r lib; do
+    case "$(basename "$lib")" in
+        libc.so*|libm.so*|libdl.so*|librt.so*|libpthread.so*|libz.so*|libcublas*|libcudart*) ;;
+        libstdc++.so*|libgcc_s.so*) cp -L "$lib" "$out/lib-fallback/" ;;
+        *) cp -L "$lib" "$out/lib/" ;;
+    esac
+done
+[[ -f "$root/tests/models/mobilenet_v2.onnx" ]] && cp "$root/tests/models/mobilenet_v2.onnx" "$out/models/"
+du -sh "$out"
+ls -R "$out"
