@@ -3,6 +3,7 @@
 // The CPU executor: kernels against the ONNX backend node tests (Debian libonnx-testdata), the plan
 // check (arena run == no-reuse run, bit for bit) for every planner and every strategy combination,
 // a broken plan caught, and the measured memory of both allocation modes.
+#include "graphbuilder.h"
 #include "exec/executor.h"
 #include "io/workload.h"
 #include "onnx/onnximport.h"
@@ -119,54 +120,24 @@ core::Workload load(const std::string& spec)
 // recompute re-runs the first fused op (a clone with its body). Every op has a real kernel.
 core::Workload fusedSkipGraph()
 {
-    core::Graph g;
-    auto tensor = [&](const std::string& name, std::vector<std::int64_t> shape, core::TensorKind kind = core::TensorKind::Activation) {
-        core::Tensor t;
-        t.name = name;
-        t.dtype = core::DType::Float32;
-        t.shape = std::move(shape);
-        t.rankKnown = true;
-        t.size = core::tensorBytes(t.dtype, t.shape);
-        t.kind = kind;
-        g.tensors.push_back(std::move(t));
-        const auto index = core::TensorIndex(g.tensors.size() - 1);
-        if (kind == core::TensorKind::Input)
-            g.inputs.push_back(index);
-        if (kind == core::TensorKind::Output)
-            g.outputs.push_back(index);
-        return index;
-    };
-    auto op = [&](const std::string& name, const std::string& type, std::vector<core::TensorIndex> in, std::vector<core::TensorIndex> out) {
-        core::Op o;
-        o.name = name;
-        o.type = type;
-        o.inputs = std::move(in);
-        o.outputs = std::move(out);
-        g.ops.push_back(std::move(o));
-        return &g.ops.back();
-    };
-    const auto x = tensor("x", { 1, 1 }, core::TensorKind::Input);
-    const auto w0 = tensor("w0", { 1, 250 }, core::TensorKind::Weight), w1 = tensor("w1", { 4, 250 }, core::TensorKind::Weight);
-    const auto s1 = tensor("s1", { 1, 250 }), skip = tensor("skip", { 1, 250 }), down = tensor("down", { 1, 250 });
-    const auto m1 = tensor("m1", { 4, 250 }), m2 = tensor("m2", { 4, 250 }), m3 = tensor("m3", { 1, 250 });
-    const auto soft = tensor("soft", { 1, 250 }), up = tensor("up", { 1, 250 }), sum = tensor("sum", { 1, 250 });
-    const auto out = tensor("out", { 1, 250 }, core::TensorKind::Output);
-    op("bias", "Add", { x, w0 }, { s1 });
-    op("act", "Relu", { s1 }, { skip });
-    op("neg", "Neg", { skip }, { down });
-    op("widen", "Add", { down, w1 }, { m1 });
-    op("scale", "Mul", { m1, w1 }, { m2 });
-    op("mean", "ReduceMean", { m2 }, { m3 })->attributes["axes"].ints = { 0 };
-    op("softmax", "Softmax", { m3 }, { soft });
-    op("squash", "Tanh", { soft }, { up });
-    op("join", "Add", { skip, up }, { sum });
-    op("final", "Relu", { sum }, { out });
-    core::LoadOptions options;
-    options.alignment = 1;
-    auto w = core::workloadFromGraph(std::move(g), "fused-skip", options);
-    if (!w)
-        qFatal("%s", w.error().message.c_str());
-    return std::move(*w);
+    GraphBuilder gb;
+    const auto x = gb.tensor("x", { 1, 1 }, core::TensorKind::Input);
+    const auto w0 = gb.tensor("w0", { 1, 250 }, core::TensorKind::Weight), w1 = gb.tensor("w1", { 4, 250 }, core::TensorKind::Weight);
+    const auto s1 = gb.tensor("s1", { 1, 250 }), skip = gb.tensor("skip", { 1, 250 }), down = gb.tensor("down", { 1, 250 });
+    const auto m1 = gb.tensor("m1", { 4, 250 }), m2 = gb.tensor("m2", { 4, 250 }), m3 = gb.tensor("m3", { 1, 250 });
+    const auto soft = gb.tensor("soft", { 1, 250 }), up = gb.tensor("up", { 1, 250 }), sum = gb.tensor("sum", { 1, 250 });
+    const auto out = gb.tensor("out", { 1, 250 }, core::TensorKind::Output);
+    gb.op("bias", "Add", { x, w0 }, { s1 });
+    gb.op("act", "Relu", { s1 }, { skip });
+    gb.op("neg", "Neg", { skip }, { down });
+    gb.op("widen", "Add", { down, w1 }, { m1 });
+    gb.op("scale", "Mul", { m1, w1 }, { m2 });
+    gb.op("mean", "ReduceMean", { m2 }, { m3 })->attributes["axes"].ints = { 0 };
+    gb.op("softmax", "Softmax", { m3 }, { soft });
+    gb.op("squash", "Tanh", { soft }, { up });
+    gb.op("join", "Add", { skip, up }, { sum });
+    gb.op("final", "Relu", { sum }, { out });
+    return gb.workload("fused-skip", 1);
 }
 } // namespace
 

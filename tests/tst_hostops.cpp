@@ -3,6 +3,7 @@
 // The host-op path another executor (the CUDA one) takes for ops without a device kernel
 // (core/exec/hostops.h): a fused op runs its body on the CPU executor's real kernels and gives the
 // unfused ops' outputs bit for bit; a malformed fused op runs synthetic without crashing.
+#include "graphbuilder.h"
 #include "exec/executor.h"
 #include "exec/hostops.h"
 #include "exec/opcall.h"
@@ -18,50 +19,20 @@ namespace {
 // x -> Conv(w, b) -> Relu -> Mul(scale) -> Sigmoid -> out: the fuse strategy makes one fused op of it.
 core::Workload convChain()
 {
-    core::Graph g;
-    auto tensor = [&](const std::string& name, std::vector<std::int64_t> shape, core::TensorKind kind) {
-        core::Tensor t;
-        t.name = name;
-        t.dtype = core::DType::Float32;
-        t.shape = std::move(shape);
-        t.rankKnown = true;
-        t.size = core::tensorBytes(t.dtype, t.shape);
-        t.kind = kind;
-        g.tensors.push_back(std::move(t));
-        const auto index = core::TensorIndex(g.tensors.size() - 1);
-        if (kind == core::TensorKind::Input)
-            g.inputs.push_back(index);
-        if (kind == core::TensorKind::Output)
-            g.outputs.push_back(index);
-        return index;
-    };
-    auto op = [&](const std::string& name, const std::string& type, std::vector<core::TensorIndex> in, std::vector<core::TensorIndex> out) {
-        core::Op o;
-        o.name = name;
-        o.type = type;
-        o.inputs = std::move(in);
-        o.outputs = std::move(out);
-        g.ops.push_back(std::move(o));
-        return &g.ops.back();
-    };
-    const auto x = tensor("x", { 1, 3, 6, 6 }, core::TensorKind::Input);
-    const auto w = tensor("w", { 4, 3, 3, 3 }, core::TensorKind::Weight), b = tensor("b", { 4 }, core::TensorKind::Weight);
-    const auto scale = tensor("scale", { 1, 4, 1, 1 }, core::TensorKind::Weight);
-    const auto c = tensor("c", { 1, 4, 6, 6 }, core::TensorKind::Activation), r = tensor("r", { 1, 4, 6, 6 }, core::TensorKind::Activation);
-    const auto m = tensor("m", { 1, 4, 6, 6 }, core::TensorKind::Activation);
-    const auto out = tensor("out", { 1, 4, 6, 6 }, core::TensorKind::Output);
-    auto* conv = op("conv", "Conv", { x, w, b }, { c });
+    GraphBuilder gb;
+    const auto x = gb.tensor("x", { 1, 3, 6, 6 }, core::TensorKind::Input);
+    const auto w = gb.tensor("w", { 4, 3, 3, 3 }, core::TensorKind::Weight), b = gb.tensor("b", { 4 }, core::TensorKind::Weight);
+    const auto scale = gb.tensor("scale", { 1, 4, 1, 1 }, core::TensorKind::Weight);
+    const auto c = gb.tensor("c", { 1, 4, 6, 6 }, core::TensorKind::Activation), r = gb.tensor("r", { 1, 4, 6, 6 }, core::TensorKind::Activation);
+    const auto m = gb.tensor("m", { 1, 4, 6, 6 }, core::TensorKind::Activation);
+    const auto out = gb.tensor("out", { 1, 4, 6, 6 }, core::TensorKind::Output);
+    auto* conv = gb.op("conv", "Conv", { x, w, b }, { c });
     conv->attributes["kernel_shape"].ints = { 3, 3 };
     conv->attributes["pads"].ints = { 1, 1, 1, 1 };
-    op("relu", "Relu", { c }, { r });
-    op("scale", "Mul", { r, scale }, { m });
-    op("squash", "Sigmoid", { m }, { out });
-    core::LoadOptions options;
-    options.alignment = 64;
-    auto wl = core::workloadFromGraph(std::move(g), "conv-chain", options);
-    if (!wl)
-        qFatal("%s", wl.error().message.c_str());
-    return std::move(*wl);
+    gb.op("relu", "Relu", { c }, { r });
+    gb.op("scale", "Mul", { r, scale }, { m });
+    gb.op("squash", "Sigmoid", { m }, { out });
+    return gb.workload("conv-chain", 64);
 }
 
 // Host memory for op's inputs and outputs, filled as the CPU executor fills weights and graph inputs.

@@ -3,6 +3,7 @@
 // The placement both executors share (core/exec/layout.h): buffer tensors at the plan's offsets,
 // views sharing their input's buffer, side slots for everything else, excluded tensors nowhere,
 // and a plan for another problem or outside the arena reported, not crashed on.
+#include "graphbuilder.h"
 #include "exec/layout.h"
 #include "exec/executor.h"
 #include "io/workload.h"
@@ -16,47 +17,18 @@ namespace {
 // x (input) -> Relu -> r -> Reshape(shape) -> v (a view of r) -> Mul(w) -> out.
 core::Workload viewGraph()
 {
-    core::Graph g;
-    auto tensor = [&](const std::string& name, std::vector<std::int64_t> shape, core::TensorKind kind, core::DType dtype = core::DType::Float32) {
-        core::Tensor t;
-        t.name = name;
-        t.dtype = dtype;
-        t.shape = std::move(shape);
-        t.rankKnown = true;
-        t.size = core::tensorBytes(t.dtype, t.shape);
-        t.kind = kind;
-        g.tensors.push_back(std::move(t));
-        const auto index = core::TensorIndex(g.tensors.size() - 1);
-        if (kind == core::TensorKind::Input)
-            g.inputs.push_back(index);
-        if (kind == core::TensorKind::Output)
-            g.outputs.push_back(index);
-        return index;
-    };
-    auto op = [&](const std::string& name, const std::string& type, std::vector<core::TensorIndex> in, std::vector<core::TensorIndex> out) {
-        core::Op o;
-        o.name = name;
-        o.type = type;
-        o.inputs = std::move(in);
-        o.outputs = std::move(out);
-        g.ops.push_back(std::move(o));
-    };
-    const auto x = tensor("x", { 4, 8 }, core::TensorKind::Input);
-    const auto r = tensor("r", { 4, 8 }, core::TensorKind::Activation);
-    const auto shape = tensor("shape", { 1 }, core::TensorKind::Weight, core::DType::Int64);
-    g.tensors[shape].values = { 32 };
-    const auto v = tensor("v", { 32 }, core::TensorKind::Activation);
-    const auto w = tensor("w", { 32 }, core::TensorKind::Weight);
-    const auto out = tensor("out", { 32 }, core::TensorKind::Output);
-    op("relu", "Relu", { x }, { r });
-    op("flat", "Reshape", { r, shape }, { v });
-    op("scale", "Mul", { v, w }, { out });
-    core::LoadOptions options;
-    options.alignment = 64;
-    auto wl = core::workloadFromGraph(std::move(g), "view-graph", options);
-    if (!wl)
-        qFatal("%s", wl.error().message.c_str());
-    return std::move(*wl);
+    GraphBuilder gb;
+    const auto x = gb.tensor("x", { 4, 8 }, core::TensorKind::Input);
+    const auto r = gb.tensor("r", { 4, 8 }, core::TensorKind::Activation);
+    const auto shape = gb.tensor("shape", { 1 }, core::TensorKind::Weight, core::DType::Int64);
+    gb.g.tensors[shape].values = { 32 };
+    const auto v = gb.tensor("v", { 32 }, core::TensorKind::Activation);
+    const auto w = gb.tensor("w", { 32 }, core::TensorKind::Weight);
+    const auto out = gb.tensor("out", { 32 }, core::TensorKind::Output);
+    gb.op("relu", "Relu", { x }, { r });
+    gb.op("flat", "Reshape", { r, shape }, { v });
+    gb.op("scale", "Mul", { v, w }, { out });
+    return gb.workload("view-graph", 64);
 }
 
 } // namespace

@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+#pragma once
+
+// Small graphs written by hand for the executor tests: float tensors with known shapes (sizes
+// computed), inputs and outputs registered by kind, ops in order; then a workload from them.
+
+#include "graph/graph.h"
+#include "io/workload.h"
+
+#include <QtGlobal>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+struct GraphBuilder {
+    core::Graph g;
+
+    core::TensorIndex tensor(const std::string& name, std::vector<std::int64_t> shape,
+        core::TensorKind kind = core::TensorKind::Activation, core::DType dtype = core::DType::Float32)
+    {
+        core::Tensor t;
+        t.name = name;
+        t.dtype = dtype;
+        t.shape = std::move(shape);
+        t.rankKnown = true;
+        t.size = core::tensorBytes(t.dtype, t.shape);
+        t.kind = kind;
+        g.tensors.push_back(std::move(t));
+        const auto index = core::TensorIndex(g.tensors.size() - 1);
+        if (kind == core::TensorKind::Input)
+            g.inputs.push_back(index);
+        if (kind == core::TensorKind::Output)
+            g.outputs.push_back(index);
+        return index;
+    }
+
+    core::Op* op(const std::string& name, const std::string& type, std::vector<core::TensorIndex> in,
+        std::vector<core::TensorIndex> out)
+    {
+        core::Op o;
+        o.name = name;
+        o.type = type;
+        o.inputs = std::move(in);
+        o.outputs = std::move(out);
+        g.ops.push_back(std::move(o));
+        return &g.ops.back();
+    }
+
+    // The workload of the graph built so far (the builder is left empty); a bad graph ends the test.
+    core::Workload workload(const std::string& name, core::Bytes alignment)
+    {
+        core::LoadOptions options;
+        options.alignment = alignment;
+        auto w = core::workloadFromGraph(std::move(g), name, options);
+        if (!w)
+            qFatal("%s", w.error().message.c_str());
+        return std::move(*w);
+    }
+};
