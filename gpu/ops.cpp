@@ -196,20 +196,11 @@ bool window(const KernelCall& c, const TensorView& x, const TensorView& y, const
     const int spatial = x.rank() - 2;
     if ((spatial != 1 && spatial != 2) || y.rank() != x.rank() || int(kernel.size()) != spatial)
         return false;
-    const auto strides = c.attrIntsOr("strides", 1, spatial), dil = c.attrIntsOr("dilations", 1, spatial);
-    auto pads = c.attrIntsOr("pads", 0, 2 * spatial);
-    const auto autoPad = c.attrText("auto_pad", "NOTSET");
     const Shape in(x.shape.begin() + 2, x.shape.end()), out(y.shape.begin() + 2, y.shape.end());
-    if (autoPad == "VALID")
-        std::fill(pads.begin(), pads.end(), 0);
-    else if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
-        for (int i = 0; i < spatial; ++i) {
-            const std::int64_t total = std::max<std::int64_t>(0, (out[i] - 1) * strides[i] + (kernel[i] - 1) * dil[i] + 1 - in[i]);
-            pads[i] = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
-            pads[i + spatial] = total - pads[i];
-        }
-    } else if (autoPad != "NOTSET")
+    core::exec::WindowAttrs a;
+    if (!core::exec::windowAttrs(c, in, out, kernel, a))
         return false;
+    const auto &strides = a.strides, &dil = a.dilations, &pads = a.pads;
     w = {};
     w.width = in.back(); w.outWidth = out.back(); w.kernelW = int(kernel.back()); w.strideW = int(strides.back());
     w.dilationW = int(dil.back()); w.padLeft = int(pads[spatial - 1]); w.padRight = int(pads.back());

@@ -31,6 +31,28 @@ const std::vector<std::int64_t>* KernelCall::attrInts(const std::string& name) c
     return it != op->attributes.end() ? &it->second.ints : nullptr;
 }
 
+bool windowAttrs(const KernelCall& c, const Shape& in, const Shape& out, const Shape& kernel, WindowAttrs& w)
+{
+    const auto spatial = kernel.size();
+    w.strides = c.attrIntsOr("strides", 1, spatial);
+    w.dilations = c.attrIntsOr("dilations", 1, spatial);
+    w.pads = c.attrIntsOr("pads", 0, 2 * spatial);
+    const auto autoPad = c.attrText("auto_pad", "NOTSET");
+    if (autoPad == "VALID") {
+        std::fill(w.pads.begin(), w.pads.end(), 0);
+    } else if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+        for (std::size_t i = 0; i < spatial; ++i) {
+            const std::int64_t total
+                = std::max<std::int64_t>(0, (out[i] - 1) * w.strides[i] + (kernel[i] - 1) * w.dilations[i] + 1 - in[i]);
+            w.pads[i] = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
+            w.pads[i + spatial] = total - w.pads[i];
+        }
+    } else if (autoPad != "NOTSET") {
+        return false;
+    }
+    return true;
+}
+
 std::vector<std::int64_t> KernelCall::attrIntsOr(const std::string& name, std::int64_t fallback, std::size_t n) const
 {
     if (const auto* values = attrInts(name); values && values->size() == n)

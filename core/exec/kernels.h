@@ -63,6 +63,14 @@ void syntheticKernel(const KernelCall& call);
 
 // Integer value i of an int32/int64 tensor (shape arguments, indices), 0 for other dtypes.
 std::int64_t intAt(const TensorView& t, std::int64_t i);
+// Strides, dilations and pads (begins, then ends) of a 1-D or 2-D pooling or Conv window over
+// spatial sizes `in` -> `out`, auto_pad resolved as ONNX does for forward windows. False for an
+// unknown auto_pad. The CPU pooling kernels and the CUDA executor's windows share it.
+struct WindowAttrs {
+    std::vector<std::int64_t> strides, dilations, pads;
+};
+bool windowAttrs(const KernelCall& c, const Shape& in, const Shape& out, const Shape& kernel, WindowAttrs& w);
+
 // Row-major strides of `shape`.
 Shape stridesOf(const Shape& shape);
 // Normalises a possibly negative axis; clamps into [0, rank).

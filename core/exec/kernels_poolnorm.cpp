@@ -24,20 +24,11 @@ bool poolGeometry(const KernelCall& c, PoolGeometry& g)
     const auto* kernel = c.attrInts("kernel_shape");
     if ((spatial != 1 && spatial != 2) || y.rank() != x.rank() || !kernel || int(kernel->size()) != spatial)
         return false;
-    const auto strides = c.attrIntsOr("strides", 1, spatial), dil = c.attrIntsOr("dilations", 1, spatial);
-    auto pads = c.attrIntsOr("pads", 0, 2 * spatial);
-    const auto autoPad = c.attrText("auto_pad", "NOTSET");
     const Shape in(x.shape.begin() + 2, x.shape.end()), out(y.shape.begin() + 2, y.shape.end());
-    if (autoPad == "VALID")
-        std::fill(pads.begin(), pads.end(), 0);
-    else if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
-        for (int i = 0; i < spatial; ++i) {
-            const std::int64_t total = std::max<std::int64_t>(0, (out[i] - 1) * strides[i] + ((*kernel)[i] - 1) * dil[i] + 1 - in[i]);
-            pads[i] = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
-            pads[i + spatial] = total - pads[i];
-        }
-    } else if (autoPad != "NOTSET")
+    WindowAttrs a;
+    if (!windowAttrs(c, in, out, *kernel, a))
         return false;
+    const auto &strides = a.strides, &dil = a.dilations, &pads = a.pads;
     g.channels = x.shape[0] * x.shape[1];
     g.inW = in.back(); g.outW = out.back(); g.kW = kernel->back(); g.sW = strides.back(); g.dW = dil.back();
     g.padLeft = pads[spatial - 1]; g.padRight = pads.back();
