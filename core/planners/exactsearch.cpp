@@ -20,9 +20,6 @@ CapacitySearch::CapacitySearch(const SkylineInstance& instance, const CancelToke
     , m_cancel(cancel)
     , m_tick(std::move(tick))
     , m_sky(instance)
-    , m_candidates(4 * static_cast<std::size_t>(instance.count()) + 2 * instance.sections + 4) // max depth
-    , m_pieces(m_candidates.size())
-    , m_plateaus(m_candidates.size())
 {
     // Check the clock about every 2^17 units of work, so a stop lands within a millisecond or so.
     const std::int64_t work = instance.sections + 16;
@@ -56,7 +53,7 @@ CapacitySearch::Outcome CapacitySearch::run(Bytes capacity, Clock::time_point de
         return Outcome::Infeasible;
     if (stopNow())
         return Outcome::Stopped;
-    const auto result = dfs(0, 0, m_in.sections, -1, -1, kUnknownPieces, 0);
+    const auto result = dfs(0, m_in.sections, -1, -1, kUnknownPieces, 0);
     if (result == Result::Done) {
         m_solution.resize(m_in.count());
         for (int k = 0; k < m_in.count(); ++k)
@@ -69,7 +66,7 @@ CapacitySearch::Outcome CapacitySearch::run(Bytes capacity, Clock::time_point de
     return m_stopped ? Outcome::Stopped : m_gaveUp ? Outcome::GaveUp : Outcome::Infeasible;
 }
 
-bool CapacitySearch::raiseAllowed(const Skyline::Plateau& range, Bytes target, const std::vector<int>& candidates) const
+bool CapacitySearch::raiseAllowed(const Skyline::Plateau& range, Bytes target, std::span<const int> candidates) const
 {
     for (int s = range.begin; s < range.end; ++s)
         if (target + m_sky.pendingBytes(s) > m_capacity)
@@ -87,15 +84,14 @@ void CapacitySearch::rerank(int begin, int end)
         return;
     auto& keyed = m_rerankScratch;
     keyed.clear();
-    for (int s = begin; s < end; ++s)
-        for (const int k : m_in.startingAt[s]) {
-            if (m_sky.isPlaced(k))
-                continue;
-            Bytes pending = 0;
-            for (int x = m_in.first[k]; x <= m_in.last[k]; ++x)
-                pending = std::max(pending, m_sky.pendingBytes(x));
-            keyed.push_back({ rankingKey(m_in, static_cast<SkylineRanking>(m_ranking), k, pending), k });
-        }
+    for (const int k : m_in.startingAt.range(begin, end)) {
+        if (m_sky.isPlaced(k))
+            continue;
+        Bytes pending = 0;
+        for (int x = m_in.first[k]; x <= m_in.last[k]; ++x)
+            pending = std::max(pending, m_sky.pendingBytes(x));
+        keyed.push_back({ rankingKey(m_in, static_cast<SkylineRanking>(m_ranking), k, pending), k });
+    }
     // Largest keys first; ties keep the old order.
     std::sort(keyed.begin(), keyed.end(), [&](const auto& x, const auto& y) {
         return x.first != y.first ? x.first > y.first : m_dynRank[x.second] < m_dynRank[y.second];
@@ -112,7 +108,61 @@ void CapacitySearch::rerank(int begin, int end)
     }
 }
 
-CapacitySearch::Result CapacitySearch::dfs(int depth, int begin, int end, Bytes levelFloor, int levelRank, int placed, Bytes heightBound)
+void CapacitySearch::scanPlateaus(int begin, int end, Bytes& lowest, Bytes& second)
+{
+    // Two passes: the lowest floor (closed sections are kClosed, above any open floor); then its
+    // plateaus and the next floor up.
+    const Bytes* floor = m_sky.floors();
+    lowest = Skyline::kClosed;
+    for (int s = begin; s < end; ++s)
+        lowest = std::min(lowest, floor[s]);
+    second = Skyline::kClosed;
+    int run = -1; // first section of the plateau being scanned, or -1
+    for (int s = begin; s < end; ++s) {
+        const Bytes f = floor[s];
+        if (f == lowest) {
+            run = run < 0 ? s : run;
+            continue;
+        }
+        second = std::min(second, f);
+        if (run >= 0) {
+            m_plateauStack.push_back({ run, s, lowest });
+            run = -1;
+        }
+    }
+    if (run >= 0)
+        m_plateauStack.push_back({ run, end, lowest });
+}
+
+bool CapacitySearch::derivePlateaus(int placed, Bytes floor)
+{
+    // The parent's plateaus at `floor` (m_level) less the sections of the buffer it just placed
+    // there: those now sit at floor + size, or are closed. The others kept their floors.
+    const int first = m_in.first[placed], last = m_in.last[placed];
+    const std::size_t base = m_plateauStack.size();
+    for (std::size_t i = 0; i < m_level.count; ++i) {
+        const auto p = m_plateauStack[m_level.base + i];
+        if (last < p.begin || first >= p.end) {
+            m_plateauStack.push_back(p);
+            continue;
+        }
+        if (p.begin < first)
+            m_plateauStack.push_back({ p.begin, first, floor });
+        if (last + 1 < p.end)
+            m_plateauStack.push_back({ last + 1, p.end, floor });
+    }
+    if (m_plateauStack.size() == base)
+        return false; // the level is full: the lowest floor is elsewhere
+    m_derivedSecond = m_level.second;
+    for (int s = first; s <= last; ++s)
+        if (m_sky.floor(s) != Skyline::kClosed) {
+            m_derivedSecond = std::min(m_derivedSecond, m_sky.floor(s));
+            break;
+        }
+    return true;
+}
+
+CapacitySearch::Result CapacitySearch::dfs(int begin, int end, Bytes levelFloor, int levelRank, int placed, Bytes heightBound)
 {
     if ((++m_nodes & m_checkMask) == 0 && stopNow()) {
         m_stopped = true;
@@ -124,67 +174,51 @@ CapacitySearch::Result CapacitySearch::dfs(int depth, int begin, int end, Bytes 
     }
     // The range splits only where a placement dropped a crossing count to zero: inside the span of
     // the buffer just placed. Otherwise it stays one piece (closed sections at its ends are inert).
-    auto& pieces = m_pieces[depth];
     bool mayHaveSplit = placed == kUnknownPieces;
     if (placed >= 0)
         for (int s = std::max(begin, m_in.first[placed]); s < std::min(end - 1, m_in.last[placed]) && !mayHaveSplit; ++s)
             mayHaveSplit = m_sky.crossing(s) == 0;
-    if (mayHaveSplit) {
-        m_sky.pieces(begin, end, pieces);
-        if (pieces.empty())
-            return Result::Done;
-    } else {
-        pieces.assign(1, { begin, end });
-    }
     const auto mark = m_sky.mark();
-    if (pieces.size() > 1) {
-        // Independent pieces: solve one after the other, keeping each solution. When one has no
-        // packing, the others' choices cannot help, so this node fails without trying them again.
-        for (std::size_t p = 0; p < pieces.size(); ++p) {
-            const auto [pieceBegin, pieceEnd] = m_pieces[depth][p];
-            const auto rankMark = m_rankUndo.size();
-            rerank(pieceBegin, pieceEnd);
-            const auto result = dfs(depth + 1, pieceBegin, pieceEnd, -1, -1, kOnePiece, heightBound);
-            while (m_rankUndo.size() > rankMark) {
-                m_dynRank[m_rankUndo.back().first] = m_rankUndo.back().second;
-                m_rankUndo.pop_back();
+    if (mayHaveSplit) {
+        const StackFrame frame(m_pieceStack);
+        m_sky.pieces(begin, end, m_pieceStack);
+        const std::size_t pieces = m_pieceStack.size() - frame.base;
+        if (pieces == 0)
+            return Result::Done;
+        if (pieces > 1) {
+            // Independent pieces: solve one after the other, keeping each solution. When one has no
+            // packing, the others' choices cannot help, so this node fails without trying them again.
+            for (std::size_t p = 0; p < pieces; ++p) {
+                const auto [pieceBegin, pieceEnd] = m_pieceStack[frame.base + p];
+                const auto rankMark = m_rankUndo.size();
+                rerank(pieceBegin, pieceEnd);
+                const auto result = dfs(pieceBegin, pieceEnd, -1, -1, kOnePiece, heightBound);
+                while (m_rankUndo.size() > rankMark) {
+                    m_dynRank[m_rankUndo.back().first] = m_rankUndo.back().second;
+                    m_rankUndo.pop_back();
+                }
+                if (result == Result::Stop)
+                    return result;
+                if (result == Result::Fail) {
+                    m_sky.undoTo(mark);
+                    return result;
+                }
             }
-            if (result == Result::Stop)
-                return result;
-            if (result == Result::Fail) {
-                m_sky.undoTo(mark);
-                return result;
-            }
+            return Result::Done;
         }
-        return Result::Done;
+        begin = m_pieceStack[frame.base].first;
+        end = m_pieceStack[frame.base].second;
     }
-    begin = pieces.front().first;
-    end = pieces.front().second;
     // All plateaus at the lowest floor m of this piece; their candidates, best rank first. On one
     // level buffers go in rank order (after `levelRank`), so each set of buffers at m is tried once.
-    auto& plateaus = m_plateaus[depth];
-    plateaus.clear();
-    // One pass: the lowest floor m, its plateaus, and the next floor up (where a raise lands first).
-    Bytes second = Skyline::kClosed;
+    const StackFrame plateauFrame(m_plateauStack);
     Skyline::Plateau lowest;
-    for (int s = begin; s < end; ++s) {
-        const Bytes f = m_sky.floor(s);
-        if (f == Skyline::kClosed)
-            continue;
-        if (f > lowest.floor) {
-            second = std::min(second, f);
-            continue;
-        }
-        if (f < lowest.floor) {
-            second = std::min(second, lowest.floor);
-            lowest.floor = f;
-            plateaus.clear();
-        }
-        if (!plateaus.empty() && plateaus.back().end == s)
-            ++plateaus.back().end;
-        else
-            plateaus.push_back({ s, s + 1, f });
-    }
+    Bytes second = Skyline::kClosed;
+    if (placed >= 0 && !mayHaveSplit && derivePlateaus(placed, levelFloor))
+        lowest.floor = levelFloor, second = m_derivedSecond;
+    else
+        scanPlateaus(begin, end, lowest.floor, second);
+    const std::size_t plateaus = m_plateauStack.size() - plateauFrame.base;
     if (lowest.floor == Skyline::kClosed)
         return Result::Done; // the last buffer of the range was just placed
     // Dominance (MiniMalloc's "minimum height"): an unplaced buffer c could drop to its rest offset
@@ -197,33 +231,31 @@ CapacitySearch::Result CapacitySearch::dfs(int depth, int begin, int end, Bytes 
     auto minimumHeight = [&] {
         if (minHeight < 0) {
             minHeight = Skyline::kClosed;
-            for (int s = begin; s < end; ++s)
-                for (const int k : m_in.startingAt[s])
-                    if (!m_sky.isPlaced(k))
-                        minHeight = std::min(minHeight, m_sky.restOffset(k) + m_in.size[k]);
+            for (const Bytes top : m_sky.restTops(begin, end))
+                minHeight = std::min(minHeight, top);
         }
         return minHeight;
     };
     if (lowest.floor >= heightBound && lowest.floor >= minimumHeight())
         return Result::Fail;
     const Bytes childBound = minHeight >= 0 ? minHeight : heightBound;
-    auto& all = m_candidates[depth];
-    all.clear();
-    for (const auto& p : plateaus) {
-        m_sky.candidates(p, *m_rank, m_scratch);
-        all.insert(all.end(), m_scratch.begin(), m_scratch.end());
-    }
+    const StackFrame candidateFrame(m_candidateStack);
+    for (std::size_t p = 0; p < plateaus; ++p)
+        m_sky.candidates(m_plateauStack[plateauFrame.base + p], m_candidateStack);
     const auto& rank = *m_rank;
-    std::sort(all.begin(), all.end(), [&](int a, int b) { return rank[a] < rank[b]; });
+    std::sort(m_candidateStack.begin() + std::ptrdiff_t(candidateFrame.base), m_candidateStack.end(),
+        [&](int a, int b) { return rank[a] < rank[b]; });
+    const std::size_t candidates = m_candidateStack.size() - candidateFrame.base;
     const int minRank = levelFloor == lowest.floor ? levelRank : -1;
-    for (std::size_t c = 0; c < all.size(); ++c) {
-        const int k = all[c];
+    for (std::size_t c = 0; c < candidates; ++c) {
+        const int k = m_candidateStack[candidateFrame.base + c];
         if (rank[k] <= minRank || !m_sky.restsOnSomething(k, lowest.floor))
             continue;
         const bool hatless = m_sky.hatless(k);
         m_sky.place(k, lowest.floor);
         if (m_sky.boundsHold(m_capacity)) {
-            const auto result = dfs(depth + 1, begin, end, lowest.floor, rank[k], k, childBound);
+            m_level = { plateauFrame.base, plateaus, second };
+            const auto result = dfs(begin, end, lowest.floor, rank[k], k, childBound);
             if (result != Result::Fail)
                 return result;
         }
@@ -240,7 +272,9 @@ CapacitySearch::Result CapacitySearch::dfs(int depth, int begin, int end, Bytes 
     // Every raise target is a floor above m, so the new lowest floor is `second`.
     if (second >= minimumHeight())
         return Result::Fail;
-    for (const auto& p : plateaus) {
+    const std::span<const int> all(m_candidateStack.data() + candidateFrame.base, candidates);
+    for (std::size_t i = 0; i < plateaus; ++i) {
+        const auto p = m_plateauStack[plateauFrame.base + i];
         const Bytes target = m_sky.raiseTarget(p, begin, end);
         if (target == Skyline::kClosed || !raiseAllowed(p, target, all)) {
             m_sky.undoTo(mark);
@@ -249,7 +283,7 @@ CapacitySearch::Result CapacitySearch::dfs(int depth, int begin, int end, Bytes 
         m_sky.raise(p, target);
     }
     if (m_sky.boundsHold(m_capacity)) {
-        const auto result = dfs(depth + 1, begin, end, -1, -1, kOnePiece, std::max(childBound, minimumHeight()));
+        const auto result = dfs(begin, end, -1, -1, kOnePiece, std::max(childBound, minimumHeight()));
         if (result != Result::Fail)
             return result;
     }

@@ -65,20 +65,39 @@ private:
     // piece), or kUnknownPieces.
     static constexpr int kOnePiece = -1, kUnknownPieces = -2;
     // heightBound: a lower bound on the minimum height (see dominance) inherited from an ancestor.
-    Result dfs(int depth, int begin, int end, Bytes levelFloor, int levelRank, int placed, Bytes heightBound);
+    Result dfs(int begin, int end, Bytes levelFloor, int levelRank, int placed, Bytes heightBound);
     bool stopNow();
     // Raising sections [range.begin, range.end) from range.floor to target keeps every section
     // within capacity, and no candidate inside the range fits in the gap.
-    bool raiseAllowed(const Skyline::Plateau& range, Bytes target, const std::vector<int>& candidates) const;
+    bool raiseAllowed(const Skyline::Plateau& range, Bytes target, std::span<const int> candidates) const;
 
     const SkylineInstance& m_in;
     const CancelToken& m_cancel;
     std::function<void()> m_tick; // called at every clock check (~ every millisecond)
     Skyline m_sky;
-    std::vector<std::vector<int>> m_candidates; // per depth, sized for the deepest path up front
-    std::vector<std::vector<std::pair<int, int>>> m_pieces; // per depth
-    std::vector<std::vector<Skyline::Plateau>> m_plateaus;  // per depth
-    std::vector<int> m_scratch;
+    // Each node's pieces, plateaus and candidates, pushed on one stack each and popped when it
+    // returns (a vector per depth cost an allocation per new depth: ~5 % of a best-of-greedy call).
+    template <typename T>
+    struct StackFrame {
+        explicit StackFrame(std::vector<T>& stack) : stack(stack), base(stack.size()) { }
+        ~StackFrame() { stack.resize(base); }
+        std::vector<T>& stack;
+        const std::size_t base;
+    };
+    std::vector<std::pair<int, int>> m_pieceStack;
+    std::vector<Skyline::Plateau> m_plateauStack;
+    std::vector<int> m_candidateStack;
+    // The plateaus at the lowest floor of [begin, end) and the next floor up, pushed on
+    // m_plateauStack: scanned, or derived from the parent's (m_level) after a placement that leaves
+    // sections at the parent's floor (about half the nodes), which is O(plateaus + span).
+    void scanPlateaus(int begin, int end, Bytes& lowest, Bytes& second);
+    bool derivePlateaus(int placed, Bytes floor);
+    struct Level {
+        std::size_t base = 0, count = 0; // the parent's plateaus in m_plateauStack
+        Bytes second = 0;                // the parent's next floor up
+    };
+    Level m_level;
+    Bytes m_derivedSecond = 0;
     std::vector<Bytes> m_solution;
     Bytes m_solutionArena = 0;
     Bytes m_capacity = 0;

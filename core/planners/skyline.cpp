@@ -11,6 +11,24 @@
 
 namespace core {
 
+namespace {
+// `fill(add)` calls add(list, item) for every item, the same sequence when called twice: once to
+// count, once to store, so each list keeps the order of its calls.
+template <typename Fill>
+FlatLists flatLists(int count, Fill fill)
+{
+    FlatLists lists;
+    lists.begin.assign(static_cast<std::size_t>(count) + 1, 0);
+    fill([&](int list, int) { ++lists.begin[list + 1]; });
+    for (int i = 0; i < count; ++i)
+        lists.begin[i + 1] += lists.begin[i];
+    lists.items.resize(lists.begin[count]);
+    std::vector<int> next(lists.begin.begin(), lists.begin.end() - 1);
+    fill([&](int list, int item) { lists.items[next[list]++] = item; });
+    return lists;
+}
+} // namespace
+
 SkylineInstance makeSkylineInstance(const PlanProblem& problem)
 {
     SkylineInstance in;
@@ -28,8 +46,6 @@ SkylineInstance makeSkylineInstance(const PlanProblem& problem)
     std::sort(cuts.begin(), cuts.end());
     cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
     in.sections = std::max<int>(0, static_cast<int>(cuts.size()) - 1);
-    in.startingAt.resize(in.sections);
-    in.liveIn.resize(in.sections);
     in.sectionBytes.assign(in.sections, 0);
     const int n = in.count();
     in.first.resize(n);
@@ -41,11 +57,8 @@ SkylineInstance makeSkylineInstance(const PlanProblem& problem)
         const auto& life = problem.buffers[in.ids[k]].lifetime;
         in.first[k] = static_cast<int>(std::lower_bound(cuts.begin(), cuts.end(), life.start) - cuts.begin());
         in.last[k] = static_cast<int>(std::lower_bound(cuts.begin(), cuts.end(), life.end) - cuts.begin()) - 1;
-        in.startingAt[in.first[k]].push_back(k);
-        for (int s = in.first[k]; s <= in.last[k]; ++s) {
+        for (int s = in.first[k]; s <= in.last[k]; ++s)
             in.sectionBytes[s] += in.size[k];
-            in.liveIn[s].push_back(k);
-        }
         auto [it, inserted] = lastTwin.try_emplace({ in.first[k], in.last[k], in.size[k] }, k);
         if (!inserted) {
             in.twinBefore[k] = it->second;
@@ -53,6 +66,18 @@ SkylineInstance makeSkylineInstance(const PlanProblem& problem)
         }
         g = std::gcd(g, in.size[k]);
     }
+    in.startingAt = flatLists(in.sections, [&](auto&& add) {
+        for (int k = 0; k < n; ++k)
+            add(in.first[k], k);
+    });
+    in.firstOrder.resize(n);
+    for (int pos = 0; pos < n; ++pos)
+        in.firstOrder[in.startingAt.items[pos]] = pos;
+    in.liveIn = flatLists(in.sections, [&](auto&& add) {
+        for (int k = 0; k < n; ++k)
+            for (int s = in.first[k]; s <= in.last[k]; ++s)
+                add(s, k);
+    });
     in.granularity = std::max<Bytes>(g, 1);
     in.area.resize(n);
     for (int k = 0; k < n; ++k)
@@ -122,7 +147,10 @@ Skyline::Skyline(const SkylineInstance& instance)
     , m_offset(instance.count(), -1)
     , m_lowest(instance.count(), 0)
     , m_rest(instance.count(), 0)
+    , m_restTop(instance.count(), 0)
 {
+    for (int k = 0; k < instance.count(); ++k)
+        m_restTop[instance.firstOrder[k]] = instance.size[k];
     for (int k = 0; k < instance.count(); ++k) {
         for (int s = instance.first[k]; s <= instance.last[k]; ++s)
             ++m_pendingCount[s];
@@ -134,14 +162,15 @@ Skyline::Skyline(const SkylineInstance& instance)
             m_floor[s] = kClosed;
     // Each buffer's time-overlapping buffers, once each: a placement lifts them all to one offset.
     // Those live in its first section, plus those starting inside its other sections.
-    m_overlaps.resize(instance.count());
-    for (int k = 0; k < instance.count(); ++k) {
-        for (const int j : instance.liveIn[instance.first[k]])
-            if (j != k)
-                m_overlaps[k].push_back(j);
-        for (int s = instance.first[k] + 1; s <= instance.last[k]; ++s)
-            m_overlaps[k].insert(m_overlaps[k].end(), instance.startingAt[s].begin(), instance.startingAt[s].end());
-    }
+    m_overlaps = flatLists(instance.count(), [&](auto&& add) {
+        for (int k = 0; k < instance.count(); ++k) {
+            for (const int j : instance.liveIn[instance.first[k]])
+                if (j != k)
+                    add(k, j);
+            for (const int j : instance.startingAt.range(instance.first[k] + 1, instance.last[k] + 1))
+                add(k, j);
+        }
+    });
     // Room for every placement's records (its own, one per section, two per overlapping buffer)
     // plus as many again for raises: growing the log by doubling copied megabytes into fresh pages,
     // and those page faults were a third of a best-of-greedy call on J. Reserving touches nothing.
@@ -171,7 +200,6 @@ Skyline::Plateau Skyline::lowestPlateau(int begin, int end) const
 
 void Skyline::pieces(int begin, int end, std::vector<std::pair<int, int>>& out) const
 {
-    out.clear();
     int pieceBegin = -1;
     for (int s = begin; s < end; ++s) {
         if (m_pendingCount[s] == 0)
@@ -185,14 +213,11 @@ void Skyline::pieces(int begin, int end, std::vector<std::pair<int, int>>& out) 
     }
 }
 
-void Skyline::candidates(const Plateau& plateau, const std::vector<int>& rank, std::vector<int>& out) const
+void Skyline::candidates(const Plateau& plateau, std::vector<int>& out) const
 {
-    out.clear();
-    for (int s = plateau.begin; s < plateau.end; ++s)
-        for (const int k : m_in.startingAt[s])
-            if (m_offset[k] < 0 && m_in.last[k] < plateau.end && (m_in.twinBefore[k] < 0 || m_offset[m_in.twinBefore[k]] >= 0))
-                out.push_back(k);
-    std::sort(out.begin(), out.end(), [&](int a, int b) { return rank[a] < rank[b]; });
+    for (const int k : m_in.startingAt.range(plateau.begin, plateau.end))
+        if (m_offset[k] < 0 && m_in.last[k] < plateau.end && (m_in.twinBefore[k] < 0 || m_offset[m_in.twinBefore[k]] >= 0))
+            out.push_back(k);
 }
 
 Bytes Skyline::raiseTarget(const Plateau& plateau, int begin, int end) const
@@ -218,6 +243,7 @@ void Skyline::place(int buffer, Bytes offset)
 {
     m_undo.push_back({ 0, -1 - buffer, 0 });
     m_offset[buffer] = offset;
+    m_restTop[m_in.firstOrder[buffer]] = kClosed;
     ++m_placed;
     const Bytes size = m_in.size[buffer];
     for (int s = m_in.first[buffer]; s < m_in.last[buffer]; ++s)
@@ -236,6 +262,7 @@ void Skyline::place(int buffer, Bytes offset)
             continue; // m_lowest[k] >= m_rest[k] >= top too
         m_undo.push_back({ m_rest[k], kRestRecord, k });
         m_rest[k] = top;
+        m_restTop[m_in.firstOrder[k]] = top + m_in.size[k];
         liftBuffer(k, top);
     }
 }
@@ -245,9 +272,8 @@ void Skyline::liftLowest(int begin, int end, Bytes to)
     // The buffers covering [begin, end), once each: those live in `begin`, then those starting later.
     for (const int k : m_in.liveIn[begin])
         liftBuffer(k, to);
-    for (int s = begin + 1; s < end; ++s)
-        for (const int k : m_in.startingAt[s])
-            liftBuffer(k, to);
+    for (const int k : m_in.startingAt.range(begin + 1, end))
+        liftBuffer(k, to);
 }
 
 
@@ -256,10 +282,12 @@ bool Skyline::boundsHold(Bytes capacity)
     // Every lowest offset is some floor, so a section with room above the highest floor for all its
     // pending bytes cannot fail: skip it without scanning its buffers. m_ceiling bounds the highest
     // open floor from above (it counts closed sections' last floors too), which keeps this O(1).
-    const Bytes highest = m_ceiling;
+    // With headroom >= 0, a closed section (no pending bytes) passes the first test too.
+    const Bytes headroom = capacity - m_ceiling;
+    const Bytes* pending = m_pendingBytes.data();
     bool holds = true;
     for (int s = m_touchBegin; s < m_touchEnd; ++s) {
-        if (m_pendingCount[s] == 0 || highest + m_pendingBytes[s] <= capacity)
+        if (pending[s] <= headroom || m_pendingCount[s] == 0)
             continue;
         // Fails when the floor, or the lowest offset of every unplaced buffer, leaves too little
         // room: stop at the first buffer that leaves enough.
@@ -316,6 +344,7 @@ void Skyline::undoTo(std::size_t mark)
         }
         if (u.section == kRestRecord) {
             m_rest[u.aux] = u.floor;
+            m_restTop[m_in.firstOrder[u.aux]] = u.floor + m_in.size[u.aux];
             continue;
         }
         if (u.section >= 0) {
@@ -332,6 +361,7 @@ void Skyline::undoTo(std::size_t mark)
             ++m_pendingCount[s];
         }
         m_offset[buffer] = -1;
+        m_restTop[m_in.firstOrder[buffer]] = m_rest[buffer] + m_in.size[buffer];
         --m_placed;
     }
 }
@@ -374,13 +404,16 @@ Bytes Skyline::top() const
 SkylinePacking skylineDive(const SkylineInstance& instance, SkylineRanking ranking)
 {
     Skyline sky(instance);
+    const auto& rank = instance.rank[static_cast<int>(ranking)];
     std::vector<int> candidates;
     while (sky.placedCount() < instance.count()) {
         sky.forgetTouched();
         const auto plateau = sky.lowestPlateau();
-        sky.candidates(plateau, instance.rank[static_cast<int>(ranking)], candidates);
+        candidates.clear();
+        sky.candidates(plateau, candidates);
         if (!candidates.empty()) {
-            sky.place(candidates.front(), plateau.floor);
+            sky.place(*std::min_element(candidates.begin(), candidates.end(), [&](int a, int b) { return rank[a] < rank[b]; }),
+                plateau.floor);
             continue;
         }
         // No buffer fits inside: some buffer crosses a neighbour, so the raise target is finite.

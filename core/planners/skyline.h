@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <span>
 #include <tuple>
 #include <vector>
 
@@ -34,14 +35,24 @@ namespace core {
 //
 // Sizes are rounded up to the problem's alignment; all offsets are sums of those sizes, so they
 // stay aligned. Buffers of size 0 or with an empty lifetime are not placed here (offset 0).
+// Lists of ints for each of 0 .. count - 1, stored back to back (one allocation, scanned in order).
+struct FlatLists {
+    std::vector<int> begin; // list i is items[begin[i] .. begin[i + 1])
+    std::vector<int> items;
+    std::span<const int> operator[](int i) const { return { items.data() + begin[i], items.data() + begin[i + 1] }; }
+    // Lists from .. to - 1, one after the other.
+    std::span<const int> range(int from, int to) const { return { items.data() + begin[from], items.data() + begin[to] }; }
+};
+
 struct SkylineInstance {
     std::vector<int> ids;          // index into PlanProblem::buffers
     std::vector<Bytes> size;       // aligned size
     std::vector<int> first, last;  // covered sections, inclusive
     std::vector<Step> length;      // lifetime in steps
     std::vector<int> twinBefore;   // previous buffer with the same sections and size, or -1
-    std::vector<std::vector<int>> startingAt; // per section: buffers whose first section it is
-    std::vector<std::vector<int>> liveIn;     // per section: buffers covering it
+    FlatLists startingAt; // per section: buffers whose first section it is, in index order
+    std::vector<int> firstOrder; // per buffer: its position in startingAt.items (order by first section)
+    FlatLists liveIn;     // per section: buffers covering it, in index order
     std::vector<Bytes> sectionBytes;          // per section: sum of sizes of live buffers
     std::vector<std::vector<int>> rank;       // per SkylineRanking: position of each buffer, 0 = first
     std::vector<Bytes> area;                  // size x lifetime
@@ -86,11 +97,11 @@ public:
     // Within sections [begin, end) (default: all).
     Plateau lowestPlateau(int begin = 0, int end = -1) const;
     // Splits [begin, end) into independent pieces: runs of sections that no unplaced buffer joins
-    // across a boundary. Pieces without unplaced buffers are left out.
+    // across a boundary; appends them to `out`. Pieces without unplaced buffers are left out.
     void pieces(int begin, int end, std::vector<std::pair<int, int>>& out) const;
-    // Unplaced buffers that may go at the plateau's floor, best (lowest `rank`) first. One buffer of
-    // each group of identical twins (the first unplaced one) stands for the group.
-    void candidates(const Plateau& plateau, const std::vector<int>& rank, std::vector<int>& out) const;
+    // Appends to `out` the unplaced buffers that may go at the plateau's floor, in index order. One
+    // buffer of each group of identical twins (the first unplaced one) stands for the group.
+    void candidates(const Plateau& plateau, std::vector<int>& out) const;
     // Floor the plateau would be raised to (its lower neighbour inside [begin, end)), kClosed when
     // it has none.
     Bytes raiseTarget(const Plateau& plateau, int begin = 0, int end = -1) const;
@@ -115,7 +126,14 @@ public:
     // Where an unplaced buffer would rest if dropped: the highest top of the placed buffers that
     // share a section with it (raises do not count). <= lowestOffset().
     Bytes restOffset(int buffer) const { return m_rest[buffer]; }
+    // Per buffer in SkylineInstance::startingAt order (so the buffers starting in a run of sections
+    // are contiguous): rest offset + size while unplaced, kClosed once placed.
+    std::span<const Bytes> restTops(int beginSection, int endSection) const
+    {
+        return { m_restTop.data() + m_in.startingAt.begin[beginSection], m_restTop.data() + m_in.startingAt.begin[endSection] };
+    }
     Bytes floor(int section) const { return m_floor[section]; }
+    const Bytes* floors() const { return m_floor.data(); }
     // Bytes of unplaced buffers live in a section.
     Bytes pendingBytes(int section) const { return m_pendingBytes[section]; }
     int pendingCount(int section) const { return m_pendingCount[section]; }
@@ -147,9 +165,10 @@ private:
     std::vector<int> m_pendingCount;
     std::vector<int> m_crossing; // per boundary s|s+1: unplaced buffers covering both sections
     std::vector<Bytes> m_offset;
-    std::vector<std::vector<int>> m_overlaps; // per buffer: the other buffers sharing a section
+    FlatLists m_overlaps; // per buffer: the other buffers sharing a section
     std::vector<Bytes> m_lowest; // per buffer: highest floor over its sections (lowest possible offset)
     std::vector<Bytes> m_rest;   // per buffer: highest top of a placed buffer sharing a section with it
+    std::vector<Bytes> m_restTop; // see restTops()
     Bytes m_ceiling = 0;         // highest floor ever set on this path (>= every open floor)
     std::vector<Undo> m_undo;
     // Sections to check in boundsHold(): the hull [m_touchBegin, m_touchEnd) of those whose buffers'
