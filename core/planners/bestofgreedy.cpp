@@ -146,7 +146,8 @@ Expected<Plan> bestOfGreedyPlan(const PlanProblem& problem, const CancelToken& c
     auto greedy = GreedyBySizePlanner().plan(problem, cancel);
     if (!greedy || greedy->arenaSize <= lowerBound(problem))
         return greedy;
-    const auto instance = makeSkylineInstance(problem);
+    // The portfolio's rankings only; the fallback dives add theirs.
+    auto instance = makeSkylineInstance(problem, { SkylineRanking::TotalSpanArea, SkylineRanking::LongestFirst });
     const bool skylineFits = double(instance.count()) * double(instance.sections) <= kMaxDiveWork;
     if (skylineFits) {
         auto found = searchPortfolio(problem, instance, cancel);
@@ -217,6 +218,7 @@ Expected<Plan> bestOfGreedyPlan(const PlanProblem& problem, const CancelToken& c
         for (const auto ranking : { SkylineRanking::LongestFirst, SkylineRanking::AreaFirst, SkylineRanking::LargestFirst }) {
             if (cancel.isCancelled())
                 return cancelled().error();
+            addRanking(instance, ranking);
             consider(planFromSkyline(problem, instance, skylineDive(instance, ranking).offsets));
         }
     return best;

@@ -48,7 +48,7 @@ CapacitySearch::Outcome CapacitySearch::run(Bytes capacity, Clock::time_point de
     m_deadline = deadline;
     m_rank = &m_dynRank;
     m_stopped = false;
-    m_sky.undoTo(0);
+    m_sky.reset();
     if (m_in.lowerBound > capacity)
         return Outcome::Infeasible;
     if (stopNow())
@@ -60,7 +60,7 @@ CapacitySearch::Outcome CapacitySearch::run(Bytes capacity, Clock::time_point de
             m_solution[k] = m_sky.offset(k);
         m_solutionArena = m_sky.top();
     }
-    m_sky.undoTo(0);
+    m_sky.reset();
     if (result == Result::Done)
         return Outcome::Found;
     return m_stopped ? Outcome::Stopped : m_gaveUp ? Outcome::GaveUp : Outcome::Infeasible;
@@ -110,12 +110,14 @@ void CapacitySearch::rerank(int begin, int end)
 
 void CapacitySearch::scanPlateaus(int begin, int end, Bytes& lowest, Bytes& second)
 {
-    // Two passes: the lowest floor (closed sections are kClosed, above any open floor); then its
-    // plateaus and the next floor up.
+    // The lowest floor, unless the caller knows it (closed sections are kClosed, above any open
+    // floor); then its plateaus and the next floor up.
     const Bytes* floor = m_sky.floors();
-    lowest = Skyline::kClosed;
-    for (int s = begin; s < end; ++s)
-        lowest = std::min(lowest, floor[s]);
+    if (lowest < 0) {
+        lowest = Skyline::kClosed;
+        for (int s = begin; s < end; ++s)
+            lowest = std::min(lowest, floor[s]);
+    }
     second = Skyline::kClosed;
     int run = -1; // first section of the plateau being scanned, or -1
     for (int s = begin; s < end; ++s) {
@@ -134,7 +136,7 @@ void CapacitySearch::scanPlateaus(int begin, int end, Bytes& lowest, Bytes& seco
         m_plateauStack.push_back({ run, end, lowest });
 }
 
-bool CapacitySearch::derivePlateaus(int placed, Bytes floor)
+bool CapacitySearch::derivePlateaus(int placed, Bytes floor, Bytes& second)
 {
     // The parent's plateaus at `floor` (m_level) less the sections of the buffer it just placed
     // there: those now sit at floor + size, or are closed. The others kept their floors.
@@ -151,15 +153,13 @@ bool CapacitySearch::derivePlateaus(int placed, Bytes floor)
         if (last + 1 < p.end)
             m_plateauStack.push_back({ last + 1, p.end, floor });
     }
-    if (m_plateauStack.size() == base)
-        return false; // the level is full: the lowest floor is elsewhere
-    m_derivedSecond = m_level.second;
+    second = m_level.second;
     for (int s = first; s <= last; ++s)
         if (m_sky.floor(s) != Skyline::kClosed) {
-            m_derivedSecond = std::min(m_derivedSecond, m_sky.floor(s));
+            second = std::min(second, m_sky.floor(s));
             break;
         }
-    return true;
+    return m_plateauStack.size() > base;
 }
 
 CapacitySearch::Result CapacitySearch::dfs(int begin, int end, Bytes levelFloor, int levelRank, int placed, Bytes heightBound)
@@ -211,13 +211,17 @@ CapacitySearch::Result CapacitySearch::dfs(int begin, int end, Bytes levelFloor,
     }
     // All plateaus at the lowest floor m of this piece; their candidates, best rank first. On one
     // level buffers go in rank order (after `levelRank`), so each set of buffers at m is tried once.
+    // After a placement or a raise the parent's plateaus tell the lowest floor, and often the
+    // plateaus themselves (see derivePlateaus); a scan finds the rest.
     const StackFrame plateauFrame(m_plateauStack);
     Skyline::Plateau lowest;
     Bytes second = Skyline::kClosed;
-    if (placed >= 0 && !mayHaveSplit && derivePlateaus(placed, levelFloor))
-        lowest.floor = levelFloor, second = m_derivedSecond;
-    else
+    if (placed >= 0 && derivePlateaus(placed, levelFloor, second)) {
+        lowest.floor = levelFloor;
+    } else {
+        lowest.floor = placed >= 0 ? second : placed == kRaised ? m_level.second : -1; // -1: unknown
         scanPlateaus(begin, end, lowest.floor, second);
+    }
     const std::size_t plateaus = m_plateauStack.size() - plateauFrame.base;
     if (lowest.floor == Skyline::kClosed)
         return Result::Done; // the last buffer of the range was just placed
@@ -283,7 +287,8 @@ CapacitySearch::Result CapacitySearch::dfs(int begin, int end, Bytes levelFloor,
         m_sky.raise(p, target);
     }
     if (m_sky.boundsHold(m_capacity)) {
-        const auto result = dfs(begin, end, -1, -1, kOnePiece, std::max(childBound, minimumHeight()));
+        m_level = { plateauFrame.base, plateaus, second };
+        const auto result = dfs(begin, end, -1, -1, kRaised, std::max(childBound, minimumHeight()));
         if (result != Result::Fail)
             return result;
     }

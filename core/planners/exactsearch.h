@@ -62,8 +62,9 @@ private:
     enum class Result { Done, Fail, Stop };
     // levelFloor/levelRank: the floor and rank of the last buffer placed on the current level.
     // placed: the buffer the parent just placed, or kOnePiece ([begin, end) is known to be one
-    // piece), or kUnknownPieces.
-    static constexpr int kOnePiece = -1, kUnknownPieces = -2;
+    // piece), or kUnknownPieces, or kRaised (one piece; the parent raised every plateau at its
+    // lowest floor, so the lowest floor here is the parent's next floor up).
+    static constexpr int kOnePiece = -1, kUnknownPieces = -2, kRaised = -3;
     // heightBound: a lower bound on the minimum height (see dominance) inherited from an ancestor.
     Result dfs(int begin, int end, Bytes levelFloor, int levelRank, int placed, Bytes heightBound);
     bool stopNow();
@@ -88,16 +89,17 @@ private:
     std::vector<Skyline::Plateau> m_plateauStack;
     std::vector<int> m_candidateStack;
     // The plateaus at the lowest floor of [begin, end) and the next floor up, pushed on
-    // m_plateauStack: scanned, or derived from the parent's (m_level) after a placement that leaves
-    // sections at the parent's floor (about half the nodes), which is O(plateaus + span).
+    // m_plateauStack: scanned (with `lowest` >= 0 when the caller knows the lowest floor), or
+    // derived from the parent's (m_level) after a placement that leaves sections at the parent's
+    // floor (about half the nodes), which is O(plateaus + span). derivePlateaus sets `second` to
+    // the next floor up when it returns true, else to the lowest floor.
     void scanPlateaus(int begin, int end, Bytes& lowest, Bytes& second);
-    bool derivePlateaus(int placed, Bytes floor);
+    bool derivePlateaus(int placed, Bytes floor, Bytes& second);
     struct Level {
         std::size_t base = 0, count = 0; // the parent's plateaus in m_plateauStack
         Bytes second = 0;                // the parent's next floor up
     };
-    Level m_level;
-    Bytes m_derivedSecond = 0;
+    Level m_level; // set by a node just before it calls a child
     std::vector<Bytes> m_solution;
     Bytes m_solutionArena = 0;
     Bytes m_capacity = 0;

@@ -29,7 +29,7 @@ FlatLists flatLists(int count, Fill fill)
 }
 } // namespace
 
-SkylineInstance makeSkylineInstance(const PlanProblem& problem)
+SkylineInstance makeSkylineInstance(const PlanProblem& problem, std::initializer_list<SkylineRanking> rankings)
 {
     SkylineInstance in;
     std::vector<Step> cuts;
@@ -82,24 +82,33 @@ SkylineInstance makeSkylineInstance(const PlanProblem& problem)
     in.area.resize(n);
     for (int k = 0; k < n; ++k)
         in.area[k] = in.size[k] * in.length[k];
-    std::vector<Bytes> total(n, 0);
+    in.crowd.assign(n, 0);
     for (int k = 0; k < n; ++k)
         for (int s = in.first[k]; s <= in.last[k]; ++s)
-            total[k] = std::max(total[k], in.sectionBytes[s]);
-    std::vector<RankingKey> keys(n);
-    for (int r = 0; r < kSkylineRankings; ++r) {
-        for (int k = 0; k < n; ++k)
-            keys[k] = rankingKey(in, static_cast<SkylineRanking>(r), k, total[k]);
-        std::vector<int> order(n), rank(n);
-        std::iota(order.begin(), order.end(), 0);
-        std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return keys[a] > keys[b]; });
-        for (int pos = 0; pos < n; ++pos)
-            rank[order[pos]] = pos;
-        in.rank.push_back(std::move(rank));
-    }
+            in.crowd[k] = std::max(in.crowd[k], in.sectionBytes[s]);
+    in.rank.resize(kSkylineRankings);
+    for (const auto ranking : rankings)
+        addRanking(in, ranking);
     for (const Bytes bytes : in.sectionBytes)
         in.lowerBound = std::max(in.lowerBound, bytes);
     return in;
+}
+
+void addRanking(SkylineInstance& in, SkylineRanking ranking)
+{
+    auto& rank = in.rank[static_cast<int>(ranking)];
+    const int n = in.count();
+    if (static_cast<int>(rank.size()) == n)
+        return;
+    std::vector<RankingKey> keys(n);
+    for (int k = 0; k < n; ++k)
+        keys[k] = rankingKey(in, ranking, k, in.crowd[k]);
+    std::vector<int> order(n);
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return keys[a] > keys[b]; });
+    rank.resize(n);
+    for (int pos = 0; pos < n; ++pos)
+        rank[order[pos]] = pos;
 }
 
 RankingKey rankingKey(const SkylineInstance& in, SkylineRanking ranking, int k, Bytes total)
@@ -139,27 +148,16 @@ std::vector<int> perturbedRank(const std::vector<int>& rank, double spread, std:
 
 Skyline::Skyline(const SkylineInstance& instance)
     : m_in(instance)
-    , m_floor(instance.sections, 0)
-    , m_raised(instance.sections, 0)
-    , m_pendingBytes(instance.sectionBytes)
-    , m_pendingCount(instance.sections, 0)
-    , m_crossing(std::max(instance.sections, 1), 0)
-    , m_offset(instance.count(), -1)
-    , m_lowest(instance.count(), 0)
-    , m_rest(instance.count(), 0)
-    , m_restTop(instance.count(), 0)
+    , m_startCount(instance.sections, 0)
+    , m_startCrossing(std::max(instance.sections, 1), 0)
 {
-    for (int k = 0; k < instance.count(); ++k)
-        m_restTop[instance.firstOrder[k]] = instance.size[k];
     for (int k = 0; k < instance.count(); ++k) {
         for (int s = instance.first[k]; s <= instance.last[k]; ++s)
-            ++m_pendingCount[s];
+            ++m_startCount[s];
         for (int s = instance.first[k]; s < instance.last[k]; ++s)
-            ++m_crossing[s];
+            ++m_startCrossing[s];
     }
-    for (int s = 0; s < instance.sections; ++s)
-        if (m_pendingCount[s] == 0)
-            m_floor[s] = kClosed;
+    reset();
     // Each buffer's time-overlapping buffers, once each: a placement lifts them all to one offset.
     // Those live in its first section, plus those starting inside its other sections.
     m_overlaps = flatLists(instance.count(), [&](auto&& add) {
@@ -178,6 +176,29 @@ Skyline::Skyline(const SkylineInstance& instance)
     for (int k = 0; k < instance.count(); ++k)
         records += 2 + static_cast<std::size_t>(instance.last[k] - instance.first[k] + 1) + 2 * m_overlaps[k].size();
     m_undo.reserve(records);
+}
+
+void Skyline::reset()
+{
+    // Copies into the vectors' existing storage: after a long search this is much cheaper than
+    // undoing the log (a third of a best-of-greedy call on J went to undoing whole paths).
+    m_undo.clear();
+    m_placed = 0;
+    m_ceiling = 0;
+    forgetTouched();
+    m_pendingBytes = m_in.sectionBytes;
+    m_pendingCount = m_startCount;
+    m_crossing = m_startCrossing;
+    m_floor.resize(m_in.sections);
+    for (int s = 0; s < m_in.sections; ++s)
+        m_floor[s] = m_startCount[s] == 0 ? kClosed : 0;
+    m_raised.assign(m_in.sections, 0);
+    m_offset.assign(m_in.count(), -1);
+    m_raisedTo.assign(m_in.count(), 0);
+    m_rest.assign(m_in.count(), 0);
+    m_restTop.resize(m_in.count());
+    for (int k = 0; k < m_in.count(); ++k)
+        m_restTop[m_in.firstOrder[k]] = m_in.size[k];
 }
 
 Skyline::Plateau Skyline::lowestPlateau(int begin, int end) const
@@ -231,10 +252,15 @@ Bytes Skyline::raiseTarget(const Plateau& plateau, int begin, int end) const
 
 void Skyline::liftBuffer(int k, Bytes to)
 {
-    if (m_offset[k] >= 0 || m_lowest[k] >= to)
+    if (m_offset[k] >= 0 || m_raisedTo[k] >= to || m_rest[k] >= to)
         return;
-    m_undo.push_back({ m_lowest[k], kLowestRecord, k });
-    m_lowest[k] = to;
+    m_undo.push_back({ m_raisedTo[k], kRaisedRecord, k });
+    m_raisedTo[k] = to;
+    touch(k);
+}
+
+void Skyline::touch(int k)
+{
     m_touchBegin = std::min(m_touchBegin, m_in.first[k]);
     m_touchEnd = std::max(m_touchEnd, m_in.last[k] + 1);
 }
@@ -259,11 +285,12 @@ void Skyline::place(int buffer, Bytes offset)
     const Bytes top = offset + size;
     for (const int k : m_overlaps[buffer]) {
         if (m_offset[k] >= 0 || m_rest[k] >= top)
-            continue; // m_lowest[k] >= m_rest[k] >= top too
+            continue;
         m_undo.push_back({ m_rest[k], kRestRecord, k });
         m_rest[k] = top;
         m_restTop[m_in.firstOrder[k]] = top + m_in.size[k];
-        liftBuffer(k, top);
+        if (m_raisedTo[k] < top)
+            touch(k); // its lowest offset rose
     }
 }
 
@@ -296,7 +323,7 @@ bool Skyline::boundsHold(Bytes capacity)
         if (!fails) {
             fails = true;
             for (const int k : m_in.liveIn[s])
-                if (m_offset[k] < 0 && m_lowest[k] <= room) {
+                if (m_offset[k] < 0 && lowestOffset(k) <= room) {
                     fails = false;
                     break;
                 }
@@ -334,8 +361,8 @@ void Skyline::undoTo(std::size_t mark)
     while (m_undo.size() > mark) {
         const Undo u = m_undo.back();
         m_undo.pop_back();
-        if (u.section == kLowestRecord) {
-            m_lowest[u.aux] = u.floor;
+        if (u.section == kRaisedRecord) {
+            m_raisedTo[u.aux] = u.floor;
             continue;
         }
         if (u.section == kCeilingRecord) {

@@ -4,7 +4,9 @@
 
 #include "planners/problem.h"
 
+#include <algorithm>
 #include <cstdint>
+#include <initializer_list>
 #include <limits>
 #include <random>
 #include <span>
@@ -54,7 +56,9 @@ struct SkylineInstance {
     std::vector<int> firstOrder; // per buffer: its position in startingAt.items (order by first section)
     FlatLists liveIn;     // per section: buffers covering it, in index order
     std::vector<Bytes> sectionBytes;          // per section: sum of sizes of live buffers
-    std::vector<std::vector<int>> rank;       // per SkylineRanking: position of each buffer, 0 = first
+    std::vector<Bytes> crowd;                 // per buffer: the most live bytes in a section it covers
+    // Per SkylineRanking: position of each buffer, 0 = first; empty until added (addRanking).
+    std::vector<std::vector<int>> rank;
     std::vector<Bytes> area;                  // size x lifetime
     int sections = 0;
     Bytes granularity = 1; // gcd of the sizes: every canonical offset and arena is a multiple
@@ -63,7 +67,6 @@ struct SkylineInstance {
     int count() const { return static_cast<int>(size.size()); }
 };
 
-SkylineInstance makeSkylineInstance(const PlanProblem& problem);
 
 // Candidate order for a dive or the search: which buffer goes first onto the lowest plateau.
 // "Total" = the most live bytes in any section the buffer covers (crowded sections first),
@@ -72,6 +75,14 @@ SkylineInstance makeSkylineInstance(const PlanProblem& problem);
 // "Span" = sections covered (TotalSpanArea: best-of-greedy's dives pack best with it).
 enum class SkylineRanking { TotalWidthArea, WidthAreaTotal, TotalAreaWidth, LongestFirst, LargestFirst, AreaFirst, TotalSpanArea };
 constexpr int kSkylineRankings = 7;
+
+// The instance with the given rankings (default: all of them).
+SkylineInstance makeSkylineInstance(const PlanProblem& problem,
+    std::initializer_list<SkylineRanking> rankings = { SkylineRanking::TotalWidthArea, SkylineRanking::WidthAreaTotal,
+        SkylineRanking::TotalAreaWidth, SkylineRanking::LongestFirst, SkylineRanking::LargestFirst, SkylineRanking::AreaFirst,
+        SkylineRanking::TotalSpanArea });
+// Fills instance.rank for `ranking` when it is empty (a stable sort of the buffers).
+void addRanking(SkylineInstance& instance, SkylineRanking ranking);
 
 // A buffer's sort key under a ranking (compared largest first), with `total` as its "total": the
 // instance's live bytes at the start, the bytes still unplaced when a piece is re-ranked.
@@ -110,6 +121,7 @@ public:
     void raise(const Plateau& plateau, Bytes to);
     std::size_t mark() const { return m_undo.size(); }
     void undoTo(std::size_t mark);
+    void reset(); // nothing placed or raised: undoTo(0), in time O(buffers + sections)
 
     // Section inference after the last place() or raise(): every unplaced buffer sits at or above
     // its lowest offset (the highest floor it covers), so in each section everything above
@@ -122,7 +134,8 @@ public:
     int placedCount() const { return m_placed; }
     bool isPlaced(int buffer) const { return m_offset[buffer] >= 0; }
     Bytes offset(int buffer) const { return m_offset[buffer]; }
-    Bytes lowestOffset(int buffer) const { return m_lowest[buffer]; } // of an unplaced buffer
+    // Of an unplaced buffer: the highest floor over its sections, from placements or raises.
+    Bytes lowestOffset(int buffer) const { return std::max(m_rest[buffer], m_raisedTo[buffer]); }
     // Where an unplaced buffer would rest if dropped: the highest top of the placed buffers that
     // share a section with it (raises do not count). <= lowestOffset().
     Bytes restOffset(int buffer) const { return m_rest[buffer]; }
@@ -149,16 +162,18 @@ public:
 private:
     struct Undo {
         Bytes floor; // old floor, or old lowest offset
-        int section; // >= 0: floor record; -1-buffer: placement record; kLowestRecord/kRestRecord: lowest/rest offset
+        int section; // >= 0: floor record; -1-buffer: placement record; kRaisedRecord/kRestRecord: raised-to/rest offset
         int aux;     // floor record: old raised flag; lowest/rest-offset record: the buffer
     };
-    static constexpr int kLowestRecord = std::numeric_limits<int>::min();
+    static constexpr int kRaisedRecord = std::numeric_limits<int>::min();
     static constexpr int kRestRecord = std::numeric_limits<int>::min() + 1;
     static constexpr int kCeilingRecord = std::numeric_limits<int>::min() + 2;
     void raiseCeiling(Bytes to);
     void liftLowest(int begin, int end, Bytes to); // unplaced buffers covering [begin, end) sit at >= to
-    inline void liftBuffer(int k, Bytes to);       // unplaced buffer k sits at >= to
+    inline void liftBuffer(int k, Bytes to);       // a raise: unplaced buffer k sits at >= to
+    inline void touch(int k);                      // k's lowest offset rose: check its sections
     const SkylineInstance& m_in;
+    std::vector<int> m_startCount, m_startCrossing; // m_pendingCount and m_crossing with nothing placed
     std::vector<Bytes> m_floor;
     std::vector<char> m_raised; // floor came from a raise, not from a placed buffer's top
     std::vector<Bytes> m_pendingBytes;
@@ -166,7 +181,9 @@ private:
     std::vector<int> m_crossing; // per boundary s|s+1: unplaced buffers covering both sections
     std::vector<Bytes> m_offset;
     FlatLists m_overlaps; // per buffer: the other buffers sharing a section
-    std::vector<Bytes> m_lowest; // per buffer: highest floor over its sections (lowest possible offset)
+    // Per buffer: the highest raise over its sections. With m_rest (the highest placed top) it gives
+    // the lowest offset; kept apart so a placement writes one undo record per lifted buffer, not two.
+    std::vector<Bytes> m_raisedTo;
     std::vector<Bytes> m_rest;   // per buffer: highest top of a placed buffer sharing a section with it
     std::vector<Bytes> m_restTop; // see restTops()
     Bytes m_ceiling = 0;         // highest floor ever set on this path (>= every open floor)
@@ -179,7 +196,8 @@ private:
     int m_placed = 0;
 };
 
-// One greedy pass: always the best candidate by `ranking`, raise only when none fits. O(n * sections).
+// One greedy pass: always the best candidate by `ranking` (added to the instance), raise only when
+// none fits. O(n * sections).
 // Returns offsets per instance buffer and the arena.
 struct SkylinePacking {
     std::vector<Bytes> offsets;
