@@ -24,6 +24,23 @@ GapFinder::GapFinder(const PlanProblem& problem)
         m_byStart[i] = static_cast<int>(i);
     std::stable_sort(m_byStart.begin(), m_byStart.end(),
         [&](int a, int b) { return problem.buffers[a].lifetime.start < problem.buffers[b].lifetime.start; });
+    // Conflicting pairs, counted twice: a buffer conflicts with all but those that ended by its
+    // start and those that start at or after its end.
+    std::vector<Step> starts, ends;
+    for (const auto& b : problem.buffers)
+        if (b.lifetime.end > b.lifetime.start) {
+            starts.push_back(b.lifetime.start);
+            ends.push_back(b.lifetime.end);
+        }
+    std::sort(starts.begin(), starts.end());
+    std::sort(ends.begin(), ends.end());
+    double conflicts = 0;
+    for (const auto& b : problem.buffers)
+        if (b.lifetime.end > b.lifetime.start)
+            conflicts += double(starts.size()) - double(std::upper_bound(ends.begin(), ends.end(), b.lifetime.start) - ends.begin())
+                - double(starts.end() - std::lower_bound(starts.begin(), starts.end(), b.lifetime.end)) - 1;
+    const double n = double(starts.size());
+    m_walk = n > 0 && 8 * conflicts >= n * n;
 }
 
 void GapFinder::place(int buffer, Bytes offset)
@@ -33,6 +50,11 @@ void GapFinder::place(int buffer, Bytes offset)
     m_arena = std::max(m_arena, offset + placedSize(m_problem, buffer));
     if (b.lifetime.end <= b.lifetime.start)
         return;
+    if (m_walk) {
+        const auto at = std::upper_bound(m_byOffset.begin(), m_byOffset.end(), offset, [&](Bytes o, int x) { return o < m_offsets[x]; });
+        m_byOffset.insert(at, buffer);
+        return;
+    }
     // Leaf i stands for the steps [coords[i], coords[i+1]); the lifetime covers leaves [lo, hi).
     int lo = static_cast<int>(std::lower_bound(m_coords.begin(), m_coords.end(), b.lifetime.start) - m_coords.begin());
     int hi = static_cast<int>(std::lower_bound(m_coords.begin(), m_coords.end(), b.lifetime.end) - m_coords.begin());
@@ -62,8 +84,31 @@ void GapFinder::collectConflicts(int buffer, std::vector<int>& out) const
             out.push_back(*it);
 }
 
+Bytes GapFinder::bestOffsetByWalk(int buffer) const
+{
+    const auto& life = m_problem.buffers[buffer].lifetime;
+    if (life.end <= life.start)
+        return 0;
+    const Bytes need = placedSize(m_problem, buffer);
+    Bytes best = -1, bestWaste = std::numeric_limits<Bytes>::max(), cursor = 0;
+    for (const int other : m_byOffset) {
+        const auto& o = m_problem.buffers[other].lifetime;
+        if (o.start >= life.end || life.start >= o.end)
+            continue;
+        const Bytes gap = m_offsets[other] - cursor;
+        if (gap >= need && gap - need < bestWaste) {
+            best = cursor;
+            bestWaste = gap - need;
+        }
+        cursor = std::max(cursor, m_offsets[other] + placedSize(m_problem, other));
+    }
+    return best >= 0 ? best : cursor;
+}
+
 Bytes GapFinder::bestOffset(int buffer) const
 {
+    if (m_walk)
+        return bestOffsetByWalk(buffer);
     collectConflicts(buffer, m_scratch);
     std::sort(m_scratch.begin(), m_scratch.end(), [&](int a, int b) { return m_offsets[a] < m_offsets[b]; });
     const Bytes need = placedSize(m_problem, buffer);

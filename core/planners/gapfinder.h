@@ -15,6 +15,9 @@ namespace core {
 // Time queries use a segment tree over compressed step coordinates (stabbing at the new buffer's
 // start) plus a start-sorted array (buffers starting inside its lifetime): a query costs
 // O(log n + k log k), k = buffers conflicting in time. Worst case O(n^2 log n) when all conflict.
+// When buffers conflict with more than an eighth of the others on average (the public allocation
+// problems: a third), one walk over all placed buffers in offset order, skipping those that do not
+// conflict, is cheaper: O(n) per query with no sort. Both give the same offsets.
 class GapFinder {
 public:
     explicit GapFinder(const PlanProblem& problem);
@@ -29,6 +32,7 @@ public:
 
 private:
     void collectConflicts(int buffer, std::vector<int>& out) const;
+    Bytes bestOffsetByWalk(int buffer) const;
 
     const PlanProblem& m_problem;
     std::vector<Step> m_coords;           // sorted distinct lifetime starts and ends
@@ -38,6 +42,8 @@ private:
     Bytes m_arena = 0;
     int m_leaves = 0;
     mutable std::vector<int> m_scratch;
+    bool m_walk = false;           // dense conflicts: walk m_byOffset instead of the tree
+    std::vector<int> m_byOffset;   // m_walk: placed buffers with a non-empty lifetime, by offset
 };
 
 // Size a buffer takes in the arena: its size rounded up to the problem's alignment.
