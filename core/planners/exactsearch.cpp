@@ -274,7 +274,8 @@ CapacitySearch::Result CapacitySearch::dfs(int begin, int end, Bytes levelFloor,
     // whose whole extent fits below the new lowest floor (above its own lowest offset) could drop
     // there, so that packing is not gap-free (MiniMalloc's "minimum height" rule).
     // Every raise target is a floor above m, so the new lowest floor is `second`.
-    if (second >= minimumHeight())
+    // `childBound` is a lower bound on the minimum height: below it, no scan.
+    if (second >= childBound && second >= minimumHeight())
         return Result::Fail;
     const std::span<const int> all(m_candidateStack.data() + candidateFrame.base, candidates);
     for (std::size_t i = 0; i < plateaus; ++i) {
@@ -288,7 +289,7 @@ CapacitySearch::Result CapacitySearch::dfs(int begin, int end, Bytes levelFloor,
     }
     if (m_sky.boundsHold(m_capacity)) {
         m_level = { plateauFrame.base, plateaus, second };
-        const auto result = dfs(begin, end, -1, -1, kRaised, std::max(childBound, minimumHeight()));
+        const auto result = dfs(begin, end, -1, -1, kRaised, minHeight >= 0 ? minHeight : childBound);
         if (result != Result::Fail)
             return result;
     }
