@@ -84,44 +84,43 @@ void GapFinder::collectConflicts(int buffer, std::vector<int>& out) const
             out.push_back(*it);
 }
 
-Bytes GapFinder::bestOffsetByWalk(int buffer) const
+namespace {
+// The smallest gap of at least `need` bytes below, between or above the buffers of `byOffset` that
+// `conflicts` accepts (placed, in offset order): its offset, or the top of them when none fits.
+template <typename Conflicts>
+Bytes smallestGap(const PlanProblem& problem, const std::vector<Bytes>& offsets, const std::vector<int>& byOffset, Bytes need,
+    Conflicts conflicts)
 {
-    const auto& life = m_problem.buffers[buffer].lifetime;
-    if (life.end <= life.start)
-        return 0;
-    const Bytes need = placedSize(m_problem, buffer);
     Bytes best = -1, bestWaste = std::numeric_limits<Bytes>::max(), cursor = 0;
-    for (const int other : m_byOffset) {
-        const auto& o = m_problem.buffers[other].lifetime;
-        if (o.start >= life.end || life.start >= o.end)
+    for (const int other : byOffset) {
+        if (!conflicts(other))
             continue;
-        const Bytes gap = m_offsets[other] - cursor;
+        const Bytes gap = offsets[other] - cursor;
         if (gap >= need && gap - need < bestWaste) {
             best = cursor;
             bestWaste = gap - need;
         }
-        cursor = std::max(cursor, m_offsets[other] + placedSize(m_problem, other));
+        cursor = std::max(cursor, offsets[other] + placedSize(problem, other));
     }
     return best >= 0 ? best : cursor;
 }
+} // namespace
 
 Bytes GapFinder::bestOffset(int buffer) const
 {
-    if (m_walk)
-        return bestOffsetByWalk(buffer);
+    const Bytes need = placedSize(m_problem, buffer);
+    if (m_walk) {
+        const auto& life = m_problem.buffers[buffer].lifetime;
+        if (life.end <= life.start)
+            return 0;
+        return smallestGap(m_problem, m_offsets, m_byOffset, need, [&](int other) {
+            const auto& o = m_problem.buffers[other].lifetime;
+            return o.start < life.end && life.start < o.end;
+        });
+    }
     collectConflicts(buffer, m_scratch);
     std::sort(m_scratch.begin(), m_scratch.end(), [&](int a, int b) { return m_offsets[a] < m_offsets[b]; });
-    const Bytes need = placedSize(m_problem, buffer);
-    Bytes best = -1, bestWaste = std::numeric_limits<Bytes>::max(), cursor = 0;
-    for (const int other : m_scratch) {
-        const Bytes gap = m_offsets[other] - cursor;
-        if (gap >= need && gap - need < bestWaste) {
-            best = cursor;
-            bestWaste = gap - need;
-        }
-        cursor = std::max(cursor, m_offsets[other] + placedSize(m_problem, other));
-    }
-    return best >= 0 ? best : cursor;
+    return smallestGap(m_problem, m_offsets, m_scratch, need, [](int) { return true; });
 }
 
 } // namespace core

@@ -32,7 +32,6 @@ public:
 
 private:
     void collectConflicts(int buffer, std::vector<int>& out) const;
-    Bytes bestOffsetByWalk(int buffer) const;
 
     const PlanProblem& m_problem;
     std::vector<Step> m_coords;           // sorted distinct lifetime starts and ends
