@@ -70,6 +70,44 @@ Plan referenceFirstFit(const PlanProblem& p)
     return plan;
 }
 
+// Greedy-by-size by its definition, with plain scans: largest first (ties: earlier start, then
+// input order), each at the offset that wastes least among the gaps between placed buffers whose
+// lifetimes conflict with it, else on top of them. The planner's gap finder has two query paths (an
+// interval tree, and a walk in offset order for dense conflicts); both must give these offsets.
+Plan referenceGreedyBySize(const PlanProblem& p)
+{
+    std::vector<int> order(p.buffers.size()), placed;
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+        const auto &x = p.buffers[a], &y = p.buffers[b];
+        return x.size != y.size ? x.size > y.size : x.lifetime.start < y.lifetime.start;
+    });
+    Plan plan;
+    plan.offsets.assign(p.buffers.size(), 0);
+    for (const int i : order) {
+        const auto& life = p.buffers[i].lifetime;
+        std::vector<int> conflicts;
+        for (const int j : placed)
+            if (life.start < life.end && p.buffers[j].lifetime.start < p.buffers[j].lifetime.end && life.overlaps(p.buffers[j].lifetime))
+                conflicts.push_back(j);
+        std::stable_sort(conflicts.begin(), conflicts.end(), [&](int a, int b) { return plan.offsets[a] < plan.offsets[b]; });
+        const Bytes need = alignUp(p.buffers[i].size, p.alignment);
+        Bytes best = -1, bestWaste = 0, cursor = 0;
+        for (const int j : conflicts) {
+            const Bytes gap = plan.offsets[j] - cursor;
+            if (gap >= need && (best < 0 || gap - need < bestWaste)) {
+                best = cursor;
+                bestWaste = gap - need;
+            }
+            cursor = std::max(cursor, plan.offsets[j] + alignUp(p.buffers[j].size, p.alignment));
+        }
+        plan.offsets[i] = best >= 0 ? best : cursor;
+        plan.arenaSize = std::max(plan.arenaSize, plan.offsets[i] + need);
+        placed.push_back(i);
+    }
+    return plan;
+}
+
 PlanProblem randomProblem(std::mt19937& rng, int shape)
 {
     std::uniform_int_distribution<int> count(1, 60);
@@ -219,6 +257,14 @@ private slots:
                 if (planner->name() == "first-fit") {
                     const auto reference = referenceFirstFit(problem);
                     QCOMPARE(plan->offsets, reference.offsets);
+                    QCOMPARE(plan->arenaSize, reference.arenaSize);
+                }
+                if (planner->name() == "greedy-by-size") {
+                    // Empty buffers go last and take no room; among equal offsets their place is arbitrary.
+                    const auto reference = referenceGreedyBySize(problem);
+                    for (std::size_t b = 0; b < problem.buffers.size(); ++b)
+                        if (problem.buffers[b].size > 0)
+                            QCOMPARE(plan->offsets[b], reference.offsets[b]);
                     QCOMPARE(plan->arenaSize, reference.arenaSize);
                 }
                 ++checked;
