@@ -49,6 +49,8 @@ or example:NAME. Sizes print in KiB/MiB/GiB; JSON and CSV carry exact bytes.
 const char* const kModelOptionsHelp = R"(  --alignment N         activation alignment in bytes (default 256 for graphs, 1 for CSV problems)
   --dim NAME=V          value of a symbolic dimension, repeatable (e.g. --dim batch=1)
   --input-shape X=D,..  full shape of graph input X, repeatable (e.g. --input-shape x=1,3,224,224)
+  --workspaces          plan each Conv's im2col workspace as a buffer of its own ("<op> workspace",
+                        kind workspace, live for its op's step) instead of leaving it to kernel scratch
 )";
 
 const std::set<std::string> kModelOptions { "alignment", "dim", "input-shape" };
@@ -116,6 +118,11 @@ std::optional<core::Workload> loadModel(const std::string& command, const CliArg
         exitCode = fail(workload.error().message);
         return std::nullopt;
     }
+    if (options->workspaces && !workload->graph) {
+        exitCode = fail(command + ": --workspaces: " + workload->source
+            + " is an allocation problem: it has no ops, so no op workspaces to plan; give a model (.onnx, .json or example:NAME)");
+        return std::nullopt;
+    }
     return std::move(*workload);
 }
 
@@ -136,12 +143,16 @@ the largest buffers alive at the peak step. Every plan is checked by the indepen
     auto valued = kModelOptions;
     valued.insert({ "planner", "json", "csv", "time-limit", "capacity", "chips" });
     valued.merge(strategyValuedOptions());
-    const auto args = parseOrExplain("plan", words, valued, strategySwitches(), help, code);
+    auto switches = strategySwitches();
+    switches.insert("workspaces");
+    const auto args = parseOrExplain("plan", words, valued, switches, help, code);
     if (!args)
         return code;
     const auto chips = chipsFrom(*args);
     if (!chips)
         return fail("plan: " + chips.error().message, kExitUsage);
+    if (*chips && args->has("workspaces"))
+        return fail("plan: --chips does not combine with --workspaces yet: chip stages plan tensors only", kExitUsage);
     if (*chips) {
         for (const char* flag : { "fuse", "reorder", "recompute", "swap", "inplace", "budget", "checkpoint" })
             if (args->has(flag))
@@ -214,7 +225,7 @@ With --training, the rows also include recompute with the checkpoint policy (--c
     int code = kExitOk;
     auto valued = kModelOptions;
     valued.insert({ "device", "checkpoint" });
-    const auto args = parseOrExplain("compare", words, valued, { "strategies", "training", "persistent-grads" }, help, code);
+    const auto args = parseOrExplain("compare", words, valued, { "strategies", "training", "persistent-grads", "workspaces" }, help, code);
     if (!args)
         return code;
     if (const auto status = checkTrainingFlags(*args); !status)

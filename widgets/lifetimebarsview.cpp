@@ -177,15 +177,15 @@ int LifetimeBarsView::paintLegend(QPainter& painter, const QRect& fullArea) cons
         return used;
     const QRect area = used > 0 ? fullArea.adjusted(0, 0, -used - 12, 0) : fullArea;
     const core::Workload* workload = document()->workload();
-    bool present[5] = {};
+    bool present[core::kKindCount] = {};
     for (const auto& b : workload->problem.buffers)
         present[static_cast<int>(b.kind)] = true;
     const QFontMetrics fm(font());
     // Right-aligned row of swatches: ■ activation  ■ input ...
     const core::TensorKind kinds[] = { core::TensorKind::Input, core::TensorKind::Activation, core::TensorKind::Output,
-        core::TensorKind::Weight, core::TensorKind::Persistent };
+        core::TensorKind::Weight, core::TensorKind::Persistent, core::TensorKind::Workspace };
     int x = area.right();
-    for (int i = 4; i >= 0; --i) {
+    for (int i = core::kKindCount - 1; i >= 0; --i) {
         if (!present[static_cast<int>(kinds[i])])
             continue;
         const auto name = core::kindName(kinds[i]);

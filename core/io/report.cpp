@@ -5,6 +5,7 @@
 #include "planners/metrics.h"
 #include "util/format.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace core {
@@ -49,6 +50,18 @@ std::string formatReport(const Workload& workload, const Plan& plan, int topAtPe
         text += printf("%-16s best found; proven lower bound %s\n", "search", withBytes(plan.provenLowerBound).c_str());
     if (!plan.details.empty())
         text += printf("%-16s %s\n", "", plan.details.c_str());
+    if (workload.workspaces) {
+        int count = 0;
+        Bytes bytes = 0, largest = 0;
+        for (const auto& b : problem.buffers)
+            if (b.kind == TensorKind::Workspace) {
+                ++count;
+                bytes += b.size;
+                largest = std::max(largest, b.size);
+            }
+        text += printf("%-16s %d op workspace buffers, %s in all, largest %s (planned in the arena)\n", "workspaces", count,
+            formatBytes(bytes).c_str(), formatBytes(largest).c_str());
+    }
     for (const auto& region : workload.regions)
         text += printf("%-16s %s in %d tensors (outside the arena)\n", region.name.c_str(), formatBytes(region.size).c_str(),
             region.tensorCount);

@@ -62,14 +62,21 @@ Expected<GraphProblem> buildProblem(const Transformed& state, const ProblemOptio
     std::map<TensorIndex, std::size_t> slotOfRoot; // root tensor -> index in result buffers
     for (std::size_t i = 0; i < built->problem.buffers.size(); ++i) {
         const auto t = built->bufferTensor[i];
+        auto& buffer = built->problem.buffers[i];
+        if (t < 0) { // an op's workspace: nothing shares it, nothing moves it to host
+            result.problem.buffers.push_back(std::move(buffer));
+            result.bufferTensor.push_back(-1);
+            result.bufferOp.push_back(built->bufferOp[i]);
+            continue;
+        }
         if (state.onHost[t])
             continue;
-        auto& buffer = built->problem.buffers[i];
         const auto root = state.bufferRoot(t);
         const auto [it, fresh] = slotOfRoot.emplace(root, result.problem.buffers.size());
         if (fresh) {
             result.problem.buffers.push_back(std::move(buffer));
             result.bufferTensor.push_back(root);
+            result.bufferOp.push_back(-1);
             continue;
         }
         auto& merged = result.problem.buffers[it->second];
@@ -153,7 +160,7 @@ Expected<StrategyRun> applyStrategies(const Workload& workload, const std::vecto
             return makeError(next.error().code, workload.source + ": " + std::string(strategy->name()) + ": " + next.error().message);
         state = std::move(*next);
     }
-    auto built = buildProblem(state, ProblemOptions { workload.problem.alignment });
+    auto built = buildProblem(state, ProblemOptions { workload.problem.alignment, workload.workspaces });
     if (!built)
         return makeError(built.error().code, workload.source + ": " + built.error().message);
     StrategyRun run;
@@ -163,6 +170,8 @@ Expected<StrategyRun> applyStrategies(const Workload& workload, const std::vecto
     run.workload.problem = std::move(built->problem);
     run.workload.regions = std::move(built->regions);
     run.workload.bufferTensor = std::move(built->bufferTensor);
+    run.workload.bufferOp = std::move(built->bufferOp);
+    run.workload.workspaces = workload.workspaces;
     run.workload.graph = state.graph;
     run.reports = state.reports;
     run.state = std::move(state);

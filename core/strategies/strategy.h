@@ -68,6 +68,10 @@ Transformed startTransform(Graph graph, Schedule schedule);
 
 // The plannable problem: makeProblem's buffers, minus tensors on host, with buffer-sharing tensors merged
 // into one buffer (lifetime = union, size = largest). bufferTensor holds each buffer's root tensor.
+// Op workspaces (options.workspaces) pass through unchanged: they are rebuilt for the transformed
+// schedule, so a reordered Conv keeps its workspace at its new step; a fused op has none (its body's
+// Conv keeps its columns in kernel scratch). Strategies weigh tensors only: transformedLowerBound
+// and the reports' bounds leave workspaces out.
 Expected<GraphProblem> buildProblem(const Transformed& state, const ProblemOptions& options);
 
 // Lower bound of buildProblem(state); -1 when the problem cannot be built.
