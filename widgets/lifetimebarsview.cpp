@@ -12,6 +12,21 @@
 #include <cmath>
 #include <numeric>
 
+namespace {
+
+// A name elided in the middle (names share long prefixes); an op workspace's "<op> workspace" keeps
+// its suffix and the end of the op's name, so neighbouring workspaces stay apart.
+QString elidedLabel(const QFontMetrics& metrics, const QString& name, int width)
+{
+    static const QString suffix = QStringLiteral(" workspace");
+    if (metrics.horizontalAdvance(name) <= width || !name.endsWith(suffix) || name.size() == suffix.size())
+        return metrics.elidedText(name, Qt::ElideMiddle, width);
+    const QString op = metrics.elidedText(name.chopped(suffix.size()), Qt::ElideLeft, width - metrics.horizontalAdvance(suffix));
+    return op.isEmpty() ? metrics.elidedText(name, Qt::ElideMiddle, width) : op + suffix;
+}
+
+} // namespace
+
 LifetimeBarsView::LifetimeBarsView(PlanDocument* document, QWidget* parent)
     : TimelineView(document, parent)
 {
@@ -283,8 +298,7 @@ void LifetimeBarsView::paintLabels(QPainter& painter, const Frame& frame) const
         painter.setFont(selected ? bold : font());
         painter.setPen(ViewPalette::axisText());
         const QRect textRect = r.adjusted(14, 0, 0, 0);
-        painter.drawText(textRect, Qt::AlignVCenter | Qt::AlignLeft,
-            QFontMetrics(painter.font()).elidedText(m_names[buffer], Qt::ElideMiddle, textRect.width()));
+        painter.drawText(textRect, Qt::AlignVCenter | Qt::AlignLeft, elidedLabel(QFontMetrics(painter.font()), m_names[buffer], textRect.width()));
     }
     painter.setFont(font());
 }
