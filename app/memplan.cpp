@@ -49,7 +49,9 @@ or example:NAME. Sizes print in KiB/MiB/GiB; JSON and CSV carry exact bytes.
 const char* const kModelOptionsHelp = R"(  --alignment N         activation alignment in bytes (default 256 for graphs, 1 for CSV problems)
   --dim NAME=V          value of a symbolic dimension, repeatable (e.g. --dim batch=1)
   --input-shape X=D,..  full shape of graph input X, repeatable (e.g. --input-shape x=1,3,224,224)
-  --workspaces          plan each Conv's im2col workspace as a buffer of its own ("<op> workspace",
+)";
+
+const char* const kWorkspacesHelp = R"(  --workspaces          plan each Conv's im2col workspace as a buffer of its own ("<op> workspace",
                         kind workspace, live for its op's step) instead of leaving it to kernel scratch
 )";
 
@@ -138,7 +140,7 @@ the largest buffers alive at the peak step. Every plan is checked by the indepen
   --csv FILE            write the plan as allocation-problem CSV with an offset column
   --time-limit T        search time for the exact planner: 10s, 500ms, 2m or seconds (default 5s)
   --capacity SIZE       exact: stop at the first plan within SIZE (bytes, or with KiB/MiB/GiB)
-)") + kModelOptionsHelp + strategyHelp() + trainingHelp() + chipHelp() + "\nplanners:\n" + plannerList();
+)") + kModelOptionsHelp + kWorkspacesHelp + strategyHelp() + trainingHelp() + chipHelp() + "\nplanners:\n" + plannerList();
     int code = kExitOk;
     auto valued = kModelOptions;
     valued.insert({ "planner", "json", "csv", "time-limit", "capacity", "chips" });
@@ -221,7 +223,7 @@ With --strategies: one row per strategy combination instead (greedy-by-size): lo
 saved bytes, extra FLOPs, bytes swapped and estimated time on --device NAME|FILE (default h200).
 With --training, the rows also include recompute with the checkpoint policy (--checkpoint N, default sqrt).
 
-)") + kModelOptionsHelp + trainingHelp();
+)") + kModelOptionsHelp + kWorkspacesHelp + trainingHelp();
     int code = kExitOk;
     auto valued = kModelOptions;
     valued.insert({ "device", "checkpoint" });

@@ -452,7 +452,8 @@ void TestWorkspace::cliPlanAndErrors()
     QVERIFY(r.exitCode == 0 && !r.out.contains(QStringLiteral("workspace")));
 
     r = memplan({ QStringLiteral("compare"), QStringLiteral("example:cnn"), QStringLiteral("--workspaces") });
-    QVERIFY2(r.exitCode == 0 && r.out.contains(QStringLiteral("70 buffers")), qPrintable(r.out + r.err));
+    QVERIFY2(r.exitCode == 0 && r.out.contains(QStringLiteral("70 buffers")) && r.out.contains(QStringLiteral("of them 20 op workspace buffers")),
+        qPrintable(r.out + r.err));
 
     // An allocation problem has no ops: exit 1, one line naming the option.
     r = memplan({ QStringLiteral("plan"), QStringLiteral("example:hotel"), QStringLiteral("--workspaces") });
