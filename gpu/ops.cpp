@@ -239,20 +239,21 @@ bool convShape(const KernelCall& c, ConvShape& s)
 }
 
 // Per image and group: columns = im2col(x), y = W_g · columns; then the bias per channel. A direct
-// convolution (core::exec::convColumnFloats 0: 1x1, stride 1, no padding) multiplies x itself, as
-// the CPU kernel does, so both executors need the same workspace.
+// convolution (1x1, stride 1, no padding) multiplies x itself, as the CPU kernel does, so both
+// executors need the same columns: core::exec::convColumnFloats, the size of the planned workspace
+// or the run's scratch. Should the two ever disagree, the op runs on the host instead.
 Outcome conv(const DeviceCall& d)
 {
     const auto& c = d.call;
     ConvShape s;
     if (!convShape(c, s))
         return kUnsupported;
-    const bool direct = core::exec::convColumnFloats(c) == 0;
-    if (!direct && !d.scratch)
-        return kUnsupported;
     const std::int64_t plane = s.w.outHeight * s.w.outWidth, inPlane = s.w.height * s.w.width;
     const std::int64_t mg = s.outChannels / s.groups;
-    if (direct && plane != inPlane)
+    const bool direct = s.w.kernelH == 1 && s.w.kernelW == 1 && s.w.strideH == 1 && s.w.strideW == 1 && s.w.padTop == 0
+        && s.w.padLeft == 0 && s.w.padBottom == 0 && s.w.padRight == 0 && plane == inPlane;
+    const std::int64_t columns = core::exec::convColumnFloats(c);
+    if (direct ? columns != 0 : (columns != s.k * plane || !d.scratch))
         return kUnsupported;
     for (std::int64_t n = 0; n < s.batch; ++n)
         for (std::int64_t g = 0; g < s.groups; ++g) {
