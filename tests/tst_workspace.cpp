@@ -391,6 +391,9 @@ void TestWorkspace::strategiesKeepWorkspaces()
             QVERIFY(ws.size() >= before); // a recomputed Conv gets its own workspace at its new step
         if (names.front() == "fuse")
             QVERIFY(ws.size() < before); // fused Convs keep their columns in kernel scratch
+        // The reports' bounds count the workspaces, as the plan does.
+        QCOMPARE(applied->reports.front().lowerBoundBefore, core::lowerBound(w.problem));
+        QCOMPARE(applied->reports.back().lowerBoundAfter, core::lowerBound(t.problem));
         const auto plan = planWith("greedy-by-size", t.problem);
         const auto m = run(t, plan, options);
         QVERIFY2(core::compareOutputs(*t.graph, original.outputs, m.outputs).empty(), names.front().c_str());

@@ -90,9 +90,9 @@ Expected<GraphProblem> buildProblem(const Transformed& state, const ProblemOptio
     return result;
 }
 
-Bytes transformedLowerBound(const Transformed& state, Bytes alignment)
+Bytes transformedLowerBound(const Transformed& state, Bytes alignment, bool workspaces)
 {
-    const auto built = buildProblem(state, ProblemOptions { alignment });
+    const auto built = buildProblem(state, ProblemOptions { alignment, workspaces });
     return built ? lowerBound(built->problem) : Bytes(-1);
 }
 
@@ -128,7 +128,7 @@ const Strategy* strategyByName(std::string_view name)
 
 Expected<Transformed> runStrategy(const Strategy& strategy, Transformed state, const StrategyOptions& options)
 {
-    const Bytes before = transformedLowerBound(state, options.alignment);
+    const Bytes before = transformedLowerBound(state, options.alignment, options.workspaces);
     auto result = strategy.apply(std::move(state), options);
     if (!result)
         return result;
@@ -138,7 +138,7 @@ Expected<Transformed> runStrategy(const Strategy& strategy, Transformed state, c
     }
     auto& report = result->reports.back();
     report.lowerBoundBefore = before;
-    report.lowerBoundAfter = transformedLowerBound(*result, options.alignment);
+    report.lowerBoundAfter = transformedLowerBound(*result, options.alignment, options.workspaces);
     return result;
 }
 
@@ -152,10 +152,12 @@ Expected<StrategyRun> applyStrategies(const Workload& workload, const std::vecto
         return makeError(ErrorCode::InvalidArgument,
             workload.source + ": an allocation problem has no graph; strategies need a model (.onnx, .json or example:NAME)");
     auto state = startTransform(*workload.graph, workload.schedule);
+    auto effective = options;
+    effective.workspaces = workload.workspaces;
     for (const auto& strategy : strategies()) {
         if (std::find(names.begin(), names.end(), strategy->name()) == names.end())
             continue;
-        auto next = runStrategy(*strategy, std::move(state), options);
+        auto next = runStrategy(*strategy, std::move(state), effective);
         if (!next)
             return makeError(next.error().code, workload.source + ": " + std::string(strategy->name()) + ": " + next.error().message);
         state = std::move(*next);
