@@ -62,7 +62,7 @@ const char* const kRunHelpTail = R"(
 In `memplan run`, --device picks the executor; the strategies' cost profile is --profile (it is
 --device in `memplan plan`). A fused op runs its ops one after another, the tensors between them in
 kernel scratch (not in the arena), so fusion keeps the outputs bit-identical; swap transfers are host copies.
-With --workspaces, a Conv inside a fused op keeps its im2col columns in kernel scratch (no workspace buffer).
+With --workspaces, a fused op holding a Conv gets one workspace its body's Convs share.
 Ops without a real kernel run a labelled synthetic kernel (deterministic, reads all inputs).
 Exit status 1 when the arena or per-tensor run's outputs differ from the no-reuse run's; on the GPU
 also when the pool run's do, or when the outputs are off the CPU executor's by more than --tolerance

@@ -121,6 +121,14 @@ Status fillGraphInputs(const Graph& g, const Layout& layout, const RunOptions& o
 }
 
 
+// The op's planned workspace for its Conv calls (a fused op: every call of its body, one at a time).
+void setWorkspace(exec::PreparedCall& p, float* workspace)
+{
+    p.call.workspace = workspace;
+    for (auto& part : p.body)
+        setWorkspace(part, workspace);
+}
+
 } // namespace
 
 Plan noReusePlan(const PlanProblem& problem)
@@ -196,7 +204,7 @@ Expected<Measurement> runOnCpu(const Graph& graph, const Schedule& schedule, con
         if (const int b = (*workspaceAt)[std::size_t(s)]; b >= 0) {
             use.first[std::size_t(b)] = use.last[std::size_t(b)] = s;
             if (!perTensor)
-                steps[std::size_t(s)].call.workspace = reinterpret_cast<float*>(layout->arena.get() + plan.offsets[std::size_t(b)]);
+                setWorkspace(steps[std::size_t(s)], reinterpret_cast<float*>(layout->arena.get() + plan.offsets[std::size_t(b)]));
         }
     std::vector<std::vector<int>> bornAt(std::size_t(stepCount) + 1), diesAt(std::size_t(stepCount) + 1);
     for (std::size_t b = 0; b < problem.buffers.size(); ++b) {
@@ -266,7 +274,7 @@ Expected<Measurement> runOnCpu(const Graph& graph, const Schedule& schedule, con
             if (perTensor) {
                 exec::repoint(p, access);
                 if (const int b = (*workspaceAt)[s]; b >= 0)
-                    p.call.workspace = reinterpret_cast<float*>(owned[std::size_t(b)].get());
+                    setWorkspace(p, reinterpret_cast<float*>(owned[std::size_t(b)].get()));
             }
             real[s] = exec::runPrepared(graph, p, options);
             stepBytes[s] = perTensor ? allocatorInUse() - baseline : live;

@@ -4,11 +4,19 @@
 
 #include "exec/opcall.h"
 
+#include <algorithm>
+
 namespace core {
 
 Bytes convWorkspaceBytes(const Graph& graph, const Op& op)
 {
-    if (op.type != "Conv" || !op.body.empty() || !(op.domain.empty() || op.domain == "ai.onnx"))
+    if (!op.body.empty()) { // a fused op: its body's ops run one at a time, so one workspace serves every Conv
+        Bytes most = 0;
+        for (const auto& part : op.body)
+            most = std::max(most, convWorkspaceBytes(graph, part));
+        return most;
+    }
+    if (op.type != "Conv" || !(op.domain.empty() || op.domain == "ai.onnx"))
         return 0;
     // The kernel's call as the executor prepares it, its views pointing at a marker: convColumnFloats
     // reads shapes only, but tells a present input from an absent one by its pointer.

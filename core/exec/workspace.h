@@ -8,7 +8,9 @@
 //   planned buffer is exactly what the kernel writes (before the problem's alignment).
 // - A workspace buffer has no tensor (bufferTensor -1), kind Workspace and lifetime [s, s + 1) for the
 //   step s of its op: the executors find its op from that step.
-// - Fused ops get no workspace: a Conv inside a fused op's body keeps using kernel scratch.
+// - A fused op whose body holds a Conv gets one workspace, as large as its largest body Conv needs:
+//   the body's ops run one at a time and share it. (The CUDA executor runs fused ops on the host
+//   with host scratch, so there the fused op's workspace is reserved but unused.)
 
 #include "planners/problem.h"
 #include "schedule/schedule.h"
@@ -19,7 +21,7 @@ namespace core {
 
 // Bytes of im2col columns the Conv kernel of both executors needs for `op`; 0 for a direct
 // convolution (1x1, stride 1, no padding), a Conv the kernels do not run (not float32, 3-D, unknown
-// shapes) and every other op.
+// shapes) and every other op. A fused op: the most any Conv of its body needs.
 Bytes convWorkspaceBytes(const Graph& graph, const Op& op);
 
 // Name of the workspace buffer of `op`: "<op name> workspace".

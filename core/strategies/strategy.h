@@ -71,8 +71,8 @@ Transformed startTransform(Graph graph, Schedule schedule);
 // The plannable problem: makeProblem's buffers, minus tensors on host, with buffer-sharing tensors merged
 // into one buffer (lifetime = union, size = largest). bufferTensor holds each buffer's root tensor.
 // Op workspaces (options.workspaces) pass through unchanged: they are rebuilt for the transformed
-// schedule, so a reordered Conv keeps its workspace at its new step; a fused op has none (its body's
-// Conv keeps its columns in kernel scratch). With StrategyOptions::workspaces the strategies' lower
+// schedule, so a reordered Conv keeps its workspace at its new step and a fused op holding a Conv
+// gets one for its body. With StrategyOptions::workspaces the strategies' lower
 // bounds (their choices and the reports' before/after) count the workspaces, as the plan will.
 Expected<GraphProblem> buildProblem(const Transformed& state, const ProblemOptions& options);
 
