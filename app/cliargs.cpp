@@ -75,6 +75,7 @@ std::optional<long long> parseInteger(const std::string& text)
 core::Expected<core::LoadOptions> loadOptionsFrom(const CliArgs& args)
 {
     core::LoadOptions options;
+    options.workspaces = args.has("workspaces");
     if (const auto text = args.value("alignment")) {
         const auto value = parseInteger(*text);
         if (!value || *value < 1 || *value > (1LL << 30))

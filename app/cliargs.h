@@ -26,7 +26,7 @@ struct CliArgs {
 core::Expected<CliArgs> parseCliArgs(const std::vector<std::string>& words, const std::set<std::string>& valued,
     const std::set<std::string>& switches);
 
-// --alignment, --dim NAME=V and --input-shape NAME=D0,D1,... into LoadOptions, with clear errors.
+// --alignment, --dim NAME=V, --input-shape NAME=D0,D1,... and --workspaces into LoadOptions, with clear errors.
 core::Expected<core::LoadOptions> loadOptionsFrom(const CliArgs& args);
 
 // Whole-string integer parse; no sign, spaces or trailing text.

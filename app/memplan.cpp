@@ -51,6 +51,10 @@ const char* const kModelOptionsHelp = R"(  --alignment N         activation alig
   --input-shape X=D,..  full shape of graph input X, repeatable (e.g. --input-shape x=1,3,224,224)
 )";
 
+const char* const kWorkspacesHelp = R"(  --workspaces          plan each Conv's im2col workspace as a buffer of its own ("<op> workspace",
+                        kind workspace, live for its op's step) instead of leaving it to kernel scratch
+)";
+
 const std::set<std::string> kModelOptions { "alignment", "dim", "input-shape" };
 
 std::string plannerList()
@@ -116,6 +120,11 @@ std::optional<core::Workload> loadModel(const std::string& command, const CliArg
         exitCode = fail(workload.error().message);
         return std::nullopt;
     }
+    if (options->workspaces && !workload->graph) {
+        exitCode = fail(command + ": --workspaces: " + workload->source
+            + " is an allocation problem: it has no ops, so no op workspaces to plan; give a model (.onnx, .json or example:NAME)");
+        return std::nullopt;
+    }
     return std::move(*workload);
 }
 
@@ -131,17 +140,21 @@ the largest buffers alive at the peak step. Every plan is checked by the indepen
   --csv FILE            write the plan as allocation-problem CSV with an offset column
   --time-limit T        search time for the exact planner: 10s, 500ms, 2m or seconds (default 5s)
   --capacity SIZE       exact: stop at the first plan within SIZE (bytes, or with KiB/MiB/GiB)
-)") + kModelOptionsHelp + strategyHelp() + trainingHelp() + chipHelp() + "\nplanners:\n" + plannerList();
+)") + kModelOptionsHelp + kWorkspacesHelp + strategyHelp() + trainingHelp() + chipHelp() + "\nplanners:\n" + plannerList();
     int code = kExitOk;
     auto valued = kModelOptions;
     valued.insert({ "planner", "json", "csv", "time-limit", "capacity", "chips" });
     valued.merge(strategyValuedOptions());
-    const auto args = parseOrExplain("plan", words, valued, strategySwitches(), help, code);
+    auto switches = strategySwitches();
+    switches.insert("workspaces");
+    const auto args = parseOrExplain("plan", words, valued, switches, help, code);
     if (!args)
         return code;
     const auto chips = chipsFrom(*args);
     if (!chips)
         return fail("plan: " + chips.error().message, kExitUsage);
+    if (*chips && args->has("workspaces"))
+        return fail("plan: --chips does not combine with --workspaces yet: chip stages plan tensors only", kExitUsage);
     if (*chips) {
         for (const char* flag : { "fuse", "reorder", "recompute", "swap", "inplace", "budget", "checkpoint" })
             if (args->has(flag))
@@ -210,11 +223,11 @@ With --strategies: one row per strategy combination instead (greedy-by-size): lo
 saved bytes, extra FLOPs, bytes swapped and estimated time on --device NAME|FILE (default h200).
 With --training, the rows also include recompute with the checkpoint policy (--checkpoint N, default sqrt).
 
-)") + kModelOptionsHelp + trainingHelp();
+)") + kModelOptionsHelp + kWorkspacesHelp + trainingHelp();
     int code = kExitOk;
     auto valued = kModelOptions;
     valued.insert({ "device", "checkpoint" });
-    const auto args = parseOrExplain("compare", words, valued, { "strategies", "training", "persistent-grads" }, help, code);
+    const auto args = parseOrExplain("compare", words, valued, { "strategies", "training", "persistent-grads", "workspaces" }, help, code);
     if (!args)
         return code;
     if (const auto status = checkTrainingFlags(*args); !status)

@@ -52,7 +52,9 @@ predicted vs measured memory (per step and peak) and latency of both allocation 
   --input NAME=FILE.pb  a graph input from an ONNX TensorProto file (repeatable); others random
   --save-outputs DIR    write every graph output as DIR/output_K.pb (graph-output order)
   --seed N              seed for random inputs and for weights the model does not store (default 1)
-  --alignment N, --dim NAME=V, --input-shape NAME=D0,D1,...   as for `memplan plan`
+  --alignment N, --dim NAME=V, --input-shape NAME=D0,D1,..., --workspaces   as for `memplan plan`
+                        (--workspaces: each Conv's im2col columns in its planned workspace buffer,
+                        in the arena or its own allocation, instead of kernel scratch)
 
 )";
 
@@ -60,6 +62,7 @@ const char* const kRunHelpTail = R"(
 In `memplan run`, --device picks the executor; the strategies' cost profile is --profile (it is
 --device in `memplan plan`). A fused op runs its ops one after another, the tensors between them in
 kernel scratch (not in the arena), so fusion keeps the outputs bit-identical; swap transfers are host copies.
+With --workspaces, a fused op holding a Conv gets one workspace its body's Convs share.
 Ops without a real kernel run a labelled synthetic kernel (deterministic, reads all inputs).
 Exit status 1 when the arena or per-tensor run's outputs differ from the no-reuse run's; on the GPU
 also when the pool run's do, or when the outputs are off the CPU executor's by more than --tolerance
@@ -78,6 +81,19 @@ bool isOnnxFile(const std::string& spec)
         return false;
     const auto ext = std::filesystem::path(spec).extension().string();
     return ext != ".json" && ext != ".csv";
+}
+
+// Op workspace buffers of the problem: how many, and their planned bytes.
+std::pair<int, core::Bytes> workspaceTotals(const core::Workload& w)
+{
+    int count = 0;
+    core::Bytes bytes = 0;
+    for (const auto& b : w.problem.buffers)
+        if (b.kind == core::TensorKind::Workspace) {
+            ++count;
+            bytes += b.size;
+        }
+    return { count, bytes };
 }
 
 nlohmann::ordered_json latencyJson(const core::LatencyStats& l)
@@ -133,6 +149,9 @@ nlohmann::ordered_json toJson(const RunResults& r)
     j["arena_bytes"] = m.arenaBytes;
     j["weights_bytes"] = m.weightsBytes;
     j["scratch_bytes"] = m.scratchBytes;
+    const auto [workspaceCount, workspaceBytes] = workspaceTotals(w);
+    j["workspace_buffers"] = workspaceCount;
+    j["workspace_bytes"] = workspaceBytes;
     j["peak_bytes"] = m.peakBytes;
     j["peak_rss_bytes"] = m.peakRssBytes;
     j["repeat"] = r.repeat;
@@ -207,7 +226,13 @@ void printTable(const RunResults& r)
     std::printf("ops         %d real, %d synthetic", m.opsReal, m.opsSynthetic);
     if (pool)
         std::printf(" (%d of them on the host: no device kernel)", m.opsHost);
-    std::printf("\n\n");
+    std::printf("\n");
+    if (w.workspaces) {
+        const auto [count, total] = workspaceTotals(w);
+        std::printf("workspaces  %d op workspace buffers, %s in all, planned with the activations (not kernel scratch)\n", count,
+            bytes(total).c_str());
+    }
+    std::printf("\n");
     const auto poolValue = [&](auto f) { return pool ? f(*pool) : std::string("-"); };
     row("", "predicted", "arena run", "per-tensor run", "pool run");
     row("activation memory", bytes(plan.arenaSize), bytes(m.arenaBytes), bytes(pt.stepPeakBytes) + "*",
@@ -267,7 +292,7 @@ int runCommand(const std::vector<std::string>& words)
 {
     std::set<std::string> valued { "device", "planner", "repeat", "tolerance", "json", "input", "save-outputs", "seed", "alignment", "dim",
         "input-shape", "profile", "budget" };
-    const std::set<std::string> switches { "fuse", "reorder", "recompute", "swap", "inplace" };
+    const std::set<std::string> switches { "fuse", "reorder", "recompute", "swap", "inplace", "workspaces" };
     if (std::find(words.begin(), words.end(), "--help") != words.end() || std::find(words.begin(), words.end(), "-h") != words.end()) {
         std::cout << kRunHelp << strategyHelp("profile") << kRunHelpTail;
         return kOk;

@@ -10,6 +10,7 @@
 
 #include <QAction>
 #include <QApplication>
+#include <QCheckBox>
 #include <QCommandLineParser>
 #include <QTimer>
 
@@ -53,6 +54,9 @@ int main(int argc, char** argv)
         QStringLiteral("With --screenshot: run the plan on the CPU first, so the pictures show the measured memory "
                        "and the latency lane."));
     parser.addOption(runOption);
+    const QCommandLineOption workspacesOption(QStringLiteral("workspaces"),
+        QStringLiteral("Plan each convolution's im2col workspace as a buffer of its own (the toolbar's Workspaces box)."));
+    parser.addOption(workspacesOption);
     parser.addPositionalArgument(QStringLiteral("model"),
         QStringLiteral("ONNX model, JSON graph, allocation CSV or example:NAME (default: example:unet)."),
         QStringLiteral("[model]"));
@@ -118,6 +122,8 @@ int main(int argc, char** argv)
             QCoreApplication::exit(1);
         });
     }
+    if (parser.isSet(workspacesOption))
+        window.workspacesCheck()->setChecked(true); // before the first load: nothing to re-load yet
     window.show();
     window.openFile(model);
     return app.exec();

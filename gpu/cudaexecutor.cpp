@@ -8,6 +8,7 @@
 
 #include "passes.h"
 
+#include "exec/workspace.h"
 #include "util/stats.h"
 
 #include <algorithm>
@@ -77,6 +78,9 @@ core::Expected<core::Measurement> runOnCuda(const Graph& graph, const core::Sche
     const auto inputs = inputImages(graph, *layout, options);
     if (!inputs)
         return inputs.error();
+    const auto workspaceAt = core::workspaceAtStep(graph, schedule, problem, bufferTensor);
+    if (!workspaceAt)
+        return workspaceAt.error();
     auto steps = prepareSteps(graph, schedule, *layout, options);
     const std::size_t stepCount = steps.size();
 
@@ -90,22 +94,31 @@ core::Expected<core::Measurement> runOnCuda(const Graph& graph, const core::Sche
     for (auto& e : ctx.events)
         CUDA_TRY(cudaEventCreate(&e), "creating events");
 
+    // Conv columns: in the op's planned workspace when there is one (arena: at its offset; otherwise
+    // the passes allocate it at its step), else in one scratch allocation sized for the largest Conv.
     std::int64_t scratchNeed = 0;
-    for (auto& p : steps)
+    for (std::size_t s = 0; s < stepCount; ++s) {
+        auto& p = steps[s];
         if (p.where == Where::Device) {
             pointDeviceViews(graph, p, *layout);
-            scratchNeed = std::max(scratchNeed, scratchFloats(p.device.call));
+            if ((*workspaceAt)[s] < 0)
+                scratchNeed = std::max(scratchNeed, scratchFloats(p.device.call));
         }
+    }
     DeviceMemory scratch;
     if (scratchNeed > 0) {
         std::byte* q = nullptr;
         CUDA_TRY(cudaMalloc(&q, std::size_t(scratchNeed) * sizeof(float)), "allocating the im2col scratch");
         scratch.reset(q);
     }
-    for (auto& p : steps) {
+    for (std::size_t s = 0; s < stepCount; ++s) {
+        auto& p = steps[s];
         p.device.stream = ctx.compute;
         p.device.blas = ctx.blas;
-        p.device.scratch = reinterpret_cast<float*>(scratch.get());
+        const int b = (*workspaceAt)[s];
+        p.device.scratch = b < 0 ? reinterpret_cast<float*>(scratch.get())
+            : arena              ? reinterpret_cast<float*>(layout->arena.get() + plan.offsets[std::size_t(b)])
+                                 : nullptr; // set by the pass that allocates it
     }
     cudaMemPool_t memPool = nullptr;
     if (pool) {
@@ -120,7 +133,11 @@ core::Expected<core::Measurement> runOnCuda(const Graph& graph, const core::Sche
     passes.pool = pool;
     passes.memPool = memPool;
     passes.repeat = repeat;
-    const auto use = core::exec::bufferUse(graph, schedule, layout->placement, problem.buffers.size());
+    auto use = core::exec::bufferUse(graph, schedule, layout->placement, problem.buffers.size());
+    for (std::size_t s = 0; s < stepCount; ++s)
+        if (const int b = (*workspaceAt)[s]; b >= 0)
+            use.first[std::size_t(b)] = use.last[std::size_t(b)] = Step(s);
+    passes.workspaceAt = *workspaceAt;
     passes.bornAt.resize(stepCount + 1);
     passes.diesAt.resize(stepCount + 1);
     for (std::size_t b = 0; b < problem.buffers.size(); ++b) {

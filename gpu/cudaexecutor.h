@@ -10,7 +10,9 @@
 //   host tensors (SwapOut outputs) in pinned host memory.
 // - Contents: the CPU executor's weights and inputs (same seed, same bits), uploaded once.
 // - Kernels: float32 device kernels for the common ops (cuBLAS for Gemm/MatMul, im2col + cuBLAS
-//   for Conv, whose column buffer is reported as scratch); every other op runs on the host with
+//   for Conv, whose column buffer is its planned workspace when the problem has one (arena: at its
+//   offset; PerTensor/Pool: allocated at its step like any buffer), else one device scratch reported
+//   in Measurement::scratchBytes; a direct 1x1 Conv needs none); every other op runs on the host with
 //   the CPU executor's own kernel (real or synthetic) between a device-to-host and a host-to-device
 //   copy, counted in Measurement::opsHost. So outputs match the CPU run within float rounding.
 //   A fused op (Op::body) runs on the host the same way, its body on the CPU executor's kernels

@@ -238,21 +238,31 @@ bool convShape(const KernelCall& c, ConvShape& s)
     return fitsInt(s.k) && fitsInt(s.w.outHeight * s.w.outWidth);
 }
 
-// Per image and group: columns = im2col(x), y = W_g · columns; then the bias per channel.
+// Per image and group: columns = im2col(x), y = W_g · columns; then the bias per channel. A direct
+// convolution (1x1, stride 1, no padding) multiplies x itself, as the CPU kernel does, so both
+// executors need the same columns: core::exec::convColumnFloats, the size of the planned workspace
+// or the run's scratch. Should the two ever disagree, the op runs on the host instead.
 Outcome conv(const DeviceCall& d)
 {
     const auto& c = d.call;
     ConvShape s;
-    if (!convShape(c, s) || !d.scratch)
+    if (!convShape(c, s))
         return kUnsupported;
     const std::int64_t plane = s.w.outHeight * s.w.outWidth, inPlane = s.w.height * s.w.width;
     const std::int64_t mg = s.outChannels / s.groups;
+    const bool direct = s.w.kernelH == 1 && s.w.kernelW == 1 && s.w.strideH == 1 && s.w.strideW == 1 && s.w.padTop == 0
+        && s.w.padLeft == 0 && s.w.padBottom == 0 && s.w.padRight == 0 && plane == inPlane;
+    const std::int64_t columns = core::exec::convColumnFloats(c);
+    if (direct ? columns != 0 : (columns != s.k * plane || !d.scratch))
+        return kUnsupported;
     for (std::int64_t n = 0; n < s.batch; ++n)
         for (std::int64_t g = 0; g < s.groups; ++g) {
             const float* x = c.in[0].f32() + (n * s.groups + g) * s.w.channels * inPlane;
-            DEVICE_CHECK(kernels::im2col(d.scratch, x, s.w, d.stream));
+            if (!direct)
+                DEVICE_CHECK(kernels::im2col(d.scratch, x, s.w, d.stream));
+            const float* columns = direct ? x : d.scratch;
             float* y = c.out[0].f32() + (n * s.outChannels + g * mg) * plane;
-            DEVICE_CHECK(gemmRowMajor(d.blas, false, false, mg, plane, s.k, 1.0f, c.in[1].f32() + g * mg * s.k, s.k, d.scratch, plane, 0.0f, y, plane));
+            DEVICE_CHECK(gemmRowMajor(d.blas, false, false, mg, plane, s.k, 1.0f, c.in[1].f32() + g * mg * s.k, s.k, columns, plane, 0.0f, y, plane));
         }
     if (c.has(2))
         DEVICE_CHECK(kernels::addChannelBias(c.out[0].f32(), c.in[2].f32(), s.outChannels, plane, c.out[0].count, d.stream));
@@ -539,7 +549,7 @@ std::int64_t scratchFloats(const KernelCall& call)
     ConvShape s;
     if (call.op->type != "Conv" || !call.has(0) || !convShape(call, s))
         return 0;
-    return s.k * s.w.outHeight * s.w.outWidth;
+    return core::exec::convColumnFloats(call);
 }
 
 } // namespace gpu

@@ -21,7 +21,7 @@ struct DeviceCall {
     std::vector<const std::byte*> hostContents; // per input slot: the host copy of a weight's contents, else nullptr
     cudaStream_t stream = nullptr;
     cublasHandle_t blas = nullptr;
-    float* scratch = nullptr; // at least scratchFloats(call) floats
+    float* scratch = nullptr; // at least scratchFloats(call) floats: the op's planned workspace, else the run's scratch
 };
 
 struct Outcome {
@@ -34,7 +34,8 @@ using DeviceKernel = Outcome (*)(const DeviceCall&);
 // The device kernel for an ONNX op type (default domain), or nullptr.
 DeviceKernel findDeviceKernel(const std::string& opType);
 
-// Device scratch an op needs (Conv's im2col columns), in floats; 0 for most ops.
+// Device scratch an op needs (Conv's im2col columns), in floats; 0 for most ops. For a Conv the
+// device kernel runs it is core::exec::convColumnFloats, so it equals core::convWorkspaceBytes / 4.
 std::int64_t scratchFloats(const core::exec::KernelCall& call);
 
 std::string cudaText(cudaError_t e);

@@ -134,6 +134,8 @@ core::Status Passes::run(Pass kind, int passIndex)
                     return st;
             live += problem.buffers[std::size_t(b)].size;
         }
+        if (!arena && s < workspaceAt.size() && workspaceAt[s] >= 0) // the Conv's columns in its own allocation
+            p.device.scratch = reinterpret_cast<float*>(state.owned[std::size_t(workspaceAt[s])].get());
         for (auto t : p.outTensor) // nothing overwrites a swap-out's source before its copy is done
             if (layout.bufferOf[t] >= 0 && arena)
                 if (auto st = waitPending(state, layout.bufferOf[t], false); !st)

@@ -34,6 +34,7 @@ struct Passes {
     cudaMemPool_t memPool = nullptr; // Pool: the device's default pool
     std::vector<std::vector<int>> bornAt, diesAt; // per step + 1 (slot 0: before step 0): buffers first used there / dead after
     std::vector<std::vector<core::TensorIndex>> tensorsOf; // per buffer: its stored tensors
+    std::vector<int> workspaceAt; // per step: the op's planned workspace buffer, or -1 (core::workspaceAtStep)
     int repeat = 1; // timed passes, for progress
 
     // What the passes record (sized by init()).

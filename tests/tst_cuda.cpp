@@ -6,6 +6,7 @@
 // ops on the host path with real kernels.
 // Without the CUDA executor in the build, or without a device, every test skips with the reason.
 #include "exec/executor.h"
+#include "exec/workspace.h"
 #include "io/workload.h"
 #include "exec/tolerance.h"
 #include "planners/metrics.h"
@@ -21,9 +22,11 @@
 
 namespace {
 
-core::Workload load(const std::string& spec)
+core::Workload load(const std::string& spec, bool workspaces = false)
 {
-    auto w = core::loadWorkload(spec, {});
+    core::LoadOptions options;
+    options.workspaces = workspaces;
+    auto w = core::loadWorkload(spec, options);
     if (!w)
         qFatal("%s", w.error().message.c_str());
     return std::move(*w);
@@ -50,6 +53,7 @@ private slots:
     void brokenPlanCaught();
     void swapThroughPinnedMemory();
     void fusedOpsOnTheHost();
+    void workspaces();
     void cancelled();
 #endif
 };
@@ -231,6 +235,52 @@ void TestCuda::fusedOpsOnTheHost()
         QVERIFY2(off.empty(), off.c_str());
     }
     qInfo("example:cnn fused: %d fused ops on the host, %d synthetic ops", fused, run->opsSynthetic);
+}
+
+// Planned workspaces on the GPU: the Conv's columns in the arena at the workspace's offset, or in
+// their own cudaMalloc/cudaMallocAsync at its step; the same bits as the scratch run, no device
+// scratch left, the workspace counted at its step; a workspace over its Conv's input is caught.
+void TestCuda::workspaces()
+{
+    const auto plain = load("example:cnn");
+    const auto w = load("example:cnn", true);
+    const auto plan = planFor(w);
+    QVERIFY(core::validatePlan(w.problem, plan).ok());
+    const auto scratchRun = gpu::runOnCuda(*plain.graph, plain.schedule, plain.problem, planFor(plain), plain.bufferTensor, {});
+    QVERIFY2(scratchRun, scratchRun ? "" : scratchRun.error().message.c_str());
+    core::Bytes largest = 0;
+    for (const auto& op : w.graph->ops)
+        largest = std::max(largest, core::convWorkspaceBytes(*w.graph, op));
+    QCOMPARE(scratchRun->scratchBytes, largest); // the device scratch is sized by the same function
+    for (auto mode : { gpu::CudaAllocation::Arena, gpu::CudaAllocation::PerTensor, gpu::CudaAllocation::Pool }) {
+        const auto run = gpu::runOnCuda(*w.graph, w.schedule, w.problem, plan, w.bufferTensor, {}, mode);
+        QVERIFY2(run, run ? "" : run.error().message.c_str());
+        const auto mismatch = core::compareOutputs(*w.graph, scratchRun->outputs, run->outputs);
+        QVERIFY2(mismatch.empty(), (std::string(gpu::cudaAllocationName(mode)) + ": " + mismatch).c_str());
+        QCOMPARE(run->scratchBytes, core::Bytes(0));
+        if (mode == gpu::CudaAllocation::Pool)
+            continue; // the pool's own count, with its rounding
+        QCOMPARE(run->stepPeakBytes, core::lowerBound(w.problem));
+        for (std::size_t b = 0; b < w.problem.buffers.size(); ++b)
+            if (w.problem.buffers[b].kind == core::TensorKind::Workspace) // counted at its op's step
+                QVERIFY(run->stepBytes[std::size_t(w.problem.buffers[b].lifetime.start)] >= w.problem.buffers[b].size);
+    }
+    for (std::size_t b = 0; b < w.problem.buffers.size(); ++b) {
+        if (w.problem.buffers[b].kind != core::TensorKind::Workspace)
+            continue;
+        const auto& op = w.graph->ops[std::size_t(w.bufferOp[b])];
+        const auto victim = std::find(w.bufferTensor.begin(), w.bufferTensor.end(), op.inputs[0]) - w.bufferTensor.begin();
+        if (victim >= std::ptrdiff_t(w.bufferTensor.size()))
+            continue;
+        auto bad = plan;
+        bad.offsets[b] = plan.offsets[std::size_t(victim)];
+        bad.arenaSize = std::max(bad.arenaSize, bad.offsets[b] + w.problem.buffers[b].size);
+        QVERIFY(!core::validatePlan(w.problem, bad).ok());
+        const auto run = gpu::runOnCuda(*w.graph, w.schedule, w.problem, bad, w.bufferTensor, {});
+        QVERIFY2(run, run ? "" : run.error().message.c_str());
+        QVERIFY2(!core::compareOutputs(*w.graph, scratchRun->outputs, run->outputs).empty(), op.name.c_str());
+        break;
+    }
 }
 
 void TestCuda::cancelled()

@@ -121,6 +121,7 @@ private slots:
     void corruptFileKeepsPreviousModel();
     void renderScreenshots();
     void alignmentReloads();
+    void workspacesReload();
     void dropOpensFileAndRemembersIt();
 
     // the exact planner: progress, stop, proof
@@ -623,6 +624,52 @@ void TestStudio::alignmentReloads()
     m_window->setAlignment(0); // back to the workload's default
     QTRY_VERIFY_WITH_TIMEOUT(planned.count() >= 1, kTimeout);
     QCOMPARE(m_window->document()->workload()->problem.alignment, core::Bytes(256));
+}
+
+// The Workspaces box re-loads with each Conv's workspace as a buffer; the table names it and its op.
+void TestStudio::workspacesReload()
+{
+    QSignalSpy planned(m_window.get(), &MainWindow::planDisplayed);
+    m_window->openFile(QStringLiteral("example:cnn"));
+    QTRY_VERIFY_WITH_TIMEOUT(planned.count() >= 1, kTimeout);
+    const auto before = m_window->document()->workload()->problem.buffers.size();
+    planned.clear();
+    m_window->setWorkspaces(true);
+    QTRY_VERIFY_WITH_TIMEOUT(planned.count() >= 1, kTimeout);
+    const auto* workload = m_window->document()->workload();
+    QVERIFY(workload->workspaces);
+    QVERIFY(workload->problem.buffers.size() > before);
+    QVERIFY(m_window->summaryPanel()->summaryText().contains(QStringLiteral("Workspaces: ")));
+    TensorTableModel model(m_window->document());
+    int rows = 0;
+    for (int row = 0; row < model.rowCount(); ++row) {
+        const auto& buffer = workload->problem.buffers[static_cast<std::size_t>(row)];
+        if (buffer.kind != core::TensorKind::Workspace)
+            continue;
+        ++rows;
+        const auto& op = workload->graph->ops[static_cast<std::size_t>(workload->bufferOp[static_cast<std::size_t>(row)])];
+        QCOMPARE(model.index(row, TensorTableModel::Name).data().toString(), QString::fromStdString(op.name + " workspace"));
+        QCOMPARE(model.index(row, TensorTableModel::Kind).data().toString(), QStringLiteral("workspace"));
+        QCOMPARE(model.index(row, TensorTableModel::Producer).data().toString(), QString::fromStdString(op.name));
+        QCOMPARE(buffer.lifetime.end - buffer.lifetime.start, 1);
+    }
+    QCOMPARE(rows, int(workload->problem.buffers.size() - before));
+    QVERIFY(core::validatePlan(workload->problem, *m_window->document()->plan()).ok());
+
+    planned.clear();
+    m_window->setWorkspaces(false);
+    QTRY_VERIFY_WITH_TIMEOUT(planned.count() >= 1, kTimeout);
+    QVERIFY(!m_window->document()->workload()->workspaces);
+    QCOMPARE(m_window->document()->workload()->problem.buffers.size(), before);
+
+    // With the box on, an allocation problem (no ops) still loads, as it is.
+    m_window->setWorkspaces(true);
+    QTRY_VERIFY_WITH_TIMEOUT(m_window->document()->workload()->workspaces, kTimeout);
+    planned.clear();
+    m_window->openFile(QStringLiteral("example:hotel"));
+    QTRY_VERIFY_WITH_TIMEOUT(planned.count() >= 1 && m_window->document()->workload()->source == "example:hotel", kTimeout);
+    QVERIFY(!m_window->document()->workload()->workspaces);
+    m_window->setWorkspaces(false);
 }
 
 void TestStudio::dropOpensFileAndRemembersIt()

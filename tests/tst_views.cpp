@@ -297,7 +297,7 @@ void TestViews::palette()
             QVERIFY2(ViewPalette::colorDistance(ViewPalette::indexColor(a), ViewPalette::indexColor(b)) > 12,
                 qPrintable(QStringLiteral("colors %1 and %2 are too similar").arg(a).arg(b)));
     const core::TensorKind kinds[] = { core::TensorKind::Input, core::TensorKind::Output, core::TensorKind::Weight,
-        core::TensorKind::Activation, core::TensorKind::Persistent };
+        core::TensorKind::Activation, core::TensorKind::Persistent, core::TensorKind::Workspace };
     for (auto a : kinds)
         for (auto b : kinds)
             if (a != b)

@@ -12,6 +12,21 @@
 #include <cmath>
 #include <numeric>
 
+namespace {
+
+// A name elided in the middle (names share long prefixes); an op workspace's "<op> workspace" keeps
+// its suffix and the end of the op's name, so neighbouring workspaces stay apart.
+QString elidedLabel(const QFontMetrics& metrics, const QString& name, int width)
+{
+    static const QString suffix = QStringLiteral(" workspace");
+    if (metrics.horizontalAdvance(name) <= width || !name.endsWith(suffix) || name.size() == suffix.size())
+        return metrics.elidedText(name, Qt::ElideMiddle, width);
+    const QString op = metrics.elidedText(name.chopped(suffix.size()), Qt::ElideLeft, width - metrics.horizontalAdvance(suffix));
+    return op.isEmpty() ? metrics.elidedText(name, Qt::ElideMiddle, width) : op + suffix;
+}
+
+} // namespace
+
 LifetimeBarsView::LifetimeBarsView(PlanDocument* document, QWidget* parent)
     : TimelineView(document, parent)
 {
@@ -177,15 +192,15 @@ int LifetimeBarsView::paintLegend(QPainter& painter, const QRect& fullArea) cons
         return used;
     const QRect area = used > 0 ? fullArea.adjusted(0, 0, -used - 12, 0) : fullArea;
     const core::Workload* workload = document()->workload();
-    bool present[5] = {};
+    bool present[core::kKindCount] = {};
     for (const auto& b : workload->problem.buffers)
         present[static_cast<int>(b.kind)] = true;
     const QFontMetrics fm(font());
     // Right-aligned row of swatches: ■ activation  ■ input ...
     const core::TensorKind kinds[] = { core::TensorKind::Input, core::TensorKind::Activation, core::TensorKind::Output,
-        core::TensorKind::Weight, core::TensorKind::Persistent };
+        core::TensorKind::Weight, core::TensorKind::Persistent, core::TensorKind::Workspace };
     int x = area.right();
-    for (int i = 4; i >= 0; --i) {
+    for (int i = core::kKindCount - 1; i >= 0; --i) {
         if (!present[static_cast<int>(kinds[i])])
             continue;
         const auto name = core::kindName(kinds[i]);
@@ -283,8 +298,7 @@ void LifetimeBarsView::paintLabels(QPainter& painter, const Frame& frame) const
         painter.setFont(selected ? bold : font());
         painter.setPen(ViewPalette::axisText());
         const QRect textRect = r.adjusted(14, 0, 0, 0);
-        painter.drawText(textRect, Qt::AlignVCenter | Qt::AlignLeft,
-            QFontMetrics(painter.font()).elidedText(m_names[buffer], Qt::ElideMiddle, textRect.width()));
+        painter.drawText(textRect, Qt::AlignVCenter | Qt::AlignLeft, elidedLabel(QFontMetrics(painter.font()), m_names[buffer], textRect.width()));
     }
     painter.setFont(font());
 }

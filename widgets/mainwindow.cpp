@@ -18,6 +18,7 @@
 #include "util/format.h"
 
 #include <QAction>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QLabel>
@@ -116,6 +117,13 @@ void MainWindow::setAlignment(core::Bytes alignment)
     reload();
 }
 
+void MainWindow::setWorkspaces(bool on)
+{
+    if (m_workspacesCheck->isChecked() == on)
+        return;
+    m_workspacesCheck->setChecked(on); // toggled() re-loads
+}
+
 void MainWindow::openFile(const QString& spec)
 {
     QString resolved = spec.trimmed();
@@ -127,6 +135,7 @@ void MainWindow::openFile(const QString& spec)
     core::LoadOptions options;
     if (m_alignmentSpin->value() > 0)
         options.alignment = m_alignmentSpin->value();
+    options.workspaces = m_workspacesCheck->isChecked();
     m_play->pause();
     m_controller->requestLoad(resolved, options);
 }

@@ -31,6 +31,7 @@ class QLineEdit;
 class QMenu;
 class QProgressBar;
 class QSpinBox;
+class QCheckBox;
 class QTabWidget;
 class QTableView;
 class QTimer;
@@ -93,6 +94,9 @@ public:
     void setPlannerName(const QString& name); // re-plans when it changes
     // 0: the workload's default alignment (256 for graphs, 1 for allocation problems). Re-loads.
     void setAlignment(core::Bytes alignment);
+    // Plan each Conv's im2col workspace as a buffer of its own (core::LoadOptions::workspaces). Re-loads.
+    void setWorkspaces(bool on);
+    QCheckBox* workspacesCheck() const { return m_workspacesCheck; }
 
     // Exports; `error` gets a message naming the file on failure.
     bool exportPlanJson(const QString& path, QString* error = nullptr) const;
@@ -190,6 +194,7 @@ private:
     QComboBox* m_plannerCombo = nullptr;
     QSpinBox* m_alignmentSpin = nullptr;
     QTimer* m_alignmentTimer = nullptr;
+    QCheckBox* m_workspacesCheck = nullptr;
     QDoubleSpinBox* m_timeLimitSpin = nullptr;
     QTimer* m_timeLimitTimer = nullptr;
     QComboBox* m_sortCombo = nullptr;

@@ -21,6 +21,7 @@
 #include "planners/planner.h"
 
 #include <QAction>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDockWidget>
 #include <QDoubleSpinBox>
@@ -104,7 +105,7 @@ void MainWindow::createDocks()
     m_kindCombo = new QComboBox(tablePane);
     m_kindCombo->addItem(tr("All kinds"), -1);
     for (auto kind : { core::TensorKind::Input, core::TensorKind::Output, core::TensorKind::Activation,
-             core::TensorKind::Weight, core::TensorKind::Persistent })
+             core::TensorKind::Weight, core::TensorKind::Persistent, core::TensorKind::Workspace })
         m_kindCombo->addItem(QString::fromUtf8(core::kindName(kind).data()), static_cast<int>(kind));
     m_minSizeCombo = new QComboBox(tablePane);
     m_minSizeCombo->setToolTip(tr("Show only buffers at least this large"));
@@ -312,6 +313,11 @@ void MainWindow::createToolBar()
     m_alignmentTimer->setInterval(400); // re-load once typing pauses, not on every digit
     connect(m_alignmentSpin, &QSpinBox::valueChanged, m_alignmentTimer, qOverload<>(&QTimer::start));
     connect(m_alignmentTimer, &QTimer::timeout, this, &MainWindow::reload);
+    m_workspacesCheck = new QCheckBox(tr("Workspaces"), bar);
+    m_workspacesCheck->setToolTip(tr("Plan each convolution's im2col workspace as a buffer of its own, live only while "
+                                     "its op runs, instead of leaving it to kernel scratch (models only)"));
+    bar->addWidget(m_workspacesCheck);
+    connect(m_workspacesCheck, &QCheckBox::toggled, this, &MainWindow::reload);
     bar->addSeparator();
 
     label(tr("Bars"));

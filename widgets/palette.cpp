@@ -38,8 +38,10 @@ QColor kindColor(core::TensorKind kind)
         return QColor(0xEDC948); // yellow
     case core::TensorKind::Persistent:
         return QColor(0xB07AA1); // purple
+    case core::TensorKind::Workspace:
+        return QColor(0x9C755F); // brown: an op's temporary memory, live for one step
     }
-    return QColor(0x9C755F);
+    return QColor(0xBAB0AC);
 }
 
 QColor indexColor(int index)

@@ -142,7 +142,8 @@ StrategyFacts computeStrategyFacts(const core::Workload& original, std::shared_p
     const auto producer = core::producers(graph);
     std::map<core::TensorIndex, int> bufferOfRoot;
     for (std::size_t b = 0; b < workload.bufferTensor.size() && b < buffers; ++b)
-        bufferOfRoot[workload.bufferTensor[b]] = static_cast<int>(b);
+        if (workload.bufferTensor[b] >= 0) // an op's workspace has no tensor: no strategy marks it
+            bufferOfRoot[workload.bufferTensor[b]] = static_cast<int>(b);
     auto bufferOf = [&](core::TensorIndex t) {
         if (t < 0 || static_cast<std::size_t>(t) >= state.onHost.size() || state.onHost[static_cast<std::size_t>(t)])
             return -1;

@@ -175,6 +175,16 @@ void SummaryPanel::refresh()
     rows.row(tr("Tensors"), QString::number(problem.buffers.size()), tr("buffers"));
     rows.row(tr("Steps"), QString::number(problem.steps));
     rows.row(tr("Alignment"), QStringLiteral("%1 B").arg(problem.alignment));
+    if (workload->workspaces) {
+        std::size_t count = 0;
+        core::Bytes bytes = 0;
+        for (const auto& b : problem.buffers)
+            if (b.kind == core::TensorKind::Workspace) {
+                ++count;
+                bytes += b.size;
+            }
+        rows.row(tr("Workspaces"), bytesText(bytes), plural(count, tr("op workspace"), tr("op workspaces")));
+    }
     for (const auto& region : workload->regions) {
         QString name = QString::fromStdString(region.name);
         if (!name.isEmpty())

@@ -54,6 +54,14 @@ void TensorTableModel::rebuild()
         const auto producerOf = core::producers(graph);
         for (int row = 0; row < m_rows; ++row) {
             const core::TensorIndex t = workload->bufferTensor[static_cast<std::size_t>(row)];
+            const core::OpIndex owner = static_cast<std::size_t>(row) < workload->bufferOp.size() ? workload->bufferOp[static_cast<std::size_t>(row)] : -1;
+            if (t < 0 && owner >= 0 && static_cast<std::size_t>(owner) < graph.ops.size()) {
+                // An op's workspace: the op writes and reads it while it runs, and nothing else does.
+                m_producers << opLabel(graph, owner);
+                m_consumers << opLabel(graph, owner);
+                m_consumerCounts.push_back(1);
+                continue;
+            }
             if (t < 0 || static_cast<std::size_t>(t) >= graph.tensors.size()) {
                 m_producers << kNone;
                 m_consumers << kNone;

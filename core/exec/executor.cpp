@@ -6,6 +6,7 @@
 #include "exec/kernels.h"
 #include "exec/layout.h"
 #include "exec/opcall.h"
+#include "exec/workspace.h"
 #include "util/stats.h"
 
 #include <malloc.h>
@@ -120,6 +121,14 @@ Status fillGraphInputs(const Graph& g, const Layout& layout, const RunOptions& o
 }
 
 
+// The op's planned workspace for its Conv calls (a fused op: every call of its body, one at a time).
+void setWorkspace(exec::PreparedCall& p, float* workspace)
+{
+    p.call.workspace = workspace;
+    for (auto& part : p.body)
+        setWorkspace(part, workspace);
+}
+
 } // namespace
 
 Plan noReusePlan(const PlanProblem& problem)
@@ -153,6 +162,7 @@ Expected<Measurement> runOnCpu(const Graph& graph, const Schedule& schedule, con
     const std::vector<TensorIndex>& bufferTensor, const RunOptions& options)
 {
     const bool perTensor = options.allocation == Allocation::PerTensor;
+    exec::releaseScratch(); // this run's scratch high water, not an earlier run's
     std::vector<const Op*> scheduled;
     for (const auto o : schedule.order)
         scheduled.push_back(&graph.ops[std::size_t(o)]);
@@ -162,6 +172,9 @@ Expected<Measurement> runOnCpu(const Graph& graph, const Schedule& schedule, con
     auto layout = makeLayout(graph, problem, plan, bufferTensor, options.allocation, fusedScratch->internal);
     if (!layout)
         return layout.error();
+    const auto workspaceAt = workspaceAtStep(graph, schedule, problem, bufferTensor);
+    if (!workspaceAt)
+        return workspaceAt.error();
     fillWeights(graph, *layout, options);
     if (!perTensor)
         if (auto s = fillGraphInputs(graph, *layout, options); !s)
@@ -183,8 +196,16 @@ Expected<Measurement> runOnCpu(const Graph& graph, const Schedule& schedule, con
         steps.push_back(exec::prepareOp(graph, graph.ops[std::size_t(opIndex)], opIndex, options, access));
 
     // Measured memory: which buffers hold a value still to be read (arena), or what malloc holds (per-tensor).
-    const auto use = exec::bufferUse(graph, schedule, layout->placement, problem.buffers.size());
+    auto use = exec::bufferUse(graph, schedule, layout->placement, problem.buffers.size());
     const Step stepCount = Step(steps.size());
+    // A workspace is born before its op runs and released right after it; in the arena its Conv
+    // writes the columns at the buffer's offset (PerTensor: into the buffer's own allocation, below).
+    for (Step s = 0; s < stepCount; ++s)
+        if (const int b = (*workspaceAt)[std::size_t(s)]; b >= 0) {
+            use.first[std::size_t(b)] = use.last[std::size_t(b)] = s;
+            if (!perTensor)
+                setWorkspace(steps[std::size_t(s)], reinterpret_cast<float*>(layout->arena.get() + plan.offsets[std::size_t(b)]));
+        }
     std::vector<std::vector<int>> bornAt(std::size_t(stepCount) + 1), diesAt(std::size_t(stepCount) + 1);
     for (std::size_t b = 0; b < problem.buffers.size(); ++b) {
         if (use.first[b] >= stepCount)
@@ -250,8 +271,11 @@ Expected<Measurement> runOnCpu(const Graph& graph, const Schedule& schedule, con
                 }
                 live += problem.buffers[b].size;
             }
-            if (perTensor)
+            if (perTensor) {
                 exec::repoint(p, access);
+                if (const int b = (*workspaceAt)[s]; b >= 0)
+                    setWorkspace(p, reinterpret_cast<float*>(owned[std::size_t(b)].get()));
+            }
             real[s] = exec::runPrepared(graph, p, options);
             stepBytes[s] = perTensor ? allocatorInUse() - baseline : live;
             // Graph outputs die after the last step; they are read back below first.

@@ -21,6 +21,9 @@
 //   measured through the C allocator (glibc mallinfo2) rather than predicted.
 // - Measured memory per step (Measurement::stepBytes) comes from the run itself: which buffers the
 //   executor has written and still has to read (arena), or what malloc holds (per-tensor).
+// - Op workspaces (exec/workspace.h), when the problem plans them: the Conv at that step writes its
+//   im2col columns into its workspace buffer (arena: at the plan's offset; PerTensor: a malloc made
+//   before the op and freed after it), counted in stepBytes at that step and not in scratchBytes.
 // Single-threaded and deterministic: the same inputs give the same output bits in any valid plan.
 // Not thread-safe (kernel scratch is shared); run one at a time.
 
@@ -71,7 +74,7 @@ struct Measurement {
     Allocation allocation = Allocation::Arena;
     Bytes arenaBytes = 0;   // the activation arena allocated (plan.arenaSize); 0 for PerTensor
     Bytes weightsBytes = 0; // the side region: weights, persistent and unbuffered tensors
-    Bytes scratchBytes = 0; // kernel scratch (im2col) high-water plus the fused ops' internal tensors
+    Bytes scratchBytes = 0; // kernel scratch (im2col unless workspaces are planned) high-water plus the fused ops' internal tensors
     Bytes peakBytes = 0;    // arena (PerTensor: stepPeakBytes) + side region + scratch: the most the executor held at once
     Bytes peakRssBytes = 0; // the process's peak resident memory after the run (getrusage)
     // Activation bytes in use while each step ran (index = step; its outputs written, the inputs it
@@ -92,7 +95,7 @@ struct Measurement {
 };
 
 // Runs `graph` under `schedule` with the activations placed by `plan` (a plan for `problem`);
-// `bufferTensor` maps each buffer of the problem to its tensor (Workload::bufferTensor).
+// `bufferTensor` maps each buffer of the problem to its tensor (Workload::bufferTensor), -1 for an op's workspace.
 Expected<Measurement> runOnCpu(const Graph& graph, const Schedule& schedule, const PlanProblem& problem, const Plan& plan,
     const std::vector<TensorIndex>& bufferTensor, const RunOptions& options);
 

@@ -189,6 +189,13 @@ float* scratch(int slot, std::int64_t floats)
 
 Bytes scratchHighWater() { return g_scratchHighWater; }
 
+void releaseScratch()
+{
+    for (auto& v : g_scratch)
+        std::vector<float>().swap(v);
+    g_scratchHighWater = 0;
+}
+
 Kernel findKernel(const std::string& opType)
 {
     static const std::map<std::string, Kernel> table = [] {

@@ -40,6 +40,9 @@ struct KernelCall {
     const Op* op = nullptr;
     std::vector<TensorView> in; // by ONNX input slot; absent optional inputs have data == nullptr
     std::vector<TensorView> out;
+    // A Conv's planned workspace (ProblemOptions::workspaces): at least convColumnFloats(*this) floats,
+    // in memory the executor placed for this step. Null: the kernel takes its columns from scratch().
+    float* workspace = nullptr;
 
     bool has(std::size_t slot) const { return slot < in.size() && in[slot].present(); }
     std::int64_t attrInt(const std::string& name, std::int64_t fallback) const;
@@ -80,11 +83,20 @@ int normAxis(std::int64_t axis, int rank);
 void gemm(std::int64_t m, std::int64_t n, std::int64_t k, const float* a, std::int64_t lda, const float* b, std::int64_t ldb,
     float* c, std::int64_t ldc, bool accumulate);
 
+// Floats of im2col columns the Conv kernel needs for this call: the input channels of one group ×
+// kernel window × output plane. 0 for a direct convolution (1x1, stride 1, no padding: the GEMM reads
+// the input itself) and for a call the Conv kernel would not run (not float32, not 1-D/2-D, shapes that
+// do not fit). Reads shapes, dtypes and attributes only, never data; the CUDA executor's Conv needs the
+// same columns, so one planned workspace serves both executors.
+std::int64_t convColumnFloats(const KernelCall& call);
+
 // Scratch memory for kernels (im2col columns, transposed operands): at least `floats` elements,
 // reused between calls (slot 0 or 1 so one kernel can hold two). scratchHighWater() is the most
 // bytes ever held, counted in the run's peak.
 float* scratch(int slot, std::int64_t floats);
 Bytes scratchHighWater();
+// Frees the scratch and restarts its high-water mark: each run measures its own.
+void releaseScratch();
 
 // Family tables, merged by findKernel.
 void addElementwiseKernels(std::map<std::string, Kernel>& table);

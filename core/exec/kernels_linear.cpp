@@ -79,24 +79,49 @@ void im2col(const float* x, std::int64_t channels, const ConvGeometry& g, float*
             }
 }
 
-bool conv(const KernelCall& c)
+// What the Conv kernel computes for a call: geometry, group sizes, whether the GEMM reads the input
+// directly. False when the kernel has no exact implementation for it. Shapes and attributes only.
+struct ConvSetup {
+    ConvGeometry g;
+    std::int64_t groups = 1, n = 0, cin = 0, m = 0, cg = 0, mg = 0, k = 0, plane = 0;
+    bool direct = false;
+};
+
+bool convSetup(const KernelCall& c, ConvSetup& s)
 {
-    if (!c.allFloat() || !c.has(0) || !c.has(1) || c.out.size() != 1)
+    if (c.in.size() < 2 || c.out.size() != 1 || !c.allFloat() || c.in[0].dtype != DType::Float32 || c.in[1].dtype != DType::Float32)
         return false;
     const auto &x = c.in[0], &w = c.in[1], &y = c.out[0];
-    ConvGeometry g;
-    if (!geometry(c, x, w, y, false, g))
+    if (!geometry(c, x, w, y, false, s.g))
         return false;
-    const std::int64_t groups = c.attrInt("group", 1);
-    const std::int64_t n = x.shape[0], cin = x.shape[1], m = y.shape[1];
-    if (groups <= 0 || cin % groups || m % groups || w.shape[0] != m || w.shape[1] != cin / groups || y.shape[0] != n)
+    s.groups = c.attrInt("group", 1);
+    s.n = x.shape[0];
+    s.cin = x.shape[1];
+    s.m = y.shape[1];
+    if (s.groups <= 0 || s.cin % s.groups || s.m % s.groups || w.shape[0] != s.m || w.shape[1] != s.cin / s.groups || y.shape[0] != s.n)
         return false;
-    if (c.has(2) && c.in[2].count != m)
+    if (c.has(2) && c.in[2].count != s.m)
         return false;
-    const std::int64_t cg = cin / groups, mg = m / groups, k = cg * g.kH * g.kW, plane = g.outH * g.outW;
-    const bool direct = g.kH == 1 && g.kW == 1 && g.strideH == 1 && g.strideW == 1 && g.padTop == 0 && g.padLeft == 0
+    const auto& g = s.g;
+    s.cg = s.cin / s.groups;
+    s.mg = s.m / s.groups;
+    s.k = s.cg * g.kH * g.kW;
+    s.plane = g.outH * g.outW;
+    s.direct = g.kH == 1 && g.kW == 1 && g.strideH == 1 && g.strideW == 1 && g.padTop == 0 && g.padLeft == 0
         && g.inH == g.outH && g.inW == g.outW;
-    float* col = direct ? nullptr : scratch(0, k * plane);
+    return true;
+}
+
+bool conv(const KernelCall& c)
+{
+    ConvSetup s;
+    if (!c.has(0) || !c.has(1) || !convSetup(c, s))
+        return false;
+    const auto &x = c.in[0], &w = c.in[1], &y = c.out[0];
+    const auto& g = s.g;
+    const std::int64_t groups = s.groups, n = s.n, cin = s.cin, m = s.m, cg = s.cg, mg = s.mg, k = s.k, plane = s.plane;
+    const bool direct = s.direct;
+    float* col = direct ? nullptr : c.workspace ? c.workspace : scratch(0, k * plane);
     for (std::int64_t b = 0; b < n; ++b)
         for (std::int64_t gi = 0; gi < groups; ++gi) {
             const float* xg = x.f32() + (b * cin + gi * cg) * g.inH * g.inW;
@@ -273,6 +298,14 @@ bool matmul(const KernelCall& c)
 }
 
 } // namespace
+
+std::int64_t convColumnFloats(const KernelCall& call)
+{
+    ConvSetup s;
+    if (!call.op || call.op->type != "Conv" || !convSetup(call, s) || s.direct)
+        return 0;
+    return s.k * s.plane;
+}
 
 void addLinearKernels(std::map<std::string, Kernel>& t)
 {

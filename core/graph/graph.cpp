@@ -51,7 +51,7 @@ bool equalsIgnoreCase(std::string_view a, std::string_view b)
         && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) { return std::tolower(x) == std::tolower(y); });
 }
 
-constexpr std::array<std::string_view, 5> kKindNames { "input", "output", "weight", "activation", "persistent" };
+constexpr std::array<std::string_view, kKindCount> kKindNames { "input", "output", "weight", "activation", "persistent", "workspace" };
 } // namespace
 
 Bytes dtypeBytes(DType dtype) { return info(dtype).bytes; }

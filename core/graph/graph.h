@@ -28,8 +28,11 @@ Bytes dtypeBytes(DType dtype);
 std::string_view dtypeName(DType dtype);           // "float32", "int64", ...
 std::optional<DType> parseDType(std::string_view); // accepts dtypeName() spellings and ONNX names ("FLOAT")
 
-enum class TensorKind { Input, Output, Weight, Activation, Persistent };
-std::string_view kindName(TensorKind kind); // "input", "output", "weight", "activation", "persistent"
+// Workspace: temporary memory an op needs only while it runs (a Conv's im2col columns); never a
+// tensor's kind, only a planned buffer's (ProblemOptions::workspaces).
+enum class TensorKind { Input, Output, Weight, Activation, Persistent, Workspace };
+constexpr int kKindCount = 6;
+std::string_view kindName(TensorKind kind); // "input", "output", "weight", "activation", "persistent", "workspace"
 std::optional<TensorKind> parseKind(std::string_view);
 
 constexpr Bytes kUnknownSize = -1;

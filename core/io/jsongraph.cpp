@@ -331,7 +331,7 @@ private:
             if (!kind.is_string())
                 return fail(line, where, std::string("\"kind\" must be a string, found ") + typeName(kind));
             const auto parsed = parseKind(kind.get<std::string>());
-            if (!parsed)
+            if (!parsed || *parsed == TensorKind::Workspace)
                 return fail(line, where,
                     "unknown kind " + quote(kind.get<std::string>()) + " (expected input, output, weight, activation or persistent)");
             tensor.kind = *parsed;

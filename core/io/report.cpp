@@ -5,6 +5,7 @@
 #include "planners/metrics.h"
 #include "util/format.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace core {
@@ -20,6 +21,23 @@ std::string printf(const char* format, auto... args)
 std::string withBytes(Bytes bytes)
 {
     return bytes < 1024 ? formatBytes(bytes) : formatBytes(bytes) + " (" + std::to_string(bytes) + " B)";
+}
+
+struct WorkspaceTotals {
+    int count = 0;
+    Bytes bytes = 0, largest = 0;
+};
+
+WorkspaceTotals workspaceTotals(const PlanProblem& problem)
+{
+    WorkspaceTotals w;
+    for (const auto& b : problem.buffers)
+        if (b.kind == TensorKind::Workspace) {
+            ++w.count;
+            w.bytes += b.size;
+            w.largest = std::max(w.largest, b.size);
+        }
+    return w;
 }
 } // namespace
 
@@ -49,6 +67,11 @@ std::string formatReport(const Workload& workload, const Plan& plan, int topAtPe
         text += printf("%-16s best found; proven lower bound %s\n", "search", withBytes(plan.provenLowerBound).c_str());
     if (!plan.details.empty())
         text += printf("%-16s %s\n", "", plan.details.c_str());
+    if (workload.workspaces) {
+        const auto w = workspaceTotals(problem);
+        text += printf("%-16s %d op workspace buffers, %s in all, largest %s (planned in the arena)\n", "workspaces", w.count,
+            formatBytes(w.bytes).c_str(), formatBytes(w.largest).c_str());
+    }
     for (const auto& region : workload.regions)
         text += printf("%-16s %s in %d tensors (outside the arena)\n", region.name.c_str(), formatBytes(region.size).c_str(),
             region.tensorCount);
@@ -76,6 +99,10 @@ std::string formatComparison(const Workload& workload, const std::vector<Plan>& 
     const Bytes bound = lowerBound(workload.problem);
     std::string text = printf("%s: %zu buffers, %d steps, lower bound %s\n", workload.source.c_str(),
         workload.problem.buffers.size(), workload.problem.steps, withBytes(bound).c_str());
+    if (workload.workspaces) {
+        const auto w = workspaceTotals(workload.problem);
+        text += printf("  of them %d op workspace buffers, %s in all\n", w.count, formatBytes(w.bytes).c_str());
+    }
     text += printf("%-18s %14s %16s %8s %7s %10s\n", "planner", "arena", "arena bytes", "ratio", "colors", "time");
     for (const auto& plan : plans) {
         const auto m = computeMetrics(workload.problem, plan);

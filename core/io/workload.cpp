@@ -57,7 +57,7 @@ Expected<Workload> workloadFromGraph(Graph graph, const std::string& source, con
     if (!schedule)
         return makeError(schedule.error().code, source + ": " + schedule.error().message);
     const Bytes alignment = options.alignment.value_or(kGraphAlignment);
-    auto built = makeProblem(graph, *schedule, ProblemOptions { alignment });
+    auto built = makeProblem(graph, *schedule, ProblemOptions { alignment, options.workspaces });
     if (!built)
         return makeError(built.error().code, source + ": " + built.error().message);
     Workload workload;
@@ -72,6 +72,8 @@ Expected<Workload> workloadFromGraph(Graph graph, const std::string& source, con
     workload.problem = std::move(built->problem);
     workload.regions = std::move(built->regions);
     workload.bufferTensor = std::move(built->bufferTensor);
+    workload.bufferOp = std::move(built->bufferOp);
+    workload.workspaces = options.workspaces;
     workload.graph = std::move(graph);
     return workload;
 }

@@ -16,6 +16,9 @@ struct LoadOptions {
     // Activation alignment. Unset: 256 bytes for graphs, 1 for allocation problems (CSV, hotel, five-tensors).
     std::optional<Bytes> alignment;
     ShapeBindings bindings;
+    // Plan op workspaces as buffers (ProblemOptions::workspaces). Graphs only: an allocation problem
+    // has no ops, so it loads as it is (Workload::workspaces stays false).
+    bool workspaces = false;
 };
 
 // Everything loaded from one source, ready to plan.
@@ -25,7 +28,9 @@ struct Workload {
     Schedule schedule;
     PlanProblem problem;
     std::vector<Region> regions;
-    std::vector<TensorIndex> bufferTensor; // per buffer, its tensor in graph (empty without a graph)
+    std::vector<TensorIndex> bufferTensor; // per buffer, its tensor in graph (empty without a graph); -1 for a workspace
+    std::vector<OpIndex> bufferOp;         // per buffer, the op whose workspace it is, else -1 (empty without a graph)
+    bool workspaces = false;               // the problem plans op workspaces; re-planning keeps them
     std::vector<std::string> notes;        // facts the report should mention
 };
 

@@ -2,6 +2,8 @@
 // SPDX-FileCopyrightText: MemPlan authors
 #include "liveness/lifetimes.h"
 
+#include "exec/workspace.h"
+
 #include <algorithm>
 
 namespace core {
@@ -83,7 +85,20 @@ Expected<GraphProblem> makeProblem(const Graph& graph, const Schedule& schedule,
         result.problem.buffers.push_back(
             Buffer { tensor.name, life, alignUp(tensor.size, options.alignment), tensor.kind, { tensor.name } });
         result.bufferTensor.push_back(static_cast<TensorIndex>(t));
+        result.bufferOp.push_back(-1);
     }
+    if (options.workspaces)
+        for (Step step = 0; step < schedule.steps(); ++step) {
+            const OpIndex o = schedule.order[std::size_t(step)];
+            const auto& op = graph.ops[std::size_t(o)];
+            const Bytes bytes = convWorkspaceBytes(graph, op);
+            if (bytes <= 0)
+                continue;
+            result.problem.buffers.push_back(
+                Buffer { workspaceName(op), Lifetime { step, step + 1 }, alignUp(bytes, options.alignment), TensorKind::Workspace, {} });
+            result.bufferTensor.push_back(-1);
+            result.bufferOp.push_back(o);
+        }
     if (weights.tensorCount > 0)
         result.regions.push_back(weights);
     if (persistent.tensorCount > 0)

@@ -19,16 +19,21 @@ std::vector<Lifetime> computeLifetimes(const Graph& graph, const Schedule& sched
 
 struct ProblemOptions {
     Bytes alignment = 256; // activation buffers are rounded up to this and placed at multiples of it
+    // Plan op workspaces (exec/workspace.h) as buffers of their own; off: kernels keep them in scratch.
+    bool workspaces = false;
 };
 
 struct GraphProblem {
     PlanProblem problem;
     std::vector<Region> regions;            // weights and persistent state, outside the arena
-    std::vector<TensorIndex> bufferTensor; // the tensor behind each buffer of problem.buffers
+    std::vector<TensorIndex> bufferTensor; // the tensor behind each buffer of problem.buffers; -1 for a workspace
+    std::vector<OpIndex> bufferOp;         // per buffer: the op whose workspace it is; -1 for a tensor's buffer
 };
 
-// One buffer per input, output and activation tensor with a non-zero size. Fails, naming the
-// tensors, when any of them has no known size, and on a graph without ops.
+// One buffer per input, output and activation tensor with a non-zero size; with options.workspaces,
+// then one per op that needs a workspace, in schedule order: named "<op> workspace", kind Workspace,
+// lifetime [step, step + 1), no tensors. Fails, naming the tensors, when any of them has no known
+// size, and on a graph without ops.
 Expected<GraphProblem> makeProblem(const Graph& graph, const Schedule& schedule, const ProblemOptions& options);
 
 } // namespace core

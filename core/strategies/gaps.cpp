@@ -44,7 +44,7 @@ Transformed greedyGapRewrites(Transformed state, Step minGap, const GapRewriter&
     StrategyReport& report)
 {
     for (int round = 0; round < options.maxRewrites; ++round) {
-        const Bytes current = transformedLowerBound(state, options.alignment);
+        const Bytes current = transformedLowerBound(state, options.alignment, options.workspaces);
         auto gaps = idleGaps(state, minGap);
         if (gaps.size() > static_cast<std::size_t>(options.candidates))
             gaps.resize(static_cast<std::size_t>(options.candidates));
@@ -54,7 +54,7 @@ Transformed greedyGapRewrites(Transformed state, Step minGap, const GapRewriter&
             auto trial = rewrite(state, gap);
             if (!trial)
                 continue;
-            const Bytes bound = transformedLowerBound(trial->state, options.alignment);
+            const Bytes bound = transformedLowerBound(trial->state, options.alignment, options.workspaces);
             // Strictly lower; on a tie the cheaper rewrite wins.
             if (bound >= 0 && (bound < bestBound || (best && bound == bestBound && trial->extraSeconds < best->extraSeconds))) {
                 bestBound = bound;

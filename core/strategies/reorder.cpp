@@ -81,10 +81,10 @@ Expected<Transformed> ReorderStrategy::apply(Transformed state, const StrategyOp
     auto order = memoryAwareOrder(state.graph, state.schedule);
     if (!isTopological(state.graph, order))
         return makeError(ErrorCode::InvalidModel, "the graph has a cycle; no topological order exists");
-    const Bytes before = transformedLowerBound(state, options.alignment);
+    const Bytes before = transformedLowerBound(state, options.alignment, options.workspaces);
     auto candidate = state;
     candidate.schedule = std::move(order);
-    const Bytes after = transformedLowerBound(candidate, options.alignment);
+    const Bytes after = transformedLowerBound(candidate, options.alignment, options.workspaces);
     int moved = 0;
     for (Step s = 0; s < state.schedule.steps(); ++s)
         moved += candidate.schedule.order[s] != state.schedule.order[s];

@@ -62,14 +62,21 @@ Expected<GraphProblem> buildProblem(const Transformed& state, const ProblemOptio
     std::map<TensorIndex, std::size_t> slotOfRoot; // root tensor -> index in result buffers
     for (std::size_t i = 0; i < built->problem.buffers.size(); ++i) {
         const auto t = built->bufferTensor[i];
+        auto& buffer = built->problem.buffers[i];
+        if (t < 0) { // an op's workspace: nothing shares it, nothing moves it to host
+            result.problem.buffers.push_back(std::move(buffer));
+            result.bufferTensor.push_back(-1);
+            result.bufferOp.push_back(built->bufferOp[i]);
+            continue;
+        }
         if (state.onHost[t])
             continue;
-        auto& buffer = built->problem.buffers[i];
         const auto root = state.bufferRoot(t);
         const auto [it, fresh] = slotOfRoot.emplace(root, result.problem.buffers.size());
         if (fresh) {
             result.problem.buffers.push_back(std::move(buffer));
             result.bufferTensor.push_back(root);
+            result.bufferOp.push_back(-1);
             continue;
         }
         auto& merged = result.problem.buffers[it->second];
@@ -83,9 +90,9 @@ Expected<GraphProblem> buildProblem(const Transformed& state, const ProblemOptio
     return result;
 }
 
-Bytes transformedLowerBound(const Transformed& state, Bytes alignment)
+Bytes transformedLowerBound(const Transformed& state, Bytes alignment, bool workspaces)
 {
-    const auto built = buildProblem(state, ProblemOptions { alignment });
+    const auto built = buildProblem(state, ProblemOptions { alignment, workspaces });
     return built ? lowerBound(built->problem) : Bytes(-1);
 }
 
@@ -121,7 +128,7 @@ const Strategy* strategyByName(std::string_view name)
 
 Expected<Transformed> runStrategy(const Strategy& strategy, Transformed state, const StrategyOptions& options)
 {
-    const Bytes before = transformedLowerBound(state, options.alignment);
+    const Bytes before = transformedLowerBound(state, options.alignment, options.workspaces);
     auto result = strategy.apply(std::move(state), options);
     if (!result)
         return result;
@@ -131,7 +138,7 @@ Expected<Transformed> runStrategy(const Strategy& strategy, Transformed state, c
     }
     auto& report = result->reports.back();
     report.lowerBoundBefore = before;
-    report.lowerBoundAfter = transformedLowerBound(*result, options.alignment);
+    report.lowerBoundAfter = transformedLowerBound(*result, options.alignment, options.workspaces);
     return result;
 }
 
@@ -145,15 +152,17 @@ Expected<StrategyRun> applyStrategies(const Workload& workload, const std::vecto
         return makeError(ErrorCode::InvalidArgument,
             workload.source + ": an allocation problem has no graph; strategies need a model (.onnx, .json or example:NAME)");
     auto state = startTransform(*workload.graph, workload.schedule);
+    auto effective = options;
+    effective.workspaces = workload.workspaces;
     for (const auto& strategy : strategies()) {
         if (std::find(names.begin(), names.end(), strategy->name()) == names.end())
             continue;
-        auto next = runStrategy(*strategy, std::move(state), options);
+        auto next = runStrategy(*strategy, std::move(state), effective);
         if (!next)
             return makeError(next.error().code, workload.source + ": " + std::string(strategy->name()) + ": " + next.error().message);
         state = std::move(*next);
     }
-    auto built = buildProblem(state, ProblemOptions { workload.problem.alignment });
+    auto built = buildProblem(state, ProblemOptions { workload.problem.alignment, workload.workspaces });
     if (!built)
         return makeError(built.error().code, workload.source + ": " + built.error().message);
     StrategyRun run;
@@ -163,6 +172,8 @@ Expected<StrategyRun> applyStrategies(const Workload& workload, const std::vecto
     run.workload.problem = std::move(built->problem);
     run.workload.regions = std::move(built->regions);
     run.workload.bufferTensor = std::move(built->bufferTensor);
+    run.workload.bufferOp = std::move(built->bufferOp);
+    run.workload.workspaces = workload.workspaces;
     run.workload.graph = state.graph;
     run.reports = state.reports;
     run.state = std::move(state);

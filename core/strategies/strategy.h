@@ -35,6 +35,8 @@ struct StrategyOptions {
     int candidates = 24;    // recompute (greedy), swap: most candidates tried per round (largest size × gap first)
     RecomputePolicy recomputePolicy = RecomputePolicy::Greedy;
     int checkpointEvery = 0; // checkpoint policy: keep the outputs of every k-th forward op; 0: round(sqrt(forward ops))
+    // Lower bounds count op workspaces too (ProblemOptions::workspaces); applyStrategies sets it from the workload.
+    bool workspaces = false;
 };
 
 // What one strategy saved and spent.
@@ -68,10 +70,14 @@ Transformed startTransform(Graph graph, Schedule schedule);
 
 // The plannable problem: makeProblem's buffers, minus tensors on host, with buffer-sharing tensors merged
 // into one buffer (lifetime = union, size = largest). bufferTensor holds each buffer's root tensor.
+// Op workspaces (options.workspaces) pass through unchanged: they are rebuilt for the transformed
+// schedule, so a reordered Conv keeps its workspace at its new step and a fused op holding a Conv
+// gets one for its body. With StrategyOptions::workspaces the strategies' lower
+// bounds (their choices and the reports' before/after) count the workspaces, as the plan will.
 Expected<GraphProblem> buildProblem(const Transformed& state, const ProblemOptions& options);
 
 // Lower bound of buildProblem(state); -1 when the problem cannot be built.
-Bytes transformedLowerBound(const Transformed& state, Bytes alignment);
+Bytes transformedLowerBound(const Transformed& state, Bytes alignment, bool workspaces = false);
 
 class Strategy {
 public:

@@ -337,13 +337,15 @@ Expected<Workload> appendBackwardPass(const Workload& workload, const TrainingOp
         result.notes.push_back("training mode: " + std::to_string(scalarConstants) + " one-element float weight(s) treated as constants (no gradient)");
     if (unsizedWeights > 0)
         result.notes.push_back("training mode: " + std::to_string(unsizedWeights) + " weight(s) of unknown size get no gradient");
-    auto built = makeProblem(graph, schedule, ProblemOptions { workload.problem.alignment });
+    auto built = makeProblem(graph, schedule, ProblemOptions { workload.problem.alignment, workload.workspaces });
     if (!built)
         return makeError(built.error().code, workload.source + ": training mode: " + built.error().message);
     result.schedule = std::move(schedule);
     result.problem = std::move(built->problem);
     result.regions = std::move(built->regions);
     result.bufferTensor = std::move(built->bufferTensor);
+    result.bufferOp = std::move(built->bufferOp);
+    result.workspaces = workload.workspaces;
     result.graph = std::move(graph);
     return result;
 }

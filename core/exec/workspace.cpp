@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+#include "exec/workspace.h"
+
+#include "exec/opcall.h"
+
+#include <algorithm>
+
+namespace core {
+
+Bytes convWorkspaceBytes(const Graph& graph, const Op& op)
+{
+    if (!op.body.empty()) { // a fused op: its body's ops run one at a time, so one workspace serves every Conv
+        Bytes most = 0;
+        for (const auto& part : op.body)
+            most = std::max(most, convWorkspaceBytes(graph, part));
+        return most;
+    }
+    if (op.type != "Conv" || !(op.domain.empty() || op.domain == "ai.onnx"))
+        return 0;
+    // The kernel's call as the executor prepares it, its views pointing at a marker: convColumnFloats
+    // reads shapes only, but tells a present input from an absent one by its pointer.
+    static std::byte marker;
+    exec::KernelCall call;
+    call.op = &op;
+    for (auto t : op.inputs) {
+        if (t < 0 || t >= TensorIndex(graph.tensors.size()))
+            return 0;
+        call.in.push_back(exec::tensorView(graph, t, &marker));
+    }
+    for (auto t : op.outputs) {
+        if (t < 0 || t >= TensorIndex(graph.tensors.size()))
+            return 0;
+        call.out.push_back(exec::tensorView(graph, t, &marker));
+    }
+    for (auto t : op.outputs)
+        if (graph.tensors[t].estimated)
+            return 0; // the executor runs such an op synthetic
+    return Bytes(exec::convColumnFloats(call)) * Bytes(sizeof(float));
+}
+
+std::string workspaceName(const Op& op)
+{
+    return op.name + " workspace";
+}
+
+Expected<std::vector<int>> workspaceAtStep(const Graph& graph, const Schedule& schedule, const PlanProblem& problem,
+    const std::vector<TensorIndex>& bufferTensor)
+{
+    const Step steps = schedule.steps();
+    std::vector<int> at(std::size_t(std::max<Step>(steps, 0)), -1);
+    for (std::size_t b = 0; b < problem.buffers.size() && b < bufferTensor.size(); ++b) {
+        if (bufferTensor[b] >= 0)
+            continue;
+        const auto& buffer = problem.buffers[b];
+        const std::string where = "buffer '" + buffer.name + "'";
+        if (buffer.kind != TensorKind::Workspace)
+            return makeError(ErrorCode::InvalidArgument, where + " has no tensor and is not an op's workspace");
+        const Step s = buffer.lifetime.start;
+        if (s < 0 || s >= steps || buffer.lifetime.end != s + 1)
+            return makeError(ErrorCode::InvalidArgument, where + ": a workspace must live for exactly one step of the schedule");
+        if (at[std::size_t(s)] >= 0)
+            return makeError(ErrorCode::InvalidArgument, where + ": step " + std::to_string(s) + " already has a workspace");
+        const auto& op = graph.ops[std::size_t(schedule.order[std::size_t(s)])];
+        const Bytes need = convWorkspaceBytes(graph, op);
+        if (need <= 0 || need > buffer.size)
+            return makeError(ErrorCode::InvalidArgument, where + ": op '" + op.name + "' at step " + std::to_string(s) + " needs "
+                                 + std::to_string(need) + " bytes of workspace, the buffer holds " + std::to_string(buffer.size));
+        at[std::size_t(s)] = int(b);
+    }
+    return at;
+}
+
+} // namespace core
