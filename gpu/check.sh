@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # One call on a machine with an NVIDIA GPU: build (or take a prebuilt pack), run the GPU tests, then
-# run example:cnn (plain and with --fuse), example:transformer, the packed or present ONNX models and
+# run example:cnn (plain, with --fuse, with --workspaces), example:transformer, the packed or present ONNX models and
 # a ResNet-50 exported on the spot (when python3 has torch, torchvision and onnx) with
 # `memplan run --device cuda`, and print one table: model, mode, peak, p50, p99, outputs.
 # Exits non-zero when any step fails.
@@ -61,7 +61,7 @@ fi
 
 echo "== measurements (--repeat $repeat)"
 mkdir -p "$out"
-models=(example:cnn example:cnn+fuse example:transformer)
+models=(example:cnn example:cnn+fuse example:cnn+workspaces example:transformer)
 for file in "$root"/tests/models/resnet50.onnx ${pack:+"$pack"/models/*.onnx}; do
     [[ -f "$file" ]] && models+=("$file")
 done
@@ -71,9 +71,9 @@ if [[ ! -f "$root/tests/models/resnet50.onnx" ]] && python3 -c 'import torch, to
 fi
 jsons=()
 for entry in "${models[@]}"; do
-    model=${entry%+fuse}
+    model=${entry%%+*} # example:cnn+fuse: run example:cnn with --fuse
     flags=()
-    [[ "$entry" != "$model" ]] && flags=(--fuse)
+    [[ "$entry" != "$model" ]] && flags=("--${entry#*+}")
     name=$(basename "${entry#example:}" .onnx)
     json="$out/$name.json"
     if "$memplan" run "$model" "${flags[@]}" --device cuda --repeat "$repeat" --json "$json" >"$out/$name.txt" 2>&1; then
