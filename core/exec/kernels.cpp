@@ -139,8 +139,10 @@ inline void micro4x8(std::int64_t kb, const float* a, std::int64_t lda, const fl
 // Every C element sums its products in increasing k, whatever the blocking, so results are
 // bit-reproducible (the plan check relies on that).
 void gemm(std::int64_t m, std::int64_t n, std::int64_t k, const float* a, std::int64_t lda, const float* b, std::int64_t ldb,
-    float* c, std::int64_t ldc, bool accumulate)
+    float* c, std::int64_t ldc, bool accumulate, bool bTransposed)
 {
+    // B[kk][j], stored as given or transposed (then its rows are B's columns).
+    const auto bAt = [&](std::int64_t kk, std::int64_t j) { return bTransposed ? b[j * ldb + kk] : b[kk * ldb + j]; };
     constexpr std::int64_t kBlockK = 256;
     if (!accumulate)
         for (std::int64_t i = 0; i < m; ++i)
@@ -152,8 +154,13 @@ void gemm(std::int64_t m, std::int64_t n, std::int64_t k, const float* a, std::i
         // place, its rows lie ldb apart (a new page per k for wide B, as in a large im2col).
         alignas(64) float panel[kBlockK * 8];
         for (std::int64_t j = 0; j < n8; j += 8) {
-            for (std::int64_t kk = 0; kk < kb; ++kk)
-                std::copy(b + (k0 + kk) * ldb + j, b + (k0 + kk) * ldb + j + 8, panel + kk * 8);
+            if (bTransposed)
+                for (std::int64_t jj = 0; jj < 8; ++jj)
+                    for (std::int64_t kk = 0; kk < kb; ++kk)
+                        panel[kk * 8 + jj] = b[(j + jj) * ldb + k0 + kk];
+            else
+                for (std::int64_t kk = 0; kk < kb; ++kk)
+                    std::copy(b + (k0 + kk) * ldb + j, b + (k0 + kk) * ldb + j + 8, panel + kk * 8);
             for (std::int64_t i = 0; i < m4; i += 4)
                 micro4x8(kb, a + i * lda + k0, lda, panel, 8, c + i * ldc + j, ldc);
         }
@@ -162,13 +169,13 @@ void gemm(std::int64_t m, std::int64_t n, std::int64_t k, const float* a, std::i
             for (std::int64_t kk = k0; kk < k0 + kb; ++kk) {
                 const float av = a[i * lda + kk];
                 for (std::int64_t j = n8; j < n; ++j)
-                    c[i * ldc + j] += av * b[kk * ldb + j];
+                    c[i * ldc + j] += av * bAt(kk, j);
             }
         for (std::int64_t i = m4; i < m; ++i)
             for (std::int64_t kk = k0; kk < k0 + kb; ++kk) {
                 const float av = a[i * lda + kk];
                 for (std::int64_t j = 0; j < n; ++j)
-                    c[i * ldc + j] += av * b[kk * ldb + j];
+                    c[i * ldc + j] += av * bAt(kk, j);
             }
     }
 }

@@ -80,8 +80,10 @@ Shape stridesOf(const Shape& shape);
 int normAxis(std::int64_t axis, int rank);
 
 // C[M,N] = A[M,K] · B[K,N] (+= when accumulate), row-major with leading dimensions lda, ldb, ldc.
+// bTransposed: `b` holds B transposed ([N,K], leading dimension ldb), read in place: the same sums
+// in the same order as on a transposed copy, without the copy (Gemm's transB weights).
 void gemm(std::int64_t m, std::int64_t n, std::int64_t k, const float* a, std::int64_t lda, const float* b, std::int64_t ldb,
-    float* c, std::int64_t ldc, bool accumulate);
+    float* c, std::int64_t ldc, bool accumulate, bool bTransposed = false);
 
 // Floats of im2col columns the Conv kernel needs for this call: the input channels of one group ×
 // kernel window × output plane. 0 for a direct convolution (1x1, stride 1, no padding: the GEMM reads

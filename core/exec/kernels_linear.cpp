@@ -218,12 +218,7 @@ bool gemmOp(const KernelCall& c)
         transpose2d(pa, k, m, t);
         pa = t;
     }
-    if (tb) {
-        float* t = scratch(1, k * n);
-        transpose2d(pb, n, k, t);
-        pb = t;
-    }
-    gemm(m, n, k, pa, k, pb, n, y.f32(), n, false);
+    gemm(m, n, k, pa, k, pb, tb ? k : n, y.f32(), n, false, tb);
     const float* cp = c.has(2) ? c.in[2].f32() : nullptr;
     const auto& cs = c.has(2) ? c.in[2].shape : Shape {};
     if (cp && cs.size() > 2)
