@@ -7,6 +7,8 @@
 #include "kernels.h"
 #include "opparams.h"
 
+#include <initializer_list>
+
 namespace gpu {
 
 using core::exec::KernelCall;
@@ -22,13 +24,14 @@ Outcome launched(cudaError_t e, const char* what)
     return {};
 }
 
-// The call with its shape-argument inputs (slots 1 and up) pointing at their host copies; false
-// when one with elements has none (computed on the device), so only the host can read it.
-bool hostArguments(const DeviceCall& d, KernelCall& host)
+// The call with the shape-argument inputs the op's reader reads (`slots`) pointing at their host
+// copies; false when one with elements has none (computed on the device), so only the host can read
+// it. Inputs the reader ignores (Resize's roi and sizes) may be computed.
+bool hostArguments(const DeviceCall& d, std::initializer_list<std::size_t> slots, KernelCall& host)
 {
     host = d.call;
-    for (std::size_t k = 1; k < host.in.size(); ++k) {
-        if (!host.in[k].present() || host.in[k].count == 0)
+    for (const auto k : slots) {
+        if (k >= host.in.size() || !host.in[k].present() || host.in[k].count == 0)
             continue;
         if (k >= d.hostContents.size() || !d.hostContents[k])
             return false;
@@ -41,7 +44,7 @@ Outcome pad(const DeviceCall& d)
 {
     KernelCall host;
     kernels::PadShape s;
-    if (!hostArguments(d, host) || !padShape(host, s))
+    if (!hostArguments(d, { 1, 2 }, host) || !padShape(host, s))
         return kUnsupported;
     const auto& c = d.call;
     return launched(kernels::pad(c.out[0].f32(), c.in[0].f32(), s, c.out[0].count, d.stream), "kernels::pad");
@@ -51,7 +54,7 @@ Outcome resize(const DeviceCall& d)
 {
     KernelCall host;
     kernels::ResizeShape s;
-    if (!hostArguments(d, host) || !resizeShape(host, s))
+    if (!hostArguments(d, { d.call.in.size() == 2 ? std::size_t(1) : std::size_t(2) }, host) || !resizeShape(host, s))
         return kUnsupported;
     const auto& c = d.call;
     return launched(kernels::resize(c.out[0].f32(), c.in[0].f32(), s, c.out[0].count, d.stream), "kernels::resize");
@@ -61,7 +64,7 @@ Outcome reduceMean(const DeviceCall& d)
 {
     KernelCall host;
     kernels::ReduceShape s;
-    if (!hostArguments(d, host) || !reduceMeanShape(host, s))
+    if (!hostArguments(d, { 1 }, host) || !reduceMeanShape(host, s))
         return kUnsupported;
     const auto& c = d.call;
     return launched(kernels::reduceMean(c.out[0].f32(), c.in[0].f32(), s, c.out[0].count, d.stream), "kernels::reduceMean");
