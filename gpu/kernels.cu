@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: MemPlan authors
 // Straightforward float32 kernels: one thread per output element (grid-stride), one thread per row
-// for the reductions. Clarity over speed; GEMM-shaped work goes to cuBLAS in ops.cpp.
+// for the reductions, the math of each in elementmath.h. Clarity over speed; GEMM-shaped work goes
+// to cuBLAS in ops.cpp.
 #include "kernels.h"
-
-#include <cfloat>
 
 namespace gpu::kernels {
 
@@ -26,32 +25,11 @@ struct Dims { // copyable into a kernel argument
     std::int64_t stride[kMaxRank];
 };
 
-__device__ std::int64_t sourceIndex(std::int64_t i, int rank, const std::int64_t* dims, const std::int64_t* stride)
-{
-    std::int64_t at = 0;
-    for (int d = rank - 1; d >= 0; --d) {
-        const std::int64_t k = i % dims[d];
-        i /= dims[d];
-        at += k * stride[d];
-    }
-    return at;
-}
-
 __global__ void binaryKernel(Binary op, float* y, const float* a, const float* b, Broadcast s, std::int64_t n)
 {
     GRID_LOOP(i, n)
     {
-        const float u = a[sourceIndex(i, s.rank, s.dims, s.stride[0])];
-        const float v = b[sourceIndex(i, s.rank, s.dims, s.stride[1])];
-        float r = 0;
-        switch (op) {
-        case Binary::Add: r = u + v; break;
-        case Binary::Sub: r = u - v; break;
-        case Binary::Mul: r = u * v; break;
-        case Binary::Div: r = u / v; break;
-        case Binary::Pow: r = powf(u, v); break;
-        }
-        y[i] = r;
+        y[i] = binaryElement(op, a[sourceIndex(i, s.rank, s.dims, s.stride[0])], b[sourceIndex(i, s.rank, s.dims, s.stride[1])]);
     }
 }
 
@@ -62,39 +40,12 @@ __global__ void broadcastScaledKernel(float* y, const float* a, float scale, Bro
 
 __global__ void unaryKernel(Unary op, float* y, const float* x, std::int64_t n, float alpha, float beta)
 {
-    GRID_LOOP(i, n)
-    {
-        const float v = x[i];
-        float r = v;
-        switch (op) {
-        case Unary::Relu: r = v > 0 ? v : 0.0f; break;
-        case Unary::LeakyRelu: r = v >= 0 ? v : v * alpha; break;
-        case Unary::Sigmoid: r = 1.0f / (1.0f + expf(-v)); break;
-        case Unary::Tanh: r = tanhf(v); break;
-        case Unary::Clip: r = fminf(fmaxf(v, alpha), beta); break;
-        case Unary::Erf: r = erff(v); break;
-        case Unary::Gelu: r = 0.5f * v * (1.0f + erff(v * 0.70710678118654752f)); break;
-        case Unary::GeluTanh: r = 0.5f * v * (1.0f + tanhf(0.79788456080286536f * (v + 0.044715f * v * v * v))); break;
-        case Unary::Sqrt: r = sqrtf(v); break;
-        case Unary::Exp: r = expf(v); break;
-        }
-        y[i] = r;
-    }
+    GRID_LOOP(i, n) y[i] = unaryElement(op, x[i], alpha, beta);
 }
 
 __global__ void im2colKernel(float* col, const float* x, Window w)
 {
-    const std::int64_t plane = w.outHeight * w.outWidth;
-    const std::int64_t n = w.channels * w.kernelH * w.kernelW * plane;
-    GRID_LOOP(i, n)
-    {
-        const std::int64_t p = i % plane, row = i / plane;
-        const std::int64_t oh = p / w.outWidth, ow = p % w.outWidth;
-        const std::int64_t kj = row % w.kernelW, ki = (row / w.kernelW) % w.kernelH, c = row / (w.kernelW * w.kernelH);
-        const std::int64_t h = oh * w.strideH - w.padTop + ki * w.dilationH;
-        const std::int64_t v = ow * w.strideW - w.padLeft + kj * w.dilationW;
-        col[i] = h >= 0 && h < w.height && v >= 0 && v < w.width ? x[(c * w.height + h) * w.width + v] : 0.0f;
-    }
+    GRID_LOOP(i, w.channels * w.kernelH * w.kernelW * w.outHeight * w.outWidth) col[i] = im2colElement(x, w, i);
 }
 
 __global__ void channelBiasKernel(float* y, const float* bias, std::int64_t channels, std::int64_t inner, std::int64_t n)
@@ -108,81 +59,29 @@ __global__ void batchNormKernel(float* y, const float* x, const float* scale, co
     GRID_LOOP(i, n)
     {
         const std::int64_t c = (i / inner) % channels;
-        y[i] = (x[i] - mean[c]) / sqrtf(var[c] + epsilon) * scale[c] + bias[c];
+        y[i] = batchNormElement(x[i], scale[c], bias[c], mean[c], var[c], epsilon);
     }
 }
 
 __global__ void softmaxKernel(float* y, const float* x, std::int64_t outer, std::int64_t count, std::int64_t inner)
 {
-    GRID_LOOP(r, outer * inner)
-    {
-        const std::int64_t base = (r / inner) * count * inner + r % inner;
-        float mx = -FLT_MAX;
-        for (std::int64_t k = 0; k < count; ++k)
-            mx = fmaxf(mx, x[base + k * inner]);
-        float sum = 0;
-        for (std::int64_t k = 0; k < count; ++k)
-            sum += expf(x[base + k * inner] - mx);
-        for (std::int64_t k = 0; k < count; ++k)
-            y[base + k * inner] = expf(x[base + k * inner] - mx) / sum;
-    }
+    GRID_LOOP(r, outer * inner) softmaxRow(y, x, r, count, inner);
 }
 
 __global__ void layerNormKernel(float* y, const float* x, const float* scale, const float* bias, std::int64_t rows, std::int64_t inner,
     float epsilon)
 {
-    GRID_LOOP(r, rows)
-    {
-        const float* p = x + r * inner;
-        float* q = y + r * inner;
-        double mean = 0, var = 0;
-        for (std::int64_t k = 0; k < inner; ++k)
-            mean += p[k];
-        mean /= double(inner);
-        for (std::int64_t k = 0; k < inner; ++k)
-            var += (p[k] - mean) * (p[k] - mean);
-        var /= double(inner);
-        const float inv = float(1.0 / sqrt(var + epsilon));
-        for (std::int64_t k = 0; k < inner; ++k)
-            q[k] = float(p[k] - mean) * inv * scale[k] + (bias ? bias[k] : 0.0f);
-    }
+    GRID_LOOP(r, rows) layerNormRow(y + r * inner, x + r * inner, scale, bias, inner, epsilon);
 }
 
 __global__ void poolKernel(bool max, float* y, const float* x, std::int64_t images, Window w, bool countIncludePad)
 {
-    const std::int64_t plane = w.outHeight * w.outWidth;
-    GRID_LOOP(i, images * plane)
-    {
-        const std::int64_t img = i / plane, oh = (i % plane) / w.outWidth, ow = i % w.outWidth;
-        const float* p = x + img * w.height * w.width;
-        float acc = max ? -__int_as_float(0x7f800000) : 0.0f; // -inf, as on the CPU
-        int inside = 0, padded = 0;
-        for (int ki = 0; ki < w.kernelH; ++ki)
-            for (int kj = 0; kj < w.kernelW; ++kj) {
-                const std::int64_t h = oh * w.strideH - w.padTop + ki * w.dilationH;
-                const std::int64_t v = ow * w.strideW - w.padLeft + kj * w.dilationW;
-                if (h < -w.padTop || h >= w.height + w.padBottom || v < -w.padLeft || v >= w.width + w.padRight)
-                    continue;
-                ++padded;
-                if (h >= 0 && h < w.height && v >= 0 && v < w.width) {
-                    acc = max ? fmaxf(acc, p[h * w.width + v]) : acc + p[h * w.width + v];
-                    ++inside;
-                }
-            }
-        const int counted = countIncludePad ? padded : inside;
-        y[i] = max ? acc : (counted > 0 ? acc / float(counted) : 0.0f);
-    }
+    GRID_LOOP(i, images * w.outHeight * w.outWidth) y[i] = poolElement(max, x, w, countIncludePad, i);
 }
 
 __global__ void rowMeanKernel(float* y, const float* x, std::int64_t rows, std::int64_t inner)
 {
-    GRID_LOOP(r, rows)
-    {
-        double sum = 0;
-        for (std::int64_t k = 0; k < inner; ++k)
-            sum += x[r * inner + k];
-        y[r] = float(sum / double(inner));
-    }
+    GRID_LOOP(r, rows) y[r] = rowMean(x + r * inner, inner);
 }
 
 template <class T>
@@ -195,15 +94,27 @@ template <class T>
 __global__ void gatherKernel(T* y, const T* x, const void* indices, bool indices64, std::int64_t outer, std::int64_t count,
     std::int64_t dim, std::int64_t inner)
 {
-    GRID_LOOP(i, outer * count * inner)
-    {
-        const std::int64_t j = i % inner, k = (i / inner) % count, o = i / (inner * count);
-        std::int64_t at = indices64 ? static_cast<const std::int64_t*>(indices)[k] : std::int64_t(static_cast<const std::int32_t*>(indices)[k]);
-        at %= dim;
-        if (at < 0)
-            at += dim;
-        y[i] = x[(o * dim + at) * inner + j];
-    }
+    GRID_LOOP(i, outer * count * inner) y[i] = x[gatherSource(i, indices, indices64, count, dim, inner)];
+}
+
+__global__ void padKernel(float* y, const float* x, PadShape s, std::int64_t n)
+{
+    GRID_LOOP(i, n) y[i] = padElement(x, s, i);
+}
+
+__global__ void resizeKernel(float* y, const float* x, ResizeShape s, std::int64_t n)
+{
+    GRID_LOOP(i, n) y[i] = resizeElement(x, s, i);
+}
+
+__global__ void reduceMeanKernel(float* y, const float* x, ReduceShape s, std::int64_t n)
+{
+    GRID_LOOP(i, n) y[i] = reduceMeanElement(x, s, i);
+}
+
+__global__ void convTransposeKernel(float* y, const float* x, const float* w, const float* bias, TransposedConv s, std::int64_t n)
+{
+    GRID_LOOP(i, n) y[i] = convTransposeElement(x, w, bias, s, i);
 }
 
 } // namespace
@@ -312,6 +223,35 @@ cudaError_t gather(void* y, const void* x, int elementBytes, const void* indices
     else if (n > 0)
         gatherKernel<<<blocksFor(n), kThreads, 0, stream>>>(static_cast<std::uint64_t*>(y), static_cast<const std::uint64_t*>(x), indices,
             indices64, outer, count, dim, inner);
+    return cudaGetLastError();
+}
+
+cudaError_t pad(float* y, const float* x, const PadShape& shape, std::int64_t n, cudaStream_t stream)
+{
+    if (n > 0)
+        padKernel<<<blocksFor(n), kThreads, 0, stream>>>(y, x, shape, n);
+    return cudaGetLastError();
+}
+
+cudaError_t resize(float* y, const float* x, const ResizeShape& shape, std::int64_t n, cudaStream_t stream)
+{
+    if (n > 0)
+        resizeKernel<<<blocksFor(n), kThreads, 0, stream>>>(y, x, shape, n);
+    return cudaGetLastError();
+}
+
+cudaError_t reduceMean(float* y, const float* x, const ReduceShape& shape, std::int64_t n, cudaStream_t stream)
+{
+    if (n > 0)
+        reduceMeanKernel<<<blocksFor(n), kThreads, 0, stream>>>(y, x, shape, n);
+    return cudaGetLastError();
+}
+
+cudaError_t convTranspose(float* y, const float* x, const float* w, const float* bias, const TransposedConv& shape, cudaStream_t stream)
+{
+    const std::int64_t n = shape.batch * shape.outChannels * shape.outH * shape.outW;
+    if (n > 0)
+        convTransposeKernel<<<blocksFor(n), kThreads, 0, stream>>>(y, x, w, bias, shape, n);
     return cudaGetLastError();
 }
 

@@ -7,24 +7,15 @@
 // execution errors surface at the next synchronising call). Sizes are element counts; all
 // pointers are device pointers; n == 0 launches nothing.
 
+#include "elementmath.h"
+
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
 
 namespace gpu::kernels {
 
-constexpr int kMaxRank = 6;
-
-// Broadcasting: for output element i (row-major over dims[0..rank)), operand k reads
-// element sum_d index_d * stride[k][d] (stride 0 on a broadcast dimension).
-struct Broadcast {
-    int rank = 0;
-    std::int64_t dims[kMaxRank] = {};
-    std::int64_t stride[2][kMaxRank] = {};
-};
-
-enum class Binary { Add, Sub, Mul, Div, Pow };
-enum class Unary { Relu, LeakyRelu, Sigmoid, Tanh, Clip, Erf, Gelu, GeluTanh, Sqrt, Exp };
+// Shapes, enums and the per-element math: elementmath.h.
 
 cudaError_t binary(Binary op, float* y, const float* a, const float* b, const Broadcast& shape, std::int64_t n, cudaStream_t stream);
 // y = scale * a (operand 0 of `shape`, broadcast); Gemm's bias.
@@ -32,11 +23,6 @@ cudaError_t broadcastScaled(float* y, const float* a, float scale, const Broadca
 // alpha: LeakyRelu slope or Clip lower bound; beta: Clip upper bound.
 cudaError_t unary(Unary op, float* y, const float* x, std::int64_t n, float alpha, float beta, cudaStream_t stream);
 
-struct Window { // a 2-D convolution or pooling window
-    std::int64_t channels = 0, height = 0, width = 0, outHeight = 0, outWidth = 0;
-    int kernelH = 1, kernelW = 1, strideH = 1, strideW = 1, padTop = 0, padLeft = 0, dilationH = 1, dilationW = 1;
-    int padBottom = 0, padRight = 0; // pooling's divisor with count_include_pad
-};
 // col[c*kh*kw + i*kw + j][oh*OW + ow] from one image x[C][H][W]; zero outside the image.
 cudaError_t im2col(float* col, const float* x, const Window& w, cudaStream_t stream);
 // y[i] += bias[(i / inner) % channels] for i < n.
@@ -62,5 +48,12 @@ cudaError_t permute(void* y, const void* x, int elementBytes, int rank, const st
 // an index outside [0, dim) wraps, as on the CPU. Elements of 4 or 8 bytes.
 cudaError_t gather(void* y, const void* x, int elementBytes, const void* indices, bool indices64, std::int64_t outer, std::int64_t count,
     std::int64_t dim, std::int64_t inner, cudaStream_t stream);
+
+// Pad, Resize and ReduceMean of float32 tensors; n: output elements.
+cudaError_t pad(float* y, const float* x, const PadShape& shape, std::int64_t n, cudaStream_t stream);
+cudaError_t resize(float* y, const float* x, const ResizeShape& shape, std::int64_t n, cudaStream_t stream);
+cudaError_t reduceMean(float* y, const float* x, const ReduceShape& shape, std::int64_t n, cudaStream_t stream);
+// ConvTranspose without a column buffer; bias may be null.
+cudaError_t convTranspose(float* y, const float* x, const float* w, const float* bias, const TransposedConv& shape, cudaStream_t stream);
 
 } // namespace gpu::kernels

@@ -7,6 +7,7 @@
 #include "ops.h"
 
 #include "kernels.h"
+#include "opsresample.h"
 
 #include <algorithm>
 #include <map>
@@ -520,7 +521,8 @@ const std::map<std::string, DeviceKernel>& table()
 {
     using kernels::Binary;
     using kernels::Unary;
-    static const std::map<std::string, DeviceKernel> t {
+    static const std::map<std::string, DeviceKernel> t = [] {
+        std::map<std::string, DeviceKernel> m {
         { "Gemm", gemm }, { "MatMul", matMul }, { "Conv", conv },
         { "Add", binaryOp<Binary::Add> }, { "Sub", binaryOp<Binary::Sub> }, { "Mul", binaryOp<Binary::Mul> },
         { "Div", binaryOp<Binary::Div> }, { "Pow", binaryOp<Binary::Pow> },
@@ -531,7 +533,10 @@ const std::map<std::string, DeviceKernel>& table()
         { "MaxPool", pool<true> }, { "AveragePool", pool<false> }, { "GlobalAveragePool", globalAveragePool },
         { "Reshape", view }, { "Flatten", view }, { "Squeeze", view }, { "Unsqueeze", view }, { "Identity", view }, { "Dropout", view },
         { "Transpose", transpose }, { "Concat", concat }, { "Split", split }, { "Gather", gather }, { "Slice", slice },
-    };
+        };
+        addResampleKernels(m);
+        return m;
+    }();
     return t;
 }
 

@@ -3,9 +3,11 @@
 // The CUDA executor: the plan check on the GPU (arena run == no-reuse GPU run, bit for bit) for the
 // built-in examples, every allocation mode, the GPU's outputs against the CPU executor's, a broken
 // plan caught, the arena run's per-step bytes, swap transfers through pinned host memory, and fused
-// ops on the host path with real kernels.
+// ops on the host path with real kernels, and Pad/Resize/ReduceMean/ConvTranspose on the device.
 // Without the CUDA executor in the build, or without a device, every test skips with the reason.
+#include "graphbuilder.h"
 #include "exec/executor.h"
+#include "exec/tensordata.h"
 #include "exec/workspace.h"
 #include "io/workload.h"
 #include "exec/tolerance.h"
@@ -55,6 +57,7 @@ private slots:
     void fusedOpsOnTheHost();
     void workspaces();
     void cancelled();
+    void resampleOpsOnTheDevice();
 #endif
 };
 
@@ -293,6 +296,74 @@ void TestCuda::cancelled()
     const auto run = gpu::runOnCuda(*w.graph, w.schedule, w.problem, plan, w.bufferTensor, options);
     QVERIFY(!run);
     QCOMPARE(run.error().code, core::ErrorCode::Cancelled);
+}
+
+// ConvTranspose, Pad (reflect, constant), Resize (linear, nearest) and ReduceMean with their shape
+// arguments as weights: each runs on the device, and the outputs match the CPU executor's. Pad of
+// int32 data has no device kernel: it runs on the host.
+void TestCuda::resampleOpsOnTheDevice()
+{
+    using core::DType;
+    using core::TensorKind;
+    GraphBuilder b;
+    auto data = std::make_shared<core::ModelData>();
+    auto weight = [&](const std::string& name, DType dtype, std::vector<std::int64_t> shape, const void* values) {
+        const auto t = b.tensor(name, shape, TensorKind::Weight, dtype);
+        core::HostTensor h;
+        h.dtype = dtype;
+        h.shape = shape;
+        h.data.resize(std::size_t(b.g.tensors[t].size));
+        std::memcpy(h.data.data(), values, h.data.size());
+        data->weights[t] = std::move(h);
+        return t;
+    };
+    std::vector<float> w(4 * 3 * 3 * 3);
+    for (std::size_t i = 0; i < w.size(); ++i)
+        w[i] = float(int(i * 37 % 19) - 9) / 9.0f;
+    const float bias[3] = { 0.5f, -0.25f, 1.0f };
+    const std::int64_t reflectPads[8] = { 0, 0, 1, 2, 0, 0, 2, 1 };
+    const std::int64_t constantPads[8] = { 0, 1, 0, 1, 0, 0, 2, 0 };
+    const float downScales[4] = { 1, 1, 0.5f, 0.5f }, upScales[4] = { 1, 1, 1.5f, 2 };
+    const std::int64_t intPads[4] = { 1, 1, 0, 2 };
+    const auto x = b.tensor("x", { 1, 4, 8, 8 }, TensorKind::Input);
+    const auto wt = weight("w", DType::Float32, { 4, 3, 3, 3 }, w.data());
+    const auto bt = weight("b", DType::Float32, { 3 }, bias);
+    const auto t1 = b.tensor("t1", { 1, 3, 16, 16 });
+    auto* deconv = b.op("deconv", "ConvTranspose", { x, wt, bt }, { t1 });
+    deconv->attributes["strides"].ints = { 2, 2 };
+    deconv->attributes["pads"].ints = { 1, 1, 1, 1 };
+    deconv->attributes["output_padding"].ints = { 1, 1 };
+    const auto t2 = b.tensor("t2", { 1, 3, 19, 19 });
+    b.op("reflect", "Pad", { t1, weight("reflect_pads", DType::Int64, { 8 }, reflectPads) }, { t2 })->attributes["mode"].text = "reflect";
+    const auto t3 = b.tensor("t3", { 1, 4, 21, 20 });
+    b.op("constant", "Pad", { t2, weight("constant_pads", DType::Int64, { 8 }, constantPads) }, { t3 });
+    // Resize(X, scales) as in opset 10.
+    const auto t4 = b.tensor("t4", { 1, 4, 10, 10 });
+    b.op("down", "Resize", { t3, weight("down_scales", DType::Float32, { 4 }, downScales) }, { t4 })->attributes["mode"].text = "linear";
+    const auto t5 = b.tensor("t5", { 1, 4, 15, 20 });
+    b.op("up", "Resize", { t4, weight("up_scales", DType::Float32, { 4 }, upScales) }, { t5 });
+    const auto y = b.tensor("y", { 1, 4, 1, 1 }, TensorKind::Output);
+    b.op("mean", "ReduceMean", { t5 }, { y })->attributes["axes"].ints = { 2, 3 };
+    const auto xi = b.tensor("xi", { 3, 5 }, TensorKind::Input, DType::Int32);
+    const auto yi = b.tensor("yi", { 4, 8 }, TensorKind::Output, DType::Int32);
+    b.op("int_pad", "Pad", { xi, weight("int_pads", DType::Int64, { 4 }, intPads) }, { yi })->attributes["mode"].text = "edge";
+    const auto wl = b.workload("resample", 256);
+    const auto plan = planFor(wl);
+    QVERIFY(core::validatePlan(wl.problem, plan).ok());
+    core::RunOptions options;
+    options.modelData = data;
+    const auto run = gpu::runOnCuda(*wl.graph, wl.schedule, wl.problem, plan, wl.bufferTensor, options);
+    QVERIFY2(run, run ? "" : run.error().message.c_str());
+    const auto cpu = core::runOnCpu(*wl.graph, wl.schedule, wl.problem, core::noReusePlan(wl.problem), wl.bufferTensor, options);
+    QVERIFY2(cpu, cpu ? "" : cpu.error().message.c_str());
+    QCOMPARE(cpu->opsSynthetic, 0);
+    QCOMPARE(run->opsSynthetic, 0);
+    for (const auto& op : run->ops) {
+        qInfo("%s (%s): %s", op.name.c_str(), op.type.c_str(), op.host ? "host" : "device");
+        QVERIFY2(op.host == (op.name == "int_pad"), op.name.c_str());
+    }
+    const auto off = core::compareWithin(*wl.graph, cpu->outputs, run->outputs, 1e-3);
+    QVERIFY2(off.empty(), off.c_str());
 }
 
 #endif

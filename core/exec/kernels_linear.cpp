@@ -3,6 +3,7 @@
 // Conv (im2col + blocked GEMM), ConvTranspose (GEMM + col2im), Gemm, MatMul (batched, broadcast).
 // Convolutions handle 1-D and 2-D spatial inputs; 3-D falls back to the synthetic kernel.
 #include "exec/kernels.h"
+#include "exec/opattrs.h"
 
 #include <algorithm>
 #include <cstring>
@@ -10,50 +11,6 @@
 namespace core::exec {
 
 namespace {
-
-// Spatial parameters of a 1-D or 2-D convolution, 1-D seen as 2-D with height 1.
-struct ConvGeometry {
-    std::int64_t inH = 1, inW = 1, outH = 1, outW = 1, kH = 1, kW = 1;
-    std::int64_t strideH = 1, strideW = 1, dilH = 1, dilW = 1, padTop = 0, padLeft = 0;
-};
-
-// Reads strides/dilations/pads/auto_pad. `transposed`: ConvTranspose's output-size relation.
-bool geometry(const KernelCall& c, const TensorView& x, const TensorView& w, const TensorView& y, bool transposed,
-    ConvGeometry& g)
-{
-    const int spatial = x.rank() - 2;
-    if ((spatial != 1 && spatial != 2) || w.rank() != x.rank() || y.rank() != x.rank())
-        return false;
-    const auto strides = c.attrIntsOr("strides", 1, spatial), dil = c.attrIntsOr("dilations", 1, spatial);
-    auto pads = c.attrIntsOr("pads", 0, 2 * spatial);
-    const auto autoPad = c.attrText("auto_pad", "NOTSET");
-    Shape in(x.shape.begin() + 2, x.shape.end()), out(y.shape.begin() + 2, y.shape.end()), k(w.shape.begin() + 2, w.shape.end());
-    const bool explicitOutput = transposed && c.attrInts("output_shape");
-    if (autoPad == "VALID")
-        std::fill(pads.begin(), pads.end(), 0);
-    else if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER" || explicitOutput) {
-        for (int i = 0; i < spatial; ++i) {
-            const std::int64_t span = (k[i] - 1) * dil[i] + 1;
-            std::int64_t total = transposed ? strides[i] * (in[i] - 1) + c.attrIntsOr("output_padding", 0, spatial)[i] + span - out[i]
-                                            : (out[i] - 1) * strides[i] + span - in[i];
-            total = std::max<std::int64_t>(total, 0);
-            // Conv: SAME_UPPER puts the extra pixel at the end. ConvTranspose: at the end for
-            // SAME_UPPER, at the start otherwise (ONNX spec).
-            const bool extraAtEnd = autoPad == "SAME_UPPER";
-            pads[i] = extraAtEnd ? total / 2 : total - total / 2;
-            pads[i + spatial] = total - pads[i];
-        }
-    } else if (autoPad != "NOTSET")
-        return false;
-    const int h = spatial == 2 ? 0 : -1;
-    g.inW = in.back(); g.outW = out.back(); g.kW = k.back();
-    g.strideW = strides.back(); g.dilW = dil.back(); g.padLeft = pads[spatial - 1];
-    if (h == 0) {
-        g.inH = in[0]; g.outH = out[0]; g.kH = k[0];
-        g.strideH = strides[0]; g.dilH = dil[0]; g.padTop = pads[0];
-    }
-    return true;
-}
 
 // col[(c*kH + i)*kW + j][oh*outW + ow] = x[c][oh*sH - pT + i*dH][ow*sW - pL + j*dW] (0 outside).
 void im2col(const float* x, std::int64_t channels, const ConvGeometry& g, float* col)
@@ -92,7 +49,7 @@ bool convSetup(const KernelCall& c, ConvSetup& s)
     if (c.in.size() < 2 || c.out.size() != 1 || !c.allFloat() || c.in[0].dtype != DType::Float32 || c.in[1].dtype != DType::Float32)
         return false;
     const auto &x = c.in[0], &w = c.in[1], &y = c.out[0];
-    if (!geometry(c, x, w, y, false, s.g))
+    if (!convGeometry(c, x, w, y, false, s.g))
         return false;
     s.groups = c.attrInt("group", 1);
     s.n = x.shape[0];
@@ -144,10 +101,10 @@ bool convTranspose(const KernelCall& c)
     if (!c.allFloat() || !c.has(0) || !c.has(1) || c.out.size() != 1)
         return false;
     const auto &x = c.in[0], &w = c.in[1], &y = c.out[0];
-    // geometry() reads in/out the other way round for ConvTranspose: the "input" of the implied
+    // convGeometry() reads in/out the other way round for ConvTranspose: the "input" of the implied
     // convolution is our output.
     ConvGeometry g;
-    if (!geometry(c, x, w, y, true, g))
+    if (!convGeometry(c, x, w, y, true, g))
         return false;
     if (c.attrText("auto_pad", "NOTSET") == "NOTSET" && !c.attrInts("output_shape")) {
         // explicit pads, already read

@@ -3,6 +3,7 @@
 // Pooling (1-D/2-D), normalisations (BatchNormalization inference, LayerNormalization,
 // InstanceNormalization), Softmax/LogSoftmax, and the Reduce* family. float32 only.
 #include "exec/kernels.h"
+#include "exec/opattrs.h"
 
 #include <algorithm>
 #include <cmath>
@@ -257,24 +258,15 @@ bool reduce(const KernelCall& c)
         return false;
     const auto& x = c.in[0];
     const int rank = x.rank();
-    std::vector<bool> reduced(rank, false);
-    Shape axes;
-    if (const auto* a = c.attrInts("axes"))
-        axes = *a;
-    else if (c.has(1))
-        for (std::int64_t i = 0; i < c.in[1].count; ++i)
-            axes.push_back(intAt(c.in[1], i));
-    if (axes.empty()) {
-        if (c.attrInt("noop_with_empty_axes", 0) != 0) {
-            if (x.count != c.out[0].count)
-                return false;
-            std::copy(x.f32(), x.f32() + x.count, c.out[0].f32());
-            return true;
-        }
-        std::fill(reduced.begin(), reduced.end(), true);
+    std::vector<bool> reduced;
+    bool noop = false;
+    reduceAxes(c, reduced, noop);
+    if (noop) {
+        if (x.count != c.out[0].count)
+            return false;
+        std::copy(x.f32(), x.f32() + x.count, c.out[0].f32());
+        return true;
     }
-    for (auto a : axes)
-        reduced[normAxis(a, rank)] = true;
     std::int64_t outCount = 1, groupSize = 1;
     Shape outStride(rank, 0);
     for (int d = rank - 1; d >= 0; --d) {

@@ -6,6 +6,7 @@
 // come from the graph, so views are plain copies and shape arguments (Reshape's second input) need
 // not be read.
 #include "exec/kernels.h"
+#include "exec/opattrs.h"
 
 #include <algorithm>
 #include <cmath>
@@ -276,24 +277,13 @@ bool tile(const KernelCall& c)
 bool pad(const KernelCall& c)
 {
     const auto &x = c.in[0], &y = c.out[0];
-    if (x.dtype != y.dtype || x.rank() != y.rank() || c.has(3))
+    PadAttrs a;
+    if (x.dtype != y.dtype || x.rank() != y.rank() || !padAttrs(c, a))
         return false;
     const int rank = x.rank();
-    Shape pads;
-    if (c.has(1))
-        for (std::int64_t i = 0; i < c.in[1].count; ++i)
-            pads.push_back(intAt(c.in[1], i));
-    else if (const auto* p = c.attrInts("pads"))
-        pads = *p;
-    if (int(pads.size()) != 2 * rank)
-        return false;
-    const auto mode = c.attrText("mode", "constant");
-    if (mode != "constant" && mode != "edge" && mode != "reflect")
-        return false;
-    float fill = c.attrFloat("value", 0.0f);
-    if (c.has(2) && c.in[2].dtype == DType::Float32 && c.in[2].count == 1)
-        fill = c.in[2].f32()[0];
-    if (mode == "constant" && x.dtype != DType::Float32 && fill != 0.0f && !(c.has(2) && c.in[2].dtype == x.dtype))
+    const auto& pads = a.pads;
+    const float fill = a.fill;
+    if (a.mode == PadAttrs::Mode::Constant && x.dtype != DType::Float32 && fill != 0.0f && !(c.has(2) && c.in[2].dtype == x.dtype))
         return false;
     const auto xs = stridesOf(x.shape), ys = stridesOf(y.shape);
     const Bytes w = dtypeBytes(x.dtype);
@@ -305,9 +295,9 @@ bool pad(const KernelCall& c)
             rest %= ys[d];
             const std::int64_t n = x.shape[d];
             if (k < 0 || k >= n) {
-                if (mode == "constant" || n == 0)
+                if (a.mode == PadAttrs::Mode::Constant || n == 0)
                     outside = true;
-                else if (mode == "edge")
+                else if (a.mode == PadAttrs::Mode::Edge)
                     k = std::clamp<std::int64_t>(k, 0, n - 1);
                 else {
                     const std::int64_t period = std::max<std::int64_t>(2 * (n - 1), 1);
@@ -387,31 +377,22 @@ bool range(const KernelCall& c)
 bool resize(const KernelCall& c)
 {
     const auto &x = c.in[0], &y = c.out[0];
-    if (x.dtype != DType::Float32 || y.dtype != DType::Float32 || x.rank() != y.rank() || x.rank() == 0
-        || c.attrInt("antialias", 0) != 0 || c.attrInts("axes") || c.attrInt("exclude_outside", 0) != 0)
+    ResizeAttrs a;
+    if (x.dtype != DType::Float32 || y.dtype != DType::Float32 || !resizeAttrs(c, a))
         return false;
-    const auto mode = c.attrText("mode", "nearest");
-    const auto transform = c.attrText("coordinate_transformation_mode", c.op->type == "Upsample" ? "asymmetric" : "half_pixel");
-    const bool upsample = c.op->type == "Upsample";
-    const auto nearestMode = upsample ? std::string("floor") : c.attrText("nearest_mode", "round_prefer_floor");
-    if ((mode != "nearest" && mode != "linear") || (transform != "half_pixel" && transform != "pytorch_half_pixel"
-            && transform != "align_corners" && transform != "asymmetric"))
-        return false;
+    using Transform = ResizeAttrs::Transform;
+    using Rounding = ResizeAttrs::Rounding;
     const int rank = x.rank();
-    // Opset 10 and Upsample: (X, scales); opset 11+: (X, roi, scales, sizes).
-    const TensorView* scalesIn = c.in.size() == 2 ? &c.in[1] : (c.has(2) ? &c.in[2] : nullptr);
-    std::vector<float> scale(rank);
-    for (int d = 0; d < rank; ++d)
-        scale[d] = scalesIn && scalesIn->count == rank && scalesIn->dtype == DType::Float32 ? scalesIn->f32()[d] : float(y.shape[d]) / float(x.shape[d]);
-    const bool givenScales = scalesIn && scalesIn->count == rank && scalesIn->dtype == DType::Float32;
+    const bool linear = a.mode == ResizeAttrs::Mode::Linear;
+    const auto& scale = a.scale;
     auto source = [&](int d, std::int64_t o) -> float {
         // ONNX: the resized length is in * scale (not rounded) when scales are given.
-        const float in = float(x.shape[d]), out = givenScales ? in * scale[d] : float(y.shape[d]);
-        if (transform == "align_corners")
+        const float in = float(x.shape[d]), out = a.givenScales ? in * scale[d] : float(y.shape[d]);
+        if (a.transform == Transform::AlignCorners)
             return out <= 1 ? 0.0f : float(o) * (in - 1) / (out - 1);
-        if (transform == "asymmetric")
+        if (a.transform == Transform::Asymmetric)
             return float(o) / scale[d];
-        if (transform == "pytorch_half_pixel" && out <= 1)
+        if (a.transform == Transform::PytorchHalfPixel && out <= 1)
             return 0.0f;
         return (float(o) + 0.5f) / scale[d] - 0.5f;
     };
@@ -424,17 +405,15 @@ bool resize(const KernelCall& c)
             float v = source(d, o);
             std::int64_t i0 = 0, i1 = 0;
             float w = 0;
-            if (mode == "nearest") {
-                if (nearestMode == "floor")
+            if (!linear) {
+                if (a.rounding == Rounding::Floor)
                     i0 = std::int64_t(std::floor(v));
-                else if (nearestMode == "ceil")
+                else if (a.rounding == Rounding::Ceil)
                     i0 = std::int64_t(std::ceil(v));
-                else if (nearestMode == "round_prefer_ceil")
+                else if (a.rounding == Rounding::RoundPreferCeil)
                     i0 = std::int64_t(std::floor(v + 0.5f));
-                else if (nearestMode == "round_prefer_floor")
-                    i0 = v - std::floor(v) == 0.5f ? std::int64_t(std::floor(v)) : std::int64_t(std::round(v));
                 else
-                    return false;
+                    i0 = v - std::floor(v) == 0.5f ? std::int64_t(std::floor(v)) : std::int64_t(std::round(v));
                 i0 = std::clamp<std::int64_t>(i0, 0, n - 1);
                 i1 = i0;
             } else {
@@ -451,7 +430,7 @@ bool resize(const KernelCall& c)
     const auto xs = stridesOf(x.shape), ys = stridesOf(y.shape);
     std::vector<int> axes; // axes that interpolate (linear, two distinct neighbours somewhere)
     for (int d = 0; d < rank; ++d)
-        if (mode == "linear" && x.shape[d] != y.shape[d])
+        if (linear && x.shape[d] != y.shape[d])
             axes.push_back(d);
     if (axes.size() > 8)
         return false;

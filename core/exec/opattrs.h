@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+#pragma once
+
+// Attribute and shape-argument readers of Pad, Resize, ReduceMean and ConvTranspose, shared by the
+// CPU kernels and the CUDA executor so that both read one op the same way. Each returns false when
+// the configuration is not supported (the caller then does not run the op); shape-argument inputs
+// (pads, axes, scales) are read from the call's views, so they must point at host memory.
+
+#include "exec/kernels.h"
+
+#include <vector>
+
+namespace core::exec {
+
+// Spatial parameters of a 1-D or 2-D convolution, 1-D seen as 2-D with height 1.
+struct ConvGeometry {
+    std::int64_t inH = 1, inW = 1, outH = 1, outW = 1, kH = 1, kW = 1;
+    std::int64_t strideH = 1, strideW = 1, dilH = 1, dilW = 1, padTop = 0, padLeft = 0;
+};
+// Reads strides/dilations/pads/auto_pad of Conv (x -> y with weights w) or, when `transposed`,
+// ConvTranspose (output_padding and output_shape enter the padding).
+bool convGeometry(const KernelCall& c, const TensorView& x, const TensorView& w, const TensorView& y, bool transposed, ConvGeometry& g);
+
+// Pad: pads (begins then ends, 2 * rank) from input 1 (opset 11+) or the `pads` attribute; the
+// constant from input 2 (float32 scalar) or the `value` attribute. The axes input is not supported.
+struct PadAttrs {
+    enum class Mode { Constant, Edge, Reflect };
+    Mode mode = Mode::Constant;
+    Shape pads;
+    float fill = 0;
+};
+bool padAttrs(const KernelCall& c, PadAttrs& a);
+
+// Resize/Upsample (nearest, linear): the coordinate transformation and nearest rounding, and the
+// per-axis scales from the scales input (opset 10 and Upsample: input 1; opset 11+: input 2) when
+// it holds rank floats, else output/input extents.
+struct ResizeAttrs {
+    enum class Mode { Nearest, Linear };
+    enum class Transform { HalfPixel, PytorchHalfPixel, AlignCorners, Asymmetric };
+    enum class Rounding { Floor, Ceil, RoundPreferCeil, RoundPreferFloor };
+    Mode mode = Mode::Nearest;
+    Transform transform = Transform::HalfPixel;
+    Rounding rounding = Rounding::RoundPreferFloor;
+    std::vector<float> scale;
+    bool givenScales = false; // the resized length is then in * scale (not rounded), as ONNX says
+};
+bool resizeAttrs(const KernelCall& c, ResizeAttrs& a);
+
+// Reduce*: which axes of input 0 are reduced (axes attribute, else input 1; none given: all).
+// `noop`: none given and noop_with_empty_axes set, so the output is the input.
+void reduceAxes(const KernelCall& c, std::vector<bool>& reduced, bool& noop);
+
+} // namespace core::exec

@@ -1,0 +1,369 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+#pragma once
+
+// The per-element (or per-row) math of the device kernels, as plain inline functions that compile
+// for the device under nvcc and for the host anywhere else (no CUDA headers needed), so that the
+// host tests can compute whole outputs with exactly the code a kernel thread runs and compare them
+// with the CPU kernels (tests/tst_gpumath.cpp). kernels.cu only maps a thread to its element.
+// Index conventions are row-major; every function reads only inside the tensors its parameters
+// describe, given parameters consistent with the shapes (the ops check that before launching).
+
+#ifdef __CUDACC__
+#define MEMPLAN_HD __host__ __device__
+#else
+#define MEMPLAN_HD
+#endif
+
+#include <float.h>
+#include <math.h>
+
+#include <cstdint>
+
+namespace gpu::kernels {
+
+constexpr int kMaxRank = 6;
+
+// Broadcasting: for output element i (row-major over dims[0..rank)), operand k reads
+// element sum_d index_d * stride[k][d] (stride 0 on a broadcast dimension).
+struct Broadcast {
+    int rank = 0;
+    std::int64_t dims[kMaxRank] = {};
+    std::int64_t stride[2][kMaxRank] = {};
+};
+
+enum class Binary { Add, Sub, Mul, Div, Pow };
+enum class Unary { Relu, LeakyRelu, Sigmoid, Tanh, Clip, Erf, Gelu, GeluTanh, Sqrt, Exp };
+
+struct Window { // a 2-D convolution or pooling window
+    std::int64_t channels = 0, height = 0, width = 0, outHeight = 0, outWidth = 0;
+    int kernelH = 1, kernelW = 1, strideH = 1, strideW = 1, padTop = 0, padLeft = 0, dilationH = 1, dilationW = 1;
+    int padBottom = 0, padRight = 0; // pooling's divisor with count_include_pad
+};
+
+// Element index read for output element i: sum over d of (index_d of i over dims) * stride[d].
+MEMPLAN_HD inline std::int64_t sourceIndex(std::int64_t i, int rank, const std::int64_t* dims, const std::int64_t* stride)
+{
+    std::int64_t at = 0;
+    for (int d = rank - 1; d >= 0; --d) {
+        const std::int64_t k = i % dims[d];
+        i /= dims[d];
+        at += k * stride[d];
+    }
+    return at;
+}
+
+MEMPLAN_HD inline float binaryElement(Binary op, float u, float v)
+{
+    switch (op) {
+    case Binary::Add: return u + v;
+    case Binary::Sub: return u - v;
+    case Binary::Mul: return u * v;
+    case Binary::Div: return u / v;
+    case Binary::Pow: return powf(u, v);
+    }
+    return 0.0f;
+}
+
+// alpha: LeakyRelu slope or Clip lower bound; beta: Clip upper bound.
+MEMPLAN_HD inline float unaryElement(Unary op, float v, float alpha, float beta)
+{
+    switch (op) {
+    case Unary::Relu: return v > 0 ? v : 0.0f;
+    case Unary::LeakyRelu: return v >= 0 ? v : v * alpha;
+    case Unary::Sigmoid: return 1.0f / (1.0f + expf(-v));
+    case Unary::Tanh: return tanhf(v);
+    case Unary::Clip: return fminf(fmaxf(v, alpha), beta);
+    case Unary::Erf: return erff(v);
+    case Unary::Gelu: return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f));
+    case Unary::GeluTanh: return 0.5f * v * (1.0f + tanhf(0.79788456080286536f * (v + 0.044715f * v * v * v)));
+    case Unary::Sqrt: return sqrtf(v);
+    case Unary::Exp: return expf(v);
+    }
+    return v;
+}
+
+// Element i of the im2col matrix col[c*kh*kw + ki*kw + kj][oh*OW + ow] of one image x[C][H][W].
+MEMPLAN_HD inline float im2colElement(const float* x, const Window& w, std::int64_t i)
+{
+    const std::int64_t plane = w.outHeight * w.outWidth;
+    const std::int64_t p = i % plane, row = i / plane;
+    const std::int64_t oh = p / w.outWidth, ow = p % w.outWidth;
+    const std::int64_t kj = row % w.kernelW, ki = (row / w.kernelW) % w.kernelH, c = row / (w.kernelW * w.kernelH);
+    const std::int64_t h = oh * w.strideH - w.padTop + ki * w.dilationH;
+    const std::int64_t v = ow * w.strideW - w.padLeft + kj * w.dilationW;
+    return h >= 0 && h < w.height && v >= 0 && v < w.width ? x[(c * w.height + h) * w.width + v] : 0.0f;
+}
+
+// Output element i of max or average pooling over planes x[images][H][W]. Average: the divisor
+// counts window positions inside the input, or inside the padded input with countIncludePad.
+MEMPLAN_HD inline float poolElement(bool max, const float* x, const Window& w, bool countIncludePad, std::int64_t i)
+{
+    const std::int64_t plane = w.outHeight * w.outWidth;
+    const std::int64_t img = i / plane, oh = (i % plane) / w.outWidth, ow = i % w.outWidth;
+    const float* p = x + img * w.height * w.width;
+    float acc = max ? -INFINITY : 0.0f; // -inf, as on the CPU
+    int inside = 0, padded = 0;
+    for (int ki = 0; ki < w.kernelH; ++ki)
+        for (int kj = 0; kj < w.kernelW; ++kj) {
+            const std::int64_t h = oh * w.strideH - w.padTop + ki * w.dilationH;
+            const std::int64_t v = ow * w.strideW - w.padLeft + kj * w.dilationW;
+            if (h < -w.padTop || h >= w.height + w.padBottom || v < -w.padLeft || v >= w.width + w.padRight)
+                continue;
+            ++padded;
+            if (h >= 0 && h < w.height && v >= 0 && v < w.width) {
+                acc = max ? fmaxf(acc, p[h * w.width + v]) : acc + p[h * w.width + v];
+                ++inside;
+            }
+        }
+    const int counted = countIncludePad ? padded : inside;
+    return max ? acc : (counted > 0 ? acc / float(counted) : 0.0f);
+}
+
+// Inference batch normalisation of one element of channel c.
+MEMPLAN_HD inline float batchNormElement(float x, float scale, float bias, float mean, float var, float epsilon)
+{
+    return (x - mean) / sqrtf(var + epsilon) * scale + bias;
+}
+
+// Softmax of row r of x viewed as [outer][count][inner] (row r: outer index r / inner, inner
+// index r % inner, elements `inner` apart).
+MEMPLAN_HD inline void softmaxRow(float* y, const float* x, std::int64_t r, std::int64_t count, std::int64_t inner)
+{
+    const std::int64_t base = (r / inner) * count * inner + r % inner;
+    float mx = -FLT_MAX;
+    for (std::int64_t k = 0; k < count; ++k)
+        mx = fmaxf(mx, x[base + k * inner]);
+    float sum = 0;
+    for (std::int64_t k = 0; k < count; ++k)
+        sum += expf(x[base + k * inner] - mx);
+    for (std::int64_t k = 0; k < count; ++k)
+        y[base + k * inner] = expf(x[base + k * inner] - mx) / sum;
+}
+
+// Layer normalisation of one row p[0..inner) into q; statistics in double; bias may be null.
+MEMPLAN_HD inline void layerNormRow(float* q, const float* p, const float* scale, const float* bias, std::int64_t inner, float epsilon)
+{
+    double mean = 0, var = 0;
+    for (std::int64_t k = 0; k < inner; ++k)
+        mean += p[k];
+    mean /= double(inner);
+    for (std::int64_t k = 0; k < inner; ++k)
+        var += (p[k] - mean) * (p[k] - mean);
+    var /= double(inner);
+    const float inv = float(1.0 / sqrt(var + epsilon));
+    for (std::int64_t k = 0; k < inner; ++k)
+        q[k] = float(p[k] - mean) * inv * scale[k] + (bias ? bias[k] : 0.0f);
+}
+
+// Mean of p[0..inner), summed in double.
+MEMPLAN_HD inline float rowMean(const float* p, std::int64_t inner)
+{
+    double sum = 0;
+    for (std::int64_t k = 0; k < inner; ++k)
+        sum += p[k];
+    return float(sum / double(inner));
+}
+
+// Gather: the element of x ([outer][dim][inner]) that output element i ([outer][count][inner])
+// copies; an index outside [0, dim) wraps, as on the CPU. indices: int64, else int32.
+MEMPLAN_HD inline std::int64_t gatherSource(std::int64_t i, const void* indices, bool indices64, std::int64_t count, std::int64_t dim,
+    std::int64_t inner)
+{
+    const std::int64_t j = i % inner, k = (i / inner) % count, o = i / (inner * count);
+    std::int64_t at = indices64 ? static_cast<const std::int64_t*>(indices)[k] : std::int64_t(static_cast<const std::int32_t*>(indices)[k]);
+    at %= dim;
+    if (at < 0)
+        at += dim;
+    return (o * dim + at) * inner + j;
+}
+
+// ---- Pad: constant, edge, reflect (core/exec PadAttrs).
+enum class PadMode { Constant, Edge, Reflect };
+struct PadShape {
+    int rank = 0;
+    PadMode mode = PadMode::Constant;
+    float fill = 0;
+    std::int64_t inDims[kMaxRank] = {}, inStride[kMaxRank] = {}, outDims[kMaxRank] = {}, begin[kMaxRank] = {};
+};
+
+// The input element output element o copies, or -1 where it takes the constant.
+MEMPLAN_HD inline std::int64_t padSource(std::int64_t o, const PadShape& s)
+{
+    std::int64_t at = 0;
+    bool outside = false;
+    for (int d = s.rank - 1; d >= 0; --d) {
+        std::int64_t k = o % s.outDims[d] - s.begin[d];
+        o /= s.outDims[d];
+        const std::int64_t n = s.inDims[d];
+        if (k < 0 || k >= n) {
+            if (s.mode == PadMode::Constant || n == 0)
+                outside = true;
+            else if (s.mode == PadMode::Edge)
+                k = k < 0 ? 0 : n - 1;
+            else {
+                const std::int64_t period = n > 1 ? 2 * (n - 1) : 1;
+                k = ((k % period) + period) % period;
+                if (k >= n)
+                    k = period - k;
+            }
+        }
+        k = k < 0 ? 0 : (k > n - 1 ? (n > 0 ? n - 1 : 0) : k);
+        at += k * s.inStride[d];
+    }
+    return outside ? -1 : at;
+}
+
+MEMPLAN_HD inline float padElement(const float* x, const PadShape& s, std::int64_t o)
+{
+    const std::int64_t at = padSource(o, s);
+    return at < 0 ? s.fill : x[at];
+}
+
+// ---- Resize: nearest and linear (core/exec ResizeAttrs), per axis the CPU kernel's rule.
+enum class ResizeMode { Nearest, Linear };
+enum class ResizeTransform { HalfPixel, PytorchHalfPixel, AlignCorners, Asymmetric };
+enum class ResizeRounding { Floor, Ceil, RoundPreferCeil, RoundPreferFloor };
+struct ResizeShape {
+    int rank = 0;
+    ResizeMode mode = ResizeMode::Nearest;
+    ResizeTransform transform = ResizeTransform::HalfPixel;
+    ResizeRounding rounding = ResizeRounding::RoundPreferFloor;
+    std::int64_t inDims[kMaxRank] = {}, outDims[kMaxRank] = {}, inStride[kMaxRank] = {};
+    float scale[kMaxRank] = {};
+    float length[kMaxRank] = {};          // the resized length: in * scale when scales are given, else out
+    bool interpolate[kMaxRank] = {};      // linear and in != out: the axis blends two neighbours
+};
+
+// Source coordinate of output coordinate o on axis d.
+MEMPLAN_HD inline float resizeCoordinate(const ResizeShape& s, int d, std::int64_t o)
+{
+    const float in = float(s.inDims[d]), out = s.length[d];
+    switch (s.transform) {
+    case ResizeTransform::AlignCorners: return out <= 1 ? 0.0f : float(o) * (in - 1) / (out - 1);
+    case ResizeTransform::Asymmetric: return float(o) / s.scale[d];
+    case ResizeTransform::PytorchHalfPixel:
+        if (out <= 1)
+            return 0.0f;
+        break;
+    case ResizeTransform::HalfPixel: break;
+    }
+    return (float(o) + 0.5f) / s.scale[d] - 0.5f;
+}
+
+// Two source indices on axis d and the weight of the second (nearest: one index, weight 0).
+MEMPLAN_HD inline void resizeAxis(const ResizeShape& s, int d, std::int64_t o, std::int64_t& i0, std::int64_t& i1, float& weight)
+{
+    float v = resizeCoordinate(s, d, o);
+    const std::int64_t n = s.inDims[d];
+    weight = 0;
+    if (s.mode == ResizeMode::Nearest) {
+        switch (s.rounding) {
+        case ResizeRounding::Floor: i0 = std::int64_t(floorf(v)); break;
+        case ResizeRounding::Ceil: i0 = std::int64_t(ceilf(v)); break;
+        case ResizeRounding::RoundPreferCeil: i0 = std::int64_t(floorf(v + 0.5f)); break;
+        case ResizeRounding::RoundPreferFloor: i0 = v - floorf(v) == 0.5f ? std::int64_t(floorf(v)) : std::int64_t(roundf(v)); break;
+        }
+        i0 = i0 < 0 ? 0 : (i0 > n - 1 ? n - 1 : i0);
+        i1 = i0;
+        return;
+    }
+    v = v < 0.0f ? 0.0f : (float(n - 1) < v ? float(n - 1) : v);
+    i0 = std::int64_t(floorf(v));
+    i1 = i0 + 1 < n - 1 ? i0 + 1 : n - 1;
+    weight = v - float(i0);
+}
+
+MEMPLAN_HD inline float resizeElement(const float* x, const ResizeShape& s, std::int64_t o)
+{
+    std::int64_t lo[kMaxRank], hi[kMaxRank];
+    float weight[kMaxRank];
+    int blended = 0;
+    for (int d = s.rank - 1; d >= 0; --d) {
+        resizeAxis(s, d, o % s.outDims[d], lo[d], hi[d], weight[d]);
+        o /= s.outDims[d];
+        blended += s.interpolate[d] ? 1 : 0;
+    }
+    float acc = 0;
+    for (int corner = 0; corner < (1 << blended); ++corner) {
+        float w = 1;
+        std::int64_t at = 0;
+        int bit = 0;
+        for (int d = 0; d < s.rank; ++d) {
+            std::int64_t idx = lo[d];
+            if (s.interpolate[d]) {
+                const bool upper = (corner >> bit++) & 1;
+                w *= upper ? weight[d] : 1.0f - weight[d];
+                idx = upper ? hi[d] : idx;
+            }
+            at += idx * s.inStride[d];
+        }
+        acc += w * x[at];
+    }
+    return acc;
+}
+
+// ---- ReduceMean over the axes flagged `reduced`, output row-major over the kept axes.
+struct ReduceShape {
+    int rank = 0;
+    std::int64_t dims[kMaxRank] = {}, stride[kMaxRank] = {};
+    bool reduced[kMaxRank] = {};
+    std::int64_t group = 1; // elements averaged per output
+};
+
+// Sums in input order (the CPU kernel's order), then divides.
+MEMPLAN_HD inline float reduceMeanElement(const float* x, const ReduceShape& s, std::int64_t o)
+{
+    std::int64_t base = 0;
+    for (int d = s.rank - 1; d >= 0; --d)
+        if (!s.reduced[d]) {
+            base += (o % s.dims[d]) * s.stride[d];
+            o /= s.dims[d];
+        }
+    float sum = 0;
+    for (std::int64_t g = 0; g < s.group; ++g) {
+        std::int64_t at = base, rest = g;
+        for (int d = s.rank - 1; d >= 0; --d)
+            if (s.reduced[d]) {
+                at += (rest % s.dims[d]) * s.stride[d];
+                rest /= s.dims[d];
+            }
+        sum += x[at];
+    }
+    return sum / float(s.group);
+}
+
+// ---- ConvTranspose, direct: output element i sums the input x weight terms that reach it.
+// x[batch][inChannels][inH][inW], w[inChannels][outChannels / groups][kH][kW], y[batch][outChannels][outH][outW].
+struct TransposedConv {
+    std::int64_t batch = 0, inChannels = 0, outChannels = 0, groups = 1;
+    std::int64_t inH = 1, inW = 1, outH = 1, outW = 1, kH = 1, kW = 1;
+    std::int64_t strideH = 1, strideW = 1, dilH = 1, dilW = 1, padTop = 0, padLeft = 0;
+};
+
+MEMPLAN_HD inline float convTransposeElement(const float* x, const float* w, const float* bias, const TransposedConv& s, std::int64_t i)
+{
+    const std::int64_t ow = i % s.outW, oh = (i / s.outW) % s.outH, o = (i / (s.outW * s.outH)) % s.outChannels;
+    const std::int64_t b = i / (s.outW * s.outH * s.outChannels);
+    const std::int64_t cg = s.inChannels / s.groups, mg = s.outChannels / s.groups, gi = o / mg, oc = o % mg;
+    float acc = 0;
+    for (std::int64_t ci = gi * cg; ci < (gi + 1) * cg; ++ci) {
+        const float* xc = x + (b * s.inChannels + ci) * s.inH * s.inW;
+        const float* wc = w + (ci * mg + oc) * s.kH * s.kW;
+        for (std::int64_t ki = 0; ki < s.kH; ++ki) {
+            const std::int64_t th = oh + s.padTop - ki * s.dilH;
+            if (th < 0 || th % s.strideH != 0 || th / s.strideH >= s.inH)
+                continue;
+            const std::int64_t h = th / s.strideH;
+            for (std::int64_t kj = 0; kj < s.kW; ++kj) {
+                const std::int64_t tw = ow + s.padLeft - kj * s.dilW;
+                if (tw < 0 || tw % s.strideW != 0 || tw / s.strideW >= s.inW)
+                    continue;
+                acc += xc[h * s.inW + tw / s.strideW] * wc[ki * s.kW + kj];
+            }
+        }
+    }
+    return bias ? acc + bias[o] : acc;
+}
+
+} // namespace gpu::kernels

@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+// Pad, Resize, ReduceMean and ConvTranspose on the device: parameters from opparams.cpp (the CPU
+// kernels' attribute readers), one thread per output element (elementmath.h).
+#include "opsresample.h"
+
+#include "kernels.h"
+#include "opparams.h"
+
+#include <initializer_list>
+
+namespace gpu {
+
+using core::exec::KernelCall;
+
+namespace {
+
+const Outcome kUnsupported { false, {} };
+
+Outcome launched(cudaError_t e, const char* what)
+{
+    if (e != cudaSuccess)
+        return Outcome { true, std::string(what) + ": " + cudaText(e) };
+    return {};
+}
+
+// The call with the shape-argument inputs the op's reader reads (`slots`) pointing at their host
+// copies; false when one with elements has none (computed on the device), so only the host can read
+// it. Inputs the reader ignores (Resize's roi and sizes) may be computed.
+bool hostArguments(const DeviceCall& d, std::initializer_list<std::size_t> slots, KernelCall& host)
+{
+    host = d.call;
+    for (const auto k : slots) {
+        if (k >= host.in.size() || !host.in[k].present() || host.in[k].count == 0)
+            continue;
+        if (k >= d.hostContents.size() || !d.hostContents[k])
+            return false;
+        host.in[k].data = const_cast<std::byte*>(d.hostContents[k]);
+    }
+    return true;
+}
+
+Outcome pad(const DeviceCall& d)
+{
+    KernelCall host;
+    kernels::PadShape s;
+    if (!hostArguments(d, { 1, 2 }, host) || !padShape(host, s))
+        return kUnsupported;
+    const auto& c = d.call;
+    return launched(kernels::pad(c.out[0].f32(), c.in[0].f32(), s, c.out[0].count, d.stream), "kernels::pad");
+}
+
+Outcome resize(const DeviceCall& d)
+{
+    KernelCall host;
+    kernels::ResizeShape s;
+    if (!hostArguments(d, { d.call.in.size() == 2 ? std::size_t(1) : std::size_t(2) }, host) || !resizeShape(host, s))
+        return kUnsupported;
+    const auto& c = d.call;
+    return launched(kernels::resize(c.out[0].f32(), c.in[0].f32(), s, c.out[0].count, d.stream), "kernels::resize");
+}
+
+Outcome reduceMean(const DeviceCall& d)
+{
+    KernelCall host;
+    kernels::ReduceShape s;
+    if (!hostArguments(d, { 1 }, host) || !reduceMeanShape(host, s))
+        return kUnsupported;
+    const auto& c = d.call;
+    return launched(kernels::reduceMean(c.out[0].f32(), c.in[0].f32(), s, c.out[0].count, d.stream), "kernels::reduceMean");
+}
+
+// Weights and bias are read on the device, so no host copies are needed.
+Outcome convTranspose(const DeviceCall& d)
+{
+    const auto& c = d.call;
+    kernels::TransposedConv s;
+    if (!transposedConvShape(c, s))
+        return kUnsupported;
+    return launched(kernels::convTranspose(c.out[0].f32(), c.in[0].f32(), c.in[1].f32(), c.has(2) ? c.in[2].f32() : nullptr, s, d.stream),
+        "kernels::convTranspose");
+}
+
+} // namespace
+
+void addResampleKernels(std::map<std::string, DeviceKernel>& t)
+{
+    t["Pad"] = pad;
+    t["Resize"] = resize;
+    t["Upsample"] = resize;
+    t["ReduceMean"] = reduceMean;
+    t["ConvTranspose"] = convTranspose;
+}
+
+} // namespace gpu

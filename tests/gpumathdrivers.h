@@ -1,0 +1,346 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+#pragma once
+
+// For tst_gpumath: whole op outputs computed on the host with the device kernels' element functions
+// (gpu/elementmath.h), one call per element or row as a kernel thread makes it. Pad, Resize,
+// ReduceMean and ConvTranspose take their parameters from gpu/opparams.cpp, as the device ops do;
+// the older ops' parameters are derived here the way gpu/ops.cpp derives them.
+
+#include "elementmath.h"
+#include "opparams.h"
+
+#include "exec/kernels.h"
+
+#include <cstring>
+#include <map>
+#include <string>
+
+namespace gpumath {
+
+namespace k = gpu::kernels;
+using core::exec::KernelCall;
+using core::exec::Shape;
+using core::exec::TensorView;
+
+// Each returns the element functions it used, or "" when the device op would not take the call.
+
+// Broadcast strides of a and b to y (numpy rules), as gpu/ops.cpp's broadcastShape.
+inline bool broadcastShape(const TensorView& y, const TensorView& a, const TensorView& b, k::Broadcast& s)
+{
+    if (y.rank() > k::kMaxRank)
+        return false;
+    s.rank = std::max(1, y.rank());
+    const TensorView* operands[2] = { &a, &b };
+    for (int o = 0; o < 2; ++o) {
+        const auto& x = *operands[o];
+        if (x.rank() > y.rank())
+            return false;
+        const auto strides = core::exec::stridesOf(x.shape);
+        for (int d = 0; d < y.rank(); ++d) {
+            const int xd = d - (y.rank() - x.rank());
+            const std::int64_t dim = xd >= 0 ? x.shape[xd] : 1;
+            if (dim != 1 && dim != y.shape[d])
+                return false;
+            s.stride[o][d] = dim == 1 ? 0 : strides[xd];
+        }
+    }
+    for (int d = 0; d < y.rank(); ++d)
+        s.dims[d] = y.shape[d];
+    if (y.rank() == 0)
+        s.dims[0] = 1;
+    return true;
+}
+
+// 1-D or 2-D window, as gpu/ops.cpp's window().
+inline bool window(const KernelCall& c, const TensorView& x, const TensorView& y, const Shape& kernel, k::Window& w)
+{
+    const int spatial = x.rank() - 2;
+    if ((spatial != 1 && spatial != 2) || y.rank() != x.rank() || int(kernel.size()) != spatial)
+        return false;
+    const Shape in(x.shape.begin() + 2, x.shape.end()), out(y.shape.begin() + 2, y.shape.end());
+    core::exec::WindowAttrs a;
+    if (!core::exec::windowAttrs(c, in, out, kernel, a))
+        return false;
+    w = {};
+    w.width = in.back(); w.outWidth = out.back(); w.kernelW = int(kernel.back()); w.strideW = int(a.strides.back());
+    w.dilationW = int(a.dilations.back()); w.padLeft = int(a.pads[spatial - 1]); w.padRight = int(a.pads.back());
+    w.height = 1; w.outHeight = 1;
+    if (spatial == 2) {
+        w.height = in[0]; w.outHeight = out[0]; w.kernelH = int(kernel[0]); w.strideH = int(a.strides[0]);
+        w.dilationH = int(a.dilations[0]); w.padTop = int(a.pads[0]); w.padBottom = int(a.pads[2]);
+    }
+    return true;
+}
+
+inline const std::map<std::string, k::Unary> kUnary {
+    { "Relu", k::Unary::Relu }, { "LeakyRelu", k::Unary::LeakyRelu }, { "Sigmoid", k::Unary::Sigmoid }, { "Tanh", k::Unary::Tanh },
+    { "Clip", k::Unary::Clip }, { "Erf", k::Unary::Erf }, { "Gelu", k::Unary::Gelu }, { "Sqrt", k::Unary::Sqrt }, { "Exp", k::Unary::Exp },
+};
+inline const std::map<std::string, k::Binary> kBinary {
+    { "Add", k::Binary::Add }, { "Sub", k::Binary::Sub }, { "Mul", k::Binary::Mul }, { "Div", k::Binary::Div }, { "Pow", k::Binary::Pow },
+};
+
+inline std::string unary(const KernelCall& c)
+{
+    if (!c.allFloat() || c.out.size() != 1 || c.in[0].count != c.out[0].count)
+        return {};
+    auto op = kUnary.at(c.op->type);
+    float alpha = 0, beta = 0;
+    if (op == k::Unary::LeakyRelu)
+        alpha = c.attrFloat("alpha", 0.01f);
+    if (op == k::Unary::Clip) {
+        alpha = c.attrFloat("min", -3.402823466e38f);
+        beta = c.attrFloat("max", 3.402823466e38f);
+        for (std::size_t slot : { 1, 2 })
+            if (c.has(slot)) {
+                if (c.in[slot].count != 1)
+                    return {};
+                (slot == 1 ? alpha : beta) = c.in[slot].f32()[0];
+            }
+    }
+    if (op == k::Unary::Gelu) {
+        const auto approximate = c.attrText("approximate", "none");
+        if (approximate == "tanh")
+            op = k::Unary::GeluTanh;
+        else if (approximate != "none")
+            return {};
+    }
+    for (std::int64_t i = 0; i < c.out[0].count; ++i)
+        c.out[0].f32()[i] = k::unaryElement(op, c.in[0].f32()[i], alpha, beta);
+    return "unaryElement";
+}
+
+inline std::string binary(const KernelCall& c)
+{
+    k::Broadcast s;
+    if (!c.allFloat() || c.out.size() != 1 || !c.has(1) || !broadcastShape(c.out[0], c.in[0], c.in[1], s))
+        return {};
+    const auto op = kBinary.at(c.op->type);
+    for (std::int64_t i = 0; i < c.out[0].count; ++i)
+        c.out[0].f32()[i] = k::binaryElement(op, c.in[0].f32()[k::sourceIndex(i, s.rank, s.dims, s.stride[0])],
+            c.in[1].f32()[k::sourceIndex(i, s.rank, s.dims, s.stride[1])]);
+    return "binaryElement sourceIndex";
+}
+
+// Conv as the device runs it: im2col per image and group (element function), then the product.
+inline std::string conv(const KernelCall& c)
+{
+    if (!c.allFloat() || c.out.size() != 1 || !c.has(1))
+        return {};
+    const auto &x = c.in[0], &wt = c.in[1], &y = c.out[0];
+    k::Window w;
+    if (x.rank() < 3 || wt.rank() != x.rank() || !window(c, x, y, Shape(wt.shape.begin() + 2, wt.shape.end()), w))
+        return {};
+    const std::int64_t groups = c.attrInt("group", 1), batch = x.shape[0], outChannels = y.shape[1], inChannels = x.shape[1];
+    if (groups < 1 || inChannels % groups || outChannels % groups || wt.shape[0] != outChannels || wt.shape[1] * groups != inChannels
+        || (c.has(2) && c.in[2].count != outChannels))
+        return {};
+    w.channels = inChannels / groups;
+    const std::int64_t kk = w.channels * w.kernelH * w.kernelW, plane = w.outHeight * w.outWidth, inPlane = w.height * w.width;
+    const std::int64_t mg = outChannels / groups;
+    std::vector<float> col(std::size_t(kk * plane));
+    for (std::int64_t n = 0; n < batch; ++n)
+        for (std::int64_t g = 0; g < groups; ++g) {
+            const float* xg = x.f32() + (n * groups + g) * w.channels * inPlane;
+            for (std::int64_t i = 0; i < kk * plane; ++i)
+                col[std::size_t(i)] = k::im2colElement(xg, w, i);
+            for (std::int64_t o = 0; o < mg; ++o)
+                for (std::int64_t p = 0; p < plane; ++p) {
+                    double acc = 0;
+                    for (std::int64_t r = 0; r < kk; ++r)
+                        acc += double(wt.f32()[(g * mg + o) * kk + r]) * col[std::size_t(r * plane + p)];
+                    const std::int64_t ch = g * mg + o;
+                    y.f32()[(n * outChannels + ch) * plane + p] = float(acc) + (c.has(2) ? c.in[2].f32()[ch] : 0.0f);
+                }
+        }
+    return "im2colElement";
+}
+
+inline std::string pool(const KernelCall& c)
+{
+    const auto* kernel = c.attrInts("kernel_shape");
+    k::Window w;
+    if (!c.allFloat() || c.out.size() != 1 || !kernel || c.attrInt("storage_order", 0) != 0 || c.in[0].rank() < 3
+        || !window(c, c.in[0], c.out[0], *kernel, w) || c.in[0].shape[0] != c.out[0].shape[0] || c.in[0].shape[1] != c.out[0].shape[1])
+        return {};
+    const bool max = c.op->type == "MaxPool", includePad = c.attrInt("count_include_pad", 0) != 0;
+    for (std::int64_t i = 0; i < c.out[0].count; ++i)
+        c.out[0].f32()[i] = k::poolElement(max, c.in[0].f32(), w, includePad, i);
+    return "poolElement";
+}
+
+inline std::string globalAveragePool(const KernelCall& c)
+{
+    if (!c.allFloat() || c.out.size() != 1 || c.in[0].rank() < 3)
+        return {};
+    const std::int64_t rows = c.in[0].shape[0] * c.in[0].shape[1], inner = c.in[0].count / std::max<std::int64_t>(1, rows);
+    if (c.out[0].count != rows)
+        return {};
+    for (std::int64_t r = 0; r < rows; ++r)
+        c.out[0].f32()[r] = k::rowMean(c.in[0].f32() + r * inner, inner);
+    return "rowMean";
+}
+
+inline std::string batchNorm(const KernelCall& c)
+{
+    if (!c.allFloat() || c.out.size() != 1 || c.attrInt("training_mode", 0) != 0 || c.in.size() < 5 || c.in[0].rank() < 2)
+        return {};
+    const auto& x = c.in[0];
+    const std::int64_t ch = x.shape[1], inner = x.count / std::max<std::int64_t>(1, x.shape[0] * ch);
+    for (int i = 1; i < 5; ++i)
+        if (!c.has(i) || c.in[i].count != ch)
+            return {};
+    const float eps = c.attrFloat("epsilon", 1e-5f);
+    for (std::int64_t i = 0; i < x.count; ++i) {
+        const std::int64_t k = (i / inner) % ch;
+        c.out[0].f32()[i] = k::batchNormElement(x.f32()[i], c.in[1].f32()[k], c.in[2].f32()[k], c.in[3].f32()[k], c.in[4].f32()[k], eps);
+    }
+    return "batchNormElement";
+}
+
+inline std::string softmax(const KernelCall& c)
+{
+    if (!c.allFloat() || c.out.size() != 1 || c.in[0].count != c.out[0].count || c.in[0].rank() == 0)
+        return {};
+    const auto& x = c.in[0];
+    const int axis = core::exec::normAxis(c.attrInt("axis", -1), x.rank());
+    std::int64_t outer = 1, inner = 1;
+    for (int i = 0; i < axis; ++i)
+        outer *= x.shape[i];
+    for (int i = axis + 1; i < x.rank(); ++i)
+        inner *= x.shape[i];
+    for (std::int64_t r = 0; r < outer * inner; ++r)
+        k::softmaxRow(c.out[0].f32(), x.f32(), r, x.shape[axis], inner);
+    return "softmaxRow";
+}
+
+// The device op takes only calls without the optional Mean/InvStdDev outputs; here output 0 of any
+// call is computed (the caller compares only output 0 then).
+inline std::string layerNorm(const KernelCall& c)
+{
+    if (!c.allFloat() || !c.has(1) || c.in[0].rank() == 0)
+        return {};
+    const auto& x = c.in[0];
+    const int axis = core::exec::normAxis(c.attrInt("axis", -1), x.rank());
+    std::int64_t inner = 1;
+    for (int i = axis; i < x.rank(); ++i)
+        inner *= x.shape[i];
+    if (c.in[1].count != inner || (c.has(2) && c.in[2].count != inner))
+        return {};
+    for (std::int64_t r = 0; r < x.count / std::max<std::int64_t>(1, inner); ++r)
+        k::layerNormRow(c.out[0].f32() + r * inner, x.f32() + r * inner, c.in[1].f32(), c.has(2) ? c.in[2].f32() : nullptr, inner,
+            c.attrFloat("epsilon", 1e-5f));
+    return "layerNormRow";
+}
+
+inline void copyElement(const TensorView& y, std::int64_t o, const TensorView& x, std::int64_t i)
+{
+    const auto bytes = core::dtypeBytes(x.dtype);
+    std::memcpy(y.data + o * bytes, x.data + i * bytes, std::size_t(bytes));
+}
+
+inline std::string transpose(const KernelCall& c)
+{
+    const auto &x = c.in[0], &y = c.out[0];
+    const int rank = x.rank();
+    const auto bytes = core::dtypeBytes(x.dtype);
+    if (c.out.size() != 1 || x.dtype != y.dtype || x.count != y.count || y.rank() != rank || rank > k::kMaxRank || rank < 1
+        || (bytes != 4 && bytes != 8))
+        return {};
+    auto perm = Shape(std::size_t(rank));
+    for (int i = 0; i < rank; ++i)
+        perm[std::size_t(i)] = rank - 1 - i;
+    if (const auto* p = c.attrInts("perm"); p && !p->empty())
+        perm = *p;
+    const auto strides = core::exec::stridesOf(x.shape);
+    std::int64_t inStride[k::kMaxRank] {};
+    for (int i = 0; i < rank; ++i)
+        inStride[i] = strides[std::size_t(perm[std::size_t(i)])];
+    for (std::int64_t i = 0; i < y.count; ++i)
+        copyElement(y, i, x, k::sourceIndex(i, rank, y.shape.data(), inStride));
+    return "sourceIndex";
+}
+
+inline std::string gather(const KernelCall& c)
+{
+    const auto &x = c.in[0], &idx = c.in[1], &y = c.out[0];
+    const auto bytes = core::dtypeBytes(x.dtype);
+    if (!c.has(1) || x.dtype != y.dtype || x.rank() == 0 || (idx.dtype != core::DType::Int64 && idx.dtype != core::DType::Int32)
+        || (bytes != 4 && bytes != 8))
+        return {};
+    const int axis = core::exec::normAxis(c.attrInt("axis", 0), x.rank());
+    std::int64_t outer = 1, inner = 1;
+    for (int i = 0; i < axis; ++i)
+        outer *= x.shape[std::size_t(i)];
+    for (int i = axis + 1; i < x.rank(); ++i)
+        inner *= x.shape[std::size_t(i)];
+    const std::int64_t dim = x.shape[std::size_t(axis)];
+    if (outer * idx.count * inner != y.count || dim <= 0)
+        return {};
+    for (std::int64_t i = 0; i < y.count; ++i)
+        copyElement(y, i, x, k::gatherSource(i, idx.data, idx.dtype == core::DType::Int64, idx.count, dim, inner));
+    return "gatherSource";
+}
+
+inline std::string pad(const KernelCall& c)
+{
+    k::PadShape s;
+    if (!gpu::padShape(c, s))
+        return {};
+    for (std::int64_t i = 0; i < c.out[0].count; ++i)
+        c.out[0].f32()[i] = k::padElement(c.in[0].f32(), s, i);
+    return "padElement";
+}
+
+inline std::string resize(const KernelCall& c)
+{
+    k::ResizeShape s;
+    if (!gpu::resizeShape(c, s))
+        return {};
+    for (std::int64_t i = 0; i < c.out[0].count; ++i)
+        c.out[0].f32()[i] = k::resizeElement(c.in[0].f32(), s, i);
+    return "resizeElement";
+}
+
+inline std::string reduceMean(const KernelCall& c)
+{
+    k::ReduceShape s;
+    if (!gpu::reduceMeanShape(c, s))
+        return {};
+    for (std::int64_t i = 0; i < c.out[0].count; ++i)
+        c.out[0].f32()[i] = k::reduceMeanElement(c.in[0].f32(), s, i);
+    return "reduceMeanElement";
+}
+
+inline std::string convTranspose(const KernelCall& c)
+{
+    k::TransposedConv s;
+    if (!gpu::transposedConvShape(c, s))
+        return {};
+    for (std::int64_t i = 0; i < c.out[0].count; ++i)
+        c.out[0].f32()[i] = k::convTransposeElement(c.in[0].f32(), c.in[1].f32(), c.has(2) ? c.in[2].f32() : nullptr, s, i);
+    return "convTransposeElement";
+}
+
+using Driver = std::string (*)(const KernelCall&);
+
+inline const std::map<std::string, Driver>& drivers()
+{
+    static const std::map<std::string, Driver> t = [] {
+        std::map<std::string, Driver> m {
+            { "Conv", conv }, { "MaxPool", pool }, { "AveragePool", pool }, { "GlobalAveragePool", globalAveragePool },
+            { "BatchNormalization", batchNorm }, { "Softmax", softmax }, { "LayerNormalization", layerNorm },
+            { "Transpose", transpose }, { "Gather", gather },
+            { "Pad", pad }, { "Resize", resize }, { "Upsample", resize }, { "ReduceMean", reduceMean }, { "ConvTranspose", convTranspose },
+        };
+        for (const auto& u : kUnary)
+            m[u.first] = unary;
+        for (const auto& b : kBinary)
+            m[b.first] = binary;
+        return m;
+    }();
+    return t;
+}
+
+} // namespace gpumath

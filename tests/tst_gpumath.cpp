@@ -1,0 +1,374 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+// The CUDA executor's kernel math on the CPU, no GPU needed: every output of an ONNX backend node
+// test (Debian libonnx-testdata) whose op has a device kernel is computed by calling the device
+// kernels' element functions (gpu/elementmath.h) for each element or row, as a kernel thread would
+// (gpumathdrivers.h), and compared with the CPU executor's kernel and with the ONNX reference output.
+#include "gpumathdrivers.h"
+
+#include "exec/kernels.h"
+#include "exec/opcall.h"
+#include "exec/tensordata.h"
+#include "exec/tolerance.h"
+#include "onnx/onnximport.h"
+
+#include <QtTest>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <set>
+
+namespace fs = std::filesystem;
+namespace k = gpu::kernels;
+using core::exec::KernelCall;
+using core::exec::Shape;
+using core::exec::TensorView;
+using gpumath::drivers;
+
+namespace {
+
+const fs::path kNodeTests = "/usr/share/libonnx-testdata/data/node";
+
+// One single-op node test with test_data_set_0 loaded: inputs and weights in host memory.
+struct NodeCase {
+    core::Graph graph;
+    core::ModelData data;
+    std::map<core::TensorIndex, std::vector<std::byte>> storage;
+    std::vector<core::HostTensor> expected; // by graph output
+
+    // The op's call; outputs in fresh zeroed buffers of `outputs`.
+    KernelCall call(std::vector<std::vector<std::byte>>& outputs)
+    {
+        const auto& op = graph.ops[0];
+        KernelCall c;
+        c.op = &op;
+        std::vector<int> slotOf;
+        if (auto it = data.inputSlots.find(0); it != data.inputSlots.end())
+            slotOf = it->second;
+        for (std::size_t i = 0; i < op.inputs.size(); ++i) {
+            const std::size_t slot = i < slotOf.size() ? std::size_t(slotOf[i]) : i;
+            if (c.in.size() <= slot)
+                c.in.resize(slot + 1);
+            auto& bytes = storage[op.inputs[i]];
+            // A present input without elements still needs an address (present() means non-null).
+            if (bytes.empty())
+                bytes.resize(1);
+            c.in[slot] = core::exec::tensorView(graph, op.inputs[i], bytes.data());
+        }
+        outputs.clear();
+        for (auto t : op.outputs) {
+            outputs.emplace_back(std::size_t(std::max<core::Bytes>(graph.tensors[t].size, 1)));
+            c.out.push_back(core::exec::tensorView(graph, t, outputs.back().data()));
+        }
+        return c;
+    }
+};
+
+std::optional<NodeCase> loadCase(const fs::path& dir)
+{
+    const auto model = dir / "model.onnx";
+    auto graph = core::importOnnx(model);
+    if (!graph || graph->ops.size() != 1 || !graph->ops[0].domain.empty())
+        return std::nullopt;
+    auto data = core::loadTensorData(model, *graph);
+    if (!data)
+        return std::nullopt;
+    NodeCase nc { std::move(*graph), std::move(*data), {}, {} };
+    for (const auto& [t, w] : nc.data.weights)
+        nc.storage[t] = w.data;
+    const auto set = dir / "test_data_set_0";
+    for (std::size_t i = 0; i < nc.graph.inputs.size(); ++i) {
+        auto in = core::readTensorFile(set / ("input_" + std::to_string(i) + ".pb"));
+        if (!in || in->second.dtype != nc.graph.tensors[nc.graph.inputs[i]].dtype)
+            return std::nullopt;
+        nc.storage[nc.graph.inputs[i]] = std::move(in->second.data);
+    }
+    for (std::size_t i = 0; i < nc.graph.outputs.size(); ++i) {
+        auto out = core::readTensorFile(set / ("output_" + std::to_string(i) + ".pb"));
+        if (!out)
+            return std::nullopt;
+        nc.expected.push_back(std::move(out->second));
+    }
+    for (auto t : nc.graph.ops[0].inputs)
+        if (!nc.storage.count(t))
+            return std::nullopt;
+    return nc;
+}
+
+std::vector<core::HostTensor> asHost(const KernelCall& c)
+{
+    std::vector<core::HostTensor> out;
+    for (const auto& v : c.out) {
+        core::HostTensor t;
+        t.dtype = v.dtype;
+        t.shape = v.shape;
+        t.data.assign(v.data, v.data + v.bytes());
+        out.push_back(std::move(t));
+    }
+    return out;
+}
+
+// The ONNX backend tests' own tolerance (rtol 1e-3, atol 1e-4 as in tst_executor), element by element.
+std::string closeToReference(const std::vector<core::HostTensor>& expected, const std::vector<core::HostTensor>& actual)
+{
+    for (std::size_t o = 0; o < expected.size() && o < actual.size(); ++o) {
+        const auto &e = expected[o], &a = actual[o];
+        if (e.dtype != a.dtype || e.data.size() != a.data.size())
+            return "output " + std::to_string(o) + ": dtype or size differs";
+        if (e.dtype != core::DType::Float32) {
+            if (e.data != a.data)
+                return "output " + std::to_string(o) + ": values differ";
+            continue;
+        }
+        const auto* ev = reinterpret_cast<const float*>(e.data.data());
+        const auto* av = reinterpret_cast<const float*>(a.data.data());
+        for (std::size_t i = 0; i < e.data.size() / 4; ++i)
+            if (!(std::fabs(ev[i] - av[i]) <= 1e-4f + 1e-3f * std::fabs(ev[i])) && !(std::isnan(ev[i]) && std::isnan(av[i])))
+                return "output " + std::to_string(o) + " element " + std::to_string(i) + ": expected " + std::to_string(ev[i]) + ", got "
+                    + std::to_string(av[i]);
+    }
+    return {};
+}
+
+// Every float element within kDefaultGpuTolerance · (|cpu| + max |cpu| of the output), as
+// core::checkTolerance measures a GPU run against the CPU executor.
+std::string closeWithin(const std::vector<core::HostTensor>& cpu, const std::vector<core::HostTensor>& math)
+{
+    for (std::size_t o = 0; o < cpu.size(); ++o) {
+        if (o >= math.size() || cpu[o].dtype != math[o].dtype || cpu[o].data.size() != math[o].data.size())
+            return "output " + std::to_string(o) + ": dtype or size differs";
+        if (cpu[o].dtype != core::DType::Float32) {
+            if (cpu[o].data != math[o].data)
+                return "output " + std::to_string(o) + ": values differ";
+            continue;
+        }
+        const auto* c = reinterpret_cast<const float*>(cpu[o].data.data());
+        const auto* m = reinterpret_cast<const float*>(math[o].data.data());
+        const std::size_t n = cpu[o].data.size() / 4;
+        double scale = 0;
+        for (std::size_t i = 0; i < n; ++i)
+            scale = std::max(scale, double(std::fabs(c[i])));
+        for (std::size_t i = 0; i < n; ++i)
+            if (!(std::fabs(double(c[i]) - m[i]) <= core::kDefaultGpuTolerance * (std::fabs(c[i]) + scale)) && !(std::isnan(c[i]) && std::isnan(m[i])))
+                return "output " + std::to_string(o) + " element " + std::to_string(i) + ": CPU kernel " + std::to_string(c[i])
+                    + ", element math " + std::to_string(m[i]);
+    }
+    return {};
+}
+
+// An op call written by hand: float inputs with deterministic values, int64 shape arguments.
+struct HandCall {
+    core::Op op;
+    std::vector<std::unique_ptr<std::vector<std::byte>>> memory;
+    KernelCall call;
+
+    explicit HandCall(const std::string& type) { op.type = type; }
+    HandCall& ints(const std::string& name, std::vector<std::int64_t> v) { op.attributes[name].ints = std::move(v); return *this; }
+    HandCall& real(const std::string& name, float v) { op.attributes[name].floats = { v }; return *this; }
+    HandCall& text(const std::string& name, const std::string& v) { op.attributes[name].text = v; return *this; }
+    TensorView& add(std::vector<TensorView>& views, core::DType dtype, Shape shape)
+    {
+        TensorView v;
+        v.dtype = dtype;
+        v.count = 1;
+        for (auto d : shape)
+            v.count *= d;
+        v.shape = std::move(shape);
+        memory.push_back(std::make_unique<std::vector<std::byte>>(std::size_t(std::max<core::Bytes>(v.bytes(), 1))));
+        v.data = memory.back()->data();
+        views.push_back(v);
+        return views.back();
+    }
+    HandCall& input(Shape shape, unsigned seed = 1)
+    {
+        auto& v = add(call.in, core::DType::Float32, std::move(shape));
+        std::uint32_t state = seed * 2654435761u + 1;
+        for (std::int64_t i = 0; i < v.count; ++i) {
+            state = state * 1664525u + 1013904223u;
+            v.f32()[i] = float(int(state >> 9) % 2001 - 1000) / 250.0f;
+        }
+        return *this;
+    }
+    HandCall& floats(std::vector<float> values)
+    {
+        auto& v = add(call.in, core::DType::Float32, { std::int64_t(values.size()) });
+        std::copy(values.begin(), values.end(), v.f32());
+        return *this;
+    }
+    HandCall& int64s(std::vector<std::int64_t> values)
+    {
+        auto& v = add(call.in, core::DType::Int64, { std::int64_t(values.size()) });
+        std::copy(values.begin(), values.end(), v.i64());
+        return *this;
+    }
+    HandCall& absent() { call.in.emplace_back(); return *this; }
+    HandCall& output(Shape shape) { add(call.out, core::DType::Float32, std::move(shape)); return *this; }
+    // A copy of the call with fresh output buffers; op points at this object's op.
+    KernelCall fresh(std::vector<std::vector<std::byte>>& outputs)
+    {
+        KernelCall c = call;
+        c.op = &op;
+        outputs.clear();
+        for (auto& v : c.out) {
+            outputs.emplace_back(std::size_t(std::max<core::Bytes>(v.bytes(), 1)));
+            v.data = outputs.back().data();
+        }
+        return c;
+    }
+};
+
+} // namespace
+
+class TestGpuMath : public QObject {
+    Q_OBJECT
+private slots:
+    void againstCpuKernelsAndReference();
+    void configurationsBeyondTheNodeTests_data();
+    void configurationsBeyondTheNodeTests();
+};
+
+void TestGpuMath::againstCpuKernelsAndReference()
+{
+    if (!fs::exists(kNodeTests))
+        QSKIP("libonnx-testdata is not installed");
+    std::vector<fs::path> dirs;
+    for (const auto& e : fs::directory_iterator(kNodeTests))
+        dirs.push_back(e.path());
+    std::sort(dirs.begin(), dirs.end());
+    std::map<std::string, std::vector<std::string>> checked, fallback; // by op type
+    std::map<std::string, int> functionUses;
+    std::vector<std::string> failures;
+    for (const auto& dir : dirs) {
+        const auto name = dir.filename().string();
+        if (name.find("_expanded") != std::string::npos)
+            continue;
+        auto nc = loadCase(dir);
+        if (!nc)
+            continue;
+        const auto& type = nc->graph.ops[0].type;
+        const auto driver = drivers().find(type);
+        if (driver == drivers().end())
+            continue;
+        std::vector<std::vector<std::byte>> cpuOut, mathOut;
+        const auto cpuCall = nc->call(cpuOut);
+        const auto kernel = core::exec::findKernel(type);
+        if (!kernel || !kernel(cpuCall))
+            continue; // the CPU kernel does not cover it: it runs synthetic on either executor
+        const auto cpu = asHost(cpuCall);
+        if (const auto why = closeToReference(nc->expected, cpu); !why.empty())
+            continue; // the CPU kernel is the reference only where it matches ONNX (tst_executor checks which)
+        const auto mathCall = nc->call(mathOut);
+        const auto used = driver->second(mathCall);
+        if (used.empty()) {
+            fallback[type].push_back(name);
+            continue;
+        }
+        for (const auto& f : QString::fromStdString(used).split(QLatin1Char(' ')))
+            ++functionUses[f.toStdString()];
+        auto math = asHost(mathCall);
+        auto expected = nc->expected;
+        auto reference = cpu;
+        if (type == "LayerNormalization" && math.size() > 1) {
+            // Mean and InvStdDev requested: the device op leaves the call to the host; the row math
+            // is still checked on output 0.
+            fallback[type].push_back(name);
+            math.resize(1);
+            expected.resize(1);
+            reference.resize(1);
+        }
+        auto why = closeWithin(reference, math);
+        if (why.empty())
+            why = closeToReference(expected, math);
+        if (!why.empty())
+            failures.push_back(name + " (" + type + ", " + used + "): " + why);
+        else
+            checked[type].push_back(name);
+    }
+    int cases = 0;
+    for (const auto& [type, names] : checked) {
+        std::string list;
+        for (const auto& n : names)
+            list += " " + n;
+        qInfo("%s: %zu cases checked:%s", type.c_str(), names.size(), list.c_str());
+        cases += int(names.size());
+    }
+    for (const auto& [type, names] : fallback) {
+        std::string list;
+        for (const auto& n : names)
+            list += " " + n;
+        qInfo("%s: %zu cases the CPU kernel runs but the device op leaves to the host:%s", type.c_str(), names.size(), list.c_str());
+    }
+    for (const auto& f : failures)
+        qWarning("FAILED %s", f.c_str());
+    QVERIFY2(failures.empty(), (std::to_string(failures.size()) + " node tests differ between the element math and the CPU kernel").c_str());
+    // Every element function was exercised by some case.
+    for (const char* f : { "unaryElement", "binaryElement", "sourceIndex", "im2colElement", "poolElement", "rowMean", "batchNormElement",
+             "softmaxRow", "layerNormRow", "gatherSource", "padElement", "resizeElement", "reduceMeanElement", "convTransposeElement" })
+        QVERIFY2(functionUses[f] > 0, f);
+    // The new device ops cover the configurations the CPU kernel supports in the ONNX tests.
+    QVERIFY(checked["Resize"].size() >= 10);
+    QVERIFY(checked["ConvTranspose"].size() >= 5);
+    QVERIFY(checked["ReduceMean"].size() >= 6);
+    QVERIFY(checked["Pad"].size() >= 1); // test_edge_pad and test_reflect_pad pad int32 data: host only
+    QVERIFY(cases > 100);
+}
+
+// Configurations the ONNX node tests leave out (float edge/reflect Pad, ConvTranspose groups with a
+// bias, every nearest rounding, ReduceMean axes from an input): element math against the CPU kernel.
+void TestGpuMath::configurationsBeyondTheNodeTests_data()
+{
+    QTest::addColumn<int>("index");
+    const char* names[] = { "pad edge", "pad reflect", "pad constant from inputs", "pad negative (crop)", "resize linear pytorch_half_pixel",
+        "resize linear asymmetric scales", "resize nearest floor", "resize nearest ceil", "resize nearest round_prefer_ceil",
+        "resize nearest round_prefer_floor half_pixel down", "resize linear 3 axes", "reducemean axes 1 3 no keepdims",
+        "reducemean axes input", "reducemean noop", "convtranspose groups bias", "convtranspose strides dilations output_padding",
+        "convtranspose 1d same_lower" };
+    for (int i = 0; i < int(std::size(names)); ++i)
+        QTest::newRow(names[i]) << i;
+}
+
+void TestGpuMath::configurationsBeyondTheNodeTests()
+{
+    QFETCH(int, index);
+    std::unique_ptr<HandCall> h;
+    switch (index) {
+    case 0: h = std::make_unique<HandCall>("Pad"); h->text("mode", "edge").input({ 2, 3, 4, 5 }).int64s({ 0, 1, 3, 2, 1, 0, 2, 4 }).output({ 3, 4, 9, 11 }); break;
+    case 1: h = std::make_unique<HandCall>("Pad"); h->text("mode", "reflect").input({ 2, 3, 4, 5 }).int64s({ 1, 2, 3, 4, 1, 1, 3, 4 }).output({ 4, 6, 10, 13 }); break;
+    case 2: h = std::make_unique<HandCall>("Pad"); h->input({ 3, 4 }).int64s({ 1, 2, 2, 0 }).floats({ 2.5f }).output({ 6, 6 }); break;
+    case 3: h = std::make_unique<HandCall>("Pad"); h->ints("pads", { -1, 1, 0, -2 }).real("value", -1.0f).input({ 4, 6 }).output({ 3, 5 }); break;
+    case 4: h = std::make_unique<HandCall>("Resize"); h->text("mode", "linear").text("coordinate_transformation_mode", "pytorch_half_pixel")
+                .input({ 1, 2, 3, 4 }).absent().absent().int64s({ 1, 2, 7, 1 }).output({ 1, 2, 7, 1 }); break;
+    case 5: h = std::make_unique<HandCall>("Resize"); h->text("mode", "linear").text("coordinate_transformation_mode", "asymmetric")
+                .input({ 1, 1, 3, 5 }).absent().floats({ 1, 1, 2.5f, 0.6f }).output({ 1, 1, 7, 3 }); break;
+    case 6: case 7: case 8:
+        h = std::make_unique<HandCall>("Resize");
+        h->text("nearest_mode", index == 6 ? "floor" : index == 7 ? "ceil" : "round_prefer_ceil")
+            .input({ 2, 1, 3, 3 }).absent().floats({ 1, 1, 2.5f, 1.5f }).output({ 2, 1, 7, 4 });
+        break;
+    case 9: h = std::make_unique<HandCall>("Resize"); h->input({ 1, 1, 8, 8 }).absent().floats({ 1, 1, 0.5f, 0.375f }).output({ 1, 1, 4, 3 }); break;
+    case 10: h = std::make_unique<HandCall>("Resize"); h->text("mode", "linear").text("coordinate_transformation_mode", "align_corners")
+                .input({ 2, 3, 4 }).absent().floats({ 1.5f, 2, 0.75f }).output({ 3, 6, 3 }); break;
+    case 11: h = std::make_unique<HandCall>("ReduceMean"); h->ints("axes", { 1, 3 }).ints("keepdims", { 0 }).input({ 2, 3, 4, 5 }).output({ 2, 4 }); break;
+    case 12: h = std::make_unique<HandCall>("ReduceMean"); h->input({ 3, 4, 5 }).int64s({ -1, 0 }).output({ 1, 4, 1 }); break;
+    case 13: h = std::make_unique<HandCall>("ReduceMean"); h->ints("noop_with_empty_axes", { 1 }).input({ 3, 4 }).output({ 3, 4 }); break;
+    case 14: h = std::make_unique<HandCall>("ConvTranspose"); h->ints("group", { 2 }).ints("pads", { 1, 0, 0, 1 })
+                .input({ 2, 4, 3, 3 }).input({ 4, 3, 3, 2 }, 2).input({ 6 }, 3).output({ 2, 6, 4, 3 }); break;
+    case 15: h = std::make_unique<HandCall>("ConvTranspose"); h->ints("strides", { 2, 3 }).ints("dilations", { 2, 1 }).ints("output_padding", { 1, 2 })
+                .ints("pads", { 1, 1, 0, 2 }).input({ 1, 2, 3, 4 }).input({ 2, 3, 3, 2 }, 2).output({ 1, 3, 9, 10 }); break;
+    case 16: h = std::make_unique<HandCall>("ConvTranspose"); h->text("auto_pad", "SAME_LOWER").ints("strides", { 2 })
+                .input({ 1, 2, 5 }).input({ 2, 2, 4 }, 2).output({ 1, 2, 10 }); break;
+    }
+    std::vector<std::vector<std::byte>> cpuOut, mathOut;
+    const auto cpuCall = h->fresh(cpuOut);
+    const auto mathCall = h->fresh(mathOut);
+    QVERIFY2(core::exec::findKernel(h->op.type)(cpuCall), "the CPU kernel takes the call");
+    QVERIFY2(!drivers().at(h->op.type)(mathCall).empty(), "the device op takes the call");
+    const auto why = closeWithin(asHost(cpuCall), asHost(mathCall));
+    QVERIFY2(why.empty(), why.c_str());
+}
+
+QTEST_GUILESS_MAIN(TestGpuMath)
+#include "tst_gpumath.moc"
