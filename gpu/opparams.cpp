@@ -4,6 +4,8 @@
 
 #include "exec/opattrs.h"
 
+#include <algorithm>
+
 namespace gpu {
 
 using core::DType;
@@ -130,6 +132,135 @@ bool transposedConvShape(const KernelCall& c, kernels::TransposedConv& s)
     s.inH = g.inH; s.inW = g.inW; s.outH = g.outH; s.outW = g.outW; s.kH = g.kH; s.kW = g.kW;
     s.strideH = g.strideH; s.strideW = g.strideW; s.dilH = g.dilH; s.dilW = g.dilW; s.padTop = g.padTop; s.padLeft = g.padLeft;
     return true;
+}
+
+// Broadcast strides of inputs a and b to y (numpy rules); false past kMaxRank or on a mismatch.
+bool broadcastShape(const core::exec::TensorView& y, const core::exec::TensorView* a, const core::exec::TensorView* b, kernels::Broadcast& s)
+{
+    if (y.rank() > kernels::kMaxRank)
+        return false;
+    s.rank = std::max(1, y.rank());
+    const core::exec::TensorView* operands[2] = { a, b };
+    for (int k = 0; k < 2; ++k) {
+        if (!operands[k])
+            continue;
+        const auto& x = *operands[k];
+        if (x.rank() > y.rank())
+            return false;
+        const auto strides = core::exec::stridesOf(x.shape);
+        for (int d = 0; d < y.rank(); ++d) {
+            const int xd = d - (y.rank() - x.rank());
+            const std::int64_t dim = xd >= 0 ? x.shape[xd] : 1;
+            if (dim != 1 && dim != y.shape[d])
+                return false;
+            s.stride[k][d] = dim == 1 ? 0 : strides[xd];
+        }
+    }
+    for (int d = 0; d < y.rank(); ++d)
+        s.dims[d] = y.shape[d];
+    if (y.rank() == 0)
+        s.dims[0] = 1;
+    return true;
+}
+
+// 2-D (or 1-D as height 1) window geometry of Conv and pooling, as the CPU kernels read it.
+bool window(const core::exec::KernelCall& c, const core::exec::TensorView& x, const core::exec::TensorView& y, const core::exec::Shape& kernel,
+    kernels::Window& w)
+{
+    const int spatial = x.rank() - 2;
+    if ((spatial != 1 && spatial != 2) || y.rank() != x.rank() || int(kernel.size()) != spatial)
+        return false;
+    const core::exec::Shape in(x.shape.begin() + 2, x.shape.end()), out(y.shape.begin() + 2, y.shape.end());
+    core::exec::WindowAttrs a;
+    if (!core::exec::windowAttrs(c, in, out, kernel, a))
+        return false;
+    const auto &strides = a.strides, &dil = a.dilations, &pads = a.pads;
+    w = {};
+    w.width = in.back(); w.outWidth = out.back(); w.kernelW = int(kernel.back()); w.strideW = int(strides.back());
+    w.dilationW = int(dil.back()); w.padLeft = int(pads[spatial - 1]); w.padRight = int(pads.back());
+    w.height = 1; w.outHeight = 1;
+    if (spatial == 2) {
+        w.height = in[0]; w.outHeight = out[0]; w.kernelH = int(kernel[0]); w.strideH = int(strides[0]);
+        w.dilationH = int(dil[0]); w.padTop = int(pads[0]); w.padBottom = int(pads[2]);
+    }
+    return true;
+}
+
+bool permuteParams(const core::exec::KernelCall& c, PermuteParams& p)
+{
+    if (c.out.size() != 1 || !c.has(0))
+        return false;
+    const auto &x = c.in[0], &y = c.out[0];
+    const int rank = x.rank();
+    const auto bytes = core::dtypeBytes(x.dtype);
+    if (x.dtype != y.dtype || x.count != y.count || y.rank() != rank || rank > kernels::kMaxRank || rank < 1 || (bytes != 4 && bytes != 8))
+        return false;
+    auto perm = std::vector<std::int64_t>(std::size_t(rank));
+    for (int i = 0; i < rank; ++i)
+        perm[std::size_t(i)] = rank - 1 - i;
+    if (const auto* given = c.attrInts("perm"); given && !given->empty()) {
+        if (int(given->size()) != rank)
+            return false;
+        perm = *given;
+    }
+    const auto strides = core::exec::stridesOf(x.shape);
+    p = {};
+    p.rank = rank;
+    p.bytes = int(bytes);
+    for (int i = 0; i < rank; ++i) {
+        const auto axis = perm[std::size_t(i)];
+        if (axis < 0 || axis >= rank || y.shape[std::size_t(i)] != x.shape[std::size_t(axis)])
+            return false;
+        p.inStride[i] = strides[std::size_t(axis)];
+    }
+    return true;
+}
+
+bool gatherParams(const core::exec::KernelCall& c, GatherParams& p)
+{
+    if (!c.has(0) || !c.has(1) || c.out.size() != 1)
+        return false;
+    const auto &x = c.in[0], &idx = c.in[1], &y = c.out[0];
+    const auto bytes = core::dtypeBytes(x.dtype);
+    if (x.dtype != y.dtype || x.rank() == 0 || (idx.dtype != core::DType::Int64 && idx.dtype != core::DType::Int32) || (bytes != 4 && bytes != 8))
+        return false;
+    const int axis = core::exec::normAxis(c.attrInt("axis", 0), x.rank());
+    p = {};
+    p.bytes = int(bytes);
+    for (int i = 0; i < axis; ++i)
+        p.outer *= x.shape[std::size_t(i)];
+    for (int i = axis + 1; i < x.rank(); ++i)
+        p.inner *= x.shape[std::size_t(i)];
+    p.dim = x.shape[std::size_t(axis)];
+    return p.outer * idx.count * p.inner == y.count && p.dim > 0;
+}
+
+bool softmaxParams(const core::exec::KernelCall& c, RowParams& p)
+{
+    if (!c.allFloat() || !c.has(0) || c.out.size() != 1 || c.in[0].count != c.out[0].count || c.in[0].rank() == 0)
+        return false;
+    const auto& x = c.in[0];
+    const int axis = core::exec::normAxis(c.attrInt("axis", -1), x.rank());
+    p = {};
+    for (int i = 0; i < axis; ++i)
+        p.outer *= x.shape[std::size_t(i)];
+    for (int i = axis + 1; i < x.rank(); ++i)
+        p.inner *= x.shape[std::size_t(i)];
+    p.count = x.shape[std::size_t(axis)];
+    return true;
+}
+
+bool layerNormParams(const core::exec::KernelCall& c, std::int64_t& rows, std::int64_t& inner)
+{
+    if (!c.allFloat() || !c.has(0) || !c.has(1) || c.out.empty() || c.in[0].rank() == 0)
+        return false;
+    const auto& x = c.in[0];
+    const int axis = core::exec::normAxis(c.attrInt("axis", -1), x.rank());
+    inner = 1;
+    for (int i = axis; i < x.rank(); ++i)
+        inner *= x.shape[std::size_t(i)];
+    rows = x.count / std::max<std::int64_t>(1, inner);
+    return c.in[1].count == inner && (!c.has(2) || c.in[2].count == inner);
 }
 
 } // namespace gpu

@@ -2,7 +2,7 @@
 // SPDX-FileCopyrightText: MemPlan authors
 #pragma once
 
-// Kernel parameters of Pad, Resize, ReduceMean and ConvTranspose from an op call, read with the CPU
+// Kernel parameters of Pad, Resize, ReduceMean, ConvTranspose, broadcasting and windows from an op call, read with the CPU
 // kernels' own readers (core/exec/opattrs.h). Host code without CUDA headers, so the host tests
 // (tests/tst_gpumath.cpp) build the very parameters the device ops launch with. The call's
 // shape-argument inputs (pads, axes, scales, the constant) must point at host memory; tensor data
@@ -19,5 +19,33 @@ bool padShape(const core::exec::KernelCall& call, kernels::PadShape& shape);
 bool resizeShape(const core::exec::KernelCall& call, kernels::ResizeShape& shape);
 bool reduceMeanShape(const core::exec::KernelCall& call, kernels::ReduceShape& shape);
 bool transposedConvShape(const core::exec::KernelCall& call, kernels::TransposedConv& shape);
+
+// Broadcast strides of inputs a and b (either may be null) to y, numpy rules; false past kMaxRank
+// or on a mismatch.
+bool broadcastShape(const core::exec::TensorView& y, const core::exec::TensorView* a, const core::exec::TensorView* b, kernels::Broadcast& s);
+// Transpose of elements of 4 or 8 bytes: output element i reads input element
+// sum_d index_d * inStride[d] (the input's strides in the permuted order).
+struct PermuteParams {
+    int rank = 0, bytes = 0;
+    std::int64_t inStride[kernels::kMaxRank] = {};
+};
+bool permuteParams(const core::exec::KernelCall& call, PermuteParams& params);
+// Gather along one axis of x seen as [outer][dim][inner], elements of 4 or 8 bytes, int64 or int32 indices.
+struct GatherParams {
+    int bytes = 0;
+    std::int64_t outer = 1, dim = 0, inner = 1;
+};
+bool gatherParams(const core::exec::KernelCall& call, GatherParams& params);
+// Softmax over the middle dimension of x seen as [outer][count][inner].
+struct RowParams {
+    std::int64_t outer = 1, count = 0, inner = 1;
+};
+bool softmaxParams(const core::exec::KernelCall& call, RowParams& params);
+// Layer normalisation of `rows` rows of `inner` elements (the axes from `axis` on); scale and bias
+// of `inner` elements. Output 0 only: the caller decides about the optional Mean/InvStdDev outputs.
+bool layerNormParams(const core::exec::KernelCall& call, std::int64_t& rows, std::int64_t& inner);
+// 2-D (or 1-D as height 1) window geometry of Conv and pooling, as the CPU kernels read it.
+bool window(const core::exec::KernelCall& c, const core::exec::TensorView& x, const core::exec::TensorView& y, const core::exec::Shape& kernel,
+    kernels::Window& w);
 
 } // namespace gpu

@@ -7,6 +7,7 @@
 #include "ops.h"
 
 #include "kernels.h"
+#include "opparams.h"
 #include "opsresample.h"
 
 #include <algorithm>
@@ -49,34 +50,6 @@ cublasStatus_t gemmRowMajor(cublasHandle_t h, bool transA, bool transB, std::int
 
 bool fitsInt(std::int64_t v) { return v >= 0 && v <= 0x7fffffff; }
 
-// Broadcast strides of inputs a and b to y (numpy rules); false past kMaxRank or on a mismatch.
-bool broadcastShape(const TensorView& y, const TensorView* a, const TensorView* b, kernels::Broadcast& s)
-{
-    if (y.rank() > kernels::kMaxRank)
-        return false;
-    s.rank = std::max(1, y.rank());
-    const TensorView* operands[2] = { a, b };
-    for (int k = 0; k < 2; ++k) {
-        if (!operands[k])
-            continue;
-        const auto& x = *operands[k];
-        if (x.rank() > y.rank())
-            return false;
-        const auto strides = core::exec::stridesOf(x.shape);
-        for (int d = 0; d < y.rank(); ++d) {
-            const int xd = d - (y.rank() - x.rank());
-            const std::int64_t dim = xd >= 0 ? x.shape[xd] : 1;
-            if (dim != 1 && dim != y.shape[d])
-                return false;
-            s.stride[k][d] = dim == 1 ? 0 : strides[xd];
-        }
-    }
-    for (int d = 0; d < y.rank(); ++d)
-        s.dims[d] = y.shape[d];
-    if (y.rank() == 0)
-        s.dims[0] = 1;
-    return true;
-}
 
 template <kernels::Binary Op>
 Outcome binaryOp(const DeviceCall& d)
@@ -191,27 +164,6 @@ Outcome matMul(const DeviceCall& d)
     return {};
 }
 
-// 2-D (or 1-D as height 1) window geometry of Conv and pooling, as the CPU kernels read it.
-bool window(const KernelCall& c, const TensorView& x, const TensorView& y, const Shape& kernel, kernels::Window& w)
-{
-    const int spatial = x.rank() - 2;
-    if ((spatial != 1 && spatial != 2) || y.rank() != x.rank() || int(kernel.size()) != spatial)
-        return false;
-    const Shape in(x.shape.begin() + 2, x.shape.end()), out(y.shape.begin() + 2, y.shape.end());
-    core::exec::WindowAttrs a;
-    if (!core::exec::windowAttrs(c, in, out, kernel, a))
-        return false;
-    const auto &strides = a.strides, &dil = a.dilations, &pads = a.pads;
-    w = {};
-    w.width = in.back(); w.outWidth = out.back(); w.kernelW = int(kernel.back()); w.strideW = int(strides.back());
-    w.dilationW = int(dil.back()); w.padLeft = int(pads[spatial - 1]); w.padRight = int(pads.back());
-    w.height = 1; w.outHeight = 1;
-    if (spatial == 2) {
-        w.height = in[0]; w.outHeight = out[0]; w.kernelH = int(kernel[0]); w.strideH = int(strides[0]);
-        w.dilationH = int(dil[0]); w.padTop = int(pads[0]); w.padBottom = int(pads[2]);
-    }
-    return true;
-}
 
 struct ConvShape {
     kernels::Window w;
@@ -288,33 +240,21 @@ Outcome batchNorm(const DeviceCall& d)
 Outcome softmax(const DeviceCall& d)
 {
     const auto& c = d.call;
-    if (!c.allFloat() || c.out.size() != 1 || c.in[0].count != c.out[0].count || c.in[0].rank() == 0)
+    RowParams p;
+    if (!softmaxParams(c, p))
         return kUnsupported;
-    const auto& x = c.in[0];
-    const int axis = core::exec::normAxis(c.attrInt("axis", -1), x.rank());
-    std::int64_t outer = 1, inner = 1;
-    for (int i = 0; i < axis; ++i)
-        outer *= x.shape[i];
-    for (int i = axis + 1; i < x.rank(); ++i)
-        inner *= x.shape[i];
-    DEVICE_CHECK(kernels::softmax(c.out[0].f32(), x.f32(), outer, x.shape[axis], inner, d.stream));
+    DEVICE_CHECK(kernels::softmax(c.out[0].f32(), c.in[0].f32(), p.outer, p.count, p.inner, d.stream));
     return {};
 }
 
 Outcome layerNorm(const DeviceCall& d)
 {
     const auto& c = d.call;
-    if (!c.allFloat() || c.out.size() != 1 || !c.has(1) || c.in[0].rank() == 0)
-        return kUnsupported;
-    const auto& x = c.in[0];
-    const int axis = core::exec::normAxis(c.attrInt("axis", -1), x.rank());
-    std::int64_t inner = 1;
-    for (int i = axis; i < x.rank(); ++i)
-        inner *= x.shape[i];
-    if (c.in[1].count != inner || (c.has(2) && c.in[2].count != inner))
-        return kUnsupported;
-    DEVICE_CHECK(kernels::layerNorm(c.out[0].f32(), x.f32(), c.in[1].f32(), c.has(2) ? c.in[2].f32() : nullptr, x.count / std::max<std::int64_t>(1, inner),
-        inner, c.attrFloat("epsilon", 1e-5f), d.stream));
+    std::int64_t rows = 0, inner = 0;
+    if (c.out.size() != 1 || !layerNormParams(c, rows, inner))
+        return kUnsupported; // the Mean/InvStdDev outputs: on the host
+    DEVICE_CHECK(kernels::layerNorm(c.out[0].f32(), c.in[0].f32(), c.in[1].f32(), c.has(2) ? c.in[2].f32() : nullptr, rows, inner,
+        c.attrFloat("epsilon", 1e-5f), d.stream));
     return {};
 }
 
@@ -347,29 +287,10 @@ Outcome globalAveragePool(const DeviceCall& d)
 Outcome transpose(const DeviceCall& d)
 {
     const auto& c = d.call;
-    const auto &x = c.in[0], &y = c.out[0];
-    const int rank = x.rank();
-    const auto bytes = core::dtypeBytes(x.dtype);
-    if (c.out.size() != 1 || x.dtype != y.dtype || x.count != y.count || y.rank() != rank || rank > kernels::kMaxRank || rank < 1
-        || (bytes != 4 && bytes != 8))
+    PermuteParams p;
+    if (!permuteParams(c, p))
         return kUnsupported;
-    auto perm = std::vector<std::int64_t>(std::size_t(rank));
-    for (int i = 0; i < rank; ++i)
-        perm[std::size_t(i)] = rank - 1 - i;
-    if (const auto* p = c.attrInts("perm"); p && !p->empty()) {
-        if (int(p->size()) != rank)
-            return kUnsupported;
-        perm = *p;
-    }
-    const auto strides = core::exec::stridesOf(x.shape);
-    std::int64_t inStride[kernels::kMaxRank] {};
-    for (int i = 0; i < rank; ++i) {
-        const auto axis = perm[std::size_t(i)];
-        if (axis < 0 || axis >= rank || y.shape[std::size_t(i)] != x.shape[std::size_t(axis)])
-            return kUnsupported;
-        inStride[i] = strides[std::size_t(axis)];
-    }
-    DEVICE_CHECK(kernels::permute(y.data, x.data, int(bytes), rank, y.shape.data(), inStride, y.count, d.stream));
+    DEVICE_CHECK(kernels::permute(c.out[0].data, c.in[0].data, p.bytes, p.rank, c.out[0].shape.data(), p.inStride, c.out[0].count, d.stream));
     return {};
 }
 
@@ -439,22 +360,12 @@ Outcome split(const DeviceCall& d)
 Outcome gather(const DeviceCall& d)
 {
     const auto& c = d.call;
-    if (!c.has(1) || c.out.size() != 1)
+    GatherParams p;
+    if (!gatherParams(c, p))
         return kUnsupported;
-    const auto &x = c.in[0], &idx = c.in[1], &y = c.out[0];
-    const auto bytes = core::dtypeBytes(x.dtype);
-    if (x.dtype != y.dtype || x.rank() == 0 || (idx.dtype != core::DType::Int64 && idx.dtype != core::DType::Int32) || (bytes != 4 && bytes != 8))
-        return kUnsupported;
-    const int axis = core::exec::normAxis(c.attrInt("axis", 0), x.rank());
-    std::int64_t outer = 1, inner = 1;
-    for (int i = 0; i < axis; ++i)
-        outer *= x.shape[std::size_t(i)];
-    for (int i = axis + 1; i < x.rank(); ++i)
-        inner *= x.shape[std::size_t(i)];
-    const std::int64_t dim = x.shape[std::size_t(axis)];
-    if (outer * idx.count * inner != y.count || dim <= 0)
-        return kUnsupported;
-    DEVICE_CHECK(kernels::gather(y.data, x.data, int(bytes), idx.data, idx.dtype == core::DType::Int64, outer, idx.count, dim, inner, d.stream));
+    const auto& idx = c.in[1];
+    DEVICE_CHECK(kernels::gather(c.out[0].data, c.in[0].data, p.bytes, idx.data, idx.dtype == core::DType::Int64, p.outer, idx.count, p.dim,
+        p.inner, d.stream));
     return {};
 }
 

@@ -3,9 +3,9 @@
 #pragma once
 
 // For tst_gpumath: whole op outputs computed on the host with the device kernels' element functions
-// (gpu/elementmath.h), one call per element or row as a kernel thread makes it. Pad, Resize,
-// ReduceMean and ConvTranspose take their parameters from gpu/opparams.cpp, as the device ops do;
-// the older ops' parameters are derived here the way gpu/ops.cpp derives them.
+// (gpu/elementmath.h), one call per element or row as a kernel thread makes it. Broadcasting,
+// windows, Pad, Resize, ReduceMean and ConvTranspose take their parameters from gpu/opparams.cpp,
+// as the device ops do.
 
 #include "elementmath.h"
 #include "opparams.h"
@@ -24,54 +24,6 @@ using core::exec::Shape;
 using core::exec::TensorView;
 
 // Each returns the element functions it used, or "" when the device op would not take the call.
-
-// Broadcast strides of a and b to y (numpy rules), as gpu/ops.cpp's broadcastShape.
-inline bool broadcastShape(const TensorView& y, const TensorView& a, const TensorView& b, k::Broadcast& s)
-{
-    if (y.rank() > k::kMaxRank)
-        return false;
-    s.rank = std::max(1, y.rank());
-    const TensorView* operands[2] = { &a, &b };
-    for (int o = 0; o < 2; ++o) {
-        const auto& x = *operands[o];
-        if (x.rank() > y.rank())
-            return false;
-        const auto strides = core::exec::stridesOf(x.shape);
-        for (int d = 0; d < y.rank(); ++d) {
-            const int xd = d - (y.rank() - x.rank());
-            const std::int64_t dim = xd >= 0 ? x.shape[xd] : 1;
-            if (dim != 1 && dim != y.shape[d])
-                return false;
-            s.stride[o][d] = dim == 1 ? 0 : strides[xd];
-        }
-    }
-    for (int d = 0; d < y.rank(); ++d)
-        s.dims[d] = y.shape[d];
-    if (y.rank() == 0)
-        s.dims[0] = 1;
-    return true;
-}
-
-// 1-D or 2-D window, as gpu/ops.cpp's window().
-inline bool window(const KernelCall& c, const TensorView& x, const TensorView& y, const Shape& kernel, k::Window& w)
-{
-    const int spatial = x.rank() - 2;
-    if ((spatial != 1 && spatial != 2) || y.rank() != x.rank() || int(kernel.size()) != spatial)
-        return false;
-    const Shape in(x.shape.begin() + 2, x.shape.end()), out(y.shape.begin() + 2, y.shape.end());
-    core::exec::WindowAttrs a;
-    if (!core::exec::windowAttrs(c, in, out, kernel, a))
-        return false;
-    w = {};
-    w.width = in.back(); w.outWidth = out.back(); w.kernelW = int(kernel.back()); w.strideW = int(a.strides.back());
-    w.dilationW = int(a.dilations.back()); w.padLeft = int(a.pads[spatial - 1]); w.padRight = int(a.pads.back());
-    w.height = 1; w.outHeight = 1;
-    if (spatial == 2) {
-        w.height = in[0]; w.outHeight = out[0]; w.kernelH = int(kernel[0]); w.strideH = int(a.strides[0]);
-        w.dilationH = int(a.dilations[0]); w.padTop = int(a.pads[0]); w.padBottom = int(a.pads[2]);
-    }
-    return true;
-}
 
 inline const std::map<std::string, k::Unary> kUnary {
     { "Relu", k::Unary::Relu }, { "LeakyRelu", k::Unary::LeakyRelu }, { "Sigmoid", k::Unary::Sigmoid }, { "Tanh", k::Unary::Tanh },
@@ -114,7 +66,7 @@ inline std::string unary(const KernelCall& c)
 inline std::string binary(const KernelCall& c)
 {
     k::Broadcast s;
-    if (!c.allFloat() || c.out.size() != 1 || !c.has(1) || !broadcastShape(c.out[0], c.in[0], c.in[1], s))
+    if (!c.allFloat() || c.out.size() != 1 || !c.has(1) || !gpu::broadcastShape(c.out[0], &c.in[0], &c.in[1], s))
         return {};
     const auto op = kBinary.at(c.op->type);
     for (std::int64_t i = 0; i < c.out[0].count; ++i)
@@ -130,7 +82,7 @@ inline std::string conv(const KernelCall& c)
         return {};
     const auto &x = c.in[0], &wt = c.in[1], &y = c.out[0];
     k::Window w;
-    if (x.rank() < 3 || wt.rank() != x.rank() || !window(c, x, y, Shape(wt.shape.begin() + 2, wt.shape.end()), w))
+    if (x.rank() < 3 || wt.rank() != x.rank() || !gpu::window(c, x, y, Shape(wt.shape.begin() + 2, wt.shape.end()), w))
         return {};
     const std::int64_t groups = c.attrInt("group", 1), batch = x.shape[0], outChannels = y.shape[1], inChannels = x.shape[1];
     if (groups < 1 || inChannels % groups || outChannels % groups || wt.shape[0] != outChannels || wt.shape[1] * groups != inChannels
@@ -162,7 +114,7 @@ inline std::string pool(const KernelCall& c)
     const auto* kernel = c.attrInts("kernel_shape");
     k::Window w;
     if (!c.allFloat() || c.out.size() != 1 || !kernel || c.attrInt("storage_order", 0) != 0 || c.in[0].rank() < 3
-        || !window(c, c.in[0], c.out[0], *kernel, w) || c.in[0].shape[0] != c.out[0].shape[0] || c.in[0].shape[1] != c.out[0].shape[1])
+        || !gpu::window(c, c.in[0], c.out[0], *kernel, w) || c.in[0].shape[0] != c.out[0].shape[0] || c.in[0].shape[1] != c.out[0].shape[1])
         return {};
     const bool max = c.op->type == "MaxPool", includePad = c.attrInt("count_include_pad", 0) != 0;
     for (std::int64_t i = 0; i < c.out[0].count; ++i)
@@ -201,17 +153,11 @@ inline std::string batchNorm(const KernelCall& c)
 
 inline std::string softmax(const KernelCall& c)
 {
-    if (!c.allFloat() || c.out.size() != 1 || c.in[0].count != c.out[0].count || c.in[0].rank() == 0)
+    gpu::RowParams p;
+    if (!gpu::softmaxParams(c, p))
         return {};
-    const auto& x = c.in[0];
-    const int axis = core::exec::normAxis(c.attrInt("axis", -1), x.rank());
-    std::int64_t outer = 1, inner = 1;
-    for (int i = 0; i < axis; ++i)
-        outer *= x.shape[i];
-    for (int i = axis + 1; i < x.rank(); ++i)
-        inner *= x.shape[i];
-    for (std::int64_t r = 0; r < outer * inner; ++r)
-        k::softmaxRow(c.out[0].f32(), x.f32(), r, x.shape[axis], inner);
+    for (std::int64_t r = 0; r < p.outer * p.inner; ++r)
+        k::softmaxRow(c.out[0].f32(), c.in[0].f32(), r, p.count, p.inner);
     return "softmaxRow";
 }
 
@@ -219,17 +165,11 @@ inline std::string softmax(const KernelCall& c)
 // call is computed (the caller compares only output 0 then).
 inline std::string layerNorm(const KernelCall& c)
 {
-    if (!c.allFloat() || !c.has(1) || c.in[0].rank() == 0)
+    std::int64_t rows = 0, inner = 0;
+    if (!gpu::layerNormParams(c, rows, inner))
         return {};
-    const auto& x = c.in[0];
-    const int axis = core::exec::normAxis(c.attrInt("axis", -1), x.rank());
-    std::int64_t inner = 1;
-    for (int i = axis; i < x.rank(); ++i)
-        inner *= x.shape[i];
-    if (c.in[1].count != inner || (c.has(2) && c.in[2].count != inner))
-        return {};
-    for (std::int64_t r = 0; r < x.count / std::max<std::int64_t>(1, inner); ++r)
-        k::layerNormRow(c.out[0].f32() + r * inner, x.f32() + r * inner, c.in[1].f32(), c.has(2) ? c.in[2].f32() : nullptr, inner,
+    for (std::int64_t r = 0; r < rows; ++r)
+        k::layerNormRow(c.out[0].f32() + r * inner, c.in[0].f32() + r * inner, c.in[1].f32(), c.has(2) ? c.in[2].f32() : nullptr, inner,
             c.attrFloat("epsilon", 1e-5f));
     return "layerNormRow";
 }
@@ -242,44 +182,23 @@ inline void copyElement(const TensorView& y, std::int64_t o, const TensorView& x
 
 inline std::string transpose(const KernelCall& c)
 {
-    const auto &x = c.in[0], &y = c.out[0];
-    const int rank = x.rank();
-    const auto bytes = core::dtypeBytes(x.dtype);
-    if (c.out.size() != 1 || x.dtype != y.dtype || x.count != y.count || y.rank() != rank || rank > k::kMaxRank || rank < 1
-        || (bytes != 4 && bytes != 8))
+    gpu::PermuteParams p;
+    if (!gpu::permuteParams(c, p))
         return {};
-    auto perm = Shape(std::size_t(rank));
-    for (int i = 0; i < rank; ++i)
-        perm[std::size_t(i)] = rank - 1 - i;
-    if (const auto* p = c.attrInts("perm"); p && !p->empty())
-        perm = *p;
-    const auto strides = core::exec::stridesOf(x.shape);
-    std::int64_t inStride[k::kMaxRank] {};
-    for (int i = 0; i < rank; ++i)
-        inStride[i] = strides[std::size_t(perm[std::size_t(i)])];
+    const auto &x = c.in[0], &y = c.out[0];
     for (std::int64_t i = 0; i < y.count; ++i)
-        copyElement(y, i, x, k::sourceIndex(i, rank, y.shape.data(), inStride));
+        copyElement(y, i, x, k::sourceIndex(i, p.rank, y.shape.data(), p.inStride));
     return "sourceIndex";
 }
 
 inline std::string gather(const KernelCall& c)
 {
+    gpu::GatherParams p;
+    if (!gpu::gatherParams(c, p))
+        return {};
     const auto &x = c.in[0], &idx = c.in[1], &y = c.out[0];
-    const auto bytes = core::dtypeBytes(x.dtype);
-    if (!c.has(1) || x.dtype != y.dtype || x.rank() == 0 || (idx.dtype != core::DType::Int64 && idx.dtype != core::DType::Int32)
-        || (bytes != 4 && bytes != 8))
-        return {};
-    const int axis = core::exec::normAxis(c.attrInt("axis", 0), x.rank());
-    std::int64_t outer = 1, inner = 1;
-    for (int i = 0; i < axis; ++i)
-        outer *= x.shape[std::size_t(i)];
-    for (int i = axis + 1; i < x.rank(); ++i)
-        inner *= x.shape[std::size_t(i)];
-    const std::int64_t dim = x.shape[std::size_t(axis)];
-    if (outer * idx.count * inner != y.count || dim <= 0)
-        return {};
     for (std::int64_t i = 0; i < y.count; ++i)
-        copyElement(y, i, x, k::gatherSource(i, idx.data, idx.dtype == core::DType::Int64, idx.count, dim, inner));
+        copyElement(y, i, x, k::gatherSource(i, idx.data, idx.dtype == core::DType::Int64, idx.count, p.dim, p.inner));
     return "gatherSource";
 }
 
