@@ -202,7 +202,7 @@ void TestWorkspace::planCheck_data()
         QTest::newRow("mobilenet_v2") << QString::fromStdString(mobilenet.string());
     if (fs::exists(kTestData / "pytorch-converted"))
         for (const char* name : { "test_Conv2d", "test_Conv2d_groups", "test_Conv2d_dilated", "test_Conv2d_strided", "test_Conv1d_pad2",
-                 "test_Conv2d_depthwise_padded" })
+                 "test_Conv2d_depthwise_padded", "test_ConvTranspose2d", "test_ConvTranspose2d_no_bias" })
             if (fs::exists(kTestData / "pytorch-converted" / name / "model.onnx"))
                 QTest::newRow(name) << QString::fromStdString((kTestData / "pytorch-converted" / name / "model.onnx").string());
 }
@@ -258,7 +258,12 @@ void TestWorkspace::sameOutputsAsScratch()
 // outputs differ from the no-reuse run's (the columns overwrite the Conv's own input).
 void TestWorkspace::overlapCaught()
 {
-    for (const char* spec : { "", "example:cnn" }) {
+    const auto transposed = kTestData / "pytorch-converted" / "test_ConvTranspose2d" / "model.onnx";
+    std::vector<std::string> specs { "", "example:cnn" };
+    if (fs::exists(transposed))
+        specs.push_back(transposed.string()); // a ConvTranspose's workspace (transposed weights, columns)
+    for (const auto& name : specs) {
+        const char* spec = name.c_str();
         const auto w = *spec ? load(spec, true) : smallConvNet(true);
         const auto& g = *w.graph;
         const auto plan = planWith("greedy-by-size", w.problem);

@@ -40,8 +40,9 @@ struct KernelCall {
     const Op* op = nullptr;
     std::vector<TensorView> in; // by ONNX input slot; absent optional inputs have data == nullptr
     std::vector<TensorView> out;
-    // A Conv's planned workspace (ProblemOptions::workspaces): at least convColumnFloats(*this) floats,
-    // in memory the executor placed for this step. Null: the kernel takes its columns from scratch().
+    // A Conv's or ConvTranspose's planned workspace (ProblemOptions::workspaces): at least
+    // workspaceFloats(*this) floats, in memory the executor placed for this step. Null: the kernel
+    // takes its columns from scratch().
     float* workspace = nullptr;
 
     bool has(std::size_t slot) const { return slot < in.size() && in[slot].present(); }
@@ -91,6 +92,10 @@ void gemm(std::int64_t m, std::int64_t n, std::int64_t k, const float* a, std::i
 // do not fit). Reads shapes, dtypes and attributes only, never data; the CUDA executor's Conv needs the
 // same columns, so one planned workspace serves both executors.
 std::int64_t convColumnFloats(const KernelCall& call);
+// Floats of the workspace the CPU kernel of this call uses: a Conv's columns (convColumnFloats); a
+// ConvTranspose's transposed weights of one group followed by its columns; 0 for every other op.
+// (The CUDA ConvTranspose sums each output directly and leaves its workspace unused.)
+std::int64_t workspaceFloats(const KernelCall& call);
 
 // Scratch memory for kernels (im2col columns, transposed operands): at least `floats` elements,
 // reused between calls (slot 0 or 1 so one kernel can hold two). scratchHighWater() is the most

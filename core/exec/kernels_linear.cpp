@@ -96,27 +96,46 @@ bool conv(const KernelCall& c)
     return true;
 }
 
-bool convTranspose(const KernelCall& c)
+// What the ConvTranspose kernel computes for a call (GEMM of Wᵀ with the input into columns, then
+// col2im). False when the kernel has no exact implementation for it. Shapes and attributes only.
+struct ConvTransposeSetup {
+    ConvGeometry g; // of the implied convolution: its "input" is our output
+    std::int64_t groups = 1, n = 0, cin = 0, m = 0, cg = 0, mg = 0, rows = 0, inPlane = 0, outPlane = 0;
+};
+
+bool convTransposeSetup(const KernelCall& c, ConvTransposeSetup& s)
 {
-    if (!c.allFloat() || !c.has(0) || !c.has(1) || c.out.size() != 1)
+    if (!c.allFloat() || c.in.size() < 2 || c.out.size() != 1)
         return false;
     const auto &x = c.in[0], &w = c.in[1], &y = c.out[0];
-    // convGeometry() reads in/out the other way round for ConvTranspose: the "input" of the implied
-    // convolution is our output.
-    ConvGeometry g;
-    if (!convGeometry(c, x, w, y, true, g))
+    if (!convGeometry(c, x, w, y, true, s.g))
         return false;
-    if (c.attrText("auto_pad", "NOTSET") == "NOTSET" && !c.attrInts("output_shape")) {
-        // explicit pads, already read
-    }
-    const std::int64_t groups = c.attrInt("group", 1);
-    const std::int64_t n = x.shape[0], cin = x.shape[1], m = y.shape[1];
-    if (groups <= 0 || cin % groups || m % groups || w.shape[0] != cin || w.shape[1] * groups != m || y.shape[0] != n)
+    s.groups = c.attrInt("group", 1);
+    s.n = x.shape[0];
+    s.cin = x.shape[1];
+    s.m = y.shape[1];
+    if (s.groups <= 0 || s.cin % s.groups || s.m % s.groups || w.shape[0] != s.cin || w.shape[1] * s.groups != s.m || y.shape[0] != s.n)
         return false;
-    const std::int64_t cg = cin / groups, mg = m / groups, kk = g.kH * g.kW;
-    const std::int64_t inPlane = g.inH * g.inW, outPlane = g.outH * g.outW, rows = mg * kk;
-    float* wt = scratch(1, rows * cg);
-    float* col = scratch(0, rows * inPlane);
+    s.cg = s.cin / s.groups;
+    s.mg = s.m / s.groups;
+    s.rows = s.mg * s.g.kH * s.g.kW;
+    s.inPlane = s.g.inH * s.g.inW;
+    s.outPlane = s.g.outH * s.g.outW;
+    return true;
+}
+
+bool convTranspose(const KernelCall& c)
+{
+    ConvTransposeSetup s;
+    if (!c.has(0) || !c.has(1) || !convTransposeSetup(c, s))
+        return false;
+    const auto &x = c.in[0], &w = c.in[1], &y = c.out[0];
+    const auto& g = s.g;
+    const std::int64_t groups = s.groups, n = s.n, cin = s.cin, m = s.m, cg = s.cg, mg = s.mg, rows = s.rows;
+    const std::int64_t inPlane = s.inPlane, outPlane = s.outPlane;
+    // Wᵀ of one group, then its columns: back to back in a planned workspace, else in scratch.
+    float* wt = c.workspace ? c.workspace : scratch(1, rows * cg);
+    float* col = c.workspace ? c.workspace + rows * cg : scratch(0, rows * inPlane);
     for (std::int64_t b = 0; b < n; ++b)
         for (std::int64_t gi = 0; gi < groups; ++gi) {
             // wt = W_g^T: [mg*kk, cg]
@@ -257,6 +276,15 @@ std::int64_t convColumnFloats(const KernelCall& call)
     if (!call.op || call.op->type != "Conv" || !convSetup(call, s) || s.direct)
         return 0;
     return s.k * s.plane;
+}
+
+std::int64_t workspaceFloats(const KernelCall& call)
+{
+    if (call.op && call.op->type == "ConvTranspose") {
+        ConvTransposeSetup s;
+        return convTransposeSetup(call, s) ? s.rows * s.cg + s.rows * s.inPlane : 0;
+    }
+    return convColumnFloats(call);
 }
 
 void addLinearKernels(std::map<std::string, Kernel>& t)

@@ -16,7 +16,7 @@ Bytes convWorkspaceBytes(const Graph& graph, const Op& op)
             most = std::max(most, convWorkspaceBytes(graph, part));
         return most;
     }
-    if (op.type != "Conv" || !(op.domain.empty() || op.domain == "ai.onnx"))
+    if ((op.type != "Conv" && op.type != "ConvTranspose") || !(op.domain.empty() || op.domain == "ai.onnx"))
         return 0;
     // The kernel's call as the executor prepares it, its views pointing at a marker: convColumnFloats
     // reads shapes only, but tells a present input from an absent one by its pointer.
@@ -36,7 +36,7 @@ Bytes convWorkspaceBytes(const Graph& graph, const Op& op)
     for (auto t : op.outputs)
         if (graph.tensors[t].estimated)
             return 0; // the executor runs such an op synthetic
-    return Bytes(exec::convColumnFloats(call)) * Bytes(sizeof(float));
+    return Bytes(exec::workspaceFloats(call)) * Bytes(sizeof(float));
 }
 
 std::string workspaceName(const Op& op)

@@ -3,9 +3,11 @@
 #pragma once
 
 // Op workspaces: temporary memory an op needs only while it runs, planned like any other buffer
-// (ProblemOptions::workspaces). Today that is a Conv's im2col columns.
-// - convWorkspaceBytes is the one size both executors' Conv kernels use and makeProblem plans, so the
-//   planned buffer is exactly what the kernel writes (before the problem's alignment).
+// (ProblemOptions::workspaces): a Conv's im2col columns, a ConvTranspose's transposed weights and
+// columns.
+// - convWorkspaceBytes is the one size the kernels use and makeProblem plans, so the planned buffer
+//   is exactly what the kernel writes (before the problem's alignment). The CUDA ConvTranspose needs
+//   none (it sums each output directly): there its workspace is reserved but unused.
 // - A workspace buffer has no tensor (bufferTensor -1), kind Workspace and lifetime [s, s + 1) for the
 //   step s of its op: the executors find its op from that step.
 // - A fused op whose body holds a Conv gets one workspace, as large as its largest body Conv needs:
@@ -19,9 +21,10 @@
 
 namespace core {
 
-// Bytes of im2col columns the Conv kernel of both executors needs for `op`; 0 for a direct
-// convolution (1x1, stride 1, no padding), a Conv the kernels do not run (not float32, 3-D, unknown
-// shapes) and every other op. A fused op: the most any Conv of its body needs.
+// Bytes of workspace the kernel of `op` needs (exec::workspaceFloats): a Conv's im2col columns (the
+// same for both executors), a ConvTranspose's transposed weights and columns; 0 for a direct
+// convolution (1x1, stride 1, no padding), a convolution the kernels do not run (not float32, 3-D,
+// unknown shapes) and every other op. A fused op: the most any op of its body needs.
 Bytes convWorkspaceBytes(const Graph& graph, const Op& op);
 
 // Name of the workspace buffer of `op`: "<op name> workspace".
