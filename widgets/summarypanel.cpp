@@ -183,7 +183,7 @@ void SummaryPanel::refresh()
                 ++count;
                 bytes += b.size;
             }
-        rows.row(tr("Workspaces"), bytesText(bytes), plural(count, tr("op workspace"), tr("op workspaces")));
+        rows.row(tr("Workspaces"), bytesText(bytes), plural(count, tr("buffer"), tr("buffers")));
     }
     for (const auto& region : workload->regions) {
         QString name = QString::fromStdString(region.name);
