@@ -133,10 +133,7 @@ core::Expected<core::Measurement> runOnCuda(const Graph& graph, const core::Sche
     passes.pool = pool;
     passes.memPool = memPool;
     passes.repeat = repeat;
-    auto use = core::exec::bufferUse(graph, schedule, layout->placement, problem.buffers.size());
-    for (std::size_t s = 0; s < stepCount; ++s)
-        if (const int b = (*workspaceAt)[s]; b >= 0)
-            use.first[std::size_t(b)] = use.last[std::size_t(b)] = Step(s);
+    const auto use = core::exec::bufferUse(graph, schedule, layout->placement, problem.buffers.size(), *workspaceAt);
     passes.workspaceAt = *workspaceAt;
     passes.bornAt.resize(stepCount + 1);
     passes.diesAt.resize(stepCount + 1);

@@ -196,16 +196,14 @@ Expected<Measurement> runOnCpu(const Graph& graph, const Schedule& schedule, con
         steps.push_back(exec::prepareOp(graph, graph.ops[std::size_t(opIndex)], opIndex, options, access));
 
     // Measured memory: which buffers hold a value still to be read (arena), or what malloc holds (per-tensor).
-    auto use = exec::bufferUse(graph, schedule, layout->placement, problem.buffers.size());
+    const auto use = exec::bufferUse(graph, schedule, layout->placement, problem.buffers.size(), *workspaceAt);
     const Step stepCount = Step(steps.size());
-    // A workspace is born before its op runs and released right after it; in the arena its Conv
-    // writes the columns at the buffer's offset (PerTensor: into the buffer's own allocation, below).
-    for (Step s = 0; s < stepCount; ++s)
-        if (const int b = (*workspaceAt)[std::size_t(s)]; b >= 0) {
-            use.first[std::size_t(b)] = use.last[std::size_t(b)] = s;
-            if (!perTensor)
+    // A workspace is born before its op runs and released right after it; in the arena its
+    // convolution writes at the buffer's offset (PerTensor: into the buffer's own allocation, below).
+    if (!perTensor)
+        for (Step s = 0; s < stepCount; ++s)
+            if (const int b = (*workspaceAt)[std::size_t(s)]; b >= 0)
                 setWorkspace(steps[std::size_t(s)], reinterpret_cast<float*>(layout->arena.get() + plan.offsets[std::size_t(b)]));
-        }
     std::vector<std::vector<int>> bornAt(std::size_t(stepCount) + 1), diesAt(std::size_t(stepCount) + 1);
     for (std::size_t b = 0; b < problem.buffers.size(); ++b) {
         if (use.first[b] >= stepCount)

@@ -67,7 +67,8 @@ std::vector<std::vector<TensorIndex>> storedTensorsByBuffer(const Placement& pla
     return result;
 }
 
-BufferUse bufferUse(const Graph& g, const Schedule& schedule, const Placement& placement, std::size_t buffers)
+BufferUse bufferUse(const Graph& g, const Schedule& schedule, const Placement& placement, std::size_t buffers,
+    const std::vector<int>& workspaceAt)
 {
     const Step steps = schedule.steps();
     BufferUse use { std::vector<Step>(buffers, steps), std::vector<Step>(buffers, -1) };
@@ -88,6 +89,9 @@ BufferUse bufferUse(const Graph& g, const Schedule& schedule, const Placement& p
     }
     for (auto t : g.outputs)
         touch(t, std::max<Step>(steps - 1, 0));
+    for (std::size_t s = 0; s < workspaceAt.size() && Step(s) < steps; ++s)
+        if (const int b = workspaceAt[s]; b >= 0 && std::size_t(b) < buffers)
+            use.first[std::size_t(b)] = use.last[std::size_t(b)] = Step(s);
     return use;
 }
 

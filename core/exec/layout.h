@@ -56,11 +56,13 @@ Expected<Placement> placeTensors(const Graph& g, const PlanProblem& problem, con
 std::vector<std::vector<TensorIndex>> storedTensorsByBuffer(const Placement& placement, std::size_t buffers);
 
 // When the run first needs each buffer and when it reads it for the last time, from the ops' inputs,
-// outputs and captured tensors, not from the plan's lifetimes.
+// outputs and captured tensors, not from the plan's lifetimes; an op's workspace (`workspaceAt`: per
+// step, its buffer or -1, as core::workspaceAtStep gives) only at its op's step.
 struct BufferUse {
     std::vector<Step> first; // -1: a graph input, written before step 0; steps: never used
     std::vector<Step> last;  // step after which the value is dead; steps - 1 for graph outputs
 };
-BufferUse bufferUse(const Graph& g, const Schedule& schedule, const Placement& placement, std::size_t buffers);
+BufferUse bufferUse(const Graph& g, const Schedule& schedule, const Placement& placement, std::size_t buffers,
+    const std::vector<int>& workspaceAt = {});
 
 } // namespace core::exec
