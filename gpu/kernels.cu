@@ -11,11 +11,19 @@ namespace {
 
 constexpr int kThreads = 256;
 
-unsigned blocksFor(std::int64_t n)
+[[maybe_unused]] unsigned blocksFor(std::int64_t n) // unused by the test emulation
 {
     const std::int64_t b = (n + kThreads - 1) / kThreads;
     return unsigned(b < 65535 * 16 ? b : 65535 * 16);
 }
+
+// One launch of `kernel` over n elements on `stream`. The test emulation (tests/cudaemu) compiles
+// this file as host code and enqueues the call on its emulated stream instead.
+#ifdef MEMPLAN_CUDA_EMULATION
+#define LAUNCH(kernel, n, stream, ...) ::cudaemu::launch(stream, #kernel, [=] { kernel(__VA_ARGS__); }, __VA_ARGS__)
+#else
+#define LAUNCH(kernel, n, stream, ...) kernel<<<blocksFor(n), kThreads, 0, stream>>>(__VA_ARGS__)
+#endif
 
 #define GRID_LOOP(i, n) for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < (n); i += std::int64_t(blockDim.x) * gridDim.x)
 
@@ -122,21 +130,21 @@ __global__ void convTransposeKernel(float* y, const float* x, const float* w, co
 cudaError_t binary(Binary op, float* y, const float* a, const float* b, const Broadcast& shape, std::int64_t n, cudaStream_t stream)
 {
     if (n > 0)
-        binaryKernel<<<blocksFor(n), kThreads, 0, stream>>>(op, y, a, b, shape, n);
+        LAUNCH(binaryKernel, n, stream, op, y, a, b, shape, n);
     return cudaGetLastError();
 }
 
 cudaError_t broadcastScaled(float* y, const float* a, float scale, const Broadcast& shape, std::int64_t n, cudaStream_t stream)
 {
     if (n > 0)
-        broadcastScaledKernel<<<blocksFor(n), kThreads, 0, stream>>>(y, a, scale, shape, n);
+        LAUNCH(broadcastScaledKernel, n, stream, y, a, scale, shape, n);
     return cudaGetLastError();
 }
 
 cudaError_t unary(Unary op, float* y, const float* x, std::int64_t n, float alpha, float beta, cudaStream_t stream)
 {
     if (n > 0)
-        unaryKernel<<<blocksFor(n), kThreads, 0, stream>>>(op, y, x, n, alpha, beta);
+        LAUNCH(unaryKernel, n, stream, op, y, x, n, alpha, beta);
     return cudaGetLastError();
 }
 
@@ -144,14 +152,14 @@ cudaError_t im2col(float* col, const float* x, const Window& w, cudaStream_t str
 {
     const std::int64_t n = w.channels * w.kernelH * w.kernelW * w.outHeight * w.outWidth;
     if (n > 0)
-        im2colKernel<<<blocksFor(n), kThreads, 0, stream>>>(col, x, w);
+        LAUNCH(im2colKernel, n, stream, col, x, w);
     return cudaGetLastError();
 }
 
 cudaError_t addChannelBias(float* y, const float* bias, std::int64_t channels, std::int64_t inner, std::int64_t n, cudaStream_t stream)
 {
     if (n > 0 && channels > 0 && inner > 0)
-        channelBiasKernel<<<blocksFor(n), kThreads, 0, stream>>>(y, bias, channels, inner, n);
+        LAUNCH(channelBiasKernel, n, stream, y, bias, channels, inner, n);
     return cudaGetLastError();
 }
 
@@ -159,14 +167,14 @@ cudaError_t batchNorm(float* y, const float* x, const float* scale, const float*
     std::int64_t channels, std::int64_t inner, std::int64_t n, cudaStream_t stream)
 {
     if (n > 0 && channels > 0 && inner > 0)
-        batchNormKernel<<<blocksFor(n), kThreads, 0, stream>>>(y, x, scale, bias, mean, var, epsilon, channels, inner, n);
+        LAUNCH(batchNormKernel, n, stream, y, x, scale, bias, mean, var, epsilon, channels, inner, n);
     return cudaGetLastError();
 }
 
 cudaError_t softmax(float* y, const float* x, std::int64_t outer, std::int64_t count, std::int64_t inner, cudaStream_t stream)
 {
     if (outer * inner > 0 && count > 0)
-        softmaxKernel<<<blocksFor(outer * inner), kThreads, 0, stream>>>(y, x, outer, count, inner);
+        LAUNCH(softmaxKernel, outer * inner, stream, y, x, outer, count, inner);
     return cudaGetLastError();
 }
 
@@ -174,7 +182,7 @@ cudaError_t layerNorm(float* y, const float* x, const float* scale, const float*
     cudaStream_t stream)
 {
     if (rows > 0 && inner > 0)
-        layerNormKernel<<<blocksFor(rows), kThreads, 0, stream>>>(y, x, scale, bias, rows, inner, epsilon);
+        LAUNCH(layerNormKernel, rows, stream, y, x, scale, bias, rows, inner, epsilon);
     return cudaGetLastError();
 }
 
@@ -182,14 +190,14 @@ cudaError_t pool(bool max, float* y, const float* x, std::int64_t images, const 
 {
     const std::int64_t n = images * w.outHeight * w.outWidth;
     if (n > 0)
-        poolKernel<<<blocksFor(n), kThreads, 0, stream>>>(max, y, x, images, w, countIncludePad);
+        LAUNCH(poolKernel, n, stream, max, y, x, images, w, countIncludePad);
     return cudaGetLastError();
 }
 
 cudaError_t rowMean(float* y, const float* x, std::int64_t rows, std::int64_t inner, cudaStream_t stream)
 {
     if (rows > 0 && inner > 0)
-        rowMeanKernel<<<blocksFor(rows), kThreads, 0, stream>>>(y, x, rows, inner);
+        LAUNCH(rowMeanKernel, rows, stream, y, x, rows, inner);
     return cudaGetLastError();
 }
 
@@ -205,9 +213,9 @@ cudaError_t permute(void* y, const void* x, int elementBytes, int rank, const st
         d.stride[k] = inStride[k];
     }
     if (n > 0 && elementBytes == 4)
-        permuteKernel<<<blocksFor(n), kThreads, 0, stream>>>(static_cast<std::uint32_t*>(y), static_cast<const std::uint32_t*>(x), d, n);
+        LAUNCH(permuteKernel, n, stream, static_cast<std::uint32_t*>(y), static_cast<const std::uint32_t*>(x), d, n);
     else if (n > 0)
-        permuteKernel<<<blocksFor(n), kThreads, 0, stream>>>(static_cast<std::uint64_t*>(y), static_cast<const std::uint64_t*>(x), d, n);
+        LAUNCH(permuteKernel, n, stream, static_cast<std::uint64_t*>(y), static_cast<const std::uint64_t*>(x), d, n);
     return cudaGetLastError();
 }
 
@@ -218,10 +226,10 @@ cudaError_t gather(void* y, const void* x, int elementBytes, const void* indices
     if ((elementBytes != 4 && elementBytes != 8) || dim <= 0)
         return cudaErrorInvalidValue;
     if (n > 0 && elementBytes == 4)
-        gatherKernel<<<blocksFor(n), kThreads, 0, stream>>>(static_cast<std::uint32_t*>(y), static_cast<const std::uint32_t*>(x), indices,
+        LAUNCH(gatherKernel, n, stream, static_cast<std::uint32_t*>(y), static_cast<const std::uint32_t*>(x), indices,
             indices64, outer, count, dim, inner);
     else if (n > 0)
-        gatherKernel<<<blocksFor(n), kThreads, 0, stream>>>(static_cast<std::uint64_t*>(y), static_cast<const std::uint64_t*>(x), indices,
+        LAUNCH(gatherKernel, n, stream, static_cast<std::uint64_t*>(y), static_cast<const std::uint64_t*>(x), indices,
             indices64, outer, count, dim, inner);
     return cudaGetLastError();
 }
@@ -229,21 +237,21 @@ cudaError_t gather(void* y, const void* x, int elementBytes, const void* indices
 cudaError_t pad(float* y, const float* x, const PadShape& shape, std::int64_t n, cudaStream_t stream)
 {
     if (n > 0)
-        padKernel<<<blocksFor(n), kThreads, 0, stream>>>(y, x, shape, n);
+        LAUNCH(padKernel, n, stream, y, x, shape, n);
     return cudaGetLastError();
 }
 
 cudaError_t resize(float* y, const float* x, const ResizeShape& shape, std::int64_t n, cudaStream_t stream)
 {
     if (n > 0)
-        resizeKernel<<<blocksFor(n), kThreads, 0, stream>>>(y, x, shape, n);
+        LAUNCH(resizeKernel, n, stream, y, x, shape, n);
     return cudaGetLastError();
 }
 
 cudaError_t reduceMean(float* y, const float* x, const ReduceShape& shape, std::int64_t n, cudaStream_t stream)
 {
     if (n > 0)
-        reduceMeanKernel<<<blocksFor(n), kThreads, 0, stream>>>(y, x, shape, n);
+        LAUNCH(reduceMeanKernel, n, stream, y, x, shape, n);
     return cudaGetLastError();
 }
 
@@ -251,7 +259,7 @@ cudaError_t convTranspose(float* y, const float* x, const float* w, const float*
 {
     const std::int64_t n = shape.batch * shape.outChannels * shape.outH * shape.outW;
     if (n > 0)
-        convTransposeKernel<<<blocksFor(n), kThreads, 0, stream>>>(y, x, w, bias, shape, n);
+        LAUNCH(convTransposeKernel, n, stream, y, x, w, bias, shape, n);
     return cudaGetLastError();
 }
 

@@ -35,7 +35,7 @@ std::string text(cublasStatus_t s) { return cublasText(s); }
     do {                                                                                                                                   \
         const auto status_ = (expr);                                                                                                       \
         if (!ok(status_))                                                                                                                  \
-            return Outcome { true, std::string(#expr) + ": " + text(status_) };                                                            \
+            return Outcome { true, std::string(#expr) + " failed: " + text(status_) };                                                            \
     } while (0)
 
 const Outcome kUnsupported { false, {} };

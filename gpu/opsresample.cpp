@@ -20,7 +20,7 @@ const Outcome kUnsupported { false, {} };
 Outcome launched(cudaError_t e, const char* what)
 {
     if (e != cudaSuccess)
-        return Outcome { true, std::string(what) + ": " + cudaText(e) };
+        return Outcome { true, std::string(what) + " failed: " + cudaText(e) };
     return {};
 }
 

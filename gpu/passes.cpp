@@ -5,11 +5,24 @@
 #include "exec/opcall.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace gpu {
 
 using core::Bytes;
 using core::ErrorCode;
+
+Passes::PassState::~PassState()
+{
+    if (std::none_of(owned.begin(), owned.end(), [](std::byte* q) { return q != nullptr; }))
+        return;
+    cudaDeviceSynchronize(); // nothing queued may still use them; errors here change nothing
+    for (std::byte* q : owned)
+        if (q && poolStream)
+            cudaFreeAsync(q, poolStream);
+        else if (q)
+            cudaFree(q);
+}
 
 void Passes::init()
 {
@@ -44,7 +57,7 @@ core::Status Passes::waitPending(PassState& state, int b, bool blockHost)
 void Passes::point(PassState& state, int b)
 {
     for (auto t : tensorsOf[std::size_t(b)])
-        layout.address[t] = state.owned[std::size_t(b)].get();
+        layout.address[t] = state.owned[std::size_t(b)];
 }
 
 core::Status Passes::allocate(PassState& state, int b)
@@ -56,7 +69,7 @@ core::Status Passes::allocate(PassState& state, int b)
         CUDA_TRY(cudaMallocAsync(&q, bytes, ctx.compute), "allocating '" + buffer.name + "' from the pool");
     else
         CUDA_TRY(cudaMalloc(&q, bytes), "allocating '" + buffer.name + "'");
-    state.owned[std::size_t(b)].reset(q);
+    state.owned[std::size_t(b)] = q;
     point(state, b);
     return {};
 }
@@ -65,7 +78,7 @@ core::Status Passes::release(PassState& state, int b)
 {
     if (auto st = waitPending(state, b, !pool); !st)
         return st;
-    std::byte* q = state.owned[std::size_t(b)].release();
+    std::byte* q = std::exchange(state.owned[std::size_t(b)], nullptr);
     if (q && pool)
         CUDA_TRY(cudaFreeAsync(q, ctx.compute), "returning '" + problem.buffers[std::size_t(b)].name + "' to the pool");
     else if (q)
@@ -102,7 +115,8 @@ core::Status Passes::run(Pass kind, int passIndex)
 {
     const std::size_t stepCount = steps.size();
     PassState state;
-    state.owned.resize(arena ? 0 : problem.buffers.size());
+    state.owned.assign(arena ? 0 : problem.buffers.size(), nullptr);
+    state.poolStream = pool ? ctx.compute : nullptr;
     Bytes baseline = 0, live = 0; // live: bytes of the buffers allocated (arena: holding a value still to be read)
     if (kind == Pass::Traced && pool) {
         CUDA_TRY(cudaStreamSynchronize(ctx.compute), "synchronising before the traced pass");
@@ -135,7 +149,7 @@ core::Status Passes::run(Pass kind, int passIndex)
             live += problem.buffers[std::size_t(b)].size;
         }
         if (!arena && s < workspaceAt.size() && workspaceAt[s] >= 0) // the Conv's columns in its own allocation
-            p.device.scratch = reinterpret_cast<float*>(state.owned[std::size_t(workspaceAt[s])].get());
+            p.device.scratch = reinterpret_cast<float*>(state.owned[std::size_t(workspaceAt[s])]);
         for (auto t : p.outTensor) // nothing overwrites a swap-out's source before its copy is done
             if (layout.bufferOf[t] >= 0 && arena)
                 if (auto st = waitPending(state, layout.bufferOf[t], false); !st)

@@ -53,9 +53,16 @@ private:
         core::Bytes from, to; // arena byte range of the source
         cudaEvent_t done;
     };
+    // What one pass holds. A pass that fails part-way leaves buffers allocated: the destructor waits
+    // for the device and returns them the way they came (cudaFree, or cudaFreeAsync for pool memory).
     struct PassState {
-        std::vector<DeviceMemory> owned; // PerTensor, Pool: per buffer
+        std::vector<std::byte*> owned; // PerTensor, Pool: per buffer, null when not held
         std::vector<PendingSwap> pending;
+        cudaStream_t poolStream = nullptr; // Pool: the stream its allocations are ordered on
+        PassState() = default;
+        PassState(const PassState&) = delete;
+        PassState& operator=(const PassState&) = delete;
+        ~PassState();
     };
     core::Status waitPending(PassState& state, int b, bool blockHost);
     void point(PassState& state, int b);
