@@ -43,9 +43,8 @@ struct State {
     std::map<const std::byte*, Block> blocks; // by base address
     std::deque<const std::byte*> quarantine;
     std::size_t quarantineBytes = 0;
-    std::vector<CUstream_st*> streams; // live, in creation order
+    std::vector<CUstream_st*> streams; // live, in creation order (the order cudaemu::Order uses)
     std::set<CUevent_st*> events;
-    long nextSerial = 0;
     double clockMs = 0;
     CUmemPoolHandle_st pool;
 };
@@ -652,7 +651,6 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned flags)
     if (!stream)
         return result(cudaErrorInvalidValue);
     auto* x = new CUstream_st;
-    x->s.serial = st().nextSerial++;
     x->s.blocking = (flags & cudaStreamNonBlocking) == 0;
     st().streams.push_back(x);
     *stream = x;

@@ -46,9 +46,7 @@ struct Task {
 
 struct Stream {
     std::deque<Task> queue;
-    long serial = 0; // creation order
     bool blocking = true;
-    bool live = true;
 };
 
 void recordViolation(const std::string& what);
