@@ -3,7 +3,9 @@
 // One step of a pass: a device kernel on the compute stream; a host op (no device kernel, an
 // unsupported configuration, or a fused op) between a device-to-host and a host-to-device copy,
 // on the CPU executor's code (core::exec::runHostOp); a SwapOut/SwapIn copy on the copy stream,
-// ordered by events (a swap-out is waited for only before its source is overwritten or freed).
+// ordered by events: a swap-out is waited for only before its source is overwritten or freed, a
+// swap-in only by the first step that reads what it brought back, so a SwapIn the swap strategy
+// issued ahead of its read (prefetch) copies while the ops in between compute.
 #include "passes.h"
 
 #include "exec/hostops.h"
@@ -18,6 +20,12 @@ core::Status Passes::launch(PassState& state, std::size_t s)
     auto& p = steps[s];
     pointDeviceViews(graph, p, layout);
     auto where = p.where;
+    if (where != Where::SwapOut && where != Where::SwapIn) // the copy stream keeps its own order
+        for (std::size_t k = 0; k < p.inTensor.size(); ++k)
+            if (const auto t = p.inTensor[k]; t >= 0 && state.arrival[std::size_t(t)]) {
+                CUDA_TRY(cudaStreamWaitEvent(ctx.compute, state.arrival[std::size_t(t)], 0), p.label + " (waiting for its swap-in)");
+                state.arrival[std::size_t(t)] = nullptr;
+            }
     if (where == Where::Device) {
         const auto outcome = p.deviceKernel(p.device);
         if (!outcome.failure.empty())
@@ -49,7 +57,7 @@ core::Status Passes::launch(PassState& state, std::size_t s)
             p.label);
         CUDA_TRY(cudaEventRecord(ctx.endEvent(s), ctx.copy), p.label);
         if (where == Where::SwapIn)
-            CUDA_TRY(cudaStreamWaitEvent(ctx.compute, ctx.endEvent(s), 0), p.label);
+            state.arrival[std::size_t(p.outTensor[0])] = ctx.endEvent(s);
         else {
             const auto t = p.inTensor[0];
             const int b = layout.bufferOf[t];

@@ -117,6 +117,7 @@ core::Status Passes::run(Pass kind, int passIndex)
     PassState state;
     state.owned.assign(arena ? 0 : problem.buffers.size(), nullptr);
     state.poolStream = pool ? ctx.compute : nullptr;
+    state.arrival.assign(graph.tensors.size(), nullptr);
     Bytes baseline = 0, live = 0; // live: bytes of the buffers allocated (arena: holding a value still to be read)
     if (kind == Pass::Traced && pool) {
         CUDA_TRY(cudaStreamSynchronize(ctx.compute), "synchronising before the traced pass");

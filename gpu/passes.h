@@ -58,6 +58,9 @@ private:
     struct PassState {
         std::vector<std::byte*> owned; // PerTensor, Pool: per buffer, null when not held
         std::vector<PendingSwap> pending;
+        // Per tensor: the end event of the SwapIn that writes it, until the first step that reads it
+        // makes the compute stream wait for it (the copy overlaps the ops in between).
+        std::vector<cudaEvent_t> arrival;
         cudaStream_t poolStream = nullptr; // Pool: the stream its allocations are ordered on
         PassState() = default;
         PassState(const PassState&) = delete;

@@ -195,6 +195,7 @@ private slots:
     void inPlaceNeverAliasesLiveTensor();
     void reorderHelpsBadOrder();
     void recomputeAndSwapLowerSkipPeak();
+    void swapPrefetchHidesTransfer();
     void unetStrategiesCosted();
     void unetTrainingRecomputeAndSwap_data();
     void unetTrainingRecomputeAndSwap();
@@ -469,6 +470,71 @@ void TestStrategies::recomputeAndSwapLowerSkipPeak()
                 skipBuffers += name == "skip" || name == "skip.swapin";
         QCOMPARE(skipBuffers, 2);
         QVERIFY(!meaningProblem(workload, *run).size());
+    }
+}
+
+namespace {
+// Names of the ops in schedule order.
+std::vector<std::string> scheduledNames(const Transformed& state)
+{
+    std::vector<std::string> names;
+    for (auto op : state.schedule.order)
+        names.push_back(state.graph.ops[op].name);
+    return names;
+}
+} // namespace
+
+void TestStrategies::swapPrefetchHidesTransfer()
+{
+    // skipGraph's skip goes to host after pool and comes back for cat. Holding skip.swapin during
+    // mid_b would raise the peak (mid1 + mid2 are live there), so the earliest the SwapIn may go is
+    // before mid_c; how far ahead it goes is set by the copy time against the ops' compute time.
+    const auto workload = skipGraph();
+    auto options = testOptions(workload);
+    const auto& graph = *workload.graph;
+    auto seconds = [&](const char* name) {
+        for (const auto& op : graph.ops)
+            if (op.name == name)
+                return opSeconds(graph, op, options.device);
+        return -1.0;
+    };
+    const double before = seconds("enc") + seconds("pool"), midA = seconds("mid_a"), midB = seconds("mid_b"), midC = seconds("mid_c"),
+                 up = seconds("upsample");
+    QVERIFY(midA > 0 && midB > 0 && midC > 0 && up > 0);
+    QVERIFY(midC + up < midA + midB);
+    struct Case {
+        double transfer;
+        std::vector<std::string> order;
+    };
+    const std::vector<std::string> twoAhead { "enc", "pool", "skip.swap_out", "mid_a", "mid_b", "skip.swap_in", "mid_c", "upsample", "cat" };
+    const std::vector<std::string> oneAhead { "enc", "pool", "skip.swap_out", "mid_a", "mid_b", "mid_c", "skip.swap_in", "upsample", "cat" };
+    const std::vector<std::string> justInTime { "enc", "pool", "skip.swap_out", "mid_a", "mid_b", "mid_c", "upsample", "skip.swap_in", "cat" };
+    // Hidden behind upsample alone; needs mid_c too; would need mid_b, which the peak forbids (the
+    // SwapOut's copy, on the same link, ends in time for each).
+    for (const auto& c : { Case { up / 2, oneAhead }, Case { (up + std::min(midC + up, midA + midB)) / 2, twoAhead },
+             Case { (midC + up + midA + midB) / 2, twoAhead } }) {
+        options.device.hostLinkBandwidth = 1000 / c.transfer; // skip is 1000 bytes
+        options.swapPrefetch = false;
+        const auto late = applyStrategies(workload, { "swap" }, options);
+        options.swapPrefetch = true;
+        const auto early = applyStrategies(workload, { "swap" }, options);
+        QVERIFY(late && early);
+        QCOMPARE(scheduledNames(late->state), justInTime);
+        QCOMPARE(scheduledNames(early->state), c.order);
+        QCOMPARE(lowerBound(early->workload.problem), lowerBound(late->workload.problem));
+        QVERIFY(!meaningProblem(workload, *early).size());
+        // Just in time the read waits for the whole copy; ahead it waits only for what compute cannot cover.
+        QVERIFY(std::abs(late->reports[0].extraSeconds - c.transfer) < 1e-12);
+        const double read = before + midA + midB + midC + up;
+        const double swapIn = before + midA + midB + (c.order == oneAhead ? midC : 0);
+        const double stall = std::max(0.0, std::max(before + c.transfer, swapIn) + c.transfer - read);
+        QVERIFY(stall < c.transfer);
+        QVERIFY2(std::abs(early->reports[0].extraSeconds - stall) < 1e-12,
+            qPrintable(QString::fromStdString(early->reports[0].details[0])));
+        QVERIFY(early->reports[0].details[0].find("prefetched") != std::string::npos);
+        const auto plan = runPlanner(*plannerByName("greedy-by-size"), early->workload.problem);
+        QVERIFY(plan);
+        QVERIFY(validatePlan(early->workload.problem, *plan).ok());
     }
 }
 

@@ -37,6 +37,9 @@ struct StrategyOptions {
     int checkpointEvery = 0; // checkpoint policy: keep the outputs of every k-th forward op; 0: round(sqrt(forward ops))
     // Lower bounds count op workspaces too (ProblemOptions::workspaces); applyStrategies sets it from the workload.
     bool workspaces = false;
+    // swap: issue each SwapIn early enough to hide its copy behind compute, as far as the peak allows;
+    // false: just before the read (the copy then always stalls the read).
+    bool swapPrefetch = true;
 };
 
 // What one strategy saved and spent.
