@@ -177,7 +177,7 @@ nlohmann::ordered_json toJson(const RunResults& r)
         auto list = nlohmann::ordered_json::array();
         for (const auto& s : *r.reports)
             list.push_back({ { "name", s.name }, { "saved_bytes", s.savedBytes() }, { "swapped_bytes", s.swappedBytes },
-                { "estimated_extra_ms", s.extraSeconds * 1e3 } });
+                { "estimated_transfer_ms", s.transferSeconds * 1e3 }, { "estimated_extra_ms", s.extraSeconds * 1e3 } });
         j["strategies"] = std::move(list);
         j["measured_swap_ms"] = swapMs(m);
         j["outputs_match_original"] = r.originalMatch.value_or(false);
@@ -254,16 +254,18 @@ void printTable(const RunResults& r)
         std::printf("%-26s %14s\n", "peak resident (RSS)", bytes(m.peakRssBytes).c_str());
         std::printf("* allocator peak: bytes malloc held above its level before the run (mallinfo2), chunk overhead included\n");
     }
-    double predictedSwap = 0;
+    double predictedTransfer = 0, predictedStall = 0;
     bool swapped = false;
     for (const auto& s : *r.reports)
         if (s.name == "swap") {
-            predictedSwap += s.extraSeconds * 1e3;
+            predictedTransfer += s.transferSeconds * 1e3;
+            predictedStall += s.extraSeconds * 1e3;
             swapped = s.swappedBytes > 0;
         }
     if (swapped)
-        std::printf("swap transfers: estimated %.3f ms on the cost profile, measured %.3f ms as %s\n", predictedSwap,
-            swapMs(m), pool ? "pinned-host copies on the copy stream" : "host copies");
+        std::printf("swap transfers: estimated %.3f ms of copies (%.3f ms of it stalling compute) on the cost profile, "
+                    "measured %.3f ms of %s\n",
+            predictedTransfer, predictedStall, swapMs(m), pool ? "pinned-host copies on the copy stream" : "host copies");
     std::printf("\nrepeat %d; outputs vs no-reuse run: arena %s, per-tensor %s", r.repeat,
         r.arenaMatch ? "bit-identical" : "DIFFER", r.perTensorMatch ? "bit-identical" : "DIFFER");
     if (pool)

@@ -184,7 +184,8 @@ std::string formatStrategyReports(const std::vector<core::StrategyReport>& repor
     for (const auto& r : reports) {
         out += "strategy " + r.name + ": lower bound " + core::formatBytes(r.lowerBoundBefore) + " -> "
             + core::formatBytes(r.lowerBoundAfter) + ", saved " + core::formatBytes(r.savedBytes()) + ", extra FLOPs "
-            + fixed(r.extraFlops, "%.3g") + ", swapped " + core::formatBytes(r.swappedBytes) + ", extra time "
+            + fixed(r.extraFlops, "%.3g") + ", swapped " + core::formatBytes(r.swappedBytes)
+            + (r.swappedBytes > 0 ? " (copies " + fixed(r.transferSeconds * 1e3, "%.3f") + " ms)" : std::string()) + ", extra time "
             + fixed(r.extraSeconds * 1e3, "%.3f") + " ms\n";
         for (std::size_t i = 0; i < r.details.size() && i < static_cast<std::size_t>(maxDetails); ++i)
             out += "  " + r.details[i] + "\n";
@@ -207,6 +208,7 @@ std::string addStrategiesToPlanJson(const std::string& planJson, const std::vect
         entry["saved_bytes"] = r.savedBytes();
         entry["extra_flops"] = r.extraFlops;
         entry["swapped_bytes"] = r.swappedBytes;
+        entry["estimated_transfer_ms"] = r.transferSeconds * 1e3;
         entry["estimated_extra_ms"] = r.extraSeconds * 1e3;
         entry["lower_bound_before_bytes"] = r.lowerBoundBefore;
         entry["lower_bound_after_bytes"] = r.lowerBoundAfter;

@@ -525,6 +525,7 @@ void TestStrategies::swapPrefetchHidesTransfer()
         QVERIFY(!meaningProblem(workload, *early).size());
         // Just in time the read waits for the whole copy; ahead it waits only for what compute cannot cover.
         QVERIFY(std::abs(late->reports[0].extraSeconds - c.transfer) < 1e-12);
+        QVERIFY(std::abs(early->reports[0].transferSeconds - 2 * c.transfer) < 1e-12);
         const double read = before + midA + midB + midC + up;
         const double swapIn = before + midA + midB + (c.order == oneAhead ? midC : 0);
         const double stall = std::max(0.0, std::max(before + c.transfer, swapIn) + c.transfer - read);
@@ -763,7 +764,7 @@ void TestStrategies::cliPlanAndCompare()
     const auto list = doc.object().value(QStringLiteral("strategies")).toArray();
     QCOMPARE(list.size(), 3);
     for (const auto& entry : list)
-        for (const char* field : { "name", "saved_bytes", "extra_flops", "swapped_bytes", "estimated_extra_ms", "details" })
+        for (const char* field : { "name", "saved_bytes", "extra_flops", "swapped_bytes", "estimated_transfer_ms", "estimated_extra_ms", "details" })
             QVERIFY2(entry.toObject().contains(QLatin1String(field)), field);
     QCOMPARE(list[0].toObject().value(QStringLiteral("name")).toString(), QStringLiteral("fuse"));
     QVERIFY(list[0].toObject().value(QStringLiteral("saved_bytes")).toDouble() > 0);

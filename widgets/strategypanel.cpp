@@ -385,6 +385,9 @@ void StrategyPanel::showReports()
                 msText(r.extraSeconds) });
         item->setToolTip(0,
             tr("lower bound %1 → %2").arg(bytesText(r.lowerBoundBefore), bytesText(r.lowerBoundAfter)));
+        if (r.swappedBytes > 0)
+            item->setToolTip(3, tr("copies to host and back: %1 on the device profile, of which %2 stall compute (the rest overlaps it)")
+                                    .arg(msText(r.transferSeconds), msText(r.extraSeconds)));
         for (int c = 1; c < 5; ++c)
             item->setTextAlignment(c, Qt::AlignRight | Qt::AlignVCenter);
         for (std::size_t i = 0; i < r.details.size() && i < static_cast<std::size_t>(kMaxDetails); ++i) {

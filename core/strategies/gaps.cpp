@@ -65,6 +65,7 @@ Transformed greedyGapRewrites(Transformed state, Step minGap, const GapRewriter&
             break;
         report.extraFlops += best->extraFlops;
         report.swappedBytes += best->swappedBytes;
+        report.transferSeconds += best->transferSeconds;
         report.extraSeconds += best->extraSeconds;
         report.details.push_back(best->detail);
         state = std::move(best->state);

@@ -29,6 +29,7 @@ struct GapRewrite {
     Transformed state;
     double extraFlops = 0;
     Bytes swappedBytes = 0;
+    double transferSeconds = 0;
     double extraSeconds = 0;
     std::string detail;
 };

@@ -49,6 +49,7 @@ struct StrategyReport {
     Bytes lowerBoundAfter = 0;
     double extraFlops = 0;      // recomputed work (negative never; fusion saves traffic, not FLOPs)
     Bytes swappedBytes = 0;     // bytes sent to host (each comes back once)
+    double transferSeconds = 0; // swap: both directions' copy time on the device profile (extraSeconds: what stalls)
     double extraSeconds = 0;    // estimated on the device profile; negative when the strategy saves time
     std::vector<std::string> details; // one line per fused group, aliased pair, recomputed or swapped tensor
     Bytes savedBytes() const { return lowerBoundBefore - lowerBoundAfter; }

@@ -96,6 +96,7 @@ std::optional<GapRewrite> swapGap(const Transformed& current, const IdleGap& gap
     order.erase(order.begin() + jit);
     order.insert(order.begin() + prefetch.swapIn, swapIn);
     result.swappedBytes = gap.size;
+    result.transferSeconds = 2 * transfer;
     result.extraSeconds = prefetch.stall;
     const auto ahead = jit - prefetch.swapIn;
     result.detail = name + ": " + formatBytes(gap.size) + " to host after step " + std::to_string(gap.from) + ", back before step "
