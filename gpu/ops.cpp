@@ -463,7 +463,7 @@ DeviceKernel findDeviceKernel(const std::string& opType)
 std::int64_t scratchFloats(const KernelCall& call)
 {
     ConvShape s;
-    if (call.op->type != "Conv" || !call.has(0) || !convShape(call, s))
+    if (call.op->type != "Conv" || !convShape(call, s)) // shapes only: before a pass, activations have no address
         return 0;
     return core::exec::convColumnFloats(call);
 }

@@ -49,16 +49,36 @@ struct State {
     CUmemPoolHandle_st pool;
 };
 
-State& st()
+long numberFromEnvironment(const char* name, long fallback)
 {
-    static State s;
+    const char* v = std::getenv(name);
+    char* end = nullptr;
+    const long n = v ? std::strtol(v, &end, 10) : fallback;
+    return v && (end == v || *end || n < 0) ? fallback : n;
+}
+
+// A fresh state with the settings of the environment (cudaemu.h).
+State fromEnvironment()
+{
+    State s;
+    const char* order = std::getenv("MEMPLAN_CUDAEMU_ORDER");
+    s.order = order && std::strcmp(order, "newest") == 0 ? Order::NewestStreamFirst : Order::OldestStreamFirst;
+    s.trace = std::getenv("MEMPLAN_CUDAEMU_TRACE") != nullptr;
+    s.deviceCount = int(numberFromEnvironment("MEMPLAN_CUDAEMU_DEVICES", s.deviceCount));
+    s.deviceMemory = std::size_t(numberFromEnvironment("MEMPLAN_CUDAEMU_MEMORY", long(s.deviceMemory)));
+    s.failAt = numberFromEnvironment("MEMPLAN_CUDAEMU_FAIL_CALL", 0);
     return s;
 }
 
-Order orderFromEnvironment()
+void checkAtExit();
+
+State& st()
 {
-    const char* v = std::getenv("MEMPLAN_CUDAEMU_ORDER");
-    return v && std::strcmp(v, "newest") == 0 ? Order::NewestStreamFirst : Order::OldestStreamFirst;
+    static State s = fromEnvironment();
+    // Registered after s and the cuBLAS handle set exist, so it runs before they are destroyed.
+    static const bool checked = (liveBlasHandles(), std::atexit(checkAtExit) == 0);
+    (void)checked;
+    return s;
 }
 
 std::string hex(const void* p)
@@ -387,9 +407,7 @@ void reset()
     for (auto* e : s.events)
         delete e;
     resetBlas();
-    s = State {};
-    s.order = orderFromEnvironment();
-    s.trace = std::getenv("MEMPLAN_CUDAEMU_TRACE") != nullptr;
+    s = fromEnvironment();
 }
 
 void setOrder(Order order) { st().order = order; }
@@ -752,3 +770,24 @@ cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end)
     *ms = float(end->last->timeMs - start->last->timeMs);
     return cudaSuccess;
 }
+
+namespace cudaemu::detail {
+namespace {
+// At exit: a violation, or anything still allocated or created, fails the process (exit status 70)
+// with one line each on stderr, so a program run on the emulation (memplan_emulated) is checked too.
+void checkAtExit()
+{
+    const auto c = cudaemu::live();
+    const bool leaked = c.deviceBlocks || c.pinnedBlocks || c.streams || c.events || c.blasHandles;
+    if (st().violations.empty() && !leaked)
+        return;
+    for (const auto& v : st().violations)
+        std::fprintf(stderr, "cudaemu: violation: %s\n", v.c_str());
+    if (leaked)
+        std::fprintf(stderr, "cudaemu: still live at exit: %d device allocations (%zu bytes), %d pinned, %d streams, %d events, %d cuBLAS handles\n",
+            c.deviceBlocks, c.deviceBytes, c.pinnedBlocks, c.streams, c.events, c.blasHandles);
+    std::fflush(stderr);
+    std::_Exit(70);
+}
+} // namespace
+} // namespace cudaemu::detail

@@ -17,8 +17,14 @@ namespace cudaemu {
 // as early as they allow. A missing event wait shows up as wrong data under one of the two.
 enum class Order { OldestStreamFirst, NewestStreamFirst };
 
-// Frees everything and starts over: one device, 16 GiB, no failure planned, no violations; the
-// order from MEMPLAN_CUDAEMU_ORDER ("oldest" or "newest"; default oldest).
+// Frees everything and starts over from the environment's settings, as at start-up:
+//   MEMPLAN_CUDAEMU_ORDER      "oldest" or "newest" (default oldest; see Order)
+//   MEMPLAN_CUDAEMU_DEVICES    device count (default 1; 0: no device)
+//   MEMPLAN_CUDAEMU_MEMORY     device memory in bytes (default 16 GiB)
+//   MEMPLAN_CUDAEMU_FAIL_CALL  n: the n-th counted call fails (failCall; default 0, none)
+//   MEMPLAN_CUDAEMU_TRACE      set: print allocations, releases and launches to stderr
+// No violations. At exit, a violation or anything still allocated or created is printed and the
+// process exits with status 70.
 void reset();
 void setOrder(Order order);
 Order order();
