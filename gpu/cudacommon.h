@@ -19,9 +19,16 @@
 
 namespace gpu {
 
+// The function a call expression calls: "cudaMalloc(&p, n)" -> "cudaMalloc" (messages name the call, not the code).
+inline std::string calledFunction(const char* call)
+{
+    const std::string text(call);
+    return text.substr(0, text.find('('));
+}
+
 inline core::Error cudaFailure(const char* call, const std::string& where, const std::string& error)
 {
-    return core::makeError(core::ErrorCode::CudaFailure, where + ": " + call + " failed: " + error);
+    return core::makeError(core::ErrorCode::CudaFailure, where + ": " + calledFunction(call) + " failed: " + error);
 }
 
 // Every CUDA call of the executor: a failure returns an error naming the call and `where` (an op or a phase).

@@ -9,6 +9,7 @@
 #include "passes.h"
 
 #include "exec/workspace.h"
+#include "util/format.h"
 #include "util/stats.h"
 
 #include <algorithm>
@@ -108,7 +109,7 @@ core::Expected<core::Measurement> runOnCuda(const Graph& graph, const core::Sche
     DeviceMemory scratch;
     if (scratchNeed > 0) {
         std::byte* q = nullptr;
-        CUDA_TRY(cudaMalloc(&q, std::size_t(scratchNeed) * sizeof(float)), "allocating the im2col scratch");
+        CUDA_TRY(cudaMalloc(&q, std::size_t(scratchNeed) * sizeof(float)), "allocating the im2col scratch (" + core::formatBytes(scratchNeed * Bytes(sizeof(float))) + ")");
         scratch.reset(q);
     }
     for (std::size_t s = 0; s < stepCount; ++s) {

@@ -3,6 +3,7 @@
 #include "devicelayout.h"
 
 #include "exec/hostops.h"
+#include "util/format.h"
 
 #include <algorithm>
 
@@ -55,7 +56,7 @@ core::Expected<Layout> makeLayout(const Graph& g, const core::PlanProblem& probl
     layout.sideBytes = placement->sideBytes;
     if (arena) {
         std::byte* p = nullptr;
-        CUDA_TRY(cudaMalloc(&p, std::size_t(std::max<Bytes>(plan.arenaSize, kDeviceAlignment))), "allocating the arena");
+        CUDA_TRY(cudaMalloc(&p, std::size_t(std::max<Bytes>(plan.arenaSize, kDeviceAlignment))), "allocating the arena (" + core::formatBytes(plan.arenaSize) + ")");
         layout.arena.reset(p);
     }
     for (std::size_t t = 0; t < n; ++t) {
@@ -67,14 +68,14 @@ core::Expected<Layout> makeLayout(const Graph& g, const core::PlanProblem& probl
     for (std::size_t t = 0; t < n; ++t)
         if (swapped[t] && places[t].kind == core::exec::PlaceKind::None && g.tensors[t].size > 0) {
             std::byte* p = nullptr;
-            CUDA_TRY(cudaMallocHost(&p, std::size_t(g.tensors[t].size)), "allocating pinned host memory for '" + g.tensors[t].name + "'");
+            CUDA_TRY(cudaMallocHost(&p, std::size_t(g.tensors[t].size)), "allocating pinned host memory for '" + g.tensors[t].name + "' (" + core::formatBytes(g.tensors[t].size) + ")");
             layout.pinned.emplace_back(p);
             layout.address[t] = p;
             layout.onHost[t] = true;
             layout.stored[t] = true;
         }
     std::byte* side = nullptr;
-    CUDA_TRY(cudaMalloc(&side, std::size_t(std::max<Bytes>(layout.sideBytes, kDeviceAlignment))), "allocating the weights");
+    CUDA_TRY(cudaMalloc(&side, std::size_t(std::max<Bytes>(layout.sideBytes, kDeviceAlignment))), "allocating the weights (" + core::formatBytes(layout.sideBytes) + ")");
     layout.side.reset(side);
     layout.sideHost.assign(std::size_t(layout.sideBytes), std::byte(0));
     for (std::size_t t = 0; t < n; ++t) {

@@ -6,6 +6,7 @@
 // (device-to-device copies), Transpose, Slice, Gather, Concat and Split (2-D strided copies).
 #include "ops.h"
 
+#include "cudacommon.h"
 #include "kernels.h"
 #include "opparams.h"
 #include "opsresample.h"
@@ -35,7 +36,7 @@ std::string text(cublasStatus_t s) { return cublasText(s); }
     do {                                                                                                                                   \
         const auto status_ = (expr);                                                                                                       \
         if (!ok(status_))                                                                                                                  \
-            return Outcome { true, std::string(#expr) + " failed: " + text(status_) };                                                            \
+            return Outcome { true, calledFunction(#expr) + " failed: " + text(status_) };                                                      \
     } while (0)
 
 const Outcome kUnsupported { false, {} };

@@ -3,6 +3,7 @@
 #include "passes.h"
 
 #include "exec/opcall.h"
+#include "util/format.h"
 
 #include <algorithm>
 #include <utility>
@@ -66,9 +67,9 @@ core::Status Passes::allocate(PassState& state, int b)
     std::byte* q = nullptr;
     const auto bytes = std::size_t(std::max<Bytes>(buffer.size, 1));
     if (pool)
-        CUDA_TRY(cudaMallocAsync(&q, bytes, ctx.compute), "allocating '" + buffer.name + "' from the pool");
+        CUDA_TRY(cudaMallocAsync(&q, bytes, ctx.compute), "allocating '" + buffer.name + "' (" + core::formatBytes(buffer.size) + ") from the pool");
     else
-        CUDA_TRY(cudaMalloc(&q, bytes), "allocating '" + buffer.name + "'");
+        CUDA_TRY(cudaMalloc(&q, bytes), "allocating '" + buffer.name + "' (" + core::formatBytes(buffer.size) + ")");
     state.owned[std::size_t(b)] = q;
     point(state, b);
     return {};

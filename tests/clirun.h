@@ -14,10 +14,13 @@ struct CliRun {
     QString out, err;
 };
 
-inline CliRun memplan(const QStringList& arguments, int timeoutMs = 300000)
+// Runs `program` with `arguments` in `environment` (by default the test's own).
+inline CliRun runProgram(const QString& program, const QStringList& arguments,
+    const QProcessEnvironment& environment = QProcessEnvironment::systemEnvironment(), int timeoutMs = 300000)
 {
     QProcess process;
-    process.start(QStringLiteral(MEMPLAN_CLI), arguments);
+    process.setProcessEnvironment(environment);
+    process.start(program, arguments);
     if (!process.waitForFinished(timeoutMs)) {
         process.kill();
         process.waitForFinished();
@@ -25,4 +28,9 @@ inline CliRun memplan(const QStringList& arguments, int timeoutMs = 300000)
     }
     return { process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -3,
         QString::fromUtf8(process.readAllStandardOutput()), QString::fromUtf8(process.readAllStandardError()) };
+}
+
+inline CliRun memplan(const QStringList& arguments, int timeoutMs = 300000)
+{
+    return runProgram(QStringLiteral(MEMPLAN_CLI), arguments, QProcessEnvironment::systemEnvironment(), timeoutMs);
 }
