@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # One call on a machine with an NVIDIA GPU: build (or take a prebuilt pack), run the GPU tests, then
-# run example:cnn (plain, with --fuse, with --workspaces), example:transformer, the packed or present ONNX models and
+# run example:cnn (plain, with --fuse, with --workspaces), example:transformer, a swap (tests/data/swap_skip.json),
+# the packed or present ONNX models and
 # a ResNet-50 exported on the spot (when python3 has torch, torchvision and onnx) with
 # `memplan run --device cuda`, and print one table: model, mode, peak, p50, p99, outputs.
 # Exits non-zero when any step fails.
@@ -46,7 +47,7 @@ memplan=$build/app/memplan
 echo "== configure and build ($build)"
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DMEMPLAN_CUDA=ON \
     ${CUDA_ARCHS:+-DCMAKE_CUDA_ARCHITECTURES=$CUDA_ARCHS} >/dev/null
-cmake --build "$build" -j"$jobs" --target memplan tst_cuda tst_executor
+cmake --build "$build" -j"$jobs" --target memplan tst_cuda tst_cli_cuda tst_executor
 
 echo "== tests"
 if ! QT_QPA_PLATFORM=offscreen "$build/tests/tst_cuda" 2>&1 | tee "$build/tst_cuda.log"; then
@@ -56,12 +57,12 @@ if grep -q "^SKIP" "$build/tst_cuda.log"; then
     echo "check.sh: tst_cuda skipped: no usable CUDA device on this machine" >&2
     exit 1
 fi
-(cd "$build" && QT_QPA_PLATFORM=offscreen ctest -R '^tst_executor$' --output-on-failure) || failed=1
+(cd "$build" && QT_QPA_PLATFORM=offscreen ctest -R '^(tst_executor|tst_cli_cuda)$' --output-on-failure) || failed=1
 fi
 
 echo "== measurements (--repeat $repeat)"
 mkdir -p "$out"
-models=(example:cnn example:cnn+fuse example:cnn+workspaces example:transformer)
+models=(example:cnn example:cnn+fuse example:cnn+workspaces example:transformer swap_skip)
 for file in "$root"/tests/models/resnet50.onnx ${pack:+"$pack"/models/*.onnx}; do
     [[ -f "$file" ]] && models+=("$file")
 done
@@ -74,6 +75,10 @@ for entry in "${models[@]}"; do
     model=${entry%%+*} # example:cnn+fuse: run example:cnn with --fuse
     flags=()
     [[ "$entry" != "$model" ]] && flags=("--${entry#*+}")
+    if [[ "$entry" == swap_skip ]]; then # a swap on the copy stream, prefetched (tests/data)
+        model=$root/tests/data/swap_skip.json
+        flags=(--swap --profile "$root/tests/data/fast_link_profile.json")
+    fi
     name=$(basename "${entry#example:}" .onnx)
     json="$out/$name.json"
     if "$memplan" run "$model" "${flags[@]}" --device cuda --repeat "$repeat" --json "$json" >"$out/$name.txt" 2>&1; then

@@ -30,15 +30,6 @@ CliRun run(const QStringList& arguments, const QMap<QString, QString>& settings 
     return runProgram(program, arguments, environment);
 }
 
-QString write(const QTemporaryDir& dir, const QString& name, const QByteArray& content)
-{
-    const auto path = dir.filePath(name);
-    QFile file(path);
-    if (!file.open(QIODevice::WriteOnly) || file.write(content) != content.size())
-        qFatal("cannot write %s", qPrintable(path));
-    return path;
-}
-
 QJsonObject readJson(const QString& path)
 {
     QFile file(path);
@@ -47,40 +38,6 @@ QJsonObject readJson(const QString& path)
     return QJsonDocument::fromJson(file.readAll()).object();
 }
 
-// `skip` is read at the second op and again at the last: the swap strategy sends it to host memory
-// in between. Every op has a real kernel, on the CPU and on the GPU.
-const QByteArray kSkipGraph = R"({
-  "name": "skip",
-  "tensors": [
-    { "name": "x", "dtype": "float32", "shape": [1, 4096], "kind": "input" },
-    { "name": "w", "dtype": "float32", "shape": [4, 4096], "kind": "weight" },
-    { "name": "skip", "dtype": "float32", "shape": [1, 4096] },
-    { "name": "down", "dtype": "float32", "shape": [1, 4096] },
-    { "name": "m1", "dtype": "float32", "shape": [4, 4096] },
-    { "name": "m2", "dtype": "float32", "shape": [4, 4096] },
-    { "name": "m3", "dtype": "float32", "shape": [1, 4096] },
-    { "name": "soft", "dtype": "float32", "shape": [1, 4096] },
-    { "name": "up", "dtype": "float32", "shape": [1, 4096] },
-    { "name": "out", "dtype": "float32", "shape": [1, 4096], "kind": "output" }
-  ],
-  "ops": [
-    { "name": "act", "type": "Relu", "inputs": ["x"], "outputs": ["skip"] },
-    { "name": "squeeze", "type": "Sigmoid", "inputs": ["skip"], "outputs": ["down"] },
-    { "name": "widen", "type": "Add", "inputs": ["down", "w"], "outputs": ["m1"] },
-    { "name": "scale", "type": "Mul", "inputs": ["m1", "w"], "outputs": ["m2"] },
-    { "name": "mean", "type": "ReduceMean", "inputs": ["m2"], "outputs": ["m3"], "attributes": { "axes": [0] } },
-    { "name": "softmax", "type": "Softmax", "inputs": ["m3"], "outputs": ["soft"] },
-    { "name": "squash", "type": "Tanh", "inputs": ["soft"], "outputs": ["up"] },
-    { "name": "join", "type": "Add", "inputs": ["skip", "up"], "outputs": ["out"] }
-  ],
-  "outputs": ["out"]
-}
-)";
-
-// A host link fast against the skip graph's small ops, so the swap is prefetched.
-const QByteArray kFastLinkProfile = R"({ "name": "fast-link", "memory_capacity_bytes": 100000000000,
-  "memory_bandwidth_gb_s": 4800, "host_link_gb_s": 480000, "flops": { "float32": 6.7e13 } }
-)";
 } // namespace
 
 class TestCliCuda : public QObject {
@@ -88,9 +45,10 @@ class TestCliCuda : public QObject {
 private slots:
     void initTestCase()
     {
-        QVERIFY(m_dir.isValid());
-        m_graph = write(m_dir, QStringLiteral("skip.json"), kSkipGraph);
-        m_profile = write(m_dir, QStringLiteral("fast-link.json"), kFastLinkProfile);
+        // `skip` is read at the second op and again at the last: the swap strategy sends it to host
+        // memory in between, prefetched back on the profile's fast host link. Every op has a real kernel.
+        m_graph = QStringLiteral(MEMPLAN_SOURCE_DIR "/tests/data/swap_skip.json");
+        m_profile = QStringLiteral(MEMPLAN_SOURCE_DIR "/tests/data/fast_link_profile.json");
         const auto probe = run({ QStringLiteral("run"), m_graph, QStringLiteral("--device"), QStringLiteral("cuda"), QStringLiteral("--repeat"),
             QStringLiteral("1") });
         QVERIFY2(probe.exitCode == 0, qPrintable(probe.err));
@@ -251,8 +209,7 @@ private slots:
     }
 
 private:
-    QTemporaryDir m_dir;
-    QString m_graph, m_profile; // the skip graph and the fast-link profile, in m_dir
+    QString m_graph, m_profile; // tests/data: the skip graph and a profile with a fast host link
 };
 
 QTEST_GUILESS_MAIN(TestCliCuda)
