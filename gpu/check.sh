@@ -98,20 +98,21 @@ fi
 "$python" - "${jsons[@]}" <<'PY' 2>&1 | tee "$out/table.txt" || failed=1
 import json, sys
 ok = True
-print(f"{'model':<16} {'mode':<11} {'peak':>12} {'p50 ms':>10} {'p99 ms':>10}  outputs")
+# activations: the arena run's one allocation, the other modes' bytes held at their peak step;
+# all: with the weights and the kernel scratch (the JSON's peak_bytes).
+print(f"{'model':<16} {'mode':<11} {'activations':>13} {'all':>12} {'p50 ms':>10} {'p99 ms':>10}  outputs")
 for path in sys.argv[1:]:
     j = json.load(open(path))
     name = path.split("/")[-1].removesuffix(".json")
     if j.get("device") != "cuda":
         print(f"{name}: ran on {j.get('device')}, not cuda", file=sys.stderr)
         ok = False
-    modes = [("arena", j["peak_bytes"], j["latency_ms"], j["outputs_match_reference"]),
-             ("per-tensor", j["per_tensor"]["peak_bytes"], j["per_tensor"]["latency_ms"], j["per_tensor"]["outputs_match_reference"])]
-    if "pool" in j:
-        modes.append(("pool", j["pool"]["peak_bytes"], j["pool"]["latency_ms"], j["pool"]["outputs_match_reference"]))
-    for mode, peak, lat, match in modes:
+    modes = [("arena", j["arena_bytes"], j)]
+    modes += [(mode, j[key]["activation_peak_bytes"], j[key]) for mode, key in (("per-tensor", "per_tensor"), ("pool", "pool")) if key in j]
+    for mode, activations, m in modes:
+        lat, match = m["latency_ms"], m["outputs_match_reference"]
         ok = ok and match
-        print(f"{name:<16} {mode:<11} {peak/2**20:>9.2f} MiB {lat['p50']:>10.3f} {lat['p99']:>10.3f}  "
+        print(f"{name:<16} {mode:<11} {activations/2**20:>9.2f} MiB {m['peak_bytes']/2**20:>8.2f} MiB {lat['p50']:>10.3f} {lat['p99']:>10.3f}  "
               f"{'bit-identical' if match else 'DIFFER'}")
     print(f"{'':<16} cpu check: {j.get('cpu_comparison', '-')}; {j.get('ops_on_host', '?')} of "
           f"{j['ops_real'] + j['ops_synthetic']} ops on the host")

@@ -133,6 +133,7 @@ private slots:
         const auto perTensor = j.value(QStringLiteral("per_tensor")).toObject();
         QVERIFY(perTensor.value(QStringLiteral("outputs_match_reference")).toBool());
         QVERIFY(perTensor.value(QStringLiteral("peak_bytes")).toInteger() > 0);
+        QVERIFY(perTensor.value(QStringLiteral("activation_peak_bytes")).toInteger() >= peak); // malloc's count: at least the live peak
         QCOMPARE(perTensor.value(QStringLiteral("step_bytes")).toArray().size(), steps.size());
         for (const char* field : { "median", "p50", "p99" })
             QVERIFY2(perTensor.value(QStringLiteral("latency_ms")).toObject().contains(QLatin1String(field)), field);

@@ -90,9 +90,14 @@ private slots:
         QVERIFY(perTensor.value(QStringLiteral("outputs_match_reference")).toBool());
         QVERIFY(pool.value(QStringLiteral("outputs_match_reference")).toBool());
         QCOMPARE(perTensor.value(QStringLiteral("step_bytes")).toArray(), predicted);
-        QCOMPARE(perTensor.value(QStringLiteral("peak_bytes")).toInteger(), lowerBound);
+        QCOMPARE(perTensor.value(QStringLiteral("activation_peak_bytes")).toInteger(), lowerBound);
         QCOMPARE(pool.value(QStringLiteral("step_bytes")).toArray().size(), predicted.size());
-        QVERIFY(pool.value(QStringLiteral("peak_bytes")).toInteger() >= lowerBound); // the pool rounds up
+        QVERIFY(pool.value(QStringLiteral("activation_peak_bytes")).toInteger() >= lowerBound); // the pool rounds up
+        // peak_bytes: everything the mode held at its peak, as the table's last memory row.
+        const auto sideBytes = j.value(QStringLiteral("weights_bytes")).toInteger() + j.value(QStringLiteral("scratch_bytes")).toInteger();
+        QCOMPARE(j.value(QStringLiteral("peak_bytes")).toInteger(), j.value(QStringLiteral("arena_bytes")).toInteger() + sideBytes);
+        QCOMPARE(perTensor.value(QStringLiteral("peak_bytes")).toInteger(), lowerBound + sideBytes);
+        QCOMPARE(pool.value(QStringLiteral("peak_bytes")).toInteger(), pool.value(QStringLiteral("activation_peak_bytes")).toInteger() + sideBytes);
         for (const auto& mode : { j, perTensor, pool }) {
             const auto latency = mode.value(QStringLiteral("latency_ms")).toObject();
             QVERIFY(latency.value(QStringLiteral("median")).toDouble() > 0);
