@@ -101,16 +101,34 @@ Outcome unaryOp(const DeviceCall& d)
     return {};
 }
 
-// Reshape, Flatten, Squeeze, Unsqueeze, Identity, Dropout (inference): the input's bytes.
+// Dropout that drops nothing, as the CPU kernel decides it: inference, or training at ratio 0 (read
+// from the weights' host copies); false when that cannot be told without reading the device.
+bool dropsNothing(const DeviceCall& d)
+{
+    const auto& c = d.call;
+    bool training = c.attrInt("training_mode", 0) != 0;
+    if (c.has(2)) {
+        if (d.hostContents.size() < 3 || !d.hostContents[2] || c.in[2].count != 1 || c.in[2].dtype != core::DType::Bool)
+            return false;
+        training = training || *d.hostContents[2] != std::byte(0);
+    }
+    float ratio = c.attrFloat("ratio", 0.5f);
+    return !training || (hostScalar(d, 1, ratio) && ratio == 0.0f);
+}
+
+// Reshape, Flatten, Squeeze, Unsqueeze, Identity, Dropout dropping nothing (its mask all true): the input's bytes.
 Outcome view(const DeviceCall& d)
 {
     const auto& c = d.call;
     if (!c.has(0) || c.out.empty() || c.in[0].dtype != c.out[0].dtype || c.in[0].count != c.out[0].count)
         return kUnsupported;
-    if (c.op->type == "Dropout" && (c.out.size() > 1 || c.attrInt("training_mode", 0) != 0 || c.has(2)))
+    const bool dropout = c.op->type == "Dropout";
+    if (dropout && (c.out.size() > 2 || !dropsNothing(d) || (c.out.size() == 2 && c.out[1].dtype != core::DType::Bool)))
         return kUnsupported;
     if (c.out[0].data != c.in[0].data) // an alias strategy may give the view its input's own buffer
         DEVICE_CHECK(cudaMemcpyAsync(c.out[0].data, c.in[0].data, std::size_t(c.out[0].bytes()), cudaMemcpyDeviceToDevice, d.stream));
+    if (dropout && c.out.size() == 2 && c.out[1].data)
+        DEVICE_CHECK(cudaMemsetAsync(c.out[1].data, 1, std::size_t(c.out[1].bytes()), d.stream));
     return {};
 }
 

@@ -94,6 +94,20 @@ core::Workload swappedSkip()
     return std::move(applied->workload);
 }
 
+// A weight tensor with the given contents (`values`: as many bytes as its dtype and shape take).
+core::TensorIndex weightWithValues(GraphBuilder& b, core::ModelData& data, const std::string& name, core::DType dtype,
+    const std::vector<std::int64_t>& shape, const void* values)
+{
+    const auto t = b.tensor(name, shape, core::TensorKind::Weight, dtype);
+    core::HostTensor h;
+    h.dtype = dtype;
+    h.shape = shape;
+    h.data.resize(std::size_t(b.g.tensors[t].size));
+    std::memcpy(h.data.data(), values, h.data.size());
+    data.weights[t] = std::move(h);
+    return t;
+}
+
 } // namespace
 
 class TestCuda : public QObject {
@@ -112,6 +126,7 @@ private slots:
     void swapThroughPinnedMemory();
     void fusedOpsOnTheHost();
     void workspaces();
+    void dropoutDropsNothingOnDevice();
     void cancelled();
     void resampleOpsOnTheDevice();
 #endif
@@ -404,14 +419,7 @@ void TestCuda::resampleOpsOnTheDevice()
     GraphBuilder b;
     auto data = std::make_shared<core::ModelData>();
     auto weight = [&](const std::string& name, DType dtype, std::vector<std::int64_t> shape, const void* values) {
-        const auto t = b.tensor(name, shape, TensorKind::Weight, dtype);
-        core::HostTensor h;
-        h.dtype = dtype;
-        h.shape = shape;
-        h.data.resize(std::size_t(b.g.tensors[t].size));
-        std::memcpy(h.data.data(), values, h.data.size());
-        data->weights[t] = std::move(h);
-        return t;
+        return weightWithValues(b, *data, name, dtype, shape, values);
     };
     std::vector<float> w(4 * 3 * 3 * 3);
     for (std::size_t i = 0; i < w.size(); ++i)
@@ -460,6 +468,46 @@ void TestCuda::resampleOpsOnTheDevice()
     }
     const auto off = core::compareWithin(*wl.graph, cpu->outputs, run->outputs, 1e-3);
     QVERIFY2(off.empty(), off.c_str());
+}
+
+// Exporters leave Dropout in training mode at ratio 0 (Swin-T does): it drops nothing, so it runs on
+// the device as a copy with its mask all true, the CPU kernel's bits. At ratio 0.5 neither executor
+// has a real kernel: the op goes to the host, synthetic.
+void TestCuda::dropoutDropsNothingOnDevice()
+{
+    using core::DType;
+    using core::TensorKind;
+    for (const float ratio : { 0.0f, 0.5f }) {
+        GraphBuilder b;
+        auto data = std::make_shared<core::ModelData>();
+        const bool training = true;
+        const auto x = b.tensor("x", { 2, 64 }, TensorKind::Input);
+        const auto r = weightWithValues(b, *data, "ratio", DType::Float32, {}, &ratio);
+        const auto t = weightWithValues(b, *data, "training", DType::Bool, {}, &training);
+        const auto y = b.tensor("y", { 2, 64 });
+        const auto mask = b.tensor("mask", { 2, 64 }, TensorKind::Output, DType::Bool);
+        const auto out = b.tensor("out", { 2, 64 }, TensorKind::Output);
+        b.op("drop", "Dropout", { x, r, t }, { y, mask });
+        b.op("act", "Relu", { y }, { out });
+        const auto w = b.workload("dropout", 256);
+        const auto plan = planFor(w);
+        QVERIFY(core::validatePlan(w.problem, plan).ok());
+        core::RunOptions options;
+        options.modelData = data;
+        const auto run = gpu::runOnCuda(*w.graph, w.schedule, w.problem, plan, w.bufferTensor, options);
+        QVERIFY2(run, run ? "" : run.error().message.c_str());
+        const auto cpu = core::runOnCpu(*w.graph, w.schedule, w.problem, core::noReusePlan(w.problem), w.bufferTensor, options);
+        QVERIFY(cpu);
+        QCOMPARE(run->ops.at(0).host, ratio != 0.0f);
+        QCOMPARE(run->opsSynthetic, ratio != 0.0f ? 1 : 0);
+        QCOMPARE(cpu->opsSynthetic, run->opsSynthetic);
+        if (ratio == 0.0f) {
+            const auto mismatch = core::compareOutputs(*w.graph, cpu->outputs, run->outputs);
+            QVERIFY2(mismatch.empty(), mismatch.c_str());
+            const auto& maskOut = run->outputs.at(0);
+            QVERIFY(std::all_of(maskOut.data.begin(), maskOut.data.end(), [](std::byte v) { return v == std::byte(1); }));
+        }
+    }
 }
 
 #endif

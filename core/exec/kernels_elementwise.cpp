@@ -184,6 +184,23 @@ bool maxK(const KernelCall& c) { return arith(c, +[](float a, float b) { return 
 bool minK(const KernelCall& c) { return arith(c, +[](float a, float b) { return std::isnan(a) || a < b ? a : b; }, +[](std::int64_t a, std::int64_t b) { return std::min(a, b); }); }
 bool sum(const KernelCall& c) { return add(c); }
 
+// Mod: fmod=1 truncates (C's fmod and %); fmod=0, integers only, takes the divisor's sign. A zero
+// divisor gives 0 for integers (the spec leaves it undefined) instead of a crash.
+bool mod(const KernelCall& c)
+{
+    if (c.attrInt("fmod", 0) != 0)
+        return arith(c, +[](float a, float b) { return std::fmod(a, b); },
+            +[](std::int64_t a, std::int64_t b) { return b == 0 ? std::int64_t(0) : a % b; });
+    if (c.out.empty() || c.out[0].dtype != DType::Int64)
+        return false;
+    return arith(c, +[](float, float) { return 0.0f; }, +[](std::int64_t a, std::int64_t b) {
+        if (b == 0)
+            return std::int64_t(0);
+        const std::int64_t r = a % b;
+        return r != 0 && (r < 0) != (b < 0) ? r + b : r;
+    });
+}
+
 bool powK(const KernelCall& c)
 {
     if (!c.allFloat())
@@ -303,7 +320,7 @@ void addElementwiseKernels(std::map<std::string, Kernel>& t)
     t["Softsign"] = softsign; t["Elu"] = elu; t["HardSigmoid"] = hardSigmoid; t["HardSwish"] = hardSwish;
     t["Gelu"] = gelu; t["Clip"] = clip;
     t["Add"] = add; t["Sub"] = sub; t["Mul"] = mul; t["Div"] = divK; t["Pow"] = powK; t["Max"] = maxK; t["Min"] = minK;
-    t["Sum"] = sum; t["PRelu"] = prelu;
+    t["Sum"] = sum; t["PRelu"] = prelu; t["Mod"] = mod;
     t["Equal"] = equal; t["Less"] = less; t["Greater"] = greater; t["LessOrEqual"] = lessOrEqual;
     t["GreaterOrEqual"] = greaterOrEqual; t["Not"] = notK; t["Where"] = where; t["Cast"] = cast;
     (void)identityF;

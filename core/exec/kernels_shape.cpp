@@ -2,7 +2,7 @@
 // SPDX-FileCopyrightText: MemPlan authors
 // Data movement, any element type (copied by element width): views (Reshape, Flatten, Squeeze,
 // Unsqueeze, Identity, Dropout; SwapOut/SwapIn of the swap strategy), Transpose, Concat, Split,
-// Slice, Gather, Expand, Tile, Pad, and the shape-computation ops Shape, Size, Range. Output shapes
+// Slice, Gather, ScatterND, Expand, Tile, Pad, and the shape-computation ops Shape, Size, Range. Output shapes
 // come from the graph, so views are plain copies and shape arguments (Reshape's second input) need
 // not be read.
 #include "exec/kernels.h"
@@ -28,11 +28,22 @@ bool view(const KernelCall& c)
     return true;
 }
 
-// Dropout in inference: Y = X, mask all true.
+// Dropout in inference, or in training at ratio 0 (exporters leave training_mode on with ratio 0,
+// which drops nothing): Y = X, mask all true.
 bool dropout(const KernelCall& c)
 {
-    const bool training = c.has(2) && c.in[2].count > 0 && c.in[2].data[0] != std::byte(0); // bool input
-    if (c.attrInt("training_mode", 0) != 0 || training || !view(c))
+    const bool training = c.attrInt("training_mode", 0) != 0 || (c.has(2) && c.in[2].count > 0 && c.in[2].data[0] != std::byte(0));
+    if (training) {
+        float ratio = c.attrFloat("ratio", 0.5f);
+        if (c.has(1)) {
+            if (c.in[1].dtype != DType::Float32 || c.in[1].count != 1)
+                return false;
+            ratio = c.in[1].f32()[0];
+        }
+        if (ratio != 0.0f)
+            return false;
+    }
+    if (!view(c))
         return false;
     if (c.out.size() > 1)
         std::fill(c.out[1].data, c.out[1].data + c.out[1].bytes(), std::byte(1));
@@ -199,6 +210,62 @@ bool slice(const KernelCall& c)
             i += std::clamp<std::int64_t>(first[d] + k * step[d], 0, x.shape[d] - 1) * xs[d];
         }
         copyElement(y, o, x, i);
+    }
+    return true;
+}
+
+// ScatterND: Y = data, then the slice at each index tuple of `indices` (its last dimension long)
+// replaced by its update, or combined with it (reduction add, mul, max, min: float32 and int64).
+// Every index is checked before anything is written; an out-of-range one leaves the op synthetic.
+template <class T>
+void combine(T* y, const T* u, std::int64_t n, const std::string& reduction)
+{
+    for (std::int64_t e = 0; e < n; ++e)
+        y[e] = reduction == "add" ? y[e] + u[e] : reduction == "mul" ? y[e] * u[e] : reduction == "max" ? std::max(y[e], u[e]) : std::min(y[e], u[e]);
+}
+
+bool scatterND(const KernelCall& c)
+{
+    if (c.in.size() < 3 || !c.has(1) || !c.has(2) || c.out.size() != 1)
+        return false;
+    const auto &x = c.in[0], &idx = c.in[1], &upd = c.in[2], &y = c.out[0];
+    const auto reduction = c.attrText("reduction", "none");
+    const bool reduces = reduction != "none";
+    if (x.dtype != y.dtype || upd.dtype != x.dtype || x.count != y.count || (idx.dtype != DType::Int64 && idx.dtype != DType::Int32)
+        || idx.rank() < 1 || (reduces && reduction != "add" && reduction != "mul" && reduction != "max" && reduction != "min")
+        || (reduces && x.dtype != DType::Float32 && x.dtype != DType::Int64))
+        return false;
+    const std::int64_t k = idx.shape.back();
+    if (k < 1 || k > x.rank())
+        return false;
+    const std::int64_t tuples = idx.count / k;
+    const auto strides = stridesOf(x.shape);
+    const std::int64_t slice = k < x.rank() ? strides[std::size_t(k - 1)] : 1;
+    if (tuples * slice != upd.count)
+        return false;
+    std::vector<std::int64_t> at(std::size_t(tuples), 0);
+    for (std::int64_t t = 0; t < tuples; ++t)
+        for (std::int64_t d = 0; d < k; ++d) {
+            std::int64_t i = intAt(idx, t * k + d);
+            const std::int64_t dim = x.shape[std::size_t(d)];
+            if (i < 0)
+                i += dim;
+            if (i < 0 || i >= dim)
+                return false;
+            at[std::size_t(t)] += i * strides[std::size_t(d)];
+        }
+    const Bytes w = dtypeBytes(x.dtype);
+    if (y.data != x.data)
+        std::memmove(y.data, x.data, std::size_t(y.bytes()));
+    for (std::int64_t t = 0; t < tuples; ++t) {
+        std::byte* to = y.data + at[std::size_t(t)] * w;
+        const std::byte* from = upd.data + t * slice * w;
+        if (!reduces)
+            std::memcpy(to, from, std::size_t(slice * w));
+        else if (x.dtype == DType::Float32)
+            combine(reinterpret_cast<float*>(to), reinterpret_cast<const float*>(from), slice, reduction);
+        else
+            combine(reinterpret_cast<std::int64_t*>(to), reinterpret_cast<const std::int64_t*>(from), slice, reduction);
     }
     return true;
 }
@@ -476,6 +543,7 @@ void addShapeKernels(std::map<std::string, Kernel>& t)
     t["Split"] = split;
     t["Slice"] = slice;
     t["Gather"] = gather;
+    t["ScatterND"] = scatterND;
     t["Expand"] = expand;
     t["Tile"] = tile;
     t["Pad"] = pad;

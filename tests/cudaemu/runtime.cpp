@@ -654,6 +654,28 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t count, cudaM
     return copyRows(dst, count, src, count, count, 1, kind, stream, true, "cudaMemcpyAsync");
 }
 
+cudaError_t cudaMemsetAsync(void* dst, int value, std::size_t count, cudaStream_t stream)
+{
+    ENTER(cudaErrorUnknown);
+    if (!validStream(stream))
+        return result(cudaErrorInvalidResourceHandle);
+    if (count == 0)
+        return cudaSuccess;
+    if (!checkDevice(dst, count, "cudaMemsetAsync"))
+        return result(cudaErrorInvalidValue);
+    auto* to = static_cast<std::byte*>(dst);
+    auto work = [=] {
+        if (usableNow(to, count, "cudaMemsetAsync"))
+            std::memset(to, value, count);
+    };
+    const double cost = double(count) / kBytesPerMs;
+    if (!stream)
+        runOnLegacyStream(work, cost);
+    else
+        enqueue(stream, work, cost);
+    return cudaSuccess;
+}
+
 cudaError_t cudaMemcpy2DAsync(void* dst, std::size_t dpitch, const void* src, std::size_t spitch, std::size_t width, std::size_t height,
     cudaMemcpyKind kind, cudaStream_t stream)
 {
