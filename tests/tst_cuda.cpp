@@ -94,6 +94,27 @@ core::Workload swappedSkip()
     return std::move(applied->workload);
 }
 
+// `w` planned (the plan validated) and run in its arena on the GPU, and without reuse on the CPU, with
+// `data`'s weights. Fails the calling test when either run fails.
+struct GpuAndCpu {
+    core::Measurement gpu, cpu;
+};
+std::optional<GpuAndCpu> runOnBoth(const core::Workload& w, std::shared_ptr<const core::ModelData> data)
+{
+    const auto plan = planFor(w);
+    if (!core::validatePlan(w.problem, plan).ok())
+        qFatal("invalid plan for %s", w.source.c_str());
+    core::RunOptions options;
+    options.modelData = std::move(data);
+    auto gpuRun = gpu::runOnCuda(*w.graph, w.schedule, w.problem, plan, w.bufferTensor, options);
+    auto cpuRun = core::runOnCpu(*w.graph, w.schedule, w.problem, core::noReusePlan(w.problem), w.bufferTensor, options);
+    if (!gpuRun || !cpuRun) {
+        qWarning("%s", (gpuRun ? cpuRun.error() : gpuRun.error()).message.c_str());
+        return std::nullopt;
+    }
+    return GpuAndCpu { std::move(*gpuRun), std::move(*cpuRun) };
+}
+
 // A weight tensor with the given contents (`values`: as many bytes as its dtype and shape take).
 core::TensorIndex weightWithValues(GraphBuilder& b, core::ModelData& data, const std::string& name, core::DType dtype,
     const std::vector<std::int64_t>& shape, const void* values)
@@ -452,14 +473,9 @@ void TestCuda::resampleOpsOnTheDevice()
     const auto yi = b.tensor("yi", { 4, 8 }, TensorKind::Output, DType::Int32);
     b.op("int_pad", "Pad", { xi, weight("int_pads", DType::Int64, { 4 }, intPads) }, { yi })->attributes["mode"].text = "edge";
     const auto wl = b.workload("resample", 256);
-    const auto plan = planFor(wl);
-    QVERIFY(core::validatePlan(wl.problem, plan).ok());
-    core::RunOptions options;
-    options.modelData = data;
-    const auto run = gpu::runOnCuda(*wl.graph, wl.schedule, wl.problem, plan, wl.bufferTensor, options);
-    QVERIFY2(run, run ? "" : run.error().message.c_str());
-    const auto cpu = core::runOnCpu(*wl.graph, wl.schedule, wl.problem, core::noReusePlan(wl.problem), wl.bufferTensor, options);
-    QVERIFY2(cpu, cpu ? "" : cpu.error().message.c_str());
+    const auto runs = runOnBoth(wl, data);
+    QVERIFY(runs);
+    const auto *run = &runs->gpu, *cpu = &runs->cpu;
     QCOMPARE(cpu->opsSynthetic, 0);
     QCOMPARE(run->opsSynthetic, 0);
     for (const auto& op : run->ops) {
@@ -490,14 +506,9 @@ void TestCuda::dropoutDropsNothingOnDevice()
         b.op("drop", "Dropout", { x, r, t }, { y, mask });
         b.op("act", "Relu", { y }, { out });
         const auto w = b.workload("dropout", 256);
-        const auto plan = planFor(w);
-        QVERIFY(core::validatePlan(w.problem, plan).ok());
-        core::RunOptions options;
-        options.modelData = data;
-        const auto run = gpu::runOnCuda(*w.graph, w.schedule, w.problem, plan, w.bufferTensor, options);
-        QVERIFY2(run, run ? "" : run.error().message.c_str());
-        const auto cpu = core::runOnCpu(*w.graph, w.schedule, w.problem, core::noReusePlan(w.problem), w.bufferTensor, options);
-        QVERIFY(cpu);
+        const auto runs = runOnBoth(w, data);
+        QVERIFY(runs);
+        const auto *run = &runs->gpu, *cpu = &runs->cpu;
         QCOMPARE(run->ops.at(0).host, ratio != 0.0f);
         QCOMPARE(run->opsSynthetic, ratio != 0.0f ? 1 : 0);
         QCOMPARE(cpu->opsSynthetic, run->opsSynthetic);
