@@ -141,6 +141,7 @@ nlohmann::ordered_json toJson(const RunResults& r)
     if (r.pool) {
         j["device_name"] = r.deviceName;
         j["ops_on_host"] = m.opsHost;
+        j["ops_precomputed"] = m.opsPrecomputed;
         j["outputs_match_cpu"] = r.cpuMatch ? nlohmann::ordered_json(*r.cpuMatch) : nlohmann::ordered_json();
         j["cpu_comparison"] = r.cpuComparison;
     }
@@ -193,7 +194,7 @@ nlohmann::ordered_json toJson(const RunResults& r)
             { "per_tensor_median_ms", i < pt.ops.size() ? pt.ops[i].medianMs : 0.0 } };
         if (r.pool) {
             entry["pool_median_ms"] = i < r.pool->ops.size() ? r.pool->ops[i].medianMs : 0.0;
-            entry["on"] = op.host ? "host" : "device";
+            entry["on"] = op.host ? "host" : op.precomputed ? "precomputed" : "device";
         }
         ops.push_back(std::move(entry));
     }
@@ -228,7 +229,8 @@ void printTable(const RunResults& r)
         r.deviceName.empty() ? "" : (" (" + r.deviceName + ")").c_str(), plan.planner.c_str());
     std::printf("ops         %d real, %d synthetic", m.opsReal, m.opsSynthetic);
     if (pool)
-        std::printf(" (%d of them on the host: no device kernel)", m.opsHost);
+        std::printf(" (%d of them on the host: no device kernel; %d precomputed: constant inputs, computed once, copied in)", m.opsHost,
+            m.opsPrecomputed);
     std::printf("\n");
     if (w.workspaces) {
         const auto [count, total] = workspaceTotals(w);

@@ -115,7 +115,7 @@ for path in sys.argv[1:]:
         print(f"{name:<16} {mode:<11} {activations/2**20:>9.2f} MiB {m['peak_bytes']/2**20:>8.2f} MiB {lat['p50']:>10.3f} {lat['p99']:>10.3f}  "
               f"{'bit-identical' if match else 'DIFFER'}")
     print(f"{'':<16} cpu check: {j.get('cpu_comparison', '-')}; {j.get('ops_on_host', '?')} of "
-          f"{j['ops_real'] + j['ops_synthetic']} ops on the host")
+          f"{j['ops_real'] + j['ops_synthetic']} ops on the host, {j.get('ops_precomputed', '?')} precomputed")
     if j.get("outputs_match_cpu") is False:
         ok = False
 sys.exit(0 if ok else 1)

@@ -169,9 +169,12 @@ core::Expected<core::Measurement> runOnCuda(const Graph& graph, const core::Sche
         const auto& op = *steps[s].device.call.op;
         const bool real = passes.real[s], onHost = passes.onHost[s];
         (real ? m.opsReal : m.opsSynthetic)++;
+        const bool precomputed = steps[s].where == Where::Precomputed;
         m.opsHost += onHost ? 1 : 0;
+        m.opsPrecomputed += precomputed ? 1 : 0;
         const auto& times = passes.opTimes[s];
-        m.ops.push_back(core::OpMeasurement { op.name, op.type, real, core::median(times), core::percentile(times, 0.99), onHost });
+        m.ops.push_back(
+            core::OpMeasurement { op.name, op.type, real, core::median(times), core::percentile(times, 0.99), onHost, precomputed });
     }
     m.stepBytes = std::move(passes.stepBytes);
     m.stepPeakBytes = m.stepBytes.empty() ? 0 : *std::max_element(m.stepBytes.begin(), m.stepBytes.end());

@@ -15,6 +15,8 @@
 //   in Measurement::scratchBytes; a direct 1x1 Conv needs none); every other op runs on the host with
 //   the CPU executor's own kernel (real or synthetic) between a device-to-host and a host-to-device
 //   copy, counted in Measurement::opsHost. So outputs match the CPU run within float rounding.
+//   An op whose inputs are all constant is computed once before the passes, the same way, and
+//   its outputs copied to the device at its step (Measurement::opsPrecomputed; steps.h).
 //   A fused op (Op::body) runs on the host the same way, its body on the CPU executor's kernels
 //   (core::exec::runHostOp), real when every body op is; its internal tensors never reach the device.
 // - SwapOut/SwapIn: copies through pinned host memory on a second (copy) stream, ordered by events;

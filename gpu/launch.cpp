@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: MemPlan authors
-// One step of a pass: a device kernel on the compute stream; a host op (no device kernel, an
+// One step of a pass: a device kernel on the compute stream; a precomputed op's outputs copied to
+// the device on the compute stream; a host op (no device kernel, an
 // unsupported configuration, or a fused op) between a device-to-host and a host-to-device copy,
 // on the CPU executor's code (core::exec::runHostOp); a SwapOut/SwapIn copy on the copy stream,
 // ordered by events: a swap-out is waited for only before its source is overwritten or freed, a
@@ -47,6 +48,12 @@ core::Status Passes::launch(PassState& state, std::size_t s)
                 CUDA_TRY(cudaMemcpyAsync(p.device.call.out[k].data, p.outStage[k].data(), p.outStage[k].size(), cudaMemcpyHostToDevice,
                              ctx.compute),
                     p.label + " (output " + std::to_string(k) + " to the device)");
+    } else if (where == Where::Precomputed) {
+        for (std::size_t k = 0; k < p.outTensor.size(); ++k)
+            if (!p.outStage[k].empty() && p.device.call.out[k].data)
+                CUDA_TRY(cudaMemcpyAsync(p.device.call.out[k].data, p.outStage[k].data(), p.outStage[k].size(), cudaMemcpyHostToDevice,
+                             ctx.compute),
+                    p.label + " (its precomputed output " + std::to_string(k) + ")");
     } else if (where == Where::SwapOut || where == Where::SwapIn) {
         const auto &in = p.device.call.in[0], &out = p.device.call.out[0];
         CUDA_TRY(cudaEventRecord(ctx.readyEvent(s), ctx.compute), p.label);

@@ -2,12 +2,69 @@
 // SPDX-FileCopyrightText: MemPlan authors
 #include "steps.h"
 
+#include "exec/hostops.h"
 #include "exec/opcall.h"
 
 namespace gpu {
 
+using core::Bytes;
 using core::Graph;
 using core::TensorIndex;
+
+namespace {
+
+// Outputs a device op may have and still be precomputed.
+constexpr Bytes kPrecomputeDeviceBytes = Bytes(64) << 10;
+
+bool readsOnlyShapes(const core::Op& op)
+{
+    return (op.domain.empty() || op.domain == "ai.onnx") && (op.type == "Shape" || op.type == "Size");
+}
+
+// The Precomputed rule (steps.h), in schedule order so that chains of constant ops fold whole.
+// Then every op reads the constants it takes as host contents, as it reads weights (a device Pad
+// needs its pads on the host).
+void precomputeConstants(const Graph& g, std::vector<Prepared>& steps, const Layout& layout, const core::RunOptions& options)
+{
+    static const std::byte kEmpty {}; // the contents of a tensor with no elements (non-null: present)
+    std::vector<const std::byte*> known(layout.hostCopy); // per tensor: its constant contents on the host
+    for (std::size_t t = 0; t < g.tensors.size(); ++t)
+        if (g.tensors[t].size == 0 && g.tensors[t].rankKnown && !g.tensors[t].estimated)
+            known[t] = &kEmpty;
+    for (auto& p : steps) {
+        const auto& op = g.ops[p.opIndex];
+        if ((p.where != Where::Host && p.where != Where::Device) || !op.body.empty() || !op.captured.empty())
+            continue;
+        bool constant = true;
+        for (auto t : p.inTensor)
+            constant = constant && (t < 0 || known[std::size_t(t)] || readsOnlyShapes(op));
+        Bytes bytes = 0;
+        for (std::size_t k = 0; k < p.outTensor.size(); ++k) {
+            const auto t = p.outTensor[k];
+            const bool staged = layout.stored[t] && !layout.onHost[t] && Bytes(p.outStage[k].size()) == g.tensors[t].size;
+            constant = constant && (staged || known[std::size_t(t)] == &kEmpty);
+            bytes += g.tensors[t].size;
+        }
+        if (!constant || (p.where == Where::Device && bytes > kPrecomputeDeviceBytes))
+            continue;
+        auto call = p.host;
+        for (std::size_t k = 0; k < p.inTensor.size(); ++k)
+            if (const auto t = p.inTensor[k]; t >= 0 && known[std::size_t(t)])
+                call.in[k] = core::exec::tensorView(g, t, const_cast<std::byte*>(known[std::size_t(t)]));
+        if (!core::exec::runHostOp(g, call, p.opIndex, p.cpuKernel, options))
+            continue; // synthetic: it stays as it was
+        p.where = Where::Precomputed;
+        for (std::size_t k = 0; k < p.outTensor.size(); ++k)
+            if (!p.outStage[k].empty())
+                known[std::size_t(p.outTensor[k])] = p.outStage[k].data();
+    }
+    for (auto& p : steps)
+        for (std::size_t k = 0; k < p.inTensor.size(); ++k)
+            if (const auto t = p.inTensor[k]; t >= 0 && !p.device.hostContents[k] && known[std::size_t(t)] != &kEmpty)
+                p.device.hostContents[k] = known[std::size_t(t)];
+}
+
+} // namespace
 
 std::vector<Prepared> prepareSteps(const Graph& g, const core::Schedule& schedule, const Layout& layout, const core::RunOptions& options)
 {
@@ -86,6 +143,7 @@ std::vector<Prepared> prepareSteps(const Graph& g, const core::Schedule& schedul
             p.host.out.push_back(core::exec::tensorView(g, t, host));
         }
     }
+    precomputeConstants(g, steps, layout, options);
     return steps;
 }
 

@@ -8,6 +8,13 @@
 // weight tensors in place, everything else through staging buffers).
 // An op runs on the device only when the CPU executor would run a real kernel for it and a device
 // kernel exists; Constant, ConstantOfShape and fused ops always run on the host.
+// Precomputed: an op whose every input is constant (a weight, or the output of another precomputed
+// op; Shape and Size read only static shapes) is run once by prepareSteps on the CPU executor's
+// kernels, and each pass copies its outputs to the device (asynchronously, no synchronisation):
+// exporters leave whole shape and mask subgraphs as runtime ops (Swin-T: over 1,700), which would
+// otherwise each stop both streams for a host round trip. Host ops qualify at any size, device ops
+// only with small outputs (their kernels are asynchronous already); an op the CPU executor runs
+// synthetic is not precomputed.
 
 #include "devicelayout.h"
 
@@ -15,7 +22,7 @@
 
 namespace gpu {
 
-enum class Where { Device, Host, SwapOut, SwapIn, Nothing };
+enum class Where { Device, Host, SwapOut, SwapIn, Nothing, Precomputed };
 
 // One scheduled op as every pass runs it.
 
@@ -23,7 +30,7 @@ struct Prepared {
     DeviceCall device; // views into device (or pinned host) memory
     core::exec::KernelCall host; // the same op on host memory: staging, weight copies, pinned tensors
     std::vector<core::TensorIndex> inTensor, outTensor; // per slot; -1 for an absent optional input
-    std::vector<std::vector<std::byte>> inStage, outStage; // per slot: staging when the host view needs a copy
+    std::vector<std::vector<std::byte>> inStage, outStage; // per slot: staging when the host view needs a copy (Precomputed: the outputs)
     core::exec::Kernel cpuKernel = nullptr;
     DeviceKernel deviceKernel = nullptr;
     Where where = Where::Host;

@@ -148,6 +148,7 @@ private slots:
     void fusedOpsOnTheHost();
     void workspaces();
     void dropoutDropsNothingOnDevice();
+    void constantSubgraphPrecomputed();
     void cancelled();
     void resampleOpsOnTheDevice();
 #endif
@@ -519,6 +520,50 @@ void TestCuda::dropoutDropsNothingOnDevice()
             QVERIFY(std::all_of(maskOut.data.begin(), maskOut.data.end(), [](std::byte v) { return v == std::byte(1); }));
         }
     }
+}
+
+// Shape -> Gather -> ConstantOfShape depends on static shapes and weights only: computed once before
+// the passes and copied in at each step, none on the host. The Add that reads the graph input runs
+// on the device. Pads concatenated from weights are precomputed too, and the Pad that reads them
+// runs on the device (it takes them as host contents, like weights).
+void TestCuda::constantSubgraphPrecomputed()
+{
+    using core::DType;
+    using core::TensorKind;
+    GraphBuilder b;
+    auto data = std::make_shared<core::ModelData>();
+    const std::int64_t last = 2;
+    const auto x = b.tensor("x", { 2, 3, 4 }, TensorKind::Input);
+    const auto shape = b.tensor("shape", { 3 }, TensorKind::Activation, DType::Int64);
+    b.op("shape_of", "Shape", { x }, { shape });
+    const auto dim = b.tensor("dim", { 1 }, TensorKind::Activation, DType::Int64);
+    b.op("last_dim", "Gather", { shape, weightWithValues(b, *data, "which", DType::Int64, { 1 }, &last) }, { dim });
+    const auto zeros = b.tensor("zeros", { 4 });
+    b.op("fill", "ConstantOfShape", { dim }, { zeros });
+    const auto y = b.tensor("y", { 2, 3, 4 });
+    b.op("add", "Add", { x, zeros }, { y });
+    const auto out = b.tensor("out", { 2, 3, 4 }, TensorKind::Output);
+    b.op("act", "Relu", { y }, { out });
+    const std::int64_t before[3] = { 0, 0, 1 }, after[3] = { 0, 1, 0 };
+    const auto pads = b.tensor("pads", { 6 }, TensorKind::Activation, DType::Int64);
+    b.op("join_pads", "Concat", { weightWithValues(b, *data, "before", DType::Int64, { 3 }, before),
+                                     weightWithValues(b, *data, "after", DType::Int64, { 3 }, after) },
+         { pads })->attributes["axis"].ints = { 0 };
+    const auto padded = b.tensor("padded", { 2, 4, 5 }, TensorKind::Output);
+    b.op("pad", "Pad", { x, pads }, { padded });
+    const auto w = b.workload("constant-subgraph", 256);
+    const auto runs = runOnBoth(w, data);
+    QVERIFY(runs);
+    const auto& run = runs->gpu;
+    QCOMPARE(runs->cpu.opsSynthetic, 0);
+    QCOMPARE(run.opsSynthetic, 0);
+    QCOMPARE(run.opsHost, 0);
+    QCOMPARE(run.opsPrecomputed, 4);
+    for (const auto& op : run.ops)
+        QVERIFY2(op.precomputed == (op.name == "shape_of" || op.name == "last_dim" || op.name == "fill" || op.name == "join_pads"),
+            op.name.c_str());
+    const auto mismatch = core::compareOutputs(*w.graph, runs->cpu.outputs, run.outputs);
+    QVERIFY2(mismatch.empty(), mismatch.c_str());
 }
 
 #endif

@@ -66,6 +66,7 @@ struct OpMeasurement {
     double medianMs = 0; // over RunOptions::repeat runs
     double p99Ms = 0;
     bool host = false;   // CUDA executor: ran on the host (no device kernel), inputs and outputs copied
+    bool precomputed = false; // CUDA executor: constant inputs; computed once before the passes, its outputs copied in each
 };
 
 struct Measurement {
@@ -89,6 +90,7 @@ struct Measurement {
     Bytes stepPeakBytes = 0; // max of stepBytes
     int opsReal = 0, opsSynthetic = 0;
     int opsHost = 0; // CUDA executor: ops that ran on the host for want of a device kernel (counted in real/synthetic too)
+    int opsPrecomputed = 0; // CUDA executor: ops computed once before the passes (constant inputs; counted in real too)
     LatencyStats latencyMs;          // whole forward pass
     std::vector<OpMeasurement> ops;  // in schedule order
     std::vector<HostTensor> outputs; // graph outputs, in graph order
