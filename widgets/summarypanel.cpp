@@ -114,7 +114,14 @@ void addMeasuredRows(Rows& rows, const PlanDocument& document)
     rows.row(QObject::tr("Per-tensor p50 / p99"), msPair(perTensor.latencyMs.p50, perTensor.latencyMs.p99));
     if (run->pool)
         rows.row(QObject::tr("Pool p50 / p99"), msPair(run->pool->latencyMs.p50, run->pool->latencyMs.p99));
-    rows.row(QObject::tr("Kernels"), QObject::tr("%1 real, %2 synthetic").arg(arena.opsReal).arg(arena.opsSynthetic));
+    if (cuda)
+        rows.row(QObject::tr("Kernels"), QObject::tr("%1 real, %2 synthetic; %3 on the host, %4 precomputed")
+                                             .arg(arena.opsReal)
+                                             .arg(arena.opsSynthetic)
+                                             .arg(arena.opsHost)
+                                             .arg(arena.opsPrecomputed));
+    else
+        rows.row(QObject::tr("Kernels"), QObject::tr("%1 real, %2 synthetic").arg(arena.opsReal).arg(arena.opsSynthetic));
     if (cuda)
         rows.wide(QObject::tr("GPU vs CPU"), gpuVsCpuText(*run));
     rows.wide(QObject::tr("Outputs vs no-reuse run"),
