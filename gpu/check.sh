@@ -47,7 +47,7 @@ memplan=$build/app/memplan
 echo "== configure and build ($build)"
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DMEMPLAN_CUDA=ON \
     ${CUDA_ARCHS:+-DCMAKE_CUDA_ARCHITECTURES=$CUDA_ARCHS} >/dev/null
-cmake --build "$build" -j"$jobs" --target memplan tst_cuda tst_cli_cuda tst_executor
+cmake --build "$build" -j"$jobs" --target memplan tst_cuda tst_cli_cuda tst_run_cuda tst_executor
 
 echo "== tests"
 if ! QT_QPA_PLATFORM=offscreen "$build/tests/tst_cuda" 2>&1 | tee "$build/tst_cuda.log"; then
@@ -57,7 +57,7 @@ if grep -q "^SKIP" "$build/tst_cuda.log"; then
     echo "check.sh: tst_cuda skipped: no usable CUDA device on this machine" >&2
     exit 1
 fi
-(cd "$build" && QT_QPA_PLATFORM=offscreen ctest -R '^(tst_executor|tst_cli_cuda)$' --output-on-failure) || failed=1
+(cd "$build" && QT_QPA_PLATFORM=offscreen ctest -R '^(tst_executor|tst_cli_cuda|tst_run_cuda)$' --output-on-failure) || failed=1
 fi
 
 echo "== measurements (--repeat $repeat)"
