@@ -5,6 +5,8 @@
 #include "exec/hostops.h"
 #include "exec/opcall.h"
 
+#include <algorithm>
+
 namespace gpu {
 
 using core::Bytes;
@@ -53,7 +55,14 @@ void precomputeConstants(const Graph& g, std::vector<Prepared>& steps, const Lay
                 call.in[k] = core::exec::tensorView(g, t, const_cast<std::byte*>(known[std::size_t(t)]));
         if (!core::exec::runHostOp(g, call, p.opIndex, p.cpuKernel, options))
             continue; // synthetic: it stays as it was
-        p.where = Where::Precomputed;
+        // A float32 device op keeps its kernel (asynchronous already; an Identity of a weight stays a
+        // device copy) and only makes its value known to the ops after it. Device ops on shapes
+        // (int64, bool) are precomputed: their kernels are mostly float-only and would fall back to
+        // the host at run time.
+        const bool floats = std::all_of(p.outTensor.begin(), p.outTensor.end(),
+            [&](TensorIndex t) { return g.tensors[t].dtype == core::DType::Float32; });
+        if (p.where == Where::Host || !floats)
+            p.where = Where::Precomputed;
         for (std::size_t k = 0; k < p.outTensor.size(); ++k)
             if (!p.outStage[k].empty())
                 known[std::size_t(p.outTensor[k])] = p.outStage[k].data();

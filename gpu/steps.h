@@ -12,9 +12,10 @@
 // op; Shape and Size read only static shapes) is run once by prepareSteps on the CPU executor's
 // kernels, and each pass copies its outputs to the device (asynchronously, no synchronisation):
 // exporters leave whole shape and mask subgraphs as runtime ops (Swin-T: over 1,700), which would
-// otherwise each stop both streams for a host round trip. Host ops qualify at any size, device ops
-// only with small outputs (their kernels are asynchronous already); an op the CPU executor runs
-// synthetic is not precomputed.
+// otherwise each stop both streams for a host round trip. Host ops qualify at any size; device ops
+// with small outputs are computed too, but only those on shapes (not float32) are precomputed, the
+// float32 ones keep their device kernel and just make their value known to the ops after them. An
+// op the CPU executor runs synthetic is not precomputed.
 
 #include "devicelayout.h"
 

@@ -525,7 +525,8 @@ void TestCuda::dropoutDropsNothingOnDevice()
 // Shape -> Gather -> ConstantOfShape depends on static shapes and weights only: computed once before
 // the passes and copied in at each step, none on the host. The Add that reads the graph input runs
 // on the device. Pads concatenated from weights are precomputed too, and the Pad that reads them
-// runs on the device (it takes them as host contents, like weights).
+// runs on the device (it takes them as host contents, like weights). A float32 op on a weight (the
+// Identity) keeps its device kernel.
 void TestCuda::constantSubgraphPrecomputed()
 {
     using core::DType;
@@ -551,6 +552,11 @@ void TestCuda::constantSubgraphPrecomputed()
          { pads })->attributes["axis"].ints = { 0 };
     const auto padded = b.tensor("padded", { 2, 4, 5 }, TensorKind::Output);
     b.op("pad", "Pad", { x, pads }, { padded });
+    const float biasValues[4] = { 0.5f, -1.0f, 2.0f, 0.25f };
+    const auto bias = b.tensor("bias", { 4 });
+    b.op("bias_copy", "Identity", { weightWithValues(b, *data, "bias_weight", DType::Float32, { 4 }, biasValues) }, { bias });
+    const auto biased = b.tensor("biased", { 2, 3, 4 }, TensorKind::Output);
+    b.op("add_bias", "Add", { x, bias }, { biased });
     const auto w = b.workload("constant-subgraph", 256);
     const auto runs = runOnBoth(w, data);
     QVERIFY(runs);
