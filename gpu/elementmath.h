@@ -333,7 +333,9 @@ MEMPLAN_HD inline float reduceMeanElement(const float* x, const ReduceShape& s, 
     return sum / float(s.group);
 }
 
-// ---- ConvTranspose, direct: output element i sums the input x weight terms that reach it.
+// ---- ConvTranspose as a GEMM and col2im, the CPU kernel's scheme: per group the columns
+// col[mg * kH * kW][inH * inW] = W_gᵀ · x_g, then each output element sums the column entries that
+// land on it, in the CPU kernel's order (kernel row, then column), then adds its bias.
 // x[batch][inChannels][inH][inW], w[inChannels][outChannels / groups][kH][kW], y[batch][outChannels][outH][outW].
 struct TransposedConv {
     std::int64_t batch = 0, inChannels = 0, outChannels = 0, groups = 1;
@@ -341,26 +343,23 @@ struct TransposedConv {
     std::int64_t strideH = 1, strideW = 1, dilH = 1, dilW = 1, padTop = 0, padLeft = 0;
 };
 
-MEMPLAN_HD inline float convTransposeElement(const float* x, const float* w, const float* bias, const TransposedConv& s, std::int64_t i)
+// Element i of one image's group of outputs y_g[outChannels / groups][outH][outW] from its columns;
+// bias: the group's first channel's bias, or null.
+MEMPLAN_HD inline float col2imElement(const float* col, const float* bias, const TransposedConv& s, std::int64_t i)
 {
-    const std::int64_t ow = i % s.outW, oh = (i / s.outW) % s.outH, o = (i / (s.outW * s.outH)) % s.outChannels;
-    const std::int64_t b = i / (s.outW * s.outH * s.outChannels);
-    const std::int64_t cg = s.inChannels / s.groups, mg = s.outChannels / s.groups, gi = o / mg, oc = o % mg;
+    const std::int64_t ow = i % s.outW, oh = (i / s.outW) % s.outH, o = i / (s.outW * s.outH);
+    const std::int64_t inPlane = s.inH * s.inW;
     float acc = 0;
-    for (std::int64_t ci = gi * cg; ci < (gi + 1) * cg; ++ci) {
-        const float* xc = x + (b * s.inChannels + ci) * s.inH * s.inW;
-        const float* wc = w + (ci * mg + oc) * s.kH * s.kW;
-        for (std::int64_t ki = 0; ki < s.kH; ++ki) {
-            const std::int64_t th = oh + s.padTop - ki * s.dilH;
-            if (th < 0 || th % s.strideH != 0 || th / s.strideH >= s.inH)
+    for (std::int64_t ki = 0; ki < s.kH; ++ki) {
+        const std::int64_t th = oh + s.padTop - ki * s.dilH;
+        if (th < 0 || th % s.strideH != 0 || th / s.strideH >= s.inH)
+            continue;
+        const std::int64_t h = th / s.strideH;
+        for (std::int64_t kj = 0; kj < s.kW; ++kj) {
+            const std::int64_t tw = ow + s.padLeft - kj * s.dilW;
+            if (tw < 0 || tw % s.strideW != 0 || tw / s.strideW >= s.inW)
                 continue;
-            const std::int64_t h = th / s.strideH;
-            for (std::int64_t kj = 0; kj < s.kW; ++kj) {
-                const std::int64_t tw = ow + s.padLeft - kj * s.dilW;
-                if (tw < 0 || tw % s.strideW != 0 || tw / s.strideW >= s.inW)
-                    continue;
-                acc += xc[h * s.inW + tw / s.strideW] * wc[ki * s.kW + kj];
-            }
+            acc += col[((o * s.kH + ki) * s.kW + kj) * inPlane + h * s.inW + tw / s.strideW];
         }
     }
     return bias ? acc + bias[o] : acc;

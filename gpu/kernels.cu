@@ -120,9 +120,9 @@ __global__ void reduceMeanKernel(float* y, const float* x, ReduceShape s, std::i
     GRID_LOOP(i, n) y[i] = reduceMeanElement(x, s, i);
 }
 
-__global__ void convTransposeKernel(float* y, const float* x, const float* w, const float* bias, TransposedConv s, std::int64_t n)
+__global__ void col2imKernel(float* y, const float* col, const float* bias, TransposedConv s, std::int64_t n)
 {
-    GRID_LOOP(i, n) y[i] = convTransposeElement(x, w, bias, s, i);
+    GRID_LOOP(i, n) y[i] = col2imElement(col, bias, s, i);
 }
 
 } // namespace
@@ -255,11 +255,11 @@ cudaError_t reduceMean(float* y, const float* x, const ReduceShape& shape, std::
     return cudaGetLastError();
 }
 
-cudaError_t convTranspose(float* y, const float* x, const float* w, const float* bias, const TransposedConv& shape, cudaStream_t stream)
+cudaError_t col2im(float* y, const float* col, const float* bias, const TransposedConv& shape, cudaStream_t stream)
 {
-    const std::int64_t n = shape.batch * shape.outChannels * shape.outH * shape.outW;
+    const std::int64_t n = shape.outChannels / shape.groups * shape.outH * shape.outW;
     if (n > 0)
-        LAUNCH(convTransposeKernel, n, stream, y, x, w, bias, shape, n);
+        LAUNCH(col2imKernel, n, stream, y, col, bias, shape, n);
     return cudaGetLastError();
 }
 

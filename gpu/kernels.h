@@ -53,7 +53,8 @@ cudaError_t gather(void* y, const void* x, int elementBytes, const void* indices
 cudaError_t pad(float* y, const float* x, const PadShape& shape, std::int64_t n, cudaStream_t stream);
 cudaError_t resize(float* y, const float* x, const ResizeShape& shape, std::int64_t n, cudaStream_t stream);
 cudaError_t reduceMean(float* y, const float* x, const ReduceShape& shape, std::int64_t n, cudaStream_t stream);
-// ConvTranspose without a column buffer; bias may be null.
-cudaError_t convTranspose(float* y, const float* x, const float* w, const float* bias, const TransposedConv& shape, cudaStream_t stream);
+// One image's group of ConvTranspose outputs y_g from its columns (col2imElement); bias (the
+// group's first channel's) may be null.
+cudaError_t col2im(float* y, const float* col, const float* bias, const TransposedConv& shape, cudaStream_t stream);
 
 } // namespace gpu::kernels

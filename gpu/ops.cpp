@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: MemPlan authors
 // Device ops: Gemm/MatMul through cuBLAS (row-major operands handed to column-major cuBLAS as their
-// transposes), Conv as im2col + cuBLAS per image and group, elementwise with broadcasting,
+// transposes), Conv as im2col + cuBLAS per image and group, ConvTranspose as cuBLAS + col2im, elementwise with broadcasting,
 // activations, BatchNormalization, Softmax, LayerNormalization, pooling, the view family
 // (device-to-device copies), Transpose, Slice, Gather, Concat and Split (2-D strided copies).
 #include "ops.h"
@@ -241,6 +241,34 @@ Outcome conv(const DeviceCall& d)
     return {};
 }
 
+// Per group: Wᵀ_g into the workspace (once), then per image the columns after it, Wᵀ_g · x_g through
+// cuBLAS, and col2im into y_g with the bias. The same workspace as the CPU kernel
+// (core::exec::workspaceFloats: transposed weights, then columns), planned or the run's scratch.
+Outcome convTranspose(const DeviceCall& d)
+{
+    const auto& c = d.call;
+    kernels::TransposedConv s;
+    if (!transposedConvShape(c, s))
+        return kUnsupported;
+    const std::int64_t cg = s.inChannels / s.groups, mg = s.outChannels / s.groups, rows = mg * s.kH * s.kW;
+    const std::int64_t inPlane = s.inH * s.inW, outPlane = s.outH * s.outW;
+    if (core::exec::workspaceFloats(c) != rows * cg + rows * inPlane || !d.scratch || !fitsInt(rows) || !fitsInt(cg) || !fitsInt(inPlane))
+        return kUnsupported;
+    float* wt = d.scratch;
+    float* col = d.scratch + rows * cg;
+    const std::int64_t dims[2] = { rows, cg }, strides[2] = { 1, rows };
+    for (std::int64_t g = 0; g < s.groups; ++g) {
+        DEVICE_CHECK(kernels::permute(wt, c.in[1].f32() + g * cg * rows, 4, 2, dims, strides, rows * cg, d.stream));
+        for (std::int64_t n = 0; n < s.batch; ++n) {
+            const float* x = c.in[0].f32() + (n * s.inChannels + g * cg) * inPlane;
+            DEVICE_CHECK(gemmRowMajor(d.blas, false, false, rows, inPlane, cg, 1.0f, wt, cg, x, inPlane, 0.0f, col, inPlane));
+            float* y = c.out[0].f32() + (n * s.outChannels + g * mg) * outPlane;
+            DEVICE_CHECK(kernels::col2im(y, col, c.has(2) ? c.in[2].f32() + g * mg : nullptr, s, d.stream));
+        }
+    }
+    return {};
+}
+
 Outcome batchNorm(const DeviceCall& d)
 {
     const auto& c = d.call;
@@ -459,7 +487,7 @@ const std::map<std::string, DeviceKernel>& table()
         { "Relu", unaryOp<Unary::Relu> }, { "LeakyRelu", unaryOp<Unary::LeakyRelu> }, { "Sigmoid", unaryOp<Unary::Sigmoid> },
         { "Tanh", unaryOp<Unary::Tanh> }, { "Clip", unaryOp<Unary::Clip> }, { "Erf", unaryOp<Unary::Erf> },
         { "Gelu", unaryOp<Unary::Gelu> }, { "Sqrt", unaryOp<Unary::Sqrt> }, { "Exp", unaryOp<Unary::Exp> },
-        { "BatchNormalization", batchNorm }, { "Softmax", softmax }, { "LayerNormalization", layerNorm },
+        { "BatchNormalization", batchNorm }, { "Softmax", softmax }, { "LayerNormalization", layerNorm }, { "ConvTranspose", convTranspose },
         { "MaxPool", pool<true> }, { "AveragePool", pool<false> }, { "GlobalAveragePool", globalAveragePool },
         { "Reshape", view }, { "Flatten", view }, { "Squeeze", view }, { "Unsqueeze", view }, { "Identity", view }, { "Dropout", view },
         { "Transpose", transpose }, { "Concat", concat }, { "Split", split }, { "Gather", gather }, { "Slice", slice },
@@ -481,8 +509,13 @@ DeviceKernel findDeviceKernel(const std::string& opType)
 
 std::int64_t scratchFloats(const KernelCall& call)
 {
+    // Shapes only: before a pass, activations have no address.
+    if (call.op->type == "ConvTranspose") {
+        kernels::TransposedConv s;
+        return transposedConvShape(call, s) ? core::exec::workspaceFloats(call) : 0;
+    }
     ConvShape s;
-    if (call.op->type != "Conv" || !convShape(call, s)) // shapes only: before a pass, activations have no address
+    if (call.op->type != "Conv" || !convShape(call, s))
         return 0;
     return core::exec::convColumnFloats(call);
 }

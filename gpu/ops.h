@@ -34,8 +34,9 @@ using DeviceKernel = Outcome (*)(const DeviceCall&);
 // The device kernel for an ONNX op type (default domain), or nullptr.
 DeviceKernel findDeviceKernel(const std::string& opType);
 
-// Device scratch an op needs (Conv's im2col columns), in floats; 0 for most ops. For a Conv the
-// device kernel runs it is core::exec::convColumnFloats, so it equals core::convWorkspaceBytes / 4.
+// Device scratch an op needs (Conv's im2col columns; ConvTranspose's transposed weights and
+// columns), in floats; 0 for most ops. For an op the device kernel runs it is
+// core::exec::workspaceFloats, so it equals core::convWorkspaceBytes / 4.
 std::int64_t scratchFloats(const core::exec::KernelCall& call);
 
 std::string cudaText(cudaError_t e);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: MemPlan authors
-// Pad, Resize, ReduceMean and ConvTranspose on the device: parameters from opparams.cpp (the CPU
+// Pad, Resize and ReduceMean on the device: parameters from opparams.cpp (the CPU
 // kernels' attribute readers), one thread per output element (elementmath.h).
 #include "opsresample.h"
 
@@ -70,17 +70,6 @@ Outcome reduceMean(const DeviceCall& d)
     return launched(kernels::reduceMean(c.out[0].f32(), c.in[0].f32(), s, c.out[0].count, d.stream), "kernels::reduceMean");
 }
 
-// Weights and bias are read on the device, so no host copies are needed.
-Outcome convTranspose(const DeviceCall& d)
-{
-    const auto& c = d.call;
-    kernels::TransposedConv s;
-    if (!transposedConvShape(c, s))
-        return kUnsupported;
-    return launched(kernels::convTranspose(c.out[0].f32(), c.in[0].f32(), c.in[1].f32(), c.has(2) ? c.in[2].f32() : nullptr, s, d.stream),
-        "kernels::convTranspose");
-}
-
 } // namespace
 
 void addResampleKernels(std::map<std::string, DeviceKernel>& t)
@@ -89,7 +78,6 @@ void addResampleKernels(std::map<std::string, DeviceKernel>& t)
     t["Resize"] = resize;
     t["Upsample"] = resize;
     t["ReduceMean"] = reduceMean;
-    t["ConvTranspose"] = convTranspose;
 }
 
 } // namespace gpu

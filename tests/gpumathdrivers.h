@@ -232,14 +232,32 @@ inline std::string reduceMean(const KernelCall& c)
     return "reduceMeanElement";
 }
 
+// ConvTranspose as the device runs it: per image and group the columns Wᵀ_g · x_g, then col2im.
 inline std::string convTranspose(const KernelCall& c)
 {
     k::TransposedConv s;
     if (!gpu::transposedConvShape(c, s))
         return {};
-    for (std::int64_t i = 0; i < c.out[0].count; ++i)
-        c.out[0].f32()[i] = k::convTransposeElement(c.in[0].f32(), c.in[1].f32(), c.has(2) ? c.in[2].f32() : nullptr, s, i);
-    return "convTransposeElement";
+    const std::int64_t cg = s.inChannels / s.groups, mg = s.outChannels / s.groups, rows = mg * s.kH * s.kW;
+    const std::int64_t inPlane = s.inH * s.inW, outPlane = s.outH * s.outW;
+    std::vector<float> col(std::size_t(rows * inPlane));
+    for (std::int64_t n = 0; n < s.batch; ++n)
+        for (std::int64_t g = 0; g < s.groups; ++g) {
+            const float* x = c.in[0].f32() + (n * s.inChannels + g * cg) * inPlane;
+            const float* w = c.in[1].f32() + g * cg * rows;
+            for (std::int64_t r = 0; r < rows; ++r)
+                for (std::int64_t p = 0; p < inPlane; ++p) {
+                    double acc = 0;
+                    for (std::int64_t ci = 0; ci < cg; ++ci)
+                        acc += double(w[ci * rows + r]) * x[ci * inPlane + p];
+                    col[std::size_t(r * inPlane + p)] = float(acc);
+                }
+            float* y = c.out[0].f32() + (n * s.outChannels + g * mg) * outPlane;
+            const float* bias = c.has(2) ? c.in[2].f32() + g * mg : nullptr;
+            for (std::int64_t i = 0; i < mg * outPlane; ++i)
+                y[i] = k::col2imElement(col.data(), bias, s, i);
+        }
+    return "col2imElement";
 }
 
 using Driver = std::string (*)(const KernelCall&);

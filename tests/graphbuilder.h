@@ -49,10 +49,11 @@ struct GraphBuilder {
     }
 
     // The workload of the graph built so far (the builder is left empty); a bad graph ends the test.
-    core::Workload workload(const std::string& name, core::Bytes alignment)
+    core::Workload workload(const std::string& name, core::Bytes alignment, bool workspaces = false)
     {
         core::LoadOptions options;
         options.alignment = alignment;
+        options.workspaces = workspaces;
         auto w = core::workloadFromGraph(std::move(g), name, options);
         if (!w)
             qFatal("%s", w.error().message.c_str());

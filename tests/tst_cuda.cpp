@@ -146,6 +146,7 @@ private slots:
     void brokenPlanCaught();
     void swapThroughPinnedMemory();
     void fusedOpsOnTheHost();
+    void workspaces_data();
     void workspaces();
     void dropoutDropsNothingOnDevice();
     void constantSubgraphPrecomputed();
@@ -373,13 +374,41 @@ void TestCuda::fusedOpsOnTheHost()
     qInfo("example:cnn fused: %d fused ops on the host, %d synthetic ops", fused, run->opsSynthetic);
 }
 
-// Planned workspaces on the GPU: the Conv's columns in the arena at the workspace's offset, or in
-// their own cudaMalloc/cudaMallocAsync at its step; the same bits as the scratch run, no device
-// scratch left, the workspace counted at its step; a workspace over its Conv's input is caught.
+// Two ConvTranspose layers (one grouped, with a bias) between Relus, so that their inputs are
+// planned activations.
+core::Workload deconvWorkload(bool workspaces)
+{
+    using core::TensorKind;
+    GraphBuilder b;
+    const auto x = b.tensor("x", { 2, 4, 6, 5 }, TensorKind::Input);
+    const auto a = b.tensor("a", { 2, 4, 6, 5 }), t = b.tensor("t", { 2, 6, 12, 10 }), u = b.tensor("u", { 2, 6, 12, 10 });
+    const auto y = b.tensor("y", { 2, 3, 13, 11 }, TensorKind::Output);
+    b.op("act", "Relu", { x }, { a });
+    auto* up = b.op("up", "ConvTranspose", { a, b.tensor("w1", { 4, 3, 3, 3 }, TensorKind::Weight), b.tensor("b1", { 6 }, TensorKind::Weight) }, { t });
+    up->attributes["group"].ints = { 2 };
+    up->attributes["strides"].ints = { 2, 2 };
+    up->attributes["pads"].ints = { 1, 1, 0, 1 };
+    b.op("act2", "Relu", { t }, { u });
+    b.op("out", "ConvTranspose", { u, b.tensor("w2", { 6, 3, 2, 2 }, TensorKind::Weight) }, { y });
+    return b.workload("deconv", 256, workspaces);
+}
+
+// Planned workspaces on the GPU: a Conv's columns (example:cnn) and a ConvTranspose's transposed
+// weights and columns in the arena at the workspace's offset, or in their own
+// cudaMalloc/cudaMallocAsync at its step; the same bits as the scratch run, no device scratch left,
+// the workspace counted at its step; a workspace over its op's input is caught.
+void TestCuda::workspaces_data()
+{
+    QTest::addColumn<bool>("deconv");
+    QTest::newRow("example:cnn") << false;
+    QTest::newRow("ConvTranspose") << true;
+}
+
 void TestCuda::workspaces()
 {
-    const auto plain = load("example:cnn");
-    const auto w = load("example:cnn", true);
+    QFETCH(bool, deconv);
+    const auto plain = deconv ? deconvWorkload(false) : load("example:cnn");
+    const auto w = deconv ? deconvWorkload(true) : load("example:cnn", true);
     const auto plan = planFor(w);
     QVERIFY(core::validatePlan(w.problem, plan).ok());
     const auto scratchRun = gpu::runOnCuda(*plain.graph, plain.schedule, plain.problem, planFor(plain), plain.bufferTensor, {});
@@ -388,6 +417,13 @@ void TestCuda::workspaces()
     for (const auto& op : w.graph->ops)
         largest = std::max(largest, core::convWorkspaceBytes(*w.graph, op));
     QCOMPARE(scratchRun->scratchBytes, largest); // the device scratch is sized by the same function
+    QCOMPARE(scratchRun->opsHost, 0);
+    if (deconv) { // the device's GEMM + col2im against the CPU kernel
+        const auto cpu = core::runOnCpu(*plain.graph, plain.schedule, plain.problem, core::noReusePlan(plain.problem), plain.bufferTensor, {});
+        QVERIFY2(cpu, cpu ? "" : cpu.error().message.c_str());
+        const auto off = core::compareWithin(*plain.graph, cpu->outputs, scratchRun->outputs, 1e-3);
+        QVERIFY2(off.empty(), off.c_str());
+    }
     for (auto mode : { gpu::CudaAllocation::Arena, gpu::CudaAllocation::PerTensor, gpu::CudaAllocation::Pool }) {
         const auto run = gpu::runOnCuda(*w.graph, w.schedule, w.problem, plan, w.bufferTensor, {}, mode);
         QVERIFY2(run, run ? "" : run.error().message.c_str());
@@ -401,6 +437,7 @@ void TestCuda::workspaces()
             if (w.problem.buffers[b].kind == core::TensorKind::Workspace) // counted at its op's step
                 QVERIFY(run->stepBytes[std::size_t(w.problem.buffers[b].lifetime.start)] >= w.problem.buffers[b].size);
     }
+    bool caught = false;
     for (std::size_t b = 0; b < w.problem.buffers.size(); ++b) {
         if (w.problem.buffers[b].kind != core::TensorKind::Workspace)
             continue;
@@ -415,8 +452,10 @@ void TestCuda::workspaces()
         const auto run = gpu::runOnCuda(*w.graph, w.schedule, w.problem, bad, w.bufferTensor, {});
         QVERIFY2(run, run ? "" : run.error().message.c_str());
         QVERIFY2(!core::compareOutputs(*w.graph, scratchRun->outputs, run->outputs).empty(), op.name.c_str());
+        caught = true;
         break;
     }
+    QVERIFY(caught);
 }
 
 void TestCuda::cancelled()

@@ -6,8 +6,7 @@
 // (ProblemOptions::workspaces): a Conv's im2col columns, a ConvTranspose's transposed weights and
 // columns.
 // - convWorkspaceBytes is the one size the kernels use and makeProblem plans, so the planned buffer
-//   is exactly what the kernel writes (before the problem's alignment). The CUDA ConvTranspose needs
-//   none (it sums each output directly): there its workspace is reserved but unused.
+//   is exactly what the kernel writes (before the problem's alignment), on the CPU and on the GPU.
 // - A workspace buffer has no tensor (bufferTensor -1), kind Workspace and lifetime [s, s + 1) for the
 //   step s of its op: the executors find its op from that step.
 // - A fused op whose body holds a Conv gets one workspace, as large as its largest body Conv needs:
