@@ -29,11 +29,17 @@ constexpr int kMaxRank = 6;
 struct Broadcast {
     int rank = 0;
     std::int64_t dims[kMaxRank] = {};
-    std::int64_t stride[2][kMaxRank] = {};
+    std::int64_t stride[3][kMaxRank] = {};
 };
 
-enum class Binary { Add, Sub, Mul, Div, Pow };
-enum class Unary { Relu, LeakyRelu, Sigmoid, Tanh, Clip, Erf, Gelu, GeluTanh, Sqrt, Exp };
+enum class Binary { Add, Sub, Mul, Div, Pow, Max, Min, PRelu, Fmod };
+enum class Unary {
+    Relu, LeakyRelu, Sigmoid, Tanh, Clip, Erf, Gelu, GeluTanh, Sqrt, Exp, Log, Abs, Neg, Reciprocal, Floor, Ceil, Sin, Cos,
+    Softplus, Softsign, Elu, HardSigmoid, HardSwish
+};
+enum class Compare { Equal, Less, Greater, LessOrEqual, GreaterOrEqual };
+// Element types Cast converts between (the CPU kernel's set); Bool is one byte, 0 or 1.
+enum class Scalar { Float32, Float64, Int64, Int32, Int8, UInt8, Bool };
 
 struct Window { // a 2-D convolution or pooling window
     std::int64_t channels = 0, height = 0, width = 0, outHeight = 0, outWidth = 0;
@@ -60,12 +66,20 @@ MEMPLAN_HD inline float binaryElement(Binary op, float u, float v)
     case Binary::Sub: return u - v;
     case Binary::Mul: return u * v;
     case Binary::Div: return u / v;
-    case Binary::Pow: return powf(u, v);
+    case Binary::Pow: return v == 2.0f ? u * u : powf(u, v); // squares exact, as on the CPU
+    case Binary::Max: return u != u || u > v ? u : v; // a NaN first operand wins, as on the CPU
+    case Binary::Min: return u != u || u < v ? u : v;
+    case Binary::PRelu: return u < 0 ? u * v : u;
+    case Binary::Fmod: return fmodf(u, v);
     }
     return 0.0f;
 }
 
-// alpha: LeakyRelu slope or Clip lower bound; beta: Clip upper bound.
+// t clamped to [0, 1]; NaN stays NaN, as std::clamp leaves it on the CPU.
+MEMPLAN_HD inline float unitClamp(float t) { return t < 0.0f ? 0.0f : 1.0f < t ? 1.0f : t; }
+
+// alpha: LeakyRelu slope, Elu scale, HardSigmoid slope or Clip lower bound; beta: HardSigmoid
+// offset or Clip upper bound.
 MEMPLAN_HD inline float unaryElement(Unary op, float v, float alpha, float beta)
 {
     switch (op) {
@@ -73,14 +87,69 @@ MEMPLAN_HD inline float unaryElement(Unary op, float v, float alpha, float beta)
     case Unary::LeakyRelu: return v >= 0 ? v : v * alpha;
     case Unary::Sigmoid: return 1.0f / (1.0f + expf(-v));
     case Unary::Tanh: return tanhf(v);
-    case Unary::Clip: return fminf(fmaxf(v, alpha), beta);
+    case Unary::Clip: { // std::min(std::max(v, alpha), beta), as on the CPU (NaN stays NaN)
+        const float low = v < alpha ? alpha : v;
+        return beta < low ? beta : low;
+    }
     case Unary::Erf: return erff(v);
     case Unary::Gelu: return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f));
     case Unary::GeluTanh: return 0.5f * v * (1.0f + tanhf(0.79788456080286536f * (v + 0.044715f * v * v * v)));
     case Unary::Sqrt: return sqrtf(v);
     case Unary::Exp: return expf(v);
+    case Unary::Log: return logf(v);
+    case Unary::Abs: return fabsf(v);
+    case Unary::Neg: return -v;
+    case Unary::Reciprocal: return 1.0f / v;
+    case Unary::Floor: return floorf(v);
+    case Unary::Ceil: return ceilf(v);
+    case Unary::Sin: return sinf(v);
+    case Unary::Cos: return cosf(v);
+    case Unary::Softplus: return logf(expf(v) + 1.0f);
+    case Unary::Softsign: return v / (1.0f + fabsf(v));
+    case Unary::Elu: return v >= 0 ? v : alpha * (expf(v) - 1.0f);
+    case Unary::HardSigmoid: return unitClamp(alpha * v + beta);
+    case Unary::HardSwish: return v * unitClamp(v / 6.0f + 0.5f);
     }
     return v;
+}
+
+template <class T>
+MEMPLAN_HD inline bool compareElement(Compare op, T a, T b)
+{
+    switch (op) {
+    case Compare::Equal: return a == b;
+    case Compare::Less: return a < b;
+    case Compare::Greater: return a > b;
+    case Compare::LessOrEqual: return a <= b;
+    case Compare::GreaterOrEqual: return a >= b;
+    }
+    return false;
+}
+
+// Element i of x (type `from`) converted into element i of y (type `to`), as the CPU's Cast: through
+// a double and an int64 read from the source; float to integer truncates toward zero; to bool: != 0.
+MEMPLAN_HD inline void castElement(Scalar from, const void* x, Scalar to, void* y, std::int64_t i)
+{
+    double dv = 0;
+    std::int64_t iv = 0;
+    switch (from) {
+    case Scalar::Float32: dv = static_cast<const float*>(x)[i]; iv = std::int64_t(dv); break;
+    case Scalar::Float64: dv = static_cast<const double*>(x)[i]; iv = std::int64_t(dv); break;
+    case Scalar::Int64: iv = static_cast<const std::int64_t*>(x)[i]; dv = double(iv); break;
+    case Scalar::Int32: iv = static_cast<const std::int32_t*>(x)[i]; dv = double(iv); break;
+    case Scalar::Int8: iv = static_cast<const std::int8_t*>(x)[i]; dv = double(iv); break;
+    case Scalar::UInt8:
+    case Scalar::Bool: iv = static_cast<const std::uint8_t*>(x)[i]; dv = double(iv); break;
+    }
+    switch (to) {
+    case Scalar::Float32: static_cast<float*>(y)[i] = float(dv); break;
+    case Scalar::Float64: static_cast<double*>(y)[i] = dv; break;
+    case Scalar::Int64: static_cast<std::int64_t*>(y)[i] = iv; break;
+    case Scalar::Int32: static_cast<std::int32_t*>(y)[i] = std::int32_t(iv); break;
+    case Scalar::Int8: static_cast<std::int8_t*>(y)[i] = std::int8_t(iv); break;
+    case Scalar::UInt8: static_cast<std::uint8_t*>(y)[i] = std::uint8_t(iv); break;
+    case Scalar::Bool: static_cast<std::uint8_t*>(y)[i] = dv != 0 ? 1 : 0; break;
+    }
 }
 
 // Element i of the im2col matrix col[c*kh*kw + ki*kw + kj][oh*OW + ow] of one image x[C][H][W].

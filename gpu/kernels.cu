@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: MemPlan authors
-// Straightforward float32 kernels: one thread per output element (grid-stride), one thread per row
+// Straightforward kernels, float32 but for comparisons, Not, Where and Cast: one thread per output element (grid-stride), one thread per row
 // for the reductions, the math of each in elementmath.h. Clarity over speed; GEMM-shaped work goes
 // to cuBLAS in ops.cpp.
 #include "kernels.h"
@@ -39,6 +39,32 @@ __global__ void binaryKernel(Binary op, float* y, const float* a, const float* b
     {
         y[i] = binaryElement(op, a[sourceIndex(i, s.rank, s.dims, s.stride[0])], b[sourceIndex(i, s.rank, s.dims, s.stride[1])]);
     }
+}
+
+template <class T>
+__global__ void compareKernel(Compare op, std::uint8_t* y, const T* a, const T* b, Broadcast s, std::int64_t n)
+{
+    GRID_LOOP(i, n) y[i] = compareElement(op, a[sourceIndex(i, s.rank, s.dims, s.stride[0])], b[sourceIndex(i, s.rank, s.dims, s.stride[1])]);
+}
+
+__global__ void notKernel(std::uint8_t* y, const std::uint8_t* x, std::int64_t n)
+{
+    GRID_LOOP(i, n) y[i] = x[i] == 0 ? 1 : 0;
+}
+
+template <class T>
+__global__ void whereKernel(T* y, const std::uint8_t* condition, const T* a, const T* b, Broadcast s, std::int64_t n)
+{
+    GRID_LOOP(i, n)
+    {
+        y[i] = condition[sourceIndex(i, s.rank, s.dims, s.stride[0])] != 0 ? a[sourceIndex(i, s.rank, s.dims, s.stride[1])]
+                                                                         : b[sourceIndex(i, s.rank, s.dims, s.stride[2])];
+    }
+}
+
+__global__ void castKernel(Scalar from, const void* x, Scalar to, void* y, std::int64_t n)
+{
+    GRID_LOOP(i, n) castElement(from, x, to, y, i);
 }
 
 __global__ void broadcastScaledKernel(float* y, const float* a, float scale, Broadcast s, std::int64_t n)
@@ -145,6 +171,52 @@ cudaError_t unary(Unary op, float* y, const float* x, std::int64_t n, float alph
 {
     if (n > 0)
         LAUNCH(unaryKernel, n, stream, op, y, x, n, alpha, beta);
+    return cudaGetLastError();
+}
+
+cudaError_t compare(Compare op, std::uint8_t* y, const void* a, const void* b, bool int64, const Broadcast& shape, std::int64_t n,
+    cudaStream_t stream)
+{
+    if (n > 0 && int64)
+        LAUNCH(compareKernel, n, stream, op, y, static_cast<const std::int64_t*>(a), static_cast<const std::int64_t*>(b), shape, n);
+    else if (n > 0)
+        LAUNCH(compareKernel, n, stream, op, y, static_cast<const float*>(a), static_cast<const float*>(b), shape, n);
+    return cudaGetLastError();
+}
+
+cudaError_t logicalNot(std::uint8_t* y, const std::uint8_t* x, std::int64_t n, cudaStream_t stream)
+{
+    if (n > 0)
+        LAUNCH(notKernel, n, stream, y, x, n);
+    return cudaGetLastError();
+}
+
+cudaError_t where(void* y, const std::uint8_t* condition, const void* a, const void* b, int elementBytes, const Broadcast& shape,
+    std::int64_t n, cudaStream_t stream)
+{
+    if (elementBytes != 1 && elementBytes != 2 && elementBytes != 4 && elementBytes != 8)
+        return cudaErrorInvalidValue;
+    if (n <= 0)
+        return cudaGetLastError();
+    if (elementBytes == 1)
+        LAUNCH(whereKernel, n, stream, static_cast<std::uint8_t*>(y), condition, static_cast<const std::uint8_t*>(a),
+            static_cast<const std::uint8_t*>(b), shape, n);
+    else if (elementBytes == 2)
+        LAUNCH(whereKernel, n, stream, static_cast<std::uint16_t*>(y), condition, static_cast<const std::uint16_t*>(a),
+            static_cast<const std::uint16_t*>(b), shape, n);
+    else if (elementBytes == 4)
+        LAUNCH(whereKernel, n, stream, static_cast<std::uint32_t*>(y), condition, static_cast<const std::uint32_t*>(a),
+            static_cast<const std::uint32_t*>(b), shape, n);
+    else
+        LAUNCH(whereKernel, n, stream, static_cast<std::uint64_t*>(y), condition, static_cast<const std::uint64_t*>(a),
+            static_cast<const std::uint64_t*>(b), shape, n);
+    return cudaGetLastError();
+}
+
+cudaError_t cast(Scalar from, const void* x, Scalar to, void* y, std::int64_t n, cudaStream_t stream)
+{
+    if (n > 0)
+        LAUNCH(castKernel, n, stream, from, x, to, y, n);
     return cudaGetLastError();
 }
 

@@ -2,10 +2,10 @@
 // SPDX-FileCopyrightText: MemPlan authors
 #pragma once
 
-// Private to gpu/: float32 device kernels behind plain launch functions, so that only kernels.cu
-// needs nvcc. Every launcher enqueues on `stream` and returns cudaGetLastError() (launch errors;
-// execution errors surface at the next synchronising call). Sizes are element counts; all
-// pointers are device pointers; n == 0 launches nothing.
+// Private to gpu/: device kernels (float32, but for comparisons, Not, Where and Cast) behind plain
+// launch functions, so that only kernels.cu needs nvcc. Every launcher enqueues on `stream` and
+// returns cudaGetLastError() (launch errors; execution errors surface at the next synchronising
+// call). Sizes are element counts; all pointers are device pointers; n == 0 launches nothing.
 
 #include "elementmath.h"
 
@@ -20,8 +20,19 @@ namespace gpu::kernels {
 cudaError_t binary(Binary op, float* y, const float* a, const float* b, const Broadcast& shape, std::int64_t n, cudaStream_t stream);
 // y = scale * a (operand 0 of `shape`, broadcast); Gemm's bias.
 cudaError_t broadcastScaled(float* y, const float* a, float scale, const Broadcast& shape, std::int64_t n, cudaStream_t stream);
-// alpha: LeakyRelu slope or Clip lower bound; beta: Clip upper bound.
+// alpha and beta: unaryElement's parameters.
 cudaError_t unary(Unary op, float* y, const float* x, std::int64_t n, float alpha, float beta, cudaStream_t stream);
+
+// y = a <op> b as bool bytes (0 or 1) over float32 operands, or int64 ones with `int64`.
+cudaError_t compare(Compare op, std::uint8_t* y, const void* a, const void* b, bool int64, const Broadcast& shape, std::int64_t n,
+    cudaStream_t stream);
+// y = !x over bool bytes.
+cudaError_t logicalNot(std::uint8_t* y, const std::uint8_t* x, std::int64_t n, cudaStream_t stream);
+// y = condition ? a : b, operands 0, 1, 2 of `shape`; elements of 1, 2, 4 or 8 bytes.
+cudaError_t where(void* y, const std::uint8_t* condition, const void* a, const void* b, int elementBytes, const Broadcast& shape,
+    std::int64_t n, cudaStream_t stream);
+// y = x converted element by element (castElement).
+cudaError_t cast(Scalar from, const void* x, Scalar to, void* y, std::int64_t n, cudaStream_t stream);
 
 // col[c*kh*kw + i*kw + j][oh*OW + ow] from one image x[C][H][W]; zero outside the image.
 cudaError_t im2col(float* col, const float* x, const Window& w, cudaStream_t stream);

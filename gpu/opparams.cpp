@@ -134,17 +134,16 @@ bool transposedConvShape(const KernelCall& c, kernels::TransposedConv& s)
     return true;
 }
 
-// Broadcast strides of inputs a and b to y (numpy rules); false past kMaxRank or on a mismatch.
-bool broadcastShape(const core::exec::TensorView& y, const core::exec::TensorView* a, const core::exec::TensorView* b, kernels::Broadcast& s)
+bool broadcastShape(const core::exec::TensorView& y, std::initializer_list<const core::exec::TensorView*> operands, kernels::Broadcast& s)
 {
-    if (y.rank() > kernels::kMaxRank)
+    if (y.rank() > kernels::kMaxRank || operands.size() > std::size(s.stride))
         return false;
+    s = {};
     s.rank = std::max(1, y.rank());
-    const core::exec::TensorView* operands[2] = { a, b };
-    for (int k = 0; k < 2; ++k) {
-        if (!operands[k])
-            continue;
-        const auto& x = *operands[k];
+    int k = -1;
+    for (const auto* operand : operands) {
+        ++k;
+        const auto& x = *operand;
         if (x.rank() > y.rank())
             return false;
         const auto strides = core::exec::stridesOf(x.shape);

@@ -13,6 +13,8 @@
 
 #include "exec/kernels.h"
 
+#include <initializer_list>
+
 namespace gpu {
 
 bool padShape(const core::exec::KernelCall& call, kernels::PadShape& shape);
@@ -20,9 +22,9 @@ bool resizeShape(const core::exec::KernelCall& call, kernels::ResizeShape& shape
 bool reduceMeanShape(const core::exec::KernelCall& call, kernels::ReduceShape& shape);
 bool transposedConvShape(const core::exec::KernelCall& call, kernels::TransposedConv& shape);
 
-// Broadcast strides of inputs a and b (either may be null) to y, numpy rules; false past kMaxRank
-// or on a mismatch.
-bool broadcastShape(const core::exec::TensorView& y, const core::exec::TensorView* a, const core::exec::TensorView* b, kernels::Broadcast& s);
+// Broadcast strides of the operands (at most three; operand k in stride[k]) to y, numpy rules; false
+// past kMaxRank or on a mismatch.
+bool broadcastShape(const core::exec::TensorView& y, std::initializer_list<const core::exec::TensorView*> operands, kernels::Broadcast& s);
 // Transpose of elements of 4 or 8 bytes: output element i reads input element
 // sum_d index_d * inStride[d] (the input's strides in the permuted order).
 struct PermuteParams {

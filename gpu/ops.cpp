@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: MemPlan authors
 // Device ops: Gemm/MatMul through cuBLAS (row-major operands handed to column-major cuBLAS as their
-// transposes), Conv as im2col + cuBLAS per image and group, ConvTranspose as cuBLAS + col2im, elementwise with broadcasting,
-// activations, BatchNormalization, Softmax, LayerNormalization, pooling, the view family
-// (device-to-device copies), Transpose, Slice, Gather, Concat and Split (2-D strided copies).
+// transposes), Conv as im2col + cuBLAS per image and group, ConvTranspose as cuBLAS + col2im,
+// BatchNormalization, Softmax, LayerNormalization, pooling, the view family (device-to-device
+// copies), Transpose, Slice, Gather, Concat and Split (2-D strided copies). Elementwise ops:
+// opselementwise.cpp; Pad, Resize, ReduceMean: opsresample.cpp.
 #include "ops.h"
 
 #include "cudacommon.h"
 #include "kernels.h"
 #include "opparams.h"
+#include "opselementwise.h"
 #include "opsresample.h"
 
 #include <algorithm>
@@ -23,6 +25,26 @@ using core::exec::TensorView;
 std::string cudaText(cudaError_t e) { return std::string(cudaGetErrorName(e)) + " (" + cudaGetErrorString(e) + ")"; }
 
 std::string cublasText(cublasStatus_t s) { return std::string(cublasGetStatusName(s)) + " (" + cublasGetStatusString(s) + ")"; }
+
+Outcome launched(cudaError_t e, const char* what)
+{
+    if (e != cudaSuccess)
+        return Outcome { true, std::string(what) + " failed: " + cudaText(e) };
+    return {};
+}
+
+bool hostArguments(const DeviceCall& d, std::initializer_list<std::size_t> slots, KernelCall& host)
+{
+    host = d.call;
+    for (const auto k : slots) {
+        if (k >= host.in.size() || !host.in[k].present() || host.in[k].count == 0)
+            continue;
+        if (k >= d.hostContents.size() || !d.hostContents[k])
+            return false;
+        host.in[k].data = const_cast<std::byte*>(d.hostContents[k]);
+    }
+    return true;
+}
 
 namespace {
 
@@ -52,17 +74,6 @@ cublasStatus_t gemmRowMajor(cublasHandle_t h, bool transA, bool transB, std::int
 bool fitsInt(std::int64_t v) { return v >= 0 && v <= 0x7fffffff; }
 
 
-template <kernels::Binary Op>
-Outcome binaryOp(const DeviceCall& d)
-{
-    const auto& c = d.call;
-    kernels::Broadcast s;
-    if (!c.allFloat() || c.out.size() != 1 || !c.has(0) || !c.has(1) || !broadcastShape(c.out[0], &c.in[0], &c.in[1], s))
-        return kUnsupported;
-    DEVICE_CHECK(kernels::binary(Op, c.out[0].f32(), c.in[0].f32(), c.in[1].f32(), s, c.out[0].count, d.stream));
-    return {};
-}
-
 // A scalar input from the host copy of a weight; false when the input is an activation.
 bool hostScalar(const DeviceCall& d, std::size_t slot, float& value)
 {
@@ -72,33 +83,6 @@ bool hostScalar(const DeviceCall& d, std::size_t slot, float& value)
         return false;
     value = *reinterpret_cast<const float*>(d.hostContents[slot]);
     return true;
-}
-
-template <kernels::Unary Op>
-Outcome unaryOp(const DeviceCall& d)
-{
-    const auto& c = d.call;
-    if (!c.allFloat() || c.out.size() != 1 || !c.has(0) || c.in[0].count != c.out[0].count)
-        return kUnsupported;
-    float alpha = 0, beta = 0;
-    auto op = Op;
-    if (Op == kernels::Unary::LeakyRelu)
-        alpha = c.attrFloat("alpha", 0.01f);
-    if (Op == kernels::Unary::Clip) {
-        alpha = c.attrFloat("min", -3.402823466e38f);
-        beta = c.attrFloat("max", 3.402823466e38f);
-        if (!hostScalar(d, 1, alpha) || !hostScalar(d, 2, beta))
-            return kUnsupported;
-    }
-    if (Op == kernels::Unary::Gelu) {
-        const auto approximate = c.attrText("approximate", "none");
-        if (approximate == "tanh")
-            op = kernels::Unary::GeluTanh;
-        else if (approximate != "none")
-            return kUnsupported;
-    }
-    DEVICE_CHECK(kernels::unary(op, c.out[0].f32(), c.in[0].f32(), c.out[0].count, alpha, beta, d.stream));
-    return {};
 }
 
 // Dropout that drops nothing, as the CPU kernel decides it: inference, or training at ratio 0 (read
@@ -147,7 +131,7 @@ Outcome gemm(const DeviceCall& d)
     float gemmBeta = 0;
     if (c.has(2) && beta != 0) {
         kernels::Broadcast s;
-        if (!broadcastShape(y, &c.in[2], nullptr, s))
+        if (!broadcastShape(y, { &c.in[2] }, s))
             return kUnsupported;
         DEVICE_CHECK(kernels::broadcastScaled(y.f32(), c.in[2].f32(), beta, s, y.count, d.stream));
         gemmBeta = 1;
@@ -477,22 +461,16 @@ Outcome slice(const DeviceCall& d)
 
 const std::map<std::string, DeviceKernel>& table()
 {
-    using kernels::Binary;
-    using kernels::Unary;
     static const std::map<std::string, DeviceKernel> t = [] {
         std::map<std::string, DeviceKernel> m {
         { "Gemm", gemm }, { "MatMul", matMul }, { "Conv", conv },
-        { "Add", binaryOp<Binary::Add> }, { "Sub", binaryOp<Binary::Sub> }, { "Mul", binaryOp<Binary::Mul> },
-        { "Div", binaryOp<Binary::Div> }, { "Pow", binaryOp<Binary::Pow> },
-        { "Relu", unaryOp<Unary::Relu> }, { "LeakyRelu", unaryOp<Unary::LeakyRelu> }, { "Sigmoid", unaryOp<Unary::Sigmoid> },
-        { "Tanh", unaryOp<Unary::Tanh> }, { "Clip", unaryOp<Unary::Clip> }, { "Erf", unaryOp<Unary::Erf> },
-        { "Gelu", unaryOp<Unary::Gelu> }, { "Sqrt", unaryOp<Unary::Sqrt> }, { "Exp", unaryOp<Unary::Exp> },
         { "BatchNormalization", batchNorm }, { "Softmax", softmax }, { "LayerNormalization", layerNorm }, { "ConvTranspose", convTranspose },
         { "MaxPool", pool<true> }, { "AveragePool", pool<false> }, { "GlobalAveragePool", globalAveragePool },
         { "Reshape", view }, { "Flatten", view }, { "Squeeze", view }, { "Unsqueeze", view }, { "Identity", view }, { "Dropout", view },
         { "Transpose", transpose }, { "Concat", concat }, { "Split", split }, { "Gather", gather }, { "Slice", slice },
         };
         addResampleKernels(m);
+        addElementwiseKernels(m);
         return m;
     }();
     return t;

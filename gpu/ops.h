@@ -12,6 +12,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
+#include <initializer_list>
 #include <string>
 
 namespace gpu {
@@ -38,6 +39,14 @@ DeviceKernel findDeviceKernel(const std::string& opType);
 // columns), in floats; 0 for most ops. For an op the device kernel runs it is
 // core::exec::workspaceFloats, so it equals core::convWorkspaceBytes / 4.
 std::int64_t scratchFloats(const core::exec::KernelCall& call);
+
+// The Outcome of a launcher's result: a failure names `what`.
+Outcome launched(cudaError_t e, const char* what);
+
+// The call with the inputs an op reads as parameters (`slots`: pads, scales, axes, bounds) pointing
+// at their host copies; false when one with elements has none (computed on the device), so only the
+// host can read it. Inputs outside `slots` keep their device pointers.
+bool hostArguments(const DeviceCall& d, std::initializer_list<std::size_t> slots, core::exec::KernelCall& host);
 
 std::string cudaText(cudaError_t e);
 std::string cublasText(cublasStatus_t s);

@@ -17,29 +17,6 @@ namespace {
 
 const Outcome kUnsupported { false, {} };
 
-Outcome launched(cudaError_t e, const char* what)
-{
-    if (e != cudaSuccess)
-        return Outcome { true, std::string(what) + " failed: " + cudaText(e) };
-    return {};
-}
-
-// The call with the shape-argument inputs the op's reader reads (`slots`) pointing at their host
-// copies; false when one with elements has none (computed on the device), so only the host can read
-// it. Inputs the reader ignores (Resize's roi and sizes) may be computed.
-bool hostArguments(const DeviceCall& d, std::initializer_list<std::size_t> slots, KernelCall& host)
-{
-    host = d.call;
-    for (const auto k : slots) {
-        if (k >= host.in.size() || !host.in[k].present() || host.in[k].count == 0)
-            continue;
-        if (k >= d.hostContents.size() || !d.hostContents[k])
-            return false;
-        host.in[k].data = const_cast<std::byte*>(d.hostContents[k]);
-    }
-    return true;
-}
-
 Outcome pad(const DeviceCall& d)
 {
     KernelCall host;

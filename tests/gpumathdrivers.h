@@ -3,11 +3,13 @@
 #pragma once
 
 // For tst_gpumath: whole op outputs computed on the host with the device kernels' element functions
-// (gpu/elementmath.h), one call per element or row as a kernel thread makes it. Broadcasting,
+// (gpu/elementmath.h), one call per element or row as a kernel thread makes it. Elementwise
+// parameters come from gpu/elementparams.cpp; broadcasting,
 // windows, Pad, Resize, ReduceMean and ConvTranspose take their parameters from gpu/opparams.cpp,
 // as the device ops do.
 
 #include "elementmath.h"
+#include "elementparams.h"
 #include "opparams.h"
 
 #include "exec/kernels.h"
@@ -25,54 +27,80 @@ using core::exec::TensorView;
 
 // Each returns the element functions it used, or "" when the device op would not take the call.
 
-inline const std::map<std::string, k::Unary> kUnary {
-    { "Relu", k::Unary::Relu }, { "LeakyRelu", k::Unary::LeakyRelu }, { "Sigmoid", k::Unary::Sigmoid }, { "Tanh", k::Unary::Tanh },
-    { "Clip", k::Unary::Clip }, { "Erf", k::Unary::Erf }, { "Gelu", k::Unary::Gelu }, { "Sqrt", k::Unary::Sqrt }, { "Exp", k::Unary::Exp },
-};
-inline const std::map<std::string, k::Binary> kBinary {
-    { "Add", k::Binary::Add }, { "Sub", k::Binary::Sub }, { "Mul", k::Binary::Mul }, { "Div", k::Binary::Div }, { "Pow", k::Binary::Pow },
-};
-
 inline std::string unary(const KernelCall& c)
 {
-    if (!c.allFloat() || c.out.size() != 1 || c.in[0].count != c.out[0].count)
-        return {};
-    auto op = kUnary.at(c.op->type);
+    k::Unary op;
     float alpha = 0, beta = 0;
-    if (op == k::Unary::LeakyRelu)
-        alpha = c.attrFloat("alpha", 0.01f);
-    if (op == k::Unary::Clip) {
-        alpha = c.attrFloat("min", -3.402823466e38f);
-        beta = c.attrFloat("max", 3.402823466e38f);
-        for (std::size_t slot : { 1, 2 })
-            if (c.has(slot)) {
-                if (c.in[slot].count != 1)
-                    return {};
-                (slot == 1 ? alpha : beta) = c.in[slot].f32()[0];
-            }
-    }
-    if (op == k::Unary::Gelu) {
-        const auto approximate = c.attrText("approximate", "none");
-        if (approximate == "tanh")
-            op = k::Unary::GeluTanh;
-        else if (approximate != "none")
-            return {};
-    }
+    if (!gpu::unaryParams(c, op, alpha, beta))
+        return {};
     for (std::int64_t i = 0; i < c.out[0].count; ++i)
         c.out[0].f32()[i] = k::unaryElement(op, c.in[0].f32()[i], alpha, beta);
     return "unaryElement";
 }
 
+// Element j of operand `operand` of a broadcast for output element i.
+inline std::int64_t source(const k::Broadcast& s, int operand, std::int64_t i)
+{
+    return k::sourceIndex(i, s.rank, s.dims, s.stride[operand]);
+}
+
 inline std::string binary(const KernelCall& c)
 {
+    k::Binary op;
     k::Broadcast s;
-    if (!c.allFloat() || c.out.size() != 1 || !c.has(1) || !gpu::broadcastShape(c.out[0], &c.in[0], &c.in[1], s))
+    if (!gpu::binaryParams(c, op, s))
         return {};
-    const auto op = kBinary.at(c.op->type);
     for (std::int64_t i = 0; i < c.out[0].count; ++i)
-        c.out[0].f32()[i] = k::binaryElement(op, c.in[0].f32()[k::sourceIndex(i, s.rank, s.dims, s.stride[0])],
-            c.in[1].f32()[k::sourceIndex(i, s.rank, s.dims, s.stride[1])]);
+        c.out[0].f32()[i] = k::binaryElement(op, c.in[0].f32()[source(s, 0, i)], c.in[1].f32()[source(s, 1, i)]);
     return "binaryElement sourceIndex";
+}
+
+inline std::string compare(const KernelCall& c)
+{
+    k::Compare op;
+    bool int64 = false;
+    k::Broadcast s;
+    if (!gpu::compareParams(c, op, int64, s))
+        return {};
+    auto* y = reinterpret_cast<std::uint8_t*>(c.out[0].data);
+    for (std::int64_t i = 0; i < c.out[0].count; ++i)
+        y[i] = int64 ? k::compareElement(op, c.in[0].i64()[source(s, 0, i)], c.in[1].i64()[source(s, 1, i)])
+                     : k::compareElement(op, c.in[0].f32()[source(s, 0, i)], c.in[1].f32()[source(s, 1, i)]);
+    return "compareElement sourceIndex";
+}
+
+// Not is one expression in its kernel: checked here on the parameters only.
+inline std::string logicalNot(const KernelCall& c)
+{
+    if (!gpu::notParams(c))
+        return {};
+    for (std::int64_t i = 0; i < c.out[0].count; ++i)
+        c.out[0].data[i] = std::byte(c.in[0].data[i] == std::byte(0) ? 1 : 0);
+    return "notParams";
+}
+
+inline std::string where(const KernelCall& c)
+{
+    int width = 0;
+    k::Broadcast s;
+    if (!gpu::whereParams(c, width, s))
+        return {};
+    for (std::int64_t i = 0; i < c.out[0].count; ++i) {
+        const bool pick = c.in[0].data[source(s, 0, i)] != std::byte(0);
+        const std::byte* from = pick ? c.in[1].data + source(s, 1, i) * width : c.in[2].data + source(s, 2, i) * width;
+        std::memcpy(c.out[0].data + i * width, from, std::size_t(width));
+    }
+    return "whereParams sourceIndex";
+}
+
+inline std::string cast(const KernelCall& c)
+{
+    k::Scalar from, to;
+    if (!gpu::castParams(c, from, to))
+        return {};
+    for (std::int64_t i = 0; i < c.out[0].count; ++i)
+        k::castElement(from, c.in[0].data, to, c.out[0].data, i);
+    return "castElement";
 }
 
 // Conv as the device runs it: im2col per image and group (element function), then the product.
@@ -271,10 +299,15 @@ inline const std::map<std::string, Driver>& drivers()
             { "Transpose", transpose }, { "Gather", gather },
             { "Pad", pad }, { "Resize", resize }, { "Upsample", resize }, { "ReduceMean", reduceMean }, { "ConvTranspose", convTranspose },
         };
-        for (const auto& u : kUnary)
+        for (const auto& u : gpu::unaryOpTypes())
             m[u.first] = unary;
-        for (const auto& b : kBinary)
+        for (const auto& b : gpu::binaryOpTypes())
             m[b.first] = binary;
+        for (const auto& t : gpu::compareOpTypes())
+            m[t.first] = compare;
+        m["Not"] = logicalNot;
+        m["Where"] = where;
+        m["Cast"] = cast;
         return m;
     }();
     return t;

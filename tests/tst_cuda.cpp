@@ -152,6 +152,7 @@ private slots:
     void constantSubgraphPrecomputed();
     void cancelled();
     void resampleOpsOnTheDevice();
+    void maskOpsOnTheDevice();
 #endif
 #ifdef MEMPLAN_CUDA_EMULATION
     void missingStreamWaitsCaught();
@@ -524,6 +525,54 @@ void TestCuda::resampleOpsOnTheDevice()
     }
     const auto off = core::compareWithin(*wl.graph, cpu->outputs, run->outputs, 1e-3);
     QVERIFY2(off.empty(), off.c_str());
+}
+
+// An attention mask built at run time, as Swin-T's shifted windows build it (Sub, Equal, Not, Cast
+// to bool, Where), with int64 comparisons, Cast between types, Max and HardSwish: every op runs on
+// the device, bool and int64 outputs equal the CPU executor's, float ones within tolerance.
+void TestCuda::maskOpsOnTheDevice()
+{
+    using core::DType;
+    using core::TensorKind;
+    GraphBuilder b;
+    auto data = std::make_shared<core::ModelData>();
+    const float zero = 0.0f, fill = -100.0f;
+    const std::int64_t one = 1;
+    const auto x = b.tensor("x", { 4, 8 }, TensorKind::Input);
+    const auto floored = b.tensor("floor", { 4, 8 }), diff = b.tensor("diff", { 4, 8 });
+    const auto same = b.tensor("same", { 4, 8 }, TensorKind::Output, DType::Bool);
+    const auto differ = b.tensor("differ", { 4, 8 }, TensorKind::Activation, DType::Bool);
+    const auto cond = b.tensor("cond", { 4, 8 }, TensorKind::Activation, DType::Bool);
+    const auto masked = b.tensor("masked", { 4, 8 }), hard = b.tensor("hard", { 4, 8 }), most = b.tensor("most", { 4, 8 });
+    const auto whole = b.tensor("whole", { 4, 8 }, TensorKind::Activation, DType::Int64);
+    const auto positive = b.tensor("positive", { 4, 8 }, TensorKind::Activation, DType::Bool);
+    const auto y = b.tensor("y", { 4, 8 }, TensorKind::Output);
+    const auto asInt = b.tensor("as_int", { 4, 8 }, TensorKind::Output, DType::Int32);
+    b.op("floor", "Floor", { x }, { floored });
+    b.op("sub", "Sub", { x, floored }, { diff });
+    b.op("equal", "Equal", { floored, weightWithValues(b, *data, "zero", DType::Float32, { 1 }, &zero) }, { same });
+    b.op("not", "Not", { same }, { differ });
+    b.op("cast_bool", "Cast", { differ }, { cond })->attributes["to"].ints = { 9 };
+    b.op("where", "Where", { cond, weightWithValues(b, *data, "fill", DType::Float32, { 1 }, &fill), diff }, { masked });
+    b.op("hardswish", "HardSwish", { masked }, { hard });
+    b.op("max", "Max", { hard, x }, { most });
+    b.op("cast_int64", "Cast", { floored }, { whole })->attributes["to"].ints = { 7 };
+    b.op("greater", "Greater", { whole, weightWithValues(b, *data, "one", DType::Int64, { 1 }, &one) }, { positive });
+    b.op("select", "Where", { positive, most, x }, { y });
+    b.op("cast_int32", "Cast", { whole }, { asInt })->attributes["to"].ints = { 6 };
+    const auto w = b.workload("mask", 256);
+    const auto runs = runOnBoth(w, data);
+    QVERIFY(runs);
+    const auto *run = &runs->gpu, *cpu = &runs->cpu;
+    QCOMPARE(cpu->opsSynthetic, 0);
+    QCOMPARE(run->opsHost, 0);
+    QCOMPARE(run->opsPrecomputed, 0);
+    const auto off = core::compareWithin(*w.graph, cpu->outputs, run->outputs, 1e-3);
+    QVERIFY2(off.empty(), off.c_str());
+    // The mask is neither all true nor all false, so the comparison says something.
+    const auto& mask = run->outputs.at(0).data;
+    QVERIFY(std::count(mask.begin(), mask.end(), std::byte(1)) > 0);
+    QVERIFY(std::count(mask.begin(), mask.end(), std::byte(0)) > 0);
 }
 
 // Exporters leave Dropout in training mode at ratio 0 (Swin-T does): it drops nothing, so it runs on

@@ -182,13 +182,22 @@ struct HandCall {
         views.push_back(v);
         return views.back();
     }
-    HandCall& input(Shape shape, unsigned seed = 1)
+    // Pseudo-random values: float32 in [-4, 4] (with `levels`, only that many values, multiples of
+    // 0.5 around 0, so that comparisons meet equal elements and casts meet zeros); int64 and int32
+    // in [-3, 3]; bool 0 or 1.
+    HandCall& input(Shape shape, unsigned seed = 1, core::DType dtype = core::DType::Float32, int levels = 0)
     {
-        auto& v = add(call.in, core::DType::Float32, std::move(shape));
+        auto& v = add(call.in, dtype, std::move(shape));
         std::uint32_t state = seed * 2654435761u + 1;
         for (std::int64_t i = 0; i < v.count; ++i) {
             state = state * 1664525u + 1013904223u;
-            v.f32()[i] = float(int(state >> 9) % 2001 - 1000) / 250.0f;
+            const int r = int(state >> 9);
+            switch (dtype) {
+            case core::DType::Int64: v.i64()[i] = r % 7 - 3; break;
+            case core::DType::Int32: reinterpret_cast<std::int32_t*>(v.data)[i] = r % 7 - 3; break;
+            case core::DType::Bool: v.data[i] = std::byte(r & 1); break;
+            default: v.f32()[i] = levels > 0 ? float(r % levels - levels / 2) * 0.5f : float(r % 2001 - 1000) / 250.0f; break;
+            }
         }
         return *this;
     }
@@ -205,7 +214,7 @@ struct HandCall {
         return *this;
     }
     HandCall& absent() { call.in.emplace_back(); return *this; }
-    HandCall& output(Shape shape) { add(call.out, core::DType::Float32, std::move(shape)); return *this; }
+    HandCall& output(Shape shape, core::DType dtype = core::DType::Float32) { add(call.out, dtype, std::move(shape)); return *this; }
     // A copy of the call with fresh output buffers; op points at this object's op.
     KernelCall fresh(std::vector<std::vector<std::byte>>& outputs)
     {
@@ -306,11 +315,14 @@ void TestGpuMath::againstCpuKernelsAndReference()
     QVERIFY2(failures.empty(), (std::to_string(failures.size()) + " node tests differ between the element math and the CPU kernel").c_str());
     // Every element function was exercised by some case.
     for (const char* f : { "unaryElement", "binaryElement", "sourceIndex", "im2colElement", "poolElement", "rowMean", "batchNormElement",
-             "softmaxRow", "layerNormRow", "gatherSource", "padElement", "resizeElement", "reduceMeanElement", "col2imElement" })
+             "softmaxRow", "layerNormRow", "gatherSource", "padElement", "resizeElement", "reduceMeanElement", "col2imElement",
+             "compareElement", "castElement", "whereParams", "notParams" })
         QVERIFY2(functionUses[f] > 0, f);
     // The new device ops cover the configurations the CPU kernel supports in the ONNX tests.
     QVERIFY(checked["Resize"].size() >= 10);
     QVERIFY(checked["ConvTranspose"].size() >= 5);
+    for (const char* type : { "Less", "Greater", "Where", "Cast", "Not", "Max", "Min", "HardSwish", "HardSigmoid", "Elu", "PRelu" })
+        QVERIFY2(!checked[type].empty(), type);
     QVERIFY(checked["ReduceMean"].size() >= 6);
     QVERIFY(checked["Pad"].size() >= 1); // test_edge_pad and test_reflect_pad pad int32 data: host only
     QVERIFY(cases > 100);
@@ -325,7 +337,9 @@ void TestGpuMath::configurationsBeyondTheNodeTests_data()
         "resize linear asymmetric scales", "resize nearest floor", "resize nearest ceil", "resize nearest round_prefer_ceil",
         "resize nearest round_prefer_floor half_pixel down", "resize linear 3 axes", "reducemean axes 1 3 no keepdims",
         "reducemean axes input", "reducemean noop", "convtranspose groups bias", "convtranspose strides dilations output_padding",
-        "convtranspose 1d same_lower" };
+        "convtranspose 1d same_lower", "equal float broadcast", "equal int64 broadcast", "less float scalar", "where three-way broadcast",
+        "where int64", "cast float to int64", "cast int64 to float", "cast bool to float", "cast float to bool", "cast int64 to int32", "not",
+        "max broadcast", "min broadcast", "clip bounds as inputs", "pow square" };
     for (int i = 0; i < int(std::size(names)); ++i)
         QTest::newRow(names[i]) << i;
 }
@@ -333,6 +347,7 @@ void TestGpuMath::configurationsBeyondTheNodeTests_data()
 void TestGpuMath::configurationsBeyondTheNodeTests()
 {
     QFETCH(int, index);
+    constexpr auto F32 = core::DType::Float32, I64 = core::DType::Int64, Bool = core::DType::Bool;
     std::unique_ptr<HandCall> h;
     switch (index) {
     case 0: h = std::make_unique<HandCall>("Pad"); h->text("mode", "edge").input({ 2, 3, 4, 5 }).int64s({ 0, 1, 3, 2, 1, 0, 2, 4 }).output({ 3, 4, 9, 11 }); break;
@@ -360,6 +375,21 @@ void TestGpuMath::configurationsBeyondTheNodeTests()
                 .ints("pads", { 1, 1, 0, 2 }).input({ 1, 2, 3, 4 }).input({ 2, 3, 3, 2 }, 2).output({ 1, 3, 9, 10 }); break;
     case 16: h = std::make_unique<HandCall>("ConvTranspose"); h->text("auto_pad", "SAME_LOWER").ints("strides", { 2 })
                 .input({ 1, 2, 5 }).input({ 2, 2, 4 }, 2).output({ 1, 2, 10 }); break;
+    case 17: h = std::make_unique<HandCall>("Equal"); h->input({ 2, 3, 4 }, 1, F32, 5).input({ 3, 1 }, 2, F32, 5).output({ 2, 3, 4 }, Bool); break;
+    case 18: h = std::make_unique<HandCall>("Equal"); h->input({ 4, 1 }, 1, I64).input({ 1, 5 }, 2, I64).output({ 4, 5 }, Bool); break;
+    case 19: h = std::make_unique<HandCall>("Less"); h->input({ 3, 4 }, 1, F32, 5).input({}, 2, F32, 5).output({ 3, 4 }, Bool); break;
+    case 20: h = std::make_unique<HandCall>("Where"); h->input({ 1, 4, 1 }, 1, Bool).input({ 3, 1, 5 }, 2).input({ 5 }, 3).output({ 3, 4, 5 }); break;
+    case 21: h = std::make_unique<HandCall>("Where"); h->input({ 2, 3 }, 1, Bool).input({ 2, 3 }, 2, I64).input({ 1 }, 3, I64).output({ 2, 3 }, I64); break;
+    case 22: h = std::make_unique<HandCall>("Cast"); h->input({ 4, 5 }).output({ 4, 5 }, I64); break;
+    case 23: h = std::make_unique<HandCall>("Cast"); h->input({ 4, 5 }, 1, I64).output({ 4, 5 }); break;
+    case 24: h = std::make_unique<HandCall>("Cast"); h->input({ 4, 5 }, 1, Bool).output({ 4, 5 }); break;
+    case 25: h = std::make_unique<HandCall>("Cast"); h->input({ 4, 5 }, 1, F32, 3).output({ 4, 5 }, Bool); break;
+    case 26: h = std::make_unique<HandCall>("Cast"); h->input({ 4, 5 }, 1, I64).output({ 4, 5 }, core::DType::Int32); break;
+    case 27: h = std::make_unique<HandCall>("Not"); h->input({ 3, 4 }, 1, Bool).output({ 3, 4 }, Bool); break;
+    case 28: h = std::make_unique<HandCall>("Max"); h->input({ 2, 3 }, 1, F32, 5).input({ 3 }, 2, F32, 5).output({ 2, 3 }); break;
+    case 29: h = std::make_unique<HandCall>("Min"); h->input({ 2, 1, 3 }).input({ 4, 1 }, 2).output({ 2, 4, 3 }); break;
+    case 30: h = std::make_unique<HandCall>("Clip"); h->input({ 3, 4 }).floats({ -1.5f }).floats({ 2.0f }).output({ 3, 4 }); break;
+    case 31: h = std::make_unique<HandCall>("Pow"); h->input({ 3, 4 }).floats({ 2.0f }).output({ 3, 4 }); break;
     }
     std::vector<std::vector<std::byte>> cpuOut, mathOut;
     const auto cpuCall = h->fresh(cpuOut);

@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+#include "opselementwise.h"
+
+#include "elementparams.h"
+#include "kernels.h"
+
+namespace gpu {
+
+namespace {
+
+const Outcome kUnsupported { false, {} };
+
+std::uint8_t* bytes(const core::exec::TensorView& v) { return reinterpret_cast<std::uint8_t*>(v.data); }
+
+// Clip's bounds may be inputs: read from their host copies.
+Outcome unary(const DeviceCall& d)
+{
+    core::exec::KernelCall host;
+    kernels::Unary op;
+    float alpha = 0, beta = 0;
+    if (!hostArguments(d, { 1, 2 }, host) || !unaryParams(host, op, alpha, beta))
+        return kUnsupported;
+    const auto& c = d.call;
+    return launched(kernels::unary(op, c.out[0].f32(), c.in[0].f32(), c.out[0].count, alpha, beta, d.stream), "kernels::unary");
+}
+
+Outcome binary(const DeviceCall& d)
+{
+    const auto& c = d.call;
+    kernels::Binary op;
+    kernels::Broadcast s;
+    if (!binaryParams(c, op, s))
+        return kUnsupported;
+    return launched(kernels::binary(op, c.out[0].f32(), c.in[0].f32(), c.in[1].f32(), s, c.out[0].count, d.stream), "kernels::binary");
+}
+
+Outcome compare(const DeviceCall& d)
+{
+    const auto& c = d.call;
+    kernels::Compare op;
+    bool int64 = false;
+    kernels::Broadcast s;
+    if (!compareParams(c, op, int64, s))
+        return kUnsupported;
+    return launched(kernels::compare(op, bytes(c.out[0]), c.in[0].data, c.in[1].data, int64, s, c.out[0].count, d.stream), "kernels::compare");
+}
+
+Outcome logicalNot(const DeviceCall& d)
+{
+    const auto& c = d.call;
+    if (!notParams(c))
+        return kUnsupported;
+    return launched(kernels::logicalNot(bytes(c.out[0]), bytes(c.in[0]), c.out[0].count, d.stream), "kernels::logicalNot");
+}
+
+Outcome where(const DeviceCall& d)
+{
+    const auto& c = d.call;
+    int elementBytes = 0;
+    kernels::Broadcast s;
+    if (!whereParams(c, elementBytes, s))
+        return kUnsupported;
+    return launched(kernels::where(c.out[0].data, bytes(c.in[0]), c.in[1].data, c.in[2].data, elementBytes, s, c.out[0].count, d.stream),
+        "kernels::where");
+}
+
+Outcome cast(const DeviceCall& d)
+{
+    const auto& c = d.call;
+    kernels::Scalar from, to;
+    if (!castParams(c, from, to))
+        return kUnsupported;
+    return launched(kernels::cast(from, c.in[0].data, to, c.out[0].data, c.out[0].count, d.stream), "kernels::cast");
+}
+
+} // namespace
+
+void addElementwiseKernels(std::map<std::string, DeviceKernel>& t)
+{
+    for (const auto& u : unaryOpTypes())
+        t[u.first] = unary;
+    for (const auto& b : binaryOpTypes())
+        t[b.first] = binary;
+    for (const auto& c : compareOpTypes())
+        t[c.first] = compare;
+    t["Not"] = logicalNot;
+    t["Where"] = where;
+    t["Cast"] = cast;
+}
+
+} // namespace gpu
