@@ -210,19 +210,25 @@ MEMPLAN_HD inline void softmaxRow(float* y, const float* x, std::int64_t r, std:
         y[base + k * inner] = expf(x[base + k * inner] - mx) / sum;
 }
 
-// Layer normalisation of one row p[0..inner) into q; statistics in double; bias may be null.
-MEMPLAN_HD inline void layerNormRow(float* q, const float* p, const float* scale, const float* bias, std::int64_t inner, float epsilon)
+// Layer normalisation of one row p[0..inner) into q; statistics in double; bias may be null. The
+// row's mean and 1 / standard deviation go to *mean and *invStdDev where those are not null.
+MEMPLAN_HD inline void layerNormRow(float* q, const float* p, const float* scale, const float* bias, std::int64_t inner, float epsilon,
+    float* mean = nullptr, float* invStdDev = nullptr)
 {
-    double mean = 0, var = 0;
+    double average = 0, var = 0;
     for (std::int64_t k = 0; k < inner; ++k)
-        mean += p[k];
-    mean /= double(inner);
+        average += p[k];
+    average /= double(inner);
     for (std::int64_t k = 0; k < inner; ++k)
-        var += (p[k] - mean) * (p[k] - mean);
+        var += (p[k] - average) * (p[k] - average);
     var /= double(inner);
     const float inv = float(1.0 / sqrt(var + epsilon));
     for (std::int64_t k = 0; k < inner; ++k)
-        q[k] = float(p[k] - mean) * inv * scale[k] + (bias ? bias[k] : 0.0f);
+        q[k] = float(p[k] - average) * inv * scale[k] + (bias ? bias[k] : 0.0f);
+    if (mean)
+        *mean = float(average);
+    if (invStdDev)
+        *invStdDev = inv;
 }
 
 // Mean of p[0..inner), summed in double.

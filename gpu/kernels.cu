@@ -103,9 +103,9 @@ __global__ void softmaxKernel(float* y, const float* x, std::int64_t outer, std:
 }
 
 __global__ void layerNormKernel(float* y, const float* x, const float* scale, const float* bias, std::int64_t rows, std::int64_t inner,
-    float epsilon)
+    float epsilon, float* mean, float* invStdDev)
 {
-    GRID_LOOP(r, rows) layerNormRow(y + r * inner, x + r * inner, scale, bias, inner, epsilon);
+    GRID_LOOP(r, rows) layerNormRow(y + r * inner, x + r * inner, scale, bias, inner, epsilon, mean ? mean + r : nullptr, invStdDev ? invStdDev + r : nullptr);
 }
 
 __global__ void poolKernel(bool max, float* y, const float* x, std::int64_t images, Window w, bool countIncludePad)
@@ -251,10 +251,10 @@ cudaError_t softmax(float* y, const float* x, std::int64_t outer, std::int64_t c
 }
 
 cudaError_t layerNorm(float* y, const float* x, const float* scale, const float* bias, std::int64_t rows, std::int64_t inner, float epsilon,
-    cudaStream_t stream)
+    float* mean, float* invStdDev, cudaStream_t stream)
 {
     if (rows > 0 && inner > 0)
-        LAUNCH(layerNormKernel, rows, stream, y, x, scale, bias, rows, inner, epsilon);
+        LAUNCH(layerNormKernel, rows, stream, y, x, scale, bias, rows, inner, epsilon, mean, invStdDev);
     return cudaGetLastError();
 }
 

@@ -43,9 +43,10 @@ cudaError_t batchNorm(float* y, const float* x, const float* scale, const float*
     std::int64_t channels, std::int64_t inner, std::int64_t n, cudaStream_t stream);
 // Softmax over the middle dimension of [outer][count][inner].
 cudaError_t softmax(float* y, const float* x, std::int64_t outer, std::int64_t count, std::int64_t inner, cudaStream_t stream);
-// Layer normalisation of each of `rows` rows of `inner` elements; bias may be null.
+// Layer normalisation of each of `rows` rows of `inner` elements; bias may be null. Each row's
+// mean and 1 / standard deviation go to mean[r] and invStdDev[r] where those are not null.
 cudaError_t layerNorm(float* y, const float* x, const float* scale, const float* bias, std::int64_t rows, std::int64_t inner, float epsilon,
-    cudaStream_t stream);
+    float* mean, float* invStdDev, cudaStream_t stream);
 // Max or average pooling of `images` planes [H][W]; window.channels unused.
 cudaError_t pool(bool max, float* y, const float* x, std::int64_t images, const Window& w, bool countIncludePad, cudaStream_t stream);
 // y[r] = mean of x[r][0..inner).

@@ -259,6 +259,11 @@ bool layerNormParams(const core::exec::KernelCall& c, std::int64_t& rows, std::i
     for (int i = axis; i < x.rank(); ++i)
         inner *= x.shape[std::size_t(i)];
     rows = x.count / std::max<std::int64_t>(1, inner);
+    if (c.out.size() > 3 || !c.out[0].present())
+        return false;
+    for (std::size_t k = 1; k < c.out.size(); ++k) // Mean, InvStdDev: one float per row
+        if (c.out[k].present() && c.out[k].count != rows)
+            return false;
     return c.in[1].count == inner && (!c.has(2) || c.in[2].count == inner);
 }
 

@@ -44,7 +44,7 @@ struct RowParams {
 };
 bool softmaxParams(const core::exec::KernelCall& call, RowParams& params);
 // Layer normalisation of `rows` rows of `inner` elements (the axes from `axis` on); scale and bias
-// of `inner` elements. Output 0 only: the caller decides about the optional Mean/InvStdDev outputs.
+// of `inner` elements; the optional Mean and InvStdDev outputs of `rows` elements.
 bool layerNormParams(const core::exec::KernelCall& call, std::int64_t& rows, std::int64_t& inner);
 // 2-D (or 1-D as height 1) window geometry of Conv and pooling, as the CPU kernels read it.
 bool window(const core::exec::KernelCall& c, const core::exec::TensorView& x, const core::exec::TensorView& y, const core::exec::Shape& kernel,

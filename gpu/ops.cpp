@@ -282,10 +282,11 @@ Outcome layerNorm(const DeviceCall& d)
 {
     const auto& c = d.call;
     std::int64_t rows = 0, inner = 0;
-    if (c.out.size() != 1 || !layerNormParams(c, rows, inner))
-        return kUnsupported; // the Mean/InvStdDev outputs: on the host
+    if (!layerNormParams(c, rows, inner))
+        return kUnsupported;
+    auto statistic = [&](std::size_t k) { return k < c.out.size() && c.out[k].present() ? c.out[k].f32() : nullptr; };
     DEVICE_CHECK(kernels::layerNorm(c.out[0].f32(), c.in[0].f32(), c.in[1].f32(), c.has(2) ? c.in[2].f32() : nullptr, rows, inner,
-        c.attrFloat("epsilon", 1e-5f), d.stream));
+        c.attrFloat("epsilon", 1e-5f), statistic(1), statistic(2), d.stream));
     return {};
 }
 

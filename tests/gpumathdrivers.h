@@ -196,9 +196,10 @@ inline std::string layerNorm(const KernelCall& c)
     std::int64_t rows = 0, inner = 0;
     if (!gpu::layerNormParams(c, rows, inner))
         return {};
+    auto statistic = [&](std::size_t k, std::int64_t r) { return k < c.out.size() && c.out[k].present() ? c.out[k].f32() + r : nullptr; };
     for (std::int64_t r = 0; r < rows; ++r)
         k::layerNormRow(c.out[0].f32() + r * inner, c.in[0].f32() + r * inner, c.in[1].f32(), c.has(2) ? c.in[2].f32() : nullptr, inner,
-            c.attrFloat("epsilon", 1e-5f));
+            c.attrFloat("epsilon", 1e-5f), statistic(1, r), statistic(2, r));
     return "layerNormRow";
 }
 

@@ -153,6 +153,7 @@ private slots:
     void cancelled();
     void resampleOpsOnTheDevice();
     void maskOpsOnTheDevice();
+    void layerNormStatisticsOnTheDevice();
 #endif
 #ifdef MEMPLAN_CUDA_EMULATION
     void missingStreamWaitsCaught();
@@ -573,6 +574,33 @@ void TestCuda::maskOpsOnTheDevice()
     const auto& mask = run->outputs.at(0).data;
     QVERIFY(std::count(mask.begin(), mask.end(), std::byte(1)) > 0);
     QVERIFY(std::count(mask.begin(), mask.end(), std::byte(0)) > 0);
+}
+
+// LayerNormalization with its optional Mean and InvStdDev outputs (as training graphs keep them for
+// the backward pass) runs on the device, all three outputs within tolerance of the CPU's.
+void TestCuda::layerNormStatisticsOnTheDevice()
+{
+    using core::DType;
+    using core::TensorKind;
+    GraphBuilder b;
+    auto data = std::make_shared<core::ModelData>();
+    std::vector<float> scale(16), bias(16);
+    for (int i = 0; i < 16; ++i) {
+        scale[std::size_t(i)] = 0.5f + 0.1f * float(i);
+        bias[std::size_t(i)] = 0.25f * float(i % 3) - 0.25f;
+    }
+    const auto x = b.tensor("x", { 2, 3, 16 }, TensorKind::Input);
+    const auto y = b.tensor("y", { 2, 3, 16 }, TensorKind::Output);
+    const auto mean = b.tensor("mean", { 2, 3, 1 }, TensorKind::Output), inv = b.tensor("inv_std_dev", { 2, 3, 1 }, TensorKind::Output);
+    b.op("norm", "LayerNormalization",
+        { x, weightWithValues(b, *data, "scale", DType::Float32, { 16 }, scale.data()), weightWithValues(b, *data, "bias", DType::Float32, { 16 }, bias.data()) },
+        { y, mean, inv });
+    const auto w = b.workload("layernorm", 256);
+    const auto runs = runOnBoth(w, data);
+    QVERIFY(runs);
+    QCOMPARE(runs->gpu.opsHost, 0);
+    const auto off = core::compareWithin(*w.graph, runs->cpu.outputs, runs->gpu.outputs, 1e-4);
+    QVERIFY2(off.empty(), off.c_str());
 }
 
 // Exporters leave Dropout in training mode at ratio 0 (Swin-T does): it drops nothing, so it runs on
