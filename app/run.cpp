@@ -5,6 +5,7 @@
 #include "cliargs.h"
 #include "strategycli.h"
 
+#include "cost/opcost.h"
 #include "exec/executor.h"
 #include "exec/tolerance.h"
 #include "planners/metrics.h"
@@ -60,7 +61,8 @@ predicted vs measured memory (per step and peak) and latency of both allocation 
 
 const char* const kRunHelpTail = R"(
 In `memplan run`, --device picks the executor; the strategies' cost profile is --profile (it is
---device in `memplan plan`). A fused op runs its ops one after another, the tensors between them in
+--device in `memplan plan`), which also gives the predicted latency: the schedule's roofline bound
+(shown on the GPU, or on the CPU when --profile is given; always in the JSON as roofline_latency_ms). A fused op runs its ops one after another, the tensors between them in
 kernel scratch (not in the arena), so fusion keeps the outputs bit-identical; swap transfers are host copies.
 With --workspaces, a fused op holding a Conv gets one workspace its body's Convs share.
 Ops without a real kernel run a labelled synthetic kernel (deterministic, reads all inputs).
@@ -124,6 +126,9 @@ struct RunResults {
     std::optional<bool> originalMatch; // set when strategies ran: outputs equal the untransformed model's
     const std::vector<core::StrategyReport>* reports = nullptr;
     int repeat = 1;
+    std::string costProfile;  // the --profile the roofline and the strategies' costs use
+    double rooflineMs = 0;    // the schedule's roofline time on costProfile (scheduleCost)
+    bool showRoofline = false; // in the table: on the GPU, or when --profile was given
 };
 
 nlohmann::ordered_json toJson(const RunResults& r)
@@ -157,6 +162,8 @@ nlohmann::ordered_json toJson(const RunResults& r)
     j["peak_rss_bytes"] = m.peakRssBytes;
     j["repeat"] = r.repeat;
     j["latency_ms"] = latencyJson(m.latencyMs);
+    j["cost_profile"] = r.costProfile;
+    j["roofline_latency_ms"] = r.rooflineMs;
     j["predicted_step_bytes"] = core::liveBytesCurve(w.problem);
     j["step_bytes"] = m.stepBytes;
     j["step_peak_bytes"] = m.stepPeakBytes;
@@ -222,7 +229,7 @@ void printTable(const RunResults& r)
     };
     const auto ms = [](double v) {
         char text[32];
-        std::snprintf(text, sizeof text, "%.2f ms", v);
+        std::snprintf(text, sizeof text, v < 1 ? "%.3f ms" : "%.2f ms", v); // a GPU's sub-millisecond times keep 3 digits
         return std::string(text);
     };
     std::printf("model       %s\ndevice      %s%s\nplanner     %s\n", w.source.c_str(), m.device.c_str(),
@@ -248,10 +255,14 @@ void printTable(const RunResults& r)
     row("kernel scratch", "-", bytes(m.scratchBytes), bytes(pt.scratchBytes), poolValue([&](const core::Measurement& p) { return bytes(p.scratchBytes); }));
     row("peak (all of the above)", bytes(plan.arenaSize + predictedWeights), bytes(m.peakBytes), bytes(pt.peakBytes),
         poolValue([&](const core::Measurement& p) { return bytes(p.peakBytes); }));
-    row("latency median", "-", ms(m.latencyMs.median), ms(pt.latencyMs.median),
+    row("latency median", r.showRoofline ? ms(r.rooflineMs) + "+" : "-", ms(m.latencyMs.median), ms(pt.latencyMs.median),
         poolValue([&](const core::Measurement& p) { return ms(p.latencyMs.median); }));
     row("latency p50", "-", ms(m.latencyMs.p50), ms(pt.latencyMs.p50), poolValue([&](const core::Measurement& p) { return ms(p.latencyMs.p50); }));
     row("latency p99", "-", ms(m.latencyMs.p99), ms(pt.latencyMs.p99), poolValue([&](const core::Measurement& p) { return ms(p.latencyMs.p99); }));
+    if (r.showRoofline && r.rooflineMs > 0)
+        std::printf("+ roofline bound on the %s cost profile: each op at its peak FLOP/s or memory bandwidth, one after\n"
+                    "  another (no launch overhead; swap copies apart); the arena run's median is %.1fx it\n",
+            r.costProfile.c_str(), m.latencyMs.median / r.rooflineMs);
     if (pool)
         std::printf("* per-tensor: bytes held from cudaMalloc (requested sizes) at the peak step;\n"
                     "  pool: bytes in use in the pool (cudaMemPoolAttrUsedMemCurrent), the pool's rounding included\n");
@@ -374,6 +385,9 @@ int runCommand(const std::vector<std::string>& words)
         options.inputs[item.substr(0, eq)] = std::move(tensor->second);
     }
 
+    const auto costProfile = deviceFrom(*args, "profile");
+    if (!costProfile)
+        return fail(costProfile.error().message, kUsage);
     auto workload = std::move(*loaded);
     std::vector<core::StrategyReport> reports;
     if (auto s = applyStrategyFlags(*args, workload, reports, "profile"); !s)
@@ -456,6 +470,9 @@ int runCommand(const std::vector<std::string>& words)
     results.perTensorMatch = perTensorMismatch.empty();
     results.reports = &reports;
     results.repeat = options.repeat;
+    results.costProfile = costProfile->name;
+    results.rooflineMs = core::scheduleCost(graph, workload.schedule, *costProfile).seconds * 1e3;
+    results.showRoofline = useCuda || args->value("profile").has_value();
     if (transformed) {
         auto originalOptions = referenceOptions;
         originalOptions.modelData = originalData;

@@ -37,13 +37,6 @@ std::optional<int> checkpointEvery(const std::string& text)
     return static_cast<int>(*n);
 }
 
-core::Expected<core::DeviceProfile> deviceFrom(const CliArgs& args, const std::string& option = "device")
-{
-    if (const auto name = args.value(option))
-        return core::findDevice(*name);
-    return core::defaultDevice();
-}
-
 std::string deviceNames()
 {
     std::string names;
@@ -52,6 +45,13 @@ std::string deviceNames()
     return names;
 }
 } // namespace
+
+core::Expected<core::DeviceProfile> deviceFrom(const CliArgs& args, const std::string& option)
+{
+    if (const auto name = args.value(option))
+        return core::findDevice(*name);
+    return core::defaultDevice();
+}
 
 std::set<std::string> strategySwitches() { return { "fuse", "inplace", "reorder", "recompute", "swap", "strategies", "training", "persistent-grads" }; }
 std::set<std::string> strategyValuedOptions() { return { "device", "budget", "checkpoint" }; }

@@ -4,6 +4,7 @@
 
 #include "cliargs.h"
 
+#include "cost/device.h"
 #include "strategies/strategy.h"
 
 #include <set>
@@ -15,6 +16,9 @@ std::set<std::string> strategySwitches(); // fuse, inplace, reorder, recompute, 
 std::set<std::string> strategyValuedOptions(); // device, budget, checkpoint
 std::string strategyHelp();
 std::string trainingHelp(); // --training, --checkpoint, --persistent-grads
+
+// The device profile for costs: the one `--OPTION NAME|FILE` names, else the default (h200).
+core::Expected<core::DeviceProfile> deviceFrom(const CliArgs& args, const std::string& option = "device");
 
 // Checks --checkpoint (sqrt or a whole number >= 1) and that --persistent-grads comes with --training;
 // a bad one is a command-line error (exit 2).

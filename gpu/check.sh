@@ -116,6 +116,10 @@ for path in sys.argv[1:]:
               f"{'bit-identical' if match else 'DIFFER'}")
     print(f"{'':<16} cpu check: {j.get('cpu_comparison', '-')}; {j.get('ops_on_host', '?')} of "
           f"{j['ops_real'] + j['ops_synthetic']} ops on the host, {j.get('ops_precomputed', '?')} precomputed")
+    roofline = j.get("roofline_latency_ms", 0)
+    if roofline > 0:
+        print(f"{'':<16} roofline bound on {j.get('cost_profile', '?')}: {roofline:.3f} ms; arena median "
+              f"{j['latency_ms']['median'] / roofline:.1f}x it")
     if j.get("outputs_match_cpu") is False:
         ok = False
 sys.exit(0 if ok else 1)

@@ -3,6 +3,9 @@
 // The memplan command line as a user runs it: reports, files written, and one clear line for bad input.
 #include "clirun.h"
 
+#include "cost/opcost.h"
+#include "io/workload.h"
+
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -103,6 +106,40 @@ private slots:
         run = memplan({ QStringLiteral("export"), QStringLiteral("example:hotel"), QStringLiteral("--onnx"), onnx });
         QCOMPARE(run.exitCode, 1);
         QVERIFY(run.err.contains(QStringLiteral("--csv")));
+    }
+
+    // The predicted latency: the schedule's roofline bound on the --profile, in the table (with the
+    // measured median's multiple of it) when --profile is given on the CPU, always in the JSON.
+    void runReportsRooflineBound()
+    {
+        QTemporaryDir dir;
+        const auto json = dir.filePath(QStringLiteral("run.json"));
+        const auto run = memplan({ QStringLiteral("run"), QStringLiteral("example:transformer"), QStringLiteral("--profile"),
+            QStringLiteral("rtx4090"), QStringLiteral("--repeat"), QStringLiteral("1"), QStringLiteral("--json"), json });
+        QVERIFY2(run.exitCode == 0, qPrintable(run.err + run.out));
+        QVERIFY2(run.out.contains(QStringLiteral("+ roofline bound on the rtx4090 cost profile")), qPrintable(run.out));
+        QVERIFY2(QRegularExpression(QStringLiteral("latency median +[0-9.]+ ms\\+")).match(run.out).hasMatch(), qPrintable(run.out));
+        QFile file(json);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const auto j = QJsonDocument::fromJson(file.readAll()).object();
+        QCOMPARE(j.value(QStringLiteral("cost_profile")).toString(), QStringLiteral("rtx4090"));
+        const auto workload = core::loadWorkload("example:transformer", {});
+        const auto profile = core::findDevice("rtx4090");
+        QVERIFY(workload && profile);
+        const double expected = core::scheduleCost(*workload->graph, workload->schedule, *profile).seconds * 1e3;
+        QVERIFY(expected > 0);
+        QVERIFY2(std::abs(j.value(QStringLiteral("roofline_latency_ms")).toDouble() - expected) <= 1e-9 * expected,
+            qPrintable(QString::number(j.value(QStringLiteral("roofline_latency_ms")).toDouble())));
+
+        // On the CPU without --profile the h200 bound says nothing about this machine: JSON only.
+        const auto plain = memplan({ QStringLiteral("run"), QStringLiteral("example:transformer"), QStringLiteral("--repeat"),
+            QStringLiteral("1"), QStringLiteral("--json"), json });
+        QVERIFY2(plain.exitCode == 0, qPrintable(plain.err));
+        QVERIFY2(!plain.out.contains(QStringLiteral("roofline")), qPrintable(plain.out));
+        QVERIFY2(QRegularExpression(QStringLiteral("latency median +- ")).match(plain.out).hasMatch(), qPrintable(plain.out));
+        QFile again(json);
+        QVERIFY(again.open(QIODevice::ReadOnly));
+        QCOMPARE(QJsonDocument::fromJson(again.readAll()).object().value(QStringLiteral("cost_profile")).toString(), QStringLiteral("h200"));
     }
 
     // Strategies on `memplan run` (cost profile: --profile), both allocation modes measured per step.

@@ -72,7 +72,11 @@ private slots:
         QVERIFY2(r.out.contains(QStringLiteral("pool run")), qPrintable(r.out));
         QVERIFY2(r.out.contains(QStringLiteral("arena bit-identical, per-tensor bit-identical, pool bit-identical")), qPrintable(r.out));
         QVERIFY2(r.out.contains(QStringLiteral("outputs vs the CPU executor: within tolerance")), qPrintable(r.out));
+        // On the GPU the predicted latency is the roofline bound on the cost profile (default h200).
+        QVERIFY2(r.out.contains(QStringLiteral("+ roofline bound on the h200 cost profile")), qPrintable(r.out));
         const auto j = readJson(json);
+        QCOMPARE(j.value(QStringLiteral("cost_profile")).toString(), QStringLiteral("h200"));
+        QVERIFY(j.value(QStringLiteral("roofline_latency_ms")).toDouble() > 0);
         QCOMPARE(j.value(QStringLiteral("device")).toString(), QStringLiteral("cuda"));
         QVERIFY(!j.value(QStringLiteral("device_name")).toString().isEmpty());
         QCOMPARE(j.value(QStringLiteral("repeat")).toInt(), 3);

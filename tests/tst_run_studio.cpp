@@ -12,9 +12,11 @@
 #include "plandocument.h"
 #include "runcontroller.h"
 #include "runmeasurement.h"
+#include "strategypanel.h"
 #include "summarypanel.h"
 #include "tolerancespinbox.h"
 
+#include "cost/opcost.h"
 #include "planners/metrics.h"
 #include "planners/planner.h"
 #include "planners/validate.h"
@@ -68,6 +70,7 @@ private slots:
     void cudaRunWithoutDeviceFails();
     void runOverlaysMeasurement();
     void cudaMeasurementShown();
+    void rooflineOnTheCostProfile();
     void poolRunOnCurveAndLane();
     void screenshotsAfterRun();
     void cancelStopsTheRun();
@@ -215,6 +218,11 @@ void TestRunStudio::runOverlaysMeasurement()
     const QString peak = QString::fromStdString(core::formatBytes(core::lowerBound(doc->workload()->problem)));
     QVERIFY2(summary.contains(QStringLiteral("Predicted peak: ") + peak), qPrintable(summary));
     QVERIFY2(summary.contains(QStringLiteral("Measured peak: ") + peak), qPrintable(summary));
+
+    // A CPU run is not compared with the GPU cost profile's roofline.
+    QVERIFY(run->rooflineStepMs.empty());
+    QCOMPARE(m_window->latencyLane()->rooflineMs(0), 0.0);
+    QVERIFY2(!summary.contains(QStringLiteral("Roofline")), qPrintable(summary));
 }
 
 // A GPU run's measurement (its fields as runCudaJob fills them; built here from the CPU run, since a
@@ -274,6 +282,44 @@ void TestRunStudio::cudaMeasurementShown()
 // A cuda measurement with a pool run (synthetic: the CPU run's numbers, the pool's made different so
 // the series cannot be mistaken for another): a third measured series on the memory curve, and the
 // latency lane switches between the arena, per-tensor and pool runs.
+// The latency prediction a GPU run carries (the window passes the Strategies dock's profile on
+// cuda): each op's roofline bound, summed, drawn as orange ticks in the latency lane, in its tooltip
+// and in the summary.
+void TestRunStudio::rooflineOnTheCostProfile()
+{
+    PlanDocument* doc = m_window->document();
+    if (!doc->measurement())
+        QVERIFY(runAndWait());
+    const auto previous = doc->sharedMeasurement();
+    const auto profile = *core::findDevice("rtx4090");
+    RunController controller;
+    QSignalSpy finished(&controller, &RunController::finished);
+    controller.start(doc->sharedWorkload(), *doc->plan(), 1, RunDevice::Cpu, core::kDefaultGpuTolerance, profile);
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, kTimeout);
+    auto run = std::make_shared<RunMeasurement>(*finished.at(0).at(0).value<std::shared_ptr<const RunMeasurement>>());
+    QCOMPARE(run->costProfile, std::string("rtx4090"));
+    QCOMPARE(run->rooflineStepMs.size(), std::size_t(doc->steps()));
+    const auto& w = *doc->workload();
+    const double expected = core::scheduleCost(*w.graph, w.schedule, profile).seconds * 1e3;
+    QVERIFY(expected > 0);
+    QVERIFY(std::abs(run->rooflineMs - expected) <= 1e-9 * expected);
+    const auto first = std::size_t(w.schedule.order.at(0));
+    QCOMPARE(run->rooflineStepMs[0], core::opSeconds(*w.graph, w.graph->ops[first], profile) * 1e3);
+
+    run->device = "cuda";
+    run->pool = run->perTensor;
+    doc->setMeasurement(run);
+    auto* lane = m_window->latencyLane();
+    QCOMPARE(lane->rooflineMs(0), run->rooflineStepMs[0]);
+    QVERIFY2(lane->stepToolTip(0).contains(QStringLiteral("roofline bound on rtx4090")), qPrintable(lane->stepToolTip(0)));
+    const QString summary = m_window->summaryPanel()->summaryText();
+    QVERIFY2(summary.contains(QStringLiteral("Roofline (rtx4090): ")), qPrintable(summary));
+    QVERIFY2(summary.contains(QStringLiteral(" p50 at ")), qPrintable(summary));
+    const QImage image = lane->grab().toImage();
+    QVERIFY2(pixelsOf(image, 0xF28E2B) > 0, "the roofline ticks are drawn");
+    doc->setMeasurement(previous); // the later tests expect the window's own CPU run
+}
+
 void TestRunStudio::poolRunOnCurveAndLane()
 {
     PlanDocument* doc = m_window->document();

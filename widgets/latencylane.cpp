@@ -20,6 +20,7 @@ namespace {
 const QColor kReal(0x4E79A7);
 const QColor kSynthetic(0xBAB0AC);
 const QColor kTick(0x7B1FA2);
+const QColor kRoofline(0xF28E2B);
 
 QString msText(double ms) { return QStringLiteral("%1 ms").arg(ms, 0, 'f', ms < 1 ? 3 : ms < 10 ? 2 : ms < 100 ? 1 : 0); }
 } // namespace
@@ -87,6 +88,7 @@ void LatencyLane::rebuild()
 {
     m_barMs.clear();
     m_tickMs.clear();
+    m_rooflineMs.clear();
     m_real.clear();
     m_maxMs = 0;
     const core::Measurement* bars = measurementOf(shownRun());
@@ -101,6 +103,11 @@ void LatencyLane::rebuild()
         for (const auto& op : ticks->ops) {
             m_tickMs.push_back(op.medianMs);
             m_maxMs = std::max(m_maxMs, op.medianMs);
+        }
+    if (const RunMeasurement* m = document()->measurement())
+        for (double ms : m->rooflineStepMs) {
+            m_rooflineMs.push_back(ms);
+            m_maxMs = std::max(m_maxMs, ms);
         }
     m_maxMs = m_maxMs > 0 ? m_maxMs * 1.1 : 1.0;
 }
@@ -127,10 +134,13 @@ int LatencyLane::paintLegend(QPainter& painter, const QRect& area) const
         QString text;
         bool tick;
     };
-    const Item items[] = { { kReal, QStringLiteral("%1 run, real kernel").arg(runName(shownRun())), false },
-        { kSynthetic, QStringLiteral("synthetic kernel"), false },
-        { kTick, QStringLiteral("%1 run").arg(runName(tickRun())), true } };
-    const int count = m_tickMs.empty() ? 2 : 3;
+    std::vector<Item> items { { kReal, QStringLiteral("%1 run, real kernel").arg(runName(shownRun())), false },
+        { kSynthetic, QStringLiteral("synthetic kernel"), false } };
+    if (!m_tickMs.empty())
+        items.push_back({ kTick, QStringLiteral("%1 run").arg(runName(tickRun())), true });
+    if (const RunMeasurement* m = document()->measurement(); m && !m_rooflineMs.empty())
+        items.push_back({ kRoofline, QStringLiteral("roofline (%1)").arg(QString::fromStdString(m->costProfile)), true });
+    const int count = static_cast<int>(items.size());
     int x = area.right();
     for (int i = count - 1; i >= 0; --i) {
         const int w = fm.horizontalAdvance(items[i].text);
@@ -170,6 +180,10 @@ void LatencyLane::paintPlot(QPainter& painter, const Frame& frame) const
         if (static_cast<std::size_t>(s) < m_tickMs.size()) {
             const double y = frame.plot.bottom() + 1 - m_tickMs[static_cast<std::size_t>(s)] * scale;
             painter.fillRect(QRectF(x0, y - 1, std::max(1.0, x1 - x0 - gap), 2), kTick);
+        }
+        if (static_cast<std::size_t>(s) < m_rooflineMs.size()) { // at least a pixel up, so a tiny bound stays visible
+            const double y = frame.plot.bottom() + 1 - std::max(2.0, m_rooflineMs[static_cast<std::size_t>(s)] * scale);
+            painter.fillRect(QRectF(x0, y - 1, std::max(1.0, x1 - x0 - gap), 2), kRoofline);
         }
     }
 }
@@ -219,6 +233,13 @@ QString LatencyLane::stepToolTip(int step) const
         text += QStringLiteral("<br/>%1%2 run: median %3, p99 %4%5")
                     .arg(run == shownRun() ? QStringLiteral("<b>") : QString(), runName(run), msText(o.medianMs), msText(o.p99Ms),
                         run == shownRun() ? QStringLiteral("</b>") : QString());
+    }
+    if (static_cast<std::size_t>(step) < m->rooflineStepMs.size()) {
+        const double bound = m->rooflineStepMs[static_cast<std::size_t>(step)];
+        const core::Measurement* shown = measurementOf(shownRun());
+        text += QStringLiteral("<br/>roofline bound on %1: %2").arg(QString::fromStdString(m->costProfile).toHtmlEscaped(), msText(bound));
+        if (bound > 0 && shown && static_cast<std::size_t>(step) < shown->ops.size())
+            text += QStringLiteral(" (%1 run: %2×)").arg(runName(shownRun())).arg(shown->ops[static_cast<std::size_t>(step)].medianMs / bound, 0, 'f', 1);
     }
     text += op.real ? QStringLiteral("<br/>real kernel") : QStringLiteral("<br/>synthetic kernel (no real kernel for this op)");
     if (op.host)

@@ -14,8 +14,9 @@ struct Measurement;
 // lifetime bars and the memory curve above it): the bar is the op's median time in the run chosen
 // (planned arena by default; per-tensor, or on cuda the stream-ordered pool, from the context menu),
 // colored by kernel (real or synthetic); a tick marks the same op's median in the run it is compared
-// with (the arena run; for the arena run itself, the per-tensor run). Value axis in milliseconds on
-// the left, shared by both so bars and ticks compare. Hover shows the op's numbers in every run.
+// with (the arena run; for the arena run itself, the per-tensor run), and an orange tick the op's
+// roofline bound on the run's cost profile (RunMeasurement::rooflineStepMs). Value axis in
+// milliseconds on the left, shared by all so bars and ticks compare. Hover shows the op's numbers in every run.
 // Hidden until the document has a measurement (it then shows itself), so it takes no room before a run.
 class LatencyLane : public TimelineView {
     Q_OBJECT
@@ -37,6 +38,11 @@ public:
     int entryCount() const { return static_cast<int>(m_barMs.size()); } // one per op (step) when measured
     double maxMs() const { return m_maxMs; } // top of the value axis
     double barMs(int step) const { return step >= 0 && step < entryCount() ? m_barMs[static_cast<std::size_t>(step)] : 0; }
+    // The op's roofline bound (0 when the run carries none).
+    double rooflineMs(int step) const
+    {
+        return step >= 0 && step < static_cast<int>(m_rooflineMs.size()) ? m_rooflineMs[static_cast<std::size_t>(step)] : 0;
+    }
     // Tooltip text for the op at `step` ("" when there is none).
     QString stepToolTip(int step) const;
 
@@ -55,7 +61,7 @@ private:
     const core::Measurement* measurementOf(Run run) const; // null when the document has no such run
 
     Run m_choice = Run::Arena;
-    std::vector<double> m_barMs, m_tickMs; // per step, milliseconds
+    std::vector<double> m_barMs, m_tickMs, m_rooflineMs; // per step, milliseconds
     std::vector<bool> m_real;              // per step: a real kernel ran (in the run the bars show)
     double m_maxMs = 0;
 };

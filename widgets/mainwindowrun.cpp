@@ -10,6 +10,7 @@
 #include "plandocument.h"
 #include "runcontroller.h"
 #include "runmeasurement.h"
+#include "strategypanel.h"
 #include "summarypanel.h"
 #include "tolerancespinbox.h"
 
@@ -149,7 +150,7 @@ void MainWindow::runPlan()
     if (cuda && !cudaDeviceStatus().available)
         return; // the entry is greyed; nothing to run on
     m_runController->start(m_document->sharedWorkload(), *plan, m_repeatSpin->value(), cuda ? RunDevice::Cuda : RunDevice::Cpu,
-        m_toleranceSpin->value());
+        m_toleranceSpin->value(), cuda ? std::optional(m_strategyPanel->device()) : std::nullopt);
 }
 
 void MainWindow::cancelRun() { m_runController->cancel(); }

@@ -3,6 +3,7 @@
 #include "runcontroller.h"
 
 #include "cudadevice.h"
+#include "cost/opcost.h"
 #include "onnx/onnximport.h"
 
 #ifdef MEMPLAN_HAVE_CUDA
@@ -166,6 +167,16 @@ core::Expected<RunMeasurement> runJob(std::shared_ptr<const core::Workload> work
     return m;
 }
 
+void addRoofline(RunMeasurement& m, const core::DeviceProfile& profile)
+{
+    const auto& w = *m.workload;
+    m.costProfile = profile.name;
+    for (const auto op : w.schedule.order) {
+        m.rooflineStepMs.push_back(core::opSeconds(*w.graph, w.graph->ops[static_cast<std::size_t>(op)], profile) * 1e3);
+        m.rooflineMs += m.rooflineStepMs.back();
+    }
+}
+
 } // namespace
 
 RunController::RunController(QObject* parent)
@@ -182,8 +193,8 @@ RunController::~RunController()
     m_pool->waitForDone();
 }
 
-void RunController::start(
-    std::shared_ptr<const core::Workload> workload, const core::Plan& plan, int repeat, RunDevice device, double tolerance)
+void RunController::start(std::shared_ptr<const core::Workload> workload, const core::Plan& plan, int repeat, RunDevice device,
+    double tolerance, std::optional<core::DeviceProfile> costProfile)
 {
     if (m_cancel)
         m_cancel->store(true); // the older job stops at its next op
@@ -209,8 +220,11 @@ void RunController::start(
             Qt::QueuedConnection);
     };
     m_pool->start([self = QPointer(this), generation, workload = std::move(workload), plan, repeat = std::max(1, repeat), device,
-                      tolerance, token = core::CancelToken(m_cancel), progress = std::move(progress)]() mutable {
+                      tolerance, costProfile = std::move(costProfile), token = core::CancelToken(m_cancel),
+                      progress = std::move(progress)]() mutable {
         auto result = runJob(std::move(workload), plan, repeat, device, tolerance, token, progress);
+        if (result && costProfile)
+            addRoofline(*result, *costProfile);
         std::shared_ptr<const RunMeasurement> measurement;
         QString error;
         bool wasCancelled = false;

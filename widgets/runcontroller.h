@@ -4,11 +4,14 @@
 
 #include "runmeasurement.h"
 
+#include "cost/device.h"
+
 #include <QObject>
 #include <QString>
 
 #include <atomic>
 #include <memory>
+#include <optional>
 
 class QThreadPool;
 
@@ -34,9 +37,10 @@ public:
     bool isRunning() const { return m_running; }
 
     // `repeat` >= 1 timed runs per allocation mode. Cuda without a usable device fails (failed()).
-    // `tolerance`: cuda only, relative, for the GPU vs CPU comparison.
+    // `tolerance`: cuda only, relative, for the GPU vs CPU comparison. `costProfile`: the profile
+    // whose roofline times the measurement carries (RunMeasurement::rooflineStepMs).
     void start(std::shared_ptr<const core::Workload> workload, const core::Plan& plan, int repeat, RunDevice device = RunDevice::Cpu,
-        double tolerance = core::kDefaultGpuTolerance);
+        double tolerance = core::kDefaultGpuTolerance, std::optional<core::DeviceProfile> costProfile = std::nullopt);
     // Stops the running job at its next op; emits cancelled() and no result.
     void cancel();
     // Blocks until no job runs (for tests and shutdown).

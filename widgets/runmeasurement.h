@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 // The executor a Studio run uses: the CPU executor, or the CUDA executor on device 0.
 enum class RunDevice { Cpu, Cuda };
@@ -36,4 +37,9 @@ struct RunMeasurement {
     std::string cpuCheckNote;
     double tolerance = core::kDefaultGpuTolerance;
     int repeat = 1;
+    // The prediction to compare the latency with: each step's roofline time on the cost profile the
+    // run was started with (core::opSeconds), and their sum; empty and 0 when none was given.
+    std::string costProfile;
+    std::vector<double> rooflineStepMs;
+    double rooflineMs = 0;
 };

@@ -72,11 +72,15 @@ struct Rows {
 };
 
 // ---- measured run: predicted vs measured, labelled with the executor that ran.
+int msDecimals(double ms) { return ms < 1 ? 3 : ms < 10 ? 2 : ms < 100 ? 1 : 0; }
+
 QString msPair(double p50, double p99)
 {
-    const int decimals = p99 < 10 ? 2 : p99 < 100 ? 1 : 0;
+    const int decimals = msDecimals(p99);
     return QStringLiteral("%1 / %2 ms").arg(p50, 0, 'f', decimals).arg(p99, 0, 'f', decimals);
 }
+
+QString msText(double ms) { return QStringLiteral("%1 ms").arg(ms, 0, 'f', msDecimals(ms)); }
 
 } // namespace
 
@@ -114,6 +118,9 @@ void addMeasuredRows(Rows& rows, const PlanDocument& document)
     rows.row(QObject::tr("Per-tensor p50 / p99"), msPair(perTensor.latencyMs.p50, perTensor.latencyMs.p99));
     if (run->pool)
         rows.row(QObject::tr("Pool p50 / p99"), msPair(run->pool->latencyMs.p50, run->pool->latencyMs.p99));
+    if (run->rooflineMs > 0)
+        rows.row(QObject::tr("Roofline (%1)").arg(QString::fromStdString(run->costProfile)), msText(run->rooflineMs),
+            QObject::tr("p50 at %1×").arg(arena.latencyMs.p50 / run->rooflineMs, 0, 'f', 1));
     if (cuda)
         rows.row(QObject::tr("Kernels"), QObject::tr("%1 real, %2 synthetic; %3 on the host, %4 precomputed")
                                              .arg(arena.opsReal)
