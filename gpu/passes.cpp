@@ -152,10 +152,15 @@ core::Status Passes::run(Pass kind, int passIndex)
         }
         if (!arena && s < workspaceAt.size() && workspaceAt[s] >= 0) // the Conv's columns in its own allocation
             p.device.scratch = reinterpret_cast<float*>(state.owned[std::size_t(workspaceAt[s])]);
-        for (auto t : p.outTensor) // nothing overwrites a swap-out's source before its copy is done
+        // Nothing overwrites a swap-out's source before its copy is done: not the op's outputs, nor
+        // its workspace.
+        for (auto t : p.outTensor)
             if (layout.bufferOf[t] >= 0 && arena)
                 if (auto st = waitPending(state, layout.bufferOf[t], false); !st)
                     return st;
+        if (arena && s < workspaceAt.size() && workspaceAt[s] >= 0)
+            if (auto st = waitPending(state, workspaceAt[s], false); !st)
+                return st;
         if (auto st = launch(state, s); !st)
             return st;
         if (!onCopy)

@@ -94,6 +94,40 @@ core::Workload swappedSkip()
     return std::move(applied->workload);
 }
 
+// A skip around a 3x3 Conv (with its planned workspace) and wider tensors, after the swap strategy
+// with workspaces: the skip goes to the host right before the Conv. Fails the test when the op after
+// the SwapOut is not that Conv.
+core::Workload swappedConvSkip()
+{
+    using core::TensorKind;
+    GraphBuilder gb;
+    const auto x = gb.tensor("x", { 1, 8, 16, 16 }, TensorKind::Input);
+    const auto skip = gb.tensor("skip", { 1, 8, 16, 16 }), down = gb.tensor("down", { 1, 8, 16, 16 });
+    const auto wide = gb.tensor("wide", { 1, 32, 16, 16 }), act = gb.tensor("act", { 1, 32, 16, 16 });
+    const auto narrow = gb.tensor("narrow", { 1, 8, 16, 16 }), up = gb.tensor("up", { 1, 8, 16, 16 });
+    const auto out = gb.tensor("out", { 1, 8, 16, 16 }, TensorKind::Output);
+    gb.op("relu", "Relu", { x }, { skip });
+    gb.op("squeeze", "Sigmoid", { skip }, { down });
+    gb.op("widen", "Conv", { down, gb.tensor("w1", { 32, 8, 3, 3 }, TensorKind::Weight) }, { wide })->attributes["pads"].ints = { 1, 1, 1, 1 };
+    gb.op("act", "Relu", { wide }, { act });
+    gb.op("narrow", "Conv", { act, gb.tensor("w2", { 8, 32, 1, 1 }, TensorKind::Weight) }, { narrow });
+    gb.op("squash", "Tanh", { narrow }, { up });
+    gb.op("join", "Add", { skip, up }, { out });
+    const auto original = gb.workload("conv_skip", 256, true);
+    core::StrategyOptions options;
+    options.alignment = original.problem.alignment;
+    options.device.hostLinkBandwidth = 100 * options.device.memoryBandwidth;
+    auto applied = core::applyStrategies(original, { "swap" }, options);
+    if (!applied)
+        qFatal("%s", applied.error().message.c_str());
+    const auto& ops = applied->workload.graph->ops;
+    const auto& order = applied->workload.schedule.order;
+    const auto outStep = std::find_if(order.begin(), order.end(), [&](core::OpIndex i) { return ops[std::size_t(i)].type == "SwapOut"; });
+    if (outStep == order.end() || outStep + 1 == order.end() || ops[std::size_t(*(outStep + 1))].name != "widen")
+        qFatal("the swap strategy did not send the skip to the host right before the 3x3 Conv");
+    return std::move(applied->workload);
+}
+
 // `w` planned (the plan validated) and run in its arena on the GPU, and without reuse on the CPU, with
 // `data`'s weights. Fails the calling test when either run fails.
 struct GpuAndCpu {
@@ -145,6 +179,7 @@ private slots:
     void allocationModes();
     void brokenPlanCaught();
     void swapThroughPinnedMemory();
+    void swapOutSourceNotOverwrittenByWorkspace();
     void fusedOpsOnTheHost();
     void workspaces_data();
     void workspaces();
@@ -309,6 +344,40 @@ void TestCuda::brokenPlanCaught()
         QVERIFY2(!mismatch.empty(), spec);
         qInfo("%s: broken plan caught on the GPU: %s", spec, mismatch.c_str());
     }
+}
+
+// A workspace planned over a tensor that was just sent to the host (valid: the tensor's last read
+// is its SwapOut, the workspace lives at the next step) is written only after the copy has read the
+// tensor: the compute stream waits for the SwapOut's copy, as for an op's outputs. Without that
+// wait the emulation runs the Conv's im2col first under one of its stream orders, and the skip comes
+// back as columns.
+void TestCuda::swapOutSourceNotOverwrittenByWorkspace()
+{
+    const auto w = swappedConvSkip();
+    const auto& ops = w.graph->ops;
+    int skipBuffer = -1, workspace = -1;
+    for (std::size_t b = 0; b < w.problem.buffers.size(); ++b) {
+        if (w.bufferOp[b] >= 0 && ops[std::size_t(w.bufferOp[b])].name == "widen")
+            workspace = int(b);
+        if (w.bufferTensor[b] >= 0 && w.graph->tensors[std::size_t(w.bufferTensor[b])].name == "skip")
+            skipBuffer = int(b);
+    }
+    QVERIFY(skipBuffer >= 0 && workspace >= 0);
+    // The skip and the workspace share a region of their own at the arena's end.
+    auto plan = planFor(w);
+    const core::Bytes region = plan.arenaSize;
+    plan.offsets[std::size_t(skipBuffer)] = region;
+    plan.offsets[std::size_t(workspace)] = region;
+    plan.arenaSize = region + std::max(w.problem.buffers[std::size_t(skipBuffer)].size, w.problem.buffers[std::size_t(workspace)].size);
+    const auto check = core::validatePlan(w.problem, plan);
+    QVERIFY2(check.ok(), check.message.c_str());
+    const auto reference = gpu::runOnCuda(*w.graph, w.schedule, w.problem, core::noReusePlan(w.problem), w.bufferTensor, {});
+    QVERIFY2(reference, reference ? "" : reference.error().message.c_str());
+    const auto run = gpu::runOnCuda(*w.graph, w.schedule, w.problem, plan, w.bufferTensor, {});
+    QVERIFY2(run, run ? "" : run.error().message.c_str());
+    QCOMPARE(run->opsHost, 0);
+    const auto mismatch = core::compareOutputs(*w.graph, reference->outputs, run->outputs);
+    QVERIFY2(mismatch.empty(), mismatch.c_str());
 }
 
 // The swap strategy's SwapOut/SwapIn go through pinned host memory on the copy stream; the values
