@@ -70,28 +70,34 @@ core::Workload skipWorkload()
     return gb.workload("skip", 256);
 }
 
-// The skip workload after the swap strategy; fails the test when nothing was swapped.
-core::Workload swappedSkip()
+// `original` after the swap strategy, on a host link fast against these small ops' compute, so the
+// strategy issues the SwapIn ahead of its read (on the h200 profile the SwapOut's copy would still
+// hold the link until the read). A failing strategy ends the test.
+core::StrategyRun swapOnFastLink(const core::Workload& original)
 {
-    const auto original = skipWorkload();
     core::StrategyOptions options;
     options.alignment = original.problem.alignment;
-    // A host link fast against these small ops' compute, so the strategy issues the SwapIn ahead of
-    // its read (on the h200 profile the SwapOut's copy would still hold the link until the read).
     options.device.hostLinkBandwidth = 100 * options.device.memoryBandwidth;
     auto applied = core::applyStrategies(original, { "swap" }, options);
     if (!applied)
         qFatal("%s", applied.error().message.c_str());
-    const auto& ops = applied->workload.graph->ops;
+    return std::move(*applied);
+}
+
+// The skip workload after the swap strategy; fails the test when nothing was swapped.
+core::Workload swappedSkip()
+{
+    auto applied = swapOnFastLink(skipWorkload());
+    const auto& ops = applied.workload.graph->ops;
     if (std::none_of(ops.begin(), ops.end(), [](const core::Op& op) { return op.type == "SwapOut"; }))
         qFatal("the swap strategy swapped nothing in the skip workload");
     // The SwapIn is prefetched: an op computes while it copies, so the executor's deferred wait for
     // it (at the first read, not at the SwapIn) is what the swap tests check.
-    const auto& order = applied->workload.schedule.order;
+    const auto& order = applied.workload.schedule.order;
     const auto in = std::find_if(order.begin(), order.end(), [&](core::OpIndex i) { return ops[std::size_t(i)].type == "SwapIn"; });
     if (in == order.end() || in + 1 == order.end() || ops[std::size_t(*(in + 1))].name == "join")
         qFatal("the skip workload's SwapIn is not issued ahead of its read");
-    return std::move(applied->workload);
+    return std::move(applied.workload);
 }
 
 // A skip around a 3x3 Conv (with its planned workspace) and wider tensors, after the swap strategy
@@ -113,19 +119,13 @@ core::Workload swappedConvSkip()
     gb.op("narrow", "Conv", { act, gb.tensor("w2", { 8, 32, 1, 1 }, TensorKind::Weight) }, { narrow });
     gb.op("squash", "Tanh", { narrow }, { up });
     gb.op("join", "Add", { skip, up }, { out });
-    const auto original = gb.workload("conv_skip", 256, true);
-    core::StrategyOptions options;
-    options.alignment = original.problem.alignment;
-    options.device.hostLinkBandwidth = 100 * options.device.memoryBandwidth;
-    auto applied = core::applyStrategies(original, { "swap" }, options);
-    if (!applied)
-        qFatal("%s", applied.error().message.c_str());
-    const auto& ops = applied->workload.graph->ops;
-    const auto& order = applied->workload.schedule.order;
+    auto applied = swapOnFastLink(gb.workload("conv_skip", 256, true));
+    const auto& ops = applied.workload.graph->ops;
+    const auto& order = applied.workload.schedule.order;
     const auto outStep = std::find_if(order.begin(), order.end(), [&](core::OpIndex i) { return ops[std::size_t(i)].type == "SwapOut"; });
     if (outStep == order.end() || outStep + 1 == order.end() || ops[std::size_t(*(outStep + 1))].name != "widen")
         qFatal("the swap strategy did not send the skip to the host right before the 3x3 Conv");
-    return std::move(applied->workload);
+    return std::move(applied.workload);
 }
 
 // `w` planned (the plan validated) and run in its arena on the GPU, and without reuse on the CPU, with
