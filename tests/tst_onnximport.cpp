@@ -198,6 +198,9 @@ std::string notesOf(const Graph& g)
 
 } // namespace
 
+using ShapeModelBuild = std::function<void(ModelBuilder&, std::int64_t)>;
+Q_DECLARE_METATYPE(ShapeModelBuild)
+
 class TestOnnxImport : public QObject {
     Q_OBJECT
 
@@ -222,6 +225,9 @@ private slots:
     void badInput_data();
     void badInput();
     void bindingErrors();
+    void constantSizeAgainstInputShape();
+    void inconsistentShapes_data();
+    void inconsistentShapes();
     void fiveHundredOpsAreFast();
     void foldArithmetic();
 
@@ -826,6 +832,130 @@ void TestOnnxImport::bindingErrors()
     ShapeBindings wrongRank;
     wrongRank.inputShapes["x"] = { 1, 3 };
     check(wrongRank, "input 'x' has rank 4");
+}
+
+// A segmentation head traced at 8x8: the pooled branch is resized back to the constant size
+// [1,3,8,8] and joined with the feature map. At another --input-shape the Concat cannot run.
+void TestOnnxImport::constantSizeAgainstInputShape()
+{
+    ModelBuilder b(13);
+    b.input("x", TensorProto::FLOAT, { 1, 3, 8, 8 });
+    b.node("GlobalAveragePool", { "x" }, { "pooled" });
+    b.ints("sizes", { 1, 3, 8, 8 });
+    auto& resize = b.node("Resize", { "pooled", "", "", "sizes" }, { "up" });
+    attr(resize, "mode", std::string("nearest"));
+    b.node("Relu", { "x" }, { "features" });
+    auto& concat = b.node("Concat", { "features", "up" }, { "joined" }, "head_concat");
+    attr(concat, "axis", std::int64_t(1));
+    b.output("joined");
+    const QString path = b.save(m_dir, QStringLiteral("traced.onnx"));
+
+    IMPORT(native, path);
+    QCOMPARE(tensor(native, "joined").shape, (std::vector<std::int64_t> { 1, 6, 8, 8 }));
+    ShapeBindings sameSize;
+    sameSize.inputShapes["x"] = { 2, 3, 8, 8 }; // the batch does not meet the constant: still wrong
+    ShapeBindings larger;
+    larger.inputShapes["x"] = { 1, 3, 12, 12 };
+    for (const auto& bindings : { sameSize, larger }) {
+        const auto result = importOnnx(path.toStdString(), bindings);
+        QVERIFY(!result);
+        QCOMPARE(result.error().code, ErrorCode::InvalidModel);
+        const std::string& message = result.error().message;
+        for (const char* part : { "op 'head_concat' (Concat)", "'features'", "'up' [1,3,8,8]", "--input-shape",
+                                  "exported with" })
+            QVERIFY2(message.find(part) != std::string::npos, message.c_str());
+        QVERIFY2(message.find(path.toStdString()) != std::string::npos, message.c_str());
+    }
+}
+
+// Each model is built twice: with `good` the shapes agree and import succeeds (no false alarm),
+// with `bad` the op's definition is contradicted and import names the op and the inputs.
+void TestOnnxImport::inconsistentShapes_data()
+{
+    using Build = ShapeModelBuild;
+    QTest::addColumn<Build>("build");
+    QTest::addColumn<qint64>("good");
+    QTest::addColumn<qint64>("bad");
+    QTest::addColumn<QString>("expected");
+
+    QTest::newRow("Add") << Build([](ModelBuilder& b, std::int64_t n) {
+        b.input("x", TensorProto::FLOAT, { 2, 4, 6 });
+        b.floats("bias", { n });
+        b.node("Add", { "x", "bias" }, { "y" }, "add");
+    }) << qint64(6) << qint64(5) << QStringLiteral("op 'add' (Add): inputs 'x' [2,4,6] and 'bias' [5] do not broadcast (dimension 2");
+    QTest::newRow("Where") << Build([](ModelBuilder& b, std::int64_t n) {
+        b.input("c", TensorProto::BOOL, { 3, 1 });
+        b.input("x", TensorProto::FLOAT, { 1, 4 });
+        b.input("z", TensorProto::FLOAT, { n, 4 });
+        b.node("Where", { "c", "x", "z" }, { "y" }, "select");
+    }) << qint64(3) << qint64(2) << QStringLiteral("inputs 'c' [3,1] and 'z' [2,4] do not broadcast");
+    QTest::newRow("Concat") << Build([](ModelBuilder& b, std::int64_t n) {
+        b.input("x", TensorProto::FLOAT, { 1, 2, 5 });
+        b.input("z", TensorProto::FLOAT, { 1, 7, n });
+        attr(b.node("Concat", { "x", "z" }, { "y" }, "join"), "axis", std::int64_t(-2));
+    }) << qint64(5) << qint64(4) << QStringLiteral("differ in dimension 2 (Concat joins along axis 1 only)");
+    QTest::newRow("Concat rank") << Build([](ModelBuilder& b, std::int64_t n) {
+        b.input("x", TensorProto::FLOAT, { 1, 2, 5 });
+        b.input("z", TensorProto::FLOAT, n == 3 ? std::vector<Dim> { 1, 2, 5 } : std::vector<Dim> { 2, 5 });
+        attr(b.node("Concat", { "x", "z" }, { "y" }, "join"), "axis", std::int64_t(0));
+    }) << qint64(3) << qint64(2) << QStringLiteral("differ in rank");
+    QTest::newRow("MatMul") << Build([](ModelBuilder& b, std::int64_t n) {
+        b.input("x", TensorProto::FLOAT, { 8, 2, 3 });
+        b.floats("w", { n, 5 });
+        b.node("MatMul", { "x", "w" }, { "y" }, "proj");
+    }) << qint64(3) << qint64(4) << QStringLiteral("differ in the inner dimension (3 vs 4)");
+    QTest::newRow("MatMul batch") << Build([](ModelBuilder& b, std::int64_t n) {
+        b.input("x", TensorProto::FLOAT, { 8, 2, 3 });
+        b.input("w", TensorProto::FLOAT, { n, 3, 5 });
+        b.node("MatMul", { "x", "w" }, { "y" }, "bmm");
+    }) << qint64(1) << qint64(4) << QStringLiteral("batch dimensions that do not broadcast");
+    QTest::newRow("Gemm") << Build([](ModelBuilder& b, std::int64_t n) {
+        b.input("x", TensorProto::FLOAT, { 2, 16 });
+        b.floats("w", { 10, n });
+        attr(b.node("Gemm", { "x", "w" }, { "y" }, "fc"), "transB", std::int64_t(1));
+    }) << qint64(16) << qint64(12) << QStringLiteral("differ in the inner dimension (16 vs 12, after transA/transB)");
+    QTest::newRow("Conv") << Build([](ModelBuilder& b, std::int64_t n) {
+        b.input("x", TensorProto::FLOAT, { 1, 6, 8, 8 });
+        b.floats("w", { 6, n, 3, 3 });
+        auto& conv = b.node("Conv", { "x", "w" }, { "y" }, "grouped");
+        attr(conv, "group", std::int64_t(3));
+        attr(conv, "kernel_shape", std::vector<std::int64_t> { 3, 3 });
+    }) << qint64(2) << qint64(3) << QStringLiteral("input 'x' [1,6,8,8] has 6 channels but weight 'w' [6,3,3,3] with group 3 expects 9");
+    QTest::newRow("ConvTranspose") << Build([](ModelBuilder& b, std::int64_t n) {
+        b.input("x", TensorProto::FLOAT, { 1, 4, 5, 5 });
+        b.floats("w", { n, 2, 3, 3 });
+        attr(b.node("ConvTranspose", { "x", "w" }, { "y" }, "up"), "kernel_shape", std::vector<std::int64_t> { 3, 3 });
+    }) << qint64(4) << qint64(2) << QStringLiteral("has 4 channels but weight 'w' [2,2,3,3] expects 2");
+    QTest::newRow("Reshape") << Build([](ModelBuilder& b, std::int64_t n) {
+        b.input("x", TensorProto::FLOAT, { 1, 8, 4, 4 });
+        b.ints("shape", { 1, 8, n });
+        b.node("Reshape", { "x", "shape" }, { "y" }, "flatten");
+    }) << qint64(16) << qint64(49) << QStringLiteral("input 'x' [1,8,4,4] holds 128 elements but its output 'y' [1,8,49] holds 392");
+}
+
+void TestOnnxImport::inconsistentShapes()
+{
+    using Build = ShapeModelBuild;
+    QFETCH(Build, build);
+    QFETCH(qint64, good);
+    QFETCH(qint64, bad);
+    QFETCH(QString, expected);
+    auto save = [&](std::int64_t n, const QString& name) {
+        ModelBuilder b;
+        build(b, n);
+        b.output("y");
+        return b.save(m_dir, name + QString::fromLatin1(QTest::currentDataTag()).replace(QLatin1Char(' '), QLatin1Char('_')) + ".onnx");
+    };
+    IMPORT(g, save(good, QStringLiteral("good_")));
+    QVERIFY(tensor(g, "y").size > 0);
+    const QString path = save(bad, QStringLiteral("bad_"));
+    const auto result = importOnnx(path.toStdString());
+    QVERIFY(!result);
+    QCOMPARE(result.error().code, ErrorCode::InvalidModel);
+    const std::string& message = result.error().message;
+    QVERIFY2(message.find(expected.toStdString()) != std::string::npos, message.c_str());
+    QVERIFY2(message.find(path.toStdString()) != std::string::npos, message.c_str());
+    QVERIFY2(message.find("cannot run at these shapes") != std::string::npos, message.c_str());
 }
 
 void TestOnnxImport::fiveHundredOpsAreFast()

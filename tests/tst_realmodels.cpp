@@ -87,6 +87,42 @@ private slots:
         planWithEveryPlanner(*batch4);
     }
 
+    // At another input size the convolutional nets follow (their shapes are computed in the graph);
+    // the ones with sizes traced as constants are refused, naming the op that cannot run.
+    void otherInputSize_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<QString>("refusedAt"); // empty: imports and plans
+        QTest::newRow("resnet50") << QStringLiteral("resnet50.onnx") << QString();
+        QTest::newRow("mobilenet_v2") << QStringLiteral("mobilenet_v2.onnx") << QString();
+        QTest::newRow("densenet121") << QStringLiteral("densenet121.onnx") << QString();
+        // The ASPP pooling branch is resized to the constant 65x65 traced at 520x520.
+        QTest::newRow("deeplabv3_resnet50") << QStringLiteral("deeplabv3_resnet50.onnx")
+                                            << QStringLiteral("op '/inner/classifier/classifier.0/Concat' (Concat)");
+        // The patch grid is flattened to the constant 196 (14x14) patches.
+        QTest::newRow("vit_b_16") << QStringLiteral("vit_b_16.onnx") << QStringLiteral("op '/Reshape' (Reshape)");
+    }
+    void otherInputSize()
+    {
+        QFETCH(QString, file);
+        QFETCH(QString, refusedAt);
+        if (!present(file.toStdString()))
+            QSKIP(qPrintable(file + QStringLiteral(" is missing: run scripts/make_models.sh to export the test models")));
+        LoadOptions options;
+        options.bindings.inputShapes["input"] = { 1, 3, 96, 96 };
+        const auto workload = loadWorkload(kModels + file.toStdString(), options);
+        if (refusedAt.isEmpty()) {
+            QVERIFY2(workload, workload ? "" : workload.error().message.c_str());
+            QCOMPARE(workload->graph->tensors[workload->graph->inputs[0]].shape, (std::vector<std::int64_t> { 1, 3, 96, 96 }));
+            planWithEveryPlanner(*workload);
+            return;
+        }
+        QVERIFY(!workload);
+        const std::string& message = workload.error().message;
+        QVERIFY2(message.find(refusedAt.toStdString()) != std::string::npos, message.c_str());
+        QVERIFY2(message.find("--input-shape") != std::string::npos, message.c_str());
+    }
+
     void newerOpsetsAndControlFlow_data()
     {
         QTest::addColumn<QString>("file");

@@ -2,6 +2,7 @@
 // SPDX-FileCopyrightText: MemPlan authors
 #include "onnx/onnximport.h"
 
+#include "onnx/onnxconsistency.h"
 #include "onnx/onnxinfer.h"
 #include "onnx/onnxload.h"
 #include "onnx/onnxvalue.h"
@@ -285,6 +286,15 @@ Expected<Graph> importImpl(const std::filesystem::path& file, const ShapeBinding
                         + " data-dependent shapes, sized by an estimate (an upper bound where one exists): "
                         + joinNames(bounded, 5));
 
+    // A contradiction is the cause of any size that stays unknown below it: report it first.
+    if (const auto conflict = firstShapeConflict(g)) {
+        const bool bound = !bindings.dims.empty() || !bindings.inputShapes.empty();
+        return makeError(ErrorCode::InvalidModel,
+                         fileName + ": " + conflict->message + "; "
+                             + (bound ? "a size the model fixes as a constant does not follow --input-shape/--dim: "
+                                        "use the input shape the model was exported with"
+                                      : "the model cannot run at these shapes"));
+    }
     const auto unsized = unsizedTensors(g);
     if (!unsized.empty()) {
         std::vector<std::string> listed;

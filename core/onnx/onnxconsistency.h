@@ -1,0 +1,25 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+#pragma once
+
+#include "graph/graph.h"
+
+#include <optional>
+#include <string>
+
+namespace core {
+
+// The first op whose input shapes contradict its ONNX definition, e.g. a Concat whose inputs
+// differ off the join axis, an Add whose operands do not broadcast, a MatMul whose inner
+// dimensions differ or a Conv whose weight expects other channels. Such a model cannot run:
+// the usual cause is a size the model fixes as a constant (traced at one input size) that does
+// not follow --input-shape. Checks only what is known for certain: default-domain ops whose
+// inputs have known ranks and are not estimated; unknown dimensions (-1) match anything.
+struct ShapeConflict {
+    OpIndex op = -1;
+    std::string message; // "op 'X' (Concat): inputs 'a' [1,4,2] and 'b' [1,4,3] differ in dimension 2 ..."
+};
+
+std::optional<ShapeConflict> firstShapeConflict(const Graph& graph);
+
+} // namespace core
