@@ -78,6 +78,7 @@ core::Expected<Layout> makeLayout(const Graph& g, const core::PlanProblem& probl
     CUDA_TRY(cudaMalloc(&side, std::size_t(std::max<Bytes>(layout.sideBytes, kDeviceAlignment))), "allocating the weights (" + core::formatBytes(layout.sideBytes) + ")");
     layout.side.reset(side);
     layout.sideHost.assign(std::size_t(layout.sideBytes), std::byte(0));
+    const auto producer = core::producers(g);
     for (std::size_t t = 0; t < n; ++t) {
         if (places[t].kind != core::exec::PlaceKind::Side)
             continue;
@@ -86,7 +87,11 @@ core::Expected<Layout> makeLayout(const Graph& g, const core::PlanProblem& probl
         const auto& tensor = g.tensors[t];
         if (tensor.kind == core::TensorKind::Weight || tensor.kind == core::TensorKind::Persistent)
             core::exec::weightContents(g, TensorIndex(t), layout.sideHost.data() + offset, options);
-        if (tensor.kind == core::TensorKind::Weight)
+        // A weight an op writes at run time (an exporter's Identity alias) holds only the fill
+        // here: host ops read it from the device like an activation.
+        const auto* writer = producer[t] >= 0 ? &g.ops[std::size_t(producer[t])] : nullptr;
+        const bool constant = !writer || ((writer->domain.empty() || writer->domain == "ai.onnx") && writer->type == "Constant");
+        if (tensor.kind == core::TensorKind::Weight && constant)
             layout.hostCopy[t] = layout.sideHost.data() + offset;
     }
     if (layout.sideBytes > 0)

@@ -24,7 +24,7 @@ struct Layout {
     std::vector<std::byte> sideHost;         // the side region's initial contents (weights), kept for host ops
     std::vector<PinnedMemory> pinned;        // swap-strategy host tensors
     std::vector<std::byte*> address;         // per tensor: device (or pinned host) address; PerTensor/Pool: set per pass
-    std::vector<const std::byte*> hostCopy;  // per tensor: its contents in sideHost (weights only), else nullptr
+    std::vector<const std::byte*> hostCopy;  // per tensor: its contents in sideHost (weights no op but a Constant writes), else nullptr
     std::vector<int> bufferOf;               // per tensor: its buffer, -1 outside the arena
     std::vector<bool> stored, onHost;
     core::Bytes arenaBytes = 0, sideBytes = 0;

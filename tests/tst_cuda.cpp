@@ -181,6 +181,8 @@ private slots:
     void swapThroughPinnedMemory();
     void swapOutSourceNotOverwrittenByWorkspace();
     void fusedOpsOnTheHost();
+    void hostOpReadsAWeightAnOpWrites_data();
+    void hostOpReadsAWeightAnOpWrites();
     void workspaces_data();
     void workspaces();
     void dropoutDropsNothingOnDevice();
@@ -443,6 +445,45 @@ void TestCuda::fusedOpsOnTheHost()
         QVERIFY2(off.empty(), off.c_str());
     }
     qInfo("example:cnn fused: %d fused ops on the host, %d synthetic ops", fused, run->opsSynthetic);
+}
+
+// Exporters alias shared weights through Identity ops (47 in torchvision's ResNet-50): the alias is
+// a weight an op writes at run time. A host op (here the fused Conv+Relu) must read what the
+// Identity wrote, whether or not the Identity was small enough to precompute.
+void TestCuda::hostOpReadsAWeightAnOpWrites_data()
+{
+    QTest::addColumn<qint64>("channels");
+    QTest::newRow("precomputed alias (4.5 KiB)") << qint64(8);
+    QTest::newRow("device alias (576 KiB)") << qint64(128);
+}
+
+void TestCuda::hostOpReadsAWeightAnOpWrites()
+{
+    QFETCH(qint64, channels);
+    using core::TensorKind;
+    GraphBuilder b;
+    const auto x = b.tensor("x", { 1, channels, 6, 6 }, TensorKind::Input);
+    const auto shared = b.tensor("shared", { 16, channels, 3, 3 }, TensorKind::Weight);
+    const auto alias = b.tensor("alias", { 16, channels, 3, 3 }, TensorKind::Weight);
+    const auto c = b.tensor("c", { 1, 16, 4, 4 }), y = b.tensor("y", { 1, 16, 4, 4 }, TensorKind::Output);
+    b.op("alias_op", "Identity", { shared }, { alias });
+    b.op("conv", "Conv", { x, alias }, { c })->attributes["kernel_shape"].ints = { 3, 3 };
+    b.op("act", "Relu", { c }, { y });
+    const auto w = b.workload("alias", 256);
+    const auto applied = core::applyStrategies(w, { "fuse" }, core::StrategyOptions {});
+    QVERIFY2(applied, applied ? "" : applied.error().message.c_str());
+    const auto& fw = applied->workload;
+    QVERIFY(std::any_of(fw.graph->ops.begin(), fw.graph->ops.end(), [](const core::Op& op) { return op.type == "Fused"; }));
+    const auto plan = planFor(fw);
+    QVERIFY(core::validatePlan(fw.problem, plan).ok());
+    const auto run = gpu::runOnCuda(*fw.graph, fw.schedule, fw.problem, plan, fw.bufferTensor, {});
+    QVERIFY2(run, run ? "" : run.error().message.c_str());
+    const auto cpu = core::runOnCpu(*w.graph, w.schedule, w.problem, core::noReusePlan(w.problem), w.bufferTensor, {});
+    QVERIFY(cpu);
+    QCOMPARE(cpu->opsSynthetic, 0);
+    QCOMPARE(run->opsSynthetic, 0);
+    const auto off = core::compareWithin(*w.graph, cpu->outputs, run->outputs, 1e-3);
+    QVERIFY2(off.empty(), off.c_str());
 }
 
 // Two ConvTranspose layers (one grouped, with a bias) between Relus, so that their inputs are
