@@ -3,7 +3,7 @@
 # One call on a machine with an NVIDIA GPU: build (or take a prebuilt pack), run the GPU tests, then
 # run example:cnn (plain, with --fuse, with --workspaces), example:transformer, a swap (tests/data/swap_skip.json),
 # the packed or present ONNX models and
-# a ResNet-50 exported on the spot (when python3 has torch, torchvision and onnx) with
+# a ResNet-50 exported on the spot (when python3 has torch, torchvision and onnx; also run with --fuse) with
 # `memplan run --device cuda`, and print one table: model, mode, peak, p50, p99, outputs.
 # Exits non-zero when any step fails.
 #
@@ -70,16 +70,19 @@ if [[ ! -f "$root/tests/models/resnet50.onnx" ]] && python3 -c 'import torch, to
     python3 "$root/scripts/make_models.py" --only resnet50 "$out/models" >/dev/null 2>&1 \
         && models+=("$out/models/resnet50.onnx") || echo "check.sh: could not export resnet50 here" >&2
 fi
+for entry in "${models[@]}"; do # ResNet-50 fused too: its fused ops' bodies on the device
+    [[ "$entry" == */resnet50.onnx ]] && models+=("$entry+fuse")
+done
 jsons=()
 for entry in "${models[@]}"; do
     model=${entry%%+*} # example:cnn+fuse: run example:cnn with --fuse
     flags=()
     [[ "$entry" != "$model" ]] && flags=("--${entry#*+}")
+    name=$(basename "${model#example:}" .onnx)${entry#"$model"} # cnn+fuse, resnet50+fuse
     if [[ "$entry" == swap_skip ]]; then # a swap on the copy stream, prefetched (tests/data)
         model=$root/tests/data/swap_skip.json
         flags=(--swap --profile "$root/tests/data/fast_link_profile.json")
     fi
-    name=$(basename "${entry#example:}" .onnx)
     json="$out/$name.json"
     if "$memplan" run "$model" "${flags[@]}" --device cuda --repeat "$repeat" --json "$json" >"$out/$name.txt" 2>&1; then
         jsons+=("$json")

@@ -102,8 +102,11 @@ core::Expected<core::Measurement> runOnCuda(const Graph& graph, const core::Sche
         auto& p = steps[s];
         if (p.where == Where::Device) {
             pointDeviceViews(graph, p, *layout);
-            if ((*workspaceAt)[s] < 0)
+            if ((*workspaceAt)[s] < 0) {
                 scratchNeed = std::max(scratchNeed, scratchFloats(p.device.call));
+                for (const auto& part : p.body.body)
+                    scratchNeed = std::max(scratchNeed, scratchFloats(part.call));
+            }
         }
     }
     DeviceMemory scratch;
@@ -163,7 +166,7 @@ core::Expected<core::Measurement> runOnCuda(const Graph& graph, const core::Sche
     m.allocation = arena ? core::Allocation::Arena : core::Allocation::PerTensor;
     m.arenaBytes = layout->arenaBytes;
     m.weightsBytes = layout->sideBytes;
-    m.scratchBytes = scratchNeed * Bytes(sizeof(float));
+    m.scratchBytes = scratchNeed * Bytes(sizeof(float)) + layout->fusedBytes;
     m.outputs = std::move(passes.outputs);
     for (std::size_t s = 0; s < stepCount; ++s) {
         const auto& op = *steps[s].device.call.op;

@@ -3,6 +3,7 @@
 #include "devicelayout.h"
 
 #include "exec/hostops.h"
+#include "exec/opcall.h"
 #include "util/format.h"
 
 #include <algorithm>
@@ -96,6 +97,20 @@ core::Expected<Layout> makeLayout(const Graph& g, const core::PlanProblem& probl
     }
     if (layout.sideBytes > 0)
         CUDA_TRY(cudaMemcpy(side, layout.sideHost.data(), layout.sideHost.size(), cudaMemcpyHostToDevice), "uploading the weights");
+    std::vector<const core::Op*> fusedOps;
+    for (const auto& op : g.ops)
+        if (!op.body.empty())
+            fusedOps.push_back(&op);
+    const auto fused = core::exec::makeFusedScratch(g, fusedOps, kDeviceAlignment);
+    if (!fused)
+        return fused.error();
+    layout.fusedOffset = fused->offset;
+    layout.fusedBytes = fused->bytes;
+    if (layout.fusedBytes > 0) {
+        std::byte* p = nullptr;
+        CUDA_TRY(cudaMalloc(&p, std::size_t(layout.fusedBytes)), "allocating the fused ops' internal tensors (" + core::formatBytes(layout.fusedBytes) + ")");
+        layout.fused.reset(p);
+    }
     layout.placement = std::move(*placement);
     return layout;
 }

@@ -4,8 +4,9 @@
 
 // Private to gpu/: device memory for the shared placement (core/exec/layout.h). The arena and the
 // side region (weights, persistent and unbuffered tensors) are cudaMallocs; swap-out outputs that
-// no buffer holds are pinned host memory; fused ops' internals get nothing (they live in the host
-// scratch of the host-op path). Weights are uploaded once; their host copy stays for host ops.
+// no buffer holds are pinned host memory; fused ops' internals live in one device scratch of their
+// own (offsets as the CPU executor's fused scratch; a fused op that runs on the host uses a host
+// scratch instead). Weights are uploaded once; their host copy stays for host ops.
 
 #include "cudacommon.h"
 
@@ -27,7 +28,9 @@ struct Layout {
     std::vector<const std::byte*> hostCopy;  // per tensor: its contents in sideHost (weights no op but a Constant writes), else nullptr
     std::vector<int> bufferOf;               // per tensor: its buffer, -1 outside the arena
     std::vector<bool> stored, onHost;
-    core::Bytes arenaBytes = 0, sideBytes = 0;
+    DeviceMemory fused;                      // fused ops' internal tensors (every fused op at once: one runs at a time)
+    std::vector<core::Bytes> fusedOffset;    // per tensor: its offset in `fused`, -1 when not a fused op's internal
+    core::Bytes arenaBytes = 0, sideBytes = 0, fusedBytes = 0;
     core::exec::Placement placement;
 };
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: MemPlan authors
-// One step of a pass: a device kernel on the compute stream; a precomputed op's outputs copied to
+// One step of a pass: a device kernel (a fused op: its body's kernels) on the compute stream; a precomputed op's outputs copied to
 // the device on the compute stream; a host op (no device kernel, an
-// unsupported configuration, or a fused op) between a device-to-host and a host-to-device copy,
+// unsupported configuration, or a fused op whose body cannot run on the device) between a device-to-host and a host-to-device copy,
 // on the CPU executor's code (core::exec::runHostOp); a SwapOut/SwapIn copy on the copy stream,
 // ordered by events: a swap-out is waited for only before its source is overwritten or freed, a
 // swap-in only by the first step that reads what it brought back, so a SwapIn the swap strategy
@@ -28,7 +28,7 @@ core::Status Passes::launch(PassState& state, std::size_t s)
                 state.arrival[std::size_t(t)] = nullptr;
             }
     if (where == Where::Device) {
-        const auto outcome = p.deviceKernel(p.device);
+        const auto outcome = p.bodyKernels.empty() ? p.deviceKernel(p.device) : launchBody(p);
         if (!outcome.failure.empty())
             return core::makeError(ErrorCode::CudaFailure, p.label + ": " + outcome.failure);
         if (!outcome.supported)

@@ -73,6 +73,46 @@ void precomputeConstants(const Graph& g, std::vector<Prepared>& steps, const Lay
                 p.device.hostContents[k] = known[std::size_t(t)];
 }
 
+// Where each tensor is on the device now; a fused op's internals in the fused scratch.
+core::exec::TensorAccess deviceAccess(const Graph& g, const Layout& layout)
+{
+    core::exec::TensorAccess access;
+    access.address = [&g, &layout](TensorIndex t) {
+        const Bytes offset = layout.fusedOffset[std::size_t(t)];
+        return offset >= 0 ? layout.fused.get() + offset : layout.address[std::size_t(t)];
+    };
+    access.stored = [&g, &layout](TensorIndex t) {
+        return layout.fusedOffset[std::size_t(t)] >= 0 ? g.tensors[std::size_t(t)].size > 0 : bool(layout.stored[std::size_t(t)]);
+    };
+    return access;
+}
+
+// Prepares a fused op's body for the device when the CPU executor would run every body op on a
+// real kernel and each has a device kernel; false leaves the op to the host.
+bool prepareDeviceBody(const Graph& g, const core::Op& op, Prepared& p, const Layout& layout, const core::RunOptions& options)
+{
+    if (op.body.empty() || !op.captured.empty() || !layout.fused)
+        return false;
+    auto call = core::exec::prepareOp(g, op, p.opIndex, options, deviceAccess(g, layout));
+    std::vector<DeviceKernel> kernels;
+    for (const auto& part : call.body) {
+        const DeviceKernel kernel = part.kernel && !part.constant && !part.fill ? findDeviceKernel(part.call.op->type) : nullptr;
+        if (!kernel)
+            return false;
+        kernels.push_back(kernel);
+    }
+    p.bodyHostContents.clear();
+    for (const auto& part : call.body) {
+        std::vector<const std::byte*> contents;
+        for (const auto t : part.inTensor)
+            contents.push_back(t >= 0 ? layout.hostCopy[std::size_t(t)] : nullptr);
+        p.bodyHostContents.push_back(std::move(contents));
+    }
+    p.body = std::move(call);
+    p.bodyKernels = std::move(kernels);
+    return true;
+}
+
 } // namespace
 
 std::vector<Prepared> prepareSteps(const Graph& g, const core::Schedule& schedule, const Layout& layout, const core::RunOptions& options)
@@ -121,6 +161,8 @@ std::vector<Prepared> prepareSteps(const Graph& g, const core::Schedule& schedul
             p.where = Where::SwapIn;
         else if (p.cpuKernel && !constant && !fill && (p.deviceKernel = findDeviceKernel(op.type)))
             p.where = Where::Device;
+        else if (prepareDeviceBody(g, op, p, layout, options))
+            p.where = Where::Device;
         else
             p.where = Where::Host;
         // Host views: pinned and weight tensors in place, everything else through staging.
@@ -165,6 +207,21 @@ void pointDeviceViews(const Graph& g, Prepared& p, const Layout& layout)
     p.device.call.out.clear();
     for (auto t : p.outTensor)
         p.device.call.out.push_back(core::exec::tensorView(g, t, layout.address[t]));
+    if (!p.bodyKernels.empty())
+        core::exec::repoint(p.body, deviceAccess(g, layout));
+}
+
+Outcome launchBody(const Prepared& p)
+{
+    for (std::size_t k = 0; k < p.bodyKernels.size(); ++k) {
+        const DeviceCall call { p.body.body[k].call, p.bodyHostContents[k], p.device.stream, p.device.blas, p.device.scratch };
+        const auto outcome = p.bodyKernels[k](call);
+        if (!outcome.failure.empty())
+            return Outcome { true, "body op '" + p.body.body[k].call.op->name + "': " + outcome.failure };
+        if (!outcome.supported)
+            return outcome;
+    }
+    return {};
 }
 
 } // namespace gpu

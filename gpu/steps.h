@@ -7,7 +7,9 @@
 // Constant whose output is an uploaded weight), its device views and its host views (pinned and
 // weight tensors in place, everything else through staging buffers).
 // An op runs on the device only when the CPU executor would run a real kernel for it and a device
-// kernel exists; Constant, ConstantOfShape and fused ops always run on the host.
+// kernel exists; Constant and ConstantOfShape always run on the host. A fused op runs its body on
+// the device, op by op on the compute stream with its internal tensors in Layout::fused, when every
+// body op would (else it runs whole on the host, as it does when a body kernel declines at run time).
 // Precomputed: an op whose every input is constant (a weight, or the output of another precomputed
 // op; Shape and Size read only static shapes) is run once by prepareSteps on the CPU executor's
 // kernels, and each pass copies its outputs to the device (asynchronously, no synchronisation):
@@ -18,6 +20,8 @@
 // op the CPU executor runs synthetic is not precomputed.
 
 #include "devicelayout.h"
+
+#include "exec/opcall.h"
 
 #include "schedule/schedule.h"
 
@@ -34,6 +38,11 @@ struct Prepared {
     std::vector<std::vector<std::byte>> inStage, outStage; // per slot: staging when the host view needs a copy (Precomputed: the outputs)
     core::exec::Kernel cpuKernel = nullptr;
     DeviceKernel deviceKernel = nullptr;
+    // A fused op on the device: its body's calls on device views, each body op's kernel, and per body
+    // op and input slot the host contents of a constant it reads. Empty otherwise.
+    core::exec::PreparedCall body;
+    std::vector<DeviceKernel> bodyKernels;
+    std::vector<std::vector<const std::byte*>> bodyHostContents;
     Where where = Where::Host;
     core::OpIndex opIndex = 0;
     std::string label; // "op 'name' (Type)"
@@ -42,7 +51,11 @@ struct Prepared {
 // Prepares every op of the schedule (device views still unpointed: pointDeviceViews).
 std::vector<Prepared> prepareSteps(const core::Graph& g, const core::Schedule& schedule, const Layout& layout, const core::RunOptions& options);
 
-// Points the device views at the tensors' current addresses.
+// Points the device views (a fused op's body too) at the tensors' current addresses.
 void pointDeviceViews(const core::Graph& g, Prepared& p, const Layout& layout);
+
+// A fused op's body on the device: each body op's kernel in order on the step's stream, handle and
+// scratch. Stops at the first that fails or declines (then `supported` is false).
+Outcome launchBody(const Prepared& p);
 
 } // namespace gpu

@@ -155,7 +155,14 @@ private slots:
         QVERIFY2(fused.exitCode == 0, qPrintable(fused.err));
         QVERIFY2(fused.out.contains(QStringLiteral("outputs vs the model without strategies: bit-identical")), qPrintable(fused.out));
         const auto f = readJson(fusedJson);
-        QVERIFY(f.value(QStringLiteral("ops_on_host")).toInt() > 0);
+        QCOMPARE(f.value(QStringLiteral("ops_on_host")).toInt(), 0); // fused bodies run on the device
+        int fusedOps = 0;
+        for (const auto& value : f.value(QStringLiteral("ops")).toArray())
+            if (value.toObject().value(QStringLiteral("type")).toString() == QStringLiteral("Fused")) {
+                ++fusedOps;
+                QCOMPARE(value.toObject().value(QStringLiteral("on")).toString(), QStringLiteral("device"));
+            }
+        QVERIFY(fusedOps > 0);
         QVERIFY(f.value(QStringLiteral("outputs_match_cpu")).toBool());
         QCOMPARE(f.value(QStringLiteral("ops_synthetic")).toInt(), 0);
     }
