@@ -195,9 +195,9 @@ MEMPLAN_HD inline float batchNormElement(float x, float scale, float bias, float
     return (x - mean) / sqrtf(var + epsilon) * scale + bias;
 }
 
-// Softmax of row r of x viewed as [outer][count][inner] (row r: outer index r / inner, inner
-// index r % inner, elements `inner` apart).
-MEMPLAN_HD inline void softmaxRow(float* y, const float* x, std::int64_t r, std::int64_t count, std::int64_t inner)
+// Softmax (log: LogSoftmax) of row r of x viewed as [outer][count][inner] (row r: outer index
+// r / inner, inner index r % inner, elements `inner` apart).
+MEMPLAN_HD inline void softmaxRow(float* y, const float* x, std::int64_t r, std::int64_t count, std::int64_t inner, bool log = false)
 {
     const std::int64_t base = (r / inner) * count * inner + r % inner;
     float mx = -FLT_MAX;
@@ -207,7 +207,7 @@ MEMPLAN_HD inline void softmaxRow(float* y, const float* x, std::int64_t r, std:
     for (std::int64_t k = 0; k < count; ++k)
         sum += expf(x[base + k * inner] - mx);
     for (std::int64_t k = 0; k < count; ++k)
-        y[base + k * inner] = expf(x[base + k * inner] - mx) / sum;
+        y[base + k * inner] = log ? x[base + k * inner] - mx - logf(sum) : expf(x[base + k * inner] - mx) / sum;
 }
 
 // Layer normalisation of one row p[0..inner) into q; statistics in double; bias may be null. The
@@ -378,16 +378,21 @@ MEMPLAN_HD inline float resizeElement(const float* x, const ResizeShape& s, std:
     return acc;
 }
 
-// ---- ReduceMean over the axes flagged `reduced`, output row-major over the kept axes.
+// ---- Reductions (the Reduce* ops, GlobalMaxPool) over the axes flagged `reduced`, output row-major
+// over the kept axes. Each output accumulates its inputs in input order from the mode's start value,
+// with the CPU kernel's comparisons (std::max/std::min), so the bits match the CPU's.
+enum class ReduceMode : int { Mean, Sum, Max, Min, Prod, SumSquare, L1, L2 };
+
 struct ReduceShape {
     int rank = 0;
     std::int64_t dims[kMaxRank] = {}, stride[kMaxRank] = {};
     bool reduced[kMaxRank] = {};
-    std::int64_t group = 1; // elements averaged per output
+    std::int64_t group = 1; // elements accumulated per output
+    ReduceMode mode = ReduceMode::Mean;
+    bool noop = false; // noop_with_empty_axes and no axes: the input itself
 };
 
-// Sums in input order (the CPU kernel's order), then divides.
-MEMPLAN_HD inline float reduceMeanElement(const float* x, const ReduceShape& s, std::int64_t o)
+MEMPLAN_HD inline float reduceElement(const float* x, const ReduceShape& s, std::int64_t o)
 {
     std::int64_t base = 0;
     for (int d = s.rank - 1; d >= 0; --d)
@@ -395,7 +400,9 @@ MEMPLAN_HD inline float reduceMeanElement(const float* x, const ReduceShape& s, 
             base += (o % s.dims[d]) * s.stride[d];
             o /= s.dims[d];
         }
-    float sum = 0;
+    if (s.noop)
+        return x[base];
+    float acc = s.mode == ReduceMode::Max ? -INFINITY : s.mode == ReduceMode::Min ? INFINITY : s.mode == ReduceMode::Prod ? 1.0f : 0.0f;
     for (std::int64_t g = 0; g < s.group; ++g) {
         std::int64_t at = base, rest = g;
         for (int d = s.rank - 1; d >= 0; --d)
@@ -403,9 +410,19 @@ MEMPLAN_HD inline float reduceMeanElement(const float* x, const ReduceShape& s, 
                 at += (rest % s.dims[d]) * s.stride[d];
                 rest /= s.dims[d];
             }
-        sum += x[at];
+        const float v = x[at];
+        switch (s.mode) {
+        case ReduceMode::Max: acc = acc < v ? v : acc; break;
+        case ReduceMode::Min: acc = v < acc ? v : acc; break;
+        case ReduceMode::Prod: acc *= v; break;
+        case ReduceMode::SumSquare: case ReduceMode::L2: acc += v * v; break;
+        case ReduceMode::L1: acc += fabsf(v); break;
+        default: acc += v; break;
+        }
     }
-    return sum / float(s.group);
+    if (s.mode == ReduceMode::Mean)
+        return acc / float(s.group);
+    return s.mode == ReduceMode::L2 ? sqrtf(acc) : acc;
 }
 
 // ---- ConvTranspose as a GEMM and col2im, the CPU kernel's scheme: per group the columns

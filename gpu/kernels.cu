@@ -97,9 +97,9 @@ __global__ void batchNormKernel(float* y, const float* x, const float* scale, co
     }
 }
 
-__global__ void softmaxKernel(float* y, const float* x, std::int64_t outer, std::int64_t count, std::int64_t inner)
+__global__ void softmaxKernel(float* y, const float* x, std::int64_t outer, std::int64_t count, std::int64_t inner, bool log)
 {
-    GRID_LOOP(r, outer * inner) softmaxRow(y, x, r, count, inner);
+    GRID_LOOP(r, outer * inner) softmaxRow(y, x, r, count, inner, log);
 }
 
 __global__ void layerNormKernel(float* y, const float* x, const float* scale, const float* bias, std::int64_t rows, std::int64_t inner,
@@ -141,9 +141,9 @@ __global__ void resizeKernel(float* y, const float* x, ResizeShape s, std::int64
     GRID_LOOP(i, n) y[i] = resizeElement(x, s, i);
 }
 
-__global__ void reduceMeanKernel(float* y, const float* x, ReduceShape s, std::int64_t n)
+__global__ void reduceKernel(float* y, const float* x, ReduceShape s, std::int64_t n)
 {
-    GRID_LOOP(i, n) y[i] = reduceMeanElement(x, s, i);
+    GRID_LOOP(i, n) y[i] = reduceElement(x, s, i);
 }
 
 __global__ void col2imKernel(float* y, const float* col, const float* bias, TransposedConv s, std::int64_t n)
@@ -243,10 +243,10 @@ cudaError_t batchNorm(float* y, const float* x, const float* scale, const float*
     return cudaGetLastError();
 }
 
-cudaError_t softmax(float* y, const float* x, std::int64_t outer, std::int64_t count, std::int64_t inner, cudaStream_t stream)
+cudaError_t softmax(float* y, const float* x, std::int64_t outer, std::int64_t count, std::int64_t inner, bool log, cudaStream_t stream)
 {
     if (outer * inner > 0 && count > 0)
-        LAUNCH(softmaxKernel, outer * inner, stream, y, x, outer, count, inner);
+        LAUNCH(softmaxKernel, outer * inner, stream, y, x, outer, count, inner, log);
     return cudaGetLastError();
 }
 
@@ -320,10 +320,10 @@ cudaError_t resize(float* y, const float* x, const ResizeShape& shape, std::int6
     return cudaGetLastError();
 }
 
-cudaError_t reduceMean(float* y, const float* x, const ReduceShape& shape, std::int64_t n, cudaStream_t stream)
+cudaError_t reduce(float* y, const float* x, const ReduceShape& shape, std::int64_t n, cudaStream_t stream)
 {
     if (n > 0)
-        LAUNCH(reduceMeanKernel, n, stream, y, x, shape, n);
+        LAUNCH(reduceKernel, n, stream, y, x, shape, n);
     return cudaGetLastError();
 }
 

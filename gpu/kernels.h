@@ -41,8 +41,8 @@ cudaError_t addChannelBias(float* y, const float* bias, std::int64_t channels, s
 // Inference batch normalisation over channel (i / inner) % channels.
 cudaError_t batchNorm(float* y, const float* x, const float* scale, const float* bias, const float* mean, const float* var, float epsilon,
     std::int64_t channels, std::int64_t inner, std::int64_t n, cudaStream_t stream);
-// Softmax over the middle dimension of [outer][count][inner].
-cudaError_t softmax(float* y, const float* x, std::int64_t outer, std::int64_t count, std::int64_t inner, cudaStream_t stream);
+// Softmax (log: LogSoftmax) over the middle dimension of [outer][count][inner].
+cudaError_t softmax(float* y, const float* x, std::int64_t outer, std::int64_t count, std::int64_t inner, bool log, cudaStream_t stream);
 // Layer normalisation of each of `rows` rows of `inner` elements; bias may be null. Each row's
 // mean and 1 / standard deviation go to mean[r] and invStdDev[r] where those are not null.
 cudaError_t layerNorm(float* y, const float* x, const float* scale, const float* bias, std::int64_t rows, std::int64_t inner, float epsilon,
@@ -61,10 +61,10 @@ cudaError_t permute(void* y, const void* x, int elementBytes, int rank, const st
 cudaError_t gather(void* y, const void* x, int elementBytes, const void* indices, bool indices64, std::int64_t outer, std::int64_t count,
     std::int64_t dim, std::int64_t inner, cudaStream_t stream);
 
-// Pad, Resize and ReduceMean of float32 tensors; n: output elements.
+// Pad, Resize and the reductions (ReduceShape::mode) of float32 tensors; n: output elements.
 cudaError_t pad(float* y, const float* x, const PadShape& shape, std::int64_t n, cudaStream_t stream);
 cudaError_t resize(float* y, const float* x, const ResizeShape& shape, std::int64_t n, cudaStream_t stream);
-cudaError_t reduceMean(float* y, const float* x, const ReduceShape& shape, std::int64_t n, cudaStream_t stream);
+cudaError_t reduce(float* y, const float* x, const ReduceShape& shape, std::int64_t n, cudaStream_t stream);
 // One image's group of ConvTranspose outputs y_g from its columns (col2imElement); bias (the
 // group's first channel's) may be null.
 cudaError_t col2im(float* y, const float* col, const float* bias, const TransposedConv& shape, cudaStream_t stream);

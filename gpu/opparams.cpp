@@ -85,30 +85,65 @@ bool resizeShape(const KernelCall& c, kernels::ResizeShape& s)
     return true;
 }
 
-bool reduceMeanShape(const KernelCall& c, kernels::ReduceShape& s)
+std::optional<kernels::ReduceMode> reduceMode(const std::string& opType)
 {
-    if (!c.has(0) || c.out.size() != 1 || c.in[0].dtype != DType::Float32 || c.out[0].dtype != DType::Float32 || c.in[0].rank() < 1
-        || c.in[0].rank() > kernels::kMaxRank)
+    using M = kernels::ReduceMode;
+    static const std::map<std::string, M> modes { { "ReduceMean", M::Mean }, { "ReduceSum", M::Sum }, { "ReduceMax", M::Max },
+        { "ReduceMin", M::Min }, { "ReduceProd", M::Prod }, { "ReduceSumSquare", M::SumSquare }, { "ReduceL1", M::L1 },
+        { "ReduceL2", M::L2 } };
+    const auto it = modes.find(opType);
+    return it == modes.end() ? std::nullopt : std::optional(it->second);
+}
+
+bool reduceShape(const KernelCall& c, kernels::ReduceShape& s)
+{
+    const auto mode = c.op ? reduceMode(c.op->type) : std::nullopt;
+    if (!mode || !c.has(0) || c.out.size() != 1 || c.in[0].dtype != DType::Float32 || c.out[0].dtype != DType::Float32
+        || c.in[0].rank() < 1 || c.in[0].rank() > kernels::kMaxRank)
         return false;
     std::vector<bool> reduced;
     bool noop = false;
     core::exec::reduceAxes(c, reduced, noop);
+    if (noop) // nothing reduced: the input itself, as the CPU kernel copies it
+        reduced.assign(reduced.size(), false);
     const auto& x = c.in[0];
     const auto strides = core::exec::stridesOf(x.shape);
     s = {};
     s.rank = x.rank();
+    s.mode = *mode;
+    s.noop = noop;
     std::int64_t kept = 1;
     for (int d = 0; d < s.rank; ++d) {
         const auto u = std::size_t(d);
         s.dims[d] = x.shape[u];
         s.stride[d] = strides[u];
-        s.reduced[d] = reduced[u]; // noop: nothing reduced, every mean is of one element
+        s.reduced[d] = reduced[u];
         if (reduced[u])
             s.group *= x.shape[u];
         else
             kept *= x.shape[u];
     }
-    return kept == c.out[0].count && s.group > 0;
+    return kept == c.out[0].count;
+}
+
+bool globalMaxPoolShape(const KernelCall& c, kernels::ReduceShape& s)
+{
+    if (!c.allFloat() || !c.has(0) || c.out.size() != 1 || c.in[0].rank() < 2 || c.in[0].rank() > kernels::kMaxRank)
+        return false;
+    const auto& x = c.in[0];
+    if (c.out[0].count != x.shape[0] * x.shape[1])
+        return false;
+    const auto strides = core::exec::stridesOf(x.shape);
+    s = {};
+    s.rank = x.rank();
+    s.mode = kernels::ReduceMode::Max;
+    for (int d = 0; d < s.rank; ++d) {
+        s.dims[d] = x.shape[std::size_t(d)];
+        s.stride[d] = strides[std::size_t(d)];
+        s.reduced[d] = d >= 2;
+        s.group *= d >= 2 ? x.shape[std::size_t(d)] : 1;
+    }
+    return true;
 }
 
 bool transposedConvShape(const KernelCall& c, kernels::TransposedConv& s)

@@ -2,7 +2,7 @@
 // SPDX-FileCopyrightText: MemPlan authors
 #pragma once
 
-// Kernel parameters of Pad, Resize, ReduceMean, ConvTranspose, broadcasting and windows from an op call, read with the CPU
+// Kernel parameters of Pad, Resize, the reductions, ConvTranspose, broadcasting and windows from an op call, read with the CPU
 // kernels' own readers (core/exec/opattrs.h). Host code without CUDA headers, so the host tests
 // (tests/tst_gpumath.cpp) build the very parameters the device ops launch with. The call's
 // shape-argument inputs (pads, axes, scales, the constant) must point at host memory; tensor data
@@ -14,12 +14,18 @@
 #include "exec/kernels.h"
 
 #include <initializer_list>
+#include <map>
+#include <optional>
+#include <string>
 
 namespace gpu {
 
 bool padShape(const core::exec::KernelCall& call, kernels::PadShape& shape);
 bool resizeShape(const core::exec::KernelCall& call, kernels::ResizeShape& shape);
-bool reduceMeanShape(const core::exec::KernelCall& call, kernels::ReduceShape& shape);
+// The Reduce* ops (mode from the op type; axes from the attribute or input 1) and GlobalMaxPool
+// (a Max over every axis after the channels).
+bool reduceShape(const core::exec::KernelCall& call, kernels::ReduceShape& shape);
+bool globalMaxPoolShape(const core::exec::KernelCall& call, kernels::ReduceShape& shape);
 bool transposedConvShape(const core::exec::KernelCall& call, kernels::TransposedConv& shape);
 
 // Broadcast strides of the operands (at most three; operand k in stride[k]) to y, numpy rules; false

@@ -2,9 +2,9 @@
 // SPDX-FileCopyrightText: MemPlan authors
 // Device ops: Gemm/MatMul through cuBLAS (row-major operands handed to column-major cuBLAS as their
 // transposes), Conv as im2col + cuBLAS per image and group, ConvTranspose as cuBLAS + col2im,
-// BatchNormalization, Softmax, LayerNormalization, pooling, the view family (device-to-device
+// BatchNormalization, Softmax and LogSoftmax, LayerNormalization, pooling, the view family (device-to-device
 // copies), Transpose, Slice, Gather, Concat and Split (2-D strided copies). Elementwise ops:
-// opselementwise.cpp; Pad, Resize, ReduceMean: opsresample.cpp.
+// opselementwise.cpp; Pad, Resize, the reductions and GlobalMaxPool: opsresample.cpp.
 #include "ops.h"
 
 #include "cudacommon.h"
@@ -268,13 +268,14 @@ Outcome batchNorm(const DeviceCall& d)
     return {};
 }
 
+template <bool Log>
 Outcome softmax(const DeviceCall& d)
 {
     const auto& c = d.call;
     RowParams p;
     if (!softmaxParams(c, p))
         return kUnsupported;
-    DEVICE_CHECK(kernels::softmax(c.out[0].f32(), c.in[0].f32(), p.outer, p.count, p.inner, d.stream));
+    DEVICE_CHECK(kernels::softmax(c.out[0].f32(), c.in[0].f32(), p.outer, p.count, p.inner, Log, d.stream));
     return {};
 }
 
@@ -465,7 +466,7 @@ const std::map<std::string, DeviceKernel>& table()
     static const std::map<std::string, DeviceKernel> t = [] {
         std::map<std::string, DeviceKernel> m {
         { "Gemm", gemm }, { "MatMul", matMul }, { "Conv", conv },
-        { "BatchNormalization", batchNorm }, { "Softmax", softmax }, { "LayerNormalization", layerNorm }, { "ConvTranspose", convTranspose },
+        { "BatchNormalization", batchNorm }, { "Softmax", softmax<false> }, { "LogSoftmax", softmax<true> }, { "LayerNormalization", layerNorm }, { "ConvTranspose", convTranspose },
         { "MaxPool", pool<true> }, { "AveragePool", pool<false> }, { "GlobalAveragePool", globalAveragePool },
         { "Reshape", view }, { "Flatten", view }, { "Squeeze", view }, { "Unsqueeze", view }, { "Identity", view }, { "Dropout", view },
         { "Transpose", transpose }, { "Concat", concat }, { "Split", split }, { "Gather", gather }, { "Slice", slice },

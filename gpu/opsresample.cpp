@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: MemPlan authors
-// Pad, Resize and ReduceMean on the device: parameters from opparams.cpp (the CPU
+// Pad, Resize, the Reduce* family and GlobalMaxPool on the device: parameters from opparams.cpp (the CPU
 // kernels' attribute readers), one thread per output element (elementmath.h).
 #include "opsresample.h"
 
@@ -37,14 +37,23 @@ Outcome resize(const DeviceCall& d)
     return launched(kernels::resize(c.out[0].f32(), c.in[0].f32(), s, c.out[0].count, d.stream), "kernels::resize");
 }
 
-Outcome reduceMean(const DeviceCall& d)
+Outcome reduce(const DeviceCall& d)
 {
     KernelCall host;
     kernels::ReduceShape s;
-    if (!hostArguments(d, { 1 }, host) || !reduceMeanShape(host, s))
+    if (!hostArguments(d, { 1 }, host) || !reduceShape(host, s))
         return kUnsupported;
     const auto& c = d.call;
-    return launched(kernels::reduceMean(c.out[0].f32(), c.in[0].f32(), s, c.out[0].count, d.stream), "kernels::reduceMean");
+    return launched(kernels::reduce(c.out[0].f32(), c.in[0].f32(), s, c.out[0].count, d.stream), "kernels::reduce");
+}
+
+Outcome globalMaxPool(const DeviceCall& d)
+{
+    kernels::ReduceShape s;
+    const auto& c = d.call;
+    if (!globalMaxPoolShape(c, s))
+        return kUnsupported;
+    return launched(kernels::reduce(c.out[0].f32(), c.in[0].f32(), s, c.out[0].count, d.stream), "kernels::reduce");
 }
 
 } // namespace
@@ -54,7 +63,9 @@ void addResampleKernels(std::map<std::string, DeviceKernel>& t)
     t["Pad"] = pad;
     t["Resize"] = resize;
     t["Upsample"] = resize;
-    t["ReduceMean"] = reduceMean;
+    for (const char* type : { "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceSumSquare", "ReduceL1", "ReduceL2" })
+        t[type] = reduce;
+    t["GlobalMaxPool"] = globalMaxPool;
 }
 
 } // namespace gpu

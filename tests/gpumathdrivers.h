@@ -5,7 +5,7 @@
 // For tst_gpumath: whole op outputs computed on the host with the device kernels' element functions
 // (gpu/elementmath.h), one call per element or row as a kernel thread makes it. Elementwise
 // parameters come from gpu/elementparams.cpp; broadcasting,
-// windows, Pad, Resize, ReduceMean and ConvTranspose take their parameters from gpu/opparams.cpp,
+// windows, Pad, Resize, the reductions and ConvTranspose take their parameters from gpu/opparams.cpp,
 // as the device ops do.
 
 #include "elementmath.h"
@@ -185,7 +185,7 @@ inline std::string softmax(const KernelCall& c)
     if (!gpu::softmaxParams(c, p))
         return {};
     for (std::int64_t r = 0; r < p.outer * p.inner; ++r)
-        k::softmaxRow(c.out[0].f32(), c.in[0].f32(), r, p.count, p.inner);
+        k::softmaxRow(c.out[0].f32(), c.in[0].f32(), r, p.count, p.inner, c.op->type == "LogSoftmax");
     return "softmaxRow";
 }
 
@@ -251,14 +251,14 @@ inline std::string resize(const KernelCall& c)
     return "resizeElement";
 }
 
-inline std::string reduceMean(const KernelCall& c)
+inline std::string reduce(const KernelCall& c)
 {
     k::ReduceShape s;
-    if (!gpu::reduceMeanShape(c, s))
+    if (!(c.op->type == "GlobalMaxPool" ? gpu::globalMaxPoolShape(c, s) : gpu::reduceShape(c, s)))
         return {};
     for (std::int64_t i = 0; i < c.out[0].count; ++i)
-        c.out[0].f32()[i] = k::reduceMeanElement(c.in[0].f32(), s, i);
-    return "reduceMeanElement";
+        c.out[0].f32()[i] = k::reduceElement(c.in[0].f32(), s, i);
+    return "reduceElement";
 }
 
 // ConvTranspose as the device runs it: per image and group the columns Wᵀ_g · x_g, then col2im.
@@ -296,10 +296,12 @@ inline const std::map<std::string, Driver>& drivers()
     static const std::map<std::string, Driver> t = [] {
         std::map<std::string, Driver> m {
             { "Conv", conv }, { "MaxPool", pool }, { "AveragePool", pool }, { "GlobalAveragePool", globalAveragePool },
-            { "BatchNormalization", batchNorm }, { "Softmax", softmax }, { "LayerNormalization", layerNorm },
+            { "BatchNormalization", batchNorm }, { "Softmax", softmax }, { "LogSoftmax", softmax }, { "LayerNormalization", layerNorm },
             { "Transpose", transpose }, { "Gather", gather },
-            { "Pad", pad }, { "Resize", resize }, { "Upsample", resize }, { "ReduceMean", reduceMean }, { "ConvTranspose", convTranspose },
+            { "Pad", pad }, { "Resize", resize }, { "Upsample", resize }, { "GlobalMaxPool", reduce }, { "ConvTranspose", convTranspose },
         };
+        for (const char* type : { "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceSumSquare", "ReduceL1", "ReduceL2" })
+            m[type] = reduce;
         for (const auto& u : gpu::unaryOpTypes())
             m[u.first] = unary;
         for (const auto& b : gpu::binaryOpTypes())

@@ -3,7 +3,7 @@
 // The CUDA executor: the plan check on the GPU (arena run == no-reuse GPU run, bit for bit) for the
 // built-in examples, every allocation mode, the GPU's outputs against the CPU executor's, a broken
 // plan caught, the arena run's per-step bytes, swap transfers through pinned host memory, and fused
-// ops on the host path with real kernels, and Pad/Resize/ReduceMean/ConvTranspose on the device.
+// ops on the host path with real kernels, and Pad/Resize/the reductions/ConvTranspose on the device.
 // Without the CUDA executor in the build, or without a device, every test skips with the reason.
 #include "graphbuilder.h"
 #include "exec/executor.h"
@@ -190,6 +190,7 @@ private slots:
     void constantSubgraphPrecomputed();
     void cancelled();
     void resampleOpsOnTheDevice();
+    void reductionsOnTheDevice();
     void maskOpsOnTheDevice();
     void layerNormStatisticsOnTheDevice();
 #endif
@@ -460,7 +461,7 @@ void TestCuda::fusedOpsOnTheDevice()
 }
 
 // Exporters alias shared weights through Identity ops (47 in torchvision's ResNet-50): the alias is
-// a weight an op writes at run time. A fused op on the host (its LogSoftmax has no device kernel)
+// a weight an op writes at run time. A fused op on the host (its InstanceNormalization has no device kernel)
 // must read what the Identity wrote, whether or not the Identity was small enough to precompute.
 void TestCuda::hostOpReadsAWeightAnOpWrites_data()
 {
@@ -482,10 +483,10 @@ void TestCuda::hostOpReadsAWeightAnOpWrites()
         b.op("alias_op", "Identity", { shared }, { alias });
         core::Op conv { .name = "conv", .type = "Conv", .inputs = { x, alias }, .outputs = { c } };
         conv.attributes["kernel_shape"].ints = { 3, 3 };
-        core::Op normalize { .name = "normalize", .type = "LogSoftmax", .inputs = { c }, .outputs = { y } };
-        normalize.attributes["axis"].ints = { 1 };
+        const auto scale = b.tensor("scale", { 16 }, TensorKind::Weight), bias = b.tensor("bias", { 16 }, TensorKind::Weight);
+        const core::Op normalize { .name = "normalize", .type = "InstanceNormalization", .inputs = { c, scale, bias }, .outputs = { y } };
         if (fused)
-            b.op("conv+normalize", "Fused", { x, alias }, { y })->body = { conv, normalize };
+            b.op("conv+normalize", "Fused", { x, alias, scale, bias }, { y })->body = { conv, normalize };
         else
             b.g.ops.insert(b.g.ops.end(), { conv, normalize });
         return b.workload(fused ? "fused alias" : "alias", 256);
@@ -654,6 +655,51 @@ void TestCuda::resampleOpsOnTheDevice()
         QVERIFY2(op.host == (op.name == "int_pad"), op.name.c_str());
     }
     const auto off = core::compareWithin(*wl.graph, cpu->outputs, run->outputs, 1e-3);
+    QVERIFY2(off.empty(), off.c_str());
+}
+
+// A classifier head and attention statistics: GlobalMaxPool, ReduceSum/Max/Min/Prod/SumSquare/L1/L2
+// (axes as an attribute, as an opset-18 input, and none: all axes), LogSoftmax. Each runs on the
+// device and matches the CPU executor's outputs.
+void TestCuda::reductionsOnTheDevice()
+{
+    using core::DType;
+    using core::TensorKind;
+    GraphBuilder b;
+    auto data = std::make_shared<core::ModelData>();
+    const std::int64_t lastAxis[1] = { -1 };
+    const auto x = b.tensor("x", { 2, 6, 5, 4 }, TensorKind::Input);
+    const auto pooled = b.tensor("pooled", { 2, 6, 1, 1 });
+    b.op("pool", "GlobalMaxPool", { x }, { pooled });
+    const auto flat = b.tensor("flat", { 2, 6 });
+    b.op("flatten", "Flatten", { pooled }, { flat });
+    const auto logits = b.tensor("logits", { 2, 6 }, TensorKind::Output);
+    b.op("log_softmax", "LogSoftmax", { flat }, { logits })->attributes["axis"].ints = { 1 };
+    struct Reduction {
+        const char* type;
+        std::vector<std::int64_t> outShape;
+        int axes; // 0: attribute {1, 3}; 1: input {-1}; 2: none (every axis)
+    };
+    const Reduction reductions[] = { { "ReduceSum", { 2, 1, 5, 1 }, 0 }, { "ReduceMax", { 2, 6, 5, 1 }, 1 }, { "ReduceMin", { 1, 1, 1, 1 }, 2 },
+        { "ReduceProd", { 2, 1, 5, 1 }, 0 }, { "ReduceSumSquare", { 2, 6, 5, 1 }, 1 }, { "ReduceL1", { 1, 1, 1, 1 }, 2 },
+        { "ReduceL2", { 2, 1, 5, 1 }, 0 } };
+    for (const auto& r : reductions) {
+        const auto y = b.tensor(std::string("y_") + r.type, r.outShape, TensorKind::Output);
+        std::vector<core::TensorIndex> in { x };
+        if (r.axes == 1)
+            in.push_back(weightWithValues(b, *data, std::string("axes_") + r.type, DType::Int64, { 1 }, lastAxis));
+        auto* op = b.op(r.type, r.type, in, { y });
+        if (r.axes == 0)
+            op->attributes["axes"].ints = { 1, 3 };
+    }
+    const auto wl = b.workload("reductions", 256);
+    const auto runs = runOnBoth(wl, data);
+    QVERIFY(runs);
+    QCOMPARE(runs->cpu.opsSynthetic, 0);
+    QCOMPARE(runs->gpu.opsSynthetic, 0);
+    for (const auto& op : runs->gpu.ops)
+        QVERIFY2(!op.host, op.name.c_str());
+    const auto off = core::compareWithin(*wl.graph, runs->cpu.outputs, runs->gpu.outputs, 1e-3);
     QVERIFY2(off.empty(), off.c_str());
 }
 

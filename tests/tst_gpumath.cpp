@@ -307,7 +307,7 @@ void TestGpuMath::againstCpuKernelsAndReference()
     QVERIFY2(failures.empty(), (std::to_string(failures.size()) + " node tests differ between the element math and the CPU kernel").c_str());
     // Every element function was exercised by some case.
     for (const char* f : { "unaryElement", "binaryElement", "sourceIndex", "im2colElement", "poolElement", "rowMean", "batchNormElement",
-             "softmaxRow", "layerNormRow", "gatherSource", "padElement", "resizeElement", "reduceMeanElement", "col2imElement",
+             "softmaxRow", "layerNormRow", "gatherSource", "padElement", "resizeElement", "reduceElement", "col2imElement",
              "compareElement", "castElement", "whereParams", "notParams" })
         QVERIFY2(functionUses[f] > 0, f);
     // The new device ops cover the configurations the CPU kernel supports in the ONNX tests.
@@ -316,6 +316,9 @@ void TestGpuMath::againstCpuKernelsAndReference()
     for (const char* type : { "Less", "Greater", "Where", "Cast", "Not", "Max", "Min", "HardSwish", "HardSigmoid", "Elu", "PRelu" })
         QVERIFY2(!checked[type].empty(), type);
     QVERIFY(checked["ReduceMean"].size() >= 6);
+    for (const char* type : { "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceSumSquare", "ReduceL1", "ReduceL2", "LogSoftmax",
+             "GlobalMaxPool" })
+        QVERIFY2(checked[type].size() >= 2, type);
     QVERIFY(checked["Pad"].size() >= 1); // test_edge_pad and test_reflect_pad pad int32 data: host only
     QVERIFY(cases > 100);
 }
