@@ -59,6 +59,20 @@ MEMPLAN_HD inline std::int64_t sourceIndex(std::int64_t i, int rank, const std::
     return at;
 }
 
+// Expand and Tile: element index read for output element i, each output index taken modulo the
+// input's extent in that dimension (Expand: 1 where it broadcasts, so always 0 there).
+MEMPLAN_HD inline std::int64_t tileSource(std::int64_t i, int rank, const std::int64_t* dims, const std::int64_t* inDims,
+    const std::int64_t* stride)
+{
+    std::int64_t at = 0;
+    for (int d = rank - 1; d >= 0; --d) {
+        const std::int64_t k = i % dims[d];
+        i /= dims[d];
+        at += (k % inDims[d]) * stride[d];
+    }
+    return at;
+}
+
 MEMPLAN_HD inline float binaryElement(Binary op, float u, float v)
 {
     switch (op) {
@@ -208,6 +222,22 @@ MEMPLAN_HD inline void softmaxRow(float* y, const float* x, std::int64_t r, std:
         sum += expf(x[base + k * inner] - mx);
     for (std::int64_t k = 0; k < count; ++k)
         y[base + k * inner] = log ? x[base + k * inner] - mx - logf(sum) : expf(x[base + k * inner] - mx) / sum;
+}
+
+// Instance normalisation of one (image, channel) plane p[0..plane) into q, as the CPU kernel:
+// statistics in double, the result in float with the channel's scale and bias.
+MEMPLAN_HD inline void instanceNormRow(float* q, const float* p, float scale, float bias, std::int64_t plane, float epsilon)
+{
+    double mean = 0, var = 0;
+    for (std::int64_t i = 0; i < plane; ++i)
+        mean += p[i];
+    mean /= double(plane);
+    for (std::int64_t i = 0; i < plane; ++i)
+        var += (p[i] - mean) * (p[i] - mean);
+    var /= double(plane);
+    const float inv = float(1.0 / sqrt(var + epsilon));
+    for (std::int64_t i = 0; i < plane; ++i)
+        q[i] = (p[i] - float(mean)) * inv * scale + bias;
 }
 
 // Layer normalisation of one row p[0..inner) into q; statistics in double; bias may be null. The

@@ -124,6 +124,23 @@ __global__ void permuteKernel(T* y, const T* x, Dims d, std::int64_t n)
     GRID_LOOP(i, n) y[i] = x[sourceIndex(i, d.rank, d.dims, d.stride)];
 }
 
+struct TileDims { // copyable into a kernel argument
+    int rank;
+    std::int64_t dims[kMaxRank], inDims[kMaxRank], stride[kMaxRank];
+};
+
+template <class T>
+__global__ void tileKernel(T* y, const T* x, TileDims d, std::int64_t n)
+{
+    GRID_LOOP(i, n) y[i] = x[tileSource(i, d.rank, d.dims, d.inDims, d.stride)];
+}
+
+__global__ void instanceNormKernel(float* y, const float* x, const float* scale, const float* bias, std::int64_t rows, std::int64_t channels,
+    std::int64_t plane, float epsilon)
+{
+    GRID_LOOP(r, rows) instanceNormRow(y + r * plane, x + r * plane, scale[r % channels], bias[r % channels], plane, epsilon);
+}
+
 template <class T>
 __global__ void gatherKernel(T* y, const T* x, const void* indices, bool indices64, std::int64_t outer, std::int64_t count,
     std::int64_t dim, std::int64_t inner)
@@ -288,6 +305,38 @@ cudaError_t permute(void* y, const void* x, int elementBytes, int rank, const st
         LAUNCH(permuteKernel, n, stream, static_cast<std::uint32_t*>(y), static_cast<const std::uint32_t*>(x), d, n);
     else if (n > 0)
         LAUNCH(permuteKernel, n, stream, static_cast<std::uint64_t*>(y), static_cast<const std::uint64_t*>(x), d, n);
+    return cudaGetLastError();
+}
+
+cudaError_t tile(void* y, const void* x, int elementBytes, int rank, const std::int64_t* outDims, const std::int64_t* inDims,
+    const std::int64_t* inStride, std::int64_t n, cudaStream_t stream)
+{
+    if (rank < 1 || rank > kMaxRank)
+        return cudaErrorInvalidValue;
+    TileDims d {};
+    d.rank = rank;
+    for (int k = 0; k < rank; ++k) {
+        d.dims[k] = outDims[k];
+        d.inDims[k] = inDims[k];
+        d.stride[k] = inStride[k];
+    }
+    if (n <= 0)
+        return cudaGetLastError();
+    switch (elementBytes) {
+    case 1: LAUNCH(tileKernel, n, stream, static_cast<std::uint8_t*>(y), static_cast<const std::uint8_t*>(x), d, n); break;
+    case 2: LAUNCH(tileKernel, n, stream, static_cast<std::uint16_t*>(y), static_cast<const std::uint16_t*>(x), d, n); break;
+    case 4: LAUNCH(tileKernel, n, stream, static_cast<std::uint32_t*>(y), static_cast<const std::uint32_t*>(x), d, n); break;
+    case 8: LAUNCH(tileKernel, n, stream, static_cast<std::uint64_t*>(y), static_cast<const std::uint64_t*>(x), d, n); break;
+    default: return cudaErrorInvalidValue;
+    }
+    return cudaGetLastError();
+}
+
+cudaError_t instanceNorm(float* y, const float* x, const float* scale, const float* bias, std::int64_t rows, std::int64_t channels,
+    std::int64_t plane, float epsilon, cudaStream_t stream)
+{
+    if (rows > 0 && channels > 0 && plane > 0)
+        LAUNCH(instanceNormKernel, rows, stream, y, x, scale, bias, rows, channels, plane, epsilon);
     return cudaGetLastError();
 }
 

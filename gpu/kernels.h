@@ -55,6 +55,12 @@ cudaError_t rowMean(float* y, const float* x, std::int64_t rows, std::int64_t in
 // sum_d index_d * inStride[d] (the input strides taken in the permuted order).
 cudaError_t permute(void* y, const void* x, int elementBytes, int rank, const std::int64_t* outDims, const std::int64_t* inStride,
     std::int64_t n, cudaStream_t stream);
+// Expand and Tile (tileSource): elements of 1, 2, 4 or 8 bytes.
+cudaError_t tile(void* y, const void* x, int elementBytes, int rank, const std::int64_t* outDims, const std::int64_t* inDims,
+    const std::int64_t* inStride, std::int64_t n, cudaStream_t stream);
+// InstanceNormalization of rows = images × channels planes of `plane` elements.
+cudaError_t instanceNorm(float* y, const float* x, const float* scale, const float* bias, std::int64_t rows, std::int64_t channels,
+    std::int64_t plane, float epsilon, cudaStream_t stream);
 
 // Gather along one axis of x viewed as [outer][dim][inner] with `count` indices (int64, else int32);
 // an index outside [0, dim) wraps, as on the CPU. Elements of 4 or 8 bytes.

@@ -220,6 +220,32 @@ bool window(const core::exec::KernelCall& c, const core::exec::TensorView& x, co
     return true;
 }
 
+bool tileParams(const core::exec::KernelCall& c, TileParams& p)
+{
+    if (c.out.size() != 1 || !c.has(0) || !c.op)
+        return false;
+    const auto &x = c.in[0], &y = c.out[0];
+    const bool expand = c.op->type == "Expand";
+    const int rank = y.rank();
+    const auto bytes = core::dtypeBytes(x.dtype);
+    if ((!expand && c.op->type != "Tile") || x.dtype != y.dtype || rank < 1 || rank > kernels::kMaxRank || x.rank() > rank
+        || (!expand && x.rank() != rank) || (bytes != 1 && bytes != 2 && bytes != 4 && bytes != 8))
+        return false;
+    const auto strides = core::exec::stridesOf(x.shape);
+    p = {};
+    p.rank = rank;
+    p.bytes = int(bytes);
+    for (int d = 0; d < rank; ++d) {
+        const int xd = d - (rank - x.rank()); // Expand aligns x to the right
+        const std::int64_t dim = xd >= 0 ? x.shape[std::size_t(xd)] : 1;
+        if ((expand && dim != 1 && dim != y.shape[std::size_t(d)]) || (dim <= 0 && y.count > 0))
+            return false;
+        p.inDims[d] = std::max<std::int64_t>(dim, 1);
+        p.inStride[d] = xd >= 0 ? strides[std::size_t(xd)] : 0;
+    }
+    return true;
+}
+
 bool permuteParams(const core::exec::KernelCall& c, PermuteParams& p)
 {
     if (c.out.size() != 1 || !c.has(0))
@@ -281,6 +307,20 @@ bool softmaxParams(const core::exec::KernelCall& c, RowParams& p)
     for (int i = axis + 1; i < x.rank(); ++i)
         p.inner *= x.shape[std::size_t(i)];
     p.count = x.shape[std::size_t(axis)];
+    return true;
+}
+
+bool instanceNormParams(const core::exec::KernelCall& c, std::int64_t& channels, std::int64_t& plane)
+{
+    if (!c.allFloat() || c.in.size() < 3 || !c.has(0) || !c.has(1) || !c.has(2) || c.out.size() != 1 || c.in[0].rank() < 3
+        || c.out[0].count != c.in[0].count)
+        return false;
+    const auto& x = c.in[0];
+    channels = x.shape[1];
+    const std::int64_t rows = x.shape[0] * channels;
+    if (rows <= 0 || c.in[1].count != channels || c.in[2].count != channels)
+        return false;
+    plane = x.count / rows;
     return true;
 }
 

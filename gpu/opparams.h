@@ -38,6 +38,13 @@ struct PermuteParams {
     std::int64_t inStride[kernels::kMaxRank] = {};
 };
 bool permuteParams(const core::exec::KernelCall& call, PermuteParams& params);
+// Expand (x broadcast to y) and Tile (y repeats x): output element i reads tileSource(i, rank,
+// y.shape, inDims, inStride); elements of 1, 2, 4 or 8 bytes.
+struct TileParams {
+    int rank = 0, bytes = 0;
+    std::int64_t inDims[kernels::kMaxRank] = {}, inStride[kernels::kMaxRank] = {};
+};
+bool tileParams(const core::exec::KernelCall& call, TileParams& params);
 // Gather along one axis of x seen as [outer][dim][inner], elements of 4 or 8 bytes, int64 or int32 indices.
 struct GatherParams {
     int bytes = 0;
@@ -51,6 +58,8 @@ struct RowParams {
 bool softmaxParams(const core::exec::KernelCall& call, RowParams& params);
 // Layer normalisation of `rows` rows of `inner` elements (the axes from `axis` on); scale and bias
 // of `inner` elements; the optional Mean and InvStdDev outputs of `rows` elements.
+// InstanceNormalization of x [N, C, ...] with per-channel scale and bias: channels and plane size.
+bool instanceNormParams(const core::exec::KernelCall& call, std::int64_t& channels, std::int64_t& plane);
 bool layerNormParams(const core::exec::KernelCall& call, std::int64_t& rows, std::int64_t& inner);
 // 2-D (or 1-D as height 1) window geometry of Conv and pooling, as the CPU kernels read it.
 bool window(const core::exec::KernelCall& c, const core::exec::TensorView& x, const core::exec::TensorView& y, const core::exec::Shape& kernel,

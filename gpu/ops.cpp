@@ -279,6 +279,17 @@ Outcome softmax(const DeviceCall& d)
     return {};
 }
 
+Outcome instanceNorm(const DeviceCall& d)
+{
+    const auto& c = d.call;
+    std::int64_t channels = 0, plane = 0;
+    if (!instanceNormParams(c, channels, plane))
+        return kUnsupported;
+    DEVICE_CHECK(kernels::instanceNorm(c.out[0].f32(), c.in[0].f32(), c.in[1].f32(), c.in[2].f32(), c.in[0].count / std::max<std::int64_t>(1, plane),
+        channels, plane, c.attrFloat("epsilon", 1e-5f), d.stream));
+    return {};
+}
+
 Outcome layerNorm(const DeviceCall& d)
 {
     const auto& c = d.call;
@@ -324,6 +335,18 @@ Outcome transpose(const DeviceCall& d)
     if (!permuteParams(c, p))
         return kUnsupported;
     DEVICE_CHECK(kernels::permute(c.out[0].data, c.in[0].data, p.bytes, p.rank, c.out[0].shape.data(), p.inStride, c.out[0].count, d.stream));
+    return {};
+}
+
+// Expand and Tile: one index kernel; the shape or repeats input is not read (y's shape says it all).
+Outcome tile(const DeviceCall& d)
+{
+    const auto& c = d.call;
+    TileParams p;
+    if (!tileParams(c, p))
+        return kUnsupported;
+    DEVICE_CHECK(kernels::tile(c.out[0].data, c.in[0].data, p.bytes, p.rank, c.out[0].shape.data(), p.inDims, p.inStride, c.out[0].count,
+        d.stream));
     return {};
 }
 
@@ -469,7 +492,7 @@ const std::map<std::string, DeviceKernel>& table()
         { "BatchNormalization", batchNorm }, { "Softmax", softmax<false> }, { "LogSoftmax", softmax<true> }, { "LayerNormalization", layerNorm }, { "ConvTranspose", convTranspose },
         { "MaxPool", pool<true> }, { "AveragePool", pool<false> }, { "GlobalAveragePool", globalAveragePool },
         { "Reshape", view }, { "Flatten", view }, { "Squeeze", view }, { "Unsqueeze", view }, { "Identity", view }, { "Dropout", view },
-        { "Transpose", transpose }, { "Concat", concat }, { "Split", split }, { "Gather", gather }, { "Slice", slice },
+        { "Transpose", transpose }, { "Expand", tile }, { "Tile", tile }, { "InstanceNormalization", instanceNorm }, { "Concat", concat }, { "Split", split }, { "Gather", gather }, { "Slice", slice },
         };
         addResampleKernels(m);
         addElementwiseKernels(m);

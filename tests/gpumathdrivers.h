@@ -220,6 +220,28 @@ inline std::string transpose(const KernelCall& c)
     return "sourceIndex";
 }
 
+inline std::string tile(const KernelCall& c)
+{
+    gpu::TileParams p;
+    if (!gpu::tileParams(c, p))
+        return {};
+    const auto &x = c.in[0], &y = c.out[0];
+    for (std::int64_t i = 0; i < y.count; ++i)
+        copyElement(y, i, x, k::tileSource(i, p.rank, y.shape.data(), p.inDims, p.inStride));
+    return "tileSource";
+}
+
+inline std::string instanceNorm(const KernelCall& c)
+{
+    std::int64_t channels = 0, plane = 0;
+    if (!gpu::instanceNormParams(c, channels, plane))
+        return {};
+    for (std::int64_t r = 0; r < c.in[0].count / plane; ++r)
+        k::instanceNormRow(c.out[0].f32() + r * plane, c.in[0].f32() + r * plane, c.in[1].f32()[r % channels], c.in[2].f32()[r % channels],
+            plane, c.attrFloat("epsilon", 1e-5f));
+    return "instanceNormRow";
+}
+
 inline std::string gather(const KernelCall& c)
 {
     gpu::GatherParams p;
@@ -297,7 +319,8 @@ inline const std::map<std::string, Driver>& drivers()
         std::map<std::string, Driver> m {
             { "Conv", conv }, { "MaxPool", pool }, { "AveragePool", pool }, { "GlobalAveragePool", globalAveragePool },
             { "BatchNormalization", batchNorm }, { "Softmax", softmax }, { "LogSoftmax", softmax }, { "LayerNormalization", layerNorm },
-            { "Transpose", transpose }, { "Gather", gather },
+            { "Transpose", transpose }, { "Gather", gather }, { "Expand", tile }, { "Tile", tile },
+            { "InstanceNormalization", instanceNorm },
             { "Pad", pad }, { "Resize", resize }, { "Upsample", resize }, { "GlobalMaxPool", reduce }, { "ConvTranspose", convTranspose },
         };
         for (const char* type : { "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceSumSquare", "ReduceL1", "ReduceL2" })

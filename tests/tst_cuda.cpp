@@ -190,7 +190,7 @@ private slots:
     void constantSubgraphPrecomputed();
     void cancelled();
     void resampleOpsOnTheDevice();
-    void reductionsOnTheDevice();
+    void reductionsAndCopiesOnTheDevice();
     void maskOpsOnTheDevice();
     void layerNormStatisticsOnTheDevice();
 #endif
@@ -461,7 +461,7 @@ void TestCuda::fusedOpsOnTheDevice()
 }
 
 // Exporters alias shared weights through Identity ops (47 in torchvision's ResNet-50): the alias is
-// a weight an op writes at run time. A fused op on the host (its InstanceNormalization has no device kernel)
+// a weight an op writes at run time. A fused op on the host (its Shape has no device kernel)
 // must read what the Identity wrote, whether or not the Identity was small enough to precompute.
 void TestCuda::hostOpReadsAWeightAnOpWrites_data()
 {
@@ -479,16 +479,16 @@ void TestCuda::hostOpReadsAWeightAnOpWrites()
         const auto x = b.tensor("x", { 1, channels, 6, 6 }, TensorKind::Input);
         const auto shared = b.tensor("shared", { 16, channels, 3, 3 }, TensorKind::Weight);
         const auto alias = b.tensor("alias", { 16, channels, 3, 3 }, TensorKind::Weight);
-        const auto c = b.tensor("c", { 1, 16, 4, 4 }), y = b.tensor("y", { 1, 16, 4, 4 }, TensorKind::Output);
+        const auto y = b.tensor("y", { 1, 16, 4, 4 }, TensorKind::Output);
+        const auto shape = b.tensor("shape", { 4 }, TensorKind::Output, core::DType::Int64);
         b.op("alias_op", "Identity", { shared }, { alias });
-        core::Op conv { .name = "conv", .type = "Conv", .inputs = { x, alias }, .outputs = { c } };
+        core::Op conv { .name = "conv", .type = "Conv", .inputs = { x, alias }, .outputs = { y } };
         conv.attributes["kernel_shape"].ints = { 3, 3 };
-        const auto scale = b.tensor("scale", { 16 }, TensorKind::Weight), bias = b.tensor("bias", { 16 }, TensorKind::Weight);
-        const core::Op normalize { .name = "normalize", .type = "InstanceNormalization", .inputs = { c, scale, bias }, .outputs = { y } };
+        const core::Op measure { .name = "measure", .type = "Shape", .inputs = { y }, .outputs = { shape } };
         if (fused)
-            b.op("conv+normalize", "Fused", { x, alias, scale, bias }, { y })->body = { conv, normalize };
+            b.op("conv+measure", "Fused", { x, alias }, { y, shape })->body = { conv, measure };
         else
-            b.g.ops.insert(b.g.ops.end(), { conv, normalize });
+            b.g.ops.insert(b.g.ops.end(), { conv, measure });
         return b.workload(fused ? "fused alias" : "alias", 256);
     };
     const auto w = build(false), fw = build(true);
@@ -659,9 +659,10 @@ void TestCuda::resampleOpsOnTheDevice()
 }
 
 // A classifier head and attention statistics: GlobalMaxPool, ReduceSum/Max/Min/Prod/SumSquare/L1/L2
-// (axes as an attribute, as an opset-18 input, and none: all axes), LogSoftmax. Each runs on the
-// device and matches the CPU executor's outputs.
-void TestCuda::reductionsOnTheDevice()
+// (axes as an attribute, as an opset-18 input, and none: all axes), LogSoftmax; InstanceNormalization;
+// Expand of a bool mask (1-byte elements) and Tile. Each runs on the device and matches the CPU
+// executor's outputs.
+void TestCuda::reductionsAndCopiesOnTheDevice()
 {
     using core::DType;
     using core::TensorKind;
@@ -692,6 +693,17 @@ void TestCuda::reductionsOnTheDevice()
         if (r.axes == 0)
             op->attributes["axes"].ints = { 1, 3 };
     }
+    const float scale[6] = { 1, -0.5f, 2, 0.25f, 1.5f, -1 }, shift[6] = { 0, 0.5f, -1, 2, 0.1f, 0 };
+    const auto normalized = b.tensor("normalized", { 2, 6, 5, 4 }, TensorKind::Output);
+    b.op("instance_norm", "InstanceNormalization",
+        { x, weightWithValues(b, *data, "scale", DType::Float32, { 6 }, scale), weightWithValues(b, *data, "shift", DType::Float32, { 6 }, shift) },
+        { normalized });
+    const std::int64_t maskShape[4] = { 2, 6, 5, 4 }, repeats[4] = { 1, 1, 2, 1 };
+    const auto mask = b.tensor("mask", { 5, 1 }, TensorKind::Input, DType::Bool);
+    const auto wide = b.tensor("wide_mask", { 2, 6, 5, 4 }, TensorKind::Output, DType::Bool);
+    b.op("expand", "Expand", { mask, weightWithValues(b, *data, "mask_shape", DType::Int64, { 4 }, maskShape) }, { wide });
+    const auto tiled = b.tensor("tiled", { 2, 6, 10, 4 }, TensorKind::Output);
+    b.op("tile", "Tile", { x, weightWithValues(b, *data, "repeats", DType::Int64, { 4 }, repeats) }, { tiled });
     const auto wl = b.workload("reductions", 256);
     const auto runs = runOnBoth(wl, data);
     QVERIFY(runs);
