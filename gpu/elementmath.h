@@ -224,35 +224,37 @@ MEMPLAN_HD inline void softmaxRow(float* y, const float* x, std::int64_t r, std:
         y[base + k * inner] = log ? x[base + k * inner] - mx - logf(sum) : expf(x[base + k * inner] - mx) / sum;
 }
 
-// Instance normalisation of one (image, channel) plane p[0..plane) into q, as the CPU kernel:
-// statistics in double, the result in float with the channel's scale and bias.
+// Mean and 1 / sqrt(variance + epsilon) of p[0..n), statistics in double as the CPU kernels take them.
+MEMPLAN_HD inline float rowStatistics(const float* p, std::int64_t n, float epsilon, double& mean)
+{
+    double var = 0;
+    mean = 0;
+    for (std::int64_t k = 0; k < n; ++k)
+        mean += p[k];
+    mean /= double(n);
+    for (std::int64_t k = 0; k < n; ++k)
+        var += (p[k] - mean) * (p[k] - mean);
+    var /= double(n);
+    return float(1.0 / sqrt(var + epsilon));
+}
+
+// Instance normalisation of one (image, channel) plane p[0..plane) into q, as the CPU kernel: the
+// result in float with the channel's scale and bias.
 MEMPLAN_HD inline void instanceNormRow(float* q, const float* p, float scale, float bias, std::int64_t plane, float epsilon)
 {
-    double mean = 0, var = 0;
-    for (std::int64_t i = 0; i < plane; ++i)
-        mean += p[i];
-    mean /= double(plane);
-    for (std::int64_t i = 0; i < plane; ++i)
-        var += (p[i] - mean) * (p[i] - mean);
-    var /= double(plane);
-    const float inv = float(1.0 / sqrt(var + epsilon));
+    double mean = 0;
+    const float inv = rowStatistics(p, plane, epsilon, mean);
     for (std::int64_t i = 0; i < plane; ++i)
         q[i] = (p[i] - float(mean)) * inv * scale + bias;
 }
 
-// Layer normalisation of one row p[0..inner) into q; statistics in double; bias may be null. The
-// row's mean and 1 / standard deviation go to *mean and *invStdDev where those are not null.
+// Layer normalisation of one row p[0..inner) into q; bias may be null. The row's mean and
+// 1 / standard deviation go to *mean and *invStdDev where those are not null.
 MEMPLAN_HD inline void layerNormRow(float* q, const float* p, const float* scale, const float* bias, std::int64_t inner, float epsilon,
     float* mean = nullptr, float* invStdDev = nullptr)
 {
-    double average = 0, var = 0;
-    for (std::int64_t k = 0; k < inner; ++k)
-        average += p[k];
-    average /= double(inner);
-    for (std::int64_t k = 0; k < inner; ++k)
-        var += (p[k] - average) * (p[k] - average);
-    var /= double(inner);
-    const float inv = float(1.0 / sqrt(var + epsilon));
+    double average = 0;
+    const float inv = rowStatistics(p, inner, epsilon, average);
     for (std::int64_t k = 0; k < inner; ++k)
         q[k] = float(p[k] - average) * inv * scale[k] + (bias ? bias[k] : 0.0f);
     if (mean)

@@ -67,10 +67,15 @@ void precomputeConstants(const Graph& g, std::vector<Prepared>& steps, const Lay
             if (!p.outStage[k].empty())
                 known[std::size_t(p.outTensor[k])] = p.outStage[k].data();
     }
-    for (auto& p : steps)
+    for (auto& p : steps) {
         for (std::size_t k = 0; k < p.inTensor.size(); ++k)
             if (const auto t = p.inTensor[k]; t >= 0 && !p.device.hostContents[k] && known[std::size_t(t)] != &kEmpty)
                 p.device.hostContents[k] = known[std::size_t(t)];
+        for (std::size_t b = 0; b < p.bodyHostContents.size(); ++b) // a fused op's body on the device
+            for (std::size_t k = 0; k < p.body.body[b].inTensor.size(); ++k)
+                if (const auto t = p.body.body[b].inTensor[k]; t >= 0 && !p.bodyHostContents[b][k] && known[std::size_t(t)] != &kEmpty)
+                    p.bodyHostContents[b][k] = known[std::size_t(t)];
+    }
 }
 
 // Where each tensor is on the device now; a fused op's internals in the fused scratch.

@@ -182,6 +182,7 @@ private slots:
     void swapThroughPinnedMemory();
     void swapOutSourceNotOverwrittenByWorkspace();
     void fusedOpsOnTheDevice();
+    void fusedBodyReadsAPrecomputedConstant();
     void hostOpReadsAWeightAnOpWrites_data();
     void hostOpReadsAWeightAnOpWrites();
     void workspaces_data();
@@ -458,6 +459,50 @@ void TestCuda::fusedOpsOnTheDevice()
     // The same kernels in the same order: the fused run equals the unfused GPU run bit for bit.
     QVERIFY(core::compareOutputs(*w.graph, unfused->outputs, run->outputs).empty());
     qInfo("example:cnn fused: %d fused ops on the device, %s of internals", fused, core::formatBytes(internals).c_str());
+}
+
+// A fused Conv+Clip whose Clip bounds come through an exporter's Identity alias: the alias is
+// precomputed, so the body's Clip gets its bounds on the host and the fused op stays on the device.
+void TestCuda::fusedBodyReadsAPrecomputedConstant()
+{
+    using core::DType;
+    using core::TensorKind;
+    const float low = -0.25f, high = 0.5f;
+    auto build = [&](bool fused, core::ModelData& data) {
+        GraphBuilder b;
+        const auto x = b.tensor("x", { 1, 4, 6, 6 }, TensorKind::Input);
+        const auto w = b.tensor("w", { 8, 4, 3, 3 }, TensorKind::Weight);
+        const auto lo = weightWithValues(b, data, "lo", DType::Float32, {}, &low);
+        const auto hi = weightWithValues(b, data, "hi", DType::Float32, {}, &high);
+        const auto loAlias = b.tensor("lo_alias", {}, TensorKind::Weight);
+        const auto c = b.tensor("c", { 1, 8, 4, 4 }), y = b.tensor("y", { 1, 8, 4, 4 }, TensorKind::Output);
+        b.op("alias_op", "Identity", { lo }, { loAlias });
+        core::Op conv { .name = "conv", .type = "Conv", .inputs = { x, w }, .outputs = { c } };
+        conv.attributes["kernel_shape"].ints = { 3, 3 };
+        const core::Op clip { .name = "clip", .type = "Clip", .inputs = { c, loAlias, hi }, .outputs = { y } };
+        if (fused)
+            b.op("conv+clip", "Fused", { x, w, loAlias, hi }, { y })->body = { conv, clip };
+        else
+            b.g.ops.insert(b.g.ops.end(), { conv, clip });
+        return b.workload(fused ? "fused clip" : "clip", 256);
+    };
+    auto data = std::make_shared<core::ModelData>(), fusedData = std::make_shared<core::ModelData>();
+    const auto w = build(false, *data), fw = build(true, *fusedData);
+    const auto runs = runOnBoth(fw, fusedData);
+    QVERIFY(runs);
+    QCOMPARE(runs->gpu.ops.back().type, std::string("Fused"));
+    QVERIFY(!runs->gpu.ops.back().host);
+    QCOMPARE(runs->gpu.opsSynthetic, 0);
+    core::RunOptions options;
+    options.modelData = data;
+    const auto cpu = core::runOnCpu(*w.graph, w.schedule, w.problem, core::noReusePlan(w.problem), w.bufferTensor, options);
+    QVERIFY(cpu);
+    const auto off = core::compareWithin(*w.graph, cpu->outputs, runs->gpu.outputs, 1e-3);
+    QVERIFY2(off.empty(), off.c_str());
+    // The bounds bite: some outputs sit exactly at them.
+    const auto* out = reinterpret_cast<const float*>(cpu->outputs[0].data.data());
+    const auto count = cpu->outputs[0].data.size() / sizeof(float);
+    QVERIFY(std::count(out, out + count, low) > 0 && std::count(out, out + count, high) > 0);
 }
 
 // Exporters alias shared weights through Identity ops (47 in torchvision's ResNet-50): the alias is
