@@ -35,11 +35,19 @@ void precomputeConstants(const Graph& g, std::vector<Prepared>& steps, const Lay
             known[t] = &kEmpty;
     for (auto& p : steps) {
         const auto& op = g.ops[p.opIndex];
-        if ((p.where != Where::Host && p.where != Where::Device) || !op.body.empty() || !op.captured.empty())
+        if ((p.where != Where::Host && p.where != Where::Device) || !op.captured.empty())
             continue;
+        // An input only Shape or Size reads (in a fused op: every body op that reads it) need not be known.
+        const auto shapeOnly = [&op](TensorIndex t) {
+            if (op.body.empty())
+                return readsOnlyShapes(op);
+            return std::all_of(op.body.begin(), op.body.end(), [t](const core::Op& part) {
+                return readsOnlyShapes(part) || std::find(part.inputs.begin(), part.inputs.end(), t) == part.inputs.end();
+            });
+        };
         bool constant = true;
         for (auto t : p.inTensor)
-            constant = constant && (t < 0 || known[std::size_t(t)] || readsOnlyShapes(op));
+            constant = constant && (t < 0 || known[std::size_t(t)] || shapeOnly(t));
         Bytes bytes = 0;
         for (std::size_t k = 0; k < p.outTensor.size(); ++k) {
             const auto t = p.outTensor[k];

@@ -10,7 +10,7 @@
 // kernel exists; Constant and ConstantOfShape always run on the host. A fused op runs its body on
 // the device, op by op on the compute stream with its internal tensors in Layout::fused, when every
 // body op would (else it runs whole on the host, as it does when a body kernel declines at run time).
-// Precomputed: an op whose every input is constant (a weight, or the output of another precomputed
+// Precomputed: an op (a fused op too) whose every input is constant (a weight, or the output of another precomputed
 // op; Shape and Size read only static shapes) is run once by prepareSteps on the CPU executor's
 // kernels, and each pass copies its outputs to the device (asynchronously, no synchronisation):
 // exporters leave whole shape and mask subgraphs as runtime ops (Swin-T: over 1,700), which would

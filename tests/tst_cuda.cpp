@@ -188,6 +188,7 @@ private slots:
     void workspaces_data();
     void workspaces();
     void dropoutDropsNothingOnDevice();
+    void constantSubgraphPrecomputed_data();
     void constantSubgraphPrecomputed();
     void cancelled();
     void resampleOpsOnTheDevice();
@@ -874,9 +875,18 @@ void TestCuda::dropoutDropsNothingOnDevice()
 // the passes and copied in at each step, none on the host. The Add that reads the graph input runs
 // on the device. Pads concatenated from weights are precomputed too, and the Pad that reads them
 // runs on the device (it takes them as host contents, like weights). A float32 op on a weight (the
-// Identity) keeps its device kernel.
+// Identity) keeps its device kernel. The fuse strategy fuses such shape arithmetic too: the fused
+// op is precomputed like the ops it holds.
+void TestCuda::constantSubgraphPrecomputed_data()
+{
+    QTest::addColumn<bool>("fused");
+    QTest::newRow("ops") << false;
+    QTest::newRow("fused Shape+Gather") << true;
+}
+
 void TestCuda::constantSubgraphPrecomputed()
 {
+    QFETCH(bool, fused);
     using core::DType;
     using core::TensorKind;
     GraphBuilder b;
@@ -884,9 +894,14 @@ void TestCuda::constantSubgraphPrecomputed()
     const std::int64_t last = 2;
     const auto x = b.tensor("x", { 2, 3, 4 }, TensorKind::Input);
     const auto shape = b.tensor("shape", { 3 }, TensorKind::Activation, DType::Int64);
-    b.op("shape_of", "Shape", { x }, { shape });
     const auto dim = b.tensor("dim", { 1 }, TensorKind::Activation, DType::Int64);
-    b.op("last_dim", "Gather", { shape, weightWithValues(b, *data, "which", DType::Int64, { 1 }, &last) }, { dim });
+    const auto which = weightWithValues(b, *data, "which", DType::Int64, { 1 }, &last);
+    const core::Op shapeOf { .name = "shape_of", .type = "Shape", .inputs = { x }, .outputs = { shape } };
+    const core::Op lastDim { .name = "last_dim", .type = "Gather", .inputs = { shape, which }, .outputs = { dim } };
+    if (fused)
+        b.op("shape_of+last_dim", "Fused", { x, which }, { dim })->body = { shapeOf, lastDim };
+    else
+        b.g.ops.insert(b.g.ops.end(), { shapeOf, lastDim });
     const auto zeros = b.tensor("zeros", { 4 });
     b.op("fill", "ConstantOfShape", { dim }, { zeros });
     const auto y = b.tensor("y", { 2, 3, 4 });
@@ -912,9 +927,10 @@ void TestCuda::constantSubgraphPrecomputed()
     QCOMPARE(runs->cpu.opsSynthetic, 0);
     QCOMPARE(run.opsSynthetic, 0);
     QCOMPARE(run.opsHost, 0);
-    QCOMPARE(run.opsPrecomputed, 4);
+    QCOMPARE(run.opsPrecomputed, fused ? 3 : 4);
     for (const auto& op : run.ops)
-        QVERIFY2(op.precomputed == (op.name == "shape_of" || op.name == "last_dim" || op.name == "fill" || op.name == "join_pads"),
+        QVERIFY2(op.precomputed
+                == (op.name == "shape_of" || op.name == "last_dim" || op.name == "shape_of+last_dim" || op.name == "fill" || op.name == "join_pads"),
             op.name.c_str());
     const auto mismatch = core::compareOutputs(*w.graph, runs->cpu.outputs, run.outputs);
     QVERIFY2(mismatch.empty(), mismatch.c_str());
