@@ -90,7 +90,7 @@ void precomputeConstants(const Graph& g, std::vector<Prepared>& steps, const Lay
 core::exec::TensorAccess deviceAccess(const Graph& g, const Layout& layout)
 {
     core::exec::TensorAccess access;
-    access.address = [&g, &layout](TensorIndex t) {
+    access.address = [&layout](TensorIndex t) {
         const Bytes offset = layout.fusedOffset[std::size_t(t)];
         return offset >= 0 ? layout.fused.get() + offset : layout.address[std::size_t(t)];
     };
