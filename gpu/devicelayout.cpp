@@ -101,7 +101,7 @@ core::Expected<Layout> makeLayout(const Graph& g, const core::PlanProblem& probl
     for (const auto& op : g.ops)
         if (!op.body.empty())
             fusedOps.push_back(&op);
-    const auto fused = core::exec::makeFusedScratch(g, fusedOps, kDeviceAlignment);
+    const auto fused = core::exec::fusedScratchLayout(g, fusedOps, kDeviceAlignment);
     if (!fused)
         return fused.error();
     layout.fusedOffset = fused->offset;

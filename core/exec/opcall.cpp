@@ -202,7 +202,7 @@ bool runPrepared(const Graph& g, const PreparedCall& p, const RunOptions& option
     return all;
 }
 
-Expected<FusedScratch> makeFusedScratch(const Graph& g, const std::vector<const Op*>& ops, Bytes alignment)
+Expected<FusedScratch> fusedScratchLayout(const Graph& g, const std::vector<const Op*>& ops, Bytes alignment)
 {
     alignment = std::max<Bytes>(alignment, 64);
     FusedScratch scratch;
@@ -226,6 +226,16 @@ Expected<FusedScratch> makeFusedScratch(const Graph& g, const std::vector<const 
         }
         scratch.bytes = std::max(scratch.bytes, used);
     }
+    return scratch;
+}
+
+Expected<FusedScratch> makeFusedScratch(const Graph& g, const std::vector<const Op*>& ops, Bytes alignment)
+{
+    auto layout = fusedScratchLayout(g, ops, alignment);
+    if (!layout)
+        return layout;
+    auto& scratch = *layout;
+    alignment = std::max<Bytes>(alignment, 64);
     if (scratch.bytes > 0) {
         auto* p = static_cast<std::byte*>(std::aligned_alloc(std::size_t(alignment), std::size_t(scratch.bytes)));
         if (!p)
@@ -233,7 +243,7 @@ Expected<FusedScratch> makeFusedScratch(const Graph& g, const std::vector<const 
         std::memset(p, 0, std::size_t(scratch.bytes));
         scratch.memory = std::shared_ptr<std::byte>(p, AlignedFree {});
     }
-    return scratch;
+    return layout;
 }
 
 } // namespace core::exec

@@ -65,8 +65,12 @@ struct FusedScratch {
     std::byte* address(TensorIndex t) const { return memory.get() + offset[std::size_t(t)]; }
 };
 
-// The scratch for the fused ops among `ops`, each internal at a multiple of `alignment` (at least
-// 64); errors name a body op whose tensor index is out of range.
+// The layout of the scratch for the fused ops among `ops` (internal, offset, bytes; no memory), each
+// internal at a multiple of `alignment` (at least 64); errors name a body op whose tensor index is
+// out of range. An executor that keeps the scratch elsewhere (the device) needs only this.
+Expected<FusedScratch> fusedScratchLayout(const Graph& g, const std::vector<const Op*>& ops, Bytes alignment);
+
+// fusedScratchLayout with zeroed host memory of that size.
 Expected<FusedScratch> makeFusedScratch(const Graph& g, const std::vector<const Op*>& ops, Bytes alignment);
 
 } // namespace core::exec
