@@ -7,8 +7,12 @@
 // The test links onnx_proto itself (tests/CMakeLists.txt), which sets ONNX_ML and ONNX_NAMESPACE.
 #include <onnx/onnx_pb.h>
 
+#include "exec/executor.h"
+#include "exec/tensordata.h"
+#include "io/workload.h"
 #include "onnx/onnxfold.h"
 #include "onnx/onnximport.h"
+#include "planners/validate.h"
 
 #include <QElapsedTimer>
 #include <QFile>
@@ -17,6 +21,7 @@
 #include <QTest>
 
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <limits>
@@ -213,6 +218,7 @@ private slots:
     void opset18ReduceSplitPad();
     void opset20Gelu();
     void constantNodesAreWeights();
+    void weightAliasesRemoved();
     void externalAndSparseWeights();
     void symbolicBatch();
     void inputShapes();
@@ -475,6 +481,58 @@ void TestOnnxImport::constantNodesAreWeights()
     QCOMPARE(tensor(g, "k").size, Bytes(3 * 8));
     QCOMPARE(tensor(g, "y").shape, (std::vector<std::int64_t> { 2, 300 }));
     QCOMPARE(tensor(g, "y").kind, TensorKind::Output);
+}
+
+// Exporters alias shared weights through Identity ops. Import removes them: readers read the weight
+// (an alias of an alias too), an Identity of an activation stays, and the executor still finds each
+// op's ONNX facts (here Clip's missing min input) although op and node numbers now differ.
+void TestOnnxImport::weightAliasesRemoved()
+{
+    ModelBuilder b;
+    b.input("x", TensorProto::FLOAT, { 2, 4 });
+    b.floats("w", { 4, 3 }, 0.5f);
+    b.floats("hi", {}, 0.7f);
+    b.node("Identity", { "w" }, { "w_alias" });
+    b.node("Identity", { "w_alias" }, { "w_alias2" });
+    b.node("Identity", { "hi" }, { "hi_alias" });
+    b.node("MatMul", { "x", "w_alias2" }, { "y" }, "matmul");
+    b.node("Identity", { "y" }, { "y_copy" }, "copy");
+    b.node("Clip", { "y_copy", "", "hi_alias" }, { "z" }, "clip");
+    b.output("z");
+    const QString path = b.save(m_dir, QStringLiteral("alias.onnx"));
+    IMPORT(g, path);
+    QCOMPARE(g.ops.size(), std::size_t(3));
+    QCOMPARE(g.ops[0].name, std::string("matmul"));
+    QCOMPARE(g.ops[1].name, std::string("copy"));
+    QVERIFY(!g.findTensor("w_alias") && !g.findTensor("w_alias2") && !g.findTensor("hi_alias"));
+    QCOMPARE(g.tensors[g.ops[0].inputs[1]].name, std::string("w"));
+    QCOMPARE(g.tensors[g.ops[2].inputs[1]].name, std::string("hi"));
+    QCOMPARE(tensor(g, "y_copy").kind, TensorKind::Activation);
+    QCOMPARE(g.tensors[g.outputs[0]].name, std::string("z"));
+    QVERIFY2(notesOf(g).find("removed 3 Identity ops that only alias weights") != std::string::npos, notesOf(g).c_str());
+
+    auto data = loadTensorData(path.toStdString(), g);
+    QVERIFY2(data, data ? "" : data.error().message.c_str());
+    auto w = workloadFromGraph(g, path.toStdString(), {});
+    QVERIFY2(w, w ? "" : w.error().message.c_str());
+    RunOptions options;
+    options.modelData = std::make_shared<const ModelData>(std::move(*data));
+    HostTensor x;
+    x.dtype = DType::Float32;
+    x.shape = { 2, 4 };
+    const std::vector<float> ones(8, 1.0f);
+    x.data.resize(ones.size() * sizeof(float));
+    std::memcpy(x.data.data(), ones.data(), x.data.size());
+    options.inputs["x"] = std::move(x);
+    const auto plan = noReusePlan(w->problem);
+    QVERIFY(validatePlan(w->problem, plan).ok());
+    auto run = runOnCpu(*w->graph, w->schedule, w->problem, plan, w->bufferTensor, options);
+    QVERIFY2(run, run ? "" : run.error().message.c_str());
+    QCOMPARE(run->opsSynthetic, 0);
+    QCOMPARE(run->outputs.size(), std::size_t(1));
+    const auto* z = reinterpret_cast<const float*>(run->outputs[0].data.data());
+    for (int i = 0; i < 6; ++i) // x·w = 2 everywhere, clipped from above at 0.7 (no lower bound)
+        QCOMPARE(z[i], 0.7f);
 }
 
 void TestOnnxImport::externalAndSparseWeights()

@@ -210,21 +210,26 @@ Expected<ModelData> loadTensorData(const std::filesystem::path& modelFile, const
         for (const auto& t : model->graph().initializer())
             if (auto s = keep(t.name(), t, false); !s)
                 return s.error();
-        for (int i = 0; i < model->graph().node_size() && i < int(graph.ops.size()); ++i) {
+        // Import keeps the nodes' order but removes weight aliases: node i is op `o` when the names agree.
+        OpIndex o = 0;
+        for (int i = 0; i < model->graph().node_size() && o < OpIndex(graph.ops.size()); ++i) {
             const auto& node = model->graph().node(i);
+            if (graph.ops[std::size_t(o)].name != onnxdetail::opNameOf(node, i))
+                continue;
+            const OpIndex op = o++;
             std::vector<int> slots;
             for (int k = 0; k < node.input_size(); ++k)
                 if (!node.input(k).empty())
                     slots.push_back(k);
             if (!slots.empty() && slots.back() + 1 != int(slots.size()))
-                data.inputSlots[i] = std::move(slots);
+                data.inputSlots[op] = std::move(slots);
             if (node.op_type() == "ConstantOfShape")
                 for (const auto& a : node.attribute())
                     if (a.name() == "value" && a.has_t()) {
                         auto h = decode(a.t(), baseDir, file);
                         if (!h)
                             return h.error();
-                        data.fillValues[i] = std::move(*h);
+                        data.fillValues[op] = std::move(*h);
                     }
         }
         for (const auto& node : model->graph().node()) {

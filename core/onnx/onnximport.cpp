@@ -98,7 +98,7 @@ std::string hintFor(const onnx::GraphProto& graph, const std::unordered_set<std:
 
 // Kinds: initializer > graph input > graph output > Constant output > activation. An Identity of
 // a weight is an alias that runtimes fold away (exporters emit them for shared initializers): its
-// output is a weight too, not an activation copied at run time; `alias` marks those Identity ops.
+// output is a weight too; `alias` marks those Identity ops for foldWeightAliases.
 std::vector<TensorKind> tensorKinds(const onnx::GraphProto& graph, std::unordered_map<std::string, TensorIndex>& index,
                                     const std::unordered_set<std::string>& weights, std::vector<bool>& alias)
 {
@@ -125,6 +125,62 @@ std::vector<TensorKind> tensorKinds(const onnx::GraphProto& graph, std::unordere
         }
     }
     return kinds;
+}
+
+// Folds the Identity ops `alias` marks (by op index; ops still in node order), as runtimes do: each
+// reader of an alias reads the weight it aliases, and the op and its output leave the graph, so
+// the schedule holds no steps that only rename a weight. An alias a subgraph captures stays (the
+// subgraph reads it by name). Returns how many were folded.
+int foldWeightAliases(Graph& g, const std::vector<bool>& alias)
+{
+    const std::size_t tensors = g.tensors.size();
+    std::vector<bool> captured(tensors, false);
+    for (const auto& op : g.ops)
+        for (const auto t : op.captured)
+            captured[std::size_t(t)] = true;
+    std::vector<TensorIndex> source(tensors);
+    for (std::size_t t = 0; t < tensors; ++t)
+        source[t] = TensorIndex(t);
+    std::vector<bool> dropOp(g.ops.size(), false), dropTensor(tensors, false);
+    for (std::size_t o = 0; o < g.ops.size(); ++o) {
+        const auto& op = g.ops[o];
+        if (!alias[o] || op.inputs.size() != 1 || op.outputs.size() != 1 || captured[std::size_t(op.outputs[0])])
+            continue;
+        dropOp[o] = true;
+        dropTensor[std::size_t(op.outputs[0])] = true;
+        source[std::size_t(op.outputs[0])] = op.inputs[0];
+    }
+    auto resolve = [&](TensorIndex t) {
+        for (std::size_t hops = 0; source[std::size_t(t)] != t && hops < tensors; ++hops) // alias of an alias
+            t = source[std::size_t(t)];
+        return t;
+    };
+    std::vector<TensorIndex> renumber(tensors, -1);
+    std::vector<Tensor> kept;
+    for (std::size_t t = 0; t < tensors; ++t)
+        if (!dropTensor[t]) {
+            renumber[t] = TensorIndex(kept.size());
+            kept.push_back(std::move(g.tensors[t]));
+        }
+    auto remap = [&](std::vector<TensorIndex>& list) {
+        for (auto& t : list)
+            t = renumber[std::size_t(resolve(t))];
+    };
+    std::vector<Op> ops;
+    for (std::size_t o = 0; o < g.ops.size(); ++o) {
+        if (dropOp[o])
+            continue;
+        auto& op = g.ops[o];
+        remap(op.inputs);
+        remap(op.outputs);
+        remap(op.captured);
+        ops.push_back(std::move(op));
+    }
+    remap(g.inputs);
+    remap(g.outputs);
+    g.tensors = std::move(kept);
+    g.ops = std::move(ops);
+    return int(std::count(dropOp.begin(), dropOp.end(), true));
 }
 
 Expected<Graph> importImpl(const std::filesystem::path& file, const ShapeBindings& bindings)
@@ -223,14 +279,14 @@ Expected<Graph> importImpl(const std::filesystem::path& file, const ShapeBinding
         g.tensors.push_back(std::move(t));
     }
 
-    int folded = 0, controlFlow = 0, aliases = 0;
+    int folded = 0, controlFlow = 0;
     std::set<std::string> ruled;
     for (int i = 0; i < graph.node_size(); ++i) {
         const auto& node = graph.node(i);
         Op op;
         op.type = node.op_type();
         op.domain = node.domain() == "ai.onnx" ? std::string() : node.domain();
-        op.name = node.name().empty() ? op.type + "_" + std::to_string(i) : node.name();
+        op.name = opNameOf(node, i);
         for (const auto& a : node.attribute())
             if (isScalarOrListAttribute(a))
                 op.attributes.emplace(a.name(), toAttribute(a));
@@ -248,7 +304,6 @@ Expected<Graph> importImpl(const std::filesystem::path& file, const ShapeBinding
             ++controlFlow;
         if (inferred.folded[i] && op.type != "Constant" && !weightAlias[i])
             ++folded;
-        aliases += weightAlias[i];
         if (inferred.owned[i] && op.type != "Constant")
             ruled.insert(op.domain.empty() ? op.type : op.domain + "." + op.type);
         const bool scanOutputs = node.input_size() >= 2 && node.output_size() > node.input_size() - 2;
@@ -257,12 +312,13 @@ Expected<Graph> importImpl(const std::filesystem::path& file, const ShapeBinding
         g.ops.push_back(std::move(op));
     }
 
+    const int aliases = foldWeightAliases(g, weightAlias);
     const auto producer = producers(g);
     if (folded > 0)
         notes.push_back("folded " + std::to_string(folded) + " shape-computation op" + (folded > 1 ? "s" : ""));
     if (aliases > 0)
-        notes.push_back(std::to_string(aliases) + " Identity op" + (aliases > 1 ? "s" : "")
-                        + " alias weights; their outputs are counted as weights");
+        notes.push_back("removed " + std::to_string(aliases) + " Identity op" + (aliases > 1 ? "s" : "")
+                        + " that only alias weights: their readers read the weights directly");
     if (!ruled.empty())
         notes.push_back("MemPlan's own shape rules sized ops the ONNX library does not know or would misread at this opset: "
                         + joinNames(std::vector<std::string>(ruled.begin(), ruled.end())));

@@ -69,6 +69,11 @@ Status checkType(const std::string& file, const std::string& what, const onnx::T
 
 } // namespace
 
+std::string opNameOf(const onnx::NodeProto& node, int index)
+{
+    return node.name().empty() ? node.op_type() + "_" + std::to_string(index) : node.name();
+}
+
 std::string joinNames(const std::vector<std::string>& names, std::size_t limit)
 {
     std::string text;

@@ -41,6 +41,9 @@ std::vector<std::string> symbolicInputDims(const onnx::GraphProto& graph);
 // values and rank mismatches are InvalidArgument errors that list what the model offers.
 Status applyBindings(onnx::ModelProto& model, const ShapeBindings& bindings, const std::string& file);
 
+// The name an imported op gets: the node's name, or "<op_type>_<index in the node list>" when it has none.
+std::string opNameOf(const onnx::NodeProto& node, int index);
+
 // "a, b, c" of at most `limit` items, then "and N more".
 std::string joinNames(const std::vector<std::string>& names, std::size_t limit = 8);
 
