@@ -42,9 +42,9 @@ core::Expected<Layout> makeLayout(const Graph& g, const core::PlanProblem& probl
         const auto byBuffer = core::exec::storedTensorsByBuffer(*placement, problem.buffers.size());
         for (std::size_t b = 0; b < byBuffer.size(); ++b)
             for (auto t : byBuffer[b])
-                if (const Bytes w = core::dtypeBytes(g.tensors[t].dtype); w > 1 && plan.offsets[b] % w != 0)
+                if (const Bytes w = core::dtypeBytes(g.tensors[t].dtype); w > 1 && places[t].offset % w != 0)
                     return core::makeError(ErrorCode::InvalidArgument, "the plan puts '" + g.tensors[t].name + "' at offset "
-                            + std::to_string(plan.offsets[b]) + ", not a multiple of its " + std::to_string(w)
+                            + std::to_string(places[t].offset) + ", not a multiple of its " + std::to_string(w)
                             + "-byte elements: the GPU needs aligned tensors (plan with a larger --alignment, e.g. 256)");
     }
     Layout layout;

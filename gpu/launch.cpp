@@ -68,7 +68,7 @@ core::Status Passes::launch(PassState& state, std::size_t s)
         else {
             const auto t = p.inTensor[0];
             const int b = layout.bufferOf[t];
-            const Bytes from = arena && b >= 0 ? plan.offsets[std::size_t(b)] : 0;
+            const Bytes from = arena && b >= 0 ? layout.placement.tensors[std::size_t(t)].offset : 0;
             state.pending.push_back(PendingSwap { b, from, from + graph.tensors[t].size, ctx.endEvent(s) });
         }
     }

@@ -374,6 +374,10 @@ Outcome concat(const DeviceCall& d)
         if (x.count == 0)
             continue;
         const std::int64_t width = x.count / std::max<std::int64_t>(1, outer) * bytes;
+        if (outer == 1 && x.data == y.data + at) { // already in its slice of the output (in-place Concat)
+            at += width;
+            continue;
+        }
         DEVICE_CHECK(cudaMemcpy2DAsync(y.data + at, std::size_t(rowBytes), x.data, std::size_t(width), std::size_t(width), std::size_t(outer),
             cudaMemcpyDeviceToDevice, d.stream));
         at += width;

@@ -57,8 +57,9 @@ core::Status Passes::waitPending(PassState& state, int b, bool blockHost)
 
 void Passes::point(PassState& state, int b)
 {
+    std::byte* memory = state.owned[std::size_t(b)];
     for (auto t : tensorsOf[std::size_t(b)])
-        layout.address[t] = state.owned[std::size_t(b)];
+        layout.address[t] = memory ? memory + layout.placement.tensors[t].inBuffer : nullptr;
 }
 
 core::Status Passes::allocate(PassState& state, int b)

@@ -60,3 +60,24 @@ struct GraphBuilder {
         return std::move(*w);
     }
 };
+
+// Two Convs joined by a channel Concat (`batch` × 16 × 8 × 8 floats), then a Sigmoid of the first
+// Conv's output after the Concat and a Relu of the Concat: the in-place Concat tests' graph. With
+// batch 1 the inplace strategy writes a and c into their slices of y; a's Sigmoid must not then run
+// in place over a's slice, which y's Relu still reads.
+inline core::Workload concatAndLaterRead(std::int64_t batch, core::Bytes alignment)
+{
+    using core::TensorKind;
+    GraphBuilder b;
+    const auto x = b.tensor("x", { batch, 4, 8, 8 }, TensorKind::Input);
+    const auto a = b.tensor("a", { batch, 8, 8, 8 }), c = b.tensor("c", { batch, 8, 8, 8 });
+    const auto y = b.tensor("y", { batch, 16, 8, 8 });
+    const auto s = b.tensor("s", { batch, 8, 8, 8 }, TensorKind::Output);
+    const auto z = b.tensor("z", { batch, 16, 8, 8 }, TensorKind::Output);
+    b.op("conv_a", "Conv", { x, b.tensor("wa", { 8, 4, 1, 1 }, TensorKind::Weight) }, { a });
+    b.op("conv_c", "Conv", { x, b.tensor("wc", { 8, 4, 1, 1 }, TensorKind::Weight) }, { c });
+    b.op("cat", "Concat", { a, c }, { y })->attributes["axis"].ints = { 1 };
+    b.op("squash", "Sigmoid", { a }, { s });
+    b.op("relu", "Relu", { y }, { z });
+    return b.workload("concat", alignment);
+}

@@ -195,6 +195,7 @@ private slots:
     void reductionsAndCopiesOnTheDevice();
     void maskOpsOnTheDevice();
     void layerNormStatisticsOnTheDevice();
+    void concatInPlaceOnTheDevice();
 #endif
 #ifdef MEMPLAN_CUDA_EMULATION
     void missingStreamWaitsCaught();
@@ -934,6 +935,33 @@ void TestCuda::constantSubgraphPrecomputed()
             op.name.c_str());
     const auto mismatch = core::compareOutputs(*w.graph, runs->cpu.outputs, run.outputs);
     QVERIFY2(mismatch.empty(), mismatch.c_str());
+}
+
+// The inplace strategy puts a Concat's inputs in their slices of its output: the device Concat
+// copies nothing, and every allocation mode gives the untransformed model's outputs bit for bit
+// (per-tensor and pool modes point the inputs into the output's allocation at their offsets).
+void TestCuda::concatInPlaceOnTheDevice()
+{
+    const auto original = concatAndLaterRead(1, 256);
+    const auto c = *original.graph->findTensor("c"), y = *original.graph->findTensor("y");
+    core::StrategyOptions options;
+    options.alignment = original.problem.alignment;
+    const auto applied = core::applyStrategies(original, { "inplace" }, options);
+    QVERIFY2(applied, applied ? "" : applied.error().message.c_str());
+    QCOMPARE(applied->state.bufferRoot(c), y);
+    QCOMPARE(applied->state.offsetInRoot(c), core::Bytes(8 * 8 * 8 * 4));
+    const auto& w = applied->workload;
+    const auto plan = planFor(w), originalPlan = planFor(original);
+    QVERIFY(core::validatePlan(w.problem, plan).ok() && core::validatePlan(original.problem, originalPlan).ok());
+    const auto reference = gpu::runOnCuda(*original.graph, original.schedule, original.problem, originalPlan, original.bufferTensor, {});
+    QVERIFY2(reference, reference ? "" : reference.error().message.c_str());
+    for (auto mode : { gpu::CudaAllocation::Arena, gpu::CudaAllocation::PerTensor, gpu::CudaAllocation::Pool }) {
+        const auto run = gpu::runOnCuda(*w.graph, w.schedule, w.problem, plan, w.bufferTensor, {}, mode);
+        QVERIFY2(run, run ? "" : run.error().message.c_str());
+        QCOMPARE(run->opsHost, 0);
+        const auto mismatch = core::compareOutputs(*w.graph, reference->outputs, run->outputs);
+        QVERIFY2(mismatch.empty(), (std::string(gpu::cudaAllocationName(mode)) + ": " + mismatch).c_str());
+    }
 }
 
 #endif

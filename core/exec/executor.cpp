@@ -224,8 +224,9 @@ Expected<Measurement> runOnCpu(const Graph& graph, const Schedule& schedule, con
     const auto tensorsOf = exec::storedTensorsByBuffer(layout->placement, perTensor ? problem.buffers.size() : 0);
     // Points the tensors of buffer b at its memory (nullptr once freed).
     auto pointTensors = [&](int b) {
+        std::byte* memory = owned[std::size_t(b)].get();
         for (auto t : tensorsOf[std::size_t(b)])
-            layout->address[t] = owned[std::size_t(b)].get();
+            layout->address[t] = memory ? memory + layout->placement.tensors[t].inBuffer : nullptr;
     };
 
     Measurement m;

@@ -128,7 +128,8 @@ bool concat(const KernelCall& c)
             continue;
         const Bytes row = x.bytes() / std::max<std::int64_t>(outer, 1);
         for (std::int64_t o = 0; o < outer; ++o)
-            std::memcpy(y.data + o * rowOut + at, x.data + o * row, std::size_t(row));
+            if (y.data + o * rowOut + at != x.data + o * row) // an input already in its slice (in-place Concat)
+                std::memcpy(y.data + o * rowOut + at, x.data + o * row, std::size_t(row));
         at += row;
     }
     return true;

@@ -26,21 +26,29 @@ Expected<Placement> placeTensors(const Graph& g, const PlanProblem& problem, con
         if (arena && (plan.offsets[b] < 0 || plan.offsets[b] + buffer.size > plan.arenaSize))
             return makeError(ErrorCode::InvalidArgument, "buffer '" + buffer.name + "' lies outside the arena");
         const TensorIndex own = bufferTensor[b];
-        auto place = [&](TensorIndex t) {
-            if (t < 0 || t >= TensorIndex(n) || g.tensors[t].size > buffer.size)
+        auto place = [&](TensorIndex t, Bytes inside) {
+            if (t < 0 || t >= TensorIndex(n) || inside < 0 || inside + g.tensors[t].size > buffer.size)
                 return;
             auto& p = placement.tensors[std::size_t(t)];
             p.kind = PlaceKind::Buffer;
             p.buffer = int(b);
-            p.offset = arena ? plan.offsets[b] : 0;
+            p.inBuffer = inside;
+            p.offset = (arena ? plan.offsets[b] : 0) + inside;
             p.bytes = std::max<Bytes>(g.tensors[t].size, 0);
             p.aliasOf = t != own && own >= 0 && own < TensorIndex(n) ? own : -1;
             p.stored = g.tensors[t].size > 0;
         };
-        place(own);
-        for (const auto& name : buffer.tensors)
-            if (auto t = g.findTensor(name))
-                place(*t);
+        Bytes ownInside = 0;
+        for (std::size_t k = 0; k < buffer.tensors.size(); ++k) {
+            const Bytes inside = k < buffer.tensorOffsets.size() ? buffer.tensorOffsets[k] : 0;
+            if (auto t = g.findTensor(buffer.tensors[k])) {
+                if (*t == own)
+                    ownInside = inside;
+                else
+                    place(*t, inside);
+            }
+        }
+        place(own, ownInside);
     }
     const Bytes alignment = std::max<Bytes>(options.sideAlignment, 1);
     for (std::size_t t = 0; t < n; ++t) {

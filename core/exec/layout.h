@@ -6,8 +6,9 @@
 // start from, so that a plan means the same bytes on every device. Each executor only turns
 // offsets into pointers (host allocations, cudaMalloc, per-buffer allocations).
 // - Buffer tensors: every buffer's own tensor (Workload::bufferTensor) and the tensors it lists by
-//   name (views aliasing their input, in-place outputs) share the buffer; a tensor larger than its
-//   buffer is not placed there. In arena mode the offset is the plan's offset of the buffer.
+//   name (views aliasing their input, in-place outputs, Concat inputs in their slice of the output)
+//   share the buffer, each at its Buffer::tensorOffsets entry; a tensor that would end past its
+//   buffer is not placed there. In arena mode the offset is the plan's offset of the buffer plus that.
 // - Side tensors: every other tensor of known, non-zero size (weights, persistent state, tensors
 //   without a buffer) gets its own slot in a side region, in tensor order, each slot aligned.
 // - Excluded tensors (a mask the executor gives: fused ops' internals, which live in kernel
@@ -30,7 +31,8 @@ enum class PlaceKind {
 struct TensorPlace {
     PlaceKind kind = PlaceKind::None;
     int buffer = -1;       // PlaceKind::Buffer: the buffer; else -1
-    Bytes offset = -1;     // Buffer: offset in the arena (0 without an arena); Side: offset in the side region
+    Bytes offset = -1;     // Buffer: offset in the arena (without an arena: inBuffer); Side: offset in the side region
+    Bytes inBuffer = 0;    // Buffer: where the tensor starts inside its buffer (Buffer::tensorOffsets); else 0
     Bytes bytes = 0;       // the tensor's size (0 when unknown)
     TensorIndex aliasOf = -1; // Buffer: the buffer's own tensor when this is another tensor sharing it; else -1
     bool stored = false;   // has memory of its own bytes in this run (Buffer with size > 0, or a side slot)
@@ -52,7 +54,7 @@ Expected<Placement> placeTensors(const Graph& g, const PlanProblem& problem, con
     const PlacementOptions& options);
 
 // Per buffer (0 .. buffers - 1): the stored tensors placed in it, in tensor order. Per-tensor
-// allocation points these at the buffer's allocation.
+// allocation points these at the buffer's allocation plus their inBuffer.
 std::vector<std::vector<TensorIndex>> storedTensorsByBuffer(const Placement& placement, std::size_t buffers);
 
 // When the run first needs each buffer and when it reads it for the last time, from the ops' inputs,

@@ -70,6 +70,8 @@ std::string exportPlanJson(const Workload& workload, const Plan& plan)
         entry["size_bytes"] = buffer.size;
         entry["offset"] = i < plan.offsets.size() ? OrderedJson(plan.offsets[i]) : OrderedJson(nullptr);
         entry["tensors"] = buffer.tensors;
+        if (!buffer.tensorOffsets.empty())
+            entry["tensor_offsets"] = buffer.tensorOffsets; // bytes into the buffer, per tensor (in-place Concat inputs)
         if (i < workload.bufferOp.size() && workload.bufferOp[i] >= 0 && workload.graph
             && std::size_t(workload.bufferOp[i]) < workload.graph->ops.size())
             entry["op"] = workload.graph->ops[std::size_t(workload.bufferOp[i])].name; // an op's workspace

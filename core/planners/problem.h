@@ -24,6 +24,9 @@ struct Buffer {
     Bytes size = 0; // already rounded up to the problem's alignment
     TensorKind kind = TensorKind::Activation;
     std::vector<std::string> tensors; // names of the tensors stored here
+    // Parallel to `tensors` when a tensor starts inside the buffer (a Concat input written straight
+    // into its slice of the output, by the inplace strategy); empty: every tensor starts at 0.
+    std::vector<Bytes> tensorOffsets {};
 };
 
 // Memory outside the activation arena (weights, persistent state), reported but not planned.

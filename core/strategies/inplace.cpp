@@ -3,46 +3,176 @@
 #include "strategies/inplace.h"
 
 #include "cost/opcost.h"
+#include "util/format.h"
 
 #include <algorithm>
 
 namespace core {
 
-Expected<Transformed> InPlaceStrategy::apply(Transformed state, const StrategyOptions& options) const
+namespace {
+
+// Facts both passes read, from the state before either ran.
+struct Uses {
+    std::vector<std::vector<Step>> reads; // per tensor: steps that read it, ascending
+    std::vector<Step> produced;           // per tensor: its producer's step; -1 for graph inputs and weights
+    std::vector<bool> isInput, isOutput;
+    Step steps = 0;
+
+    explicit Uses(const Transformed& state)
+        : reads(readSteps(state.graph, state.schedule))
+        , produced(state.graph.tensors.size(), -1)
+        , isInput(state.graph.tensors.size(), false)
+        , isOutput(state.graph.tensors.size(), false)
+        , steps(state.schedule.steps())
+    {
+        for (Step s = 0; s < steps; ++s)
+            for (auto t : state.graph.ops[std::size_t(state.schedule.order[std::size_t(s)])].outputs)
+                produced[std::size_t(t)] = s;
+        for (auto t : state.graph.inputs)
+            isInput[std::size_t(t)] = true;
+        for (auto t : state.graph.outputs)
+            isOutput[std::size_t(t)] = true;
+    }
+    // The last step at which t's bytes matter: graph outputs until the end.
+    Step lastUse(TensorIndex t) const
+    {
+        if (isOutput[std::size_t(t)])
+            return steps;
+        return reads[std::size_t(t)].empty() ? produced[std::size_t(t)] : reads[std::size_t(t)].back();
+    }
+};
+
+bool sharesNothing(const Transformed& state, const std::vector<int>& sharers, TensorIndex t)
 {
-    (void)options;
-    StrategyReport report;
-    report.name = std::string(name());
+    return state.sharesWith[std::size_t(t)] == t && sharers[std::size_t(t)] == 0;
+}
+
+// Concat inputs into their slices of the output, one Concat at a time, each kept only when the
+// lower bound does not rise.
+void concatPass(Transformed& state, const Uses& uses, const StrategyOptions& options, std::vector<std::string>& details)
+{
     const auto& graph = state.graph;
-    const auto reads = readSteps(graph, state.schedule);
-    std::vector<bool> isOutput(graph.tensors.size(), false), isInput(graph.tensors.size(), false);
-    for (auto t : graph.outputs)
-        isOutput[t] = true;
-    for (auto t : graph.inputs)
-        isInput[t] = true;
+    std::vector<int> sharers(graph.tensors.size(), 0);
+    for (std::size_t t = 0; t < graph.tensors.size(); ++t)
+        if (state.sharesWith[t] != TensorIndex(t))
+            ++sharers[std::size_t(state.sharesWith[t])];
+    Bytes bound = transformedLowerBound(state, options.alignment, options.workspaces);
+    for (Step s = 0; s < uses.steps && bound >= 0; ++s) {
+        const auto& op = graph.ops[std::size_t(state.schedule.order[std::size_t(s)])];
+        if (op.type != "Concat" || !op.domain.empty() || op.outputs.size() != 1)
+            continue;
+        const auto y = op.outputs[0];
+        const auto& out = graph.tensors[std::size_t(y)];
+        if (out.size <= 0 || !out.rankKnown || state.onHost[std::size_t(y)] || !sharesNothing(state, sharers, y)
+            || !(out.kind == TensorKind::Activation || out.kind == TensorKind::Output))
+            continue;
+        const auto rank = std::int64_t(out.shape.size());
+        const auto a = op.attributes.find("axis");
+        std::int64_t axis = a != op.attributes.end() && !a->second.ints.empty() ? a->second.ints[0] : 0;
+        axis = axis < 0 ? axis + rank : axis;
+        if (axis < 0 || axis >= rank || std::any_of(out.shape.begin(), out.shape.begin() + axis, [](std::int64_t d) { return d != 1; }))
+            continue; // a slice per outer index: not one contiguous range
+        Bytes total = 0;
+        for (auto x : op.inputs)
+            total += std::max<Bytes>(graph.tensors[std::size_t(x)].size, 0);
+        if (total != out.size)
+            continue;
+        std::vector<TensorIndex> placed;
+        Bytes at = 0;
+        for (auto x : op.inputs) {
+            const auto& in = graph.tensors[std::size_t(x)];
+            const Bytes offset = at;
+            at += std::max<Bytes>(in.size, 0);
+            if (x == y || in.size <= 0 || in.kind != TensorKind::Activation || uses.isInput[std::size_t(x)] || uses.isOutput[std::size_t(x)]
+                || uses.produced[std::size_t(x)] < 0 || state.onHost[std::size_t(x)] || !sharesNothing(state, sharers, x)
+                || offset % 16 != 0 || std::count(op.inputs.begin(), op.inputs.end(), x) != 1)
+                continue;
+            state.sharesWith[std::size_t(x)] = y;
+            state.shareOffset[std::size_t(x)] = offset;
+            placed.push_back(x);
+        }
+        if (placed.empty())
+            continue;
+        const Bytes after = transformedLowerBound(state, options.alignment, options.workspaces);
+        if (after < 0 || after > bound) {
+            for (auto x : placed) { // the output would be held from its first input's birth for more than it saves
+                state.sharesWith[std::size_t(x)] = x;
+                state.shareOffset[std::size_t(x)] = 0;
+            }
+            continue;
+        }
+        bound = after;
+        sharers[std::size_t(y)] += int(placed.size());
+        details.push_back(op.name + ": " + std::to_string(placed.size()) + " of " + std::to_string(op.inputs.size())
+            + " inputs written into their slices of " + out.name + " (" + formatBytes(out.size) + ")");
+    }
+}
+
+// Elementwise and view ops over an input that dies there (see inplace.h for the rules).
+void elementwisePass(Transformed& state, const Uses& uses, std::vector<std::string>& details)
+{
+    const auto& graph = state.graph;
+    // Per buffer root: the last step any tensor in that buffer is used; an op may overwrite the
+    // buffer only at or after it.
+    std::vector<Step> rootLastUse(graph.tensors.size(), -1);
+    for (std::size_t t = 0; t < graph.tensors.size(); ++t) {
+        auto& last = rootLastUse[std::size_t(state.bufferRoot(TensorIndex(t)))];
+        last = std::max(last, uses.lastUse(TensorIndex(t)));
+    }
     // A tensor whose buffer another tensor has taken over cannot give it away twice.
     std::vector<bool> handedOver(graph.tensors.size(), false);
-    for (Step s = 0; s < state.schedule.steps(); ++s) {
-        const auto& op = graph.ops[state.schedule.order[s]];
+    for (Step s = 0; s < uses.steps; ++s) {
+        const auto& op = graph.ops[std::size_t(state.schedule.order[std::size_t(s)])];
         if (op.outputs.size() != 1 || !(isElementwiseOp(op.type) || isViewOp(op.type)))
             continue;
         const auto y = op.outputs[0];
-        const auto& out = graph.tensors[y];
-        if (state.sharesWith[y] != y || state.onHost[y] || out.size <= 0
+        const auto& out = graph.tensors[std::size_t(y)];
+        if (state.sharesWith[std::size_t(y)] != y || state.onHost[std::size_t(y)] || out.size <= 0
             || !(out.kind == TensorKind::Activation || out.kind == TensorKind::Output))
             continue;
         for (auto x : op.inputs) {
-            const auto& in = graph.tensors[x];
-            if (x == y || in.kind != TensorKind::Activation || isOutput[x] || isInput[x] || state.onHost[x] || handedOver[x]
-                || in.size != out.size)
+            const auto& in = graph.tensors[std::size_t(x)];
+            if (x == y || in.kind != TensorKind::Activation || uses.isOutput[std::size_t(x)] || uses.isInput[std::size_t(x)]
+                || state.onHost[std::size_t(x)] || handedOver[std::size_t(x)] || in.size != out.size)
                 continue;
-            if (reads[x].empty() || reads[x].back() != s)
+            if (uses.reads[std::size_t(x)].empty() || uses.reads[std::size_t(x)].back() != s)
                 continue; // read again later: overwriting it would corrupt that read
-            state.sharesWith[y] = x;
-            handedOver[x] = true;
-            report.details.push_back(op.name + ": " + out.name + " reuses " + in.name + " (" + std::to_string(out.size) + " bytes)");
+            const auto root = state.bufferRoot(x);
+            if (rootLastUse[std::size_t(root)] > s)
+                continue; // another tensor in x's buffer (a Concat around x's slice) is read later
+            state.sharesWith[std::size_t(y)] = x;
+            state.shareOffset[std::size_t(y)] = 0;
+            rootLastUse[std::size_t(root)] = std::max(rootLastUse[std::size_t(root)], uses.lastUse(y));
+            handedOver[std::size_t(x)] = true;
+            details.push_back(op.name + ": " + out.name + " reuses " + in.name + " (" + std::to_string(out.size) + " bytes)");
             break;
         }
+    }
+}
+
+} // namespace
+
+Expected<Transformed> InPlaceStrategy::apply(Transformed state, const StrategyOptions& options) const
+{
+    const Uses uses(state);
+    std::vector<std::string> concatDetails, withConcat, alone;
+    Transformed concat = state;
+    concatPass(concat, uses, options, concatDetails);
+    if (!concatDetails.empty())
+        elementwisePass(concat, uses, withConcat);
+    elementwisePass(state, uses, alone);
+
+    StrategyReport report;
+    report.name = std::string(name());
+    const bool useConcat = !concatDetails.empty()
+        && transformedLowerBound(concat, options.alignment, options.workspaces)
+            <= transformedLowerBound(state, options.alignment, options.workspaces);
+    if (useConcat) {
+        state = std::move(concat);
+        report.details = std::move(concatDetails);
+        report.details.insert(report.details.end(), withConcat.begin(), withConcat.end());
+    } else {
+        report.details = std::move(alone);
     }
     if (report.details.empty())
         report.details.push_back("no op can run in place");

@@ -2,16 +2,25 @@
 // SPDX-FileCopyrightText: MemPlan authors
 #pragma once
 
-// In-place: an elementwise or view op writes its output into an input's buffer.
-// - Ops: elementwise (Relu, Add, Mul, ...) and views (Reshape, Flatten, Squeeze, Unsqueeze, Identity).
-// - The input X and output Y may share one buffer when: X is an activation (not a graph input or
-//   output, not on host), X's last read is this op (no later op reads X, so overwriting it is safe),
-//   Y is an activation or graph output of X's byte size, and Y is not already sharing.
-//   For a binary op the first qualifying input is taken.
-// - X and Y become ONE buffer (lifetime = union, tensors = both); chains (conv -> relu -> reshape)
-//   collapse into one buffer. Cost: none (an elementwise kernel can write over its input).
+// In-place: ops write where their result will be read, instead of into a buffer of their own.
+// - Elementwise (Relu, Add, Mul, ...) and view ops (Reshape, Flatten, Squeeze, Unsqueeze, Identity):
+//   the input X and output Y share one buffer when X is an activation (not a graph input or output,
+//   not on host), X's last read is this op, every tensor already sharing X's buffer is read for the
+//   last time at or before this op (so overwriting it is safe), Y is an activation or graph output
+//   of X's byte size, and Y is not already sharing. For a binary op the first qualifying input is
+//   taken; chains (conv -> relu -> reshape) collapse into one buffer.
+// - Concat: each input X is written by its producer straight into its slice of the output Y, and
+//   the Concat copies nothing, when every dimension of Y before the axis is 1 (each slice is one
+//   contiguous range), X is an activation produced by an op (not a graph input or output, not on
+//   host), occurs once among the inputs, shares with nothing, and its slice starts at a multiple of
+//   16 bytes. Y's buffer then lives from its first input's birth, so a Concat is kept only when the
+//   lower bound does not rise (a long skip connection can make it rise).
+// - Merged tensors become ONE buffer (lifetime = union, tensors = all, Concat inputs at their
+//   slice's offset). The strategy tries the elementwise pass alone and after the Concat pass, and
+//   keeps the lower of the two. Cost: none (no kernel does more work).
 // Limits: runs last in the pipeline (it depends on the final lifetimes); a broadcasting binary op
-// aliases only the input of the output's size.
+// aliases only the input of the output's size; a Concat output is not itself put into a later
+// Concat's slice.
 
 #include "strategies/strategy.h"
 
@@ -20,7 +29,10 @@ namespace core {
 class InPlaceStrategy : public Strategy {
 public:
     std::string_view name() const override { return "inplace"; }
-    std::string_view description() const override { return "elementwise and view ops write into an input that dies there"; }
+    std::string_view description() const override
+    {
+        return "elementwise and view ops write into an input that dies there; Concat inputs are written into their slice";
+    }
     Expected<Transformed> apply(Transformed state, const StrategyOptions& options) const override;
 };
 

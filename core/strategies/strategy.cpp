@@ -16,10 +16,21 @@ namespace core {
 
 TensorIndex Transformed::bufferRoot(TensorIndex t) const
 {
-    // sharesWith always points to an earlier-born tensor, so the walk ends.
+    // Sharing never forms a cycle (an elementwise output shares an earlier-born input; a Concat input
+    // shares the Concat's output, which shares nothing but later-born tensors), so the walk ends.
     while (sharesWith[t] != t)
         t = sharesWith[t];
     return t;
+}
+
+Bytes Transformed::offsetInRoot(TensorIndex t) const
+{
+    Bytes offset = 0;
+    while (sharesWith[t] != t) {
+        offset += shareOffset[t];
+        t = sharesWith[t];
+    }
+    return offset;
 }
 
 TensorIndex Transformed::addCopyTensor(TensorIndex source, const std::string& name)
@@ -32,6 +43,7 @@ TensorIndex Transformed::addCopyTensor(TensorIndex source, const std::string& na
     origin.push_back(origin[source]);
     onHost.push_back(false);
     sharesWith.push_back(t);
+    shareOffset.push_back(0);
     return t;
 }
 
@@ -46,6 +58,7 @@ Transformed startTransform(Graph graph, Schedule schedule)
     for (std::size_t t = 0; t < n; ++t)
         state.origin[t] = state.sharesWith[t] = static_cast<TensorIndex>(t);
     state.onHost.assign(n, false);
+    state.shareOffset.assign(n, 0);
     return state;
 }
 
@@ -72,8 +85,13 @@ Expected<GraphProblem> buildProblem(const Transformed& state, const ProblemOptio
         if (state.onHost[t])
             continue;
         const auto root = state.bufferRoot(t);
+        const Bytes inside = state.offsetInRoot(t);
         const auto [it, fresh] = slotOfRoot.emplace(root, result.problem.buffers.size());
         if (fresh) {
+            buffer.size = std::max(buffer.size, alignUp(inside + state.graph.tensors[t].size, result.problem.alignment));
+            buffer.name = state.graph.tensors[std::size_t(root)].name; // a Concat input's buffer is its output's
+            if (inside > 0)
+                buffer.tensorOffsets.assign(buffer.tensors.size(), inside);
             result.problem.buffers.push_back(std::move(buffer));
             result.bufferTensor.push_back(root);
             result.bufferOp.push_back(-1);
@@ -82,7 +100,11 @@ Expected<GraphProblem> buildProblem(const Transformed& state, const ProblemOptio
         auto& merged = result.problem.buffers[it->second];
         merged.lifetime.start = std::min(merged.lifetime.start, buffer.lifetime.start);
         merged.lifetime.end = std::max(merged.lifetime.end, buffer.lifetime.end);
-        merged.size = std::max(merged.size, buffer.size);
+        merged.size = std::max(merged.size, alignUp(inside + state.graph.tensors[t].size, result.problem.alignment));
+        if (inside > 0 || !merged.tensorOffsets.empty()) {
+            merged.tensorOffsets.resize(merged.tensors.size(), 0);
+            merged.tensorOffsets.insert(merged.tensorOffsets.end(), buffer.tensors.size(), inside);
+        }
         merged.tensors.insert(merged.tensors.end(), buffer.tensors.begin(), buffer.tensors.end());
         if (buffer.kind == TensorKind::Output || (buffer.kind == TensorKind::Input && merged.kind == TensorKind::Activation))
             merged.kind = buffer.kind;

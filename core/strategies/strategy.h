@@ -61,10 +61,12 @@ struct Transformed {
     std::vector<TensorIndex> origin;     // per tensor: the original tensor whose value it holds (itself, or a copy's source)
     std::vector<bool> onHost;            // per tensor: held in host memory (swap), no device buffer
     std::vector<TensorIndex> sharesWith; // per tensor: the tensor whose buffer it writes into (in-place); itself when none
+    std::vector<Bytes> shareOffset;      // per tensor: where it starts in sharesWith's buffer (a Concat input's slice); 0 otherwise
     std::vector<std::string> fusedOps;   // names of original ops folded into fused ops
     std::vector<StrategyReport> reports; // in the order applied
 
     TensorIndex bufferRoot(TensorIndex t) const; // follows sharesWith to the owner of the buffer
+    Bytes offsetInRoot(TensorIndex t) const;     // where t starts in bufferRoot(t)'s buffer
     // Appends a tensor that holds a copy of `source`'s value; returns its index.
     TensorIndex addCopyTensor(TensorIndex source, const std::string& name);
 };
@@ -73,7 +75,8 @@ struct Transformed {
 Transformed startTransform(Graph graph, Schedule schedule);
 
 // The plannable problem: makeProblem's buffers, minus tensors on host, with buffer-sharing tensors merged
-// into one buffer (lifetime = union, size = largest). bufferTensor holds each buffer's root tensor.
+// into one buffer (lifetime = union, size = the furthest end of a member, aligned; Buffer::tensorOffsets
+// when a member starts inside). bufferTensor holds each buffer's root tensor.
 // Op workspaces (options.workspaces) pass through unchanged: they are rebuilt for the transformed
 // schedule, so a reordered Conv keeps its workspace at its new step and a fused op holding a Conv
 // gets one for its body. With StrategyOptions::workspaces the strategies' lower
