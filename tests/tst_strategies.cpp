@@ -2,6 +2,7 @@
 // SPDX-FileCopyrightText: MemPlan authors
 #include "cost/device.h"
 #include "cost/opcost.h"
+#include "io/planjson.h"
 #include "io/workload.h"
 #include "onnx/onnximport.h"
 #include "planners/metrics.h"
@@ -458,6 +459,23 @@ void TestStrategies::concatInPlaceOnlyWhenItHelps()
     QVERIFY(lowerBound(run->workload.problem) < lowerBound(unet.problem));
     const auto plan = runPlanner(*plannerByName("greedy-by-size"), run->workload.problem);
     QVERIFY(plan && validatePlan(run->workload.problem, *plan).ok());
+    // The plan JSON gives each tensor's start inside such a buffer: cat1's second input after its first.
+    const auto json = QJsonDocument::fromJson(QByteArray::fromStdString(exportPlanJson(run->workload, *plan))).object();
+    bool listed = false;
+    for (const auto& value : json.value(QStringLiteral("buffers")).toArray()) {
+        const auto buffer = value.toObject();
+        if (buffer.value(QStringLiteral("name")).toString() != QStringLiteral("cat1.out"))
+            continue;
+        const auto names = buffer.value(QStringLiteral("tensors")).toArray();
+        const auto offsets = buffer.value(QStringLiteral("tensor_offsets")).toArray();
+        QCOMPARE(offsets.size(), names.size());
+        for (qsizetype k = 0; k < names.size(); ++k) {
+            const auto t = *graph.findTensor(names[k].toString().toStdString());
+            QCOMPARE(Bytes(offsets[k].toInteger()), run->state.offsetInRoot(t));
+        }
+        listed = true;
+    }
+    QVERIFY(listed);
 
     const auto skip = skipGraph();
     const auto skipRun = applyStrategies(skip, { "inplace" }, testOptions(skip));
