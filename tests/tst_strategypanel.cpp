@@ -209,6 +209,13 @@ void TestStrategyPanel::marksPerStrategy()
     for (std::size_t b = 0; b < inplace.facts.marks.size(); ++b)
         if (inplace.facts.marks[b] & MarkInPlace)
             QVERIFY(inplace.workload->problem.buffers[b].tensors.size() >= 2);
+    // U-Net's decoder Concats: each input's note names its slice of the Concat's output.
+    const Applied concat = applyNow(m_unet, { "inplace" });
+    int slices = 0;
+    for (const auto& lines : concat.facts.notes)
+        for (const auto& line : lines)
+            slices += QString::fromStdString(line).contains(QLatin1String("is written into its slice of Concat output"));
+    QCOMPARE(slices, 8);
 }
 
 void TestStrategyPanel::controllerDropsStaleResults()

@@ -165,9 +165,14 @@ StrategyFacts computeStrategyFacts(const core::Workload& original, std::shared_p
         if (b < 0)
             continue;
         const core::TensorIndex root = state.bufferRoot(t);
-        if (root != t)
-            mark(b, MarkInPlace, "in-place: " + nameOf(t) + " is written into " + nameOf(root) + "'s buffer");
         const core::OpIndex p = producer[static_cast<std::size_t>(t)];
+        const core::OpIndex rootProducer = producer[static_cast<std::size_t>(root)];
+        if (root != t && rootProducer >= 0 && graph.ops[static_cast<std::size_t>(rootProducer)].type == "Concat")
+            mark(b, MarkInPlace,
+                "in-place: " + nameOf(t) + " is written into its slice of Concat output " + nameOf(root) + " (at +"
+                    + core::formatBytes(state.offsetInRoot(t)) + ")");
+        else if (root != t)
+            mark(b, MarkInPlace, "in-place: " + nameOf(t) + " is written into " + nameOf(root) + "'s buffer");
         if (p < 0)
             continue;
         const core::Op& op = graph.ops[static_cast<std::size_t>(p)];

@@ -339,8 +339,12 @@ QString TimelineView::bufferToolTip(const PlanDocument* document, int buffer)
     }
     if (b.tensors.size() > 1) {
         QStringList names;
-        for (std::size_t i = 0; i < b.tensors.size() && i < 6; ++i)
-            names << QString::fromStdString(b.tensors[i]).toHtmlEscaped();
+        for (std::size_t i = 0; i < b.tensors.size() && i < 6; ++i) {
+            QString name = QString::fromStdString(b.tensors[i]).toHtmlEscaped();
+            if (i < b.tensorOffsets.size() && b.tensorOffsets[i] > 0) // a Concat input in its slice
+                name += QStringLiteral(" at +%1").arg(QString::fromStdString(core::formatBytes(b.tensorOffsets[i])));
+            names << name;
+        }
         if (b.tensors.size() > 6)
             names << QStringLiteral("…");
         text += QStringLiteral("<br/>tensors: ") + names.join(QStringLiteral(", "));
