@@ -435,8 +435,9 @@ void TestStrategies::inPlaceNeverAliasesLiveTensor()
     }
 }
 
-// U-Net's decoder Concats take their inputs into their slices (the peak was the Concat step); the
-// skip graph's would hold the output from the skip's birth across the peak, so it is refused.
+// U-Net's decoder Concats take their upsampled inputs into their slices (the peak was the Concat
+// step); a skip born long before its Concat, whose output would then be held across the encoder's
+// peak, stays out (here and in the skip graph).
 void TestStrategies::concatInPlaceOnlyWhenItHelps()
 {
     const auto unet = loadExample("example:unet");
@@ -448,15 +449,23 @@ void TestStrategies::concatInPlaceOnlyWhenItHelps()
         if (op.type != "Concat")
             continue;
         Bytes at = 0;
+        int here = 0;
         for (auto x : op.inputs) {
-            QCOMPARE(run->state.bufferRoot(x), op.outputs[0]);
-            QCOMPARE(run->state.offsetInRoot(x), at);
+            if (run->state.bufferRoot(x) == op.outputs[0]) {
+                QCOMPARE(run->state.offsetInRoot(x), at);
+                ++here;
+            }
             at += graph.tensors[std::size_t(x)].size;
-            ++sliced;
         }
+        // The upsampled input, born just before its Concat, always goes in; the skip only into the
+        // innermost Concat, where holding the output from the skip's birth costs little.
+        QCOMPARE(here, op.name == "cat4" ? 2 : 1);
+        const auto up = *graph.findTensor("up" + op.name.substr(3, 1) + ".out");
+        QCOMPARE(run->state.bufferRoot(up), op.outputs[0]);
+        sliced += here;
     }
-    QCOMPARE(sliced, 8); // four decoder Concats of two inputs
-    QVERIFY(lowerBound(run->workload.problem) < lowerBound(unet.problem));
+    QCOMPARE(sliced, 5);
+    QCOMPARE(lowerBound(run->workload.problem), Bytes(56) << 20); // 64 MiB before
     const auto plan = runPlanner(*plannerByName("greedy-by-size"), run->workload.problem);
     QVERIFY(plan && validatePlan(run->workload.problem, *plan).ok());
     // The plan JSON gives each tensor's start inside such a buffer: cat1's second input after its first.

@@ -3,9 +3,11 @@
 #include "strategies/inplace.h"
 
 #include "cost/opcost.h"
+#include "planners/metrics.h"
 #include "util/format.h"
 
 #include <algorithm>
+#include <functional>
 
 namespace core {
 
@@ -47,8 +49,22 @@ bool sharesNothing(const Transformed& state, const std::vector<int>& sharers, Te
     return state.sharesWith[std::size_t(t)] == t && sharers[std::size_t(t)] == 0;
 }
 
-// Concat inputs into their slices of the output, one Concat at a time, each kept only when the
-// lower bound does not rise.
+// Live bytes per step of the state's problem, highest first: comparing two of these lexicographically
+// prefers the state whose highest steps are lower (the peak first, then the next highest, ...).
+// Empty when the problem cannot be built.
+std::vector<Bytes> profileOf(const Transformed& state, const StrategyOptions& options)
+{
+    const auto built = buildProblem(state, ProblemOptions { options.alignment, options.workspaces });
+    if (!built)
+        return {};
+    auto curve = liveBytesCurve(built->problem);
+    std::sort(curve.begin(), curve.end(), std::greater<>());
+    return curve;
+}
+
+// Concat inputs into their slices of the output, one input at a time, the latest-born first (it
+// stretches the output's buffer least); an input stays in its slice only when the profile (see
+// profileOf) does not get worse: a skip connection born long before its Concat usually does.
 void concatPass(Transformed& state, const Uses& uses, const StrategyOptions& options, std::vector<std::string>& details)
 {
     const auto& graph = state.graph;
@@ -56,8 +72,8 @@ void concatPass(Transformed& state, const Uses& uses, const StrategyOptions& opt
     for (std::size_t t = 0; t < graph.tensors.size(); ++t)
         if (state.sharesWith[t] != TensorIndex(t))
             ++sharers[std::size_t(state.sharesWith[t])];
-    Bytes bound = transformedLowerBound(state, options.alignment, options.workspaces);
-    for (Step s = 0; s < uses.steps && bound >= 0; ++s) {
+    auto profile = profileOf(state, options);
+    for (Step s = 0; s < uses.steps && !profile.empty(); ++s) {
         const auto& op = graph.ops[std::size_t(state.schedule.order[std::size_t(s)])];
         if (op.type != "Concat" || !op.domain.empty() || op.outputs.size() != 1)
             continue;
@@ -77,34 +93,36 @@ void concatPass(Transformed& state, const Uses& uses, const StrategyOptions& opt
             total += std::max<Bytes>(graph.tensors[std::size_t(x)].size, 0);
         if (total != out.size)
             continue;
-        std::vector<TensorIndex> placed;
+        std::vector<std::pair<TensorIndex, Bytes>> candidates; // input, its slice's offset
         Bytes at = 0;
         for (auto x : op.inputs) {
             const auto& in = graph.tensors[std::size_t(x)];
             const Bytes offset = at;
             at += std::max<Bytes>(in.size, 0);
-            if (x == y || in.size <= 0 || in.kind != TensorKind::Activation || uses.isInput[std::size_t(x)] || uses.isOutput[std::size_t(x)]
-                || uses.produced[std::size_t(x)] < 0 || state.onHost[std::size_t(x)] || !sharesNothing(state, sharers, x)
-                || offset % 16 != 0 || std::count(op.inputs.begin(), op.inputs.end(), x) != 1)
-                continue;
+            if (x != y && in.size > 0 && in.kind == TensorKind::Activation && !uses.isInput[std::size_t(x)] && !uses.isOutput[std::size_t(x)]
+                && uses.produced[std::size_t(x)] >= 0 && !state.onHost[std::size_t(x)] && sharesNothing(state, sharers, x)
+                && offset % 16 == 0 && std::count(op.inputs.begin(), op.inputs.end(), x) == 1)
+                candidates.emplace_back(x, offset);
+        }
+        std::stable_sort(candidates.begin(), candidates.end(),
+            [&](const auto& l, const auto& r) { return uses.produced[std::size_t(l.first)] > uses.produced[std::size_t(r.first)]; });
+        int placed = 0;
+        for (const auto& [x, offset] : candidates) {
             state.sharesWith[std::size_t(x)] = y;
             state.shareOffset[std::size_t(x)] = offset;
-            placed.push_back(x);
-        }
-        if (placed.empty())
-            continue;
-        const Bytes after = transformedLowerBound(state, options.alignment, options.workspaces);
-        if (after < 0 || after > bound) {
-            for (auto x : placed) { // the output would be held from its first input's birth for more than it saves
+            auto after = profileOf(state, options);
+            if (after.empty() || after > profile) {
                 state.sharesWith[std::size_t(x)] = x;
                 state.shareOffset[std::size_t(x)] = 0;
+                continue;
             }
-            continue;
+            profile = std::move(after);
+            ++placed;
+            ++sharers[std::size_t(y)];
         }
-        bound = after;
-        sharers[std::size_t(y)] += int(placed.size());
-        details.push_back(op.name + ": " + std::to_string(placed.size()) + " of " + std::to_string(op.inputs.size())
-            + " inputs written into their slices of " + out.name + " (" + formatBytes(out.size) + ")");
+        if (placed > 0)
+            details.push_back(op.name + ": " + std::to_string(placed) + " of " + std::to_string(op.inputs.size())
+                + " inputs written into their slices of " + out.name + " (" + formatBytes(out.size) + ")");
     }
 }
 
@@ -164,9 +182,7 @@ Expected<Transformed> InPlaceStrategy::apply(Transformed state, const StrategyOp
 
     StrategyReport report;
     report.name = std::string(name());
-    const bool useConcat = !concatDetails.empty()
-        && transformedLowerBound(concat, options.alignment, options.workspaces)
-            <= transformedLowerBound(state, options.alignment, options.workspaces);
+    const bool useConcat = !concatDetails.empty() && profileOf(concat, options) <= profileOf(state, options);
     if (useConcat) {
         state = std::move(concat);
         report.details = std::move(concatDetails);

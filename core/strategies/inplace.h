@@ -13,11 +13,12 @@
 //   the Concat copies nothing, when every dimension of Y before the axis is 1 (each slice is one
 //   contiguous range), X is an activation produced by an op (not a graph input or output, not on
 //   host), occurs once among the inputs, shares with nothing, and its slice starts at a multiple of
-//   16 bytes. Y's buffer then lives from its first input's birth, so a Concat is kept only when the
-//   lower bound does not rise (a long skip connection can make it rise).
+//   16 bytes. Y's buffer then lives from the birth of its earliest input in a slice, so inputs are
+//   tried one at a time, the latest-born first, and one stays in its slice only when the live-bytes
+//   curve sorted highest first does not get worse (a long skip connection usually makes it worse).
 // - Merged tensors become ONE buffer (lifetime = union, tensors = all, Concat inputs at their
 //   slice's offset). The strategy tries the elementwise pass alone and after the Concat pass, and
-//   keeps the lower of the two. Cost: none (no kernel does more work).
+//   keeps the better of the two by the same sorted curve. Cost: none (no kernel does more work).
 // Limits: runs last in the pipeline (it depends on the final lifetimes); a broadcasting binary op
 // aliases only the input of the output's size; a Concat output is not itself put into a later
 // Concat's slice.
