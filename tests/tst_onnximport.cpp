@@ -533,6 +533,34 @@ void TestOnnxImport::weightAliasesRemoved()
     const auto* z = reinterpret_cast<const float*>(run->outputs[0].data.data());
     for (int i = 0; i < 6; ++i) // x·w = 2 everywhere, clipped from above at 0.7 (no lower bound)
         QCOMPARE(z[i], 0.7f);
+
+    // An alias a subgraph reads by name stays, with its Identity op: the subgraph names it.
+    ModelBuilder c;
+    c.input("cond", TensorProto::BOOL, {});
+    c.floats("b", { 3 }, 1.0f);
+    c.node("Identity", { "b" }, { "b_alias" });
+    auto& branch = c.node("If", { "cond" }, { "out" });
+    for (const char* name : { "then_branch", "else_branch" }) {
+        auto* a = branch.add_attribute();
+        a->set_name(name);
+        a->set_type(onnx::AttributeProto::GRAPH);
+        auto* body = a->mutable_g();
+        body->set_name(name);
+        auto* n = body->add_node();
+        n->set_op_type("Neg");
+        n->add_input("b_alias");
+        n->add_output(std::string(name) + "_out");
+        auto* o = body->add_output();
+        o->set_name(std::string(name) + "_out");
+        std::vector<Dim> dims { 3 };
+        ModelBuilder::setType(o->mutable_type(), TensorProto::FLOAT, &dims);
+    }
+    c.output("out");
+    IMPORT(captured, c.save(m_dir, QStringLiteral("alias_captured.onnx")));
+    QCOMPARE(captured.ops.size(), std::size_t(2));
+    QCOMPARE(captured.ops[0].type, std::string("Identity"));
+    QCOMPARE(captured.tensors[captured.ops[1].captured.at(0)].name, std::string("b_alias"));
+    QVERIFY(notesOf(captured).find("removed") == std::string::npos);
 }
 
 void TestOnnxImport::externalAndSparseWeights()
