@@ -107,6 +107,15 @@ CaseResult runCase(const fs::path& dir)
     return result;
 }
 
+// `plan` run with per-tensor allocation: empty when its outputs equal `expected`, else why not.
+std::string perTensorRunMismatch(const core::Workload& w, const core::Plan& plan, const std::vector<core::HostTensor>& expected)
+{
+    core::RunOptions options;
+    options.allocation = core::Allocation::PerTensor;
+    const auto run = core::runOnCpu(*w.graph, w.schedule, w.problem, plan, w.bufferTensor, options);
+    return run ? core::compareOutputs(*w.graph, expected, run->outputs) : "the per-tensor run failed: " + run.error().message;
+}
+
 core::Workload load(const std::string& spec)
 {
     auto w = core::loadWorkload(spec, {});
@@ -438,11 +447,7 @@ void TestExecutor::concatInPlace()
     const auto check = core::checkPlanByRunning(*w.graph, w.schedule, w.problem, *plan, w.bufferTensor, {});
     QVERIFY2(check, check ? "" : check.error().message.c_str());
     QVERIFY2(check->outputsMatch, check->mismatch.c_str());
-    core::RunOptions perTensorOptions;
-    perTensorOptions.allocation = core::Allocation::PerTensor;
-    const auto perTensor = core::runOnCpu(*w.graph, w.schedule, w.problem, *plan, w.bufferTensor, perTensorOptions);
-    QVERIFY(perTensor);
-    const auto perTensorMismatch = core::compareOutputs(*w.graph, check->reference.outputs, perTensor->outputs);
+    const auto perTensorMismatch = perTensorRunMismatch(w, *plan, check->reference.outputs);
     QVERIFY2(perTensorMismatch.empty(), perTensorMismatch.c_str());
     const auto untransformed = core::runOnCpu(*original.graph, original.schedule, original.problem,
         core::noReusePlan(original.problem), original.bufferTensor, {});
@@ -504,11 +509,7 @@ void TestExecutor::strategyPlanCheck()
     QVERIFY2(check->outputsMatch, check->mismatch.c_str());
     QCOMPARE(check->planned.stepPeakBytes, core::lowerBound(w.problem));
     if (strategies.size() >= 4) { // per-tensor allocation on the big combinations only: test time
-        core::RunOptions perTensorOptions;
-        perTensorOptions.allocation = core::Allocation::PerTensor;
-        const auto perTensor = core::runOnCpu(*w.graph, w.schedule, w.problem, *plan, w.bufferTensor, perTensorOptions);
-        QVERIFY(perTensor);
-        const auto perTensorMismatch = core::compareOutputs(*w.graph, check->reference.outputs, perTensor->outputs);
+        const auto perTensorMismatch = perTensorRunMismatch(w, *plan, check->reference.outputs);
         QVERIFY2(perTensorMismatch.empty(), perTensorMismatch.c_str());
     }
 
