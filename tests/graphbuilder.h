@@ -81,3 +81,35 @@ inline core::Workload concatAndLaterRead(std::int64_t batch, core::Bytes alignme
     b.op("relu", "Relu", { y }, { z });
     return b.workload("concat", alignment);
 }
+
+// A dense block as torchvision's DenseNet builds it: f0 from the input, then each layer k = 1..4
+// joins every earlier feature map again (cat_k = Concat(f0, ..., f(k-1)) along channels), squashes
+// the join (Sigmoid, standing in for BatchNorm+ReLU) and makes f_k with a 1×1 Conv; the block's
+// output is Concat(f0, ..., f4). `mid` = Concat(f2, f3) joins a run that does not start at f0.
+// Every feature map is 1 × 8 × 8 × 8 floats (2 KiB).
+inline core::Workload denseBlock(core::Bytes alignment)
+{
+    using core::TensorKind;
+    GraphBuilder b;
+    const auto x = b.tensor("x", { 1, 4, 8, 8 }, TensorKind::Input);
+    std::vector<core::TensorIndex> features { b.tensor("f0", { 1, 8, 8, 8 }) };
+    b.op("stem", "Conv", { x, b.tensor("w0", { 8, 4, 1, 1 }, TensorKind::Weight) }, { features[0] });
+    for (std::int64_t k = 1; k <= 4; ++k) {
+        const auto n = std::to_string(k);
+        const auto joined = b.tensor("cat" + n + ".out", { 1, 8 * k, 8, 8 });
+        const auto squashed = b.tensor("squash" + n + ".out", { 1, 8 * k, 8, 8 });
+        b.op("cat" + n, "Concat", features, { joined })->attributes["axis"].ints = { 1 };
+        b.op("squash" + n, "Sigmoid", { joined }, { squashed });
+        features.push_back(b.tensor("f" + n, { 1, 8, 8, 8 }));
+        b.op("conv" + n, "Conv", { squashed, b.tensor("w" + n, { 8, 8 * k, 1, 1 }, TensorKind::Weight) }, { features.back() });
+        if (k == 3) {
+            const auto mid = b.tensor("mid.out", { 1, 16, 8, 8 });
+            b.op("mid", "Concat", { features[2], features[3] }, { mid })->attributes["axis"].ints = { 1 };
+            b.op("mid_squash", "Sigmoid", { mid }, { b.tensor("m", { 1, 16, 8, 8 }, TensorKind::Output) });
+        }
+    }
+    const auto block = b.tensor("block.out", { 1, 40, 8, 8 });
+    b.op("block", "Concat", features, { block })->attributes["axis"].ints = { 1 };
+    b.op("relu", "Relu", { block }, { b.tensor("z", { 1, 40, 8, 8 }, TensorKind::Output) });
+    return b.workload("dense-block", alignment);
+}

@@ -940,17 +940,11 @@ void TestCuda::constantSubgraphPrecomputed()
 // The inplace strategy puts a Concat's inputs in their slices of its output: the device Concat
 // copies nothing, and every allocation mode gives the untransformed model's outputs bit for bit
 // (per-tensor and pool modes point the inputs into the output's allocation at their offsets).
-void TestCuda::concatInPlaceOnTheDevice()
+// `applied` run in the arena, per tensor and from the pool: each mode's outputs equal the run of
+// `original` (its own plan), bit for bit, with every op on the device.
+static void sameOutputsInEveryMode(const core::Workload& original, const core::StrategyRun& applied)
 {
-    const auto original = concatAndLaterRead(1, 256);
-    const auto c = *original.graph->findTensor("c"), y = *original.graph->findTensor("y");
-    core::StrategyOptions options;
-    options.alignment = original.problem.alignment;
-    const auto applied = core::applyStrategies(original, { "inplace" }, options);
-    QVERIFY2(applied, applied ? "" : applied.error().message.c_str());
-    QCOMPARE(applied->state.bufferRoot(c), y);
-    QCOMPARE(applied->state.offsetInRoot(c), core::Bytes(8 * 8 * 8 * 4));
-    const auto& w = applied->workload;
+    const auto& w = applied.workload;
     const auto plan = planFor(w), originalPlan = planFor(original);
     QVERIFY(core::validatePlan(w.problem, plan).ok() && core::validatePlan(original.problem, originalPlan).ok());
     const auto reference = gpu::runOnCuda(*original.graph, original.schedule, original.problem, originalPlan, original.bufferTensor, {});
@@ -963,6 +957,31 @@ void TestCuda::concatInPlaceOnTheDevice()
         QVERIFY2(mismatch.empty(), (std::string(gpu::cudaAllocationName(mode)) + ": " + mismatch).c_str());
     }
 }
+
+void TestCuda::concatInPlaceOnTheDevice()
+{
+    const auto original = concatAndLaterRead(1, 256);
+    const auto c = *original.graph->findTensor("c"), y = *original.graph->findTensor("y");
+    core::StrategyOptions options;
+    options.alignment = original.problem.alignment;
+    const auto applied = core::applyStrategies(original, { "inplace" }, options);
+    QVERIFY2(applied, applied ? "" : applied.error().message.c_str());
+    QCOMPARE(applied->state.bufferRoot(c), y);
+    QCOMPARE(applied->state.offsetInRoot(c), core::Bytes(8 * 8 * 8 * 4));
+    sameOutputsInEveryMode(original, *applied);
+    if (QTest::currentTestFailed())
+        return;
+
+    // A dense block: every Concat a view of the block's output, `mid` 4 KiB into it (see denseBlock).
+    const auto block = denseBlock(256);
+    const auto family = core::applyStrategies(block, { "inplace" }, options);
+    QVERIFY2(family, family ? "" : family.error().message.c_str());
+    const auto mid = *block.graph->findTensor("mid.out");
+    QCOMPARE(family->state.bufferRoot(mid), *block.graph->findTensor("block.out"));
+    QCOMPARE(family->state.offsetInRoot(mid), core::Bytes(2 * 8 * 8 * 8 * 4));
+    sameOutputsInEveryMode(block, *family);
+}
+
 
 #endif
 

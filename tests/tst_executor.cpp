@@ -116,6 +116,31 @@ std::string perTensorRunMismatch(const core::Workload& w, const core::Plan& plan
     return run ? core::compareOutputs(*w.graph, expected, run->outputs) : "the per-tensor run failed: " + run.error().message;
 }
 
+// The strategies' workload planned (greedy-by-size, validated) and run in its arena and per tensor,
+// against its no-reuse run and the untransformed model's: empty when all four agree bit for bit.
+std::string strategyRunMismatch(const core::Workload& original, const core::StrategyRun& applied)
+{
+    const auto& w = applied.workload;
+    const auto plan = core::runPlanner(*core::plannerByName("greedy-by-size"), w.problem);
+    if (!plan)
+        return "no plan: " + plan.error().message;
+    if (const auto valid = core::validatePlan(w.problem, *plan); !valid.ok())
+        return "invalid plan: " + valid.message;
+    const auto check = core::checkPlanByRunning(*w.graph, w.schedule, w.problem, *plan, w.bufferTensor, {});
+    if (!check)
+        return "the arena run failed: " + check.error().message;
+    if (!check->outputsMatch)
+        return "arena run vs no-reuse run: " + check->mismatch;
+    if (auto perTensor = perTensorRunMismatch(w, *plan, check->reference.outputs); !perTensor.empty())
+        return "per-tensor run: " + perTensor;
+    const auto untransformed = core::runOnCpu(*original.graph, original.schedule, original.problem,
+        core::noReusePlan(original.problem), original.bufferTensor, {});
+    if (!untransformed)
+        return "the untransformed run failed: " + untransformed.error().message;
+    const auto mismatch = core::compareOutputs(*w.graph, untransformed->outputs, check->planned.outputs);
+    return mismatch.empty() ? std::string() : "outputs differ from the untransformed model: " + mismatch;
+}
+
 core::Workload load(const std::string& spec)
 {
     auto w = core::loadWorkload(spec, {});
@@ -167,6 +192,7 @@ private slots:
     void strategyPlanCheck();
     void concatInPlace_data();
     void concatInPlace();
+    void concatFamilyInPlace();
     void fusedBodiesFollowSwapAndRecompute();
     void progressAndCancel();
 };
@@ -440,20 +466,26 @@ void TestExecutor::concatInPlace()
     QCOMPARE(state.bufferRoot(s), inSlices ? s : a);
     QCOMPARE(state.bufferRoot(z), y); // y dies at the Relu: z may take its buffer
 
-    const auto& w = applied->workload;
-    const auto plan = core::runPlanner(*core::plannerByName("greedy-by-size"), w.problem);
-    QVERIFY(plan);
-    QVERIFY(core::validatePlan(w.problem, *plan).ok());
-    const auto check = core::checkPlanByRunning(*w.graph, w.schedule, w.problem, *plan, w.bufferTensor, {});
-    QVERIFY2(check, check ? "" : check.error().message.c_str());
-    QVERIFY2(check->outputsMatch, check->mismatch.c_str());
-    const auto perTensorMismatch = perTensorRunMismatch(w, *plan, check->reference.outputs);
-    QVERIFY2(perTensorMismatch.empty(), perTensorMismatch.c_str());
-    const auto untransformed = core::runOnCpu(*original.graph, original.schedule, original.problem,
-        core::noReusePlan(original.problem), original.bufferTensor, {});
-    QVERIFY(untransformed);
-    const auto mismatch = core::compareOutputs(*w.graph, untransformed->outputs, check->planned.outputs);
-    QVERIFY2(mismatch.empty(), ("outputs differ from the untransformed model: " + mismatch).c_str());
+    const auto mismatch = strategyRunMismatch(original, *applied);
+    QVERIFY2(mismatch.empty(), mismatch.c_str());
+}
+
+// A dense block's Concats are views of one Concat that holds every feature map (see denseBlock):
+// the block runs in its arena, per tensor and untransformed with the same outputs, bit for bit.
+void TestExecutor::concatFamilyInPlace()
+{
+    const auto original = denseBlock(64);
+    core::StrategyOptions options;
+    options.alignment = original.problem.alignment;
+    const auto applied = core::applyStrategies(original, { "inplace" }, options);
+    QVERIFY2(applied, applied ? "" : applied.error().message.c_str());
+    const auto& state = applied->state;
+    const auto block = *state.graph.findTensor("block.out"), mid = *state.graph.findTensor("mid.out");
+    QCOMPARE(state.bufferRoot(*state.graph.findTensor("cat4.out")), block);
+    QCOMPARE(state.bufferRoot(mid), block);
+    QCOMPARE(state.offsetInRoot(mid), core::Bytes(2 * 8 * 8 * 8 * 4)); // after f0 and f1
+    const auto mismatch = strategyRunMismatch(original, *applied);
+    QVERIFY2(mismatch.empty(), mismatch.c_str());
 }
 
 void TestExecutor::strategyPlanCheck_data()

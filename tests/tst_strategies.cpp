@@ -13,6 +13,8 @@
 #include "strategies/strategy.h"
 #include "strategies/training.h"
 
+#include "graphbuilder.h"
+
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -195,6 +197,7 @@ private slots:
     void fusedGraphExportsToOnnx();
     void inPlaceNeverAliasesLiveTensor();
     void concatInPlaceOnlyWhenItHelps();
+    void concatFamilyHeldOnce();
     void reorderHelpsBadOrder();
     void recomputeAndSwapLowerSkipPeak();
     void swapPrefetchHidesTransfer();
@@ -392,21 +395,37 @@ void TestStrategies::inPlaceNeverAliasesLiveTensor()
 {
     const std::pair<const char*, std::vector<std::string>> cases[] = { { "example:cnn", { "fuse", "inplace" } },
         { "example:cnn", { "inplace" } }, { "example:unet", { "inplace" } }, { "example:transformer", { "fuse", "inplace" } },
-        { "example:transformer", { "reorder", "inplace" } } };
+        { "example:transformer", { "reorder", "inplace" } }, { "dense-block", { "inplace" } } };
     for (const auto& [model, names] : cases) {
-        const auto workload = loadExample(model);
+        const auto workload = std::string(model) == "dense-block" ? denseBlock(256) : loadExample(model);
         const auto run = applyStrategies(workload, names, testOptions(workload));
         QVERIFY(run);
         const auto& graph = run->state.graph;
         const auto reads = readSteps(graph, run->state.schedule);
         const auto lifetimes = computeLifetimes(graph, run->state.schedule);
+        // Whether `joined` is a Concat's output holding `part` (one of its inputs) `at` bytes in: then
+        // both hold the same bytes there, whoever writes them.
+        const auto holds = [&](TensorIndex joined, TensorIndex part, Bytes at) {
+            for (const auto& op : graph.ops) {
+                if (op.type != "Concat" || op.outputs[0] != joined)
+                    continue;
+                Bytes offset = 0;
+                for (auto x : op.inputs) {
+                    if (x == part && offset == at)
+                        return true;
+                    offset += graph.tensors[x].size;
+                }
+            }
+            return false;
+        };
         int shared = 0;
         for (const auto& buffer : run->workload.problem.buffers) {
             if (buffer.tensors.size() < 2)
                 continue;
             ++shared;
             // Any two members whose bytes overlap: the earlier-born one is last read where (or before)
-            // the later one is written. Elementwise chains overlap whole; Concat inputs only their output.
+            // the later one is written, or the later one is a Concat holding the earlier one there.
+            // Elementwise chains overlap whole; Concat inputs and views only their Concat's output.
             const bool sliced = !buffer.tensorOffsets.empty();
             QVERIFY(!sliced || buffer.tensorOffsets.size() == buffer.tensors.size());
             std::vector<TensorIndex> members;
@@ -423,7 +442,7 @@ void TestStrategies::inPlaceNeverAliasesLiveTensor()
                     const auto earlier = members[i], later = members[j];
                     const bool overlap = at[i] < at[j] + graph.tensors[later].size && at[j] < at[i] + graph.tensors[earlier].size;
                     if (i == j || !overlap || lifetimes[earlier].start > lifetimes[later].start
-                        || (lifetimes[earlier].start == lifetimes[later].start && i > j))
+                        || (lifetimes[earlier].start == lifetimes[later].start && i > j) || holds(later, earlier, at[i] - at[j]))
                         continue;
                     QVERIFY(!reads[earlier].empty());
                     QVERIFY2(reads[earlier].back() <= lifetimes[later].start,
@@ -492,6 +511,48 @@ void TestStrategies::concatInPlaceOnlyWhenItHelps()
     const auto skipTensor = *skipRun->state.graph.findTensor("skip");
     QCOMPARE(skipRun->state.bufferRoot(skipTensor), skipTensor);
     QVERIFY(lowerBound(skipRun->workload.problem) <= lowerBound(skip.problem));
+}
+
+// A dense block's Concats join runs of one list of feature maps: one Concat holds them all, the
+// others are views of their run's range of it, and each feature map is written once, into its slice.
+void TestStrategies::concatFamilyHeldOnce()
+{
+    const auto block = denseBlock(256);
+    const auto run = applyStrategies(block, { "inplace" }, testOptions(block));
+    QVERIFY2(run, run ? "" : run.error().message.c_str());
+    const auto& state = run->state;
+    const auto& graph = state.graph;
+    const auto root = *graph.findTensor("block.out");
+    constexpr Bytes feature = 8 * 8 * 8 * 4;
+    for (int k = 0; k <= 4; ++k) {
+        const auto f = *graph.findTensor("f" + std::to_string(k));
+        QCOMPARE(state.bufferRoot(f), root);
+        QCOMPARE(state.offsetInRoot(f), k * feature);
+    }
+    for (const char* view : { "cat1.out", "cat2.out", "cat3.out", "cat4.out", "mid.out" }) {
+        const auto t = *graph.findTensor(view);
+        QVERIFY2(state.bufferRoot(t) == root, view);
+        QCOMPARE(state.offsetInRoot(t), std::string(view) == "mid.out" ? 2 * feature : Bytes(0)); // mid joins f2, f3
+    }
+    QVERIFY(run->reports.back().details.front().starts_with("block: 5 earlier Concats of the same inputs are views of block.out"));
+    // The peak was squash4: f0..f3, their join, its squash and m (28 KiB); now block.out, squash4's
+    // output and m (10 + 8 + 4 KiB).
+    QCOMPARE(lowerBound(block.problem), Bytes(28 << 10));
+    QCOMPARE(lowerBound(run->workload.problem), Bytes(22 << 10));
+    const auto plan = runPlanner(*plannerByName("greedy-by-size"), run->workload.problem);
+    QVERIFY(plan && validatePlan(run->workload.problem, *plan).ok());
+    const auto json = QJsonDocument::fromJson(QByteArray::fromStdString(exportPlanJson(run->workload, *plan))).object();
+    int listed = 0;
+    for (const auto& value : json.value(QStringLiteral("buffers")).toArray()) {
+        const auto names = value.toObject().value(QStringLiteral("tensors")).toArray();
+        const auto offsets = value.toObject().value(QStringLiteral("tensor_offsets")).toArray();
+        for (qsizetype k = 0; k < names.size(); ++k)
+            if (names[k].toString() == QStringLiteral("mid.out")) {
+                QCOMPARE(Bytes(offsets[k].toInteger()), 2 * feature);
+                ++listed;
+            }
+    }
+    QCOMPARE(listed, 1);
 }
 
 void TestStrategies::reorderHelpsBadOrder()

@@ -25,6 +25,8 @@
 #include "planners/validate.h"
 #include "util/format.h"
 
+#include "graphbuilder.h"
+
 #include <QCheckBox>
 #include <QComboBox>
 #include <QFile>
@@ -216,6 +218,15 @@ void TestStrategyPanel::marksPerStrategy()
         for (const auto& line : lines)
             slices += QString::fromStdString(line).contains(QLatin1String("is written into its slice of Concat output"));
     QCOMPARE(slices, 5); // every upsampled input, and the innermost skip
+    // A dense block's Concats are views of the block's output; mid's run starts after f0 and f1.
+    const Applied family = applyNow(std::make_shared<const core::Workload>(denseBlock(256)), { "inplace" });
+    QStringList views;
+    for (const auto& lines : family.facts.notes)
+        for (const auto& line : lines)
+            if (QString::fromStdString(line).contains(QLatin1String("is a view of its inputs' range of Concat output block.out")))
+                views << QString::fromStdString(line);
+    QCOMPARE(views.size(), 5);
+    QVERIFY2(views.filter(QStringLiteral("mid.out is a view")).value(0).contains(QLatin1String("(at +4.00 KiB)")), qPrintable(views.join('\n')));
 }
 
 void TestStrategyPanel::controllerDropsStaleResults()

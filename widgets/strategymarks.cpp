@@ -167,7 +167,12 @@ StrategyFacts computeStrategyFacts(const core::Workload& original, std::shared_p
         const core::TensorIndex root = state.bufferRoot(t);
         const core::OpIndex p = producer[static_cast<std::size_t>(t)];
         const core::OpIndex rootProducer = producer[static_cast<std::size_t>(root)];
-        if (root != t && rootProducer >= 0 && graph.ops[static_cast<std::size_t>(rootProducer)].type == "Concat")
+        const bool joined = p >= 0 && graph.ops[static_cast<std::size_t>(p)].type == "Concat";
+        if (root != t && joined)
+            mark(b, MarkInPlace,
+                "in-place: Concat output " + nameOf(t) + " is a view of its inputs' range of Concat output " + nameOf(root)
+                    + " (at +" + core::formatBytes(state.offsetInRoot(t)) + "): it copies nothing");
+        else if (root != t && rootProducer >= 0 && graph.ops[static_cast<std::size_t>(rootProducer)].type == "Concat")
             mark(b, MarkInPlace,
                 "in-place: " + nameOf(t) + " is written into its slice of Concat output " + nameOf(root) + " (at +"
                     + core::formatBytes(state.offsetInRoot(t)) + ")");

@@ -16,12 +16,18 @@
 //   16 bytes. Y's buffer then lives from the birth of its earliest input in a slice, so inputs are
 //   tried one at a time, the latest-born first, and one stays in its slice only when the live-bytes
 //   curve sorted highest first does not get worse (a long skip connection usually makes it worse).
+// - Concat families: Concats that join runs of one list (a DenseNet block: cat(f0), cat(f0, f1), ...,
+//   cat(f0, ..., fn)) are held by one of them, H: each earlier Concat whose inputs are a contiguous
+//   run of H's inputs is a view of that run's range of H's output (it copies nothing), and H's
+//   inputs are written into their slices, so each feature map is held once. For the latest Concat
+//   of a family, it and each Concat that would be its view are tried as H; the best by the sorted
+//   curve is kept when that is not worse. Families go first, then single inputs as above.
 // - Merged tensors become ONE buffer (lifetime = union, tensors = all, Concat inputs at their
 //   slice's offset). The strategy tries the elementwise pass alone and after the Concat pass, and
 //   keeps the better of the two by the same sorted curve. Cost: none (no kernel does more work).
 // Limits: runs last in the pipeline (it depends on the final lifetimes); a broadcasting binary op
-// aliases only the input of the output's size; a Concat output is not itself put into a later
-// Concat's slice.
+// aliases only the input of the output's size; a Concat output is put into a later Concat only
+// as a view of its own inputs' run there, not as an input written into its slice.
 
 #include "strategies/strategy.h"
 
