@@ -219,17 +219,24 @@ int commandCompare(const std::vector<std::string>& words)
     const std::string help = std::string(R"(usage: memplan compare MODEL [options]
 
 Runs every planner on MODEL and prints one row each: arena, ratio to the lower bound, colors, time.
+With strategy flags (--fuse, --inplace, ...): the planners on the model those strategies made.
 With --strategies: one row per strategy combination instead (greedy-by-size): lower bound, arena,
 saved bytes, extra FLOPs, bytes swapped and estimated time on --device NAME|FILE (default h200).
 With --training, the rows also include recompute with the checkpoint policy (--checkpoint N, default sqrt).
 
-)") + kModelOptionsHelp + kWorkspacesHelp + trainingHelp();
+)") + kModelOptionsHelp + kWorkspacesHelp + strategyHelp() + trainingHelp();
     int code = kExitOk;
     auto valued = kModelOptions;
-    valued.insert({ "device", "checkpoint" });
-    const auto args = parseOrExplain("compare", words, valued, { "strategies", "training", "persistent-grads", "workspaces" }, help, code);
+    valued.merge(strategyValuedOptions());
+    auto switches = strategySwitches();
+    switches.insert("workspaces");
+    const auto args = parseOrExplain("compare", words, valued, switches, help, code);
     if (!args)
         return code;
+    if (args->has("strategies"))
+        for (const char* flag : { "fuse", "inplace", "reorder", "recompute", "swap", "budget" })
+            if (args->has(flag))
+                return fail(std::string("compare: --strategies compares every combination itself; drop --") + flag, kExitUsage);
     if (const auto status = checkTrainingFlags(*args); !status)
         return fail("compare: " + status.error().message, kExitUsage);
     auto workload = loadModel("compare", *args, code);
@@ -241,6 +248,9 @@ With --training, the rows also include recompute with the checkpoint policy (--c
         return fail("compare: " + status.error().message, kExitUsage);
     if (args->has("strategies"))
         return compareStrategies(*args, *workload);
+    std::vector<core::StrategyReport> strategyReports;
+    if (const auto status = applyStrategyFlags(*args, *workload, strategyReports); !status)
+        return fail("compare: " + status.error().message);
     std::vector<core::Plan> plans;
     for (const auto& planner : core::planners()) {
         auto plan = core::runPlanner(*planner, workload->problem);
@@ -251,7 +261,7 @@ With --training, the rows also include recompute with the checkpoint policy (--c
             return fail(workload->source + ": planner '" + std::string(planner->name()) + "' produced an invalid plan: " + check.message);
         plans.push_back(std::move(*plan));
     }
-    std::cout << core::formatComparison(*workload, plans);
+    std::cout << core::formatComparison(*workload, plans) << formatStrategyReports(strategyReports, 0);
     return kExitOk;
 }
 

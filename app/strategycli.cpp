@@ -189,7 +189,7 @@ std::string formatStrategyReports(const std::vector<core::StrategyReport>& repor
             + fixed(r.extraSeconds * 1e3, "%.3f") + " ms\n";
         for (std::size_t i = 0; i < r.details.size() && i < static_cast<std::size_t>(maxDetails); ++i)
             out += "  " + r.details[i] + "\n";
-        if (r.details.size() > static_cast<std::size_t>(maxDetails))
+        if (maxDetails > 0 && r.details.size() > static_cast<std::size_t>(maxDetails))
             out += "  ... and " + std::to_string(r.details.size() - maxDetails) + " more\n";
     }
     return out;

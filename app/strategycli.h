@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-// The strategy options of `memplan plan` and `memplan compare --strategies`.
+// The strategy options of `memplan plan` and `memplan compare`.
 std::set<std::string> strategySwitches(); // fuse, inplace, reorder, recompute, swap, strategies, training, persistent-grads
 std::set<std::string> strategyValuedOptions(); // device, budget, checkpoint
 std::string strategyHelp();
@@ -40,7 +40,8 @@ core::Status applyStrategyFlags(const CliArgs& args, core::Workload& workload, s
 // The help lines of the strategy flags with the profile option spelled `--OPTION` (see strategyHelp()).
 std::string strategyHelp(const std::string& profileOption);
 
-// Report lines, one block per strategy: saved bytes, extra FLOPs, swapped bytes, extra time, details.
+// Report lines, one block per strategy: saved bytes, extra FLOPs, swapped bytes, extra time, and up to
+// maxDetails details (0: none).
 std::string formatStrategyReports(const std::vector<core::StrategyReport>& reports, int maxDetails = 8);
 
 // The plan JSON with "strategies": [{name, saved_bytes, extra_flops, swapped_bytes, estimated_extra_ms, details}] added.

@@ -79,6 +79,13 @@ private slots:
         QVERIFY2(run.exitCode == 0, qPrintable(run.err));
         for (const char* name : { "naive", "first-fit", "best-fit", "greedy-by-size", "greedy-by-breadth", "coloring" })
             QVERIFY2(run.out.contains(QLatin1String(name)), name);
+        QVERIFY2(run.out.startsWith(QLatin1String("example:unet: 50 buffers, 49 steps, lower bound 64.0 MiB")), qPrintable(run.out));
+        // With a strategy flag the planners compare on the model the strategy made.
+        const auto inplace = memplan({ QStringLiteral("compare"), QStringLiteral("example:unet"), QStringLiteral("--inplace") });
+        QVERIFY2(inplace.exitCode == 0, qPrintable(inplace.err));
+        QVERIFY2(inplace.out.contains(QLatin1String("lower bound 56.0 MiB")), qPrintable(inplace.out));
+        QVERIFY2(inplace.out.contains(QLatin1String("strategy inplace: lower bound 64.0 MiB -> 56.0 MiB")), qPrintable(inplace.out));
+        QVERIFY2(inplace.out.contains(QLatin1String("greedy-by-size")), qPrintable(inplace.out));
     }
 
     void examplesAndExportRoundTrip()
@@ -233,6 +240,9 @@ private slots:
                                          << QStringLiteral("nope");
         QTest::addRow("unknown option") << QStringList { QStringLiteral("compare"), QStringLiteral("example:hotel"), QStringLiteral("--fast") }
                                         << none << QString() << 2 << QStringLiteral("--fast");
+        QTest::addRow("compare: --strategies with a strategy")
+            << QStringList { QStringLiteral("compare"), QStringLiteral("example:unet"), QStringLiteral("--strategies"), QStringLiteral("--swap") }
+            << none << QString() << 2 << QStringLiteral("drop --swap");
         QTest::addRow("unknown command") << QStringList { QStringLiteral("optimise") } << none << QString() << 2 << QStringLiteral("optimise");
         QTest::addRow("run: profile name given to --device")
             << QStringList { QStringLiteral("run"), QStringLiteral("example:cnn"), QStringLiteral("--device"), QStringLiteral("h200") }
