@@ -211,6 +211,7 @@ Kernel findKernel(const std::string& opType)
         addLinearKernels(t);
         addPoolNormKernels(t);
         addShapeKernels(t);
+        addIndexKernels(t);
         return t;
     }();
     const auto it = table.find(opType);

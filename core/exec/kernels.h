@@ -110,5 +110,6 @@ void addElementwiseKernels(std::map<std::string, Kernel>& table);
 void addLinearKernels(std::map<std::string, Kernel>& table);
 void addPoolNormKernels(std::map<std::string, Kernel>& table);
 void addShapeKernels(std::map<std::string, Kernel>& table);
+void addIndexKernels(std::map<std::string, Kernel>& table);
 
 } // namespace core::exec

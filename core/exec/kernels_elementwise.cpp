@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: MemPlan authors
-// Elementwise kernels: unary float math, binary/variadic arithmetic and comparisons with
+// Elementwise kernels: unary float math, binary/variadic arithmetic, comparisons and logical ops with
 // multidirectional (numpy) broadcasting, Where, Cast.
 #include "exec/kernels.h"
 
@@ -237,6 +237,24 @@ bool greater(const KernelCall& c) { return compare(c, [](auto a, auto b) { retur
 bool lessOrEqual(const KernelCall& c) { return compare(c, [](auto a, auto b) { return a <= b; }); }
 bool greaterOrEqual(const KernelCall& c) { return compare(c, [](auto a, auto b) { return a >= b; }); }
 
+// And, Or, Xor: bool inputs (broadcast), bool output.
+template <class Op>
+bool logical(const KernelCall& c, Op op)
+{
+    if (c.in.size() != 2 || !c.has(0) || !c.has(1) || c.in[0].dtype != DType::Bool || c.in[1].dtype != DType::Bool
+        || c.out[0].dtype != DType::Bool)
+        return false;
+    auto* y = reinterpret_cast<std::uint8_t*>(c.out[0].data);
+    const auto* a = reinterpret_cast<const std::uint8_t*>(c.in[0].data);
+    const auto* b = reinterpret_cast<const std::uint8_t*>(c.in[1].data);
+    return forEachBroadcast(c.out[0].shape, { &c.in[0], &c.in[1] },
+        [&](std::int64_t o, const std::int64_t* i) { y[o] = op(a[i[0]] != 0, b[i[1]] != 0) ? 1 : 0; });
+}
+
+bool andK(const KernelCall& c) { return logical(c, [](bool a, bool b) { return a && b; }); }
+bool orK(const KernelCall& c) { return logical(c, [](bool a, bool b) { return a || b; }); }
+bool xorK(const KernelCall& c) { return logical(c, [](bool a, bool b) { return a != b; }); }
+
 bool notK(const KernelCall& c)
 {
     if (c.in[0].dtype != DType::Bool || c.out[0].dtype != DType::Bool || c.in[0].count != c.out[0].count)
@@ -322,7 +340,7 @@ void addElementwiseKernels(std::map<std::string, Kernel>& t)
     t["Add"] = add; t["Sub"] = sub; t["Mul"] = mul; t["Div"] = divK; t["Pow"] = powK; t["Max"] = maxK; t["Min"] = minK;
     t["Sum"] = sum; t["PRelu"] = prelu; t["Mod"] = mod;
     t["Equal"] = equal; t["Less"] = less; t["Greater"] = greater; t["LessOrEqual"] = lessOrEqual;
-    t["GreaterOrEqual"] = greaterOrEqual; t["Not"] = notK; t["Where"] = where; t["Cast"] = cast;
+    t["GreaterOrEqual"] = greaterOrEqual; t["Not"] = notK; t["And"] = andK; t["Or"] = orK; t["Xor"] = xorK; t["Where"] = where; t["Cast"] = cast;
     (void)identityF;
 }
 
