@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""Export torchvision architectures to ONNX as MemPlan test fixtures.
+"""Export torchvision architectures (and a small GPT-style decoder) to ONNX as MemPlan test fixtures.
 
 Usage: make_models.py [--force] [--only NAME[,NAME...]] [--list] [OUTDIR]
 
@@ -39,6 +39,9 @@ MODELS = [
     ("resnet50_dynbatch",  "resnet50",           (1, 3, 224, 224), True,  False),
     # Weights in mobilenet_v2_external.onnx.data (tests loading without external data).
     ("mobilenet_v2_external", "mobilenet_v2",    (1, 3, 224, 224), False, True),
+    # A GPT-style decoder (not torchvision; built below): 64 token ids in, logits and the
+    # greedy next token out; CumSum position ids, a Trilu causal mask, ArgMax.
+    ("gpt_decoder",        "gpt_decoder",        (1, 64),          False, False),
 ]
 
 
@@ -97,9 +100,50 @@ def is_valid(outdir, name, external):
     return True
 
 
+def gpt_decoder(vocab=1000, width=128, heads=4, layers=2, context=64):
+    """Pre-norm decoder blocks (nn.MultiheadAttention with a causal mask, GELU MLP) and a tied-size head."""
+    import torch
+    from torch import nn
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ln1, self.ln2 = nn.LayerNorm(width), nn.LayerNorm(width)
+            self.attn = nn.MultiheadAttention(width, heads, batch_first=True)
+            self.mlp = nn.Sequential(nn.Linear(width, 4 * width), nn.GELU(), nn.Linear(4 * width, width))
+
+        def forward(self, x, mask):
+            y = self.ln1(x)
+            x = x + self.attn(y, y, y, attn_mask=mask, need_weights=False)[0]
+            return x + self.mlp(self.ln2(x))
+
+    class Decoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.tokens, self.positions = nn.Embedding(vocab, width), nn.Embedding(context, width)
+            self.blocks = nn.ModuleList([Block() for _ in range(layers)])
+            self.ln = nn.LayerNorm(width)
+            self.head = nn.Linear(width, vocab, bias=False)
+
+        def forward(self, ids):
+            steps = ids.shape[1]
+            positions = torch.cumsum(torch.ones_like(ids), 1) - 1
+            mask = torch.triu(torch.full((steps, steps), float("-inf")), diagonal=1)
+            x = self.tokens(ids) + self.positions(positions)
+            for block in self.blocks:
+                x = block(x, mask)
+            logits = self.head(self.ln(x))
+            return logits, torch.argmax(logits[:, -1], dim=-1)
+
+    return Decoder().eval()
+
+
 def build(ctor_name):
     import torch
     import torchvision
+
+    if ctor_name == "gpt_decoder":
+        return gpt_decoder()
 
     ctor = getattr(torchvision.models, ctor_name, None)
     if ctor is None:
@@ -130,7 +174,8 @@ def export_one(outdir, name, ctor_name, shape, dynbatch, external):
 
     torch.manual_seed(0)
     net = build(ctor_name)
-    x = torch.randn(*shape)
+    decoder = ctor_name == "gpt_decoder"
+    x = torch.randint(0, 1000, shape) if decoder else torch.randn(*shape)
     final = os.path.join(outdir, name + ".onnx")
     dynamic_axes = None
     if dynbatch:
@@ -152,7 +197,7 @@ def export_one(outdir, name, ctor_name, shape, dynbatch, external):
                 opset_version=OPSET,
                 do_constant_folding=True,
                 input_names=["input"],
-                output_names=["output"],
+                output_names=["output", "next_token"] if decoder else ["output"],
                 dynamic_axes=dynamic_axes,
             )
         if external:

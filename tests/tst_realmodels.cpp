@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: MemPlan authors
-// Real architectures exported from torchvision (scripts/make_models.sh): every activation sized,
-// every planner's plan valid. Skips, saying how to make the models, when they are missing.
+// Real architectures exported from torchvision and a GPT-style decoder (scripts/make_models.sh):
+// every activation sized, every planner's plan valid; the decoder also runs on real kernels. Skips, saying how to make the models, when they are missing.
+#include "exec/executor.h"
+#include "exec/tensordata.h"
 #include "io/workload.h"
 #include "planners/metrics.h"
 #include "planners/planner.h"
@@ -9,7 +11,10 @@
 
 #include <QTest>
 
+#include <algorithm>
+#include <cstring>
 #include <filesystem>
+#include <memory>
 
 using namespace core;
 
@@ -47,6 +52,7 @@ private slots:
         QTest::newRow("vit_b_16") << QStringLiteral("vit_b_16.onnx") << qint64(1 * 197 * 3072 * 4);
         QTest::newRow("swin_t") << QStringLiteral("swin_t.onnx") << qint64(1 * 56 * 56 * 96 * 4);
         QTest::newRow("mobilenet_v2_external") << QStringLiteral("mobilenet_v2_external.onnx") << qint64(1 * 32 * 112 * 112 * 4);
+        QTest::newRow("gpt_decoder") << QStringLiteral("gpt_decoder.onnx") << qint64(1 * 64 * 1000 * 4); // the logits
     }
     void architectures()
     {
@@ -64,6 +70,40 @@ private slots:
         QVERIFY2(lowerBound(workload->problem) >= minimumPeak, std::to_string(lowerBound(workload->problem)).c_str());
         QVERIFY(!workload->regions.empty() && workload->regions[0].name == "weights" && workload->regions[0].size > 1'000'000);
         planWithEveryPlanner(*workload);
+    }
+
+    // The decoder's position ids (CumSum), causal mask (Trilu) and greedy next token (ArgMax) run on
+    // real kernels with its exported weights; the planned arena run equals the no-reuse run, and the
+    // next token is the argmax of the last position's logits.
+    void decoderRunsOnRealKernels()
+    {
+        const std::string file = "gpt_decoder.onnx";
+        if (!present(file))
+            QSKIP("gpt_decoder.onnx is missing: run scripts/make_models.sh to export the test models");
+        const auto workload = loadWorkload(kModels + file, {});
+        QVERIFY2(workload, workload ? "" : workload.error().message.c_str());
+        const auto& graph = *workload->graph;
+        for (const char* type : { "CumSum", "Trilu", "ArgMax" })
+            QVERIFY2(std::any_of(graph.ops.begin(), graph.ops.end(), [&](const Op& op) { return op.type == type; }), type);
+        auto data = loadTensorData(kModels + file, graph);
+        QVERIFY2(data, data ? "" : data.error().message.c_str());
+        const auto plan = runPlanner(*plannerByName("greedy-by-size"), workload->problem);
+        QVERIFY(plan && validatePlan(workload->problem, *plan).ok());
+        RunOptions options;
+        options.modelData = std::make_shared<const ModelData>(std::move(*data));
+        const auto check = checkPlanByRunning(graph, workload->schedule, workload->problem, *plan, workload->bufferTensor, options);
+        QVERIFY2(check, check ? "" : check.error().message.c_str());
+        QVERIFY2(check->outputsMatch, check->mismatch.c_str());
+        QCOMPARE(check->planned.opsSynthetic, 0);
+        const auto& outputs = check->planned.outputs;
+        QCOMPARE(outputs.size(), std::size_t(2));
+        QCOMPARE(outputs[0].elementCount(), std::int64_t(64 * 1000));
+        const float* last = reinterpret_cast<const float*>(outputs[0].data.data()) + 63 * 1000;
+        const auto expected = std::max_element(last, last + 1000) - last;
+        QCOMPARE(outputs[1].dtype, DType::Int64);
+        std::int64_t token = -1;
+        std::memcpy(&token, outputs[1].data.data(), sizeof token);
+        QCOMPARE(token, std::int64_t(expected));
     }
 
     void symbolicBatchNeedsADim()
