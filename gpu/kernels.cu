@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: MemPlan authors
-// Straightforward kernels, float32 but for comparisons, Not, Where and Cast: one thread per output element (grid-stride), one thread per row
+// Straightforward kernels, float32 but for comparisons, logical ops, Where, Cast and the index ops: one thread per output element (grid-stride), one thread per row
 // for the reductions, the math of each in elementmath.h. Clarity over speed; GEMM-shaped work goes
 // to cuBLAS in ops.cpp.
 #include "kernels.h"
+
+#include <type_traits>
 
 namespace gpu::kernels {
 
@@ -24,6 +26,21 @@ constexpr int kThreads = 256;
 #else
 #define LAUNCH(kernel, n, stream, ...) kernel<<<blocksFor(n), kThreads, 0, stream>>>(__VA_ARGS__)
 #endif
+
+// Calls launch(tag) with tag a null pointer to the unsigned integer type of elementBytes (1, 2, 4 or
+// 8), for kernels that move elements by width; cudaErrorInvalidValue for another width.
+template <class Launch>
+cudaError_t byWidth(int elementBytes, Launch launch)
+{
+    switch (elementBytes) {
+    case 1: launch(static_cast<std::uint8_t*>(nullptr)); break;
+    case 2: launch(static_cast<std::uint16_t*>(nullptr)); break;
+    case 4: launch(static_cast<std::uint32_t*>(nullptr)); break;
+    case 8: launch(static_cast<std::uint64_t*>(nullptr)); break;
+    default: return cudaErrorInvalidValue;
+    }
+    return cudaGetLastError();
+}
 
 #define GRID_LOOP(i, n) for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < (n); i += std::int64_t(blockDim.x) * gridDim.x)
 
@@ -211,23 +228,11 @@ cudaError_t logicalNot(std::uint8_t* y, const std::uint8_t* x, std::int64_t n, c
 cudaError_t where(void* y, const std::uint8_t* condition, const void* a, const void* b, int elementBytes, const Broadcast& shape,
     std::int64_t n, cudaStream_t stream)
 {
-    if (elementBytes != 1 && elementBytes != 2 && elementBytes != 4 && elementBytes != 8)
-        return cudaErrorInvalidValue;
-    if (n <= 0)
-        return cudaGetLastError();
-    if (elementBytes == 1)
-        LAUNCH(whereKernel, n, stream, static_cast<std::uint8_t*>(y), condition, static_cast<const std::uint8_t*>(a),
-            static_cast<const std::uint8_t*>(b), shape, n);
-    else if (elementBytes == 2)
-        LAUNCH(whereKernel, n, stream, static_cast<std::uint16_t*>(y), condition, static_cast<const std::uint16_t*>(a),
-            static_cast<const std::uint16_t*>(b), shape, n);
-    else if (elementBytes == 4)
-        LAUNCH(whereKernel, n, stream, static_cast<std::uint32_t*>(y), condition, static_cast<const std::uint32_t*>(a),
-            static_cast<const std::uint32_t*>(b), shape, n);
-    else
-        LAUNCH(whereKernel, n, stream, static_cast<std::uint64_t*>(y), condition, static_cast<const std::uint64_t*>(a),
-            static_cast<const std::uint64_t*>(b), shape, n);
-    return cudaGetLastError();
+    return byWidth(elementBytes, [&](auto* tag) {
+        using T = std::remove_pointer_t<decltype(tag)>;
+        if (n > 0)
+            LAUNCH(whereKernel, n, stream, static_cast<T*>(y), condition, static_cast<const T*>(a), static_cast<const T*>(b), shape, n);
+    });
 }
 
 cudaError_t cast(Scalar from, const void* x, Scalar to, void* y, std::int64_t n, cudaStream_t stream)
@@ -320,16 +325,11 @@ cudaError_t tile(void* y, const void* x, int elementBytes, int rank, const std::
         d.inDims[k] = inDims[k];
         d.stride[k] = inStride[k];
     }
-    if (n <= 0)
-        return cudaGetLastError();
-    switch (elementBytes) {
-    case 1: LAUNCH(tileKernel, n, stream, static_cast<std::uint8_t*>(y), static_cast<const std::uint8_t*>(x), d, n); break;
-    case 2: LAUNCH(tileKernel, n, stream, static_cast<std::uint16_t*>(y), static_cast<const std::uint16_t*>(x), d, n); break;
-    case 4: LAUNCH(tileKernel, n, stream, static_cast<std::uint32_t*>(y), static_cast<const std::uint32_t*>(x), d, n); break;
-    case 8: LAUNCH(tileKernel, n, stream, static_cast<std::uint64_t*>(y), static_cast<const std::uint64_t*>(x), d, n); break;
-    default: return cudaErrorInvalidValue;
-    }
-    return cudaGetLastError();
+    return byWidth(elementBytes, [&](auto* tag) {
+        using T = std::remove_pointer_t<decltype(tag)>;
+        if (n > 0)
+            LAUNCH(tileKernel, n, stream, static_cast<T*>(y), static_cast<const T*>(x), d, n);
+    });
 }
 
 cudaError_t instanceNorm(float* y, const float* x, const float* scale, const float* bias, std::int64_t rows, std::int64_t channels,
@@ -382,6 +382,104 @@ cudaError_t col2im(float* y, const float* col, const float* bias, const Transpos
     if (n > 0)
         LAUNCH(col2imKernel, n, stream, y, col, bias, shape, n);
     return cudaGetLastError();
+}
+
+namespace {
+
+__global__ void logicalKernel(Logical op, std::uint8_t* y, const std::uint8_t* a, const std::uint8_t* b, Broadcast s, std::int64_t n)
+{
+    GRID_LOOP(i, n) y[i] = logicalElement(op, a[sourceIndex(i, s.rank, s.dims, s.stride[0])], b[sourceIndex(i, s.rank, s.dims, s.stride[1])]);
+}
+
+template <class T>
+__global__ void argExtremeKernel(std::int64_t* y, const T* x, std::int64_t extent, std::int64_t inner, bool max, bool last, std::int64_t n)
+{
+    GRID_LOOP(i, n) y[i] = argExtremeElement(x, i, extent, inner, max, last);
+}
+
+template <class T>
+__global__ void cumSumKernel(T* y, const T* x, std::int64_t extent, std::int64_t inner, bool exclusive, bool reverse, std::int64_t rows)
+{
+    GRID_LOOP(r, rows) cumSumRow(y, x, r, extent, inner, exclusive, reverse);
+}
+
+template <class T>
+__global__ void triluKernel(T* y, const T* x, std::int64_t rows, std::int64_t cols, std::int64_t k, bool upper, std::int64_t n)
+{
+    GRID_LOOP(i, n) y[i] = triluKeeps(i, rows, cols, k, upper) ? x[i] : T(0);
+}
+
+template <class T>
+__global__ void gatherElementsKernel(T* y, const T* x, const void* indices, bool indices64, GatherElementsShape s, std::int64_t n)
+{
+    GRID_LOOP(i, n) y[i] = x[gatherElementsSource(i, indices, indices64, s)];
+}
+
+} // namespace
+
+cudaError_t logical(Logical op, std::uint8_t* y, const std::uint8_t* a, const std::uint8_t* b, const Broadcast& shape, std::int64_t n,
+    cudaStream_t stream)
+{
+    if (n > 0)
+        LAUNCH(logicalKernel, n, stream, op, y, a, b, shape, n);
+    return cudaGetLastError();
+}
+
+cudaError_t argExtreme(std::int64_t* y, const void* x, bool int64, std::int64_t outer, std::int64_t extent, std::int64_t inner, bool max,
+    bool last, cudaStream_t stream)
+{
+    const std::int64_t n = outer * inner;
+    if (n > 0 && extent > 0 && int64)
+        LAUNCH(argExtremeKernel, n, stream, y, static_cast<const std::int64_t*>(x), extent, inner, max, last, n);
+    else if (n > 0 && extent > 0)
+        LAUNCH(argExtremeKernel, n, stream, y, static_cast<const float*>(x), extent, inner, max, last, n);
+    return cudaGetLastError();
+}
+
+cudaError_t cumSum(void* y, const void* x, Scalar type, std::int64_t outer, std::int64_t extent, std::int64_t inner, bool exclusive,
+    bool reverse, cudaStream_t stream)
+{
+    const std::int64_t rows = outer * inner;
+    if (rows <= 0)
+        return cudaGetLastError();
+    switch (type) {
+    case Scalar::Float32:
+        LAUNCH(cumSumKernel, rows, stream, static_cast<float*>(y), static_cast<const float*>(x), extent, inner, exclusive, reverse, rows);
+        break;
+    case Scalar::Float64:
+        LAUNCH(cumSumKernel, rows, stream, static_cast<double*>(y), static_cast<const double*>(x), extent, inner, exclusive, reverse, rows);
+        break;
+    case Scalar::Int32:
+        LAUNCH(cumSumKernel, rows, stream, static_cast<std::int32_t*>(y), static_cast<const std::int32_t*>(x), extent, inner, exclusive,
+            reverse, rows);
+        break;
+    case Scalar::Int64:
+        LAUNCH(cumSumKernel, rows, stream, static_cast<std::int64_t*>(y), static_cast<const std::int64_t*>(x), extent, inner, exclusive,
+            reverse, rows);
+        break;
+    default: return cudaErrorInvalidValue;
+    }
+    return cudaGetLastError();
+}
+
+cudaError_t trilu(void* y, const void* x, int elementBytes, std::int64_t rows, std::int64_t cols, std::int64_t k, bool upper, std::int64_t n,
+    cudaStream_t stream)
+{
+    return byWidth(elementBytes, [&](auto* tag) {
+        using T = std::remove_pointer_t<decltype(tag)>;
+        if (n > 0 && rows > 0 && cols > 0)
+            LAUNCH(triluKernel, n, stream, static_cast<T*>(y), static_cast<const T*>(x), rows, cols, k, upper, n);
+    });
+}
+
+cudaError_t gatherElements(void* y, const void* x, int elementBytes, const void* indices, bool indices64, const GatherElementsShape& shape,
+    std::int64_t n, cudaStream_t stream)
+{
+    return byWidth(elementBytes, [&](auto* tag) {
+        using T = std::remove_pointer_t<decltype(tag)>;
+        if (n > 0)
+            LAUNCH(gatherElementsKernel, n, stream, static_cast<T*>(y), static_cast<const T*>(x), indices, indices64, shape, n);
+    });
 }
 
 } // namespace gpu::kernels

@@ -2,12 +2,13 @@
 // SPDX-FileCopyrightText: MemPlan authors
 #pragma once
 
-// Private to gpu/: device kernels (float32, but for comparisons, Not, Where and Cast) behind plain
+// Private to gpu/: device kernels (float32, but for comparisons, logical ops, Where, Cast and the index ops) behind plain
 // launch functions, so that only kernels.cu needs nvcc. Every launcher enqueues on `stream` and
 // returns cudaGetLastError() (launch errors; execution errors surface at the next synchronising
 // call). Sizes are element counts; all pointers are device pointers; n == 0 launches nothing.
 
 #include "elementmath.h"
+#include "indexmath.h"
 
 #include <cuda_runtime_api.h>
 
@@ -74,5 +75,21 @@ cudaError_t reduce(float* y, const float* x, const ReduceShape& shape, std::int6
 // One image's group of ConvTranspose outputs y_g from its columns (col2imElement); bias (the
 // group's first channel's) may be null.
 cudaError_t col2im(float* y, const float* col, const float* bias, const TransposedConv& shape, cudaStream_t stream);
+
+// The index ops (indexmath.h). And/Or/Xor over bool bytes, operands 0 and 1 of `shape`.
+cudaError_t logical(Logical op, std::uint8_t* y, const std::uint8_t* a, const std::uint8_t* b, const Broadcast& shape, std::int64_t n,
+    cudaStream_t stream);
+// ArgMax (max) or ArgMin of float32 x, or int64 x with `int64`, viewed as [outer][extent][inner]: y[outer][inner].
+cudaError_t argExtreme(std::int64_t* y, const void* x, bool int64, std::int64_t outer, std::int64_t extent, std::int64_t inner, bool max,
+    bool last, cudaStream_t stream);
+// CumSum of x of `type` (float32, float64, int32, int64) along the middle dimension of [outer][extent][inner].
+cudaError_t cumSum(void* y, const void* x, Scalar type, std::int64_t outer, std::int64_t extent, std::int64_t inner, bool exclusive,
+    bool reverse, cudaStream_t stream);
+// Trilu of n elements of 1, 2, 4 or 8 bytes over [...][rows][cols].
+cudaError_t trilu(void* y, const void* x, int elementBytes, std::int64_t rows, std::int64_t cols, std::int64_t k, bool upper, std::int64_t n,
+    cudaStream_t stream);
+// GatherElements of n output elements of 1, 2, 4 or 8 bytes; indices int64, else int32.
+cudaError_t gatherElements(void* y, const void* x, int elementBytes, const void* indices, bool indices64, const GatherElementsShape& shape,
+    std::int64_t n, cudaStream_t stream);
 
 } // namespace gpu::kernels

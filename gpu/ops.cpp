@@ -4,13 +4,15 @@
 // transposes), Conv as im2col + cuBLAS per image and group, ConvTranspose as cuBLAS + col2im,
 // BatchNormalization, Softmax and LogSoftmax, LayerNormalization, pooling, the view family (device-to-device
 // copies), Transpose, Slice, Gather, Concat and Split (2-D strided copies). Elementwise ops:
-// opselementwise.cpp; Pad, Resize, the reductions and GlobalMaxPool: opsresample.cpp.
+// opselementwise.cpp; Pad, Resize, the reductions and GlobalMaxPool: opsresample.cpp; ArgMax, CumSum,
+// Trilu, GatherElements and the logical ops: opsindex.cpp.
 #include "ops.h"
 
 #include "cudacommon.h"
 #include "kernels.h"
 #include "opparams.h"
 #include "opselementwise.h"
+#include "opsindex.h"
 #include "opsresample.h"
 
 #include <algorithm>
@@ -500,6 +502,7 @@ const std::map<std::string, DeviceKernel>& table()
         };
         addResampleKernels(m);
         addElementwiseKernels(m);
+        addIndexKernels(m);
         return m;
     }();
     return t;

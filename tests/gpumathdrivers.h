@@ -3,13 +3,14 @@
 #pragma once
 
 // For tst_gpumath: whole op outputs computed on the host with the device kernels' element functions
-// (gpu/elementmath.h), one call per element or row as a kernel thread makes it. Elementwise
-// parameters come from gpu/elementparams.cpp; broadcasting,
+// (gpu/elementmath.h, gpu/indexmath.h), one call per element or row as a kernel thread makes it.
+// Elementwise parameters come from gpu/elementparams.cpp, the index ops' from gpu/indexparams.cpp; broadcasting,
 // windows, Pad, Resize, the reductions and ConvTranspose take their parameters from gpu/opparams.cpp,
 // as the device ops do.
 
 #include "elementmath.h"
 #include "elementparams.h"
+#include "indexparams.h"
 #include "opparams.h"
 
 #include "exec/kernels.h"
@@ -311,6 +312,78 @@ inline std::string convTranspose(const KernelCall& c)
     return "col2imElement";
 }
 
+inline std::string logical(const KernelCall& c)
+{
+    k::Logical op;
+    k::Broadcast s;
+    if (!gpu::logicalParams(c, op, s))
+        return {};
+    const auto* a = reinterpret_cast<const std::uint8_t*>(c.in[0].data);
+    const auto* b = reinterpret_cast<const std::uint8_t*>(c.in[1].data);
+    auto* y = reinterpret_cast<std::uint8_t*>(c.out[0].data);
+    for (std::int64_t i = 0; i < c.out[0].count; ++i)
+        y[i] = k::logicalElement(op, a[source(s, 0, i)], b[source(s, 1, i)]);
+    return "logicalElement sourceIndex";
+}
+
+inline std::string argExtreme(const KernelCall& c)
+{
+    gpu::AxisParams a;
+    bool max = true, last = false, int64 = false;
+    if (!gpu::argExtremeParams(c, a, max, last, int64))
+        return {};
+    for (std::int64_t i = 0; i < c.out[0].count; ++i)
+        c.out[0].i64()[i] = int64 ? k::argExtremeElement(c.in[0].i64(), i, a.extent, a.inner, max, last)
+                                  : k::argExtremeElement(c.in[0].f32(), i, a.extent, a.inner, max, last);
+    return "argExtremeElement";
+}
+
+inline std::string cumSum(const KernelCall& c)
+{
+    gpu::AxisParams a;
+    bool exclusive = false, reverse = false;
+    k::Scalar type;
+    if (!gpu::cumSumParams(c, a, exclusive, reverse, type))
+        return {};
+    const auto rows = [&]<class T>(T*) {
+        for (std::int64_t r = 0; r < a.outer * a.inner; ++r)
+            k::cumSumRow(reinterpret_cast<T*>(c.out[0].data), reinterpret_cast<const T*>(c.in[0].data), r, a.extent, a.inner, exclusive,
+                reverse);
+    };
+    switch (type) {
+    case k::Scalar::Float32: rows(static_cast<float*>(nullptr)); break;
+    case k::Scalar::Float64: rows(static_cast<double*>(nullptr)); break;
+    case k::Scalar::Int32: rows(static_cast<std::int32_t*>(nullptr)); break;
+    default: rows(static_cast<std::int64_t*>(nullptr)); break;
+    }
+    return "cumSumRow";
+}
+
+inline std::string trilu(const KernelCall& c)
+{
+    gpu::TriluParams p;
+    if (!gpu::triluParams(c, p))
+        return {};
+    for (std::int64_t i = 0; i < c.out[0].count; ++i)
+        if (k::triluKeeps(i, p.rows, p.cols, p.k, p.upper))
+            copyElement(c.out[0], i, c.in[0], i);
+        else
+            std::memset(c.out[0].data + i * p.elementBytes, 0, std::size_t(p.elementBytes));
+    return "triluKeeps";
+}
+
+inline std::string gatherElements(const KernelCall& c)
+{
+    k::GatherElementsShape s;
+    bool indices64 = false;
+    int width = 0;
+    if (!gpu::gatherElementsParams(c, s, indices64, width))
+        return {};
+    for (std::int64_t i = 0; i < c.out[0].count; ++i)
+        copyElement(c.out[0], i, c.in[0], k::gatherElementsSource(i, c.in[1].data, indices64, s));
+    return "gatherElementsSource";
+}
+
 using Driver = std::string (*)(const KernelCall&);
 
 inline const std::map<std::string, Driver>& drivers()
@@ -331,6 +404,13 @@ inline const std::map<std::string, Driver>& drivers()
             m[b.first] = binary;
         for (const auto& t : gpu::compareOpTypes())
             m[t.first] = compare;
+        for (const auto& t : gpu::logicalOpTypes())
+            m[t.first] = logical;
+        for (const char* type : { "ArgMax", "ArgMin" })
+            m[type] = argExtreme;
+        m["CumSum"] = cumSum;
+        m["Trilu"] = trilu;
+        m["GatherElements"] = gatherElements;
         m["Not"] = logicalNot;
         m["Where"] = where;
         m["Cast"] = cast;

@@ -194,6 +194,7 @@ private slots:
     void resampleOpsOnTheDevice();
     void reductionsAndCopiesOnTheDevice();
     void maskOpsOnTheDevice();
+    void indexOpsOnTheDevice();
     void layerNormStatisticsOnTheDevice();
     void concatInPlaceOnTheDevice();
 #endif
@@ -808,6 +809,64 @@ void TestCuda::maskOpsOnTheDevice()
     const auto& mask = run->outputs.at(0).data;
     QVERIFY(std::count(mask.begin(), mask.end(), std::byte(1)) > 0);
     QVERIFY(std::count(mask.begin(), mask.end(), std::byte(0)) > 0);
+}
+
+// The ops decoder exports add (ArgMax, CumSum position ids, a Trilu mask) and the other index and
+// logical ops run on the device, none on the host, with the CPU executor's outputs bit for bit.
+void TestCuda::indexOpsOnTheDevice()
+{
+    using core::DType;
+    using core::TensorKind;
+    GraphBuilder b;
+    auto data = std::make_shared<core::ModelData>();
+    const std::int64_t axisOne = 1, axisZero = 0, below = -1;
+    const float zero = 0.0f, half = 0.5f;
+    std::vector<std::int64_t> picks(2 * 3 * 5);
+    for (std::size_t i = 0; i < picks.size(); ++i)
+        picks[i] = std::int64_t(i * 7 % 9) - 3; // -3..5: negative ones count from the end, 5 wraps
+    const bool pattern[5] = { true, false, true, true, false };
+    const auto x = b.tensor("x", { 2, 6, 5 }, TensorKind::Input);
+    const auto am = b.tensor("argmax", { 2, 5 }, TensorKind::Output, DType::Int64);
+    const auto an = b.tensor("argmin", { 2, 6, 1 }, TensorKind::Output, DType::Int64);
+    const auto cs = b.tensor("cumsum", { 2, 6, 5 }), tr = b.tensor("trilu", { 2, 6, 5 }, TensorKind::Output);
+    const auto cs64 = b.tensor("cumsum64", { 2, 5 }, TensorKind::Output, DType::Int64);
+    const auto ge = b.tensor("gather_elements", { 2, 3, 5 }, TensorKind::Output);
+    const auto p = b.tensor("p", { 2, 6, 5 }, TensorKind::Activation, DType::Bool), q = b.tensor("q", { 2, 6, 5 }, TensorKind::Activation, DType::Bool);
+    const auto both = b.tensor("and", { 2, 6, 5 }, TensorKind::Output, DType::Bool), either = b.tensor("or", { 2, 6, 5 }, TensorKind::Output, DType::Bool);
+    const auto other = b.tensor("xor", { 2, 6, 5 }, TensorKind::Output, DType::Bool);
+    auto* argmax = b.op("argmax", "ArgMax", { x }, { am });
+    argmax->attributes["axis"].ints = { 1 };
+    argmax->attributes["keepdims"].ints = { 0 };
+    auto* argmin = b.op("argmin", "ArgMin", { x }, { an });
+    argmin->attributes["axis"].ints = { -1 };
+    argmin->attributes["select_last_index"].ints = { 1 };
+    b.op("cumsum", "CumSum", { x, weightWithValues(b, *data, "axis1", DType::Int64, {}, &axisOne) }, { cs })->attributes["reverse"].ints = { 1 };
+    b.op("trilu", "Trilu", { cs, weightWithValues(b, *data, "k", DType::Int64, {}, &below) }, { tr })->attributes["upper"].ints = { 0 };
+    b.op("cumsum64", "CumSum", { am, weightWithValues(b, *data, "axis0", DType::Int64, {}, &axisZero) }, { cs64 })->attributes["exclusive"].ints = { 1 };
+    b.op("gather_elements", "GatherElements", { x, weightWithValues(b, *data, "picks", DType::Int64, { 2, 3, 5 }, picks.data()) }, { ge })
+        ->attributes["axis"].ints = { 1 };
+    b.op("positive", "Greater", { x, weightWithValues(b, *data, "zero", DType::Float32, { 1 }, &zero) }, { p });
+    b.op("small", "Less", { x, weightWithValues(b, *data, "half", DType::Float32, { 1 }, &half) }, { q });
+    b.op("and", "And", { p, q }, { both });
+    b.op("or", "Or", { p, q }, { either });
+    b.op("xor", "Xor", { p, weightWithValues(b, *data, "pattern", DType::Bool, { 5 }, pattern) }, { other }); // broadcast
+    const auto w = b.workload("index ops", 256);
+    const auto runs = runOnBoth(w, data);
+    QVERIFY(runs);
+    QCOMPARE(runs->cpu.opsSynthetic, 0);
+    QCOMPARE(runs->gpu.opsHost, 0);
+    QCOMPARE(runs->gpu.opsPrecomputed, 0);
+    const auto mismatch = core::compareOutputs(*w.graph, runs->cpu.outputs, runs->gpu.outputs);
+    QVERIFY2(mismatch.empty(), mismatch.c_str());
+    // Not degenerate: the mask holds both values and the argmax more than one index.
+    const auto output = [&](core::TensorIndex t) -> const std::vector<std::byte>& {
+        return runs->gpu.outputs.at(std::size_t(std::find(w.graph->outputs.begin(), w.graph->outputs.end(), t) - w.graph->outputs.begin())).data;
+    };
+    const auto& mask = output(both);
+    QCOMPARE(mask.size(), std::size_t(60));
+    QVERIFY(std::count(mask.begin(), mask.end(), std::byte(1)) > 0 && std::count(mask.begin(), mask.end(), std::byte(0)) > 0);
+    const auto* index = reinterpret_cast<const std::int64_t*>(output(am).data());
+    QVERIFY(std::any_of(index, index + 10, [&](std::int64_t v) { return v != index[0]; }));
 }
 
 // LayerNormalization with its optional Mean and InvStdDev outputs (as training graphs keep them for

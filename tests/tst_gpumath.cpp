@@ -308,7 +308,8 @@ void TestGpuMath::againstCpuKernelsAndReference()
     // Every element function was exercised by some case.
     for (const char* f : { "unaryElement", "binaryElement", "sourceIndex", "im2colElement", "poolElement", "rowMean", "batchNormElement",
              "softmaxRow", "layerNormRow", "gatherSource", "padElement", "resizeElement", "reduceElement", "col2imElement",
-             "compareElement", "castElement", "whereParams", "notParams", "tileSource", "instanceNormRow" })
+             "compareElement", "castElement", "whereParams", "notParams", "tileSource", "instanceNormRow", "logicalElement",
+             "argExtremeElement", "cumSumRow", "triluKeeps", "gatherElementsSource" })
         QVERIFY2(functionUses[f] > 0, f);
     // The new device ops cover the configurations the CPU kernel supports in the ONNX tests.
     QVERIFY(checked["Resize"].size() >= 10);
@@ -318,6 +319,8 @@ void TestGpuMath::againstCpuKernelsAndReference()
     QVERIFY(checked["ReduceMean"].size() >= 6);
     for (const char* type : { "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceSumSquare", "ReduceL1", "ReduceL2", "LogSoftmax",
              "GlobalMaxPool", "Expand", "Tile", "InstanceNormalization" })
+        QVERIFY2(checked[type].size() >= 2, type);
+    for (const char* type : { "And", "Or", "Xor", "ArgMax", "ArgMin", "CumSum", "Trilu", "GatherElements" })
         QVERIFY2(checked[type].size() >= 2, type);
     QVERIFY(checked["Pad"].size() >= 1); // test_edge_pad and test_reflect_pad pad int32 data: host only
     QVERIFY(cases > 100);

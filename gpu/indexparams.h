@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+#pragma once
+
+// Parameters of the index device kernels (indexmath.h) from an op call, with the CPU kernels' rules.
+// Host code without CUDA headers, shared by the device ops (opsindex.cpp) and the host tests
+// (tests/gpumathdrivers.h). CumSum's axis and Trilu's k are read from the call's input 1, which must
+// point at host memory; tensor data is not read otherwise. Each returns false for a call the device
+// kernel does not cover: the op then runs on the host.
+
+#include "indexmath.h"
+
+#include "exec/kernels.h"
+
+#include <map>
+#include <string>
+
+namespace gpu {
+
+const std::map<std::string, kernels::Logical>& logicalOpTypes();
+
+// And, Or, Xor of two bool inputs into bool, and their broadcast.
+bool logicalParams(const core::exec::KernelCall& call, kernels::Logical& op, kernels::Broadcast& shape);
+
+// [outer][extent][inner] around an op's axis.
+struct AxisParams {
+    std::int64_t outer = 1, extent = 1, inner = 1;
+};
+
+// ArgMax, ArgMin (`max` from the type) over float32 or int64 (`int64`) into int64.
+bool argExtremeParams(const core::exec::KernelCall& call, AxisParams& axis, bool& max, bool& last, bool& int64);
+
+// CumSum of float32, float64, int32 or int64 (`type`); the axis from input 1.
+bool cumSumParams(const core::exec::KernelCall& call, AxisParams& axis, bool& exclusive, bool& reverse, kernels::Scalar& type);
+
+// Trilu over the last two dimensions; k from input 1 when present; elements of 1, 2, 4 or 8 bytes.
+struct TriluParams {
+    std::int64_t rows = 0, cols = 0, k = 0;
+    bool upper = true;
+    int elementBytes = 4;
+};
+bool triluParams(const core::exec::KernelCall& call, TriluParams& params);
+
+// GatherElements with int64 or int32 (`indices64`) indices; elements of 1, 2, 4 or 8 bytes.
+bool gatherElementsParams(const core::exec::KernelCall& call, kernels::GatherElementsShape& shape, bool& indices64, int& elementBytes);
+
+} // namespace gpu

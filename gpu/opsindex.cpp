@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+// The index ops on the device: parameters from indexparams.cpp (the CPU kernels' rules), one thread
+// per output element, or per row for CumSum (indexmath.h).
+#include "opsindex.h"
+
+#include "indexparams.h"
+#include "kernels.h"
+
+namespace gpu {
+
+using core::exec::KernelCall;
+
+namespace {
+
+const Outcome kUnsupported { false, {} };
+
+std::uint8_t* bytes(const core::exec::TensorView& v) { return reinterpret_cast<std::uint8_t*>(v.data); }
+
+Outcome logical(const DeviceCall& d)
+{
+    const auto& c = d.call;
+    kernels::Logical op;
+    kernels::Broadcast s;
+    if (!logicalParams(c, op, s))
+        return kUnsupported;
+    return launched(kernels::logical(op, bytes(c.out[0]), bytes(c.in[0]), bytes(c.in[1]), s, c.out[0].count, d.stream), "kernels::logical");
+}
+
+Outcome argExtreme(const DeviceCall& d)
+{
+    const auto& c = d.call;
+    AxisParams a;
+    bool max = true, last = false, int64 = false;
+    if (!argExtremeParams(c, a, max, last, int64))
+        return kUnsupported;
+    return launched(kernels::argExtreme(c.out[0].i64(), c.in[0].data, int64, a.outer, a.extent, a.inner, max, last, d.stream),
+        "kernels::argExtreme");
+}
+
+Outcome cumSum(const DeviceCall& d)
+{
+    KernelCall host;
+    AxisParams a;
+    bool exclusive = false, reverse = false;
+    kernels::Scalar type;
+    if (!hostArguments(d, { 1 }, host) || !cumSumParams(host, a, exclusive, reverse, type))
+        return kUnsupported;
+    const auto& c = d.call;
+    return launched(kernels::cumSum(c.out[0].data, c.in[0].data, type, a.outer, a.extent, a.inner, exclusive, reverse, d.stream),
+        "kernels::cumSum");
+}
+
+Outcome trilu(const DeviceCall& d)
+{
+    KernelCall host;
+    TriluParams p;
+    if (!hostArguments(d, { 1 }, host) || !triluParams(host, p))
+        return kUnsupported;
+    const auto& c = d.call;
+    return launched(kernels::trilu(c.out[0].data, c.in[0].data, p.elementBytes, p.rows, p.cols, p.k, p.upper, c.out[0].count, d.stream),
+        "kernels::trilu");
+}
+
+Outcome gatherElements(const DeviceCall& d)
+{
+    const auto& c = d.call;
+    kernels::GatherElementsShape s;
+    bool indices64 = false;
+    int elementBytes = 0;
+    if (!gatherElementsParams(c, s, indices64, elementBytes))
+        return kUnsupported;
+    return launched(kernels::gatherElements(c.out[0].data, c.in[0].data, elementBytes, c.in[1].data, indices64, s, c.out[0].count, d.stream),
+        "kernels::gatherElements");
+}
+
+} // namespace
+
+void addIndexKernels(std::map<std::string, DeviceKernel>& t)
+{
+    for (const auto& l : logicalOpTypes())
+        t[l.first] = logical;
+    t["ArgMax"] = argExtreme;
+    t["ArgMin"] = argExtreme;
+    t["CumSum"] = cumSum;
+    t["Trilu"] = trilu;
+    t["GatherElements"] = gatherElements;
+}
+
+} // namespace gpu

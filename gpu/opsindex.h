@@ -1,0 +1,17 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+#pragma once
+
+// Private to gpu/: device ops ArgMax, ArgMin, CumSum, Trilu, GatherElements, And, Or and Xor, added
+// to the op table of ops.cpp. CumSum's axis and Trilu's k must be weights with a host copy
+// (DeviceCall::hostContents); computed ones leave the op to the host.
+
+#include "ops.h"
+
+#include <map>
+
+namespace gpu {
+
+void addIndexKernels(std::map<std::string, DeviceKernel>& table);
+
+} // namespace gpu
