@@ -165,6 +165,28 @@ void attr(onnx::NodeProto& n, const std::string& name, const std::string& v)
     a->set_type(onnx::AttributeProto::STRING);
     a->set_s(v);
 }
+// Gives an If node its two branches, each one op (thenOp, elseOp) reading `inputs` (outer-scope
+// names the branch captures) whose float output of `dims` is the branch's output.
+void addIfBranches(onnx::NodeProto& node, const std::string& thenOp, const std::string& elseOp, const std::vector<std::string>& inputs,
+    std::vector<Dim> dims)
+{
+    for (const char* branch : { "then_branch", "else_branch" }) {
+        auto* a = node.add_attribute();
+        a->set_name(branch);
+        a->set_type(onnx::AttributeProto::GRAPH);
+        auto* body = a->mutable_g();
+        body->set_name(branch);
+        auto* n = body->add_node();
+        n->set_op_type(std::string(branch) == "then_branch" ? thenOp : elseOp);
+        for (const auto& input : inputs)
+            n->add_input(input);
+        n->add_output(std::string(branch) + "_out");
+        auto* o = body->add_output();
+        o->set_name(std::string(branch) + "_out");
+        ModelBuilder::setType(o->mutable_type(), TensorProto::FLOAT, &dims);
+    }
+}
+
 // Constant node holding an int64 vector.
 void constInts(ModelBuilder& b, const std::string& out, const std::vector<std::int64_t>& values, bool scalar = false)
 {
@@ -539,22 +561,7 @@ void TestOnnxImport::weightAliasesRemoved()
     c.input("cond", TensorProto::BOOL, {});
     c.floats("b", { 3 }, 1.0f);
     c.node("Identity", { "b" }, { "b_alias" });
-    auto& branch = c.node("If", { "cond" }, { "out" });
-    for (const char* name : { "then_branch", "else_branch" }) {
-        auto* a = branch.add_attribute();
-        a->set_name(name);
-        a->set_type(onnx::AttributeProto::GRAPH);
-        auto* body = a->mutable_g();
-        body->set_name(name);
-        auto* n = body->add_node();
-        n->set_op_type("Neg");
-        n->add_input("b_alias");
-        n->add_output(std::string(name) + "_out");
-        auto* o = body->add_output();
-        o->set_name(std::string(name) + "_out");
-        std::vector<Dim> dims { 3 };
-        ModelBuilder::setType(o->mutable_type(), TensorProto::FLOAT, &dims);
-    }
+    addIfBranches(c.node("If", { "cond" }, { "out" }), "Neg", "Neg", { "b_alias" }, { 3 });
     c.output("out");
     IMPORT(captured, c.save(m_dir, QStringLiteral("alias_captured.onnx")));
     QCOMPARE(captured.ops.size(), std::size_t(2));
@@ -668,23 +675,7 @@ void TestOnnxImport::ifCapturesOuterTensors()
     b.input("x", TensorProto::FLOAT, { 2, 3 });
     b.input("y", TensorProto::FLOAT, { 2, 3 });
     b.node("Relu", { "x" }, { "rx" });
-    auto& node = b.node("If", { "cond" }, { "out" });
-    for (const char* branch : { "then_branch", "else_branch" }) {
-        auto* a = node.add_attribute();
-        a->set_name(branch);
-        a->set_type(onnx::AttributeProto::GRAPH);
-        auto* g = a->mutable_g();
-        g->set_name(branch);
-        auto* n = g->add_node();
-        n->set_op_type(std::string(branch) == "then_branch" ? "Add" : "Sub");
-        n->add_input("rx");
-        n->add_input("y");
-        n->add_output(std::string(branch) + "_out");
-        auto* o = g->add_output();
-        o->set_name(std::string(branch) + "_out");
-        std::vector<Dim> dims { 2, 3 };
-        ModelBuilder::setType(o->mutable_type(), TensorProto::FLOAT, &dims);
-    }
+    addIfBranches(b.node("If", { "cond" }, { "out" }), "Add", "Sub", { "rx", "y" }, { 2, 3 });
     b.output("out");
     IMPORT(g, b.save(m_dir, QStringLiteral("if.onnx")));
     const auto& op = g.ops[1];
