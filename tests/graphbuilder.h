@@ -86,14 +86,21 @@ inline core::Workload concatAndLaterRead(std::int64_t batch, core::Bytes alignme
 // joins every earlier feature map again (cat_k = Concat(f0, ..., f(k-1)) along channels), squashes
 // the join (Sigmoid, standing in for BatchNorm+ReLU) and makes f_k with a 1×1 Conv; the block's
 // output is Concat(f0, ..., f4). `mid` = Concat(f2, f3) joins a run that does not start at f0.
-// Every feature map is 1 × 8 × 8 × 8 floats (2 KiB).
-inline core::Workload denseBlock(core::Bytes alignment)
+// Every feature map is 1 × 8 × 8 × 8 floats (2 KiB). With `detour`, a 32 KiB Conv output (reduced
+// to the graph output "n") runs between f0 and the block's first Concat: the peak, which holding
+// the whole block from f0's birth would raise.
+inline core::Workload denseBlock(core::Bytes alignment, bool detour = false)
 {
     using core::TensorKind;
     GraphBuilder b;
     const auto x = b.tensor("x", { 1, 4, 8, 8 }, TensorKind::Input);
     std::vector<core::TensorIndex> features { b.tensor("f0", { 1, 8, 8, 8 }) };
     b.op("stem", "Conv", { x, b.tensor("w0", { 8, 4, 1, 1 }, TensorKind::Weight) }, { features[0] });
+    if (detour) {
+        const auto wide = b.tensor("wide", { 1, 128, 8, 8 });
+        b.op("widen", "Conv", { x, b.tensor("wd", { 128, 4, 1, 1 }, TensorKind::Weight) }, { wide });
+        b.op("narrow", "ReduceMean", { wide }, { b.tensor("n", { 1, 1, 8, 8 }, TensorKind::Output) })->attributes["axes"].ints = { 1 };
+    }
     for (std::int64_t k = 1; k <= 4; ++k) {
         const auto n = std::to_string(k);
         const auto joined = b.tensor("cat" + n + ".out", { 1, 8 * k, 8, 8 });

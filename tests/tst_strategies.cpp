@@ -553,6 +553,20 @@ void TestStrategies::concatFamilyHeldOnce()
             }
     }
     QCOMPARE(listed, 1);
+
+    // A 32 KiB detour right after f0 is the peak; holding any family with f0 from f0's birth would
+    // raise it, so none is formed; f0 alone still goes into cat1's output (of its own size).
+    const auto detour = denseBlock(256, true);
+    const auto refused = applyStrategies(detour, { "inplace" }, testOptions(detour));
+    QVERIFY2(refused, refused ? "" : refused.error().message.c_str());
+    const auto& rs = refused->state;
+    for (const char* view : { "cat1.out", "cat2.out", "cat3.out", "cat4.out", "mid.out" }) {
+        const auto t = *rs.graph.findTensor(view);
+        QVERIFY2(rs.sharesWith[t] == t, view);
+    }
+    QCOMPARE(rs.bufferRoot(*rs.graph.findTensor("f0")), *rs.graph.findTensor("cat1.out"));
+    QCOMPARE(lowerBound(detour.problem), Bytes(35 << 10)); // x, f0 and the detour's 32 KiB
+    QCOMPARE(lowerBound(refused->workload.problem), Bytes(35 << 10));
 }
 
 void TestStrategies::reorderHelpsBadOrder()
