@@ -15,12 +15,14 @@ Expected<BudgetChoice> chooseForBudget(const Workload& workload, Bytes budget, c
     const double baseSeconds = scheduleCost(*workload.graph, workload.schedule, options.device).seconds;
     std::optional<BudgetChoice> best;
     int tried = 0;
+    auto exact = options;
+    exact.leaveOutOutdone = false; // every combination is tried here anyway
     for (unsigned mask = 0; mask < (1u << names.size()); ++mask) {
         std::vector<std::string> chosen;
         for (std::size_t i = 0; i < names.size(); ++i)
             if (mask & (1u << i))
                 chosen.push_back(names[i]);
-        auto run = applyStrategies(workload, chosen, options);
+        auto run = applyStrategies(workload, chosen, exact);
         if (!run)
             return run.error();
         auto plan = runPlanner(planner, run->workload.problem);

@@ -8,6 +8,7 @@
 #include "strategies/recompute.h"
 #include "strategies/reorder.h"
 #include "strategies/swap.h"
+#include "util/format.h"
 
 #include <algorithm>
 #include <map>
@@ -164,6 +165,93 @@ Expected<Transformed> runStrategy(const Strategy& strategy, Transformed state, c
     return result;
 }
 
+namespace {
+
+bool named(const std::vector<std::string>& names, std::string_view name)
+{
+    return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+// The named strategies, in pipeline order, on the workload's graph.
+Expected<Transformed> runPipeline(const Workload& workload, const std::vector<std::string>& names, const StrategyOptions& options)
+{
+    auto state = startTransform(*workload.graph, workload.schedule);
+    for (const auto& strategy : strategies()) {
+        if (!named(names, strategy->name()))
+            continue;
+        auto next = runStrategy(*strategy, std::move(state), options);
+        if (!next)
+            return makeError(next.error().code, workload.source + ": " + std::string(strategy->name()) + ": " + next.error().message);
+        state = std::move(*next);
+    }
+    return state;
+}
+
+double extraSeconds(const Transformed& state)
+{
+    double seconds = 0;
+    for (const auto& r : state.reports)
+        seconds += r.extraSeconds;
+    return seconds;
+}
+
+// See applyStrategies: runs without recompute, swap or both when inplace comes after them, and takes
+// a run that does at least as well for less; the strategies it left out get a report saying why.
+Status leaveOutOutdone(const Workload& workload, const std::vector<std::string>& names, const StrategyOptions& options, Transformed& state)
+{
+    std::vector<std::vector<std::string>> leaveOut;
+    for (const char* name : { "recompute", "swap" })
+        if (named(names, name))
+            leaveOut.push_back({ name });
+    if (leaveOut.size() == 2)
+        leaveOut.push_back({ "recompute", "swap" });
+    const Bytes withAll = transformedLowerBound(state, options.alignment, options.workspaces);
+    Bytes bestBound = withAll;
+    double bestSeconds = extraSeconds(state);
+    std::vector<std::string> left;
+    for (const auto& out : leaveOut) {
+        std::vector<std::string> fewer;
+        for (const auto& n : names)
+            if (!named(out, n))
+                fewer.push_back(n);
+        auto other = runPipeline(workload, fewer, options);
+        if (!other)
+            return other.error();
+        const Bytes bound = transformedLowerBound(*other, options.alignment, options.workspaces);
+        const double seconds = extraSeconds(*other);
+        if (bound < 0 || !(bound < bestBound || (bound == bestBound && seconds < bestSeconds)))
+            continue;
+        state = std::move(*other);
+        bestBound = bound;
+        bestSeconds = seconds;
+        left = out;
+    }
+    if (left.empty())
+        return {};
+    const auto without = left.size() == 1 ? left[0] : left[0] + " and " + left[1];
+    const auto why = bestBound < withAll
+        ? "left out: without " + without + " the strategies reach " + formatBytes(bestBound) + (left.size() == 1 ? ", with it " : ", with them ")
+            + formatBytes(withAll) + (left.size() == 1 ? " (its" : " (their") + " rewrites break what inplace shares)"
+        : "left out: without " + without + " the strategies reach the same " + formatBytes(bestBound) + " in less estimated time";
+    // A report per strategy left out, at its place in the pipeline order.
+    for (const auto& name : left) {
+        const auto& order = strategies();
+        const auto rank = [&](std::string_view n) {
+            return std::find_if(order.begin(), order.end(), [&](const auto& s) { return s->name() == n; }) - order.begin();
+        };
+        auto at = std::find_if(state.reports.begin(), state.reports.end(), [&](const StrategyReport& r) { return rank(r.name) > rank(name); });
+        StrategyReport report;
+        report.name = name;
+        // Nothing changed at its place: the bound is the one the next strategy (at least inplace) starts from.
+        report.lowerBoundBefore = report.lowerBoundAfter = at->lowerBoundBefore;
+        report.details.push_back(why);
+        state.reports.insert(at, std::move(report));
+    }
+    return {};
+}
+
+} // namespace
+
 Expected<StrategyRun> applyStrategies(const Workload& workload, const std::vector<std::string>& names,
     const StrategyOptions& options)
 {
@@ -173,17 +261,15 @@ Expected<StrategyRun> applyStrategies(const Workload& workload, const std::vecto
     if (!workload.graph)
         return makeError(ErrorCode::InvalidArgument,
             workload.source + ": an allocation problem has no graph; strategies need a model (.onnx, .json or example:NAME)");
-    auto state = startTransform(*workload.graph, workload.schedule);
     auto effective = options;
     effective.workspaces = workload.workspaces;
-    for (const auto& strategy : strategies()) {
-        if (std::find(names.begin(), names.end(), strategy->name()) == names.end())
-            continue;
-        auto next = runStrategy(*strategy, std::move(state), effective);
-        if (!next)
-            return makeError(next.error().code, workload.source + ": " + std::string(strategy->name()) + ": " + next.error().message);
-        state = std::move(*next);
-    }
+    auto pipeline = runPipeline(workload, names, effective);
+    if (!pipeline)
+        return pipeline.error();
+    auto state = std::move(*pipeline);
+    if (effective.leaveOutOutdone && named(names, "inplace") && (named(names, "recompute") || named(names, "swap")))
+        if (const auto status = leaveOutOutdone(workload, names, effective, state); !status)
+            return status.error();
     auto built = buildProblem(state, ProblemOptions { workload.problem.alignment, workload.workspaces });
     if (!built)
         return makeError(built.error().code, workload.source + ": " + built.error().message);

@@ -40,6 +40,10 @@ struct StrategyOptions {
     // swap: issue each SwapIn early enough to hide its copy behind compute, as far as the peak allows;
     // false: just before the read (the copy then always stalls the read).
     bool swapPrefetch = true;
+    // applyStrategies: leave out recompute or swap when inplace, after them in the pipeline, reaches
+    // as low a lower bound in less time without them (their clones and host trips can break a Concat
+    // family). False: run exactly what is named (the budget search tries every combination itself).
+    bool leaveOutOutdone = true;
 };
 
 // What one strategy saved and spent.
@@ -110,7 +114,11 @@ struct StrategyRun {
 };
 
 // Runs the named strategies (in pipeline order, whatever the order of `names`) on a workload with a graph.
-// Errors: unknown name, a workload without a graph (allocation problems have nothing to rewrite).
+// With inplace named beside recompute or swap (and StrategyOptions::leaveOutOutdone), the pipeline
+// also runs without each of those (and without both); a run that reaches a lower bound as low in
+// less estimated time, or a lower one, is taken, and each strategy it left out keeps a report saying
+// so (no change, one detail line). Errors: unknown name, a workload without a graph (allocation
+// problems have nothing to rewrite).
 Expected<StrategyRun> applyStrategies(const Workload& workload, const std::vector<std::string>& names,
     const StrategyOptions& options);
 
