@@ -23,6 +23,7 @@
 #include "planners/metrics.h"
 #include "planners/planner.h"
 #include "planners/validate.h"
+#include "strategies/training.h"
 #include "util/format.h"
 
 #include "graphbuilder.h"
@@ -96,6 +97,7 @@ private slots:
     void beforeCurveKeepsThePeak();
     void marksPerStrategy();
     void controllerDropsStaleResults();
+    void leftOutStrategiesNamed();
     void allocationProblemHasNoStrategies();
 
     // the window
@@ -227,6 +229,26 @@ void TestStrategyPanel::marksPerStrategy()
                 views << QString::fromStdString(line);
     QCOMPARE(views.size(), 5);
     QVERIFY2(views.filter(QStringLiteral("mid.out is a view")).value(0).contains(QLatin1String("(at +4.00 KiB)")), qPrintable(views.join('\n')));
+}
+
+// The U-Net training step with recompute, swap and inplace: recompute is left out (swap and inplace
+// reach a lower peak without it); the job names it apart from what it applied.
+void TestStrategyPanel::leftOutStrategiesNamed()
+{
+    core::TrainingOptions training;
+    training.weightGradientsInArena = false;
+    auto step = core::appendBackwardPass(*m_unet, training);
+    QVERIFY2(step, step ? "" : step.error().message.c_str());
+    StrategyRequest request;
+    request.names = { "inplace", "swap", "recompute" };
+    const auto outcome = runStrategyJob(std::make_shared<const core::Workload>(std::move(*step)), request);
+    QVERIFY2(outcome, outcome ? "" : outcome.error().message.c_str());
+    QCOMPARE(outcome->applied, (std::vector<std::string> { "swap", "inplace" }));
+    QCOMPARE(outcome->leftOut, std::vector<std::string> { "recompute" });
+    QCOMPARE(outcome->reports.size(), std::size_t(3));
+    QCOMPARE(outcome->reports[0].name, std::string("recompute"));
+    QVERIFY(outcome->reports[0].details.at(0).starts_with("left out: without recompute"));
+    QCOMPARE(core::lowerBound(outcome->workload->problem), core::Bytes(97255424)); // 92.8 MiB; 97.2 with recompute
 }
 
 void TestStrategyPanel::controllerDropsStaleResults()

@@ -81,7 +81,9 @@ core::Expected<StrategyOutcome> runStrategyJob(std::shared_ptr<const core::Workl
             return applied.error();
         for (const auto& name : core::strategyNames())
             if (std::find(request.names.begin(), request.names.end(), name) != request.names.end())
-                outcome.applied.push_back(name);
+                (std::find(applied->leftOut.begin(), applied->leftOut.end(), name) == applied->leftOut.end() ? outcome.applied
+                                                                                                          : outcome.leftOut)
+                    .push_back(name);
         run = std::move(*applied);
     }
 

@@ -30,6 +30,7 @@ struct StrategyOutcome {
     std::shared_ptr<const core::Workload> workload; // after the strategies; the original when none applies
     std::shared_ptr<const StrategyFacts> facts;     // null when no strategy was applied
     std::vector<std::string> applied;               // strategies applied, pipeline order (budget: the choice)
+    std::vector<std::string> leftOut;               // named but left out: inplace did as well without them
     std::vector<core::StrategyReport> reports;
     double baseSeconds = 0;      // roofline time of the original schedule on the device (0 without a graph)
     double estimatedSeconds = 0; // baseSeconds plus every report's extra time

@@ -352,8 +352,12 @@ void StrategyPanel::onFinished(std::shared_ptr<const StrategyOutcome> outcome)
                           .arg(bytesText(o.budget), bytesText(o.budgetArena), label),
                 true);
     } else {
-        setStatus(tr("Applied %1 on %2.")
-                      .arg(QString::fromStdString(strategyLabel(o.applied)), QString::fromStdString(m_device.name)));
+        QString text = tr("Applied %1 on %2.").arg(QString::fromStdString(strategyLabel(o.applied)), QString::fromStdString(m_device.name));
+        if (!o.leftOut.empty())
+            text += QLatin1Char(' ')
+                + (o.leftOut.size() == 1 ? tr("Left out %1: inplace does as well without it.") : tr("Left out %1: inplace does as well without them."))
+                      .arg(QString::fromStdString(strategyLabel(o.leftOut)));
+        setStatus(text);
     }
     showReports();
     m_showingTransformed = true;

@@ -197,7 +197,8 @@ double extraSeconds(const Transformed& state)
 
 // See applyStrategies: runs without recompute, swap or both when inplace comes after them, and takes
 // a run that does at least as well for less; the strategies it left out get a report saying why.
-Status leaveOutOutdone(const Workload& workload, const std::vector<std::string>& names, const StrategyOptions& options, Transformed& state)
+Status leaveOutOutdone(const Workload& workload, const std::vector<std::string>& names, const StrategyOptions& options, Transformed& state,
+    std::vector<std::string>& left)
 {
     std::vector<std::vector<std::string>> leaveOut;
     for (const char* name : { "recompute", "swap" })
@@ -208,7 +209,6 @@ Status leaveOutOutdone(const Workload& workload, const std::vector<std::string>&
     const Bytes withAll = transformedLowerBound(state, options.alignment, options.workspaces);
     Bytes bestBound = withAll;
     double bestSeconds = extraSeconds(state);
-    std::vector<std::string> left;
     for (const auto& out : leaveOut) {
         std::vector<std::string> fewer;
         for (const auto& n : names)
@@ -267,8 +267,9 @@ Expected<StrategyRun> applyStrategies(const Workload& workload, const std::vecto
     if (!pipeline)
         return pipeline.error();
     auto state = std::move(*pipeline);
+    std::vector<std::string> leftOut;
     if (effective.leaveOutOutdone && named(names, "inplace") && (named(names, "recompute") || named(names, "swap")))
-        if (const auto status = leaveOutOutdone(workload, names, effective, state); !status)
+        if (const auto status = leaveOutOutdone(workload, names, effective, state, leftOut); !status)
             return status.error();
     auto built = buildProblem(state, ProblemOptions { workload.problem.alignment, workload.workspaces });
     if (!built)
@@ -284,6 +285,7 @@ Expected<StrategyRun> applyStrategies(const Workload& workload, const std::vecto
     run.workload.workspaces = workload.workspaces;
     run.workload.graph = state.graph;
     run.reports = state.reports;
+    run.leftOut = std::move(leftOut);
     run.state = std::move(state);
     return run;
 }

@@ -111,6 +111,7 @@ struct StrategyRun {
     Workload workload; // graph, schedule and problem after the strategies; plan it like any workload
     Transformed state;
     std::vector<StrategyReport> reports;
+    std::vector<std::string> leftOut; // named but left out (see applyStrategies), pipeline order
 };
 
 // Runs the named strategies (in pipeline order, whatever the order of `names`) on a workload with a graph.
