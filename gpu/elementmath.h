@@ -35,7 +35,8 @@ struct Broadcast {
 enum class Binary { Add, Sub, Mul, Div, Pow, Max, Min, PRelu, Fmod };
 enum class Unary {
     Relu, LeakyRelu, Sigmoid, Tanh, Clip, Erf, Gelu, GeluTanh, Sqrt, Exp, Log, Abs, Neg, Reciprocal, Floor, Ceil, Sin, Cos,
-    Softplus, Softsign, Elu, HardSigmoid, HardSwish
+    Softplus, Softsign, Elu, HardSigmoid, HardSwish, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, Sign, Round, Selu,
+    ThresholdedRelu, Celu, Shrink
 };
 enum class Compare { Equal, Less, Greater, LessOrEqual, GreaterOrEqual };
 // Element types Cast converts between (the CPU kernel's set); Bool is one byte, 0 or 1.
@@ -92,8 +93,8 @@ MEMPLAN_HD inline float binaryElement(Binary op, float u, float v)
 // t clamped to [0, 1]; NaN stays NaN, as std::clamp leaves it on the CPU.
 MEMPLAN_HD inline float unitClamp(float t) { return t < 0.0f ? 0.0f : 1.0f < t ? 1.0f : t; }
 
-// alpha: LeakyRelu slope, Elu scale, HardSigmoid slope or Clip lower bound; beta: HardSigmoid
-// offset or Clip upper bound.
+// alpha: LeakyRelu slope, Elu, Selu, Celu and ThresholdedRelu alpha, HardSigmoid slope, Shrink
+// lambd or Clip lower bound; beta: HardSigmoid offset, Selu gamma, Shrink bias or Clip upper bound.
 MEMPLAN_HD inline float unaryElement(Unary op, float v, float alpha, float beta)
 {
     switch (op) {
@@ -123,6 +124,24 @@ MEMPLAN_HD inline float unaryElement(Unary op, float v, float alpha, float beta)
     case Unary::Elu: return v >= 0 ? v : alpha * (expf(v) - 1.0f);
     case Unary::HardSigmoid: return unitClamp(alpha * v + beta);
     case Unary::HardSwish: return v * unitClamp(v / 6.0f + 0.5f);
+    case Unary::Tan: return tanf(v);
+    case Unary::Asin: return asinf(v);
+    case Unary::Acos: return acosf(v);
+    case Unary::Atan: return atanf(v);
+    case Unary::Sinh: return sinhf(v);
+    case Unary::Cosh: return coshf(v);
+    case Unary::Asinh: return asinhf(v);
+    case Unary::Acosh: return acoshf(v);
+    case Unary::Atanh: return atanhf(v);
+    case Unary::Sign: return v > 0 ? 1.0f : v < 0 ? -1.0f : v;
+    case Unary::Round: return rintf(v); // halves to even
+    case Unary::Selu: return v > 0 ? beta * v : beta * (alpha * expf(v) - alpha);
+    case Unary::ThresholdedRelu: return v > alpha ? v : 0.0f;
+    case Unary::Celu: {
+        const float negative = alpha * (expf(v / alpha) - 1.0f);
+        return (v > 0 ? v : 0.0f) + (negative < 0 ? negative : 0.0f);
+    }
+    case Unary::Shrink: return v < -alpha ? v + beta : v > alpha ? v - beta : 0.0f;
     }
     return v;
 }

@@ -47,7 +47,10 @@ const std::map<std::string, kernels::Unary>& unaryOpTypes()
         { "Tanh", U::Tanh }, { "Clip", U::Clip }, { "Erf", U::Erf }, { "Gelu", U::Gelu }, { "Sqrt", U::Sqrt }, { "Exp", U::Exp },
         { "Log", U::Log }, { "Abs", U::Abs }, { "Neg", U::Neg }, { "Reciprocal", U::Reciprocal }, { "Floor", U::Floor },
         { "Ceil", U::Ceil }, { "Sin", U::Sin }, { "Cos", U::Cos }, { "Softplus", U::Softplus }, { "Softsign", U::Softsign },
-        { "Elu", U::Elu }, { "HardSigmoid", U::HardSigmoid }, { "HardSwish", U::HardSwish } };
+        { "Elu", U::Elu }, { "HardSigmoid", U::HardSigmoid }, { "HardSwish", U::HardSwish }, { "Tan", U::Tan }, { "Asin", U::Asin },
+        { "Acos", U::Acos }, { "Atan", U::Atan }, { "Sinh", U::Sinh }, { "Cosh", U::Cosh }, { "Asinh", U::Asinh }, { "Acosh", U::Acosh },
+        { "Atanh", U::Atanh }, { "Sign", U::Sign }, { "Round", U::Round }, { "Selu", U::Selu }, { "ThresholdedRelu", U::ThresholdedRelu },
+        { "Celu", U::Celu }, { "Shrink", U::Shrink } };
     return t;
 }
 
@@ -77,6 +80,15 @@ bool unaryParams(const KernelCall& c, kernels::Unary& op, float& alpha, float& b
     switch (op) {
     case kernels::Unary::LeakyRelu: alpha = c.attrFloat("alpha", 0.01f); break;
     case kernels::Unary::Elu: alpha = c.attrFloat("alpha", 1.0f); break;
+    case kernels::Unary::Selu:
+        alpha = c.attrFloat("alpha", 1.67326319217681884765625f);
+        beta = c.attrFloat("gamma", 1.05070102214813232421875f);
+        break;
+    case kernels::Unary::ThresholdedRelu: case kernels::Unary::Celu: alpha = c.attrFloat("alpha", 1.0f); break;
+    case kernels::Unary::Shrink:
+        alpha = c.attrFloat("lambd", 0.5f);
+        beta = c.attrFloat("bias", 0.0f);
+        break;
     case kernels::Unary::HardSigmoid:
         alpha = c.attrFloat("alpha", 0.2f);
         beta = c.attrFloat("beta", 0.5f);

@@ -322,6 +322,9 @@ void TestGpuMath::againstCpuKernelsAndReference()
         QVERIFY2(checked[type].size() >= 2, type);
     for (const char* type : { "And", "Or", "Xor", "ArgMax", "ArgMin", "CumSum", "Trilu", "GatherElements" })
         QVERIFY2(checked[type].size() >= 2, type);
+    for (const char* type : { "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Sign", "Round", "Selu",
+             "ThresholdedRelu", "Celu", "Shrink" })
+        QVERIFY2(!checked[type].empty(), type);
     QVERIFY(checked["Pad"].size() >= 1); // test_edge_pad and test_reflect_pad pad int32 data: host only
     QVERIFY(cases > 100);
 }

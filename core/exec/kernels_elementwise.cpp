@@ -101,6 +101,23 @@ UNARY(elu, x >= 0 ? x : k.attrFloat("alpha", 1.0f) * (std::exp(x) - 1.0f))
 UNARY(hardSigmoid, std::clamp(k.attrFloat("alpha", 0.2f) * x + k.attrFloat("beta", 0.5f), 0.0f, 1.0f))
 UNARY(hardSwish, x * std::clamp(x / 6.0f + 0.5f, 0.0f, 1.0f))
 UNARY(identityF, x)
+UNARY(tanK, std::tan(x))
+UNARY(asinK, std::asin(x))
+UNARY(acosK, std::acos(x))
+UNARY(atanK, std::atan(x))
+UNARY(sinhK, std::sinh(x))
+UNARY(coshK, std::cosh(x))
+UNARY(asinhK, std::asinh(x))
+UNARY(acoshK, std::acosh(x))
+UNARY(atanhK, std::atanh(x))
+UNARY(signK, x > 0 ? 1.0f : x < 0 ? -1.0f : x) // 0 and NaN stay
+UNARY(roundK, std::nearbyint(x)) // halves to even (the default rounding mode)
+UNARY(selu, x > 0 ? k.attrFloat("gamma", 1.05070102214813232421875f) * x
+                  : k.attrFloat("gamma", 1.05070102214813232421875f) * (k.attrFloat("alpha", 1.67326319217681884765625f) * std::exp(x)
+                      - k.attrFloat("alpha", 1.67326319217681884765625f)))
+UNARY(thresholdedRelu, x > k.attrFloat("alpha", 1.0f) ? x : 0.0f)
+UNARY(celu, std::max(0.0f, x) + std::min(0.0f, k.attrFloat("alpha", 1.0f) * (std::exp(x / k.attrFloat("alpha", 1.0f)) - 1.0f)))
+UNARY(shrink, x < -k.attrFloat("lambd", 0.5f) ? x + k.attrFloat("bias", 0.0f) : x > k.attrFloat("lambd", 0.5f) ? x - k.attrFloat("bias", 0.0f) : 0.0f)
 
 bool gelu(const KernelCall& c)
 {
@@ -336,6 +353,9 @@ void addElementwiseKernels(std::map<std::string, Kernel>& t)
     t["Sqrt"] = sqrtK; t["Exp"] = expK; t["Log"] = logK; t["Abs"] = absK; t["Neg"] = negK; t["Reciprocal"] = reciprocal;
     t["Floor"] = floorK; t["Ceil"] = ceilK; t["Sin"] = sinK; t["Cos"] = cosK; t["Softplus"] = softplus;
     t["Softsign"] = softsign; t["Elu"] = elu; t["HardSigmoid"] = hardSigmoid; t["HardSwish"] = hardSwish;
+    t["Tan"] = tanK; t["Asin"] = asinK; t["Acos"] = acosK; t["Atan"] = atanK; t["Sinh"] = sinhK; t["Cosh"] = coshK;
+    t["Asinh"] = asinhK; t["Acosh"] = acoshK; t["Atanh"] = atanhK; t["Sign"] = signK; t["Round"] = roundK; t["Selu"] = selu;
+    t["ThresholdedRelu"] = thresholdedRelu; t["Celu"] = celu; t["Shrink"] = shrink;
     t["Gelu"] = gelu; t["Clip"] = clip;
     t["Add"] = add; t["Sub"] = sub; t["Mul"] = mul; t["Div"] = divK; t["Pow"] = powK; t["Max"] = maxK; t["Min"] = minK;
     t["Sum"] = sum; t["PRelu"] = prelu; t["Mod"] = mod;
