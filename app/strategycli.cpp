@@ -277,12 +277,12 @@ int compareStrategies(const CliArgs& args, const core::Workload& workload)
             std::cerr << "memplan: compare: invalid plan after strategies: " << check.message << "\n";
             return 1;
         }
-        double flops = 0, seconds = baseSeconds;
+        double flops = 0;
+        const double seconds = baseSeconds + core::extraSeconds(run->reports);
         core::Bytes swapped = 0;
         for (const auto& r : run->reports) {
             flops += r.extraFlops;
             swapped += r.swappedBytes;
-            seconds += r.extraSeconds;
         }
         std::string label;
         for (const auto& n : names)

@@ -90,8 +90,7 @@ core::Expected<StrategyOutcome> runStrategyJob(std::shared_ptr<const core::Workl
     outcome.estimatedSeconds = outcome.baseSeconds;
     if (run) {
         outcome.reports = run->reports;
-        for (const auto& r : outcome.reports)
-            outcome.estimatedSeconds += r.extraSeconds;
+        outcome.estimatedSeconds += core::extraSeconds(outcome.reports);
         auto workload = std::make_shared<const core::Workload>(std::move(run->workload));
         outcome.facts = std::make_shared<const StrategyFacts>(computeStrategyFacts(*original, workload, run->state));
         outcome.workload = std::move(workload);

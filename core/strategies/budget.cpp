@@ -29,9 +29,7 @@ Expected<BudgetChoice> chooseForBudget(const Workload& workload, Bytes budget, c
         if (!plan)
             return makeError(plan.error().code, workload.source + ": " + plan.error().message);
         ++tried;
-        double seconds = baseSeconds;
-        for (const auto& r : run->reports)
-            seconds += r.extraSeconds;
+        const double seconds = baseSeconds + extraSeconds(run->reports);
         const bool fits = plan->arenaSize <= budget;
         const bool better = !best || (fits && !best->fits)
             || (fits && best->fits

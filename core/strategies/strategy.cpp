@@ -15,6 +15,14 @@
 
 namespace core {
 
+double extraSeconds(const std::vector<StrategyReport>& reports)
+{
+    double seconds = 0;
+    for (const auto& r : reports)
+        seconds += r.extraSeconds;
+    return seconds;
+}
+
 TensorIndex Transformed::bufferRoot(TensorIndex t) const
 {
     // Sharing never forms a cycle (an elementwise output shares an earlier-born input; a Concat input
@@ -187,14 +195,6 @@ Expected<Transformed> runPipeline(const Workload& workload, const std::vector<st
     return state;
 }
 
-double extraSeconds(const Transformed& state)
-{
-    double seconds = 0;
-    for (const auto& r : state.reports)
-        seconds += r.extraSeconds;
-    return seconds;
-}
-
 // See applyStrategies: runs without recompute, swap or both when inplace comes after them, and takes
 // a run that does at least as well for less; the strategies it left out get a report saying why.
 Status leaveOutOutdone(const Workload& workload, const std::vector<std::string>& names, const StrategyOptions& options, Transformed& state,
@@ -208,7 +208,7 @@ Status leaveOutOutdone(const Workload& workload, const std::vector<std::string>&
         leaveOut.push_back({ "recompute", "swap" });
     const Bytes withAll = transformedLowerBound(state, options.alignment, options.workspaces);
     Bytes bestBound = withAll;
-    double bestSeconds = extraSeconds(state);
+    double bestSeconds = extraSeconds(state.reports);
     for (const auto& out : leaveOut) {
         std::vector<std::string> fewer;
         for (const auto& n : names)
@@ -218,7 +218,7 @@ Status leaveOutOutdone(const Workload& workload, const std::vector<std::string>&
         if (!other)
             return other.error();
         const Bytes bound = transformedLowerBound(*other, options.alignment, options.workspaces);
-        const double seconds = extraSeconds(*other);
+        const double seconds = extraSeconds(other->reports);
         if (bound < 0 || !(bound < bestBound || (bound == bestBound && seconds < bestSeconds)))
             continue;
         state = std::move(*other);

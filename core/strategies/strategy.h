@@ -59,6 +59,9 @@ struct StrategyReport {
     Bytes savedBytes() const { return lowerBoundBefore - lowerBoundAfter; }
 };
 
+// The estimated time the reports add to the schedule's (the sum of their extraSeconds).
+double extraSeconds(const std::vector<StrategyReport>& reports);
+
 struct Transformed {
     Graph graph;
     Schedule schedule;
