@@ -181,16 +181,19 @@ void gemm(std::int64_t m, std::int64_t n, std::int64_t k, const float* a, std::i
 }
 
 namespace {
-std::vector<float> g_scratch[2];
+std::vector<float> g_scratch[4];
 Bytes g_scratchHighWater = 0;
 } // namespace
 
 float* scratch(int slot, std::int64_t floats)
 {
-    auto& v = g_scratch[slot & 1];
+    auto& v = g_scratch[slot & 3];
     if (std::int64_t(v.size()) < floats)
         v.resize(std::size_t(floats));
-    g_scratchHighWater = std::max<Bytes>(g_scratchHighWater, Bytes(g_scratch[0].size() + g_scratch[1].size()) * 4);
+    std::size_t held = 0;
+    for (const auto& s : g_scratch)
+        held += s.size();
+    g_scratchHighWater = std::max<Bytes>(g_scratchHighWater, Bytes(held) * 4);
     return v.data();
 }
 
@@ -212,6 +215,7 @@ Kernel findKernel(const std::string& opType)
         addPoolNormKernels(t);
         addShapeKernels(t);
         addIndexKernels(t);
+        addEinsumKernels(t);
         return t;
     }();
     const auto it = table.find(opType);

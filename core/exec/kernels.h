@@ -98,7 +98,7 @@ std::int64_t convColumnFloats(const KernelCall& call);
 std::int64_t workspaceFloats(const KernelCall& call);
 
 // Scratch memory for kernels (im2col columns, transposed operands): at least `floats` elements,
-// reused between calls (slot 0 or 1 so one kernel can hold two). scratchHighWater() is the most
+// reused between calls (slots 0 to 3, so one kernel can hold up to four). scratchHighWater() is the most
 // bytes ever held, counted in the run's peak.
 float* scratch(int slot, std::int64_t floats);
 Bytes scratchHighWater();
@@ -111,5 +111,6 @@ void addLinearKernels(std::map<std::string, Kernel>& table);
 void addPoolNormKernels(std::map<std::string, Kernel>& table);
 void addShapeKernels(std::map<std::string, Kernel>& table);
 void addIndexKernels(std::map<std::string, Kernel>& table);
+void addEinsumKernels(std::map<std::string, Kernel>& table);
 
 } // namespace core::exec

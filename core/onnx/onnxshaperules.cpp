@@ -3,6 +3,7 @@
 #include "onnx/onnxshaperules.h"
 
 #include "onnx/onnxshapemath.h"
+#include "exec/einsum.h"
 
 #include <algorithm>
 #include <cmath>
@@ -258,20 +259,8 @@ bool recurrentRule(const RuleInput& in, std::vector<ValueFacts>& out)
 
 bool einsumRule(const RuleInput& in, std::vector<ValueFacts>& out)
 {
-    std::string equation;
-    for (char c : attrString(*in.node, "equation"))
-        if (c != ' ')
-            equation += c;
-    const auto arrow = equation.find("->");
-    const std::string lhs = equation.substr(0, arrow);
-    std::vector<std::string> terms;
-    for (std::size_t start = 0;;) {
-        const auto comma = lhs.find(',', start);
-        terms.push_back(lhs.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
-        if (comma == std::string::npos)
-            break;
-        start = comma + 1;
-    }
+    const auto split = core::exec::splitEinsum(attrString(*in.node, "equation"));
+    const auto& terms = split.inputs;
     if (terms.size() != in.inputs.size())
         return true;
     std::map<char, std::int64_t> sizes;
@@ -310,13 +299,13 @@ bool einsumRule(const RuleInput& in, std::vector<ValueFacts>& out)
     if (!ellipsis)
         return true;
     Dims dims;
-    if (arrow == std::string::npos) {
+    if (!split.explicitOutput) {
         dims = *ellipsis;
         for (const auto& [c, n] : uses) // implicit output: letters used once, alphabetically
             if (n == 1)
                 dims.push_back(sizes[c]);
     } else {
-        const std::string rhs = equation.substr(arrow + 2);
+        const std::string& rhs = split.output;
         for (std::size_t k = 0; k < rhs.size(); ++k) {
             if (rhs.compare(k, 3, "...") == 0) {
                 dims.insert(dims.end(), ellipsis->begin(), ellipsis->end());
