@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: MemPlan authors
-// Device ops: Gemm/MatMul through cuBLAS (row-major operands handed to column-major cuBLAS as their
+// Device ops: Gemm/MatMul/Einsum through cuBLAS (row-major operands handed to column-major cuBLAS as their
 // transposes), Conv as im2col + cuBLAS per image and group, ConvTranspose as cuBLAS + col2im,
 // BatchNormalization, Softmax and LogSoftmax, LayerNormalization, pooling, the view family (device-to-device
 // copies), Transpose, Slice, Gather, Concat and Split (2-D strided copies). Elementwise ops:
@@ -14,6 +14,8 @@
 #include "opselementwise.h"
 #include "opsindex.h"
 #include "opsresample.h"
+
+#include "exec/einsum.h"
 
 #include <algorithm>
 #include <map>
@@ -166,6 +168,30 @@ Outcome matMul(const DeviceCall& d)
     const float alpha = 1, beta = 0;
     DEVICE_CHECK(cublasSgemmStridedBatched(d.blas, CUBLAS_OP_N, CUBLAS_OP_N, int(n), int(m), int(k), &alpha, b.f32(), int(n), k * n, a.f32(),
         int(k), m * k, &beta, y.f32(), int(n), m * n, int(batchA)));
+    return {};
+}
+
+// Einsum that is one batched GEMM of its operands as stored (core::exec::einsumAsGemm: attention's
+// "bhid,bhjd->bhij" and "bhij,bhjd->bhid", transposed operands, the output's free labels in either
+// order). Other equations (diagonals, broadcasts, three operands) run on the host.
+Outcome einsum(const DeviceCall& d)
+{
+    const auto& c = d.call;
+    if (!c.allFloat() || c.in.size() != 2 || c.out.size() != 1 || !c.has(0) || !c.has(1))
+        return kUnsupported;
+    core::exec::EinsumLabels e;
+    core::exec::EinsumGemm g;
+    if (!core::exec::einsumLabels(c.attrText("equation"), { c.in[0].shape, c.in[1].shape }, c.out[0].shape, e) || !core::exec::einsumAsGemm(e, g)
+        || g.k == 0 || !fitsInt(g.m) || !fitsInt(g.n) || !fitsInt(g.k) || !fitsInt(g.batch))
+        return kUnsupported;
+    if (c.out[0].count == 0)
+        return {};
+    const auto &a = c.in[std::size_t(g.a)], &b = c.in[std::size_t(g.b)];
+    const float alpha = 1, beta = 0;
+    // Row-major C = op(A)·op(B) is column-major Cᵀ = op(B)ᵀ·op(A)ᵀ.
+    DEVICE_CHECK(cublasSgemmStridedBatched(d.blas, g.transB ? CUBLAS_OP_T : CUBLAS_OP_N, g.transA ? CUBLAS_OP_T : CUBLAS_OP_N, int(g.n), int(g.m),
+        int(g.k), &alpha, b.f32(), int(g.transB ? g.k : g.n), g.k * g.n, a.f32(), int(g.transA ? g.m : g.k), g.m * g.k, &beta, c.out[0].f32(),
+        int(g.n), g.m * g.n, int(g.batch)));
     return {};
 }
 
@@ -494,7 +520,7 @@ const std::map<std::string, DeviceKernel>& table()
 {
     static const std::map<std::string, DeviceKernel> t = [] {
         std::map<std::string, DeviceKernel> m {
-        { "Gemm", gemm }, { "MatMul", matMul }, { "Conv", conv },
+        { "Gemm", gemm }, { "MatMul", matMul }, { "Einsum", einsum }, { "Conv", conv },
         { "BatchNormalization", batchNorm }, { "Softmax", softmax<false> }, { "LogSoftmax", softmax<true> }, { "LayerNormalization", layerNorm }, { "ConvTranspose", convTranspose },
         { "MaxPool", pool<true> }, { "AveragePool", pool<false> }, { "GlobalAveragePool", globalAveragePool },
         { "Reshape", view }, { "Flatten", view }, { "Squeeze", view }, { "Unsqueeze", view }, { "Identity", view }, { "Dropout", view },

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""Export torchvision architectures (and a small GPT-style decoder) to ONNX as MemPlan test fixtures.
+"""Export torchvision architectures (one at a small size, and a GPT-style decoder) to ONNX as MemPlan test fixtures.
 
 Usage: make_models.py [--force] [--only NAME[,NAME...]] [--list] [OUTDIR]
 
@@ -42,6 +42,9 @@ MODELS = [
     # A GPT-style decoder (not torchvision; built below): 64 token ids in, logits and the
     # greedy next token out; CumSum position ids, a Trilu causal mask, ArgMax.
     ("gpt_decoder",        "gpt_decoder",        (1, 64),          False, False),
+    # torchvision's MaxViT architecture at a small size (64x64 input, two stages): its relative
+    # attention exports as Einsum ("B G H I D, B G H J D -> B G H I J" and back).
+    ("maxvit_small",       "maxvit_small",       (1, 3, 64, 64),   False, False),
 ]
 
 
@@ -144,6 +147,10 @@ def build(ctor_name):
 
     if ctor_name == "gpt_decoder":
         return gpt_decoder()
+    if ctor_name == "maxvit_small":
+        from torchvision.models.maxvit import MaxVit
+        return MaxVit(input_size=(64, 64), stem_channels=16, partition_size=4, block_channels=[32, 64], block_layers=[1, 1],
+                      head_dim=16, stochastic_depth_prob=0.0, num_classes=100).eval()
 
     ctor = getattr(torchvision.models, ctor_name, None)
     if ctor is None:

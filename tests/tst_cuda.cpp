@@ -197,6 +197,7 @@ private slots:
     void indexOpsOnTheDevice();
     void layerNormStatisticsOnTheDevice();
     void concatInPlaceOnTheDevice();
+    void einsumOnTheDevice();
 #endif
 #ifdef MEMPLAN_CUDA_EMULATION
     void missingStreamWaitsCaught();
@@ -867,6 +868,40 @@ void TestCuda::indexOpsOnTheDevice()
     QVERIFY(std::count(mask.begin(), mask.end(), std::byte(1)) > 0 && std::count(mask.begin(), mask.end(), std::byte(0)) > 0);
     const auto* index = reinterpret_cast<const std::int64_t*>(output(am).data());
     QVERIFY(std::any_of(index, index + 10, [&](std::int64_t v) { return v != index[0]; }));
+}
+
+// Einsum equations that are one batched GEMM run on the device through cuBLAS: attention's scores and
+// values, the output's free labels in the other operand's order, batched dot products. A sum over one
+// operand's label is no GEMM and runs on the host. All within tolerance of the CPU.
+void TestCuda::einsumOnTheDevice()
+{
+    using core::DType;
+    using core::TensorKind;
+    GraphBuilder b;
+    auto data = std::make_shared<core::ModelData>();
+    std::vector<float> keys(2 * 3 * 5 * 8), values(keys.size());
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+        keys[i] = float(i * 13 % 17) / 8.0f - 1.0f;
+        values[i] = float(i * 7 % 11) / 5.0f - 1.0f;
+    }
+    const auto q = b.tensor("q", { 2, 3, 4, 8 }, TensorKind::Input);
+    const auto k = weightWithValues(b, *data, "k", DType::Float32, { 2, 3, 5, 8 }, keys.data());
+    const auto v = weightWithValues(b, *data, "v", DType::Float32, { 2, 3, 5, 8 }, values.data());
+    const auto scores = b.tensor("scores", { 2, 3, 4, 5 }), context = b.tensor("context", { 2, 3, 4, 8 }, TensorKind::Output);
+    const auto flipped = b.tensor("flipped", { 2, 3, 5, 4 }, TensorKind::Output), dots = b.tensor("dots", { 2, 3, 4 }, TensorKind::Output);
+    const auto summed = b.tensor("summed", { 2, 3, 5 }, TensorKind::Output);
+    b.op("scores", "Einsum", { q, k }, { scores })->attributes["equation"].text = "bhid,bhjd->bhij";
+    b.op("context", "Einsum", { scores, v }, { context })->attributes["equation"].text = "b h i j, b h j d -> b h i d";
+    b.op("flipped", "Einsum", { q, k }, { flipped })->attributes["equation"].text = "bhid,bhjd->bhji";
+    b.op("dots", "Einsum", { q, q }, { dots })->attributes["equation"].text = "bhid,bhid->bhi";
+    b.op("summed", "Einsum", { scores }, { summed })->attributes["equation"].text = "bhij->bhj";
+    const auto w = b.workload("einsum", 256);
+    const auto runs = runOnBoth(w, data);
+    QVERIFY(runs);
+    QCOMPARE(runs->cpu.opsSynthetic, 0);
+    QCOMPARE(runs->gpu.opsHost, 1);
+    const auto off = core::compareWithin(*w.graph, runs->cpu.outputs, runs->gpu.outputs, 1e-4);
+    QVERIFY2(off.empty(), off.c_str());
 }
 
 // LayerNormalization with its optional Mean and InvStdDev outputs (as training graphs keep them for
