@@ -16,6 +16,7 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <optional>
 
 using namespace core;
 
@@ -34,6 +35,23 @@ void planWithEveryPlanner(const Workload& workload)
         QVERIFY2(check.ok(), (std::string(planner->name()) + ": " + check.message).c_str());
         QVERIFY(plan->arenaSize >= bound);
     }
+}
+
+// Plans `workload` (greedy-by-size) and runs it with the model's own weights, planned and without
+// reuse (checkPlanByRunning). Fails the calling test when a step does not work.
+void runWithWeights(const std::string& file, const Workload& workload, std::optional<PlanRunCheck>& result)
+{
+    auto data = loadTensorData(kModels + file, *workload.graph);
+    QVERIFY2(data, data ? "" : data.error().message.c_str());
+    const auto plan = runPlanner(*plannerByName("greedy-by-size"), workload.problem);
+    QVERIFY(plan && validatePlan(workload.problem, *plan).ok());
+    RunOptions options;
+    options.modelData = std::make_shared<const ModelData>(std::move(*data));
+    auto check = checkPlanByRunning(*workload.graph, workload.schedule, workload.problem, *plan, workload.bufferTensor, options);
+    QVERIFY2(check, check ? "" : check.error().message.c_str());
+    QVERIFY2(check->outputsMatch, check->mismatch.c_str());
+    QCOMPARE(check->planned.opsSynthetic, 0);
+    result = std::move(*check);
 }
 } // namespace
 
@@ -87,16 +105,10 @@ private slots:
         const auto& graph = *workload->graph;
         for (const char* type : { "CumSum", "Trilu", "ArgMax" })
             QVERIFY2(std::any_of(graph.ops.begin(), graph.ops.end(), [&](const Op& op) { return op.type == type; }), type);
-        auto data = loadTensorData(kModels + file, graph);
-        QVERIFY2(data, data ? "" : data.error().message.c_str());
-        const auto plan = runPlanner(*plannerByName("greedy-by-size"), workload->problem);
-        QVERIFY(plan && validatePlan(workload->problem, *plan).ok());
-        RunOptions options;
-        options.modelData = std::make_shared<const ModelData>(std::move(*data));
-        const auto check = checkPlanByRunning(graph, workload->schedule, workload->problem, *plan, workload->bufferTensor, options);
-        QVERIFY2(check, check ? "" : check.error().message.c_str());
-        QVERIFY2(check->outputsMatch, check->mismatch.c_str());
-        QCOMPARE(check->planned.opsSynthetic, 0);
+        std::optional<PlanRunCheck> check;
+        runWithWeights(file, *workload, check);
+        if (!check)
+            return;
         const auto& outputs = check->planned.outputs;
         QCOMPARE(outputs.size(), std::size_t(2));
         QCOMPARE(outputs[0].elementCount(), std::int64_t(64 * 1000));
@@ -119,16 +131,10 @@ private slots:
         QVERIFY2(workload, workload ? "" : workload.error().message.c_str());
         const auto& graph = *workload->graph;
         QVERIFY(std::count_if(graph.ops.begin(), graph.ops.end(), [](const Op& op) { return op.type == "Einsum"; }) >= 4);
-        auto data = loadTensorData(kModels + file, graph);
-        QVERIFY2(data, data ? "" : data.error().message.c_str());
-        const auto plan = runPlanner(*plannerByName("best-of-greedy"), workload->problem);
-        QVERIFY(plan && validatePlan(workload->problem, *plan).ok());
-        RunOptions options;
-        options.modelData = std::make_shared<const ModelData>(std::move(*data));
-        const auto check = checkPlanByRunning(graph, workload->schedule, workload->problem, *plan, workload->bufferTensor, options);
-        QVERIFY2(check, check ? "" : check.error().message.c_str());
-        QVERIFY2(check->outputsMatch, check->mismatch.c_str());
-        QCOMPARE(check->planned.opsSynthetic, 0);
+        std::optional<PlanRunCheck> check;
+        runWithWeights(file, *workload, check);
+        if (!check)
+            return;
         const auto& logits = check->planned.outputs.at(0);
         QCOMPARE(logits.elementCount(), std::int64_t(100));
         const float* v = reinterpret_cast<const float*>(logits.data.data());
