@@ -152,8 +152,8 @@ bool transposedConvShape(const KernelCall& c, kernels::TransposedConv& s)
         return false;
     const auto &x = c.in[0], &w = c.in[1], &y = c.out[0];
     core::exec::ConvGeometry g;
-    if (!core::exec::convGeometry(c, x, w, y, true, g))
-        return false;
+    if (!core::exec::convGeometry(c, x, w, y, true, g) || g.spatial > 2)
+        return false; // the device col2im is 1-D and 2-D
     const std::int64_t groups = c.attrInt("group", 1);
     const std::int64_t n = x.shape[0], cin = x.shape[1], m = y.shape[1];
     if (groups <= 0 || cin % groups || m % groups || w.shape[0] != cin || w.shape[1] * groups != m || y.shape[0] != n)

@@ -88,7 +88,7 @@ void gemm(std::int64_t m, std::int64_t n, std::int64_t k, const float* a, std::i
 
 // Floats of im2col columns the Conv kernel needs for this call: the input channels of one group ×
 // kernel window × output plane. 0 for a direct convolution (1x1, stride 1, no padding: the GEMM reads
-// the input itself) and for a call the Conv kernel would not run (not float32, not 1-D/2-D, shapes that
+// the input itself) and for a call the Conv kernel would not run (not float32, not 1-D/2-D/3-D, shapes that
 // do not fit). Reads shapes, dtypes and attributes only, never data; the CUDA executor's Conv needs the
 // same columns, so one planned workspace serves both executors.
 std::int64_t convColumnFloats(const KernelCall& call);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: MemPlan authors
 // Conv (im2col + blocked GEMM), ConvTranspose (GEMM + col2im), Gemm, MatMul (batched, broadcast).
-// Convolutions handle 1-D and 2-D spatial inputs; 3-D falls back to the synthetic kernel.
+// Convolutions handle 1-D, 2-D and 3-D spatial inputs.
 #include "exec/kernels.h"
 #include "exec/opattrs.h"
 
@@ -12,28 +12,38 @@ namespace core::exec {
 
 namespace {
 
-// col[(c*kH + i)*kW + j][oh*outW + ow] = x[c][oh*sH - pT + i*dH][ow*sW - pL + j*dW] (0 outside).
+// col[((c*kD + a)*kH + i)*kW + j][(od*outH + oh)*outW + ow]
+//   = x[c][od*sD - pF + a*dD][oh*sH - pT + i*dH][ow*sW - pL + j*dW] (0 outside).
 void im2col(const float* x, std::int64_t channels, const ConvGeometry& g, float* col)
 {
-    const std::int64_t plane = g.outH * g.outW;
+    const std::int64_t plane = g.outPlane();
     for (std::int64_t ch = 0; ch < channels; ++ch)
-        for (std::int64_t i = 0; i < g.kH; ++i)
-            for (std::int64_t j = 0; j < g.kW; ++j) {
-                float* row = col + ((ch * g.kH + i) * g.kW + j) * plane;
-                const float* src = x + ch * g.inH * g.inW;
-                for (std::int64_t oh = 0; oh < g.outH; ++oh) {
-                    const std::int64_t ih = oh * g.strideH - g.padTop + i * g.dilH;
-                    float* dst = row + oh * g.outW;
-                    if (ih < 0 || ih >= g.inH) {
-                        std::fill(dst, dst + g.outW, 0.0f);
-                        continue;
-                    }
-                    for (std::int64_t ow = 0; ow < g.outW; ++ow) {
-                        const std::int64_t iw = ow * g.strideW - g.padLeft + j * g.dilW;
-                        dst[ow] = iw >= 0 && iw < g.inW ? src[ih * g.inW + iw] : 0.0f;
+        for (std::int64_t a = 0; a < g.kD; ++a)
+            for (std::int64_t i = 0; i < g.kH; ++i)
+                for (std::int64_t j = 0; j < g.kW; ++j) {
+                    float* row = col + (((ch * g.kD + a) * g.kH + i) * g.kW + j) * plane;
+                    for (std::int64_t od = 0; od < g.outD; ++od) {
+                        const std::int64_t id = od * g.strideD - g.padFront + a * g.dilD;
+                        float* slab = row + od * g.outH * g.outW;
+                        if (id < 0 || id >= g.inD) {
+                            std::fill(slab, slab + g.outH * g.outW, 0.0f);
+                            continue;
+                        }
+                        const float* src = x + (ch * g.inD + id) * g.inH * g.inW;
+                        for (std::int64_t oh = 0; oh < g.outH; ++oh) {
+                            const std::int64_t ih = oh * g.strideH - g.padTop + i * g.dilH;
+                            float* dst = slab + oh * g.outW;
+                            if (ih < 0 || ih >= g.inH) {
+                                std::fill(dst, dst + g.outW, 0.0f);
+                                continue;
+                            }
+                            for (std::int64_t ow = 0; ow < g.outW; ++ow) {
+                                const std::int64_t iw = ow * g.strideW - g.padLeft + j * g.dilW;
+                                dst[ow] = iw >= 0 && iw < g.inW ? src[ih * g.inW + iw] : 0.0f;
+                            }
+                        }
                     }
                 }
-            }
 }
 
 // What the Conv kernel computes for a call: geometry, group sizes, whether the GEMM reads the input
@@ -62,10 +72,10 @@ bool convSetup(const KernelCall& c, ConvSetup& s)
     const auto& g = s.g;
     s.cg = s.cin / s.groups;
     s.mg = s.m / s.groups;
-    s.k = s.cg * g.kH * g.kW;
-    s.plane = g.outH * g.outW;
-    s.direct = g.kH == 1 && g.kW == 1 && g.strideH == 1 && g.strideW == 1 && g.padTop == 0 && g.padLeft == 0
-        && g.inH == g.outH && g.inW == g.outW;
+    s.k = s.cg * g.window();
+    s.plane = g.outPlane();
+    s.direct = g.window() == 1 && g.strideD == 1 && g.strideH == 1 && g.strideW == 1 && g.padFront == 0 && g.padTop == 0 && g.padLeft == 0
+        && g.inPlane() == g.outPlane();
     return true;
 }
 
@@ -81,7 +91,7 @@ bool conv(const KernelCall& c)
     float* col = direct ? nullptr : c.workspace ? c.workspace : scratch(0, k * plane);
     for (std::int64_t b = 0; b < n; ++b)
         for (std::int64_t gi = 0; gi < groups; ++gi) {
-            const float* xg = x.f32() + (b * cin + gi * cg) * g.inH * g.inW;
+            const float* xg = x.f32() + (b * cin + gi * cg) * g.inPlane();
             if (!direct)
                 im2col(xg, cg, g, col);
             float* yg = y.f32() + (b * m + gi * mg) * plane;
@@ -118,9 +128,9 @@ bool convTransposeSetup(const KernelCall& c, ConvTransposeSetup& s)
         return false;
     s.cg = s.cin / s.groups;
     s.mg = s.m / s.groups;
-    s.rows = s.mg * s.g.kH * s.g.kW;
-    s.inPlane = s.g.inH * s.g.inW;
-    s.outPlane = s.g.outH * s.g.outW;
+    s.rows = s.mg * s.g.window();
+    s.inPlane = s.g.inPlane();
+    s.outPlane = s.g.outPlane();
     return true;
 }
 
@@ -147,20 +157,28 @@ bool convTranspose(const KernelCall& c)
             float* yg = y.f32() + (b * m + gi * mg) * outPlane;
             std::fill(yg, yg + mg * outPlane, 0.0f);
             for (std::int64_t o = 0; o < mg; ++o)
-                for (std::int64_t i = 0; i < g.kH; ++i)
-                    for (std::int64_t j = 0; j < g.kW; ++j) {
-                        const float* row = col + ((o * g.kH + i) * g.kW + j) * inPlane;
-                        for (std::int64_t h = 0; h < g.inH; ++h) {
-                            const std::int64_t oh = h * g.strideH - g.padTop + i * g.dilH;
-                            if (oh < 0 || oh >= g.outH)
-                                continue;
-                            for (std::int64_t v = 0; v < g.inW; ++v) {
-                                const std::int64_t ow = v * g.strideW - g.padLeft + j * g.dilW;
-                                if (ow >= 0 && ow < g.outW)
-                                    yg[o * outPlane + oh * g.outW + ow] += row[h * g.inW + v];
+                for (std::int64_t a = 0; a < g.kD; ++a)
+                    for (std::int64_t i = 0; i < g.kH; ++i)
+                        for (std::int64_t j = 0; j < g.kW; ++j) {
+                            const float* row = col + (((o * g.kD + a) * g.kH + i) * g.kW + j) * inPlane;
+                            for (std::int64_t dz = 0; dz < g.inD; ++dz) {
+                                const std::int64_t od = dz * g.strideD - g.padFront + a * g.dilD;
+                                if (od < 0 || od >= g.outD)
+                                    continue;
+                                float* slab = yg + o * outPlane + od * g.outH * g.outW;
+                                const float* from = row + dz * g.inH * g.inW;
+                                for (std::int64_t h = 0; h < g.inH; ++h) {
+                                    const std::int64_t oh = h * g.strideH - g.padTop + i * g.dilH;
+                                    if (oh < 0 || oh >= g.outH)
+                                        continue;
+                                    for (std::int64_t v = 0; v < g.inW; ++v) {
+                                        const std::int64_t ow = v * g.strideW - g.padLeft + j * g.dilW;
+                                        if (ow >= 0 && ow < g.outW)
+                                            slab[oh * g.outW + ow] += from[h * g.inW + v];
+                                    }
+                                }
                             }
                         }
-                    }
             if (c.has(2) && c.in[2].count == m)
                 for (std::int64_t o = 0; o < mg; ++o)
                     for (std::int64_t p = 0; p < outPlane; ++p)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: MemPlan authors
-// Pooling (1-D/2-D), normalisations (BatchNormalization inference, LayerNormalization,
+// Pooling (1-D/2-D/3-D), normalisations (BatchNormalization inference, LayerNormalization,
 // InstanceNormalization), Softmax/LogSoftmax, and the Reduce* family. float32 only.
 #include "exec/kernels.h"
 #include "exec/opattrs.h"
@@ -13,9 +13,12 @@ namespace core::exec {
 
 namespace {
 
+// Depth (D), height (H) and width (W) of a 1-D, 2-D or 3-D window; the dimensions a lower-dimensional
+// one lacks have length 1.
 struct PoolGeometry {
-    std::int64_t channels = 0, inH = 1, inW = 1, outH = 1, outW = 1, kH = 1, kW = 1;
-    std::int64_t sH = 1, sW = 1, dH = 1, dW = 1, padTop = 0, padLeft = 0, padBottom = 0, padRight = 0;
+    std::int64_t channels = 0, inD = 1, inH = 1, inW = 1, outD = 1, outH = 1, outW = 1, kD = 1, kH = 1, kW = 1;
+    std::int64_t sD = 1, sH = 1, sW = 1, dD = 1, dH = 1, dW = 1;
+    std::int64_t padFront = 0, padTop = 0, padLeft = 0, padBack = 0, padBottom = 0, padRight = 0;
 };
 
 bool poolGeometry(const KernelCall& c, PoolGeometry& g)
@@ -23,7 +26,7 @@ bool poolGeometry(const KernelCall& c, PoolGeometry& g)
     const auto &x = c.in[0], &y = c.out[0];
     const int spatial = x.rank() - 2;
     const auto* kernel = c.attrInts("kernel_shape");
-    if ((spatial != 1 && spatial != 2) || y.rank() != x.rank() || !kernel || int(kernel->size()) != spatial)
+    if (spatial < 1 || spatial > 3 || y.rank() != x.rank() || !kernel || int(kernel->size()) != spatial)
         return false;
     const Shape in(x.shape.begin() + 2, x.shape.end()), out(y.shape.begin() + 2, y.shape.end());
     WindowAttrs a;
@@ -31,13 +34,56 @@ bool poolGeometry(const KernelCall& c, PoolGeometry& g)
         return false;
     const auto &strides = a.strides, &dil = a.dilations, &pads = a.pads;
     g.channels = x.shape[0] * x.shape[1];
-    g.inW = in.back(); g.outW = out.back(); g.kW = kernel->back(); g.sW = strides.back(); g.dW = dil.back();
-    g.padLeft = pads[spatial - 1]; g.padRight = pads.back();
-    if (spatial == 2) {
-        g.inH = in[0]; g.outH = out[0]; g.kH = (*kernel)[0]; g.sH = strides[0]; g.dH = dil[0];
-        g.padTop = pads[0]; g.padBottom = pads[2];
-    }
+    const auto set = [&](int i, std::int64_t& inLen, std::int64_t& outLen, std::int64_t& k, std::int64_t& stride, std::int64_t& dilation,
+                         std::int64_t& begin, std::int64_t& end) {
+        inLen = in[i]; outLen = out[i]; k = (*kernel)[i]; stride = strides[i]; dilation = dil[i];
+        begin = pads[i]; end = pads[i + spatial];
+    };
+    set(spatial - 1, g.inW, g.outW, g.kW, g.sW, g.dW, g.padLeft, g.padRight);
+    if (spatial >= 2)
+        set(spatial - 2, g.inH, g.outH, g.kH, g.sH, g.dH, g.padTop, g.padBottom);
+    if (spatial == 3)
+        set(0, g.inD, g.outD, g.kD, g.sD, g.dD, g.padFront, g.padBack);
     return x.shape[0] == y.shape[0] && x.shape[1] == y.shape[1];
+}
+
+// Calls visit(inputIndex, inside) for every window element of output (od, oh, ow) within the padded
+// input, inside telling whether it is in the input itself (inputIndex is then valid).
+template <typename Visit>
+void forWindow(const PoolGeometry& g, std::int64_t od, std::int64_t oh, std::int64_t ow, Visit&& visit)
+{
+    for (std::int64_t a = 0; a < g.kD; ++a) {
+        const std::int64_t id = od * g.sD - g.padFront + a * g.dD;
+        if (id < -g.padFront || id >= g.inD + g.padBack)
+            continue;
+        for (std::int64_t i = 0; i < g.kH; ++i) {
+            const std::int64_t ih = oh * g.sH - g.padTop + i * g.dH;
+            if (ih < -g.padTop || ih >= g.inH + g.padBottom)
+                continue;
+            for (std::int64_t j = 0; j < g.kW; ++j) {
+                const std::int64_t iw = ow * g.sW - g.padLeft + j * g.dW;
+                if (iw < -g.padLeft || iw >= g.inW + g.padRight)
+                    continue;
+                const bool inside = id >= 0 && id < g.inD && ih >= 0 && ih < g.inH && iw >= 0 && iw < g.inW;
+                visit((id * g.inH + ih) * g.inW + iw, inside);
+            }
+        }
+    }
+}
+
+// Calls pool(x, y) for every output element: x the channel's input, y the output element.
+template <typename Pool>
+void forOutputs(const KernelCall& c, const PoolGeometry& g, Pool&& pool)
+{
+    const std::int64_t inPlane = g.inD * g.inH * g.inW, outPlane = g.outD * g.outH * g.outW;
+    for (std::int64_t ch = 0; ch < g.channels; ++ch) {
+        const float* x = c.in[0].f32() + ch * inPlane;
+        float* y = c.out[0].f32() + ch * outPlane;
+        for (std::int64_t od = 0; od < g.outD; ++od)
+            for (std::int64_t oh = 0; oh < g.outH; ++oh)
+                for (std::int64_t ow = 0; ow < g.outW; ++ow)
+                    *y++ = pool(x, od, oh, ow);
+    }
 }
 
 bool maxPool(const KernelCall& c)
@@ -45,25 +91,14 @@ bool maxPool(const KernelCall& c)
     PoolGeometry g;
     if (!c.allFloat() || c.out.size() != 1 || c.attrInt("storage_order", 0) != 0 || !poolGeometry(c, g))
         return false;
-    for (std::int64_t ch = 0; ch < g.channels; ++ch) {
-        const float* x = c.in[0].f32() + ch * g.inH * g.inW;
-        float* y = c.out[0].f32() + ch * g.outH * g.outW;
-        for (std::int64_t oh = 0; oh < g.outH; ++oh)
-            for (std::int64_t ow = 0; ow < g.outW; ++ow) {
-                float best = -std::numeric_limits<float>::infinity();
-                for (std::int64_t i = 0; i < g.kH; ++i) {
-                    const std::int64_t ih = oh * g.sH - g.padTop + i * g.dH;
-                    if (ih < 0 || ih >= g.inH)
-                        continue;
-                    for (std::int64_t j = 0; j < g.kW; ++j) {
-                        const std::int64_t iw = ow * g.sW - g.padLeft + j * g.dW;
-                        if (iw >= 0 && iw < g.inW)
-                            best = std::max(best, x[ih * g.inW + iw]);
-                    }
-                }
-                y[oh * g.outW + ow] = best;
-            }
-    }
+    forOutputs(c, g, [&](const float* x, std::int64_t od, std::int64_t oh, std::int64_t ow) {
+        float best = -std::numeric_limits<float>::infinity();
+        forWindow(g, od, oh, ow, [&](std::int64_t at, bool inside) {
+            if (inside)
+                best = std::max(best, x[at]);
+        });
+        return best;
+    });
     return true;
 }
 
@@ -74,32 +109,19 @@ bool averagePool(const KernelCall& c)
     if (!c.allFloat() || c.out.size() != 1 || !poolGeometry(c, g))
         return false;
     const bool includePad = c.attrInt("count_include_pad", 0) != 0;
-    for (std::int64_t ch = 0; ch < g.channels; ++ch) {
-        const float* x = c.in[0].f32() + ch * g.inH * g.inW;
-        float* y = c.out[0].f32() + ch * g.outH * g.outW;
-        for (std::int64_t oh = 0; oh < g.outH; ++oh)
-            for (std::int64_t ow = 0; ow < g.outW; ++ow) {
-                float sum = 0;
-                std::int64_t inside = 0, padded = 0;
-                for (std::int64_t i = 0; i < g.kH; ++i) {
-                    const std::int64_t ih = oh * g.sH - g.padTop + i * g.dH;
-                    if (ih < -g.padTop || ih >= g.inH + g.padBottom)
-                        continue;
-                    for (std::int64_t j = 0; j < g.kW; ++j) {
-                        const std::int64_t iw = ow * g.sW - g.padLeft + j * g.dW;
-                        if (iw < -g.padLeft || iw >= g.inW + g.padRight)
-                            continue;
-                        ++padded;
-                        if (ih >= 0 && ih < g.inH && iw >= 0 && iw < g.inW) {
-                            sum += x[ih * g.inW + iw];
-                            ++inside;
-                        }
-                    }
-                }
-                const std::int64_t n = includePad ? padded : inside;
-                y[oh * g.outW + ow] = n > 0 ? sum / float(n) : 0.0f;
+    forOutputs(c, g, [&](const float* x, std::int64_t od, std::int64_t oh, std::int64_t ow) {
+        float sum = 0;
+        std::int64_t inside = 0, padded = 0;
+        forWindow(g, od, oh, ow, [&](std::int64_t at, bool in) {
+            ++padded;
+            if (in) {
+                sum += x[at];
+                ++inside;
             }
-    }
+        });
+        const std::int64_t n = includePad ? padded : inside;
+        return n > 0 ? sum / float(n) : 0.0f;
+    });
     return true;
 }
 

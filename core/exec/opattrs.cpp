@@ -9,7 +9,7 @@ namespace core::exec {
 bool convGeometry(const KernelCall& c, const TensorView& x, const TensorView& w, const TensorView& y, bool transposed, ConvGeometry& g)
 {
     const int spatial = x.rank() - 2;
-    if ((spatial != 1 && spatial != 2) || w.rank() != x.rank() || y.rank() != x.rank())
+    if (spatial < 1 || spatial > 3 || w.rank() != x.rank() || y.rank() != x.rank())
         return false;
     const auto strides = c.attrIntsOr("strides", 1, spatial), dil = c.attrIntsOr("dilations", 1, spatial);
     auto pads = c.attrIntsOr("pads", 0, 2 * spatial);
@@ -32,13 +32,18 @@ bool convGeometry(const KernelCall& c, const TensorView& x, const TensorView& w,
         }
     } else if (autoPad != "NOTSET")
         return false;
-    const int h = spatial == 2 ? 0 : -1;
-    g.inW = in.back(); g.outW = out.back(); g.kW = k.back();
-    g.strideW = strides.back(); g.dilW = dil.back(); g.padLeft = pads[spatial - 1];
-    if (h == 0) {
-        g.inH = in[0]; g.outH = out[0]; g.kH = k[0];
-        g.strideH = strides[0]; g.dilH = dil[0]; g.padTop = pads[0];
-    }
+    g = {};
+    g.spatial = spatial;
+    // Width is the last spatial dimension, height the one before, depth the first of three.
+    const auto set = [&](int i, std::int64_t& inLen, std::int64_t& outLen, std::int64_t& kLen, std::int64_t& stride, std::int64_t& dilation,
+                         std::int64_t& pad) {
+        inLen = in[i]; outLen = out[i]; kLen = k[i]; stride = strides[i]; dilation = dil[i]; pad = pads[i];
+    };
+    set(spatial - 1, g.inW, g.outW, g.kW, g.strideW, g.dilW, g.padLeft);
+    if (spatial >= 2)
+        set(spatial - 2, g.inH, g.outH, g.kH, g.strideH, g.dilH, g.padTop);
+    if (spatial == 3)
+        set(0, g.inD, g.outD, g.kD, g.strideD, g.dilD, g.padFront);
     return true;
 }
 

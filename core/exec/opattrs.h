@@ -13,10 +13,16 @@
 
 namespace core::exec {
 
-// Spatial parameters of a 1-D or 2-D convolution, 1-D seen as 2-D with height 1.
+// Spatial parameters of a 1-D, 2-D or 3-D convolution: depth (D), height (H) and width (W), the
+// dimensions a lower-dimensional one lacks of length 1.
 struct ConvGeometry {
-    std::int64_t inH = 1, inW = 1, outH = 1, outW = 1, kH = 1, kW = 1;
-    std::int64_t strideH = 1, strideW = 1, dilH = 1, dilW = 1, padTop = 0, padLeft = 0;
+    int spatial = 2;
+    std::int64_t inD = 1, inH = 1, inW = 1, outD = 1, outH = 1, outW = 1, kD = 1, kH = 1, kW = 1;
+    std::int64_t strideD = 1, strideH = 1, strideW = 1, dilD = 1, dilH = 1, dilW = 1, padFront = 0, padTop = 0, padLeft = 0;
+
+    std::int64_t inPlane() const { return inD * inH * inW; }
+    std::int64_t outPlane() const { return outD * outH * outW; }
+    std::int64_t window() const { return kD * kH * kW; }
 };
 // Reads strides/dilations/pads/auto_pad of Conv (x -> y with weights w) or, when `transposed`,
 // ConvTranspose (output_padding and output_shape enter the padding).
