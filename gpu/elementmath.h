@@ -42,10 +42,15 @@ enum class Compare { Equal, Less, Greater, LessOrEqual, GreaterOrEqual };
 // Element types Cast converts between (the CPU kernel's set); Bool is one byte, 0 or 1.
 enum class Scalar { Float32, Float64, Int64, Int32, Int8, UInt8, Bool };
 
-struct Window { // a 2-D convolution or pooling window
-    std::int64_t channels = 0, height = 0, width = 0, outHeight = 0, outWidth = 0;
-    int kernelH = 1, kernelW = 1, strideH = 1, strideW = 1, padTop = 0, padLeft = 0, dilationH = 1, dilationW = 1;
-    int padBottom = 0, padRight = 0; // pooling's divisor with count_include_pad
+struct Window { // a 1-D, 2-D or 3-D convolution or pooling window; the dimensions it lacks have length 1
+    std::int64_t channels = 0, depth = 1, height = 0, width = 0, outDepth = 1, outHeight = 0, outWidth = 0;
+    int kernelD = 1, kernelH = 1, kernelW = 1, strideD = 1, strideH = 1, strideW = 1, padFront = 0, padTop = 0, padLeft = 0;
+    int dilationD = 1, dilationH = 1, dilationW = 1;
+    int padBack = 0, padBottom = 0, padRight = 0; // pooling's divisor with count_include_pad
+
+    MEMPLAN_HD std::int64_t inPlane() const { return depth * height * width; }
+    MEMPLAN_HD std::int64_t outPlane() const { return outDepth * outHeight * outWidth; }
+    MEMPLAN_HD std::int64_t kernelSize() const { return std::int64_t(kernelD) * kernelH * kernelW; }
 };
 
 // Element index read for output element i: sum over d of (index_d of i over dims) * stride[d].
@@ -185,39 +190,47 @@ MEMPLAN_HD inline void castElement(Scalar from, const void* x, Scalar to, void* 
     }
 }
 
-// Element i of the im2col matrix col[c*kh*kw + ki*kw + kj][oh*OW + ow] of one image x[C][H][W].
+// Element i of the im2col matrix col[((c*kd + a)*kh + ki)*kw + kj][(od*OH + oh)*OW + ow] of one
+// image x[C][D][H][W].
 MEMPLAN_HD inline float im2colElement(const float* x, const Window& w, std::int64_t i)
 {
-    const std::int64_t plane = w.outHeight * w.outWidth;
+    const std::int64_t plane = w.outPlane();
     const std::int64_t p = i % plane, row = i / plane;
-    const std::int64_t oh = p / w.outWidth, ow = p % w.outWidth;
-    const std::int64_t kj = row % w.kernelW, ki = (row / w.kernelW) % w.kernelH, c = row / (w.kernelW * w.kernelH);
+    const std::int64_t ow = p % w.outWidth, oh = (p / w.outWidth) % w.outHeight, od = p / (w.outWidth * w.outHeight);
+    const std::int64_t kj = row % w.kernelW, ki = (row / w.kernelW) % w.kernelH, kd = (row / (w.kernelW * w.kernelH)) % w.kernelD;
+    const std::int64_t c = row / w.kernelSize();
+    const std::int64_t z = od * w.strideD - w.padFront + kd * w.dilationD;
     const std::int64_t h = oh * w.strideH - w.padTop + ki * w.dilationH;
     const std::int64_t v = ow * w.strideW - w.padLeft + kj * w.dilationW;
-    return h >= 0 && h < w.height && v >= 0 && v < w.width ? x[(c * w.height + h) * w.width + v] : 0.0f;
+    return z >= 0 && z < w.depth && h >= 0 && h < w.height && v >= 0 && v < w.width ? x[((c * w.depth + z) * w.height + h) * w.width + v]
+                                                                                     : 0.0f;
 }
 
-// Output element i of max or average pooling over planes x[images][H][W]. Average: the divisor
+// Output element i of max or average pooling over volumes x[images][D][H][W]. Average: the divisor
 // counts window positions inside the input, or inside the padded input with countIncludePad.
 MEMPLAN_HD inline float poolElement(bool max, const float* x, const Window& w, bool countIncludePad, std::int64_t i)
 {
-    const std::int64_t plane = w.outHeight * w.outWidth;
-    const std::int64_t img = i / plane, oh = (i % plane) / w.outWidth, ow = i % w.outWidth;
-    const float* p = x + img * w.height * w.width;
+    const std::int64_t plane = w.outPlane();
+    const std::int64_t img = i / plane, ow = i % w.outWidth, oh = (i / w.outWidth) % w.outHeight, od = (i % plane) / (w.outWidth * w.outHeight);
+    const float* p = x + img * w.inPlane();
     float acc = max ? -INFINITY : 0.0f; // -inf, as on the CPU
     int inside = 0, padded = 0;
-    for (int ki = 0; ki < w.kernelH; ++ki)
-        for (int kj = 0; kj < w.kernelW; ++kj) {
-            const std::int64_t h = oh * w.strideH - w.padTop + ki * w.dilationH;
-            const std::int64_t v = ow * w.strideW - w.padLeft + kj * w.dilationW;
-            if (h < -w.padTop || h >= w.height + w.padBottom || v < -w.padLeft || v >= w.width + w.padRight)
-                continue;
-            ++padded;
-            if (h >= 0 && h < w.height && v >= 0 && v < w.width) {
-                acc = max ? fmaxf(acc, p[h * w.width + v]) : acc + p[h * w.width + v];
-                ++inside;
+    for (int kd = 0; kd < w.kernelD; ++kd)
+        for (int ki = 0; ki < w.kernelH; ++ki)
+            for (int kj = 0; kj < w.kernelW; ++kj) {
+                const std::int64_t z = od * w.strideD - w.padFront + kd * w.dilationD;
+                const std::int64_t h = oh * w.strideH - w.padTop + ki * w.dilationH;
+                const std::int64_t v = ow * w.strideW - w.padLeft + kj * w.dilationW;
+                if (z < -w.padFront || z >= w.depth + w.padBack || h < -w.padTop || h >= w.height + w.padBottom || v < -w.padLeft
+                    || v >= w.width + w.padRight)
+                    continue;
+                ++padded;
+                if (z >= 0 && z < w.depth && h >= 0 && h < w.height && v >= 0 && v < w.width) {
+                    const float e = p[(z * w.height + h) * w.width + v];
+                    acc = max ? fmaxf(acc, e) : acc + e;
+                    ++inside;
+                }
             }
-        }
     const int counted = countIncludePad ? padded : inside;
     return max ? acc : (counted > 0 ? acc / float(counted) : 0.0f);
 }
@@ -477,32 +490,43 @@ MEMPLAN_HD inline float reduceElement(const float* x, const ReduceShape& s, std:
 }
 
 // ---- ConvTranspose as a GEMM and col2im, the CPU kernel's scheme: per group the columns
-// col[mg * kH * kW][inH * inW] = W_gᵀ · x_g, then each output element sums the column entries that
-// land on it, in the CPU kernel's order (kernel row, then column), then adds its bias.
-// x[batch][inChannels][inH][inW], w[inChannels][outChannels / groups][kH][kW], y[batch][outChannels][outH][outW].
+// col[mg * kD * kH * kW][inD * inH * inW] = W_gᵀ · x_g, then each output element sums the column
+// entries that land on it, in the CPU kernel's order (kernel depth, row, column), then adds its bias.
+// x[batch][inChannels][inD][inH][inW], w[inChannels][outChannels / groups][kD][kH][kW],
+// y[batch][outChannels][outD][outH][outW]; 1-D and 2-D have depth (and height) 1.
 struct TransposedConv {
     std::int64_t batch = 0, inChannels = 0, outChannels = 0, groups = 1;
-    std::int64_t inH = 1, inW = 1, outH = 1, outW = 1, kH = 1, kW = 1;
-    std::int64_t strideH = 1, strideW = 1, dilH = 1, dilW = 1, padTop = 0, padLeft = 0;
+    std::int64_t inD = 1, inH = 1, inW = 1, outD = 1, outH = 1, outW = 1, kD = 1, kH = 1, kW = 1;
+    std::int64_t strideD = 1, strideH = 1, strideW = 1, dilD = 1, dilH = 1, dilW = 1, padFront = 0, padTop = 0, padLeft = 0;
+
+    MEMPLAN_HD std::int64_t inPlane() const { return inD * inH * inW; }
+    MEMPLAN_HD std::int64_t outPlane() const { return outD * outH * outW; }
+    MEMPLAN_HD std::int64_t kernelSize() const { return kD * kH * kW; }
 };
 
 // Element i of one image's group of outputs y_g[outChannels / groups][outH][outW] from its columns;
 // bias: the group's first channel's bias, or null.
 MEMPLAN_HD inline float col2imElement(const float* col, const float* bias, const TransposedConv& s, std::int64_t i)
 {
-    const std::int64_t ow = i % s.outW, oh = (i / s.outW) % s.outH, o = i / (s.outW * s.outH);
-    const std::int64_t inPlane = s.inH * s.inW;
+    const std::int64_t ow = i % s.outW, oh = (i / s.outW) % s.outH, od = (i / (s.outW * s.outH)) % s.outD, o = i / s.outPlane();
+    const std::int64_t inPlane = s.inPlane();
     float acc = 0;
-    for (std::int64_t ki = 0; ki < s.kH; ++ki) {
-        const std::int64_t th = oh + s.padTop - ki * s.dilH;
-        if (th < 0 || th % s.strideH != 0 || th / s.strideH >= s.inH)
+    for (std::int64_t kd = 0; kd < s.kD; ++kd) {
+        const std::int64_t td = od + s.padFront - kd * s.dilD;
+        if (td < 0 || td % s.strideD != 0 || td / s.strideD >= s.inD)
             continue;
-        const std::int64_t h = th / s.strideH;
-        for (std::int64_t kj = 0; kj < s.kW; ++kj) {
-            const std::int64_t tw = ow + s.padLeft - kj * s.dilW;
-            if (tw < 0 || tw % s.strideW != 0 || tw / s.strideW >= s.inW)
+        const std::int64_t z = td / s.strideD;
+        for (std::int64_t ki = 0; ki < s.kH; ++ki) {
+            const std::int64_t th = oh + s.padTop - ki * s.dilH;
+            if (th < 0 || th % s.strideH != 0 || th / s.strideH >= s.inH)
                 continue;
-            acc += col[((o * s.kH + ki) * s.kW + kj) * inPlane + h * s.inW + tw / s.strideW];
+            const std::int64_t h = th / s.strideH;
+            for (std::int64_t kj = 0; kj < s.kW; ++kj) {
+                const std::int64_t tw = ow + s.padLeft - kj * s.dilW;
+                if (tw < 0 || tw % s.strideW != 0 || tw / s.strideW >= s.inW)
+                    continue;
+                acc += col[(((o * s.kD + kd) * s.kH + ki) * s.kW + kj) * inPlane + (z * s.inH + h) * s.inW + tw / s.strideW];
+            }
         }
     }
     return bias ? acc + bias[o] : acc;

@@ -96,7 +96,7 @@ __global__ void unaryKernel(Unary op, float* y, const float* x, std::int64_t n, 
 
 __global__ void im2colKernel(float* col, const float* x, Window w)
 {
-    GRID_LOOP(i, w.channels * w.kernelH * w.kernelW * w.outHeight * w.outWidth) col[i] = im2colElement(x, w, i);
+    GRID_LOOP(i, w.channels * w.kernelSize() * w.outPlane()) col[i] = im2colElement(x, w, i);
 }
 
 __global__ void channelBiasKernel(float* y, const float* bias, std::int64_t channels, std::int64_t inner, std::int64_t n)
@@ -127,7 +127,7 @@ __global__ void layerNormKernel(float* y, const float* x, const float* scale, co
 
 __global__ void poolKernel(bool max, float* y, const float* x, std::int64_t images, Window w, bool countIncludePad)
 {
-    GRID_LOOP(i, images * w.outHeight * w.outWidth) y[i] = poolElement(max, x, w, countIncludePad, i);
+    GRID_LOOP(i, images * w.outPlane()) y[i] = poolElement(max, x, w, countIncludePad, i);
 }
 
 __global__ void rowMeanKernel(float* y, const float* x, std::int64_t rows, std::int64_t inner)
@@ -244,7 +244,7 @@ cudaError_t cast(Scalar from, const void* x, Scalar to, void* y, std::int64_t n,
 
 cudaError_t im2col(float* col, const float* x, const Window& w, cudaStream_t stream)
 {
-    const std::int64_t n = w.channels * w.kernelH * w.kernelW * w.outHeight * w.outWidth;
+    const std::int64_t n = w.channels * w.kernelSize() * w.outPlane();
     if (n > 0)
         LAUNCH(im2colKernel, n, stream, col, x, w);
     return cudaGetLastError();
@@ -282,7 +282,7 @@ cudaError_t layerNorm(float* y, const float* x, const float* scale, const float*
 
 cudaError_t pool(bool max, float* y, const float* x, std::int64_t images, const Window& w, bool countIncludePad, cudaStream_t stream)
 {
-    const std::int64_t n = images * w.outHeight * w.outWidth;
+    const std::int64_t n = images * w.outPlane();
     if (n > 0)
         LAUNCH(poolKernel, n, stream, max, y, x, images, w, countIncludePad);
     return cudaGetLastError();
@@ -378,7 +378,7 @@ cudaError_t reduce(float* y, const float* x, const ReduceShape& shape, std::int6
 
 cudaError_t col2im(float* y, const float* col, const float* bias, const TransposedConv& shape, cudaStream_t stream)
 {
-    const std::int64_t n = shape.outChannels / shape.groups * shape.outH * shape.outW;
+    const std::int64_t n = shape.outChannels / shape.groups * shape.outPlane();
     if (n > 0)
         LAUNCH(col2imKernel, n, stream, y, col, bias, shape, n);
     return cudaGetLastError();

@@ -48,7 +48,7 @@ cudaError_t softmax(float* y, const float* x, std::int64_t outer, std::int64_t c
 // mean and 1 / standard deviation go to mean[r] and invStdDev[r] where those are not null.
 cudaError_t layerNorm(float* y, const float* x, const float* scale, const float* bias, std::int64_t rows, std::int64_t inner, float epsilon,
     float* mean, float* invStdDev, cudaStream_t stream);
-// Max or average pooling of `images` planes [H][W]; window.channels unused.
+// Max or average pooling of `images` volumes [D][H][W]; window.channels unused.
 cudaError_t pool(bool max, float* y, const float* x, std::int64_t images, const Window& w, bool countIncludePad, cudaStream_t stream);
 // y[r] = mean of x[r][0..inner).
 cudaError_t rowMean(float* y, const float* x, std::int64_t rows, std::int64_t inner, cudaStream_t stream);

@@ -152,20 +152,21 @@ bool transposedConvShape(const KernelCall& c, kernels::TransposedConv& s)
         return false;
     const auto &x = c.in[0], &w = c.in[1], &y = c.out[0];
     core::exec::ConvGeometry g;
-    if (!core::exec::convGeometry(c, x, w, y, true, g) || g.spatial > 2)
-        return false; // the device col2im is 1-D and 2-D
+    if (!core::exec::convGeometry(c, x, w, y, true, g))
+        return false;
     const std::int64_t groups = c.attrInt("group", 1);
     const std::int64_t n = x.shape[0], cin = x.shape[1], m = y.shape[1];
     if (groups <= 0 || cin % groups || m % groups || w.shape[0] != cin || w.shape[1] * groups != m || y.shape[0] != n)
         return false;
     if (c.has(2) && c.in[2].count != m)
         return false; // the CPU kernel ignores such a bias; leave it to the CPU
-    if (g.strideH < 1 || g.strideW < 1)
+    if (g.strideD < 1 || g.strideH < 1 || g.strideW < 1)
         return false;
     s = {};
     s.batch = n; s.inChannels = cin; s.outChannels = m; s.groups = groups;
-    s.inH = g.inH; s.inW = g.inW; s.outH = g.outH; s.outW = g.outW; s.kH = g.kH; s.kW = g.kW;
-    s.strideH = g.strideH; s.strideW = g.strideW; s.dilH = g.dilH; s.dilW = g.dilW; s.padTop = g.padTop; s.padLeft = g.padLeft;
+    s.inD = g.inD; s.inH = g.inH; s.inW = g.inW; s.outD = g.outD; s.outH = g.outH; s.outW = g.outW; s.kD = g.kD; s.kH = g.kH; s.kW = g.kW;
+    s.strideD = g.strideD; s.strideH = g.strideH; s.strideW = g.strideW; s.dilD = g.dilD; s.dilH = g.dilH; s.dilW = g.dilW;
+    s.padFront = g.padFront; s.padTop = g.padTop; s.padLeft = g.padLeft;
     return true;
 }
 
@@ -197,12 +198,12 @@ bool broadcastShape(const core::exec::TensorView& y, std::initializer_list<const
     return true;
 }
 
-// 2-D (or 1-D as height 1) window geometry of Conv and pooling, as the CPU kernels read it.
+// 1-D, 2-D or 3-D window geometry of Conv and pooling, as the CPU kernels read it.
 bool window(const core::exec::KernelCall& c, const core::exec::TensorView& x, const core::exec::TensorView& y, const core::exec::Shape& kernel,
     kernels::Window& w)
 {
     const int spatial = x.rank() - 2;
-    if ((spatial != 1 && spatial != 2) || y.rank() != x.rank() || int(kernel.size()) != spatial)
+    if (spatial < 1 || spatial > 3 || y.rank() != x.rank() || int(kernel.size()) != spatial)
         return false;
     const core::exec::Shape in(x.shape.begin() + 2, x.shape.end()), out(y.shape.begin() + 2, y.shape.end());
     core::exec::WindowAttrs a;
@@ -213,9 +214,14 @@ bool window(const core::exec::KernelCall& c, const core::exec::TensorView& x, co
     w.width = in.back(); w.outWidth = out.back(); w.kernelW = int(kernel.back()); w.strideW = int(strides.back());
     w.dilationW = int(dil.back()); w.padLeft = int(pads[spatial - 1]); w.padRight = int(pads.back());
     w.height = 1; w.outHeight = 1;
-    if (spatial == 2) {
-        w.height = in[0]; w.outHeight = out[0]; w.kernelH = int(kernel[0]); w.strideH = int(strides[0]);
-        w.dilationH = int(dil[0]); w.padTop = int(pads[0]); w.padBottom = int(pads[2]);
+    if (spatial >= 2) {
+        const int d = spatial - 2;
+        w.height = in[d]; w.outHeight = out[d]; w.kernelH = int(kernel[d]); w.strideH = int(strides[d]);
+        w.dilationH = int(dil[d]); w.padTop = int(pads[d]); w.padBottom = int(pads[d + spatial]);
+    }
+    if (spatial == 3) {
+        w.depth = in[0]; w.outDepth = out[0]; w.kernelD = int(kernel[0]); w.strideD = int(strides[0]);
+        w.dilationD = int(dil[0]); w.padFront = int(pads[0]); w.padBack = int(pads[3]);
     }
     return true;
 }

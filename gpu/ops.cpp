@@ -218,8 +218,8 @@ bool convShape(const KernelCall& c, ConvShape& s)
     if (c.has(2) && c.in[2].count != s.outChannels)
         return false;
     s.w.channels = inChannels / s.groups;
-    s.k = s.w.channels * s.w.kernelH * s.w.kernelW;
-    return fitsInt(s.k) && fitsInt(s.w.outHeight * s.w.outWidth);
+    s.k = s.w.channels * s.w.kernelSize();
+    return fitsInt(s.k) && fitsInt(s.w.outPlane());
 }
 
 // Per image and group: columns = im2col(x), y = W_g · columns; then the bias per channel. A direct
@@ -232,10 +232,10 @@ Outcome conv(const DeviceCall& d)
     ConvShape s;
     if (!convShape(c, s))
         return kUnsupported;
-    const std::int64_t plane = s.w.outHeight * s.w.outWidth, inPlane = s.w.height * s.w.width;
+    const std::int64_t plane = s.w.outPlane(), inPlane = s.w.inPlane();
     const std::int64_t mg = s.outChannels / s.groups;
-    const bool direct = s.w.kernelH == 1 && s.w.kernelW == 1 && s.w.strideH == 1 && s.w.strideW == 1 && s.w.padTop == 0
-        && s.w.padLeft == 0 && s.w.padBottom == 0 && s.w.padRight == 0 && plane == inPlane;
+    const bool direct = s.w.kernelSize() == 1 && s.w.strideD == 1 && s.w.strideH == 1 && s.w.strideW == 1 && s.w.padFront == 0 && s.w.padTop == 0
+        && s.w.padLeft == 0 && s.w.padBack == 0 && s.w.padBottom == 0 && s.w.padRight == 0 && plane == inPlane;
     const std::int64_t columns = core::exec::convColumnFloats(c);
     if (direct ? columns != 0 : (columns != s.k * plane || !d.scratch))
         return kUnsupported;
@@ -262,8 +262,8 @@ Outcome convTranspose(const DeviceCall& d)
     kernels::TransposedConv s;
     if (!transposedConvShape(c, s))
         return kUnsupported;
-    const std::int64_t cg = s.inChannels / s.groups, mg = s.outChannels / s.groups, rows = mg * s.kH * s.kW;
-    const std::int64_t inPlane = s.inH * s.inW, outPlane = s.outH * s.outW;
+    const std::int64_t cg = s.inChannels / s.groups, mg = s.outChannels / s.groups, rows = mg * s.kernelSize();
+    const std::int64_t inPlane = s.inPlane(), outPlane = s.outPlane();
     if (core::exec::workspaceFloats(c) != rows * cg + rows * inPlane || !d.scratch || !fitsInt(rows) || !fitsInt(cg) || !fitsInt(inPlane))
         return kUnsupported;
     float* wt = d.scratch;

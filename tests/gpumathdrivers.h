@@ -118,7 +118,7 @@ inline std::string conv(const KernelCall& c)
         || (c.has(2) && c.in[2].count != outChannels))
         return {};
     w.channels = inChannels / groups;
-    const std::int64_t kk = w.channels * w.kernelH * w.kernelW, plane = w.outHeight * w.outWidth, inPlane = w.height * w.width;
+    const std::int64_t kk = w.channels * w.kernelSize(), plane = w.outPlane(), inPlane = w.inPlane();
     const std::int64_t mg = outChannels / groups;
     std::vector<float> col(std::size_t(kk * plane));
     for (std::int64_t n = 0; n < batch; ++n)
@@ -290,8 +290,8 @@ inline std::string convTranspose(const KernelCall& c)
     k::TransposedConv s;
     if (!gpu::transposedConvShape(c, s))
         return {};
-    const std::int64_t cg = s.inChannels / s.groups, mg = s.outChannels / s.groups, rows = mg * s.kH * s.kW;
-    const std::int64_t inPlane = s.inH * s.inW, outPlane = s.outH * s.outW;
+    const std::int64_t cg = s.inChannels / s.groups, mg = s.outChannels / s.groups, rows = mg * s.kernelSize();
+    const std::int64_t inPlane = s.inPlane(), outPlane = s.outPlane();
     std::vector<float> col(std::size_t(rows * inPlane));
     for (std::int64_t n = 0; n < s.batch; ++n)
         for (std::int64_t g = 0; g < s.groups; ++g) {

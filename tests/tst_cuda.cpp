@@ -26,6 +26,8 @@
 
 #include <QtTest>
 
+#include <tuple>
+
 #include <regex>
 
 namespace {
@@ -150,6 +152,18 @@ std::optional<GpuAndCpu> runOnBoth(const core::Workload& w, std::shared_ptr<cons
     return GpuAndCpu { std::move(*gpuRun), std::move(*cpuRun) };
 }
 
+// runOnBoth, then: every op on a real kernel on the CPU, `hostOps` of them on the host in the GPU
+// run, and the GPU's outputs within 1e-4 of the CPU's. Fails the calling test otherwise.
+void runsLikeTheCpu(const core::Workload& w, std::shared_ptr<const core::ModelData> data, int hostOps)
+{
+    const auto runs = runOnBoth(w, std::move(data));
+    QVERIFY(runs);
+    QCOMPARE(runs->cpu.opsSynthetic, 0);
+    QCOMPARE(runs->gpu.opsHost, hostOps);
+    const auto off = core::compareWithin(*w.graph, runs->cpu.outputs, runs->gpu.outputs, 1e-4);
+    QVERIFY2(off.empty(), off.c_str());
+}
+
 // A weight tensor with the given contents (`values`: as many bytes as its dtype and shape take).
 core::TensorIndex weightWithValues(GraphBuilder& b, core::ModelData& data, const std::string& name, core::DType dtype,
     const std::vector<std::int64_t>& shape, const void* values)
@@ -198,6 +212,7 @@ private slots:
     void layerNormStatisticsOnTheDevice();
     void concatInPlaceOnTheDevice();
     void einsumOnTheDevice();
+    void volumesOnTheDevice();
 #endif
 #ifdef MEMPLAN_CUDA_EMULATION
     void missingStreamWaitsCaught();
@@ -895,13 +910,48 @@ void TestCuda::einsumOnTheDevice()
     b.op("flipped", "Einsum", { q, k }, { flipped })->attributes["equation"].text = "bhid,bhjd->bhji";
     b.op("dots", "Einsum", { q, q }, { dots })->attributes["equation"].text = "bhid,bhid->bhi";
     b.op("summed", "Einsum", { scores }, { summed })->attributes["equation"].text = "bhij->bhj";
-    const auto w = b.workload("einsum", 256);
-    const auto runs = runOnBoth(w, data);
-    QVERIFY(runs);
-    QCOMPARE(runs->cpu.opsSynthetic, 0);
-    QCOMPARE(runs->gpu.opsHost, 1);
-    const auto off = core::compareWithin(*w.graph, runs->cpu.outputs, runs->gpu.outputs, 1e-4);
-    QVERIFY2(off.empty(), off.c_str());
+    runsLikeTheCpu(b.workload("einsum", 256), data, 1);
+}
+
+// 3-D (video) Conv with groups, strides, dilations and asymmetric pads, MaxPool and AveragePool, and a
+// 3-D ConvTranspose run on the device (im2col and col2im over depth), within tolerance of the CPU.
+void TestCuda::volumesOnTheDevice()
+{
+    using core::DType;
+    using core::TensorKind;
+    const auto ints = [](std::vector<std::int64_t> v) {
+        core::Attribute a;
+        a.ints = std::move(v);
+        return a;
+    };
+    GraphBuilder b;
+    auto data = std::make_shared<core::ModelData>();
+    std::vector<float> w(6 * 2 * 3 * 3 * 2), up(6 * 2 * 2 * 2 * 2);
+    for (std::size_t i = 0; i < w.size(); ++i)
+        w[i] = float(i * 11 % 13) / 6.0f - 1.0f;
+    for (std::size_t i = 0; i < up.size(); ++i)
+        up[i] = float(i * 5 % 7) / 3.0f - 1.0f;
+    const auto x = b.tensor("clip", { 1, 4, 5, 7, 6 }, TensorKind::Input);
+    const auto features = b.tensor("features", { 1, 6, 3, 4, 3 });
+    const auto maxed = b.tensor("maxed", { 1, 6, 2, 2, 2 }, TensorKind::Output), averaged = b.tensor("averaged", { 1, 6, 2, 2, 2 }, TensorKind::Output);
+    const auto upsampled = b.tensor("upsampled", { 1, 4, 6, 8, 6 }, TensorKind::Output);
+    auto* conv = b.op("conv3d", "Conv", { x, weightWithValues(b, *data, "w", DType::Float32, { 6, 2, 3, 3, 2 }, w.data()) }, { features });
+    conv->attributes["group"] = ints({ 2 });
+    conv->attributes["strides"] = ints({ 1, 2, 2 });
+    conv->attributes["dilations"] = ints({ 2, 1, 1 });
+    conv->attributes["pads"] = ints({ 1, 1, 0, 1, 1, 1 });
+    for (const auto& [name, type, out] : { std::tuple { "max3d", "MaxPool", maxed }, std::tuple { "avg3d", "AveragePool", averaged } }) {
+        auto* pool = b.op(name, type, { features }, { out });
+        pool->attributes["kernel_shape"] = ints({ 2, 3, 2 });
+        pool->attributes["strides"] = ints({ 1, 2, 2 });
+        pool->attributes["pads"] = ints({ 0, 1, 1, 0, 0, 0 });
+    }
+    auto* deconv = b.op("deconv3d", "ConvTranspose", { features, weightWithValues(b, *data, "up", DType::Float32, { 6, 2, 2, 2, 2 }, up.data()) },
+        { upsampled });
+    deconv->attributes["group"] = ints({ 2 });
+    deconv->attributes["strides"] = ints({ 2, 2, 2 });
+    deconv->attributes["pads"] = ints({ 0, 0, 0, 0, 0, 0 });
+    runsLikeTheCpu(b.workload("volumes", 256), data, 0);
 }
 
 // LayerNormalization with its optional Mean and InvStdDev outputs (as training graphs keep them for
