@@ -5,6 +5,9 @@
 // runs only those), and the CPU kernel against a plain sum over every label for equations that take
 // each of its paths: GEMM without copies, transposed operands, diagonals, broadcasts, labels summed in
 // one operand, three operands.
+#include "graphbuilder.h"
+
+#include "cost/opcost.h"
 #include "exec/einsum.h"
 #include "exec/kernels.h"
 
@@ -77,6 +80,7 @@ private slots:
     void kernelMatchesDefinition_data();
     void kernelMatchesDefinition();
     void float64();
+    void costCountsEveryLabel();
 };
 
 void TestEinsum::labels()
@@ -246,6 +250,20 @@ void TestEinsum::float64()
     std::vector<float> f(6, 1.0f);
     call.in[1] = { core::DType::Float32, { 3, 2 }, reinterpret_cast<std::byte*>(f.data()), 6 };
     QVERIFY(!core::exec::findKernel("Einsum")(call));
+}
+
+// The roofline's FLOPs: a multiply-add per combination of label values, so attention scores cost
+// what the equivalent batched MatMul costs, and a one-operand sum one add per input element.
+void TestEinsum::costCountsEveryLabel()
+{
+    GraphBuilder b;
+    const auto q = b.tensor("q", { 2, 3, 4, 8 }, core::TensorKind::Input), k = b.tensor("k", { 2, 3, 5, 8 }, core::TensorKind::Input);
+    const auto scores = b.tensor("scores", { 2, 3, 4, 5 }), summed = b.tensor("summed", { 2, 3, 5 }, core::TensorKind::Output);
+    b.op("scores", "Einsum", { q, k }, { scores })->attributes["equation"].text = "bhid,bhjd->bhij";
+    b.op("summed", "Einsum", { scores }, { summed })->attributes["equation"].text = "bhij->bhj";
+    const auto w = b.workload("einsum", 64);
+    QCOMPARE(core::opCost(*w.graph, w.graph->ops[0]).flops, 2.0 * 2 * 3 * 4 * 5 * 8);
+    QCOMPARE(core::opCost(*w.graph, w.graph->ops[1]).flops, 2.0 * 3 * 4 * 5);
 }
 
 QTEST_GUILESS_MAIN(TestEinsum)

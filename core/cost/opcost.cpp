@@ -2,6 +2,8 @@
 // SPDX-FileCopyrightText: MemPlan authors
 #include "cost/opcost.h"
 
+#include "exec/einsum.h"
+
 #include <algorithm>
 #include <set>
 
@@ -43,6 +45,29 @@ std::int64_t intAttribute(const Op& op, const std::string& name, std::int64_t fa
 {
     const auto it = op.attributes.find(name);
     return it != op.attributes.end() && !it->second.ints.empty() ? it->second.ints.front() : fallback;
+}
+// Einsum: a multiply and an add for every combination of its labels' values (one operand: an add);
+// the output's elements when the equation does not fit the shapes.
+double einsumFlops(const Graph& graph, const Op& op, double out)
+{
+    std::vector<exec::Shape> shapes;
+    for (auto t : op.inputs) {
+        if (t < 0)
+            return out;
+        shapes.push_back(graph.tensors[t].shape);
+    }
+    const auto equation = op.attributes.find("equation");
+    exec::EinsumLabels e;
+    if (op.outputs.empty() || equation == op.attributes.end()
+        || !exec::einsumLabels(equation->second.text, shapes, graph.tensors[op.outputs[0]].shape, e))
+        return out;
+    std::set<int> labels;
+    for (const auto& v : e.inputs)
+        labels.insert(v.begin(), v.end());
+    double combinations = 1;
+    for (int l : labels)
+        combinations *= static_cast<double>(e.extent[std::size_t(l)]);
+    return (shapes.size() > 1 ? 2.0 : 1.0) * combinations;
 }
 } // namespace
 
@@ -86,6 +111,8 @@ OpCost opCost(const Graph& graph, const Op& op)
             cost.flops += opCost(graph, part).flops;
     } else if (t == "Conv" && in1) {
         cost.flops = 2.0 * out * productFrom(in1->shape, 1); // weight [M, C/group, kH, kW]
+    } else if (t == "Einsum") {
+        cost.flops = einsumFlops(graph, op, out);
     } else if (t == "ConvTranspose" && in0 && in1) {
         cost.flops = 2.0 * elements(*in0) * productFrom(in1->shape, 1); // weight [C, M/group, kH, kW]
     } else if ((t == "Gemm" || t == "MatMul" || t == "FusedMatMul") && in0 && !in0->shape.empty()) {
