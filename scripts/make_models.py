@@ -45,6 +45,8 @@ MODELS = [
     # torchvision's MaxViT architecture at a small size (64x64 input, two stages): its relative
     # attention exports as Einsum ("B G H I D, B G H J D -> B G H I J" and back).
     ("maxvit_small",       "maxvit_small",       (1, 3, 64, 64),   False, False),
+    # A video model: 3-D convolutions over 8 frames of 56x56 (its reference clip is 16 of 112x112).
+    ("r3d_18",             "r3d_18",             (1, 3, 8, 56, 56), False, False),
 ]
 
 
@@ -154,7 +156,9 @@ def build(ctor_name):
 
     ctor = getattr(torchvision.models, ctor_name, None)
     if ctor is None:
-        ctor = getattr(torchvision.models.segmentation, ctor_name)
+        ctor = getattr(torchvision.models.segmentation, ctor_name, None)
+    if ctor is None:
+        ctor = getattr(torchvision.models.video, ctor_name)
     kwargs = {"weights": None}
     if ctor_name.startswith("deeplab"):
         # No backbone download, no auxiliary head: one output named "output".

@@ -73,6 +73,7 @@ private slots:
         QTest::newRow("mobilenet_v2_external") << QStringLiteral("mobilenet_v2_external.onnx") << qint64(1 * 32 * 112 * 112 * 4);
         QTest::newRow("gpt_decoder") << QStringLiteral("gpt_decoder.onnx") << qint64(1 * 64 * 1000 * 4); // the logits
         QTest::newRow("maxvit_small") << QStringLiteral("maxvit_small.onnx") << qint64(1 * 16 * 32 * 32 * 4); // the stem's output
+        QTest::newRow("r3d_18") << QStringLiteral("r3d_18.onnx") << qint64(1 * 64 * 8 * 28 * 28 * 4); // the stem's output
     }
     void architectures()
     {
@@ -86,7 +87,7 @@ private slots:
         QVERIFY(unsizedTensors(*workload->graph).empty());
         for (const auto& tensor : workload->graph->tensors)
             QVERIFY2(!tensor.estimated, tensor.name.c_str()); // static shapes: nothing is a guess
-        QVERIFY(workload->problem.buffers.size() > 50);
+        QVERIFY(workload->problem.buffers.size() > 30);
         QVERIFY2(lowerBound(workload->problem) >= minimumPeak, std::to_string(lowerBound(workload->problem)).c_str());
         QVERIFY(!workload->regions.empty() && workload->regions[0].name == "weights" && workload->regions[0].size > 500'000);
         planWithEveryPlanner(*workload);
@@ -120,26 +121,40 @@ private slots:
         QCOMPARE(token, std::int64_t(expected));
     }
 
-    // MaxViT's relative attention exports as Einsum; with its exported weights every op, Einsum
-    // included, runs on a real kernel, and the planned arena run equals the no-reuse run.
-    void einsumAttentionRunsOnRealKernels()
+    // MaxViT's relative attention exports as Einsum, R3D-18's convolutions are 3-D; with the exported
+    // weights every op runs on a real kernel, and the planned arena run equals the no-reuse run.
+    void exportedWeightsOnRealKernels_data()
     {
-        const std::string file = "maxvit_small.onnx";
-        if (!present(file))
-            QSKIP("maxvit_small.onnx is missing: run scripts/make_models.sh to export the test models");
-        const auto workload = loadWorkload(kModels + file, {});
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<QString>("opType"); // an op the model must have, with a kernel of its own
+        QTest::addColumn<int>("rank");       // of that op's first input
+        QTest::addColumn<int>("classes");
+        QTest::newRow("maxvit_small") << QStringLiteral("maxvit_small.onnx") << QStringLiteral("Einsum") << 5 << 100;
+        QTest::newRow("r3d_18") << QStringLiteral("r3d_18.onnx") << QStringLiteral("Conv") << 5 << 400;
+    }
+    void exportedWeightsOnRealKernels()
+    {
+        QFETCH(QString, file);
+        QFETCH(QString, opType);
+        QFETCH(int, rank);
+        QFETCH(int, classes);
+        if (!present(file.toStdString()))
+            QSKIP(qPrintable(file + QStringLiteral(" is missing: run scripts/make_models.sh to export the test models")));
+        const auto workload = loadWorkload(kModels + file.toStdString(), {});
         QVERIFY2(workload, workload ? "" : workload.error().message.c_str());
         const auto& graph = *workload->graph;
-        QVERIFY(std::count_if(graph.ops.begin(), graph.ops.end(), [](const Op& op) { return op.type == "Einsum"; }) >= 4);
+        QVERIFY(std::count_if(graph.ops.begin(), graph.ops.end(), [&](const Op& op) {
+            return op.type == opType.toStdString() && int(graph.tensors[op.inputs[0]].shape.size()) == rank;
+        }) >= 4);
         std::optional<PlanRunCheck> check;
-        runWithWeights(file, *workload, check);
+        runWithWeights(file.toStdString(), *workload, check);
         if (!check)
             return;
         const auto& logits = check->planned.outputs.at(0);
-        QCOMPARE(logits.elementCount(), std::int64_t(100));
+        QCOMPARE(logits.elementCount(), std::int64_t(classes));
         const float* v = reinterpret_cast<const float*>(logits.data.data());
-        QVERIFY(std::all_of(v, v + 100, [](float x) { return std::isfinite(x); }));
-        QVERIFY(std::any_of(v, v + 100, [&](float x) { return x != v[0]; }));
+        QVERIFY(std::all_of(v, v + classes, [](float x) { return std::isfinite(x); }));
+        QVERIFY(std::any_of(v, v + classes, [&](float x) { return x != v[0]; }));
     }
 
     void symbolicBatchNeedsADim()
