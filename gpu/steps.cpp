@@ -139,9 +139,12 @@ std::vector<Prepared> prepareSteps(const Graph& g, const core::Schedule& schedul
         p.label = "op '" + op.name + "' (" + op.type + ")";
         p.device.call.op = p.host.op = &op;
         std::vector<int> slots;
-        if (options.modelData)
+        if (options.modelData) {
             if (auto it = options.modelData->inputSlots.find(opIndex); it != options.modelData->inputSlots.end())
                 slots = it->second;
+            if (auto it = options.modelData->outputSlots.find(opIndex); it != options.modelData->outputSlots.end())
+                p.device.call.outSlots = p.host.outSlots = it->second;
+        }
         for (std::size_t k = 0; k < op.inputs.size(); ++k) {
             const std::size_t slot = k < slots.size() ? std::size_t(slots[k]) : k;
             if (p.inTensor.size() <= slot) {

@@ -47,7 +47,15 @@ MODELS = [
     ("maxvit_small",       "maxvit_small",       (1, 3, 64, 64),   False, False),
     # A video model: 3-D convolutions over 8 frames of 56x56 (its reference clip is 16 of 112x112).
     ("r3d_18",             "r3d_18",             (1, 3, 8, 56, 56), False, False),
+    # A keyword-spotting style recurrent net (not torchvision; built below): 50 frames of 40
+    # features through a 2-layer bidirectional LSTM, a GRU and a ReLU RNN. Exported with torch's
+    # output for its input (speech_rnn.input_0.pb, speech_rnn.output_0.pb) as the reference.
+    ("speech_rnn",         "speech_rnn",         (1, 50, 40),      False, False),
 ]
+
+# Models exported with torch's output for the export input beside them (NAME.input_0.pb,
+# NAME.output_0.pb, ONNX TensorProto files as in the ONNX backend test data).
+WITH_REFERENCE = {"speech_rnn"}
 
 
 def log(msg):
@@ -79,6 +87,10 @@ def external_data_end(model):
     return ends
 
 
+def reference_files(outdir, name):
+    return [os.path.join(outdir, f"{name}.input_0.pb"), os.path.join(outdir, f"{name}.output_0.pb")]
+
+
 def is_valid(outdir, name, external):
     """True when OUTDIR/name.onnx is complete and parseable (no re-export needed)."""
     import onnx
@@ -93,6 +105,9 @@ def is_valid(outdir, name, external):
     if len(g.node) == 0 or len(g.input) == 0 or len(g.output) == 0:
         return False
     if not any(o.domain in ("", "ai.onnx") and o.version == OPSET for o in model.opset_import):
+        return False
+    if name in WITH_REFERENCE and not all(os.path.getsize(p) > 0 if os.path.exists(p) else False
+                                          for p in reference_files(outdir, name)):
         return False
     if external:
         ends = external_data_end(model)
@@ -143,12 +158,35 @@ def gpt_decoder(vocab=1000, width=128, heads=4, layers=2, context=64):
     return Decoder().eval()
 
 
+def speech_rnn(features=40, classes=12):
+    """nn.LSTM (2 layers, bidirectional), nn.GRU and nn.RNN (ReLU), batch first, then a linear head."""
+    from torch import nn
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lstm = nn.LSTM(features, 64, num_layers=2, batch_first=True, bidirectional=True)
+            self.gru = nn.GRU(128, 32, batch_first=True)
+            self.rnn = nn.RNN(32, 32, batch_first=True, nonlinearity="relu")
+            self.head = nn.Linear(32, classes)
+
+        def forward(self, x):
+            y, _ = self.lstm(x)
+            y, _ = self.gru(y)
+            y, _ = self.rnn(y)
+            return self.head(y[:, -1])
+
+    return Net().eval()
+
+
 def build(ctor_name):
     import torch
     import torchvision
 
     if ctor_name == "gpt_decoder":
         return gpt_decoder()
+    if ctor_name == "speech_rnn":
+        return speech_rnn()
     if ctor_name == "maxvit_small":
         from torchvision.models.maxvit import MaxVit
         return MaxVit(input_size=(64, 64), stem_channels=16, partition_size=4, block_channels=[32, 64], block_layers=[1, 1],
@@ -225,6 +263,16 @@ def export_one(outdir, name, ctor_name, shape, dynbatch, external):
             # is_valid() checks the data file is long enough.
             os.replace(os.path.join(tmp, data_file_name(name)),
                        os.path.join(outdir, data_file_name(name)))
+        if name in WITH_REFERENCE:
+            # torch's own output for the export input: what the executor must compute.
+            from onnx import numpy_helper
+            with torch.no_grad():
+                y = net(x)
+            for array, path in zip((x, y), reference_files(outdir, name)):
+                tmp_pb = os.path.join(tmp, os.path.basename(path))
+                with open(tmp_pb, "wb") as f:
+                    f.write(numpy_helper.from_array(array.numpy()).SerializeToString())
+                os.replace(tmp_pb, path)
         os.replace(tmp_model, final)
 
     size = os.path.getsize(final)

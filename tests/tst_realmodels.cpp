@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 
@@ -39,7 +40,8 @@ void planWithEveryPlanner(const Workload& workload)
 
 // Plans `workload` (greedy-by-size) and runs it with the model's own weights, planned and without
 // reuse (checkPlanByRunning). Fails the calling test when a step does not work.
-void runWithWeights(const std::string& file, const Workload& workload, std::optional<PlanRunCheck>& result)
+void runWithWeights(const std::string& file, const Workload& workload, std::optional<PlanRunCheck>& result,
+    std::map<std::string, HostTensor> inputs = {})
 {
     auto data = loadTensorData(kModels + file, *workload.graph);
     QVERIFY2(data, data ? "" : data.error().message.c_str());
@@ -47,6 +49,7 @@ void runWithWeights(const std::string& file, const Workload& workload, std::opti
     QVERIFY(plan && validatePlan(workload.problem, *plan).ok());
     RunOptions options;
     options.modelData = std::make_shared<const ModelData>(std::move(*data));
+    options.inputs = std::move(inputs);
     auto check = checkPlanByRunning(*workload.graph, workload.schedule, workload.problem, *plan, workload.bufferTensor, options);
     QVERIFY2(check, check ? "" : check.error().message.c_str());
     QVERIFY2(check->outputsMatch, check->mismatch.c_str());
@@ -155,6 +158,35 @@ private slots:
         const float* v = reinterpret_cast<const float*>(logits.data.data());
         QVERIFY(std::all_of(v, v + classes, [](float x) { return std::isfinite(x); }));
         QVERIFY(std::any_of(v, v + classes, [&](float x) { return x != v[0]; }));
+    }
+
+    // LSTM (two bidirectional layers), GRU (linear_before_reset, as torch exports it) and a ReLU RNN
+    // on their real kernels give torch's own output for the export input (written beside the model).
+    void recurrentNetMatchesTorch()
+    {
+        const std::string file = "speech_rnn.onnx";
+        if (!present(file) || !present("speech_rnn.input_0.pb") || !present("speech_rnn.output_0.pb"))
+            QSKIP("speech_rnn.onnx or its reference is missing: run scripts/make_models.sh to export the test models");
+        const auto workload = loadWorkload(kModels + file, {});
+        QVERIFY2(workload, workload ? "" : workload.error().message.c_str());
+        for (const char* type : { "LSTM", "GRU", "RNN" })
+            QVERIFY2(std::any_of(workload->graph->ops.begin(), workload->graph->ops.end(), [&](const Op& op) { return op.type == type; }), type);
+        auto input = readTensorFile(kModels + "speech_rnn.input_0.pb");
+        auto expected = readTensorFile(kModels + "speech_rnn.output_0.pb");
+        QVERIFY(input && expected);
+        std::map<std::string, HostTensor> inputs;
+        inputs[workload->graph->tensors[workload->graph->inputs.at(0)].name] = input->second;
+        std::optional<PlanRunCheck> check;
+        runWithWeights(file, *workload, check, std::move(inputs));
+        if (!check)
+            return;
+        const auto& got = check->planned.outputs.at(0);
+        QCOMPARE(got.elementCount(), expected->second.elementCount());
+        const float* a = reinterpret_cast<const float*>(got.data.data());
+        const float* e = reinterpret_cast<const float*>(expected->second.data.data());
+        for (std::int64_t i = 0; i < got.elementCount(); ++i)
+            QVERIFY2(std::fabs(a[i] - e[i]) <= 1e-5f + 1e-4f * std::fabs(e[i]),
+                qPrintable(QStringLiteral("logit %1: %2, torch %3").arg(i).arg(a[i]).arg(e[i])));
     }
 
     void symbolicBatchNeedsADim()

@@ -216,6 +216,7 @@ Kernel findKernel(const std::string& opType)
         addShapeKernels(t);
         addIndexKernels(t);
         addEinsumKernels(t);
+        addRecurrentKernels(t);
         return t;
     }();
     const auto it = table.find(opType);

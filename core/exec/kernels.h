@@ -44,6 +44,10 @@ struct KernelCall {
     // workspaceFloats(*this) floats, in memory the executor placed for this step. Null: the kernel
     // takes its columns from scratch().
     float* workspace = nullptr;
+    // The ONNX output slot of each entry of `out` when the op leaves an optional output out before a
+    // present one (LSTM(...) -> ("", Y_h)); empty: out[k] is slot k.
+    std::vector<int> outSlots;
+    int outSlot(std::size_t k) const { return k < outSlots.size() ? outSlots[k] : int(k); }
 
     bool has(std::size_t slot) const { return slot < in.size() && in[slot].present(); }
     std::int64_t attrInt(const std::string& name, std::int64_t fallback) const;
@@ -112,5 +116,6 @@ void addPoolNormKernels(std::map<std::string, Kernel>& table);
 void addShapeKernels(std::map<std::string, Kernel>& table);
 void addIndexKernels(std::map<std::string, Kernel>& table);
 void addEinsumKernels(std::map<std::string, Kernel>& table);
+void addRecurrentKernels(std::map<std::string, Kernel>& table);
 
 } // namespace core::exec

@@ -162,6 +162,9 @@ PreparedCall prepareOp(const Graph& g, const Op& op, OpIndex opIndex, const RunO
             slots = &it->second;
     PreparedCall p = prepareCall(g, op, slots, access);
     p.opIndex = opIndex;
+    if (options.modelData)
+        if (auto it = options.modelData->outputSlots.find(opIndex); it != options.modelData->outputSlots.end())
+            p.call.outSlots = it->second;
     for (std::size_t k = 0; k < op.body.size(); ++k) {
         const std::vector<int>* bodySlots = nullptr;
         if (options.modelData)

@@ -178,6 +178,8 @@ ModelData remapModelData(const ModelData& data, const Graph& from, const Graph& 
             continue;
         if (const auto s = data.inputSlots.find(it->second); s != data.inputSlots.end())
             out.inputSlots[OpIndex(o)] = s->second;
+        if (const auto s = data.outputSlots.find(it->second); s != data.outputSlots.end())
+            out.outputSlots[OpIndex(o)] = s->second;
         if (const auto f = data.fillValues.find(it->second); f != data.fillValues.end())
             out.fillValues[OpIndex(o)] = f->second;
     }
@@ -217,12 +219,17 @@ Expected<ModelData> loadTensorData(const std::filesystem::path& modelFile, const
             if (graph.ops[std::size_t(o)].name != onnxdetail::opNameOf(node, i))
                 continue;
             const OpIndex op = o++;
-            std::vector<int> slots;
-            for (int k = 0; k < node.input_size(); ++k)
-                if (!node.input(k).empty())
-                    slots.push_back(k);
-            if (!slots.empty() && slots.back() + 1 != int(slots.size()))
-                data.inputSlots[op] = std::move(slots);
+            // The slots of the names given, recorded when one is left out before a given one.
+            const auto recordGaps = [&](const auto& names, std::map<OpIndex, std::vector<int>>& bySlot) {
+                std::vector<int> slots;
+                for (int k = 0; k < names.size(); ++k)
+                    if (!names.Get(k).empty())
+                        slots.push_back(k);
+                if (!slots.empty() && slots.back() + 1 != int(slots.size()))
+                    bySlot[op] = std::move(slots);
+            };
+            recordGaps(node.input(), data.inputSlots);
+            recordGaps(node.output(), data.outputSlots);
             if (node.op_type() == "ConstantOfShape")
                 for (const auto& a : node.attribute())
                     if (a.name() == "value" && a.has_t()) {

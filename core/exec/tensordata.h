@@ -36,6 +36,9 @@ struct ModelData {
     std::map<OpIndex, std::vector<int>> inputSlots;
     // The same for the body ops of fused ops: (fused op, position in its body) -> slots.
     std::map<std::pair<OpIndex, int>, std::vector<int>> bodyInputSlots;
+    // Ops with an optional output left out before a present one (LSTM(...) -> ("", Y_h)): per
+    // output of Op::outputs, its ONNX output slot (KernelCall::outSlots).
+    std::map<OpIndex, std::vector<int>> outputSlots;
     // ConstantOfShape ops with a `value` attribute: that one-element tensor (absent: float 0).
     std::map<OpIndex, HostTensor> fillValues;
 };
