@@ -217,6 +217,7 @@ Kernel findKernel(const std::string& opType)
         addIndexKernels(t);
         addEinsumKernels(t);
         addRecurrentKernels(t);
+        addSelectKernels(t);
         return t;
     }();
     const auto it = table.find(opType);

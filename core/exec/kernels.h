@@ -117,5 +117,6 @@ void addShapeKernels(std::map<std::string, Kernel>& table);
 void addIndexKernels(std::map<std::string, Kernel>& table);
 void addEinsumKernels(std::map<std::string, Kernel>& table);
 void addRecurrentKernels(std::map<std::string, Kernel>& table);
+void addSelectKernels(std::map<std::string, Kernel>& table);
 
 } // namespace core::exec
