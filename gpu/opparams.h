@@ -35,9 +35,12 @@ bool broadcastShape(const core::exec::TensorView& y, std::initializer_list<const
 // sum_d index_d * inStride[d] (the input's strides in the permuted order).
 struct PermuteParams {
     int rank = 0, bytes = 0;
+    std::int64_t outDims[kernels::kMaxRank] = {}; // the output seen as `rank` dimensions
     std::int64_t inStride[kernels::kMaxRank] = {};
 };
 bool permuteParams(const core::exec::KernelCall& call, PermuteParams& params);
+// DepthToSpace (DCR, CRD) and SpaceToDepth as a permutation of 6-D views of [N, C, H, W].
+bool depthSpaceParams(const core::exec::KernelCall& call, PermuteParams& params);
 // Expand (x broadcast to y) and Tile (y repeats x): output element i reads tileSource(i, rank,
 // y.shape, inDims, inStride); elements of 1, 2, 4 or 8 bytes.
 struct TileParams {

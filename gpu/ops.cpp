@@ -356,13 +356,14 @@ Outcome globalAveragePool(const DeviceCall& d)
     return {};
 }
 
+// Transpose, DepthToSpace and SpaceToDepth: one permutation kernel.
 Outcome transpose(const DeviceCall& d)
 {
     const auto& c = d.call;
     PermuteParams p;
-    if (!permuteParams(c, p))
+    if (!(c.op->type == "Transpose" ? permuteParams(c, p) : depthSpaceParams(c, p)))
         return kUnsupported;
-    DEVICE_CHECK(kernels::permute(c.out[0].data, c.in[0].data, p.bytes, p.rank, c.out[0].shape.data(), p.inStride, c.out[0].count, d.stream));
+    DEVICE_CHECK(kernels::permute(c.out[0].data, c.in[0].data, p.bytes, p.rank, p.outDims, p.inStride, c.out[0].count, d.stream));
     return {};
 }
 
@@ -524,7 +525,7 @@ const std::map<std::string, DeviceKernel>& table()
         { "BatchNormalization", batchNorm }, { "Softmax", softmax<false> }, { "LogSoftmax", softmax<true> }, { "LayerNormalization", layerNorm }, { "ConvTranspose", convTranspose },
         { "MaxPool", pool<true> }, { "AveragePool", pool<false> }, { "GlobalAveragePool", globalAveragePool },
         { "Reshape", view }, { "Flatten", view }, { "Squeeze", view }, { "Unsqueeze", view }, { "Identity", view }, { "Dropout", view },
-        { "Transpose", transpose }, { "Expand", tile }, { "Tile", tile }, { "InstanceNormalization", instanceNorm }, { "Concat", concat }, { "Split", split }, { "Gather", gather }, { "Slice", slice },
+        { "Transpose", transpose }, { "DepthToSpace", transpose }, { "SpaceToDepth", transpose }, { "Expand", tile }, { "Tile", tile }, { "InstanceNormalization", instanceNorm }, { "Concat", concat }, { "Split", split }, { "Gather", gather }, { "Slice", slice },
         };
         addResampleKernels(m);
         addElementwiseKernels(m);

@@ -213,11 +213,11 @@ inline void copyElement(const TensorView& y, std::int64_t o, const TensorView& x
 inline std::string transpose(const KernelCall& c)
 {
     gpu::PermuteParams p;
-    if (!gpu::permuteParams(c, p))
+    if (!(c.op->type == "Transpose" ? gpu::permuteParams(c, p) : gpu::depthSpaceParams(c, p)))
         return {};
     const auto &x = c.in[0], &y = c.out[0];
     for (std::int64_t i = 0; i < y.count; ++i)
-        copyElement(y, i, x, k::sourceIndex(i, p.rank, y.shape.data(), p.inStride));
+        copyElement(y, i, x, k::sourceIndex(i, p.rank, p.outDims, p.inStride));
     return "sourceIndex";
 }
 
@@ -392,7 +392,7 @@ inline const std::map<std::string, Driver>& drivers()
         std::map<std::string, Driver> m {
             { "Conv", conv }, { "MaxPool", pool }, { "AveragePool", pool }, { "GlobalAveragePool", globalAveragePool },
             { "BatchNormalization", batchNorm }, { "Softmax", softmax }, { "LogSoftmax", softmax }, { "LayerNormalization", layerNorm },
-            { "Transpose", transpose }, { "Gather", gather }, { "Expand", tile }, { "Tile", tile },
+            { "Transpose", transpose }, { "DepthToSpace", transpose }, { "SpaceToDepth", transpose }, { "Gather", gather }, { "Expand", tile }, { "Tile", tile },
             { "InstanceNormalization", instanceNorm },
             { "Pad", pad }, { "Resize", resize }, { "Upsample", resize }, { "GlobalMaxPool", reduce }, { "ConvTranspose", convTranspose },
         };

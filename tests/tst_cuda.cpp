@@ -213,6 +213,7 @@ private slots:
     void concatInPlaceOnTheDevice();
     void einsumOnTheDevice();
     void volumesOnTheDevice();
+    void pixelShuffleOnTheDevice();
 #endif
 #ifdef MEMPLAN_CUDA_EMULATION
     void missingStreamWaitsCaught();
@@ -952,6 +953,25 @@ void TestCuda::volumesOnTheDevice()
     deconv->attributes["strides"] = ints({ 2, 2, 2 });
     deconv->attributes["pads"] = ints({ 0, 0, 0, 0, 0, 0 });
     runsLikeTheCpu(b.workload("volumes", 256), data, 0);
+}
+
+// DepthToSpace in both modes (super-resolution's pixel shuffle) and SpaceToDepth run on the device as
+// one permutation each, equal to the CPU kernels.
+void TestCuda::pixelShuffleOnTheDevice()
+{
+    using core::TensorKind;
+    GraphBuilder b;
+    const auto x = b.tensor("x", { 2, 8, 3, 4 }, TensorKind::Input);
+    const auto crd = b.tensor("crd", { 2, 2, 6, 8 }, TensorKind::Output), dcr = b.tensor("dcr", { 2, 2, 6, 8 });
+    const auto back = b.tensor("back", { 2, 8, 3, 4 }, TensorKind::Output);
+    for (const auto& [name, type, in, out, mode] : { std::tuple { "crd", "DepthToSpace", x, crd, "CRD" }, std::tuple { "dcr", "DepthToSpace", x, dcr, "DCR" },
+             std::tuple { "back", "SpaceToDepth", dcr, back, "" } }) {
+        auto* op = b.op(name, type, { in }, { out });
+        op->attributes["blocksize"].ints = { 2 };
+        if (*mode)
+            op->attributes["mode"].text = mode;
+    }
+    runsLikeTheCpu(b.workload("pixel shuffle", 256), std::make_shared<core::ModelData>(), 0);
 }
 
 // LayerNormalization with its optional Mean and InvStdDev outputs (as training graphs keep them for

@@ -314,13 +314,15 @@ void TestGpuMath::againstCpuKernelsAndReference()
     // The new device ops cover the configurations the CPU kernel supports in the ONNX tests.
     QVERIFY(checked["Resize"].size() >= 10);
     QVERIFY(checked["ConvTranspose"].size() >= 5);
+    for (const char* type : { "MaxPool", "AveragePool", "ConvTranspose" }) // a 3-D (video) case each
+        QVERIFY2(std::any_of(checked[type].begin(), checked[type].end(), [](const std::string& n) { return n.find("_3d") != std::string::npos; }), type);
     for (const char* type : { "Less", "Greater", "Where", "Cast", "Not", "Max", "Min", "HardSwish", "HardSigmoid", "Elu", "PRelu" })
         QVERIFY2(!checked[type].empty(), type);
     QVERIFY(checked["ReduceMean"].size() >= 6);
     for (const char* type : { "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceSumSquare", "ReduceL1", "ReduceL2", "LogSoftmax",
              "GlobalMaxPool", "Expand", "Tile", "InstanceNormalization" })
         QVERIFY2(checked[type].size() >= 2, type);
-    for (const char* type : { "And", "Or", "Xor", "ArgMax", "ArgMin", "CumSum", "Trilu", "GatherElements" })
+    for (const char* type : { "And", "Or", "Xor", "ArgMax", "ArgMin", "CumSum", "Trilu", "GatherElements", "DepthToSpace", "SpaceToDepth" })
         QVERIFY2(checked[type].size() >= 2, type);
     for (const char* type : { "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Sign", "Round", "Selu",
              "ThresholdedRelu", "Celu", "Shrink" })
