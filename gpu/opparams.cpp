@@ -285,27 +285,20 @@ bool permuteParams(const core::exec::KernelCall& c, PermuteParams& p)
 
 bool depthSpaceParams(const core::exec::KernelCall& c, PermuteParams& p)
 {
-    if (c.out.size() != 1 || !c.has(0) || !c.op)
+    core::exec::DepthSpace ds;
+    if (!core::exec::depthSpaceAttrs(c, ds))
         return false;
-    const auto &x = c.in[0], &y = c.out[0];
-    const bool toSpace = c.op->type == "DepthToSpace";
-    const std::int64_t b = c.attrInt("blocksize", 0);
-    const auto bytes = core::dtypeBytes(x.dtype);
-    const auto mode = c.attrText("mode", "DCR");
-    if (x.rank() != 4 || y.rank() != 4 || x.dtype != y.dtype || x.count != y.count || b <= 0 || (bytes != 4 && bytes != 8)
-        || (toSpace && mode != "DCR" && mode != "CRD"))
+    const auto bytes = core::dtypeBytes(c.in[0].dtype);
+    if (bytes != 4 && bytes != 8)
         return false;
-    const auto& depth = toSpace ? x.shape : y.shape;
-    const auto& space = toSpace ? y.shape : x.shape;
-    const std::int64_t n = depth[0], ch = space[1], h = depth[2], w = depth[3];
-    if (space[0] != n || depth[1] != ch * b * b || space[2] != h * b || space[3] != w * b)
-        return false;
+    const bool toSpace = ds.toSpace;
+    const std::int64_t b = ds.block, n = ds.n, ch = ds.channels, h = ds.height, w = ds.width;
     p = {};
     p.rank = 6;
     p.bytes = int(bytes);
     const std::int64_t plane = h * w;
     if (toSpace) { // y as [N, C, H, b, W, b]; x as [N, b, b, C, H, W] (DCR) or [N, C, b, b, H, W] (CRD)
-        const bool crd = mode == "CRD";
+        const bool crd = ds.crd;
         const std::int64_t dims[6] = { n, ch, h, b, w, b };
         const std::int64_t strides[6] = { ch * b * b * plane, crd ? b * b * plane : plane, w, crd ? b * plane : b * ch * plane, 1,
             crd ? plane : ch * plane };

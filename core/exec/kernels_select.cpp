@@ -5,6 +5,7 @@
 // TopK (float32 values, int64 indices; ties keep the lower index first), Hardmax, OneHot, and
 // IsNaN/IsInf. Indices out of range wrap, as in Gather, so no read or write leaves a tensor.
 #include "exec/kernels.h"
+#include "exec/opattrs.h"
 
 #include <algorithm>
 #include <cmath>
@@ -22,18 +23,14 @@ template <bool ToSpace>
 bool depthSpace(const KernelCall& c)
 {
     const auto &x = c.in[0], &y = c.out[0];
-    const std::int64_t b = c.attrInt("blocksize", 0);
-    if (c.out.size() != 1 || x.rank() != 4 || y.rank() != 4 || x.dtype != y.dtype || b <= 0)
+    DepthSpace ds;
+    if (!depthSpaceAttrs(c, ds) || ds.toSpace != ToSpace)
         return false;
-    const bool crd = ToSpace && c.attrText("mode", "DCR") == "CRD";
-    if (ToSpace && !crd && c.attrText("mode", "DCR") != "DCR")
-        return false;
+    const bool crd = ds.crd;
+    const std::int64_t b = ds.block, n = ds.n, ch = ds.channels, h = ds.height, w = ds.width;
     // Space side [N, C, H*b, W*b], depth side [N, C*b*b, H, W].
     const auto& depth = ToSpace ? x.shape : y.shape;
     const auto& space = ToSpace ? y.shape : x.shape;
-    const std::int64_t n = depth[0], ch = space[1], h = depth[2], w = depth[3];
-    if (space[0] != n || depth[1] != ch * b * b || space[2] != h * b || space[3] != w * b)
-        return false;
     const Bytes width = dtypeBytes(x.dtype);
     for (std::int64_t in = 0; in < n; ++in)
         for (std::int64_t k = 0; k < ch; ++k)

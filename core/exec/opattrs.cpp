@@ -47,6 +47,27 @@ bool convGeometry(const KernelCall& c, const TensorView& x, const TensorView& w,
     return true;
 }
 
+bool depthSpaceAttrs(const KernelCall& c, DepthSpace& d)
+{
+    if (!c.op || !c.has(0) || c.out.size() != 1)
+        return false;
+    const auto &x = c.in[0], &y = c.out[0];
+    d = {};
+    d.toSpace = c.op->type == "DepthToSpace";
+    d.block = c.attrInt("blocksize", 0);
+    const auto mode = c.attrText("mode", "DCR");
+    d.crd = d.toSpace && mode == "CRD";
+    if (x.rank() != 4 || y.rank() != 4 || x.dtype != y.dtype || d.block <= 0 || (d.toSpace && mode != "DCR" && mode != "CRD"))
+        return false;
+    const auto& depth = d.toSpace ? x.shape : y.shape;
+    const auto& space = d.toSpace ? y.shape : x.shape;
+    d.n = depth[0];
+    d.channels = space[1];
+    d.height = depth[2];
+    d.width = depth[3];
+    return space[0] == d.n && depth[1] == d.channels * d.block * d.block && space[2] == d.height * d.block && space[3] == d.width * d.block;
+}
+
 bool padAttrs(const KernelCall& c, PadAttrs& a)
 {
     const int rank = c.in[0].rank();

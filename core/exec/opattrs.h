@@ -53,6 +53,15 @@ struct ResizeAttrs {
 };
 bool resizeAttrs(const KernelCall& c, ResizeAttrs& a);
 
+// DepthToSpace (DCR or CRD mode) and SpaceToDepth over [N, C, H, W]: the depth side is
+// [n, channels * block², height, width], the space side [n, channels, height * block, width * block].
+// False for another rank or mode, element types that differ, or shapes that do not fit.
+struct DepthSpace {
+    std::int64_t n = 0, channels = 0, height = 0, width = 0, block = 0;
+    bool toSpace = true, crd = false;
+};
+bool depthSpaceAttrs(const KernelCall& c, DepthSpace& d);
+
 // Reduce*: which axes of input 0 are reduced (axes attribute, else input 1; none given: all).
 // `noop`: none given and noop_with_empty_axes set, so the output is the input.
 void reduceAxes(const KernelCall& c, std::vector<bool>& reduced, bool& noop);
