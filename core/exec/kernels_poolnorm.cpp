@@ -271,14 +271,14 @@ bool softmax(const KernelCall& c)
     return true;
 }
 
-enum class Reduce { Mean, Sum, Max, Min, Prod, SumSquare, L1, L2 };
+// LogSum and LogSumExp take the log of the sum (of exp), as the ONNX reference does (no max shift).
+enum class Reduce { Mean, Sum, Max, Min, Prod, SumSquare, L1, L2, LogSum, LogSumExp };
 
-template <Reduce R>
-bool reduce(const KernelCall& c)
+template <typename T, Reduce R>
+bool reduceAs(const KernelCall& c)
 {
-    if (!c.allFloat() && !(c.in[0].dtype == DType::Float32 && c.out[0].dtype == DType::Float32))
-        return false;
     const auto& x = c.in[0];
+    const T* xv = reinterpret_cast<const T*>(x.data);
     const int rank = x.rank();
     std::vector<bool> reduced;
     bool noop = false;
@@ -286,7 +286,7 @@ bool reduce(const KernelCall& c)
     if (noop) {
         if (x.count != c.out[0].count)
             return false;
-        std::copy(x.f32(), x.f32() + x.count, c.out[0].f32());
+        std::copy(xv, xv + x.count, reinterpret_cast<T*>(c.out[0].data));
         return true;
     }
     std::int64_t outCount = 1, groupSize = 1;
@@ -301,23 +301,24 @@ bool reduce(const KernelCall& c)
     }
     if (outCount != c.out[0].count)
         return false;
-    float* y = c.out[0].f32();
-    const float init = R == Reduce::Max ? -std::numeric_limits<float>::infinity()
-        : R == Reduce::Min              ? std::numeric_limits<float>::infinity()
-        : R == Reduce::Prod             ? 1.0f
-                                        : 0.0f;
+    T* y = reinterpret_cast<T*>(c.out[0].data);
+    const T init = R == Reduce::Max ? -std::numeric_limits<T>::infinity()
+        : R == Reduce::Min          ? std::numeric_limits<T>::infinity()
+        : R == Reduce::Prod         ? T(1)
+                                    : T(0);
     std::fill(y, y + outCount, init);
     Shape counter(rank, 0);
     std::int64_t o = 0;
     for (std::int64_t i = 0; i < x.count; ++i) {
-        const float v = x.f32()[i];
-        float& acc = y[o];
+        const T v = xv[i];
+        T& acc = y[o];
         switch (R) {
         case Reduce::Max: acc = std::max(acc, v); break;
         case Reduce::Min: acc = std::min(acc, v); break;
         case Reduce::Prod: acc *= v; break;
         case Reduce::SumSquare: case Reduce::L2: acc += v * v; break;
         case Reduce::L1: acc += std::fabs(v); break;
+        case Reduce::LogSumExp: acc += std::exp(v); break;
         default: acc += v; break;
         }
         for (int d = rank - 1; d >= 0; --d) {
@@ -330,11 +331,26 @@ bool reduce(const KernelCall& c)
     }
     for (std::int64_t k = 0; k < outCount; ++k) {
         if (R == Reduce::Mean)
-            y[k] /= float(groupSize);
+            y[k] /= T(groupSize);
         if (R == Reduce::L2)
             y[k] = std::sqrt(y[k]);
+        if (R == Reduce::LogSum || R == Reduce::LogSumExp)
+            y[k] = std::log(y[k]);
     }
     return true;
+}
+
+// float32 or float64 data (the axes input, when given, is int64).
+template <Reduce R>
+bool reduce(const KernelCall& c)
+{
+    if (!c.has(0) || c.out.size() != 1 || c.out[0].dtype != c.in[0].dtype)
+        return false;
+    if (c.in[0].dtype == DType::Float32)
+        return reduceAs<float, R>(c);
+    if (c.in[0].dtype == DType::Float64)
+        return reduceAs<double, R>(c);
+    return false;
 }
 
 } // namespace
@@ -358,6 +374,8 @@ void addPoolNormKernels(std::map<std::string, Kernel>& t)
     t["ReduceSumSquare"] = reduce<Reduce::SumSquare>;
     t["ReduceL1"] = reduce<Reduce::L1>;
     t["ReduceL2"] = reduce<Reduce::L2>;
+    t["ReduceLogSum"] = reduce<Reduce::LogSum>;
+    t["ReduceLogSumExp"] = reduce<Reduce::LogSumExp>;
 }
 
 } // namespace core::exec
