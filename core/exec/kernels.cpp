@@ -218,6 +218,7 @@ Kernel findKernel(const std::string& opType)
         addEinsumKernels(t);
         addRecurrentKernels(t);
         addSelectKernels(t);
+        addNormalizeKernels(t);
         return t;
     }();
     const auto it = table.find(opType);

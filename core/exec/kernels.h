@@ -118,5 +118,6 @@ void addIndexKernels(std::map<std::string, Kernel>& table);
 void addEinsumKernels(std::map<std::string, Kernel>& table);
 void addRecurrentKernels(std::map<std::string, Kernel>& table);
 void addSelectKernels(std::map<std::string, Kernel>& table);
+void addNormalizeKernels(std::map<std::string, Kernel>& table);
 
 } // namespace core::exec

@@ -201,6 +201,17 @@ bool maxK(const KernelCall& c) { return arith(c, +[](float a, float b) { return 
 bool minK(const KernelCall& c) { return arith(c, +[](float a, float b) { return std::isnan(a) || a < b ? a : b; }, +[](std::int64_t a, std::int64_t b) { return std::min(a, b); }); }
 bool sum(const KernelCall& c) { return add(c); }
 
+// Mean of any number of float32 inputs (broadcast): their sum, divided by how many there are.
+bool mean(const KernelCall& c)
+{
+    if (c.out.size() != 1 || c.out[0].dtype != DType::Float32 || !add(c))
+        return false;
+    const auto n = float(std::count_if(c.in.begin(), c.in.end(), [](const TensorView& v) { return v.present(); }));
+    for (std::int64_t i = 0; i < c.out[0].count; ++i)
+        c.out[0].f32()[i] /= n;
+    return true;
+}
+
 // Mod: fmod=1 truncates (C's fmod and %); fmod=0, integers only, takes the divisor's sign. A zero
 // divisor gives 0 for integers (the spec leaves it undefined) instead of a crash.
 bool mod(const KernelCall& c)
@@ -345,6 +356,12 @@ bool cast(const KernelCall& c)
     return true;
 }
 
+// CastLike: Cast to the element type of input 1 (the output's).
+bool castLike(const KernelCall& c)
+{
+    return c.has(1) && c.out.size() == 1 && c.out[0].dtype == c.in[1].dtype && cast(c);
+}
+
 } // namespace
 
 void addElementwiseKernels(std::map<std::string, Kernel>& t)
@@ -361,6 +378,7 @@ void addElementwiseKernels(std::map<std::string, Kernel>& t)
     t["Sum"] = sum; t["PRelu"] = prelu; t["Mod"] = mod;
     t["Equal"] = equal; t["Less"] = less; t["Greater"] = greater; t["LessOrEqual"] = lessOrEqual;
     t["GreaterOrEqual"] = greaterOrEqual; t["Not"] = notK; t["And"] = andK; t["Or"] = orK; t["Xor"] = xorK; t["Where"] = where; t["Cast"] = cast;
+    t["Mean"] = mean; t["CastLike"] = castLike;
     (void)identityF;
 }
 

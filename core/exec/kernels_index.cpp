@@ -172,10 +172,36 @@ bool gatherElements(const KernelCall& c)
     return true;
 }
 
+// EyeLike: ones on diagonal k of a 2-D output (its element type from the attribute or the input).
+bool eyeLike(const KernelCall& c)
+{
+    const auto& y = c.out[0];
+    if (c.out.size() != 1 || y.rank() != 2)
+        return false;
+    const double one = 1;
+    std::byte value[8] = {};
+    switch (y.dtype) {
+    case DType::Float32: { const float f = 1; std::memcpy(value, &f, 4); break; }
+    case DType::Float64: std::memcpy(value, &one, 8); break;
+    case DType::Int64: { const std::int64_t v = 1; std::memcpy(value, &v, 8); break; }
+    case DType::Int32: { const std::int32_t v = 1; std::memcpy(value, &v, 4); break; }
+    case DType::Int8: case DType::UInt8: case DType::Bool: value[0] = std::byte(1); break;
+    default: return false;
+    }
+    const Bytes width = dtypeBytes(y.dtype);
+    std::memset(y.data, 0, std::size_t(y.bytes()));
+    const std::int64_t k = c.attrInt("k", 0);
+    for (std::int64_t i = 0; i < y.shape[0]; ++i)
+        if (i + k >= 0 && i + k < y.shape[1])
+            std::memcpy(y.data + (i * y.shape[1] + i + k) * width, value, std::size_t(width));
+    return true;
+}
+
 } // namespace
 
 void addIndexKernels(std::map<std::string, Kernel>& t)
 {
+    t["EyeLike"] = eyeLike;
     t["ArgMax"] = argExtreme<true>;
     t["ArgMin"] = argExtreme<false>;
     t["CumSum"] = cumSum;
