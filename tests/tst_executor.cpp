@@ -5,6 +5,7 @@
 // a broken plan caught, and the measured memory of both allocation modes.
 #include "graphbuilder.h"
 #include "exec/executor.h"
+#include "exec/kernels.h"
 #include "io/workload.h"
 #include "onnx/onnximport.h"
 #include "planners/metrics.h"
@@ -202,6 +203,7 @@ private slots:
     void concatFamilyInPlace();
     void fusedBodiesFollowSwapAndRecompute();
     void progressAndCancel();
+    void scatterElementsRefusesIndicesPastData();
 };
 
 void TestExecutor::backendNodeTests()
@@ -696,6 +698,34 @@ void TestExecutor::progressAndCancel()
         QCOMPARE(run.error().code, core::ErrorCode::Cancelled);
         QCOMPARE(seen, 3);
     }
+}
+
+// ScatterElements whose indices reach past the data outside the axis (an invalid model) is refused
+// before anything is written, so the op runs synthetic instead of writing part of its output.
+void TestExecutor::scatterElementsRefusesIndicesPastData()
+{
+    core::Op op;
+    op.type = "ScatterElements";
+    op.attributes["axis"].ints = { 1 };
+    std::vector<float> data(2 * 3, 1.0f), updates(3 * 2, 5.0f), y(data.size(), -7.0f);
+    std::vector<std::int64_t> indices(3 * 2, 0);
+    const auto view = [](core::DType t, core::exec::Shape s, void* p, std::int64_t n) {
+        return core::exec::TensorView { t, std::move(s), static_cast<std::byte*>(p), n };
+    };
+    core::exec::KernelCall call;
+    call.op = &op;
+    call.in = { view(core::DType::Float32, { 2, 3 }, data.data(), 6), view(core::DType::Int64, { 3, 2 }, indices.data(), 6),
+        view(core::DType::Float32, { 3, 2 }, updates.data(), 6) };
+    call.out = { view(core::DType::Float32, { 2, 3 }, y.data(), 6) };
+    const auto kernel = core::exec::findKernel("ScatterElements");
+    QVERIFY(kernel);
+    QVERIFY(!kernel(call));
+    QVERIFY(std::all_of(y.begin(), y.end(), [](float v) { return v == -7.0f; }));
+    // Indices of 2 rows into 2 rows of data: taken, column 0 of each row updated.
+    call.in[1].shape = call.in[2].shape = { 2, 2 };
+    call.in[1].count = call.in[2].count = 4;
+    QVERIFY(kernel(call));
+    QCOMPARE(y, (std::vector<float> { 5, 1, 1, 5, 1, 1 }));
 }
 
 QTEST_GUILESS_MAIN(TestExecutor)

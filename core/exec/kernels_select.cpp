@@ -95,6 +95,9 @@ bool scatterElements(const KernelCall& c)
     if (reduction != "none" && (x.dtype != DType::Float32 || (reduction != "add" && reduction != "mul" && reduction != "max" && reduction != "min")))
         return false;
     const int axis = normAxis(c.attrInt("axis", 0), x.rank());
+    for (int d = 0; d < x.rank(); ++d)
+        if (d != axis && idx.shape[std::size_t(d)] > x.shape[std::size_t(d)])
+            return false; // indices reach past data outside the axis
     const Bytes width = dtypeBytes(x.dtype);
     std::memcpy(y.data, x.data, std::size_t(y.bytes()));
     const auto xs = stridesOf(x.shape), is = stridesOf(idx.shape);
@@ -105,8 +108,6 @@ bool scatterElements(const KernelCall& c)
             rest %= is[d];
             if (d == axis)
                 k = wrapIndex(intAt(idx, i), x.shape[d]);
-            else if (k >= x.shape[d])
-                return true; // cannot happen for valid shapes; nothing outside is touched
             at += k * xs[d];
         }
         if (reduction == "none") {
