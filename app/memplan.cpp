@@ -135,7 +135,7 @@ int commandPlan(const std::vector<std::string>& words)
 Plans MODEL and prints the lower bound, the arena, fragmentation, colors, planning time and
 the largest buffers alive at the peak step. Every plan is checked by the independent validator.
 
-  --planner NAME        planner to use (default greedy-by-size)
+  --planner NAME        planner to use (default best-of-greedy)
   --json FILE           write the plan as JSON (exact bytes; see DESIGN.md)
   --csv FILE            write the plan as allocation-problem CSV with an offset column
   --time-limit T        search time for the exact planner: 10s, 500ms, 2m or seconds (default 5s)
@@ -175,7 +175,7 @@ the largest buffers alive at the peak step. Every plan is checked by the indepen
             return fail("plan: --capacity '" + *text + "': expected a size such as 1048576, 512KiB, 24MiB or 2GiB", kExitUsage);
         options.capacity = *bytes;
     }
-    const auto plannerName = args->value("planner").value_or("greedy-by-size");
+    const auto plannerName = args->value("planner").value_or(std::string(core::kDefaultPlanner));
     const auto* planner = core::plannerByName(plannerName);
     if (!planner)
         return fail("plan: unknown planner '" + plannerName + "'; choose one of:\n" + plannerList(), kExitUsage);
@@ -220,7 +220,7 @@ int commandCompare(const std::vector<std::string>& words)
 
 Runs every planner on MODEL and prints one row each: arena, ratio to the lower bound, colors, time.
 With strategy flags (--fuse, --inplace, ...): the planners on the model those strategies made.
-With --strategies: one row per strategy combination instead (greedy-by-size): lower bound, arena,
+With --strategies: one row per strategy combination instead (best-of-greedy): lower bound, arena,
 saved bytes, extra FLOPs, bytes swapped and estimated time on --device NAME|FILE (default h200).
 With --training, the rows also include recompute with the checkpoint policy (--checkpoint N, default sqrt).
 

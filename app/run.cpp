@@ -47,7 +47,7 @@ predicted vs measured memory (per step and peak) and latency of both allocation 
                         executor and a device is present, else on the CPU executor)
   --tolerance R         --device cuda: the GPU's outputs vs the CPU executor's, |gpu - cpu| <=
                         R·(|cpu| + max|cpu| of that output) (default 1e-3)
-  --planner NAME        planner to use (default greedy-by-size)
+  --planner NAME        planner to use (default best-of-greedy)
   --repeat N            timed runs of each allocation mode (default 5); latency median, p50, p99
   --json FILE           write the measurement as JSON
   --input NAME=FILE.pb  a graph input from an ONNX TensorProto file (repeatable); others random
@@ -354,7 +354,7 @@ int runCommand(const std::vector<std::string>& words)
             return fail("--tolerance '" + *text + "': expected a number from 0 to 1", kUsage);
     }
     static_cast<void>(tolerance); // read by the GPU comparison only
-    const auto plannerName = args->value("planner").value_or("greedy-by-size");
+    const auto plannerName = args->value("planner").value_or(std::string(core::kDefaultPlanner));
     const auto* planner = core::plannerByName(plannerName);
     if (!planner)
         return fail("unknown planner '" + plannerName + "'", kUsage);

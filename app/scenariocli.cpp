@@ -58,7 +58,7 @@ pools:
   --block-tokens N      tokens per paged block and two-level small block (default 16)
   --chunk-tokens N      tokens per two-level chunk, a multiple of --block-tokens (default 16 blocks)
 output:
-  --planner NAME        planner for the activation arena (default greedy-by-size)
+  --planner NAME        planner for the activation arena (default best-of-greedy)
   --time-limit T        exact planner: search time per distinct step shape (10s, 500ms; default 5s)
   --json FILE           write everything, with the per-step series, as JSON (exact bytes)
 

@@ -147,7 +147,7 @@ core::Status applyStrategyFlags(const CliArgs& args, core::Workload& workload, s
         if (!budget)
             return core::makeError(core::ErrorCode::InvalidArgument,
                 "--budget '" + *text + "': expected a size such as 1048576, 512KiB, 24MiB or 2GiB");
-        const auto plannerName = args.value("planner").value_or("greedy-by-size");
+        const auto plannerName = args.value("planner").value_or(std::string(core::kDefaultPlanner));
         const auto* planner = core::plannerByName(plannerName);
         if (!planner)
             return core::makeError(core::ErrorCode::InvalidArgument, "unknown planner '" + plannerName + "'");
@@ -232,7 +232,7 @@ int compareStrategies(const CliArgs& args, const core::Workload& workload)
         std::cerr << "memplan: compare: " << workload.source << " is an allocation problem; strategies need a graph\n";
         return 1;
     }
-    const auto plannerName = args.value("planner").value_or("greedy-by-size");
+    const auto plannerName = args.value("planner").value_or(std::string(core::kDefaultPlanner));
     const auto* planner = core::plannerByName(plannerName);
     if (!planner) {
         std::cerr << "memplan: compare: unknown planner '" << plannerName << "'\n";

@@ -47,7 +47,7 @@ int main(int argc, char** argv)
         QStringLiteral("Render every view and the window as PNG files into <dir>, then exit."), QStringLiteral("dir"));
     parser.addOption(screenshotOption);
     const QCommandLineOption plannerOption(QStringLiteral("planner"),
-        QStringLiteral("Planner to start with (default: the last one used; greedy-by-size for --screenshot)."),
+        QStringLiteral("Planner to start with (default: the last one used; best-of-greedy for --screenshot)."),
         QStringLiteral("name"));
     parser.addOption(plannerOption);
     const QCommandLineOption runOption(QStringLiteral("run"),
@@ -71,7 +71,7 @@ int main(int argc, char** argv)
     // Screenshots must not depend on what an earlier interactive session left in the settings.
     QString planner = parser.value(plannerOption);
     if (planner.isEmpty() && parser.isSet(screenshotOption))
-        planner = QStringLiteral("greedy-by-size");
+        planner = QString::fromUtf8(core::kDefaultPlanner.data(), qsizetype(core::kDefaultPlanner.size()));
     if (!planner.isEmpty()) {
         if (!core::plannerByName(planner.toStdString())) {
             printError(QStringLiteral("unknown planner '%1'; choose one of: %2")

@@ -540,7 +540,7 @@ void TestLlmScenario::cliReportAndJson()
     arguments << QStringLiteral("--capacity") << QStringLiteral("64KiB") << QStringLiteral("--json") << json;
     const auto run = memplan(arguments);
     QVERIFY2(run.exitCode == 0, qPrintable(run.err + run.out));
-    for (const char* text : { "contiguous", "paged", "two-level", "largest batch", "activation arena (greedy-by-size" })
+    for (const char* text : { "contiguous", "paged", "two-level", "largest batch", "activation arena (best-of-greedy" })
         QVERIFY2(run.out.contains(QLatin1String(text)), qPrintable(run.out));
     QFile file(json);
     QVERIFY(file.open(QIODevice::ReadOnly));

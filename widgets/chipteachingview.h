@@ -54,7 +54,7 @@ public:
     // The second measured series, the GPU's (label e.g. "cuda: NVIDIA H100 …").
     void setGpuMeasuredRuns(const QString& label, std::vector<double> milliseconds);
     const std::vector<double>& gpuMeasuredRuns() const { return m_gpuRuns; }
-    // Runs the model `runs` times on `device`'s executor in the background (greedy-by-size plan, the
+    // Runs the model `runs` times on `device`'s executor in the background (default planner's plan, the
     // same inputs every run), each run's median latency one point of that device's series; then
     // measuredRunsReady (cpu) or gpuMeasuredRunsReady (cuda), or measureFailed. Does nothing while
     // a measurement runs, and for cuda without a usable device (cudaDeviceStatus()).

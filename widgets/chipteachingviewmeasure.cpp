@@ -35,12 +35,12 @@ core::Expected<core::Measurement> runOnce(const core::Workload& workload, const 
 #endif
 }
 
-// Worker thread, pure core code: the greedy-by-size plan, then up to `runs` runs (fewer once
+// Worker thread, pure core code: the default planner's plan, then up to `runs` runs (fewer once
 // `cancel` is set), each run's median latency in milliseconds. An error message, or "" and the runs.
 QString measureRuns(const core::Workload& workload, RunDevice device, int runs, const std::atomic<bool>& cancel,
     std::vector<double>& ms)
 {
-    auto plan = core::runPlanner(*core::plannerByName("greedy-by-size"), workload.problem);
+    auto plan = core::runPlanner(*core::plannerByName(core::kDefaultPlanner), workload.problem);
     if (!plan)
         return QString::fromStdString(plan.error().message);
     if (!core::validatePlan(workload.problem, *plan).ok())

@@ -152,9 +152,10 @@ ComparisonView::ComparisonView(QWidget* parent)
     layout->addWidget(m_plot, 1);
 
     // Defaults that show a difference: A as loaded, B with every strategy that lowers the bound without host traffic.
-    setConfiguration(A, {}, QStringLiteral("greedy-by-size"), QString());
+    const QString defaultPlanner = QString::fromUtf8(core::kDefaultPlanner.data(), qsizetype(core::kDefaultPlanner.size()));
+    setConfiguration(A, {}, defaultPlanner, QString());
     setConfiguration(B, { QStringLiteral("fuse"), QStringLiteral("recompute"), QStringLiteral("inplace") },
-        QStringLiteral("greedy-by-size"), QString());
+        defaultPlanner, QString());
     refresh();
 }
 

@@ -31,7 +31,7 @@ public:
     ~KvCacheView() override;
 
     // Runs core::runLlmScenario in the background; scenarioReady or scenarioFailed follows.
-    void requestScenario(const core::LlmConfig& config, const QString& planner = QStringLiteral("greedy-by-size"));
+    void requestScenario(const core::LlmConfig& config, const QString& planner = QString::fromUtf8(core::kDefaultPlanner.data(), qsizetype(core::kDefaultPlanner.size())));
     // Shows a computed result and the block map to go with it.
     void setResult(std::shared_ptr<const core::LlmScenarioResult> result, const core::KvBlockMap& blockMap);
     // Recomputes the block map for `step` in the background (blockMapReady follows).

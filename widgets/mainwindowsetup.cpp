@@ -272,7 +272,7 @@ void MainWindow::createToolBar()
                 QString::fromUtf8(planner->description().data(), static_cast<qsizetype>(planner->description().size())),
                 Qt::ToolTipRole);
     }
-    const QString saved = QSettings().value(kPlannerKey, QStringLiteral("greedy-by-size")).toString();
+    const QString saved = QSettings().value(kPlannerKey, QString::fromUtf8(core::kDefaultPlanner.data(), qsizetype(core::kDefaultPlanner.size()))).toString();
     m_plannerCombo->setCurrentIndex(std::max(0, m_plannerCombo->findText(saved)));
     m_plannerCombo->setToolTip(tr("Planning algorithm; changing it re-plans"));
     bar->addWidget(m_plannerCombo);

@@ -88,7 +88,7 @@ LlmScenarioWindow::LlmScenarioWindow(QWidget* parent)
     for (const auto& name : core::plannerNames())
         if (name != "exact") // one search per step shape would take minutes
             m_planner->addItem(QString::fromStdString(name));
-    m_planner->setCurrentText(QStringLiteral("greedy-by-size"));
+    m_planner->setCurrentText(QString::fromUtf8(core::kDefaultPlanner.data(), qsizetype(core::kDefaultPlanner.size())));
     m_planner->setToolTip(tr("Planner for each decode step's activation arena"));
 
     auto* form = new QFormLayout;

@@ -10,6 +10,7 @@
 
 #include "cost/device.h"
 #include "io/workload.h"
+#include "planners/planner.h"
 #include "planners/problem.h"
 #include "strategies/strategy.h"
 
@@ -22,7 +23,7 @@ struct StrategyRequest {
     std::vector<std::string> names; // strategies to apply (any order; run in pipeline order); ignored with a budget
     core::DeviceProfile device = core::defaultDevice();
     core::Bytes budget = 0;           // > 0: core::chooseForBudget picks the strategies, planning with `planner`
-    std::string planner = "greedy-by-size";
+    std::string planner { core::kDefaultPlanner };
     bool plan = false; // also plan the result with `planner` (validated); the panel leaves this to the window
 };
 

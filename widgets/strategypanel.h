@@ -89,7 +89,7 @@ private:
     core::DeviceProfile m_device;
     int m_deviceIndex = 0; // last good combo index, restored when a file fails to load
     core::Bytes m_budget = 0;
-    std::string m_planner = "greedy-by-size";
+    std::string m_planner { core::kDefaultPlanner };
     bool m_showingTransformed = false; // the last workload emitted was transformed
     bool m_owesWorkload = false;       // setOriginal() returned true and nothing was emitted since
 };

@@ -47,6 +47,11 @@ public:
     }
 };
 
+// The planner the CLI, the Studio and the scenarios use when none is named: best-of-greedy reaches
+// the lower bound on every exported test model with --fuse --inplace, where greedy-by-size leaves
+// 10-25 % on several (docs/BENCHMARKS.md), for a few milliseconds per model.
+inline constexpr std::string_view kDefaultPlanner = "best-of-greedy";
+
 // Every built-in planner, in the order the CLI and the Studio list them.
 const std::vector<std::unique_ptr<Planner>>& planners();
 std::vector<std::string> plannerNames();

@@ -2,6 +2,7 @@
 // SPDX-FileCopyrightText: MemPlan authors
 #pragma once
 
+#include "planners/planner.h"
 #include "scenarios/kvpools.h"
 #include "util/cancel.h"
 
@@ -103,7 +104,7 @@ struct LlmScenarioResult {
 };
 
 struct LlmRunOptions {
-    std::string planner = "greedy-by-size";
+    std::string planner { kDefaultPlanner };
     double planTimeLimitSeconds = 0; // search planners (exact), per distinct step shape; 0: their default
     bool searchLargestBatch = true;
     int batchSearchLimit = 4096;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "cost/device.h"
+#include "planners/planner.h"
 #include "scenarios/chipstage.h"
 #include "util/cancel.h"
 
@@ -30,7 +31,7 @@ namespace core {
 // so g_i >= o_i; greedy ends no later. No plan beats the lower bound, so that greedy count
 // (`provenMinChips`) is a floor for every planner. The chips actually used come from the same greedy
 // with the planner's arenas (each longest stage found by binary search on its end); when the
-// planner packs every stage at its lower bound, as greedy-by-size does on most models, the two counts
+// planner packs every stage at its lower bound, as the default planner does on most models, the two counts
 // agree and the partition is optimal (`optimal`).
 //
 // Given chips (`chips` = N): spreads the load, minimising the largest fill: binary search for the
@@ -44,7 +45,7 @@ namespace core {
 
 struct MultiChipOptions {
     int chips = 0;                         // 0: fewest that fit; N > 0: exactly N stages
-    std::string planner = "greedy-by-size"; // registry name (planners/planner.h)
+    std::string planner { kDefaultPlanner }; // registry name (planners/planner.h)
     Bytes alignment = 0;                   // arena alignment; 0: the device's
     CancelToken cancel;
 };
