@@ -5,6 +5,7 @@
 // 3-D cases only for pooling with defaults and for ConvTranspose). A 2-D convolution is the 3-D one of
 // depth 1, bit for bit, so the depth loop changes nothing for images.
 #include "exec/kernels.h"
+#include "kerneltest.h"
 
 #include <QtTest>
 
@@ -13,22 +14,10 @@
 
 using core::exec::Shape;
 
+using kerneltest::countOf;
+using kerneltest::ints;
+
 namespace {
-
-std::int64_t countOf(const Shape& s)
-{
-    std::int64_t n = 1;
-    for (auto d : s)
-        n *= d;
-    return n;
-}
-
-core::Attribute ints(std::vector<std::int64_t> v)
-{
-    core::Attribute a;
-    a.ints = std::move(v);
-    return a;
-}
 
 std::vector<float> pattern(std::int64_t n, int seed)
 {

@@ -10,6 +10,7 @@
 #include "cost/opcost.h"
 #include "exec/einsum.h"
 #include "exec/kernels.h"
+#include "kerneltest.h"
 
 #include <QtTest>
 
@@ -19,15 +20,9 @@ using core::exec::EinsumGemm;
 using core::exec::EinsumLabels;
 using core::exec::Shape;
 
-namespace {
+using kerneltest::countOf;
 
-std::int64_t countOf(const Shape& s)
-{
-    std::int64_t n = 1;
-    for (auto d : s)
-        n *= d;
-    return n;
-}
+namespace {
 
 // The Einsum by its definition: every combination of label values, the product of the operands'
 // elements at it added into the output element it names. Independent of the kernel's paths.

@@ -219,6 +219,8 @@ Kernel findKernel(const std::string& opType)
         addRecurrentKernels(t);
         addSelectKernels(t);
         addNormalizeKernels(t);
+        addQuantizeKernels(t);
+        addIntegerKernels(t);
         return t;
     }();
     const auto it = table.find(opType);

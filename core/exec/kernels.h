@@ -119,5 +119,7 @@ void addEinsumKernels(std::map<std::string, Kernel>& table);
 void addRecurrentKernels(std::map<std::string, Kernel>& table);
 void addSelectKernels(std::map<std::string, Kernel>& table);
 void addNormalizeKernels(std::map<std::string, Kernel>& table);
+void addQuantizeKernels(std::map<std::string, Kernel>& table);
+void addIntegerKernels(std::map<std::string, Kernel>& table);
 
 } // namespace core::exec
