@@ -111,7 +111,8 @@ std::string strategyHelp(const std::string& profileOption)
     std::string option = "--" + profileOption + " NAME|FILE";
     option.resize(std::max<std::size_t>(option.size() + 1, 22), ' ');
     return R"(strategies (applied in this order; see DESIGN.md):
-  --fuse                fuse Conv/Gemm/MatMul with BatchNorm, bias and activation, and elementwise chains
+  --fuse                fuse Conv/Gemm/MatMul with BatchNorm, bias and activation, elementwise chains, and
+                        quantized groups (DequantizeLinear -> op -> QuantizeLinear: the float tensors go)
   --reorder             memory-aware topological order (kept only when it lowers the peak)
   --recompute           drop long-lived tensors and recompute them before a later read (greedy; see
                         --checkpoint for the checkpoint policy on training graphs)

@@ -51,6 +51,10 @@ MODELS = [
     # features through a 2-layer bidirectional LSTM, a GRU and a ReLU RNN. Exported with torch's
     # output for its input (speech_rnn.input_0.pb, speech_rnn.output_0.pb) as the reference.
     ("speech_rnn",         "speech_rnn",         (1, 50, 40),      False, False),
+    # torchvision's quantizable MobileNetV2, int8 through eager-mode post-training quantization
+    # (qnnpack, calibrated on random inputs), exported in QDQ form: uint8 activations between
+    # DequantizeLinear -> Conv -> QuantizeLinear, int8 weights dequantized at run time.
+    ("qmobilenet_v2",      "qmobilenet_v2",      (1, 3, 224, 224), False, False),
 ]
 
 # Models exported with torch's output for the export input beside them (NAME.input_0.pb,
@@ -179,6 +183,36 @@ def speech_rnn(features=40, classes=12):
     return Net().eval()
 
 
+def qmobilenet_v2(shape=(1, 3, 224, 224)):
+    """Post-training static quantization of a randomly initialised MobileNetV2.
+
+    Random weights with the default BatchNorm statistics shrink the activations to ~1e-9 by the
+    last layer, so every quantized value would be 0; the BatchNorm statistics are first estimated on
+    random batches (train mode, cumulative average), which keeps the activations at unit scale."""
+    import torch
+    from torchvision.models.quantization import mobilenet_v2
+
+    net = mobilenet_v2(weights=None, quantize=False)
+    for m in net.modules():
+        if isinstance(m, torch.nn.BatchNorm2d):
+            m.reset_running_stats()
+            m.momentum = None
+    net.train()
+    with torch.no_grad():
+        for _ in range(4):
+            net(torch.randn(2, *shape[1:]))
+    net.eval()
+    net.fuse_model()
+    torch.backends.quantized.engine = "qnnpack"
+    net.qconfig = torch.ao.quantization.get_default_qconfig("qnnpack")
+    torch.ao.quantization.prepare(net, inplace=True)
+    with torch.no_grad():
+        for _ in range(4):
+            net(torch.randn(*shape))
+    torch.ao.quantization.convert(net, inplace=True)
+    return net
+
+
 def build(ctor_name):
     import torch
     import torchvision
@@ -187,6 +221,8 @@ def build(ctor_name):
         return gpt_decoder()
     if ctor_name == "speech_rnn":
         return speech_rnn()
+    if ctor_name == "qmobilenet_v2":
+        return qmobilenet_v2()
     if ctor_name == "maxvit_small":
         from torchvision.models.maxvit import MaxVit
         return MaxVit(input_size=(64, 64), stem_channels=16, partition_size=4, block_channels=[32, 64], block_layers=[1, 1],

@@ -8,6 +8,7 @@
 #include "planners/metrics.h"
 #include "planners/planner.h"
 #include "planners/validate.h"
+#include "strategies/strategy.h"
 
 #include <QTest>
 
@@ -77,6 +78,8 @@ private slots:
         QTest::newRow("gpt_decoder") << QStringLiteral("gpt_decoder.onnx") << qint64(1 * 64 * 1000 * 4); // the logits
         QTest::newRow("maxvit_small") << QStringLiteral("maxvit_small.onnx") << qint64(1 * 16 * 32 * 32 * 4); // the stem's output
         QTest::newRow("r3d_18") << QStringLiteral("r3d_18.onnx") << qint64(1 * 64 * 8 * 28 * 28 * 4); // the stem's output
+        // Unfused, the first convolution's float output (DequantizeLinear -> Conv) is in the arena.
+        QTest::newRow("qmobilenet_v2") << QStringLiteral("qmobilenet_v2.onnx") << qint64(1 * 32 * 112 * 112 * 4);
     }
     void architectures()
     {
@@ -158,6 +161,66 @@ private slots:
         const float* v = reinterpret_cast<const float*>(logits.data.data());
         QVERIFY(std::all_of(v, v + classes, [](float x) { return std::isfinite(x); }));
         QVERIFY(std::any_of(v, v + classes, [&](float x) { return x != v[0]; }));
+    }
+
+    // An int8 MobileNetV2 in QDQ form runs on real kernels (QuantizeLinear, DequantizeLinear). Fused,
+    // each DequantizeLinear -> Conv -> QuantizeLinear group is one op: the float tensors leave the
+    // arena, the largest buffer left holds 8-bit values, and the fused model computes the same bits.
+    void quantizedNetFusesToEightBits()
+    {
+        const std::string file = "qmobilenet_v2.onnx";
+        if (!present(file))
+            QSKIP("qmobilenet_v2.onnx is missing: run scripts/make_models.sh to export the test models");
+        const auto workload = loadWorkload(kModels + file, {});
+        QVERIFY2(workload, workload ? "" : workload.error().message.c_str());
+        const auto& graph = *workload->graph;
+        const auto count = [&](const Graph& g, const char* type) {
+            return std::count_if(g.ops.begin(), g.ops.end(), [&](const Op& op) { return op.type == type; });
+        };
+        QVERIFY(count(graph, "DequantizeLinear") >= 100 && count(graph, "QuantizeLinear") >= 50);
+        std::optional<PlanRunCheck> plain;
+        runWithWeights(file, *workload, plain);
+        if (!plain)
+            return;
+
+        StrategyOptions strategyOptions;
+        strategyOptions.alignment = workload->problem.alignment;
+        const auto fused = applyStrategies(*workload, { "fuse", "inplace" }, strategyOptions);
+        QVERIFY2(fused, fused ? "" : fused.error().message.c_str());
+        const auto& after = fused->workload;
+        // The DequantizeLinear ops left feed what no chain takes: the global pool, the Flatten view, the output.
+        for (const auto& op : after.graph->ops) {
+            if (op.type != "DequantizeLinear")
+                continue;
+            const auto t = op.outputs[0];
+            const bool isOutput = std::find(after.graph->outputs.begin(), after.graph->outputs.end(), t) != after.graph->outputs.end();
+            for (const auto& reader : after.graph->ops)
+                if (std::find(reader.inputs.begin(), reader.inputs.end(), t) != reader.inputs.end())
+                    QVERIFY2(reader.type == "GlobalAveragePool" || reader.type == "Flatten", reader.name.c_str());
+            QVERIFY2(isOutput || after.graph->tensors[std::size_t(t)].size < 300'000, op.name.c_str());
+        }
+        QCOMPARE(count(*after.graph, "DequantizeLinear"), 3);
+        const Bytes boundBefore = lowerBound(workload->problem), boundAfter = lowerBound(after.problem);
+        QVERIFY2(boundAfter * 4 < boundBefore, (std::to_string(boundBefore) + " -> " + std::to_string(boundAfter)).c_str());
+        std::size_t largest = 0;
+        for (std::size_t b = 0; b < after.problem.buffers.size(); ++b)
+            if (after.problem.buffers[b].size > after.problem.buffers[largest].size)
+                largest = b;
+        QCOMPARE(after.graph->tensors[std::size_t(after.bufferTensor[largest])].dtype, DType::UInt8);
+
+        auto data = loadTensorData(kModels + file, graph);
+        QVERIFY2(data, data ? "" : data.error().message.c_str());
+        RunOptions options;
+        options.modelData = std::make_shared<const ModelData>(remapModelData(*data, graph, *after.graph));
+        const auto plan = runPlanner(*plannerByName(kDefaultPlanner), after.problem);
+        QVERIFY(plan && validatePlan(after.problem, *plan).ok());
+        QCOMPARE(plan->arenaSize, boundAfter);
+        const auto check = checkPlanByRunning(*after.graph, after.schedule, after.problem, *plan, after.bufferTensor, options);
+        QVERIFY2(check, check ? "" : check.error().message.c_str());
+        QVERIFY2(check->outputsMatch, check->mismatch.c_str());
+        QCOMPARE(check->planned.opsSynthetic, 0);
+        const auto differs = compareOutputs(*after.graph, plain->planned.outputs, check->planned.outputs);
+        QVERIFY2(differs.empty(), differs.c_str());
     }
 
     // LSTM (two bidirectional layers), GRU (linear_before_reset, as torch exports it) and a ReLU RNN

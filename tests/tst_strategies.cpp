@@ -196,6 +196,7 @@ private slots:
     void meaningAndValidPlans();
     void fusionRemovesExactlyIntermediates();
     void fusedGraphExportsToOnnx();
+    void fusionKeepsQuantizedTensorsOnly();
     void inPlaceNeverAliasesLiveTensor();
     void concatInPlaceOnlyWhenItHelps();
     void concatFamilyHeldOnce();
@@ -374,6 +375,60 @@ void TestStrategies::fusionRemovesExactlyIntermediates()
         QCOMPARE(run->reports[0].extraFlops, 0.0);
         QVERIFY(run->reports[0].savedBytes() > 0);
     }
+}
+
+// A QDQ model (8-bit tensors between DequantizeLinear -> op -> QuantizeLinear): each DequantizeLinear
+// read by one op of a chain runs inside that chain, so only the 8-bit tensors stay; one read by two
+// ops stays an op of its own, and no fused op ends in a DequantizeLinear.
+void TestStrategies::fusionKeepsQuantizedTensorsOnly()
+{
+    TinyGraph g;
+    const auto x = g.tensor("x", 100, TensorKind::Input);
+    const auto xq = g.tensor("xq", 100), xf = g.tensor("xf", 400), wq = g.tensor("wq", 36, TensorKind::Weight);
+    const auto wf = g.tensor("wf", 144), y = g.tensor("y", 400), r = g.tensor("r", 400), yq = g.tensor("yq", 100);
+    const auto c = g.tensor("c", 100), cf = g.tensor("cf", 400), a = g.tensor("a", 400), b = g.tensor("b", 400);
+    const auto sum = g.tensor("sum", 400), out = g.tensor("out", 100, TensorKind::Output);
+    g.op("quant", "QuantizeLinear", { x }, { xq });
+    g.op("dq_x", "DequantizeLinear", { xq }, { xf });
+    g.op("dq_w", "DequantizeLinear", { wq }, { wf });
+    g.op("conv", "Conv", { xf, wf }, { y });
+    g.op("relu", "Relu", { y }, { r });
+    g.op("q", "QuantizeLinear", { r }, { yq });
+    g.op("cast", "Cast", { yq }, { c });
+    g.op("dq_c", "DequantizeLinear", { c }, { cf }); // two readers: stays
+    g.op("left", "Conv", { cf }, { a });
+    g.op("right", "Conv", { cf }, { b });
+    g.op("add", "Add", { a, b }, { sum });
+    g.op("q_out", "QuantizeLinear", { sum }, { out });
+    const auto workload = g.workload();
+    const auto run = applyStrategies(workload, { "fuse" }, testOptions(workload));
+    QVERIFY2(run, run ? "" : run.error().message.c_str());
+    const auto problem = meaningProblem(workload, *run);
+    QVERIFY2(problem.isEmpty(), qPrintable(problem));
+    const auto& graph = run->state.graph;
+    std::map<std::string, std::string> typesOf;
+    for (const auto& op : graph.ops) {
+        if (op.type == "Fused")
+            typesOf[op.name] = op.attributes.at("fused_types").text;
+        QVERIFY2(op.body.empty() || op.body.back().type != "DequantizeLinear", op.name.c_str());
+    }
+    const std::map<std::string, std::string> expectedTypes { { "quant", "QuantizeLinear" }, // alone: not fused
+        { "conv+relu+q+cast", "DequantizeLinear x2+Conv+Relu+QuantizeLinear+Cast" },
+        { "left+add+q_out", "Conv+Add+QuantizeLinear" } };
+    typesOf.emplace("quant", graph.ops[0].type);
+    QCOMPARE(typesOf, expectedTypes);
+    QVERIFY(std::any_of(graph.ops.begin(), graph.ops.end(), [](const Op& op) { return op.name == "dq_c"; }));
+    std::set<std::string> namesAfter;
+    for (const auto& buffer : run->workload.problem.buffers)
+        namesAfter.insert(buffer.tensors.begin(), buffer.tensors.end());
+    for (const auto t : { xf, wf, y, r, yq, a, sum })
+        QVERIFY2(!namesAfter.count(graph.tensors[t].name), graph.tensors[t].name.c_str());
+    for (const auto t : { xq, c, cf, b })
+        QVERIFY2(namesAfter.count(graph.tensors[t].name), graph.tensors[t].name.c_str());
+    // Peak before: xf + wf + y (conv's step) = 944 B; after, the 8-bit tensors and cf, a, b's group.
+    const auto plan = runPlanner(*plannerByName(kDefaultPlanner), run->workload.problem);
+    QVERIFY(plan && validatePlan(run->workload.problem, *plan).ok());
+    QVERIFY(lowerBound(run->workload.problem) < lowerBound(workload.problem));
 }
 
 // A fused graph still exports: each fused op is one node (its body is not ONNX), and the file

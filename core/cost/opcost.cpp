@@ -13,7 +13,7 @@ namespace {
 const std::set<std::string> kViews { "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity" };
 const std::set<std::string> kCheapElementwise { "Add", "Sub", "Mul", "Div", "Relu", "LeakyRelu", "PRelu", "Clip", "Abs", "Neg",
     "Max", "Min", "Sqrt", "Reciprocal", "Floor", "Ceil", "Round", "Sign", "Not", "And", "Or", "Xor", "Equal", "Less",
-    "Greater", "LessOrEqual", "GreaterOrEqual", "Where", "Cast", "Pow", "Mod", "HardSigmoid", "Dropout" };
+    "Greater", "LessOrEqual", "GreaterOrEqual", "Where", "Cast", "Pow", "Mod", "HardSigmoid", "Dropout", "QuantizeLinear", "DequantizeLinear" };
 const std::set<std::string> kCostlyElementwise { "Exp", "Log", "Erf", "Gelu", "Sigmoid", "Tanh", "Softplus", "Elu", "Selu",
     "Celu", "HardSwish", "Mish", "Sin", "Cos", "Swish", "SiLU" };
 const std::set<std::string> kDataMovement { "Concat", "Split", "Slice", "Gather", "GatherElements", "GatherND", "Transpose",

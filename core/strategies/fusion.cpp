@@ -15,7 +15,12 @@ bool isAnchor(const std::string& type)
     return type == "Conv" || type == "ConvTranspose" || type == "Gemm" || type == "MatMul";
 }
 
-bool isEpilogue(const std::string& type) { return type == "BatchNormalization" || isElementwiseOp(type); }
+// A DequantizeLinear is never an epilogue: a chain ending in one would write the float tensor a QDQ
+// model keeps out of memory. It joins the chain of the op that reads it instead (a prologue).
+bool isEpilogue(const std::string& type)
+{
+    return type != "DequantizeLinear" && (type == "BatchNormalization" || isElementwiseOp(type));
+}
 } // namespace
 
 Expected<Transformed> FusionStrategy::apply(Transformed state, const StrategyOptions& options) const
@@ -34,6 +39,7 @@ Expected<Transformed> FusionStrategy::apply(Transformed state, const StrategyOpt
                 if (std::find(readers[t].begin(), readers[t].end(), o) == readers[t].end())
                     readers[t].push_back(o);
     }
+    const auto producerOf = producers(graph);
     std::vector<bool> isOutput(graph.tensors.size(), false);
     for (auto t : graph.outputs)
         isOutput[t] = true;
@@ -49,6 +55,8 @@ Expected<Transformed> FusionStrategy::apply(Transformed state, const StrategyOpt
         if (inChain[first] || head.outputs.size() != 1 || !head.captured.empty()
             || !(isAnchor(head.type) || isEpilogue(head.type)))
             continue;
+        if (head.type == "DequantizeLinear")
+            continue; // a prologue of its reader's chain
         std::vector<OpIndex> chain { first };
         while (true) {
             const auto& last = graph.ops[chain.back()];
@@ -63,22 +71,44 @@ Expected<Transformed> FusionStrategy::apply(Transformed state, const StrategyOpt
                 break;
             chain.push_back(next);
         }
-        if (chain.size() < 2)
+        // Prologues: a DequantizeLinear whose float output only this chain op reads runs inside the
+        // group, just before its reader, so the float tensor never exists (the QDQ form of a
+        // quantized model: DQ(x), DQ(w), DQ(bias) -> Conv -> Relu -> QuantizeLinear).
+        std::vector<OpIndex> members;
+        for (auto o : chain) {
+            for (auto t : graph.ops[o].inputs) {
+                const auto producer = producerOf[std::size_t(t)];
+                if (producer < 0 || graph.tensors[t].kind != TensorKind::Activation || isOutput[t] || readers[t].size() != 1)
+                    continue;
+                const auto& dq = graph.ops[producer];
+                if (dq.type == "DequantizeLinear" && !inChain[producer] && dq.outputs.size() == 1 && dq.captured.empty()
+                    && std::find(members.begin(), members.end(), producer) == members.end())
+                    members.push_back(producer);
+            }
+            members.push_back(o);
+        }
+        if (members.size() < 2)
             continue;
-        for (auto o : chain)
+        for (auto o : members)
             inChain[o] = true;
 
         // Outside inputs in first-use order; intermediates are the outputs of all but the last op.
         std::set<TensorIndex> intermediates;
-        for (std::size_t i = 0; i + 1 < chain.size(); ++i)
-            intermediates.insert(graph.ops[chain[i]].outputs[0]);
+        for (std::size_t i = 0; i + 1 < members.size(); ++i)
+            intermediates.insert(graph.ops[members[i]].outputs[0]);
         Op fused;
         fused.type = "Fused";
+        // Named after the chain's ops; the prologues are counted in the types ("DequantizeLinear x3+Conv+...").
         std::string types;
-        for (auto o : chain) {
+        int prologues = 0;
+        for (auto o : members) {
             const auto& op = graph.ops[o];
-            fused.name += (fused.name.empty() ? "" : "+") + op.name;
-            types += (types.empty() ? "" : "+") + op.type;
+            if (std::find(chain.begin(), chain.end(), o) == chain.end()) {
+                ++prologues;
+            } else {
+                fused.name += (fused.name.empty() ? "" : "+") + op.name;
+                types += (types.empty() ? "" : "+") + op.type;
+            }
             for (auto t : op.inputs)
                 if (!intermediates.count(t) && std::find(fused.inputs.begin(), fused.inputs.end(), t) == fused.inputs.end())
                     fused.inputs.push_back(t);
@@ -86,6 +116,8 @@ Expected<Transformed> FusionStrategy::apply(Transformed state, const StrategyOpt
             fused.body.push_back(op); // with its attributes: an executor runs the group op by op
         }
         fused.outputs = graph.ops[chain.back()].outputs;
+        if (prologues > 0)
+            types = "DequantizeLinear x" + std::to_string(prologues) + "+" + types;
         fused.attributes["fused_types"].text = types;
         for (auto t : intermediates)
             savedTraffic += 2.0 * std::max<Bytes>(graph.tensors[t].size, 0);
@@ -94,8 +126,8 @@ Expected<Transformed> FusionStrategy::apply(Transformed state, const StrategyOpt
             names += (names.empty() ? "" : ", ") + graph.tensors[t].name;
         report.details.push_back(fused.name + " (" + types + "): drops " + names);
         // The fused op takes the last op's slot in the schedule; the others leave it.
-        for (std::size_t i = 0; i + 1 < chain.size(); ++i)
-            removed[chain[i]] = true;
+        for (std::size_t i = 0; i + 1 < members.size(); ++i)
+            removed[members[i]] = true;
         graph.ops[chain.back()] = std::move(fused);
     }
     if (report.details.empty()) {
