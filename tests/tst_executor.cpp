@@ -6,6 +6,7 @@
 #include "graphbuilder.h"
 #include "exec/executor.h"
 #include "exec/kernels.h"
+#include "exec/opcall.h"
 #include "io/workload.h"
 #include "onnx/onnximport.h"
 #include "planners/metrics.h"
@@ -204,6 +205,7 @@ private slots:
     void fusedBodiesFollowSwapAndRecompute();
     void progressAndCancel();
     void scatterElementsRefusesIndicesPastData();
+    void fusedScratchPacksByLifetime();
 };
 
 void TestExecutor::backendNodeTests()
@@ -592,16 +594,14 @@ void TestExecutor::strategyPlanCheck()
         QVERIFY(check->planned.opsSynthetic <= untransformed->opsSynthetic);
         if (untransformed->opsSynthetic == 0)
             QCOMPARE(check->planned.opsSynthetic, 0);
-        // The fused intermediates are kernel scratch, not arena: the scratch holds the largest group's.
-        core::Bytes largestGroup = 0;
-        for (const auto& op : w.graph->ops) {
-            core::Bytes group = 0;
+        // The fused intermediates are kernel scratch, not arena (packed by their lifetimes inside each
+        // body: fusedScratchPacksByLifetime), so the scratch holds at least the largest of them.
+        core::Bytes largestInternal = 0;
+        for (const auto& op : w.graph->ops)
             for (auto t : core::fusedInternals(op))
-                group += w.graph->tensors[t].size;
-            largestGroup = std::max(largestGroup, group);
-        }
-        QVERIFY(largestGroup > 0);
-        QVERIFY(check->planned.scratchBytes >= largestGroup);
+                largestInternal = std::max(largestInternal, w.graph->tensors[t].size);
+        QVERIFY(largestInternal > 0);
+        QVERIFY(check->planned.scratchBytes >= largestInternal);
         for (const auto& buffer : w.problem.buffers)
             for (const auto& op : w.graph->ops)
                 for (auto t : core::fusedInternals(op))
@@ -728,6 +728,53 @@ void TestExecutor::scatterElementsRefusesIndicesPastData()
     call.in[1].count = call.in[2].count = 4;
     QVERIFY(kernel(call));
     QCOMPARE(y, (std::vector<float> { 5, 1, 1, 5, 1, 1 }));
+}
+
+// A fused quantized group's internals (dequantized input and weights, the convolution's output,
+// the activation) take only what is live at once: the three read by the convolution side by side,
+// the Relu's output in the convolution's room. A Softmax reads its whole input, so it gets its own.
+void TestExecutor::fusedScratchPacksByLifetime()
+{
+    for (const char* activation : { "Relu", "Softmax" }) {
+        GraphBuilder b;
+        const auto xq = b.tensor("xq", { 1, 4, 8, 8 }, core::TensorKind::Input, core::DType::UInt8);
+        const auto wq = b.tensor("wq", { 4, 4, 1, 1 }, core::TensorKind::Weight, core::DType::Int8);
+        const auto af = b.tensor("af", { 1, 4, 8, 8 }), wf = b.tensor("wf", { 4, 4, 1, 1 });
+        const auto y = b.tensor("y", { 1, 4, 8, 8 }), r = b.tensor("r", { 1, 4, 8, 8 });
+        const auto out = b.tensor("out", { 1, 4, 8, 8 }, core::TensorKind::Output, core::DType::UInt8);
+        core::Op fused;
+        fused.name = "group";
+        fused.type = "Fused";
+        fused.inputs = { xq, wq };
+        fused.outputs = { out };
+        const auto part = [&](const char* type, std::vector<core::TensorIndex> in, core::TensorIndex o) {
+            core::Op p;
+            p.name = std::string(type) + std::to_string(fused.body.size());
+            p.type = type;
+            p.inputs = std::move(in);
+            p.outputs = { o };
+            fused.body.push_back(std::move(p));
+        };
+        part("DequantizeLinear", { xq }, af);
+        part("DequantizeLinear", { wq }, wf);
+        part("Conv", { af, wf }, y);
+        part(activation, { y }, r);
+        part("QuantizeLinear", { r }, out);
+        const auto layout = core::exec::fusedScratchLayout(b.g, { &fused }, 64);
+        QVERIFY2(layout, layout ? "" : layout.error().message.c_str());
+        for (const auto t : { af, wf, y, r })
+            QVERIFY(layout->internal[std::size_t(t)]);
+        QVERIFY(!layout->internal[std::size_t(out)]);
+        const auto overlap = [&](core::TensorIndex p, core::TensorIndex q) {
+            const auto a = layout->offset[std::size_t(p)], c = layout->offset[std::size_t(q)];
+            return a < c + b.g.tensors[std::size_t(q)].size && c < a + b.g.tensors[std::size_t(p)].size;
+        };
+        QVERIFY(!overlap(af, y) && !overlap(wf, y) && !overlap(af, wf));
+        const bool relu = std::string(activation) == "Relu";
+        QCOMPARE(layout->offset[std::size_t(r)] == layout->offset[std::size_t(y)], relu);
+        QVERIFY(!overlap(y, r) || relu); // Softmax: its output never overlaps its input
+        QCOMPARE(layout->bytes, core::Bytes(1024 + 64 + 1024)); // at the convolution; the sum would be 3136
+    }
 }
 
 QTEST_GUILESS_MAIN(TestExecutor)

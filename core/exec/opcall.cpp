@@ -2,6 +2,9 @@
 // SPDX-FileCopyrightText: MemPlan authors
 #include "exec/opcall.h"
 
+#include "cost/opcost.h"
+#include "planners/planner.h"
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -219,15 +222,60 @@ Expected<FusedScratch> fusedScratchLayout(const Graph& g, const std::vector<cons
                     if (t < 0 || t >= TensorIndex(g.tensors.size()))
                         return makeError(ErrorCode::InvalidArgument,
                             "fused op '" + op.name + "': body op '" + part.name + "' names a tensor index out of range");
-        Bytes used = 0;
-        for (const auto t : fusedInternals(op)) {
-            if (scratch.internal[std::size_t(t)])
-                continue; // a recompute clone of a fused op shares its internals; same offsets, same size
-            scratch.internal[std::size_t(t)] = true;
-            scratch.offset[std::size_t(t)] = used;
-            used += alignUp(std::max<Bytes>(g.tensors[std::size_t(t)].size, 0), alignment);
+        const auto internals = fusedInternals(op);
+        // A recompute clone of a fused op shares its internals: same offsets, same size.
+        if (internals.empty() || scratch.internal[std::size_t(internals.front())])
+            continue;
+        // Internal t lives from the body op that writes it through the last body op that reads it
+        // (inclusive: a kernel's output never overlaps its inputs), and the internals are packed as
+        // the arena is, so a long group (a quantized one: dequantized input and weights, the
+        // convolution, its activation) holds only what is live at once. As the inplace strategy
+        // does in the arena, an elementwise body op writes into an internal input of its size that
+        // it reads last (Conv -> Relu: the activation overwrites the convolution's output).
+        PlanProblem problem;
+        problem.alignment = alignment;
+        problem.steps = Step(op.body.size());
+        std::vector<std::size_t> bufferOf(internals.size());
+        for (std::size_t i = 0; i < internals.size(); ++i) {
+            const auto t = internals[i];
+            Lifetime life { problem.steps, 0 };
+            for (std::size_t k = 0; k < op.body.size(); ++k) {
+                const auto& part = op.body[k];
+                if (std::find(part.outputs.begin(), part.outputs.end(), t) != part.outputs.end())
+                    life.start = std::min(life.start, Step(k));
+                if (std::find(part.inputs.begin(), part.inputs.end(), t) != part.inputs.end())
+                    life.end = Step(k) + 1;
+            }
+            life.end = std::max(life.end, life.start + 1);
+            const Bytes size = std::max<Bytes>(g.tensors[std::size_t(t)].size, 0);
+            const auto& writer = op.body[std::size_t(life.start)];
+            bool aliased = false;
+            for (std::size_t j = 0; j < i && !aliased && writer.outputs.size() == 1 && isElementwiseOp(writer.type); ++j) {
+                auto& held = problem.buffers[bufferOf[j]];
+                const auto x = internals[j];
+                if (std::find(writer.inputs.begin(), writer.inputs.end(), x) != writer.inputs.end()
+                    && held.lifetime.end == life.start + 1 && g.tensors[std::size_t(x)].size == size && size > 0) {
+                    bufferOf[i] = bufferOf[j];
+                    held.lifetime.end = life.end;
+                    aliased = true;
+                }
+            }
+            if (aliased)
+                continue;
+            Buffer b;
+            b.lifetime = life;
+            b.size = alignUp(size, alignment);
+            bufferOf[i] = problem.buffers.size();
+            problem.buffers.push_back(std::move(b));
         }
-        scratch.bytes = std::max(scratch.bytes, used);
+        const auto plan = runPlanner(*plannerByName(kDefaultPlanner), problem);
+        if (!plan)
+            return plan.error();
+        for (std::size_t i = 0; i < internals.size(); ++i) {
+            scratch.internal[std::size_t(internals[i])] = true;
+            scratch.offset[std::size_t(internals[i])] = plan->offsets[bufferOf[i]];
+        }
+        scratch.bytes = std::max(scratch.bytes, plan->arenaSize);
     }
     return scratch;
 }

@@ -56,7 +56,8 @@ bool runPrepared(const Graph& g, const PreparedCall& p, const RunOptions& option
 bool runCall(const Graph& g, const KernelCall& call, OpIndex opIndex, Kernel kernel, const RunOptions& options);
 
 // Fused scratch: one allocation holding the internal tensors of the fused op that needs most; every
-// fused op's internals start at offset 0, since fused ops run one at a time.
+// fused op's internals lie from offset 0, since fused ops run one at a time, packed by their
+// lifetimes inside the body (an internal's room is reused once its last body reader has run).
 struct FusedScratch {
     std::vector<bool> internal; // per tensor
     std::vector<Bytes> offset;  // per tensor: offset in the scratch, -1 when not internal
