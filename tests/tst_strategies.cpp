@@ -395,11 +395,16 @@ void TestStrategies::fusionKeepsQuantizedTensorsOnly()
     g.op("relu", "Relu", { y }, { r });
     g.op("q", "QuantizeLinear", { r }, { yq });
     g.op("cast", "Cast", { yq }, { c });
-    g.op("dq_c", "DequantizeLinear", { c }, { cf }); // two readers: stays
+    g.op("dq_c", "DequantizeLinear", { c }, { cf }); // cf has two readers: dq_c stays an op
     g.op("left", "Conv", { cf }, { a });
     g.op("right", "Conv", { cf }, { b });
     g.op("add", "Add", { a, b }, { sum });
     g.op("q_out", "QuantizeLinear", { sum }, { out });
+    // A pooling op heads a group as a convolution does.
+    const auto pf = g.tensor("pf", 400), pm = g.tensor("pm", 100), pq = g.tensor("pq", 25, TensorKind::Output);
+    g.op("dq_p", "DequantizeLinear", { c }, { pf });
+    g.op("pool", "MaxPool", { pf }, { pm });
+    g.op("q_pool", "QuantizeLinear", { pm }, { pq });
     const auto workload = g.workload();
     const auto run = applyStrategies(workload, { "fuse" }, testOptions(workload));
     QVERIFY2(run, run ? "" : run.error().message.c_str());
@@ -414,14 +419,14 @@ void TestStrategies::fusionKeepsQuantizedTensorsOnly()
     }
     const std::map<std::string, std::string> expectedTypes { { "quant", "QuantizeLinear" }, // alone: not fused
         { "conv+relu+q+cast", "DequantizeLinear x2+Conv+Relu+QuantizeLinear+Cast" },
-        { "left+add+q_out", "Conv+Add+QuantizeLinear" } };
+        { "left+add+q_out", "Conv+Add+QuantizeLinear" }, { "pool+q_pool", "DequantizeLinear x1+MaxPool+QuantizeLinear" } };
     typesOf.emplace("quant", graph.ops[0].type);
     QCOMPARE(typesOf, expectedTypes);
     QVERIFY(std::any_of(graph.ops.begin(), graph.ops.end(), [](const Op& op) { return op.name == "dq_c"; }));
     std::set<std::string> namesAfter;
     for (const auto& buffer : run->workload.problem.buffers)
         namesAfter.insert(buffer.tensors.begin(), buffer.tensors.end());
-    for (const auto t : { xf, wf, y, r, yq, a, sum })
+    for (const auto t : { xf, wf, y, r, yq, a, sum, pf, pm })
         QVERIFY2(!namesAfter.count(graph.tensors[t].name), graph.tensors[t].name.c_str());
     for (const auto t : { xq, c, cf, b })
         QVERIFY2(namesAfter.count(graph.tensors[t].name), graph.tensors[t].name.c_str());

@@ -10,9 +10,12 @@
 namespace core {
 
 namespace {
+// The ops a chain may start with besides epilogues: the heavy ops, and the pooling ops (in a
+// quantized model DQ -> MaxPool -> QuantizeLinear is a group like DQ -> Conv -> QuantizeLinear).
 bool isAnchor(const std::string& type)
 {
-    return type == "Conv" || type == "ConvTranspose" || type == "Gemm" || type == "MatMul";
+    return type == "Conv" || type == "ConvTranspose" || type == "Gemm" || type == "MatMul" || type == "MaxPool"
+        || type == "AveragePool" || type == "GlobalAveragePool" || type == "GlobalMaxPool";
 }
 
 // A DequantizeLinear is never an epilogue: a chain ending in one would write the float tensor a QDQ

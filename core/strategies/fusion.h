@@ -3,11 +3,12 @@
 #pragma once
 
 // Fusion: runs a chain of ops as one op so the tensors between them never exist.
-// - A chain starts at a Conv, ConvTranspose, Gemm, MatMul, BatchNormalization or elementwise op and grows while the
+// - A chain starts at a Conv, ConvTranspose, Gemm, MatMul, pooling (MaxPool, AveragePool, GlobalAveragePool,
+//   GlobalMaxPool), BatchNormalization or elementwise op and grows while the
 //   current output has exactly one reader, is not a graph output, and that reader is an epilogue:
 //   BatchNormalization or an elementwise op (bias Add, activation, residual Add, scale Mul,
 //   QuantizeLinear, Cast, ...). Two anchors (Conv then MatMul) never fuse: a fused op has at most one
-//   heavy op, first.
+//   heavy or pooling op, first.
 // - Quantized (QDQ) models: a DequantizeLinear whose float output only one chain op reads joins that
 //   chain as a prologue, run just before its reader; a DequantizeLinear never starts or extends a
 //   chain. So DQ(x), DQ(w), DQ(bias) -> Conv -> Relu -> QuantizeLinear becomes one op that reads and
