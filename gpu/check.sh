@@ -70,8 +70,8 @@ if [[ ! -f "$root/tests/models/resnet50.onnx" ]] && python3 -c 'import torch, to
     python3 "$root/scripts/make_models.py" --only resnet50 "$out/models" >/dev/null 2>&1 \
         && models+=("$out/models/resnet50.onnx") || echo "check.sh: could not export resnet50 here" >&2
 fi
-for entry in "${models[@]}"; do # ResNet-50 fused too: its fused ops' bodies on the device
-    [[ "$entry" == */resnet50.onnx ]] && models+=("$entry+fuse")
+for entry in "${models[@]}"; do # ResNet-50 and the int8 MobileNetV2 fused too: fused bodies on the device
+    [[ "$entry" == */resnet50.onnx || "$entry" == */qmobilenet_v2.onnx ]] && models+=("$entry+fuse")
 done
 jsons=()
 for entry in "${models[@]}"; do

@@ -190,6 +190,55 @@ MEMPLAN_HD inline void castElement(Scalar from, const void* x, Scalar to, void* 
     }
 }
 
+// ---- Linear quantization (QuantizeLinear, DequantizeLinear) as the CPU kernels compute it
+// (core/exec/kernels_quantize.cpp): float32 division and multiplication, round half to even, then
+// saturation. The scale (float32) and the optional zero point hold one entry for every element
+// (channels 1) or one per index along the op's axis: element i uses entry (i / inner) % channels.
+struct QuantAxis {
+    std::int64_t channels = 1, inner = 1;
+
+    MEMPLAN_HD std::int64_t entry(std::int64_t i) const { return channels == 1 ? 0 : (i / inner) % channels; }
+};
+
+// Element i of an integer tensor of type Int8, UInt8 or Int32, as int64 (0 for another type).
+MEMPLAN_HD inline std::int64_t integerElement(Scalar type, const void* p, std::int64_t i)
+{
+    switch (type) {
+    case Scalar::UInt8: return static_cast<const std::uint8_t*>(p)[i];
+    case Scalar::Int8: return static_cast<const std::int8_t*>(p)[i];
+    case Scalar::Int32: return static_cast<const std::int32_t*>(p)[i];
+    default: return 0;
+    }
+}
+
+// y[i] = saturate(round_half_even(x[i] / scale) + zero point) into uint8 or int8 (`type`, also the
+// zero point's type; zeroPoint may be null: 0). The quotient is clamped to ±1e9 before rounding (NaN:
+// 0), as on the CPU, so the int64 conversion is defined and saturation sees the right side. rintf
+// rounds half to even in the default rounding mode, as the CPU's nearbyint; the division must be
+// IEEE (no fast-math: nvcc's default -prec-div=true).
+MEMPLAN_HD inline void quantizeElement(const float* x, const float* scale, const void* zeroPoint, Scalar type, void* y, const QuantAxis& q,
+    std::int64_t i)
+{
+    const std::int64_t e = q.entry(i);
+    const float v = x[i] / scale[e];
+    const std::int64_t rounded = v != v ? 0 : std::int64_t(rintf(v < -1e9f ? -1e9f : 1e9f < v ? 1e9f : v));
+    const std::int64_t r = rounded + (zeroPoint ? integerElement(type, zeroPoint, e) : 0);
+    if (type == Scalar::UInt8)
+        static_cast<std::uint8_t*>(y)[i] = std::uint8_t(r < 0 ? 0 : r > 255 ? 255 : r);
+    else
+        static_cast<std::int8_t*>(y)[i] = std::int8_t(r < -128 ? -128 : r > 127 ? 127 : r);
+}
+
+// y[i] = (float(x[i]) - float(zero point)) * scale for x of uint8, int8 or int32 (`type`, also the
+// zero point's; zeroPoint may be null: 0), the conversions from int64 as on the CPU.
+MEMPLAN_HD inline void dequantizeElement(Scalar type, const void* x, const float* scale, const void* zeroPoint, float* y, const QuantAxis& q,
+    std::int64_t i)
+{
+    const std::int64_t e = q.entry(i);
+    const float zero = zeroPoint ? float(integerElement(type, zeroPoint, e)) : 0.0f;
+    y[i] = (float(integerElement(type, x, i)) - zero) * scale[e];
+}
+
 // Element i of the im2col matrix col[((c*kd + a)*kh + ki)*kw + kj][(od*OH + oh)*OW + ow] of one
 // image x[C][D][H][W].
 MEMPLAN_HD inline float im2colElement(const float* x, const Window& w, std::int64_t i)

@@ -38,6 +38,28 @@ std::optional<kernels::Scalar> scalarOf(DType t)
     }
 }
 
+// The scale (slot 1) and zero point (slot 2) of a Q or DQ call on data `x`, as the CPU's quantParams.
+bool quantAxis(const KernelCall& c, const TensorView& x, kernels::QuantAxis& q)
+{
+    if (!c.has(1) || c.in[1].dtype != DType::Float32 || c.attrInt("block_size", 0) != 0)
+        return false;
+    const auto& scale = c.in[1];
+    if (c.has(2) && c.in[2].count != scale.count)
+        return false;
+    q = {};
+    if (scale.count == 1 && scale.rank() <= 1)
+        return true;
+    if (scale.rank() != 1 || x.rank() == 0)
+        return false;
+    const int axis = core::exec::normAxis(c.attrInt("axis", 1), x.rank());
+    if (x.shape[std::size_t(axis)] != scale.count)
+        return false;
+    q.channels = scale.count;
+    for (int d = axis + 1; d < x.rank(); ++d)
+        q.inner *= x.shape[std::size_t(d)];
+    return true;
+}
+
 } // namespace
 
 const std::map<std::string, kernels::Unary>& unaryOpTypes()
@@ -166,6 +188,33 @@ bool castParams(const KernelCall& c, kernels::Scalar& from, kernels::Scalar& to)
         return false;
     from = *x;
     to = *y;
+    return true;
+}
+
+bool quantizeParams(const KernelCall& c, kernels::Scalar& type, kernels::QuantAxis& axis)
+{
+    if (!c.has(0) || c.out.size() != 1)
+        return false;
+    const auto &x = c.in[0], &y = c.out[0];
+    if (x.dtype != DType::Float32 || (y.dtype != DType::UInt8 && y.dtype != DType::Int8) || y.count != x.count || !quantAxis(c, x, axis))
+        return false;
+    if (c.has(2) && c.in[2].dtype != y.dtype)
+        return false;
+    type = *scalarOf(y.dtype);
+    return true;
+}
+
+bool dequantizeParams(const KernelCall& c, kernels::Scalar& type, kernels::QuantAxis& axis)
+{
+    if (!c.has(0) || c.out.size() != 1)
+        return false;
+    const auto &x = c.in[0], &y = c.out[0];
+    if ((x.dtype != DType::UInt8 && x.dtype != DType::Int8 && x.dtype != DType::Int32) || y.dtype != DType::Float32 || y.count != x.count
+        || !quantAxis(c, x, axis))
+        return false;
+    if (c.has(2) && c.in[2].dtype != x.dtype)
+        return false;
+    type = *scalarOf(x.dtype);
     return true;
 }
 

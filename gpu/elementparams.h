@@ -3,7 +3,7 @@
 #pragma once
 
 // Parameters of the elementwise device kernels (unary and binary float math, comparisons, Not,
-// Where, Cast) from an op call, with the CPU kernels' rules (core/exec/kernels_elementwise.cpp).
+// Where, Cast, QuantizeLinear, DequantizeLinear) from an op call, with the CPU kernels' rules (core/exec/kernels_elementwise.cpp).
 // Host code without CUDA headers, shared by the device ops (opselementwise.cpp) and the host tests
 // (tests/gpumathdrivers.h). Inputs read as parameters (Clip's bounds) must point at host memory;
 // tensor data is not read otherwise. Each returns false for a call the device kernel does not
@@ -43,5 +43,14 @@ bool whereParams(const core::exec::KernelCall& call, int& elementBytes, kernels:
 
 // Cast between two kernels::Scalar types.
 bool castParams(const core::exec::KernelCall& call, kernels::Scalar& from, kernels::Scalar& to);
+
+// QuantizeLinear float32 -> uint8/int8 (`type`: the output's and the zero point's) and
+// DequantizeLinear uint8/int8/int32 (`type`: the input's and the zero point's) -> float32, with the
+// CPU kernel's checks (core/exec/kernels_quantize.cpp): a float32 scale of one element, or 1-D of the
+// data's extent along `axis` (default 1); a zero point (optional) of the scale's element count and
+// of `type`; no block_size. Only shapes and dtypes are read: the kernel reads scale and zero point
+// through the call's views (device memory on the device).
+bool quantizeParams(const core::exec::KernelCall& call, kernels::Scalar& type, kernels::QuantAxis& axis);
+bool dequantizeParams(const core::exec::KernelCall& call, kernels::Scalar& type, kernels::QuantAxis& axis);
 
 } // namespace gpu

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: MemPlan authors
-// Straightforward kernels, float32 but for comparisons, logical ops, Where, Cast and the index ops: one thread per output element (grid-stride), one thread per row
+// Straightforward kernels, float32 but for comparisons, logical ops, Where, Cast, quantization and the index ops: one thread per output element (grid-stride), one thread per row
 // for the reductions, the math of each in elementmath.h. Clarity over speed; GEMM-shaped work goes
 // to cuBLAS in ops.cpp.
 #include "kernels.h"
@@ -82,6 +82,16 @@ __global__ void whereKernel(T* y, const std::uint8_t* condition, const T* a, con
 __global__ void castKernel(Scalar from, const void* x, Scalar to, void* y, std::int64_t n)
 {
     GRID_LOOP(i, n) castElement(from, x, to, y, i);
+}
+
+__global__ void quantizeKernel(const float* x, const float* scale, const void* zeroPoint, Scalar type, void* y, QuantAxis q, std::int64_t n)
+{
+    GRID_LOOP(i, n) quantizeElement(x, scale, zeroPoint, type, y, q, i);
+}
+
+__global__ void dequantizeKernel(Scalar type, const void* x, const float* scale, const void* zeroPoint, float* y, QuantAxis q, std::int64_t n)
+{
+    GRID_LOOP(i, n) dequantizeElement(type, x, scale, zeroPoint, y, q, i);
 }
 
 __global__ void broadcastScaledKernel(float* y, const float* a, float scale, Broadcast s, std::int64_t n)
@@ -239,6 +249,22 @@ cudaError_t cast(Scalar from, const void* x, Scalar to, void* y, std::int64_t n,
 {
     if (n > 0)
         LAUNCH(castKernel, n, stream, from, x, to, y, n);
+    return cudaGetLastError();
+}
+
+cudaError_t quantize(const float* x, const float* scale, const void* zeroPoint, Scalar type, void* y, const QuantAxis& axis, std::int64_t n,
+    cudaStream_t stream)
+{
+    if (n > 0)
+        LAUNCH(quantizeKernel, n, stream, x, scale, zeroPoint, type, y, axis, n);
+    return cudaGetLastError();
+}
+
+cudaError_t dequantize(Scalar type, const void* x, const float* scale, const void* zeroPoint, float* y, const QuantAxis& axis, std::int64_t n,
+    cudaStream_t stream)
+{
+    if (n > 0)
+        LAUNCH(dequantizeKernel, n, stream, type, x, scale, zeroPoint, y, axis, n);
     return cudaGetLastError();
 }
 

@@ -2,7 +2,7 @@
 // SPDX-FileCopyrightText: MemPlan authors
 #pragma once
 
-// Private to gpu/: device kernels (float32, but for comparisons, logical ops, Where, Cast and the index ops) behind plain
+// Private to gpu/: device kernels (float32, but for comparisons, logical ops, Where, Cast, quantization and the index ops) behind plain
 // launch functions, so that only kernels.cu needs nvcc. Every launcher enqueues on `stream` and
 // returns cudaGetLastError() (launch errors; execution errors surface at the next synchronising
 // call). Sizes are element counts; all pointers are device pointers; n == 0 launches nothing.
@@ -34,6 +34,13 @@ cudaError_t where(void* y, const std::uint8_t* condition, const void* a, const v
     std::int64_t n, cudaStream_t stream);
 // y = x converted element by element (castElement).
 cudaError_t cast(Scalar from, const void* x, Scalar to, void* y, std::int64_t n, cudaStream_t stream);
+// QuantizeLinear (quantizeElement) of float32 x into y of `type` (uint8, int8) and DequantizeLinear
+// (dequantizeElement) of x of `type` (uint8, int8, int32) into float32 y; scale and zero point
+// (may be null) hold axis.channels entries.
+cudaError_t quantize(const float* x, const float* scale, const void* zeroPoint, Scalar type, void* y, const QuantAxis& axis, std::int64_t n,
+    cudaStream_t stream);
+cudaError_t dequantize(Scalar type, const void* x, const float* scale, const void* zeroPoint, float* y, const QuantAxis& axis, std::int64_t n,
+    cudaStream_t stream);
 
 // col[c*kh*kw + i*kw + j][oh*OW + ow] from one image x[C][H][W]; zero outside the image.
 cudaError_t im2col(float* col, const float* x, const Window& w, cudaStream_t stream);

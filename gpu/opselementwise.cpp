@@ -74,6 +74,32 @@ Outcome cast(const DeviceCall& d)
     return launched(kernels::cast(from, c.in[0].data, to, c.out[0].data, c.out[0].count, d.stream), "kernels::cast");
 }
 
+// Scale and zero point are read by the kernel through their device views (one entry, or one per
+// index along the axis), so they may be weights or computed at run time.
+Outcome quantize(const DeviceCall& d)
+{
+    const auto& c = d.call;
+    kernels::Scalar type;
+    kernels::QuantAxis axis;
+    if (!quantizeParams(c, type, axis))
+        return kUnsupported;
+    return launched(kernels::quantize(c.in[0].f32(), c.in[1].f32(), c.has(2) ? c.in[2].data : nullptr, type, c.out[0].data, axis,
+                        c.out[0].count, d.stream),
+        "kernels::quantize");
+}
+
+Outcome dequantize(const DeviceCall& d)
+{
+    const auto& c = d.call;
+    kernels::Scalar type;
+    kernels::QuantAxis axis;
+    if (!dequantizeParams(c, type, axis))
+        return kUnsupported;
+    return launched(kernels::dequantize(type, c.in[0].data, c.in[1].f32(), c.has(2) ? c.in[2].data : nullptr, c.out[0].f32(), axis,
+                        c.out[0].count, d.stream),
+        "kernels::dequantize");
+}
+
 } // namespace
 
 void addElementwiseKernels(std::map<std::string, DeviceKernel>& t)
@@ -87,6 +113,8 @@ void addElementwiseKernels(std::map<std::string, DeviceKernel>& t)
     t["Not"] = logicalNot;
     t["Where"] = where;
     t["Cast"] = cast;
+    t["QuantizeLinear"] = quantize;
+    t["DequantizeLinear"] = dequantize;
 }
 
 } // namespace gpu

@@ -7,7 +7,7 @@
 #
 # Contents of OUT (default gpu-pack, git-ignored): memplan (stripped), lib/ (libonnx, libonnx_proto,
 # libprotobuf as linked here), lib-fallback/ (libstdc++ and libgcc_s, used only when the machine's
-# own are older), models/ (tests/models/mobilenet_v2.onnx, gpt_decoder.onnx and maxvit_small.onnx when present; ResNet-50 is exported there
+# own are older), models/ (tests/models/mobilenet_v2.onnx, gpt_decoder.onnx, maxvit_small.onnx and qmobilenet_v2.onnx when present; ResNet-50 is exported there
 # by check.sh, it is too large to carry). cuBLAS is not packed: the machine's CUDA 13 provides it.
 # Environment: BUILD_DIR (default build; configured with the CUDA executor on), OUT.
 set -euo pipefail
@@ -32,7 +32,7 @@ ldd "$build/app/memplan" | awk '/=> \// {print $3}' | while read -r lib; do
         *) cp -L "$lib" "$out/lib/" ;;
     esac
 done
-for model in mobilenet_v2 gpt_decoder maxvit_small; do
+for model in mobilenet_v2 gpt_decoder maxvit_small qmobilenet_v2; do
     [[ -f "$root/tests/models/$model.onnx" ]] && cp "$root/tests/models/$model.onnx" "$out/models/"
 done
 du -sh "$out"

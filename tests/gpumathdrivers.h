@@ -104,6 +104,28 @@ inline std::string cast(const KernelCall& c)
     return "castElement";
 }
 
+inline std::string quantize(const KernelCall& c)
+{
+    k::Scalar type;
+    k::QuantAxis axis;
+    if (!gpu::quantizeParams(c, type, axis))
+        return {};
+    for (std::int64_t i = 0; i < c.out[0].count; ++i)
+        k::quantizeElement(c.in[0].f32(), c.in[1].f32(), c.has(2) ? c.in[2].data : nullptr, type, c.out[0].data, axis, i);
+    return "quantizeElement";
+}
+
+inline std::string dequantize(const KernelCall& c)
+{
+    k::Scalar type;
+    k::QuantAxis axis;
+    if (!gpu::dequantizeParams(c, type, axis))
+        return {};
+    for (std::int64_t i = 0; i < c.out[0].count; ++i)
+        k::dequantizeElement(type, c.in[0].data, c.in[1].f32(), c.has(2) ? c.in[2].data : nullptr, c.out[0].f32(), axis, i);
+    return "dequantizeElement";
+}
+
 // Conv as the device runs it: im2col per image and group (element function), then the product.
 inline std::string conv(const KernelCall& c)
 {
@@ -414,6 +436,8 @@ inline const std::map<std::string, Driver>& drivers()
         m["Not"] = logicalNot;
         m["Where"] = where;
         m["Cast"] = cast;
+        m["QuantizeLinear"] = quantize;
+        m["DequantizeLinear"] = dequantize;
         return m;
     }();
     return t;

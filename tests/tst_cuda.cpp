@@ -214,6 +214,8 @@ private slots:
     void einsumOnTheDevice();
     void volumesOnTheDevice();
     void pixelShuffleOnTheDevice();
+    void quantizedGroupOnTheDevice_data();
+    void quantizedGroupOnTheDevice();
 #endif
 #ifdef MEMPLAN_CUDA_EMULATION
     void missingStreamWaitsCaught();
@@ -972,6 +974,96 @@ void TestCuda::pixelShuffleOnTheDevice()
             op->attributes["mode"].text = mode;
     }
     runsLikeTheCpu(b.workload("pixel shuffle", 256), std::make_shared<core::ModelData>(), 0);
+}
+
+// A QDQ model, float input -> QuantizeLinear -> DequantizeLinear -> Conv (weights DequantizeLinear
+// of int8 per output channel, bias of int32 per channel) -> Relu -> QuantizeLinear -> uint8 output
+// and its DequantizeLinear -> float output, runs with no op on the host and equals the CPU bit for
+// bit; after the fuse strategy, the group DQ x3+Conv+Relu+Q runs on the device as one fused op.
+// Every scale is a power of two, so the convolution is exact in any summation order (even with
+// TF32 inputs) and only the quantization decides the bits: the output scale puts a tie (x.5) on
+// about one positive output in eight (rounded half to even) and saturates the largest at 255; the
+// per-channel weight scales and zero points differ, so the axis matters.
+void TestCuda::quantizedGroupOnTheDevice_data()
+{
+    QTest::addColumn<bool>("fused");
+    QTest::newRow("ops") << false;
+    QTest::newRow("fused") << true;
+}
+
+void TestCuda::quantizedGroupOnTheDevice()
+{
+    using core::DType;
+    using core::TensorKind;
+    QFETCH(bool, fused);
+    GraphBuilder b;
+    auto data = std::make_shared<core::ModelData>();
+    const float xScale = 1.0f / 64, yScale = 1.0f / 32;
+    const std::uint8_t xZero = 128, yZero = 3;
+    std::vector<std::int8_t> w(8 * 4 * 3 * 3);
+    for (std::size_t i = 0; i < w.size(); ++i)
+        w[i] = std::int8_t(int(i * 7 % 9) - 4);
+    const std::vector<float> wScale { 0.25f, 1.0f, 0.5f, 2.0f, 0.125f, 1.0f, 0.5f, 0.25f };
+    const std::vector<std::int8_t> wZero { 0, 1, -1, 0, 2, 0, -2, 1 };
+    std::vector<float> bScale(8);
+    std::vector<std::int32_t> bias(8);
+    for (std::size_t c = 0; c < 8; ++c) {
+        bScale[c] = xScale * wScale[c];
+        bias[c] = std::int32_t(c * 37 % 61) - 20;
+    }
+    const auto x = b.tensor("x", { 1, 4, 8, 8 }, TensorKind::Input);
+    const auto xq = b.tensor("xq", { 1, 4, 8, 8 }, TensorKind::Activation, DType::UInt8), xf = b.tensor("xf", { 1, 4, 8, 8 });
+    const auto wf = b.tensor("wf", { 8, 4, 3, 3 }), bf = b.tensor("bf", { 8 });
+    const auto conv = b.tensor("conv", { 1, 8, 8, 8 }), relu = b.tensor("relu", { 1, 8, 8, 8 });
+    const auto yq = b.tensor("yq", { 1, 8, 8, 8 }, TensorKind::Output, DType::UInt8), y = b.tensor("y", { 1, 8, 8, 8 }, TensorKind::Output);
+    const auto xs = weightWithValues(b, *data, "x_scale", DType::Float32, {}, &xScale);
+    const auto xz = weightWithValues(b, *data, "x_zero", DType::UInt8, {}, &xZero);
+    const auto ys = weightWithValues(b, *data, "y_scale", DType::Float32, {}, &yScale);
+    const auto yz = weightWithValues(b, *data, "y_zero", DType::UInt8, {}, &yZero);
+    b.op("quantize_x", "QuantizeLinear", { x, xs, xz }, { xq });
+    b.op("dq_x", "DequantizeLinear", { xq, xs, xz }, { xf });
+    b.op("dq_w", "DequantizeLinear",
+         { weightWithValues(b, *data, "w", DType::Int8, { 8, 4, 3, 3 }, w.data()),
+             weightWithValues(b, *data, "w_scale", DType::Float32, { 8 }, wScale.data()),
+             weightWithValues(b, *data, "w_zero", DType::Int8, { 8 }, wZero.data()) },
+         { wf })
+        ->attributes["axis"].ints = { 0 };
+    b.op("dq_b", "DequantizeLinear",
+         { weightWithValues(b, *data, "b", DType::Int32, { 8 }, bias.data()),
+             weightWithValues(b, *data, "b_scale", DType::Float32, { 8 }, bScale.data()) },
+         { bf })
+        ->attributes["axis"].ints = { 0 };
+    auto* c = b.op("conv", "Conv", { xf, wf, bf }, { conv });
+    c->attributes["kernel_shape"].ints = { 3, 3 };
+    c->attributes["pads"].ints = { 1, 1, 1, 1 };
+    b.op("relu", "Relu", { conv }, { relu });
+    b.op("quantize_y", "QuantizeLinear", { relu, ys, yz }, { yq });
+    b.op("dq_y", "DequantizeLinear", { yq, ys, yz }, { y });
+    auto w0 = b.workload("qdq", 256);
+    if (fused) {
+        auto applied = core::applyStrategies(w0, { "fuse" }, core::StrategyOptions {});
+        QVERIFY2(applied, applied ? "" : applied.error().message.c_str());
+        w0 = std::move(applied->workload);
+    }
+    const auto runs = runOnBoth(w0, data);
+    QVERIFY(runs);
+    QCOMPARE(runs->cpu.opsSynthetic, 0);
+    QCOMPARE(runs->gpu.opsSynthetic, 0);
+    QCOMPARE(runs->gpu.opsHost, 0);
+    int groups = 0;
+    for (const auto& op : w0.graph->ops)
+        if (op.type == "Fused") {
+            ++groups;
+            QCOMPARE(op.attributes.at("fused_types").text, std::string("DequantizeLinear x3+Conv+Relu+QuantizeLinear"));
+        }
+    QCOMPARE(groups, fused ? 1 : 0);
+    for (const auto& op : runs->gpu.ops)
+        QVERIFY2(!op.host, op.name.c_str());
+    const auto off = core::compareOutputs(*w0.graph, runs->cpu.outputs, runs->gpu.outputs);
+    QVERIFY2(off.empty(), off.c_str());
+    // The quantized output spans the range: zeros from the Relu (the zero point) and saturation.
+    const auto& q = runs->cpu.outputs.at(std::size_t(std::find(w0.graph->outputs.begin(), w0.graph->outputs.end(), yq) - w0.graph->outputs.begin())).data;
+    QVERIFY(std::count(q.begin(), q.end(), std::byte(yZero)) > 0 && std::count(q.begin(), q.end(), std::byte(255)) > 0);
 }
 
 // LayerNormalization with its optional Mean and InvStdDev outputs (as training graphs keep them for

@@ -15,6 +15,7 @@
 #include <QtTest>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -159,6 +160,17 @@ std::string closeWithin(const std::vector<core::HostTensor>& cpu, const std::vec
     return {};
 }
 
+// Ops whose device math is exact: their outputs must equal the CPU kernel's bit for bit, floats too.
+bool bitForBit(const std::string& type) { return type == "QuantizeLinear" || type == "DequantizeLinear"; }
+
+std::string identical(const std::vector<core::HostTensor>& cpu, const std::vector<core::HostTensor>& math)
+{
+    for (std::size_t o = 0; o < cpu.size(); ++o)
+        if (o >= math.size() || cpu[o].dtype != math[o].dtype || cpu[o].data != math[o].data)
+            return "output " + std::to_string(o) + ": not bit for bit the CPU kernel's";
+    return {};
+}
+
 // An op call written by hand: float inputs with deterministic values, int64 shape arguments.
 struct HandCall {
     core::Op op;
@@ -184,7 +196,7 @@ struct HandCall {
     }
     // Pseudo-random values: float32 in [-4, 4] (with `levels`, only that many values, multiples of
     // 0.5 around 0, so that comparisons meet equal elements and casts meet zeros); int64 and int32
-    // in [-3, 3]; bool 0 or 1.
+    // in [-3, 3]; bool 0 or 1; uint8 and int8 any byte.
     HandCall& input(Shape shape, unsigned seed = 1, core::DType dtype = core::DType::Float32, int levels = 0)
     {
         auto& v = add(call.in, dtype, std::move(shape));
@@ -196,6 +208,7 @@ struct HandCall {
             case core::DType::Int64: v.i64()[i] = r % 7 - 3; break;
             case core::DType::Int32: reinterpret_cast<std::int32_t*>(v.data)[i] = r % 7 - 3; break;
             case core::DType::Bool: v.data[i] = std::byte(r & 1); break;
+            case core::DType::UInt8: case core::DType::Int8: v.data[i] = std::byte(r & 255); break;
             default: v.f32()[i] = levels > 0 ? float(r % levels - levels / 2) * 0.5f : float(r % 2001 - 1000) / 250.0f; break;
             }
         }
@@ -211,6 +224,18 @@ struct HandCall {
     {
         auto& v = add(call.in, core::DType::Int64, { std::int64_t(values.size()) });
         std::copy(values.begin(), values.end(), v.i64());
+        return *this;
+    }
+    // A 1-D uint8, int8 or int32 input.
+    HandCall& integers(core::DType dtype, std::vector<std::int64_t> values)
+    {
+        auto& v = add(call.in, dtype, { std::int64_t(values.size()) });
+        for (std::size_t i = 0; i < values.size(); ++i)
+            switch (dtype) {
+            case core::DType::Int32: reinterpret_cast<std::int32_t*>(v.data)[i] = std::int32_t(values[i]); break;
+            case core::DType::Int8: reinterpret_cast<std::int8_t*>(v.data)[i] = std::int8_t(values[i]); break;
+            default: reinterpret_cast<std::uint8_t*>(v.data)[i] = std::uint8_t(values[i]); break;
+            }
         return *this;
     }
     HandCall& absent() { call.in.emplace_back(); return *this; }
@@ -237,6 +262,7 @@ private slots:
     void againstCpuKernelsAndReference();
     void configurationsBeyondTheNodeTests_data();
     void configurationsBeyondTheNodeTests();
+    void quantizationRefusedAsOnTheCpu();
 };
 
 void TestGpuMath::againstCpuKernelsAndReference()
@@ -281,6 +307,8 @@ void TestGpuMath::againstCpuKernelsAndReference()
         auto expected = nc->expected;
         auto reference = cpu;
         auto why = closeWithin(reference, math);
+        if (why.empty() && bitForBit(type))
+            why = identical(reference, math);
         if (why.empty())
             why = closeToReference(expected, math);
         if (!why.empty())
@@ -309,7 +337,7 @@ void TestGpuMath::againstCpuKernelsAndReference()
     for (const char* f : { "unaryElement", "binaryElement", "sourceIndex", "im2colElement", "poolElement", "rowMean", "batchNormElement",
              "softmaxRow", "layerNormRow", "gatherSource", "padElement", "resizeElement", "reduceElement", "col2imElement",
              "compareElement", "castElement", "whereParams", "notParams", "tileSource", "instanceNormRow", "logicalElement",
-             "argExtremeElement", "cumSumRow", "triluKeeps", "gatherElementsSource" })
+             "argExtremeElement", "cumSumRow", "triluKeeps", "gatherElementsSource", "quantizeElement", "dequantizeElement" })
         QVERIFY2(functionUses[f] > 0, f);
     // The new device ops cover the configurations the CPU kernel supports in the ONNX tests.
     QVERIFY(checked["Resize"].size() >= 10);
@@ -322,7 +350,8 @@ void TestGpuMath::againstCpuKernelsAndReference()
     for (const char* type : { "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceSumSquare", "ReduceL1", "ReduceL2", "LogSoftmax",
              "GlobalMaxPool", "Expand", "Tile", "InstanceNormalization" })
         QVERIFY2(checked[type].size() >= 2, type);
-    for (const char* type : { "And", "Or", "Xor", "ArgMax", "ArgMin", "CumSum", "Trilu", "GatherElements", "DepthToSpace", "SpaceToDepth" })
+    for (const char* type : { "And", "Or", "Xor", "ArgMax", "ArgMin", "CumSum", "Trilu", "GatherElements", "DepthToSpace", "SpaceToDepth",
+             "QuantizeLinear", "DequantizeLinear" }) // QDQ: per tensor and per axis
         QVERIFY2(checked[type].size() >= 2, type);
     for (const char* type : { "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Sign", "Round", "Selu",
              "ThresholdedRelu", "Celu", "Shrink" })
@@ -332,7 +361,8 @@ void TestGpuMath::againstCpuKernelsAndReference()
 }
 
 // Configurations the ONNX node tests leave out (float edge/reflect Pad, ConvTranspose groups with a
-// bias, every nearest rounding, ReduceMean axes from an input): element math against the CPU kernel.
+// bias, every nearest rounding, ReduceMean axes from an input, quantization's ties, NaN, infinities,
+// saturation, int8 per axis, int32): element math against the CPU kernel.
 void TestGpuMath::configurationsBeyondTheNodeTests_data()
 {
     QTest::addColumn<int>("index");
@@ -342,7 +372,9 @@ void TestGpuMath::configurationsBeyondTheNodeTests_data()
         "reducemean axes input", "reducemean noop", "convtranspose groups bias", "convtranspose strides dilations output_padding",
         "convtranspose 1d same_lower", "equal float broadcast", "equal int64 broadcast", "less float scalar", "where three-way broadcast",
         "where int64", "cast float to int64", "cast int64 to float", "cast bool to float", "cast float to bool", "cast int64 to int32", "not",
-        "max broadcast", "min broadcast", "clip bounds as inputs", "pow square" };
+        "max broadcast", "min broadcast", "clip bounds as inputs", "pow square", "quantize ties nan inf saturation",
+        "quantize int8 per last axis no zero point", "quantize uint8 per axis zero points", "dequantize int8 per axis 0",
+        "dequantize int32 no zero point", "dequantize uint8 per axis 1" };
     for (int i = 0; i < int(std::size(names)); ++i)
         QTest::newRow(names[i]) << i;
 }
@@ -393,14 +425,56 @@ void TestGpuMath::configurationsBeyondTheNodeTests()
     case 29: h = std::make_unique<HandCall>("Min"); h->input({ 2, 1, 3 }).input({ 4, 1 }, 2).output({ 2, 4, 3 }); break;
     case 30: h = std::make_unique<HandCall>("Clip"); h->input({ 3, 4 }).floats({ -1.5f }).floats({ 2.0f }).output({ 3, 4 }); break;
     case 31: h = std::make_unique<HandCall>("Pow"); h->input({ 3, 4 }).floats({ 2.0f }).output({ 3, 4 }); break;
+    case 32: h = std::make_unique<HandCall>("QuantizeLinear"); h->floats({ 0.5f, 1.5f, 2.5f, -0.5f, -1.5f, -2.5f, NAN, INFINITY, -INFINITY,
+                1000.0f, -1000.0f, 1e10f, -1e10f, 126.5f, 127.5f, -128.5f, 0.49999997f }).floats({ 1.0f }).integers(core::DType::UInt8, { 128 })
+                .output({ 17 }, core::DType::UInt8); break;
+    case 33: h = std::make_unique<HandCall>("QuantizeLinear"); h->ints("axis", { -1 }).input({ 2, 3, 4 }, 1, F32, 41)
+                .floats({ 1.0f, 0.5f, 0.25f, 2.0f }).output({ 2, 3, 4 }, core::DType::Int8); break;
+    case 34: h = std::make_unique<HandCall>("QuantizeLinear"); h->input({ 2, 3, 5 }, 2).floats({ 0.0625f, 0.3f, 1.0f })
+                .integers(core::DType::UInt8, { 0, 128, 255 }).output({ 2, 3, 5 }, core::DType::UInt8); break;
+    case 35: h = std::make_unique<HandCall>("DequantizeLinear"); h->ints("axis", { 0 }).input({ 3, 4 }, 1, core::DType::Int8)
+                .floats({ 0.1f, 0.5f, 3.0f }).integers(core::DType::Int8, { -128, 0, 127 }).output({ 3, 4 }); break;
+    case 36: h = std::make_unique<HandCall>("DequantizeLinear"); h->integers(core::DType::Int32, { 2147483647, -2147483647 - 1, 16777217, -3, 0 })
+                .floats({ 0.37f }).output({ 5 }); break;
+    case 37: h = std::make_unique<HandCall>("DequantizeLinear"); h->input({ 2, 3, 2, 2 }, 3, core::DType::UInt8).floats({ 0.02f, 1.5f, 0.7f })
+                .integers(core::DType::UInt8, { 3, 128, 250 }).output({ 2, 3, 2, 2 }); break;
     }
     std::vector<std::vector<std::byte>> cpuOut, mathOut;
     const auto cpuCall = h->fresh(cpuOut);
     const auto mathCall = h->fresh(mathOut);
     QVERIFY2(core::exec::findKernel(h->op.type)(cpuCall), "the CPU kernel takes the call");
     QVERIFY2(!drivers().at(h->op.type)(mathCall).empty(), "the device op takes the call");
-    const auto why = closeWithin(asHost(cpuCall), asHost(mathCall));
+    auto why = closeWithin(asHost(cpuCall), asHost(mathCall));
+    if (why.empty() && bitForBit(h->op.type))
+        why = identical(asHost(cpuCall), asHost(mathCall));
     QVERIFY2(why.empty(), why.c_str());
+}
+
+// The quantization configurations the CPU kernel refuses, the device op refuses too (so the op runs
+// on the host, where it fails as it does on the CPU): blocked quantization, a zero point of another
+// type than the quantized data, a per-axis scale of the wrong extent or rank, a zero point of
+// another element count than the scale, a float output of QuantizeLinear, a float input of
+// DequantizeLinear.
+void TestGpuMath::quantizationRefusedAsOnTheCpu()
+{
+    constexpr auto F32 = core::DType::Float32, U8 = core::DType::UInt8, I8 = core::DType::Int8;
+    std::vector<std::unique_ptr<HandCall>> calls;
+    const auto call = [&](const char* type) { return calls.emplace_back(std::make_unique<HandCall>(type)).get(); };
+    call("QuantizeLinear")->ints("block_size", { 2 }).input({ 2, 4 }).input({ 2, 2 }).output({ 2, 4 }, U8);
+    call("QuantizeLinear")->input({ 2, 4 }).floats({ 0.5f }).integers(I8, { 3 }).output({ 2, 4 }, U8);
+    call("QuantizeLinear")->input({ 2, 4 }).floats({ 0.5f, 1.0f, 2.0f }).output({ 2, 4 }, U8); // axis 1 has 4
+    call("QuantizeLinear")->input({ 2, 4 }).input({ 2, 4 }).output({ 2, 4 }, I8);
+    call("QuantizeLinear")->input({ 2, 4 }).floats({ 0.5f, 1.0f }).integers(U8, { 1 }).ints("axis", { 0 }).output({ 2, 4 }, U8);
+    call("QuantizeLinear")->input({ 2, 4 }).floats({ 0.5f }).output({ 2, 4 }, F32);
+    call("DequantizeLinear")->input({ 2, 4 }, 1, U8).floats({ 0.5f }).integers(I8, { 3 }).output({ 2, 4 });
+    call("DequantizeLinear")->input({ 2, 4 }, 1, I8).floats({ 0.5f, 1.0f }).output({ 2, 4 }); // axis 1 has 4
+    call("DequantizeLinear")->ints("block_size", { 4 }).input({ 2, 4 }, 1, I8).floats({ 0.5f, 1.0f }).ints("axis", { 0 }).output({ 2, 4 });
+    call("DequantizeLinear")->input({ 2, 4 }).floats({ 0.5f }).output({ 2, 4 });
+    for (const auto& h : calls) {
+        std::vector<std::vector<std::byte>> cpuOut, mathOut;
+        QVERIFY2(!core::exec::findKernel(h->op.type)(h->fresh(cpuOut)), "the CPU kernel refuses the call");
+        QVERIFY2(drivers().at(h->op.type)(h->fresh(mathOut)).empty(), "the device op refuses the call");
+    }
 }
 
 QTEST_GUILESS_MAIN(TestGpuMath)
