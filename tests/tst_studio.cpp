@@ -266,6 +266,7 @@ void TestStudio::tensorTableModel()
     QCOMPARE(model.index(2, TensorTableModel::Start).data().toInt(), 1);
     QCOMPARE(model.index(2, TensorTableModel::End).data().toInt(), 4);
     QCOMPARE(model.index(0, TensorTableModel::Size).data().toString(), QString::fromStdString(core::formatBytes(512)));
+    QCOMPARE(model.index(0, TensorTableModel::Type).data().toString(), QStringLiteral("—")); // a bare problem
 
     QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
     document.setPlan(planNow(*workload, "first-fit"));
@@ -296,6 +297,14 @@ void TestStudio::tensorTableModel()
 
     document.setWorkload(loadNow("example:hotel"));
     QCOMPARE(model.rowCount(), int(document.workload()->problem.buffers.size()));
+
+    // With a graph: each buffer's element type and shape.
+    document.setWorkload(loadNow("example:cnn"));
+    QStringList types;
+    for (int row = 0; row < model.rowCount(); ++row)
+        if (model.index(row, TensorTableModel::Name).data().toString() == QStringLiteral("input"))
+            types << model.index(row, TensorTableModel::Type).data().toString();
+    QCOMPARE(types, QStringList { QStringLiteral("float32 1\u00D73\u00D7224\u00D7224") });
 }
 
 void TestStudio::tensorTableGraphColumns()

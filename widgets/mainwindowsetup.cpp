@@ -132,7 +132,7 @@ void MainWindow::createDocks()
     m_table->horizontalHeader()->setStretchLastSection(true);
     // Steps need room for 8 digits: the public allocation problems run to ~1M steps.
     const int stepWidth = std::max(55, m_table->fontMetrics().horizontalAdvance(QStringLiteral("00000000")) + 16);
-    const int widths[] = { 200, 80, 160, 200, stepWidth, stepWidth, 80, 100, 50 };
+    const int widths[] = { 200, 80, 165, 150, 180, stepWidth, stepWidth, 80, 100, 50 };
     for (int c = 0; c < TensorTableModel::ColumnCount; ++c)
         m_table->setColumnWidth(c, widths[c]);
 

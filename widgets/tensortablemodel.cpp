@@ -19,6 +19,23 @@ QString opLabel(const core::Graph& graph, core::OpIndex op)
     return o.name.empty() ? fromStd(o.type) + QLatin1Char('#') + QString::number(op) : fromStd(o.name);
 }
 
+// "float32 1×3×224×224": element type and shape; ? for a dimension (or rank) import could not
+// infer, "(upper bound)" when the shape is a data-dependent estimate; "—" without a tensor.
+QString typeLabel(const core::Graph& graph, core::TensorIndex t)
+{
+    if (t < 0 || static_cast<std::size_t>(t) >= graph.tensors.size())
+        return kNone;
+    const auto& tensor = graph.tensors[static_cast<std::size_t>(t)];
+    QString text = fromStd(core::dtypeName(tensor.dtype));
+    if (!tensor.rankKnown)
+        return text + QStringLiteral(" ?");
+    QStringList dims;
+    for (const auto d : tensor.shape)
+        dims << (d >= 0 ? QString::number(d) : QStringLiteral("?"));
+    text += dims.isEmpty() ? QStringLiteral(" scalar") : QLatin1Char(' ') + dims.join(QChar(0x00D7));
+    return tensor.estimated ? text + QStringLiteral(" (upper bound)") : text;
+}
+
 } // namespace
 
 TensorTableModel::TensorTableModel(PlanDocument* document, QObject* parent)
@@ -33,6 +50,7 @@ TensorTableModel::TensorTableModel(PlanDocument* document, QObject* parent)
 void TensorTableModel::rebuild()
 {
     beginResetModel();
+    m_types.clear();
     m_producers.clear();
     m_consumers.clear();
     m_consumerCounts.clear();
@@ -54,6 +72,7 @@ void TensorTableModel::rebuild()
         const auto producerOf = core::producers(graph);
         for (int row = 0; row < m_rows; ++row) {
             const core::TensorIndex t = workload->bufferTensor[static_cast<std::size_t>(row)];
+            m_types << typeLabel(graph, t);
             const core::OpIndex owner = static_cast<std::size_t>(row) < workload->bufferOp.size() ? workload->bufferOp[static_cast<std::size_t>(row)] : -1;
             if (t < 0 && owner >= 0 && static_cast<std::size_t>(owner) < graph.ops.size()) {
                 // An op's workspace: the op writes and reads it while it runs, and nothing else does.
@@ -85,6 +104,7 @@ void TensorTableModel::rebuild()
         }
     } else {
         for (int row = 0; row < m_rows; ++row) {
+            m_types << kNone;
             m_producers << kNone;
             m_consumers << kNone;
             m_consumerCounts.push_back(0);
@@ -156,6 +176,8 @@ QVariant TensorTableModel::data(const QModelIndex& index, int role) const
         return fromStd(buffer.name);
     case Kind:
         return fromStd(core::kindName(buffer.kind));
+    case Type:
+        return m_types.value(row);
     case Producer:
         return m_producers.value(row);
     case Consumers:
@@ -187,12 +209,12 @@ QVariant TensorTableModel::headerData(int section, Qt::Orientation orientation, 
         return QAbstractTableModel::headerData(section, orientation, role);
     if (role == Qt::DisplayRole) {
         static const char* const titles[]
-            = { "Name", "Kind", "Producer", "Consumers", "Start", "End", "Size", "Offset", "Color" };
+            = { "Name", "Kind", "Type", "Producer", "Consumers", "Start", "End", "Size", "Offset", "Color" };
         return QString::fromLatin1(titles[section]);
     }
     if (role == Qt::ToolTipRole) {
         static const char* const tips[] = { "Buffer (tensor) name", "input, output, weight, activation or persistent",
-            "Op that produces the tensor", "Ops that read the tensor, in schedule order",
+            "Element type and shape of the tensor (? for a dimension import could not infer)", "Op that produces the tensor", "Ops that read the tensor, in schedule order",
             "First step the buffer is live (inclusive)", "Step the buffer is freed (exclusive: live over [start, end))",
             "Size after alignment", "Offset in the arena, bytes", "Shared-object slot (coloring planner)" };
         return QString::fromLatin1(tips[section]);

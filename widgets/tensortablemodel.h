@@ -15,11 +15,12 @@ class PlanDocument;
 
 // The lifecycle tracking table: one row per buffer of the document's problem (row == buffer index),
 // with producer op and consumers taken from the graph and schedule when there is one ("—" for bare
-// allocation problems). Resets on a new workload; a new plan only changes the offset and color columns.
+// allocation problems), and the element type and shape of the buffer's tensor ("uint8 1×96×112×112":
+// what tells a quantized model's 8-bit tensors from its float ones). Resets on a new workload; a new plan only changes the offset and color columns.
 class TensorTableModel : public QAbstractTableModel {
     Q_OBJECT
 public:
-    enum Column { Name, Kind, Producer, Consumers, Start, End, Size, Offset, Color, ColumnCount };
+    enum Column { Name, Kind, Type, Producer, Consumers, Start, End, Size, Offset, Color, ColumnCount };
     enum Role {
         SortRole = Qt::UserRole + 1, // numbers as qint64 (sizes in bytes), text as QString
         BufferRole, // buffer index (int)
@@ -40,6 +41,7 @@ private:
 
     PlanDocument* m_document;
     int m_rows = 0;
+    QStringList m_types;     // per buffer: element type and shape, "—" when unknown
     QStringList m_producers; // per buffer
     QStringList m_consumers; // per buffer, display text
     std::vector<int> m_consumerCounts;
