@@ -133,7 +133,8 @@ int commandPlan(const std::vector<std::string>& words)
     const std::string help = std::string(R"(usage: memplan plan MODEL [--planner NAME] [--json FILE] [--csv FILE] [options]
 
 Plans MODEL and prints the lower bound, the arena, fragmentation, colors, planning time and
-the largest buffers alive at the peak step. Every plan is checked by the independent validator.
+the largest buffers alive at the peak step (with their element type and shape). Every plan is
+checked by the independent validator.
 
   --planner NAME        planner to use (default best-of-greedy)
   --json FILE           write the plan as JSON (exact bytes; see DESIGN.md)

@@ -88,6 +88,19 @@ private slots:
             "greedy-by-size reached the bound here too; the test no longer shows why the default differs");
     }
 
+    // The buffers listed at the peak carry their tensor's element type and shape; an allocation
+    // problem's buffers have none.
+    void planReportTypesAtPeak()
+    {
+        const auto graph = memplan({ QStringLiteral("plan"), QStringLiteral("example:cnn") });
+        QVERIFY2(graph.exitCode == 0, qPrintable(graph.err));
+        const auto peak = graph.out.mid(graph.out.indexOf(QStringLiteral("peak at step")));
+        QVERIFY2(peak.contains(QRegularExpression(QStringLiteral(R"(offset \d+  \S+ \(float32 1x\d+x\d+x\d+\)\n)"))), qPrintable(peak));
+        const auto bare = memplan({ QStringLiteral("plan"), QStringLiteral("example:five-tensors") });
+        QVERIFY2(bare.exitCode == 0, qPrintable(bare.err));
+        QVERIFY2(bare.out.contains(QStringLiteral("offset 0  w1\n")), qPrintable(bare.out));
+    }
+
     void planWritesCsvThatPlansAgain()
     {
         QTemporaryDir dir;

@@ -39,6 +39,21 @@ WorkspaceTotals workspaceTotals(const PlanProblem& problem)
         }
     return w;
 }
+
+// " (uint8 1x96x112x112)": the element type and shape of a buffer's tensor, ? for an unknown
+// dimension; "" for a buffer without one (allocation problems, op workspaces).
+std::string typeSuffix(const Workload& workload, std::size_t buffer)
+{
+    if (!workload.graph || buffer >= workload.bufferTensor.size() || workload.bufferTensor[buffer] < 0)
+        return {};
+    const auto& t = workload.graph->tensors[std::size_t(workload.bufferTensor[buffer])];
+    std::string text = " (" + std::string(dtypeName(t.dtype));
+    if (!t.rankKnown)
+        return text + " ?)";
+    for (std::size_t d = 0; d < t.shape.size(); ++d)
+        text += (d == 0 ? " " : "x") + (t.shape[d] >= 0 ? std::to_string(t.shape[d]) : std::string("?"));
+    return text + (t.shape.empty() ? " scalar)" : ")");
+}
 } // namespace
 
 std::string formatReport(const Workload& workload, const Plan& plan, int topAtPeak)
@@ -87,8 +102,9 @@ std::string formatReport(const Workload& workload, const Plan& plan, int topAtPe
         text += printf("peak at step %d%s: %zu buffers live; largest:\n", m.peakStep, op.c_str(), live.size());
         for (std::size_t k = 0; k < live.size() && k < static_cast<std::size_t>(topAtPeak); ++k) {
             const auto& b = problem.buffers[live[k]];
-            text += printf("  %10s  [%d, %d)  offset %lld  %s\n", formatBytes(b.size).c_str(), b.lifetime.start,
-                b.lifetime.end, static_cast<long long>(plan.offsets[live[k]]), b.name.c_str());
+            text += printf("  %10s  [%d, %d)  offset %lld  %s", formatBytes(b.size).c_str(), b.lifetime.start,
+                b.lifetime.end, static_cast<long long>(plan.offsets[live[k]]), b.name.c_str())
+                + typeSuffix(workload, live[k]) + "\n";
         }
     }
     return text;
