@@ -19,7 +19,8 @@ namespace core::exec {
 // 1-D weights near 1), integers in [0, 4) (weights 0).
 void fillRandom(const Tensor& t, std::byte* p, std::uint64_t seed, bool isWeight);
 
-// Writes tensor t's contents (t.size bytes) to p: the model's data, a folded int64 constant, else fillRandom.
+// Writes tensor t's contents (t.size bytes) to p: the model's data, the values import folded
+// (Tensor::values, any integer or bool type), else fillRandom.
 void weightContents(const Graph& g, TensorIndex t, std::byte* p, const RunOptions& options);
 
 // Runs op `opIndex` (whose views `call` holds) on the host. `kernel` may be null. True when a real

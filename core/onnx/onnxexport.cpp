@@ -57,8 +57,8 @@ void writeValueInfo(const Tensor& t, onnx::ValueInfoProto& vi)
     writeType(t, *vi.mutable_type());
 }
 
-// A zero-filled tensor of the tensor's declared type and shape.
-Status writeZeros(const Tensor& t, onnx::TensorProto& tensor, const std::string& file)
+// A tensor of the tensor's declared type and shape: its known values (Tensor::values), else zeros.
+Status writeWeight(const Tensor& t, onnx::TensorProto& tensor, const std::string& file)
 {
     onnx::TypeProto type;
     writeType(t, type);
@@ -76,7 +76,14 @@ Status writeZeros(const Tensor& t, onnx::TensorProto& tensor, const std::string&
         return makeError(ErrorCode::InvalidArgument, file + ": weight '" + t.name + "' has no known size to export");
     if (bytes > Bytes(INT_MAX))
         return makeError(ErrorCode::InvalidArgument, file + ": weight '" + t.name + "' is larger than 2 GiB, which ONNX files cannot hold inline");
-    if (dtype == DType::String) {
+    const auto count = elementCount(dims);
+    if (isIntegerType(tt.elem_type()) && count >= 0 && std::int64_t(t.values.size()) == count && !t.values.empty()) {
+        ConstValue known; // a constant import folded: its values, so shape inference sees them again
+        known.elemType = tt.elem_type();
+        known.dims = dims;
+        known.ints = t.values;
+        writeConst(known, tensor);
+    } else if (dtype == DType::String) {
         for (Bytes i = 0; i < bytes / dtypeBytes(dtype); ++i)
             tensor.add_string_data("");
     } else {
@@ -157,7 +164,7 @@ Status exportImpl(const Graph& graph, const std::filesystem::path& file)
         const auto& tensor = graph.tensors[t];
         if (declared[t] || produced[t] || tensor.kind != TensorKind::Weight)
             continue;
-        if (auto s = writeZeros(tensor, *g->add_initializer(), fileName); !s)
+        if (auto s = writeWeight(tensor, *g->add_initializer(), fileName); !s)
             return s;
         declared[t] = true;
     }
@@ -190,7 +197,7 @@ Status exportImpl(const Graph& graph, const std::filesystem::path& file)
             auto* attr = node->add_attribute();
             attr->set_name("value");
             attr->set_type(onnx::AttributeProto::TENSOR);
-            if (auto s = writeZeros(graph.tensors[op.outputs[0]], *attr->mutable_t(), fileName); !s)
+            if (auto s = writeWeight(graph.tensors[op.outputs[0]], *attr->mutable_t(), fileName); !s)
                 return s;
             attr->mutable_t()->clear_name();
         }

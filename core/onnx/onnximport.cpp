@@ -5,6 +5,7 @@
 #include "onnx/onnxconsistency.h"
 #include "onnx/onnxinfer.h"
 #include "onnx/onnxload.h"
+#include "onnx/onnxloadfold.h"
 #include "onnx/onnxvalue.h"
 
 #include <onnx/checker.h>
@@ -127,60 +128,30 @@ std::vector<TensorKind> tensorKinds(const onnx::GraphProto& graph, std::unordere
     return kinds;
 }
 
-// Folds the Identity ops `alias` marks (by op index; ops still in node order), as runtimes do: each
-// reader of an alias reads the weight it aliases, and the op and its output leave the graph, so
-// the schedule holds no steps that only rename a weight. An alias a subgraph captures stays (the
-// subgraph reads it by name). Returns how many were folded.
-int foldWeightAliases(Graph& g, const std::vector<bool>& alias)
+// An op import evaluated whose outputs are all integer (or bool) activations with known values:
+// makes each output a weight holding them (Tensor::values) and returns true, so foldAtLoad can
+// remove the op. Float results stay computed at run time: import evaluates in double precision,
+// which need not give the bits a float32 kernel gives.
+bool becomeConstants(const Op& op, Graph& g, const std::unordered_map<std::string, ValueFacts>& facts)
 {
-    const std::size_t tensors = g.tensors.size();
-    std::vector<bool> captured(tensors, false);
-    for (const auto& op : g.ops)
-        for (const auto t : op.captured)
-            captured[std::size_t(t)] = true;
-    std::vector<TensorIndex> source(tensors);
-    for (std::size_t t = 0; t < tensors; ++t)
-        source[t] = TensorIndex(t);
-    std::vector<bool> dropOp(g.ops.size(), false), dropTensor(tensors, false);
-    for (std::size_t o = 0; o < g.ops.size(); ++o) {
-        const auto& op = g.ops[o];
-        if (!alias[o] || op.inputs.size() != 1 || op.outputs.size() != 1 || captured[std::size_t(op.outputs[0])])
-            continue;
-        dropOp[o] = true;
-        dropTensor[std::size_t(op.outputs[0])] = true;
-        source[std::size_t(op.outputs[0])] = op.inputs[0];
+    if (op.outputs.empty())
+        return false;
+    for (const auto t : op.outputs) {
+        const auto& tensor = g.tensors[std::size_t(t)];
+        const auto it = facts.find(tensor.name);
+        if (tensor.kind != TensorKind::Activation || it == facts.end() || !it->second.value || it->second.estimated)
+            return false;
+        const auto& value = *it->second.value;
+        if (!isIntegerType(value.elemType) || dtypeFromOnnx(value.elemType) != tensor.dtype
+            || value.count() != elementCount(value.dims) || tensorBytes(tensor.dtype, value.dims) != tensor.size)
+            return false;
     }
-    auto resolve = [&](TensorIndex t) {
-        for (std::size_t hops = 0; source[std::size_t(t)] != t && hops < tensors; ++hops) // alias of an alias
-            t = source[std::size_t(t)];
-        return t;
-    };
-    std::vector<TensorIndex> renumber(tensors, -1);
-    std::vector<Tensor> kept;
-    for (std::size_t t = 0; t < tensors; ++t)
-        if (!dropTensor[t]) {
-            renumber[t] = TensorIndex(kept.size());
-            kept.push_back(std::move(g.tensors[t]));
-        }
-    auto remap = [&](std::vector<TensorIndex>& list) {
-        for (auto& t : list)
-            t = renumber[std::size_t(resolve(t))];
-    };
-    std::vector<Op> ops;
-    for (std::size_t o = 0; o < g.ops.size(); ++o) {
-        if (dropOp[o])
-            continue;
-        auto& op = g.ops[o];
-        remap(op.inputs);
-        remap(op.outputs);
-        remap(op.captured);
-        ops.push_back(std::move(op));
+    for (const auto t : op.outputs) {
+        auto& tensor = g.tensors[std::size_t(t)];
+        tensor.kind = TensorKind::Weight;
+        tensor.values = facts.at(tensor.name).value->ints;
     }
-    remap(g.inputs);
-    remap(g.outputs);
-    g.tensors = std::move(kept);
-    g.ops = std::move(ops);
-    return int(std::count(dropOp.begin(), dropOp.end(), true));
+    return true;
 }
 
 Expected<Graph> importImpl(const std::filesystem::path& file, const ShapeBindings& bindings)
@@ -279,7 +250,8 @@ Expected<Graph> importImpl(const std::filesystem::path& file, const ShapeBinding
         g.tensors.push_back(std::move(t));
     }
 
-    int folded = 0, controlFlow = 0;
+    int controlFlow = 0;
+    std::vector<bool> computed(std::size_t(graph.node_size()), false);
     std::set<std::string> ruled;
     for (int i = 0; i < graph.node_size(); ++i) {
         const auto& node = graph.node(i);
@@ -302,8 +274,12 @@ Expected<Graph> importImpl(const std::filesystem::path& file, const ShapeBinding
         if (std::any_of(node.attribute().begin(), node.attribute().end(),
                         [](const auto& a) { return a.has_g() || a.graphs_size() > 0; }))
             ++controlFlow;
-        if (inferred.folded[i] && op.type != "Constant" && !weightAlias[i])
-            ++folded;
+        if (op.type == "Constant" && op.domain.empty())
+            computed[std::size_t(i)] = !op.outputs.empty() && std::all_of(op.outputs.begin(), op.outputs.end(), [&](TensorIndex t) {
+                return g.tensors[std::size_t(t)].kind == TensorKind::Weight;
+            });
+        else if (inferred.folded[i] && !weightAlias[i] && op.domain.empty())
+            computed[std::size_t(i)] = becomeConstants(op, g, inferred.facts);
         if (inferred.owned[i] && op.type != "Constant")
             ruled.insert(op.domain.empty() ? op.type : op.domain + "." + op.type);
         const bool scanOutputs = node.input_size() >= 2 && node.output_size() > node.input_size() - 2;
@@ -312,12 +288,20 @@ Expected<Graph> importImpl(const std::filesystem::path& file, const ShapeBinding
         g.ops.push_back(std::move(op));
     }
 
-    const int aliases = foldWeightAliases(g, weightAlias);
+    const auto folds = foldAtLoad(g, weightAlias, computed);
     const auto producer = producers(g);
-    if (folded > 0)
-        notes.push_back("folded " + std::to_string(folded) + " shape-computation op" + (folded > 1 ? "s" : ""));
-    if (aliases > 0)
-        notes.push_back("removed " + std::to_string(aliases) + " Identity op" + (aliases > 1 ? "s" : "")
+    if (folds.computed > 0) {
+        const auto plural = [](int n, const char* what) { return std::to_string(n) + " " + what + (n > 1 ? "s" : ""); };
+        notes.push_back("folded " + plural(folds.computed, "integer op") + " into constants (shape arithmetic, constant fills)"
+                        + ", as a runtime does at load; " + (folds.computed > 1 ? "they" : "it")
+                        + (folds.unread > 0 ? " and " + plural(folds.unread, "op") + " only they read" : std::string())
+                        + " leave the schedule");
+    }
+    if (folds.constants > 0)
+        notes.push_back(std::to_string(folds.constants) + " Constant op" + (folds.constants > 1 ? "s are weights, not steps" : " is a weight, not a step")
+                        + " of the schedule");
+    if (folds.aliases > 0)
+        notes.push_back("removed " + std::to_string(folds.aliases) + " Identity op" + (folds.aliases > 1 ? "s" : "")
                         + " that only alias weights: their readers read the weights directly");
     if (!ruled.empty())
         notes.push_back("MemPlan's own shape rules sized ops the ONNX library does not know or would misread at this opset: "
