@@ -119,6 +119,7 @@ private slots:
     void cursorReportsLiveSet();
     void exportsImagesAndPlan();
     void corruptFileKeepsPreviousModel();
+    void summaryListsImportNotes();
     void renderScreenshots();
     void alignmentReloads();
     void workspacesReload();
@@ -562,6 +563,35 @@ void TestStudio::exportsImagesAndPlan()
 
     QVERIFY(!m_window->exportPlanJson(QStringLiteral("/nonexistent-dir/plan.json"), &error));
     QVERIFY2(error.contains(QStringLiteral("plan.json")), qPrintable(error));
+}
+
+void TestStudio::summaryListsImportNotes()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString path = dir.filePath(QStringLiteral("noted.json"));
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write(R"({"name": "noted", "notes": ["folded 3 integer ops into constants", "1 tensor has data-dependent shapes"],
+        "tensors": [{"name": "x", "dtype": "float32", "shape": [4], "kind": "input"},
+                    {"name": "y", "dtype": "float32", "shape": [4], "kind": "output"}],
+        "ops": [{"name": "relu", "type": "Relu", "inputs": ["x"], "outputs": ["y"]}],
+        "inputs": ["x"], "outputs": ["y"]})");
+    file.close();
+    QSignalSpy planned(m_window.get(), &MainWindow::planDisplayed);
+    m_window->openFile(path);
+    QTRY_VERIFY_WITH_TIMEOUT(planned.count() >= 1, kTimeout);
+    const QString summary = m_window->summaryPanel()->summaryText();
+    const auto notes = summary.indexOf(QStringLiteral("\nNotes\n"));
+    QVERIFY2(notes >= 0, qPrintable(summary));
+    QVERIFY2(summary.indexOf(QStringLiteral("folded 3 integer ops into constants\n"), notes) > notes, qPrintable(summary));
+    QVERIFY2(summary.indexOf(QStringLiteral("1 tensor has data-dependent shapes\n"), notes) > notes, qPrintable(summary));
+
+    // A model without notes has no such section.
+    planned.clear();
+    m_window->openFile(QStringLiteral("example:unet"));
+    QTRY_VERIFY_WITH_TIMEOUT(planned.count() >= 1, kTimeout);
+    QVERIFY(!m_window->summaryPanel()->summaryText().contains(QStringLiteral("\nNotes\n")));
 }
 
 void TestStudio::corruptFileKeepsPreviousModel()

@@ -270,6 +270,14 @@ void SummaryPanel::refresh()
         liveRows(cursor, 3);
     }
 
+    // What import had to say (folded ops, estimated sizes, subgraphs): the status bar shows it only
+    // briefly and cut to its width.
+    if (!workload->notes.empty()) {
+        rows.section(tr("Notes"));
+        for (const auto& note : workload->notes)
+            rows.note(QString::fromStdString(note));
+    }
+
     m_plain = rows.plain;
     m_label->setText(
         QStringLiteral("<table cellspacing=0 cellpadding=1 width='100%'>") + rows.html + QStringLiteral("</table>"));

@@ -26,13 +26,7 @@ QString typeLabel(const core::Graph& graph, core::TensorIndex t)
     if (t < 0 || static_cast<std::size_t>(t) >= graph.tensors.size())
         return kNone;
     const auto& tensor = graph.tensors[static_cast<std::size_t>(t)];
-    QString text = fromStd(core::dtypeName(tensor.dtype));
-    if (!tensor.rankKnown)
-        return text + QStringLiteral(" ?");
-    QStringList dims;
-    for (const auto d : tensor.shape)
-        dims << (d >= 0 ? QString::number(d) : QStringLiteral("?"));
-    text += dims.isEmpty() ? QStringLiteral(" scalar") : QLatin1Char(' ') + dims.join(QChar(0x00D7));
+    const QString text = fromStd(core::tensorTypeText(tensor, "\u00D7"));
     return tensor.estimated ? text + QStringLiteral(" (upper bound)") : text;
 }
 

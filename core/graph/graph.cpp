@@ -107,6 +107,18 @@ Bytes tensorBytes(DType dtype, const std::vector<std::int64_t>& shape)
     return total;
 }
 
+std::string tensorTypeText(const Tensor& t, std::string_view times)
+{
+    std::string text(dtypeName(t.dtype));
+    if (!t.rankKnown)
+        return text + " ?";
+    if (t.shape.empty())
+        return text + " scalar";
+    for (std::size_t d = 0; d < t.shape.size(); ++d)
+        text += (d == 0 ? std::string(" ") : std::string(times)) + (t.shape[d] >= 0 ? std::to_string(t.shape[d]) : std::string("?"));
+    return text;
+}
+
 void computeSizes(Graph& graph)
 {
     for (auto& tensor : graph.tensors)

@@ -46,13 +46,7 @@ std::string typeSuffix(const Workload& workload, std::size_t buffer)
 {
     if (!workload.graph || buffer >= workload.bufferTensor.size() || workload.bufferTensor[buffer] < 0)
         return {};
-    const auto& t = workload.graph->tensors[std::size_t(workload.bufferTensor[buffer])];
-    std::string text = " (" + std::string(dtypeName(t.dtype));
-    if (!t.rankKnown)
-        return text + " ?)";
-    for (std::size_t d = 0; d < t.shape.size(); ++d)
-        text += (d == 0 ? " " : "x") + (t.shape[d] >= 0 ? std::to_string(t.shape[d]) : std::string("?"));
-    return text + (t.shape.empty() ? " scalar)" : ")");
+    return " (" + tensorTypeText(workload.graph->tensors[std::size_t(workload.bufferTensor[buffer])]) + ")";
 }
 } // namespace
 
