@@ -130,9 +130,10 @@ void MainWindow::createDocks()
     m_table->verticalHeader()->setDefaultSectionSize(m_table->fontMetrics().height() + 6);
     m_table->horizontalHeader()->setHighlightSections(false);
     m_table->horizontalHeader()->setStretchLastSection(true);
-    // Steps need room for 8 digits: the public allocation problems run to ~1M steps.
-    const int stepWidth = std::max(55, m_table->fontMetrics().horizontalAdvance(QStringLiteral("00000000")) + 16);
-    const int widths[] = { 200, 80, 165, 150, 180, stepWidth, stepWidth, 80, 100, 50 };
+    // Steps need room for 7 digits: the public allocation problems run to ~1M steps. The widths add
+    // up to the table's width in a 1400 px window, so Offset and Color show without scrolling.
+    const int stepWidth = std::max(50, m_table->fontMetrics().horizontalAdvance(QStringLiteral("0000000")) + 14);
+    const int widths[] = { 180, 72, 172, 125, 130, stepWidth, stepWidth, 72, 90, 40 };
     for (int c = 0; c < TensorTableModel::ColumnCount; ++c)
         m_table->setColumnWidth(c, widths[c]);
 
