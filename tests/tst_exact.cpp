@@ -331,7 +331,9 @@ private slots:
         options.timeLimitSeconds = 0.3;
         const auto plan = runPlanner(*plannerByName("exact"), csv->problem, {}, options);
         QVERIFY(plan);
-        QVERIFY2(plan->seconds < 0.45, qPrintable(QString::number(plan->seconds)));
+        // Kept means stopped soon after it, not within a benchmark's margin: this machine is shared and
+        // noisy, and a search that ignored the limit would run on for minutes.
+        QVERIFY2(plan->seconds < options.timeLimitSeconds + 0.5, qPrintable(QString::number(plan->seconds)));
         QVERIFY(plan->provenLowerBound >= lowerBound(csv->problem));
         QVERIFY(validatePlan(csv->problem, *plan).ok());
     }
