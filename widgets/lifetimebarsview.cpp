@@ -14,15 +14,12 @@
 
 namespace {
 
-// A name elided in the middle (names share long prefixes); an op workspace's "<op> workspace" keeps
-// its suffix and the end of the op's name, so neighbouring workspaces stay apart.
+// A name elided at its start, as in the tensor table and the summary: exported names are paths
+// that share long prefixes ("/features/..."), so their end is what tells rows apart, and an op
+// workspace's "<op> workspace" keeps its suffix and the end of the op's name.
 QString elidedLabel(const QFontMetrics& metrics, const QString& name, int width)
 {
-    static const QString suffix = QStringLiteral(" workspace");
-    if (metrics.horizontalAdvance(name) <= width || !name.endsWith(suffix) || name.size() == suffix.size())
-        return metrics.elidedText(name, Qt::ElideMiddle, width);
-    const QString op = metrics.elidedText(name.chopped(suffix.size()), Qt::ElideLeft, width - metrics.horizontalAdvance(suffix));
-    return op.isEmpty() ? metrics.elidedText(name, Qt::ElideMiddle, width) : op + suffix;
+    return metrics.elidedText(name, Qt::ElideLeft, width);
 }
 
 } // namespace
