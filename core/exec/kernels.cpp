@@ -221,6 +221,7 @@ Kernel findKernel(const std::string& opType)
         addNormalizeKernels(t);
         addQuantizeKernels(t);
         addIntegerKernels(t);
+        addSampleKernels(t);
         return t;
     }();
     const auto it = table.find(opType);

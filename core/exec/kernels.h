@@ -121,5 +121,6 @@ void addSelectKernels(std::map<std::string, Kernel>& table);
 void addNormalizeKernels(std::map<std::string, Kernel>& table);
 void addQuantizeKernels(std::map<std::string, Kernel>& table);
 void addIntegerKernels(std::map<std::string, Kernel>& table);
+void addSampleKernels(std::map<std::string, Kernel>& table);
 
 } // namespace core::exec
