@@ -304,6 +304,7 @@ private slots:
     void tiesRoundToEven();
     void refusedConfigurationsLeaveOutputUntouched();
     void quantizeAndDequantizePerAxis();
+    void bitShiftBroadcastsAndPastTheWidth();
 };
 
 void TestInteger::matmulIntegerMatchesDefinition_data()
@@ -658,6 +659,51 @@ void TestInteger::quantizeAndDequantizePerAxis()
     auto wrongZero = ints8(DType::UInt8, { 3 }, { 0, 0, 0 }); // uint8 zero point for an int8 output
     QVERIFY(!run("QuantizeLinear", q, { in.view(), scale.view(), wrongZero.view() }, refused));
     QVERIFY(untouched(refused));
+}
+
+// BitShift: a [2, 3] uint8 tensor shifted by a broadcast row of amounts, 0 to 9 bits; shifts of 8
+// bits or more give 0 in both directions; signed types and an unknown direction are refused.
+void TestInteger::bitShiftBroadcastsAndPastTheWidth()
+{
+    core::Op left, right, sideways;
+    left.attributes["direction"] = text("LEFT");
+    right.attributes["direction"] = text("RIGHT");
+    sideways.attributes["direction"] = text("UP");
+    Buf x = ints8(DType::UInt8, { 2, 3 }, { 1, 3, 255, 128, 16, 7 });
+    Buf by = ints8(DType::UInt8, { 3 }, { 0, 7, 9 });
+    Buf y = output(DType::UInt8, { 2, 3 });
+    QVERIFY(run("BitShift", left, { x.view(), by.view() }, y));
+    const std::vector<int> shiftedLeft { 1, 128, 0, 128, 0, 0 }; // 3 << 7 = 384 wraps to 128; 16 << 7 = 2048 to 0
+    for (std::int64_t i = 0; i < 6; ++i)
+        QCOMPARE(y.at(i), std::int64_t(shiftedLeft[std::size_t(i)]));
+    QVERIFY(run("BitShift", right, { x.view(), by.view() }, y));
+    const std::vector<int> shiftedRight { 1, 0, 0, 128, 0, 0 };
+    for (std::int64_t i = 0; i < 6; ++i)
+        QCOMPARE(y.at(i), std::int64_t(shiftedRight[std::size_t(i)]));
+
+    // uint64 by 64 and 65 bits (C would shift by the amount mod 64 on x86).
+    auto u64 = [](std::vector<std::uint64_t> v) {
+        Buf b { DType::UInt64, { std::int64_t(v.size()) }, std::vector<std::byte>(v.size() * 8) };
+        std::memcpy(b.bytes.data(), v.data(), b.bytes.size());
+        return b;
+    };
+    Buf wide = u64({ 1, 5, 6 }), wideBy = u64({ 64, 65, 2 });
+    for (const core::Op* op : { &left, &right }) {
+        Buf wideOut = output(DType::UInt64, { 3 });
+        QVERIFY(run("BitShift", *op, { wide.view(), wideBy.view() }, wideOut));
+        std::uint64_t got[3];
+        std::memcpy(got, wideOut.bytes.data(), sizeof got);
+        QCOMPARE(got[0], std::uint64_t(0));
+        QCOMPARE(got[1], std::uint64_t(0));
+        QCOMPARE(got[2], op == &left ? std::uint64_t(24) : std::uint64_t(1));
+    }
+
+    Buf refused = output(DType::UInt8, { 2, 3 });
+    QVERIFY(!run("BitShift", sideways, { x.view(), by.view() }, refused));
+    Buf sx = ints8(DType::Int8, { 2, 3 }, { 1 }), sby = ints8(DType::Int8, { 3 }, { 1 });
+    Buf signedOut = output(DType::Int8, { 2, 3 });
+    QVERIFY(!run("BitShift", left, { sx.view(), sby.view() }, signedOut));
+    QVERIFY(untouched(refused) && untouched(signedOut));
 }
 
 QTEST_GUILESS_MAIN(TestInteger)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: MemPlan authors
 // Elementwise kernels: unary float math, binary/variadic arithmetic, comparisons and logical ops with
-// multidirectional (numpy) broadcasting, Where, Cast.
+// multidirectional (numpy) broadcasting, Where, Cast, BitShift.
 #include "exec/kernels.h"
 
 #include <algorithm>
@@ -283,6 +283,37 @@ bool andK(const KernelCall& c) { return logical(c, [](bool a, bool b) { return a
 bool orK(const KernelCall& c) { return logical(c, [](bool a, bool b) { return a || b; }); }
 bool xorK(const KernelCall& c) { return logical(c, [](bool a, bool b) { return a != b; }); }
 
+// BitShift(X, Y): unsigned integers of one type (broadcast), direction LEFT or RIGHT. A shift by the
+// element's bit width or more gives 0 (C leaves it undefined).
+template <class T>
+bool shiftAs(const KernelCall& c, bool left)
+{
+    auto* y = reinterpret_cast<T*>(c.out[0].data);
+    const auto* a = reinterpret_cast<const T*>(c.in[0].data);
+    const auto* b = reinterpret_cast<const T*>(c.in[1].data);
+    return forEachBroadcast(c.out[0].shape, { &c.in[0], &c.in[1] }, [&](std::int64_t o, const std::int64_t* i) {
+        const T by = b[i[1]];
+        y[o] = by >= T(sizeof(T) * 8) ? T(0) : left ? T(a[i[0]] << by) : T(a[i[0]] >> by);
+    });
+}
+
+bool bitShift(const KernelCall& c)
+{
+    const DType t = c.out[0].dtype;
+    const std::string direction = c.attrText("direction");
+    if (c.in.size() != 2 || !c.has(0) || !c.has(1) || c.in[0].dtype != t || c.in[1].dtype != t
+        || (direction != "LEFT" && direction != "RIGHT"))
+        return false;
+    const bool left = direction == "LEFT";
+    switch (t) {
+    case DType::UInt8: return shiftAs<std::uint8_t>(c, left);
+    case DType::UInt16: return shiftAs<std::uint16_t>(c, left);
+    case DType::UInt32: return shiftAs<std::uint32_t>(c, left);
+    case DType::UInt64: return shiftAs<std::uint64_t>(c, left);
+    default: return false;
+    }
+}
+
 bool notK(const KernelCall& c)
 {
     if (c.in[0].dtype != DType::Bool || c.out[0].dtype != DType::Bool || c.in[0].count != c.out[0].count)
@@ -378,7 +409,7 @@ void addElementwiseKernels(std::map<std::string, Kernel>& t)
     t["Sum"] = sum; t["PRelu"] = prelu; t["Mod"] = mod;
     t["Equal"] = equal; t["Less"] = less; t["Greater"] = greater; t["LessOrEqual"] = lessOrEqual;
     t["GreaterOrEqual"] = greaterOrEqual; t["Not"] = notK; t["And"] = andK; t["Or"] = orK; t["Xor"] = xorK; t["Where"] = where; t["Cast"] = cast;
-    t["Mean"] = mean; t["CastLike"] = castLike;
+    t["Mean"] = mean; t["CastLike"] = castLike; t["BitShift"] = bitShift;
     (void)identityF;
 }
 
