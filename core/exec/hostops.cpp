@@ -94,34 +94,6 @@ void fillRandom(const Tensor& t, std::byte* p, std::uint64_t seed, bool isWeight
     }
 }
 
-// Writes Tensor::values in the tensor's integer or bool element type (import states the values of
-// the constants it folded that way). False when the values do not cover the tensor.
-static bool writeValues(const Tensor& t, std::byte* p)
-{
-    const std::int64_t n = elementsOf(t);
-    if (t.values.empty() || std::int64_t(t.values.size()) != n)
-        return false;
-    auto put = [&]<typename T>(T) {
-        for (std::int64_t i = 0; i < n; ++i) {
-            const T v = T(t.values[std::size_t(i)]);
-            std::memcpy(p + i * std::int64_t(sizeof(T)), &v, sizeof(T));
-        }
-        return true;
-    };
-    switch (t.dtype) {
-    case DType::Int64: return put(std::int64_t {});
-    case DType::UInt64: return put(std::uint64_t {});
-    case DType::Int32: return put(std::int32_t {});
-    case DType::UInt32: return put(std::uint32_t {});
-    case DType::Int16: return put(std::int16_t {});
-    case DType::UInt16: return put(std::uint16_t {});
-    case DType::Int8: return put(std::int8_t {});
-    case DType::UInt8: return put(std::uint8_t {});
-    case DType::Bool: return put(std::uint8_t {});
-    default: return false;
-    }
-}
-
 void weightContents(const Graph& g, TensorIndex t, std::byte* p, const RunOptions& options)
 {
     const auto& tensor = g.tensors[t];
@@ -132,7 +104,7 @@ void weightContents(const Graph& g, TensorIndex t, std::byte* p, const RunOption
             return;
         }
     }
-    if (writeValues(tensor, p))
+    if (writeFoldedValues(tensor, p, elementsOf(tensor)))
         return;
     fillRandom(tensor, p, options.seed, true);
 }

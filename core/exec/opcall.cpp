@@ -24,13 +24,9 @@ std::int64_t elementsOf(const Tensor& t)
 // Writes an op's outputs from the constant values import folded, when it knows all of them.
 bool writeKnownValues(const Graph& g, const KernelCall& call, const Op& op)
 {
-    for (std::size_t k = 0; k < op.outputs.size(); ++k) {
-        const auto& t = g.tensors[op.outputs[k]];
-        if (t.dtype != DType::Int64 || t.values.empty() || std::int64_t(t.values.size()) != call.out[k].count)
-            return false;
-    }
     for (std::size_t k = 0; k < op.outputs.size(); ++k)
-        std::memcpy(call.out[k].data, g.tensors[op.outputs[k]].values.data(), std::size_t(call.out[k].bytes()));
+        if (!writeFoldedValues(g.tensors[op.outputs[k]], call.out[k].data, call.out[k].count))
+            return false; // the synthetic kernel then writes every output
     return true;
 }
 
@@ -143,6 +139,31 @@ struct AlignedFree {
 };
 
 } // namespace
+
+bool writeFoldedValues(const Tensor& t, std::byte* p, std::int64_t count)
+{
+    if (t.values.empty() || std::int64_t(t.values.size()) != count)
+        return false;
+    auto put = [&]<typename T>(T) {
+        for (std::int64_t i = 0; i < count; ++i) {
+            const T v = T(t.values[std::size_t(i)]);
+            std::memcpy(p + i * std::int64_t(sizeof(T)), &v, sizeof(T));
+        }
+        return true;
+    };
+    switch (t.dtype) {
+    case DType::Int64: return put(std::int64_t {});
+    case DType::UInt64: return put(std::uint64_t {});
+    case DType::Int32: return put(std::int32_t {});
+    case DType::UInt32: return put(std::uint32_t {});
+    case DType::Int16: return put(std::int16_t {});
+    case DType::UInt16: return put(std::uint16_t {});
+    case DType::Int8: return put(std::int8_t {});
+    case DType::UInt8: return put(std::uint8_t {});
+    case DType::Bool: return put(std::uint8_t {});
+    default: return false;
+    }
+}
 
 TensorView tensorView(const Graph& g, TensorIndex t, std::byte* data)
 {

@@ -7,7 +7,7 @@
 // it runs on the host:
 // - Constant: a weight output was loaded before the run; any other output is copied from the model's data.
 // - ConstantOfShape: the `value` attribute (from the model's data), float 0 without one.
-// - Otherwise the real kernel; failing that, the int64 values import folded; failing that, the
+// - Otherwise the real kernel; failing that, the integer values import folded; failing that, the
 //   synthetic kernel (the call then counts as synthetic).
 // - A fused op (Op::body) runs its body's ops in order on those rules; the tensors between them
 //   (fusedInternals) live in fused scratch, never in the arena. It counts as real when every body
@@ -41,6 +41,10 @@ struct PreparedCall {
     OpIndex opIndex = -1;  // -1 for a body op
     std::vector<PreparedCall> body; // a fused op: its body's calls, in order
 };
+
+// Writes the `count` values import folded into t (Tensor::values) at p in t's integer or bool element
+// type; false, writing nothing, when they do not cover `count` elements or t is not of such a type.
+bool writeFoldedValues(const Tensor& t, std::byte* p, std::int64_t count);
 
 // Prepares `op` (op `opIndex` of the graph) and, for a fused op, its body; input slots from the model's data.
 PreparedCall prepareOp(const Graph& g, const Op& op, OpIndex opIndex, const RunOptions& options, const TensorAccess& access);
