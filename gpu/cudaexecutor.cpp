@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: MemPlan authors
 // The CUDA executor's entry points: device availability, and runOnCuda, which sets up the run
-// (placement, prepared steps, streams, events, im2col scratch, pool) and turns the passes'
+// (placement, prepared steps, streams, events, kernel scratch, pool) and turns the passes'
 // records into a Measurement. Placement: devicelayout.cpp; steps: steps.cpp; passes: passes.cpp,
 // launch.cpp.
 #include "cudaexecutor.h"
@@ -96,7 +96,8 @@ core::Expected<core::Measurement> runOnCuda(const Graph& graph, const core::Sche
         CUDA_TRY(cudaEventCreate(&e), "creating events");
 
     // Conv columns: in the op's planned workspace when there is one (arena: at its offset; otherwise
-    // the passes allocate it at its step), else in one scratch allocation sized for the largest Conv.
+    // the passes allocate it at its step), else in one kernel scratch allocation sized for the op
+    // that needs most (a Conv without a planned workspace, a recurrent op's projections and state).
     std::int64_t scratchNeed = 0;
     for (std::size_t s = 0; s < stepCount; ++s) {
         auto& p = steps[s];
@@ -112,7 +113,7 @@ core::Expected<core::Measurement> runOnCuda(const Graph& graph, const core::Sche
     DeviceMemory scratch;
     if (scratchNeed > 0) {
         std::byte* q = nullptr;
-        CUDA_TRY(cudaMalloc(&q, std::size_t(scratchNeed) * sizeof(float)), "allocating the im2col scratch (" + core::formatBytes(scratchNeed * Bytes(sizeof(float))) + ")");
+        CUDA_TRY(cudaMalloc(&q, std::size_t(scratchNeed) * sizeof(float)), "allocating the kernel scratch (" + core::formatBytes(scratchNeed * Bytes(sizeof(float))) + ")");
         scratch.reset(q);
     }
     for (std::size_t s = 0; s < stepCount; ++s) {

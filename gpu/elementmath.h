@@ -494,7 +494,8 @@ MEMPLAN_HD inline float resizeElement(const float* x, const ResizeShape& s, std:
 // ---- Reductions (the Reduce* ops, GlobalMaxPool) over the axes flagged `reduced`, output row-major
 // over the kept axes. Each output accumulates its inputs in input order from the mode's start value,
 // with the CPU kernel's comparisons (std::max/std::min), so the bits match the CPU's.
-enum class ReduceMode : int { Mean, Sum, Max, Min, Prod, SumSquare, L1, L2 };
+// LogSum and LogSumExp: the log of the sum (of exp), without a max shift, as the CPU kernel and the ONNX reference.
+enum class ReduceMode : int { Mean, Sum, Max, Min, Prod, SumSquare, L1, L2, LogSum, LogSumExp };
 
 struct ReduceShape {
     int rank = 0;
@@ -530,11 +531,14 @@ MEMPLAN_HD inline float reduceElement(const float* x, const ReduceShape& s, std:
         case ReduceMode::Prod: acc *= v; break;
         case ReduceMode::SumSquare: case ReduceMode::L2: acc += v * v; break;
         case ReduceMode::L1: acc += fabsf(v); break;
+        case ReduceMode::LogSumExp: acc += expf(v); break;
         default: acc += v; break;
         }
     }
     if (s.mode == ReduceMode::Mean)
         return acc / float(s.group);
+    if (s.mode == ReduceMode::LogSum || s.mode == ReduceMode::LogSumExp)
+        return logf(acc);
     return s.mode == ReduceMode::L2 ? sqrtf(acc) : acc;
 }
 

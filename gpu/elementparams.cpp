@@ -183,6 +183,8 @@ bool castParams(const KernelCall& c, kernels::Scalar& from, kernels::Scalar& to)
 {
     if (!c.has(0) || c.out.size() != 1 || c.in[0].count != c.out[0].count)
         return false;
+    if (c.op && c.op->type == "CastLike" && (!c.has(1) || c.in[1].dtype != c.out[0].dtype)) // Cast to input 1's type
+        return false;
     const auto x = scalarOf(c.in[0].dtype), y = scalarOf(c.out[0].dtype);
     if (!x || !y)
         return false;

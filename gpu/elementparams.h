@@ -41,7 +41,7 @@ bool notParams(const core::exec::KernelCall& call);
 // element), the three broadcast as operands 0, 1, 2.
 bool whereParams(const core::exec::KernelCall& call, int& elementBytes, kernels::Broadcast& shape);
 
-// Cast between two kernels::Scalar types.
+// Cast, and CastLike (to input 1's type), between two kernels::Scalar types.
 bool castParams(const core::exec::KernelCall& call, kernels::Scalar& from, kernels::Scalar& to);
 
 // QuantizeLinear float32 -> uint8/int8 (`type`: the output's and the zero point's) and

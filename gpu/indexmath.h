@@ -4,7 +4,8 @@
 
 // Per-element math of the index device kernels, with the CPU kernels' rules
 // (core/exec/kernels_index.cpp, And/Or/Xor in kernels_elementwise.cpp): ArgMax and ArgMin, CumSum,
-// Trilu, GatherElements and the logical ops. Host and device code, as elementmath.h.
+// Trilu, GatherElements and the logical ops; GatherND, ScatterND and TopK (kernels_select.cpp,
+// kernels_shape.cpp). Host and device code, as elementmath.h.
 
 #include "elementmath.h"
 
@@ -85,6 +86,112 @@ MEMPLAN_HD inline std::int64_t gatherElementsSource(std::int64_t i, const void* 
         from += (d == s.axis ? at : index) * s.xStride[d];
     }
     return from;
+}
+
+// ---- GatherND: output element i, row-major over [batch][tuples][slice], copies element j of the
+// slice at index tuple t of batch entry b: the tuple's `depth` indices (each wrapped into its
+// dimension, as Gather wraps) over dims[0..depth), the dimensions after batch_dims.
+struct GatherNDShape {
+    int depth = 0;
+    std::int64_t tuples = 1, slice = 1, perBatch = 0; // perBatch: elements of data in one batch entry
+    std::int64_t dims[kMaxRank] = {};
+};
+
+MEMPLAN_HD inline std::int64_t gatherNDSource(std::int64_t i, const std::int64_t* indices, const GatherNDShape& s)
+{
+    const std::int64_t j = i % s.slice, tuple = i / s.slice, b = tuple / s.tuples;
+    std::int64_t at = 0;
+    for (int k = 0; k < s.depth; ++k) {
+        const std::int64_t dim = s.dims[k];
+        std::int64_t v = dim > 0 ? indices[tuple * s.depth + k] % dim : 0;
+        if (v < 0)
+            v += dim;
+        at = at * dim + v;
+    }
+    return b * s.perBatch + at * s.slice + j;
+}
+
+// ---- ScatterND: y = data, then the slice at each index tuple replaced by its update or combined
+// with it. A negative index counts from the end; a tuple with an index out of range is skipped (the
+// CPU kernel refuses the whole call then, and the op is synthetic there).
+enum class Reduction { None, Add, Mul, Max, Min };
+
+struct ScatterNDShape {
+    int depth = 0;
+    std::int64_t tuples = 0, slice = 1;
+    std::int64_t dims[kMaxRank] = {}, stride[kMaxRank] = {}; // of data's first `depth` dimensions
+};
+
+// Offset in data of tuple t's slice, or -1 when one of its indices is out of range.
+MEMPLAN_HD inline std::int64_t scatterNDTarget(std::int64_t t, const void* indices, bool indices64, const ScatterNDShape& s)
+{
+    std::int64_t at = 0;
+    for (int d = 0; d < s.depth; ++d) {
+        const std::int64_t k = t * s.depth + d;
+        std::int64_t v = indices64 ? static_cast<const std::int64_t*>(indices)[k] : std::int64_t(static_cast<const std::int32_t*>(indices)[k]);
+        if (v < 0)
+            v += s.dims[d];
+        if (v < 0 || v >= s.dims[d])
+            return -1;
+        at += v * s.stride[d];
+    }
+    return at;
+}
+
+// y combined with u as the CPU kernel combines them (std::max and std::min: the first operand unless
+// the other is strictly greater, or smaller).
+template <class T>
+MEMPLAN_HD inline T scatterCombine(Reduction r, T y, T u)
+{
+    switch (r) {
+    case Reduction::Add: return y + u;
+    case Reduction::Mul: return y * u;
+    case Reduction::Max: return y < u ? u : y;
+    case Reduction::Min: return u < y ? u : y;
+    case Reduction::None: break;
+    }
+    return u;
+}
+
+// ---- TopK over x viewed as [outer][n][inner]: row r = (o, i) writes its k first elements in rank
+// order into values and indices ([outer][k][inner]).
+struct TopKShape {
+    std::int64_t outer = 1, n = 0, inner = 1, k = 0;
+    bool largest = true;
+};
+
+// Whether element a (value va) ranks before element b: by value (NaN above every number when taking
+// the largest, below when taking the smallest), ties to the lower index, as the CPU's stable sort.
+MEMPLAN_HD inline bool topKBefore(float va, std::int64_t a, float vb, std::int64_t b, bool largest)
+{
+    const bool na = va != va, nb = vb != vb; // NaN
+    if (na != nb)
+        return na ? largest : !largest;
+    if (!na && va != vb)
+        return largest ? va > vb : va < vb;
+    return a < b;
+}
+
+// Row r's top k by selection: each pick is the first in rank order of the elements after the
+// previous pick (rank order is total, so no element is picked twice). O(n·k) per row.
+MEMPLAN_HD inline void topKRow(const float* x, float* values, std::int64_t* indices, const TopKShape& s, std::int64_t r)
+{
+    const std::int64_t o = r / s.inner, in = r % s.inner;
+    const float* row = x + o * s.n * s.inner + in;
+    const std::int64_t out = o * s.k * s.inner + in;
+    std::int64_t previous = -1;
+    for (std::int64_t j = 0; j < s.k; ++j) {
+        std::int64_t best = -1;
+        for (std::int64_t a = 0; a < s.n; ++a) {
+            if (previous >= 0 && !topKBefore(row[previous * s.inner], previous, row[a * s.inner], a, s.largest))
+                continue;
+            if (best < 0 || topKBefore(row[a * s.inner], a, row[best * s.inner], best, s.largest))
+                best = a;
+        }
+        values[out + j * s.inner] = row[best * s.inner];
+        indices[out + j * s.inner] = best;
+        previous = best;
+    }
 }
 
 } // namespace gpu::kernels

@@ -4,6 +4,8 @@
 
 #include "opparams.h"
 
+#include <algorithm>
+
 namespace gpu {
 
 using core::DType;
@@ -104,6 +106,86 @@ bool gatherElementsParams(const KernelCall& c, kernels::GatherElementsShape& s, 
     indices64 = idx.dtype == DType::Int64;
     elementBytes = int(core::dtypeBytes(x.dtype));
     return x.dtype != DType::String && isElementWidth(elementBytes) && (s.extent > 0 || idx.count == 0);
+}
+
+bool gatherNDParams(const KernelCall& c, kernels::GatherNDShape& s, int& elementBytes)
+{
+    const auto &x = c.in[0], &idx = c.in[1], &y = c.out[0];
+    if (!c.has(0) || !c.has(1) || c.out.size() != 1 || x.dtype != y.dtype || idx.dtype != DType::Int64 || idx.rank() < 1)
+        return false;
+    const std::int64_t batchDims = c.attrInt("batch_dims", 0), depth = idx.shape.back();
+    if (batchDims < 0 || batchDims >= idx.rank() || depth < 1 || depth > kernels::kMaxRank || batchDims + depth > x.rank())
+        return false;
+    std::int64_t batch = 1;
+    s.slice = 1;
+    s.perBatch = 1;
+    for (std::int64_t d = 0; d < batchDims; ++d) {
+        if (x.shape[std::size_t(d)] != idx.shape[std::size_t(d)])
+            return false;
+        batch *= x.shape[std::size_t(d)];
+    }
+    for (std::int64_t d = batchDims + depth; d < x.rank(); ++d)
+        s.slice *= x.shape[std::size_t(d)];
+    for (std::int64_t d = batchDims; d < x.rank(); ++d)
+        s.perBatch *= x.shape[std::size_t(d)];
+    s.depth = int(depth);
+    for (int k = 0; k < s.depth; ++k)
+        s.dims[k] = x.shape[std::size_t(batchDims + k)];
+    s.tuples = idx.count / std::max<std::int64_t>(1, depth * batch);
+    elementBytes = int(core::dtypeBytes(x.dtype));
+    return batch * s.tuples * s.slice == y.count && s.slice > 0 && x.dtype != DType::String && isElementWidth(elementBytes);
+}
+
+bool scatterNDParams(const KernelCall& c, ScatterNDParams& p)
+{
+    using R = kernels::Reduction;
+    if (c.in.size() < 3 || !c.has(0) || !c.has(1) || !c.has(2) || c.out.size() != 1)
+        return false;
+    const auto &x = c.in[0], &idx = c.in[1], &upd = c.in[2], &y = c.out[0];
+    const auto reduction = c.attrText("reduction", "none");
+    static const std::map<std::string, R> reductions { { "none", R::None }, { "add", R::Add }, { "mul", R::Mul }, { "max", R::Max }, { "min", R::Min } };
+    const auto r = reductions.find(reduction);
+    if (r == reductions.end() || x.dtype != y.dtype || upd.dtype != x.dtype || x.count != y.count
+        || (idx.dtype != DType::Int64 && idx.dtype != DType::Int32) || idx.rank() < 1)
+        return false;
+    p.reduction = r->second;
+    if (p.reduction != R::None && x.dtype != DType::Float32 && x.dtype != DType::Int64)
+        return false;
+    const std::int64_t depth = idx.shape.back();
+    if (depth < 1 || depth > x.rank() || depth > kernels::kMaxRank)
+        return false;
+    const auto strides = core::exec::stridesOf(x.shape);
+    auto& s = p.shape;
+    s.depth = int(depth);
+    s.tuples = idx.count / depth;
+    s.slice = depth < x.rank() ? strides[std::size_t(depth - 1)] : 1;
+    for (int d = 0; d < s.depth; ++d) {
+        s.dims[d] = x.shape[std::size_t(d)];
+        s.stride[d] = strides[std::size_t(d)];
+    }
+    p.indices64 = idx.dtype == DType::Int64;
+    p.int64 = x.dtype == DType::Int64;
+    p.elementBytes = int(core::dtypeBytes(x.dtype));
+    return s.tuples * s.slice == upd.count && x.dtype != DType::String && isElementWidth(p.elementBytes);
+}
+
+bool topKParams(const KernelCall& c, kernels::TopKShape& s)
+{
+    const auto &x = c.in[0];
+    if (!c.has(0) || !c.has(1) || c.out.size() != 2 || x.dtype != DType::Float32 || c.out[0].dtype != DType::Float32
+        || c.out[1].dtype != DType::Int64 || x.rank() == 0 || c.out[0].rank() != x.rank() || c.in[1].count != 1
+        || (c.in[1].dtype != DType::Int64 && c.in[1].dtype != DType::Int32))
+        return false;
+    const int axis = core::exec::normAxis(c.attrInt("axis", -1), x.rank());
+    const auto a = around(x.shape, axis);
+    s.outer = a.outer;
+    s.n = a.extent;
+    s.inner = a.inner;
+    s.k = core::exec::intAt(c.in[1], 0);
+    s.largest = c.attrInt("largest", 1) != 0;
+    core::exec::Shape expected = x.shape;
+    expected[std::size_t(axis)] = s.k;
+    return s.k >= 0 && s.k <= s.n && c.out[0].shape == expected && c.out[1].shape == expected;
 }
 
 } // namespace gpu

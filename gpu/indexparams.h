@@ -4,7 +4,7 @@
 
 // Parameters of the index device kernels (indexmath.h) from an op call, with the CPU kernels' rules.
 // Host code without CUDA headers, shared by the device ops (opsindex.cpp) and the host tests
-// (tests/gpumathdrivers.h). CumSum's axis and Trilu's k are read from the call's input 1, which must
+// (tests/gpumathdrivers.h). CumSum's axis, Trilu's k and TopK's k are read from the call's input 1, which must
 // point at host memory; tensor data is not read otherwise. Each returns false for a call the device
 // kernel does not cover: the op then runs on the host.
 
@@ -43,5 +43,21 @@ bool triluParams(const core::exec::KernelCall& call, TriluParams& params);
 
 // GatherElements with int64 or int32 (`indices64`) indices; elements of 1, 2, 4 or 8 bytes.
 bool gatherElementsParams(const core::exec::KernelCall& call, kernels::GatherElementsShape& shape, bool& indices64, int& elementBytes);
+
+// GatherND with int64 indices (the CPU kernel's); elements of 1, 2, 4 or 8 bytes.
+bool gatherNDParams(const core::exec::KernelCall& call, kernels::GatherNDShape& shape, int& elementBytes);
+
+// ScatterND with int64 or int32 (`indices64`) indices: without reduction any element of 1, 2, 4 or
+// 8 bytes; add, mul, max and min over float32 or int64 (`int64`).
+struct ScatterNDParams {
+    kernels::ScatterNDShape shape;
+    kernels::Reduction reduction = kernels::Reduction::None;
+    bool indices64 = true, int64 = false;
+    int elementBytes = 4;
+};
+bool scatterNDParams(const core::exec::KernelCall& call, ScatterNDParams& params);
+
+// TopK of float32 into float32 values and int64 indices; k from input 1, which must point at host memory.
+bool topKParams(const core::exec::KernelCall& call, kernels::TopKShape& shape);
 
 } // namespace gpu

@@ -195,6 +195,58 @@ __global__ void col2imKernel(float* y, const float* col, const float* bias, Tran
     GRID_LOOP(i, n) y[i] = col2imElement(col, bias, s, i);
 }
 
+template <class T>
+__global__ void gatherNDKernel(T* y, const T* x, const std::int64_t* indices, GatherNDShape s, std::int64_t n)
+{
+    GRID_LOOP(i, n) y[i] = x[gatherNDSource(i, indices, s)];
+}
+
+template <class T>
+__global__ void scatterNDKernel(T* y, const T* updates, const void* indices, bool indices64, ScatterNDShape s, std::int64_t n)
+{
+    GRID_LOOP(i, n)
+    {
+        const std::int64_t at = scatterNDTarget(i / s.slice, indices, indices64, s);
+        if (at >= 0)
+            y[at + i % s.slice] = updates[i];
+    }
+}
+
+template <class T>
+__global__ void scatterNDReduceKernel(T* y, const T* updates, const void* indices, bool indices64, ScatterNDShape s, Reduction r, std::int64_t n)
+{
+    GRID_LOOP(j, n)
+    {
+        for (std::int64_t t = 0; t < s.tuples; ++t) {
+            const std::int64_t at = scatterNDTarget(t, indices, indices64, s);
+            if (at >= 0)
+                y[at + j] = scatterCombine(r, y[at + j], updates[t * s.slice + j]);
+        }
+    }
+}
+
+__global__ void topKKernel(const float* x, float* values, std::int64_t* indices, TopKShape s, std::int64_t n)
+{
+    GRID_LOOP(r, n) topKRow(x, values, indices, s, r);
+}
+
+__global__ void recurrentStartKernel(RecurrentStep s, const float* initialH, const float* initialC, float* hs, float* cs, std::int64_t n)
+{
+    GRID_LOOP(i, n) recurrentStartElement(s, initialH, initialC, hs, cs, i / s.hidden, i % s.hidden);
+}
+
+__global__ void gruResetKernel(RecurrentStep s, float* masked, const float* xw, const float* hr, const float* bias, const std::int32_t* lengths,
+    const float* hs, std::int64_t n)
+{
+    GRID_LOOP(i, n) masked[i] = gruResetElement(s, xw, hr, bias, lengths, hs, i / s.hidden, i % s.hidden);
+}
+
+__global__ void recurrentCellKernel(RecurrentStep s, const float* xw, const float* hr, const float* rh, const float* bias, const float* peep,
+    const std::int32_t* lengths, float* hs, float* cs, float* y, float* yh, float* yc, std::int64_t n)
+{
+    GRID_LOOP(i, n) recurrentCellElement(s, xw, hr, rh, bias, peep, lengths, hs, cs, y, yh, yc, i / s.hidden, i % s.hidden);
+}
+
 } // namespace
 
 cudaError_t binary(Binary op, float* y, const float* a, const float* b, const Broadcast& shape, std::int64_t n, cudaStream_t stream)
@@ -506,6 +558,69 @@ cudaError_t gatherElements(void* y, const void* x, int elementBytes, const void*
         if (n > 0)
             LAUNCH(gatherElementsKernel, n, stream, static_cast<T*>(y), static_cast<const T*>(x), indices, indices64, shape, n);
     });
+}
+
+cudaError_t gatherND(void* y, const void* x, int elementBytes, const std::int64_t* indices, const GatherNDShape& shape, std::int64_t n,
+    cudaStream_t stream)
+{
+    return byWidth(elementBytes, [&](auto* tag) {
+        using T = std::remove_pointer_t<decltype(tag)>;
+        if (n > 0)
+            LAUNCH(gatherNDKernel, n, stream, static_cast<T*>(y), static_cast<const T*>(x), indices, shape, n);
+    });
+}
+
+cudaError_t scatterND(void* y, const void* updates, int elementBytes, const void* indices, bool indices64, const ScatterNDShape& shape,
+    Reduction reduction, bool int64, cudaStream_t stream)
+{
+    if (reduction == Reduction::None)
+        return byWidth(elementBytes, [&](auto* tag) {
+            using T = std::remove_pointer_t<decltype(tag)>;
+            const std::int64_t n = shape.tuples * shape.slice;
+            if (n > 0)
+                LAUNCH(scatterNDKernel, n, stream, static_cast<T*>(y), static_cast<const T*>(updates), indices, indices64, shape, n);
+        });
+    const std::int64_t n = shape.tuples > 0 ? shape.slice : 0;
+    if (n > 0 && int64)
+        LAUNCH(scatterNDReduceKernel, n, stream, static_cast<std::int64_t*>(y), static_cast<const std::int64_t*>(updates), indices, indices64, shape,
+            reduction, n);
+    else if (n > 0)
+        LAUNCH(scatterNDReduceKernel, n, stream, static_cast<float*>(y), static_cast<const float*>(updates), indices, indices64, shape, reduction, n);
+    return cudaGetLastError();
+}
+
+cudaError_t topK(const float* x, float* values, std::int64_t* indices, const TopKShape& shape, cudaStream_t stream)
+{
+    const std::int64_t n = shape.k > 0 ? shape.outer * shape.inner : 0;
+    if (n > 0)
+        LAUNCH(topKKernel, n, stream, x, values, indices, shape, n);
+    return cudaGetLastError();
+}
+
+cudaError_t recurrentStart(const RecurrentStep& s, const float* initialH, const float* initialC, float* hs, float* cs, cudaStream_t stream)
+{
+    const std::int64_t n = s.batch * s.hidden;
+    if (n > 0)
+        LAUNCH(recurrentStartKernel, n, stream, s, initialH, initialC, hs, cs, n);
+    return cudaGetLastError();
+}
+
+cudaError_t gruReset(const RecurrentStep& s, float* masked, const float* xw, const float* hr, const float* bias, const std::int32_t* lengths,
+    const float* hs, cudaStream_t stream)
+{
+    const std::int64_t n = s.batch * s.hidden;
+    if (n > 0)
+        LAUNCH(gruResetKernel, n, stream, s, masked, xw, hr, bias, lengths, hs, n);
+    return cudaGetLastError();
+}
+
+cudaError_t recurrentCell(const RecurrentStep& s, const float* xw, const float* hr, const float* rh, const float* bias, const float* peep,
+    const std::int32_t* lengths, float* hs, float* cs, float* y, float* yh, float* yc, cudaStream_t stream)
+{
+    const std::int64_t n = s.batch * s.hidden;
+    if (n > 0)
+        LAUNCH(recurrentCellKernel, n, stream, s, xw, hr, rh, bias, peep, lengths, hs, cs, y, yh, yc, n);
+    return cudaGetLastError();
 }
 
 } // namespace gpu::kernels

@@ -9,6 +9,7 @@
 
 #include "elementmath.h"
 #include "indexmath.h"
+#include "recurrentmath.h"
 
 #include <cuda_runtime_api.h>
 
@@ -98,5 +99,26 @@ cudaError_t trilu(void* y, const void* x, int elementBytes, std::int64_t rows, s
 // GatherElements of n output elements of 1, 2, 4 or 8 bytes; indices int64, else int32.
 cudaError_t gatherElements(void* y, const void* x, int elementBytes, const void* indices, bool indices64, const GatherElementsShape& shape,
     std::int64_t n, cudaStream_t stream);
+
+// GatherND of n output elements of 1, 2, 4 or 8 bytes (gatherNDSource).
+cudaError_t gatherND(void* y, const void* x, int elementBytes, const std::int64_t* indices, const GatherNDShape& shape, std::int64_t n,
+    cudaStream_t stream);
+// ScatterND's updates into y (already a copy of data): without reduction one thread per update
+// element (any width); with one, one thread per slice element running through the tuples in order,
+// so repeated tuples combine in the CPU kernel's order (float32, else int64 with `int64`).
+cudaError_t scatterND(void* y, const void* updates, int elementBytes, const void* indices, bool indices64, const ScatterNDShape& shape,
+    Reduction reduction, bool int64, cudaStream_t stream);
+// TopK, one thread per row (topKRow).
+cudaError_t topK(const float* x, float* values, std::int64_t* indices, const TopKShape& shape, cudaStream_t stream);
+
+// RNN, GRU and LSTM, one direction's step s.step at a time (recurrentmath.h); n = s.batch * s.hidden.
+// The state hs, cs from initial_h, initial_c (each may be null).
+cudaError_t recurrentStart(const RecurrentStep& s, const float* initialH, const float* initialC, float* hs, float* cs, cudaStream_t stream);
+// masked = r ⊙ H (gruResetElement), for the GEMM with Rh that follows.
+cudaError_t gruReset(const RecurrentStep& s, float* masked, const float* xw, const float* hr, const float* bias, const std::int32_t* lengths,
+    const float* hs, cudaStream_t stream);
+// The gates of the step (recurrentCellElement).
+cudaError_t recurrentCell(const RecurrentStep& s, const float* xw, const float* hr, const float* rh, const float* bias, const float* peep,
+    const std::int32_t* lengths, float* hs, float* cs, float* y, float* yh, float* yc, cudaStream_t stream);
 
 } // namespace gpu::kernels

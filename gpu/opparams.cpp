@@ -90,7 +90,7 @@ std::optional<kernels::ReduceMode> reduceMode(const std::string& opType)
     using M = kernels::ReduceMode;
     static const std::map<std::string, M> modes { { "ReduceMean", M::Mean }, { "ReduceSum", M::Sum }, { "ReduceMax", M::Max },
         { "ReduceMin", M::Min }, { "ReduceProd", M::Prod }, { "ReduceSumSquare", M::SumSquare }, { "ReduceL1", M::L1 },
-        { "ReduceL2", M::L2 } };
+        { "ReduceL2", M::L2 }, { "ReduceLogSum", M::LogSum }, { "ReduceLogSumExp", M::LogSumExp } };
     const auto it = modes.find(opType);
     return it == modes.end() ? std::nullopt : std::optional(it->second);
 }
@@ -377,6 +377,48 @@ bool layerNormParams(const core::exec::KernelCall& c, std::int64_t& rows, std::i
         if (c.out[k].present() && c.out[k].count != rows)
             return false;
     return c.in[1].count == inner && (!c.has(2) || c.in[2].count == inner);
+}
+
+namespace {
+
+kernels::Unary unaryOf(core::exec::RecurrentActivation a)
+{
+    switch (a) {
+    case core::exec::RecurrentActivation::Sigmoid: return kernels::Unary::Sigmoid;
+    case core::exec::RecurrentActivation::Tanh: return kernels::Unary::Tanh;
+    case core::exec::RecurrentActivation::Relu: return kernels::Unary::Relu;
+    }
+    return kernels::Unary::Tanh;
+}
+
+} // namespace
+
+bool recurrentParams(const KernelCall& call, core::exec::Recurrence& r)
+{
+    using core::exec::Cell;
+    const auto& type = call.op->type;
+    const Cell cell = type == "RNN" ? Cell::Rnn : type == "GRU" ? Cell::Gru : Cell::Lstm;
+    return (type == "RNN" || type == "GRU" || type == "LSTM") && core::exec::recurrence(call, cell, r) && r.seq > 0 && r.batch > 0;
+}
+
+kernels::RecurrentStep recurrentStep(const core::exec::Recurrence& r, int direction)
+{
+    using core::exec::Cell;
+    kernels::RecurrentStep s;
+    s.cell = r.cell == Cell::Rnn ? kernels::RecurrentCell::Rnn : r.cell == Cell::Gru ? kernels::RecurrentCell::Gru : kernels::RecurrentCell::Lstm;
+    s.f = unaryOf(r.f[direction]);
+    s.g = unaryOf(r.g[direction]);
+    s.h = unaryOf(r.h[direction]);
+    s.linearBeforeReset = r.linearBeforeReset;
+    s.batchFirst = r.batchFirst;
+    s.reverse = r.reverseOnly || direction == 1;
+    s.dirs = r.dirs;
+    s.direction = direction;
+    s.seq = r.seq;
+    s.batch = r.batch;
+    s.hidden = r.hidden;
+    s.clip = r.clip;
+    return s;
 }
 
 } // namespace gpu

@@ -10,8 +10,10 @@
 // then runs on the host): other dtypes than float32, rank above kMaxRank, 3-D convolutions.
 
 #include "elementmath.h"
+#include "recurrentmath.h"
 
 #include "exec/kernels.h"
+#include "exec/recurrence.h"
 
 #include <initializer_list>
 #include <map>
@@ -67,5 +69,10 @@ bool layerNormParams(const core::exec::KernelCall& call, std::int64_t& rows, std
 // 2-D (or 1-D as height 1) window geometry of Conv and pooling, as the CPU kernels read it.
 bool window(const core::exec::KernelCall& c, const core::exec::TensorView& x, const core::exec::TensorView& y, const core::exec::Shape& kernel,
     kernels::Window& w);
+
+// RNN, GRU and LSTM (the cell from the op type): the configuration the CPU kernel takes
+// (core::exec::recurrence), and the step parameters of one direction at step 0.
+bool recurrentParams(const core::exec::KernelCall& call, core::exec::Recurrence& r);
+kernels::RecurrentStep recurrentStep(const core::exec::Recurrence& r, int direction);
 
 } // namespace gpu

@@ -5,7 +5,7 @@
 // BatchNormalization, Softmax and LogSoftmax, LayerNormalization, pooling, the view family (device-to-device
 // copies), Transpose, Slice, Gather, Concat and Split (2-D strided copies). Elementwise ops:
 // opselementwise.cpp; Pad, Resize, the reductions and GlobalMaxPool: opsresample.cpp; ArgMax, CumSum,
-// Trilu, GatherElements and the logical ops: opsindex.cpp.
+// Trilu, GatherElements and the logical ops: opsindex.cpp; RNN, GRU and LSTM: opsrecurrent.cpp.
 #include "ops.h"
 
 #include "cudacommon.h"
@@ -13,6 +13,7 @@
 #include "opparams.h"
 #include "opselementwise.h"
 #include "opsindex.h"
+#include "opsrecurrent.h"
 #include "opsresample.h"
 
 #include "exec/einsum.h"
@@ -35,6 +36,21 @@ Outcome launched(cudaError_t e, const char* what)
     if (e != cudaSuccess)
         return Outcome { true, std::string(what) + " failed: " + cudaText(e) };
     return {};
+}
+
+Outcome blasLaunched(cublasStatus_t s, const char* what)
+{
+    if (s != CUBLAS_STATUS_SUCCESS)
+        return Outcome { true, std::string(what) + " failed: " + cublasText(s) };
+    return {};
+}
+
+// Row-major operands handed to column-major cuBLAS as their transposes: C becomes Cᵀ = op(B)ᵀ·op(A)ᵀ.
+cublasStatus_t gemmRowMajor(cublasHandle_t h, bool transA, bool transB, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
+    const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc)
+{
+    return cublasSgemm(h, transB ? CUBLAS_OP_T : CUBLAS_OP_N, transA ? CUBLAS_OP_T : CUBLAS_OP_N, int(n), int(m), int(k), &alpha, b, int(ldb),
+        a, int(lda), &beta, c, int(ldc));
 }
 
 bool hostArguments(const DeviceCall& d, std::initializer_list<std::size_t> slots, KernelCall& host)
@@ -67,15 +83,6 @@ std::string text(cublasStatus_t s) { return cublasText(s); }
 
 const Outcome kUnsupported { false, {} };
 
-// C[M,N] = alpha·op(A)·op(B) + beta·C, row-major; lda/ldb are the stored rows' lengths.
-cublasStatus_t gemmRowMajor(cublasHandle_t h, bool transA, bool transB, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
-    const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc)
-{
-    return cublasSgemm(h, transB ? CUBLAS_OP_T : CUBLAS_OP_N, transA ? CUBLAS_OP_T : CUBLAS_OP_N, int(n), int(m), int(k), &alpha, b, int(ldb),
-        a, int(lda), &beta, c, int(ldc));
-}
-
-bool fitsInt(std::int64_t v) { return v >= 0 && v <= 0x7fffffff; }
 
 
 // A scalar input from the host copy of a weight; false when the input is an activation.
@@ -530,6 +537,7 @@ const std::map<std::string, DeviceKernel>& table()
         addResampleKernels(m);
         addElementwiseKernels(m);
         addIndexKernels(m);
+        addRecurrentKernels(m);
         return m;
     }();
     return t;
@@ -547,6 +555,8 @@ DeviceKernel findDeviceKernel(const std::string& opType)
 std::int64_t scratchFloats(const KernelCall& call)
 {
     // Shapes only: before a pass, activations have no address.
+    if (isRecurrent(call.op->type))
+        return recurrentScratchFloats(call);
     if (call.op->type == "ConvTranspose") {
         kernels::TransposedConv s;
         return transposedConvShape(call, s) ? core::exec::workspaceFloats(call) : 0;

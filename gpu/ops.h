@@ -36,12 +36,22 @@ using DeviceKernel = Outcome (*)(const DeviceCall&);
 DeviceKernel findDeviceKernel(const std::string& opType);
 
 // Device scratch an op needs (Conv's im2col columns; ConvTranspose's transposed weights and
-// columns), in floats; 0 for most ops. For an op the device kernel runs it is
+// columns; a recurrent op's projections and state), in floats; 0 for most ops. For an op the device kernel runs it is
 // core::exec::workspaceFloats, so it equals core::convWorkspaceBytes / 4.
 std::int64_t scratchFloats(const core::exec::KernelCall& call);
 
 // The Outcome of a launcher's result: a failure names `what`.
 Outcome launched(cudaError_t e, const char* what);
+
+// The Outcome of a cuBLAS call's status: a failure names `what`.
+Outcome blasLaunched(cublasStatus_t s, const char* what);
+
+// C[M,N] = alpha·op(A)·op(B) + beta·C over row-major operands; lda/ldb/ldc are the stored rows' lengths.
+// Dimensions must fit cuBLAS's int (fitsInt).
+cublasStatus_t gemmRowMajor(cublasHandle_t h, bool transA, bool transB, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
+    const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc);
+
+inline bool fitsInt(std::int64_t v) { return v >= 0 && v <= 0x7fffffff; }
 
 // The call with the inputs an op reads as parameters (`slots`: pads, scales, axes, bounds) pointing
 // at their host copies; false when one with elements has none (computed on the device), so only the

@@ -113,6 +113,7 @@ void addElementwiseKernels(std::map<std::string, DeviceKernel>& t)
     t["Not"] = logicalNot;
     t["Where"] = where;
     t["Cast"] = cast;
+    t["CastLike"] = cast;
     t["QuantizeLinear"] = quantize;
     t["DequantizeLinear"] = dequantize;
 }

@@ -74,6 +74,41 @@ Outcome gatherElements(const DeviceCall& d)
         "kernels::gatherElements");
 }
 
+Outcome gatherND(const DeviceCall& d)
+{
+    const auto& c = d.call;
+    kernels::GatherNDShape s;
+    int elementBytes = 0;
+    if (!gatherNDParams(c, s, elementBytes))
+        return kUnsupported;
+    return launched(kernels::gatherND(c.out[0].data, c.in[0].data, elementBytes, c.in[1].i64(), s, c.out[0].count, d.stream), "kernels::gatherND");
+}
+
+// The copy of data, then the updates (an index out of range skips its tuple: see indexmath.h).
+Outcome scatterND(const DeviceCall& d)
+{
+    const auto& c = d.call;
+    ScatterNDParams p;
+    if (!scatterNDParams(c, p))
+        return kUnsupported;
+    if (c.out[0].data != c.in[0].data)
+        if (const auto e = cudaMemcpyAsync(c.out[0].data, c.in[0].data, std::size_t(c.out[0].bytes()), cudaMemcpyDeviceToDevice, d.stream);
+            e != cudaSuccess)
+            return launched(e, "cudaMemcpyAsync");
+    return launched(kernels::scatterND(c.out[0].data, c.in[2].data, p.elementBytes, c.in[1].data, p.indices64, p.shape, p.reduction, p.int64, d.stream),
+        "kernels::scatterND");
+}
+
+Outcome topK(const DeviceCall& d)
+{
+    KernelCall host;
+    kernels::TopKShape s;
+    if (!hostArguments(d, { 1 }, host) || !topKParams(host, s))
+        return kUnsupported;
+    const auto& c = d.call;
+    return launched(kernels::topK(c.in[0].f32(), c.out[0].f32(), c.out[1].i64(), s, d.stream), "kernels::topK");
+}
+
 } // namespace
 
 void addIndexKernels(std::map<std::string, DeviceKernel>& t)
@@ -85,6 +120,9 @@ void addIndexKernels(std::map<std::string, DeviceKernel>& t)
     t["CumSum"] = cumSum;
     t["Trilu"] = trilu;
     t["GatherElements"] = gatherElements;
+    t["GatherND"] = gatherND;
+    t["ScatterND"] = scatterND;
+    t["TopK"] = topK;
 }
 
 } // namespace gpu

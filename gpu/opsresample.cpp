@@ -63,7 +63,8 @@ void addResampleKernels(std::map<std::string, DeviceKernel>& t)
     t["Pad"] = pad;
     t["Resize"] = resize;
     t["Upsample"] = resize;
-    for (const char* type : { "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceSumSquare", "ReduceL1", "ReduceL2" })
+    for (const char* type : { "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceSumSquare", "ReduceL1", "ReduceL2", "ReduceLogSum",
+             "ReduceLogSumExp" })
         t[type] = reduce;
     t["GlobalMaxPool"] = globalMaxPool;
 }

@@ -3,7 +3,7 @@
 #pragma once
 
 // For tst_gpumath: whole op outputs computed on the host with the device kernels' element functions
-// (gpu/elementmath.h, gpu/indexmath.h), one call per element or row as a kernel thread makes it.
+// (gpu/elementmath.h, gpu/indexmath.h, gpu/recurrentmath.h), one call per element or row as a kernel thread makes it.
 // Elementwise parameters come from gpu/elementparams.cpp, the index ops' from gpu/indexparams.cpp; broadcasting,
 // windows, Pad, Resize, the reductions and ConvTranspose take their parameters from gpu/opparams.cpp,
 // as the device ops do.
@@ -406,7 +406,105 @@ inline std::string gatherElements(const KernelCall& c)
     return "gatherElementsSource";
 }
 
+inline std::string gatherND(const KernelCall& c)
+{
+    k::GatherNDShape s;
+    int width = 0;
+    if (!gpu::gatherNDParams(c, s, width))
+        return {};
+    for (std::int64_t i = 0; i < c.out[0].count; ++i)
+        copyElement(c.out[0], i, c.in[0], k::gatherNDSource(i, c.in[1].i64(), s));
+    return "gatherNDSource";
+}
+
+// As the device op: the copy of data, then per update element (no reduction) or per slice element
+// through the tuples in order.
+inline std::string scatterND(const KernelCall& c)
+{
+    gpu::ScatterNDParams p;
+    if (!gpu::scatterNDParams(c, p))
+        return {};
+    const auto& s = p.shape;
+    std::memcpy(c.out[0].data, c.in[0].data, std::size_t(c.out[0].bytes()));
+    if (p.reduction == k::Reduction::None) {
+        for (std::int64_t i = 0; i < s.tuples * s.slice; ++i)
+            if (const auto at = k::scatterNDTarget(i / s.slice, c.in[1].data, p.indices64, s); at >= 0)
+                copyElement(c.out[0], at + i % s.slice, c.in[2], i);
+        return "scatterNDTarget";
+    }
+    const auto combine = [&](auto* y, const auto* u) {
+        for (std::int64_t j = 0; j < s.slice; ++j)
+            for (std::int64_t t = 0; t < s.tuples; ++t)
+                if (const auto at = k::scatterNDTarget(t, c.in[1].data, p.indices64, s); at >= 0)
+                    y[at + j] = k::scatterCombine(p.reduction, y[at + j], u[t * s.slice + j]);
+    };
+    if (p.int64)
+        combine(c.out[0].i64(), c.in[2].i64());
+    else
+        combine(c.out[0].f32(), c.in[2].f32());
+    return "scatterNDTarget scatterCombine";
+}
+
+inline std::string topK(const KernelCall& c)
+{
+    k::TopKShape s;
+    if (!gpu::topKParams(c, s))
+        return {};
+    for (std::int64_t r = 0; r < s.outer * s.inner; ++r)
+        k::topKRow(c.in[0].f32(), c.out[0].f32(), c.out[1].i64(), s, r);
+    return "topKRow";
+}
+
 using Driver = std::string (*)(const KernelCall&);
+
+// c[m][n] = a[m][kk]·b[n][kk]ᵀ in double, as the device op's cuBLAS GEMMs (transposed B).
+inline void gemmTransposedB(std::int64_t m, std::int64_t n, std::int64_t kk, const float* a, const float* b, float* c)
+{
+    for (std::int64_t i = 0; i < m; ++i)
+        for (std::int64_t j = 0; j < n; ++j) {
+            double acc = 0;
+            for (std::int64_t q = 0; q < kk; ++q)
+                acc += double(a[i * kk + q]) * b[j * kk + q];
+            c[i * n + j] = float(acc);
+        }
+}
+
+// RNN, GRU, LSTM: the device op's sequence (gpu/opsrecurrent.cpp) with host GEMMs.
+inline std::string recurrent(const KernelCall& c)
+{
+    core::exec::Recurrence r;
+    if (!gpu::recurrentParams(c, r))
+        return {};
+    const std::int64_t H = r.hidden, G = r.gates * H, B = r.batch;
+    std::vector<float> xw(std::size_t(r.seq * B * G)), hr(std::size_t(B * G)), rh(std::size_t(B * H)), masked(std::size_t(B * H));
+    std::vector<float> hs(std::size_t(B * H)), cs(std::size_t(B * H));
+    const auto* lengths = c.has(4) ? reinterpret_cast<const std::int32_t*>(c.in[4].data) : nullptr;
+    float* y = core::exec::recurrentOutput(c, 0);
+    float* yh = core::exec::recurrentOutput(c, 1);
+    float* yc = core::exec::recurrentOutput(c, 2);
+    const bool lstm = r.cell == core::exec::Cell::Lstm, resetFirst = r.cell == core::exec::Cell::Gru && !r.linearBeforeReset;
+    for (int dir = 0; dir < r.dirs; ++dir) {
+        auto s = gpu::recurrentStep(r, dir);
+        const float* rw = c.in[2].f32() + dir * G * H;
+        const float* bias = c.has(3) ? c.in[3].f32() + dir * 2 * G : nullptr;
+        const float* peep = lstm && c.has(7) ? c.in[7].f32() + dir * 3 * H : nullptr;
+        gemmTransposedB(r.seq * B, G, r.input, c.in[0].f32(), c.in[1].f32() + dir * G * r.input, xw.data());
+        for (std::int64_t i = 0; i < B * H; ++i)
+            k::recurrentStartElement(s, c.has(5) ? c.in[5].f32() : nullptr, lstm && c.has(6) ? c.in[6].f32() : nullptr, hs.data(), cs.data(),
+                i / H, i % H);
+        for (s.step = 0; s.step < r.seq; ++s.step) {
+            gemmTransposedB(B, G, H, hs.data(), rw, hr.data());
+            if (resetFirst) {
+                for (std::int64_t i = 0; i < B * H; ++i)
+                    masked[std::size_t(i)] = k::gruResetElement(s, xw.data(), hr.data(), bias, lengths, hs.data(), i / H, i % H);
+                gemmTransposedB(B, H, H, masked.data(), rw + 2 * H * H, rh.data());
+            }
+            for (std::int64_t i = 0; i < B * H; ++i)
+                k::recurrentCellElement(s, xw.data(), hr.data(), rh.data(), bias, peep, lengths, hs.data(), cs.data(), y, yh, yc, i / H, i % H);
+        }
+    }
+    return resetFirst ? "recurrentStartElement gruResetElement recurrentCellElement" : "recurrentStartElement recurrentCellElement";
+}
 
 inline const std::map<std::string, Driver>& drivers()
 {
@@ -418,7 +516,8 @@ inline const std::map<std::string, Driver>& drivers()
             { "InstanceNormalization", instanceNorm },
             { "Pad", pad }, { "Resize", resize }, { "Upsample", resize }, { "GlobalMaxPool", reduce }, { "ConvTranspose", convTranspose },
         };
-        for (const char* type : { "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceSumSquare", "ReduceL1", "ReduceL2" })
+        for (const char* type : { "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceSumSquare", "ReduceL1", "ReduceL2", "ReduceLogSum",
+                 "ReduceLogSumExp" })
             m[type] = reduce;
         for (const auto& u : gpu::unaryOpTypes())
             m[u.first] = unary;
@@ -433,11 +532,17 @@ inline const std::map<std::string, Driver>& drivers()
         m["CumSum"] = cumSum;
         m["Trilu"] = trilu;
         m["GatherElements"] = gatherElements;
+        m["GatherND"] = gatherND;
+        m["ScatterND"] = scatterND;
+        m["TopK"] = topK;
         m["Not"] = logicalNot;
         m["Where"] = where;
         m["Cast"] = cast;
+        m["CastLike"] = cast;
         m["QuantizeLinear"] = quantize;
         m["DequantizeLinear"] = dequantize;
+        for (const char* type : { "RNN", "GRU", "LSTM" })
+            m[type] = recurrent;
         return m;
     }();
     return t;

@@ -209,6 +209,8 @@ private slots:
     void reductionsAndCopiesOnTheDevice();
     void maskOpsOnTheDevice();
     void indexOpsOnTheDevice();
+    void recurrentOpsOnTheDevice();
+    void selectOpsOnTheDevice();
     void layerNormStatisticsOnTheDevice();
     void concatInPlaceOnTheDevice();
     void einsumOnTheDevice();
@@ -750,7 +752,7 @@ void TestCuda::reductionsAndCopiesOnTheDevice()
     };
     const Reduction reductions[] = { { "ReduceSum", { 2, 1, 5, 1 }, 0 }, { "ReduceMax", { 2, 6, 5, 1 }, 1 }, { "ReduceMin", { 1, 1, 1, 1 }, 2 },
         { "ReduceProd", { 2, 1, 5, 1 }, 0 }, { "ReduceSumSquare", { 2, 6, 5, 1 }, 1 }, { "ReduceL1", { 1, 1, 1, 1 }, 2 },
-        { "ReduceL2", { 2, 1, 5, 1 }, 0 } };
+        { "ReduceL2", { 2, 1, 5, 1 }, 0 }, { "ReduceLogSumExp", { 2, 1, 5, 1 }, 0 } };
     for (const auto& r : reductions) {
         const auto y = b.tensor(std::string("y_") + r.type, r.outShape, TensorKind::Output);
         std::vector<core::TensorIndex> in { x };
@@ -886,6 +888,127 @@ void TestCuda::indexOpsOnTheDevice()
     QVERIFY(std::count(mask.begin(), mask.end(), std::byte(1)) > 0 && std::count(mask.begin(), mask.end(), std::byte(0)) > 0);
     const auto* index = reinterpret_cast<const std::int64_t*>(output(am).data());
     QVERIFY(std::any_of(index, index + 10, [&](std::int64_t v) { return v != index[0]; }));
+}
+
+// GatherND (batch_dims 1, negative and wrapping indices), ScatterND (no reduction; add over repeated
+// int32 tuples; max into single elements) and TopK (largest along an axis; smallest along the last,
+// over rounded values full of ties) on the device, bit for bit as on the CPU.
+void TestCuda::selectOpsOnTheDevice()
+{
+    using core::DType;
+    using core::TensorKind;
+    GraphBuilder b;
+    auto data = std::make_shared<core::ModelData>();
+    const std::int64_t picks[6] = { -1, 7, 2, 0, 5, -6 };
+    const std::int64_t rows[6] = { 0, 1, 1, -1, 1, 3 };
+    const std::int32_t planes[4] = { 1, 0, 1, -2 };
+    const std::int64_t cells[9] = { 0, 0, 0, 0, 0, 0, 1, 5, 4 };
+    const std::int64_t three = 3, two = 2;
+    const auto x = b.tensor("x", { 2, 6, 5 }, TensorKind::Input);
+    const auto gathered = b.tensor("gathered", { 2, 3, 5 }, TensorKind::Output);
+    b.op("gather_nd", "GatherND", { x, weightWithValues(b, *data, "picks", DType::Int64, { 2, 3, 1 }, picks) }, { gathered })
+        ->attributes["batch_dims"].ints = { 1 };
+    const auto replaced = b.tensor("replaced", { 2, 6, 5 }, TensorKind::Output);
+    b.op("scatter", "ScatterND", { x, weightWithValues(b, *data, "rows", DType::Int64, { 3, 2 }, rows), b.tensor("row_updates", { 3, 5 }, TensorKind::Weight) },
+        { replaced });
+    const auto added = b.tensor("added", { 2, 6, 5 }, TensorKind::Output);
+    b.op("scatter_add", "ScatterND",
+         { x, weightWithValues(b, *data, "planes", DType::Int32, { 4, 1 }, planes), b.tensor("plane_updates", { 4, 6, 5 }, TensorKind::Weight) }, { added })
+        ->attributes["reduction"].text = "add";
+    const auto maxed = b.tensor("maxed", { 2, 6, 5 }, TensorKind::Output);
+    b.op("scatter_max", "ScatterND",
+         { x, weightWithValues(b, *data, "cells", DType::Int64, { 3, 3 }, cells), b.tensor("cell_updates", { 3 }, TensorKind::Weight) }, { maxed })
+        ->attributes["reduction"].text = "max";
+    const auto topValues = b.tensor("top_values", { 2, 3, 5 }, TensorKind::Output);
+    const auto topIndices = b.tensor("top_indices", { 2, 3, 5 }, TensorKind::Output, DType::Int64);
+    b.op("top", "TopK", { x, weightWithValues(b, *data, "three", DType::Int64, { 1 }, &three) }, { topValues, topIndices })->attributes["axis"].ints = { 1 };
+    const auto rounded = b.tensor("rounded", { 2, 6, 5 });
+    b.op("round", "Round", { x }, { rounded });
+    const auto lowValues = b.tensor("low_values", { 2, 6, 2 }, TensorKind::Output);
+    const auto lowIndices = b.tensor("low_indices", { 2, 6, 2 }, TensorKind::Output, DType::Int64);
+    b.op("low", "TopK", { rounded, weightWithValues(b, *data, "two", DType::Int64, { 1 }, &two) }, { lowValues, lowIndices })
+        ->attributes["largest"].ints = { 0 };
+    const auto w = b.workload("select ops", 256);
+    const auto runs = runOnBoth(w, data);
+    QVERIFY(runs);
+    QCOMPARE(runs->cpu.opsSynthetic, 0);
+    QCOMPARE(runs->gpu.opsHost, 0);
+    QCOMPARE(runs->gpu.opsPrecomputed, 0);
+    const auto mismatch = core::compareOutputs(*w.graph, runs->cpu.outputs, runs->gpu.outputs);
+    QVERIFY2(mismatch.empty(), mismatch.c_str());
+    // Not degenerate: the rounded rows hold ties, and the smallest-first indices are not all in order.
+    const auto& low = runs->gpu.outputs.at(7).data;
+    const auto* lowIndex = reinterpret_cast<const std::int64_t*>(low.data());
+    bool reordered = false;
+    for (int r = 0; r < 12; ++r)
+        reordered = reordered || lowIndex[2 * r] > lowIndex[2 * r + 1];
+    QVERIFY(reordered);
+}
+
+// RNN, GRU and LSTM in the configurations exporters write and the CPU kernel takes, on the device
+// (no op on the host), within tolerance of the CPU: a bidirectional LSTM with biases, initial
+// states, peepholes, a cell clip and per-entry lengths (steps past a length hold zeros); a reverse
+// GRU (reset before the hidden GEMM) with only Y_h; a batch-first GRU with linear_before_reset; a
+// bidirectional RNN with Relu one way and Tanh the other.
+void TestCuda::recurrentOpsOnTheDevice()
+{
+    using core::DType;
+    using core::TensorKind;
+    GraphBuilder b;
+    auto data = std::make_shared<core::ModelData>();
+    const std::int64_t seq = 5, batch = 3, input = 4;
+    const std::int32_t lengths[batch] = { 5, 2, 4 };
+    const auto x = b.tensor("x", { seq, batch, input }, TensorKind::Input);
+    const auto xFirst = b.tensor("x_batch_first", { batch, seq, input }, TensorKind::Input);
+    const auto lens = weightWithValues(b, *data, "lengths", DType::Int32, { batch }, lengths);
+    const auto weight = [&](const std::string& name, std::vector<std::int64_t> shape) { return b.tensor(name, std::move(shape), TensorKind::Weight); };
+
+    const std::int64_t lh = 6;
+    const auto lstmY = b.tensor("lstm_y", { seq, 2, batch, lh }, TensorKind::Output);
+    const auto lstmH = b.tensor("lstm_h", { 2, batch, lh }, TensorKind::Output), lstmC = b.tensor("lstm_c", { 2, batch, lh }, TensorKind::Output);
+    auto* lstm = b.op("lstm", "LSTM",
+        { x, weight("lstm_w", { 2, 4 * lh, input }), weight("lstm_r", { 2, 4 * lh, lh }), weight("lstm_b", { 2, 8 * lh }), lens,
+            weight("lstm_h0", { 2, batch, lh }), weight("lstm_c0", { 2, batch, lh }), weight("lstm_p", { 2, 3 * lh }) },
+        { lstmY, lstmH, lstmC });
+    lstm->attributes["direction"].text = "bidirectional";
+    lstm->attributes["hidden_size"].ints = { lh };
+    lstm->attributes["clip"].floats = { 2.5f };
+
+    const std::int64_t gh = 5;
+    const auto gruH = b.tensor("gru_h", { 1, batch, gh }, TensorKind::Output);
+    auto* gru = b.op("gru", "GRU", { x, weight("gru_w", { 1, 3 * gh, input }), weight("gru_r", { 1, 3 * gh, gh }), weight("gru_b", { 1, 6 * gh }),
+                                        weight("gru_h0", { 1, batch, gh }) },
+        { gruH });
+    gru->attributes["direction"].text = "reverse";
+    data->inputSlots[1] = { 0, 1, 2, 3, 5 }; // no sequence_lens
+    data->outputSlots[1] = { 1 };            // Y left out
+
+    const auto gruFirstY = b.tensor("gru_first_y", { batch, seq, 1, gh }, TensorKind::Output);
+    auto* gruFirst = b.op("gru_first", "GRU",
+        { xFirst, weight("gru_first_w", { 1, 3 * gh, input }), weight("gru_first_r", { 1, 3 * gh, gh }), weight("gru_first_b", { 1, 6 * gh }) },
+        { gruFirstY });
+    gruFirst->attributes["layout"].ints = { 1 };
+    gruFirst->attributes["linear_before_reset"].ints = { 1 };
+
+    const std::int64_t rh = 7;
+    const auto rnnY = b.tensor("rnn_y", { seq, 2, batch, rh }, TensorKind::Output);
+    auto* rnn = b.op("rnn", "RNN", { x, weight("rnn_w", { 2, rh, input }), weight("rnn_r", { 2, rh, rh }), weight("rnn_b", { 2, 2 * rh }), lens },
+        { rnnY });
+    rnn->attributes["direction"].text = "bidirectional";
+    rnn->attributes["activations"].text = "Relu,Tanh";
+
+    const auto w = b.workload("recurrent ops", 256);
+    runsLikeTheCpu(w, data, 0);
+    // Not degenerate: the LSTM's second entry (length 2) has zeros in Y from step 2 on, and values before.
+    const auto runs = runOnBoth(w, data);
+    QVERIFY(runs);
+    const auto* y = reinterpret_cast<const float*>(runs->gpu.outputs.at(0).data.data());
+    const auto at = [&](std::int64_t t, std::int64_t dir, std::int64_t entry, std::int64_t k) { return y[((t * 2 + dir) * batch + entry) * lh + k]; };
+    for (std::int64_t k = 0; k < lh; ++k) {
+        QCOMPARE(at(3, 0, 1, k), 0.0f);
+        QCOMPARE(at(2, 1, 1, k), 0.0f);
+    }
+    QVERIFY(at(1, 0, 1, 0) != 0.0f && at(0, 1, 1, 0) != 0.0f);
 }
 
 // Einsum equations that are one batched GEMM run on the device through cuBLAS: attention's scores and

@@ -60,6 +60,8 @@ struct NodeCase {
             c.in[slot] = core::exec::tensorView(graph, op.inputs[i], bytes.data());
         }
         outputs.clear();
+        if (auto it = data.outputSlots.find(0); it != data.outputSlots.end())
+            c.outSlots = it->second; // LSTM(...) -> ("", Y_h)
         for (auto t : op.outputs) {
             outputs.emplace_back(std::size_t(std::max<core::Bytes>(graph.tensors[t].size, 1)));
             c.out.push_back(core::exec::tensorView(graph, t, outputs.back().data()));
@@ -324,6 +326,7 @@ void TestGpuMath::againstCpuKernelsAndReference()
         qInfo("%s: %zu cases checked:%s", type.c_str(), names.size(), list.c_str());
         cases += int(names.size());
     }
+    qInfo("%d cases of %zu op types checked", cases, checked.size());
     for (const auto& [type, names] : fallback) {
         std::string list;
         for (const auto& n : names)
@@ -337,7 +340,9 @@ void TestGpuMath::againstCpuKernelsAndReference()
     for (const char* f : { "unaryElement", "binaryElement", "sourceIndex", "im2colElement", "poolElement", "rowMean", "batchNormElement",
              "softmaxRow", "layerNormRow", "gatherSource", "padElement", "resizeElement", "reduceElement", "col2imElement",
              "compareElement", "castElement", "whereParams", "notParams", "tileSource", "instanceNormRow", "logicalElement",
-             "argExtremeElement", "cumSumRow", "triluKeeps", "gatherElementsSource", "quantizeElement", "dequantizeElement" })
+             "argExtremeElement", "cumSumRow", "triluKeeps", "gatherElementsSource", "quantizeElement", "dequantizeElement",
+             "recurrentStartElement", "gruResetElement", "recurrentCellElement", "gatherNDSource", "scatterNDTarget", "scatterCombine",
+             "topKRow" })
         QVERIFY2(functionUses[f] > 0, f);
     // The new device ops cover the configurations the CPU kernel supports in the ONNX tests.
     QVERIFY(checked["Resize"].size() >= 10);
@@ -347,7 +352,11 @@ void TestGpuMath::againstCpuKernelsAndReference()
     for (const char* type : { "Less", "Greater", "Where", "Cast", "Not", "Max", "Min", "HardSwish", "HardSigmoid", "Elu", "PRelu" })
         QVERIFY2(!checked[type].empty(), type);
     QVERIFY(checked["ReduceMean"].size() >= 6);
-    for (const char* type : { "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceSumSquare", "ReduceL1", "ReduceL2", "LogSoftmax",
+    for (const char* type : { "RNN", "GRU", "LSTM" }) // defaults, biases, sequence lengths, peepholes, batch-first
+        QVERIFY2(checked[type].size() >= 4, type);
+    for (const char* type : { "GatherND", "ScatterND", "TopK" }) // ScatterND: no reduction, add, mul (max, min: tst_cuda)
+        QVERIFY2(checked[type].size() >= 3, type);
+    for (const char* type : { "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceSumSquare", "ReduceL1", "ReduceL2", "ReduceLogSum", "LogSoftmax",
              "GlobalMaxPool", "Expand", "Tile", "InstanceNormalization" })
         QVERIFY2(checked[type].size() >= 2, type);
     for (const char* type : { "And", "Or", "Xor", "ArgMax", "ArgMin", "CumSum", "Trilu", "GatherElements", "DepthToSpace", "SpaceToDepth",
