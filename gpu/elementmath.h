@@ -321,6 +321,26 @@ MEMPLAN_HD inline float rowStatistics(const float* p, std::int64_t n, float epsi
 
 // Instance normalisation of one (image, channel) plane p[0..plane) into q, as the CPU kernel: the
 // result in float with the channel's scale and bias.
+// ---- LRN over x [N][C][plane...]: element i divided by (bias + alpha / size · Σ x²)^beta, the sum over
+// the channels from c - (size - 1) / 2 to c + size / 2 (clipped), in channel order as on the CPU.
+struct LrnShape {
+    std::int64_t channels = 0, plane = 1, size = 1;
+    float alpha = 1e-4f, beta = 0.75f, bias = 1.0f;
+};
+
+MEMPLAN_HD inline float lrnElement(const float* x, const LrnShape& s, std::int64_t i)
+{
+    const std::int64_t p = i % s.plane, ch = (i / s.plane) % s.channels, image = i / (s.plane * s.channels);
+    const std::int64_t below = (s.size - 1) / 2, above = s.size - 1 - below;
+    const std::int64_t first = ch - below < 0 ? 0 : ch - below, last = ch + above < s.channels - 1 ? ch + above : s.channels - 1;
+    float squares = 0;
+    for (std::int64_t k = first; k <= last; ++k) {
+        const float v = x[(image * s.channels + k) * s.plane + p];
+        squares += v * v;
+    }
+    return x[i] / powf(s.bias + s.alpha / float(s.size) * squares, s.beta);
+}
+
 MEMPLAN_HD inline void instanceNormRow(float* q, const float* p, float scale, float bias, std::int64_t plane, float epsilon)
 {
     double mean = 0;

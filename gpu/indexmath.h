@@ -88,6 +88,19 @@ MEMPLAN_HD inline std::int64_t gatherElementsSource(std::int64_t i, const void* 
     return from;
 }
 
+// ---- ScatterElements: y = data, then each update element written to (or combined into) the element
+// of y at its own position but along `axis`, where it takes its index (gatherElementsSource with the
+// updates' shape as idxDims). Update elements that can hit the same element of y lie on one line
+// along the axis, so one thread per line runs through it in order: repeated indices end as on the
+// CPU (last write wins, reductions in order). Line l's k-th element along the axis:
+MEMPLAN_HD inline std::int64_t scatterElementsIndex(std::int64_t l, std::int64_t k, const GatherElementsShape& s)
+{
+    std::int64_t inner = 1;
+    for (int d = s.axis + 1; d < s.rank; ++d)
+        inner *= s.idxDims[d];
+    return ((l / inner) * s.idxDims[s.axis] + k) * inner + l % inner;
+}
+
 // ---- GatherND: output element i, row-major over [batch][tuples][slice], copies element j of the
 // slice at index tuple t of batch entry b: the tuple's `depth` indices (each wrapped into its
 // dimension, as Gather wraps) over dims[0..depth), the dimensions after batch_dims.

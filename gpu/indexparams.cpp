@@ -87,11 +87,14 @@ bool triluParams(const KernelCall& c, TriluParams& p)
     return x.dtype != DType::String && isElementWidth(p.elementBytes);
 }
 
-bool gatherElementsParams(const KernelCall& c, kernels::GatherElementsShape& s, bool& indices64, int& elementBytes)
+namespace {
+
+// GatherElements' and ScatterElements' shape: x against indices of its rank along `axis`, the
+// indices no longer than x outside the axis; int64 or int32 indices, elements of 1, 2, 4 or 8 bytes.
+bool elementsShape(const KernelCall& c, kernels::GatherElementsShape& s, bool& indices64, int& elementBytes)
 {
     const auto &x = c.in[0], &idx = c.in[1];
-    if (!c.has(0) || !c.has(1) || c.out.size() != 1 || x.dtype != c.out[0].dtype || x.rank() == 0 || x.rank() > kernels::kMaxRank
-        || idx.rank() != x.rank() || idx.count != c.out[0].count || (idx.dtype != DType::Int64 && idx.dtype != DType::Int32))
+    if (x.rank() == 0 || x.rank() > kernels::kMaxRank || idx.rank() != x.rank() || (idx.dtype != DType::Int64 && idx.dtype != DType::Int32))
         return false;
     s.rank = x.rank();
     s.axis = core::exec::normAxis(c.attrInt("axis", 0), x.rank());
@@ -99,13 +102,44 @@ bool gatherElementsParams(const KernelCall& c, kernels::GatherElementsShape& s, 
     const auto strides = core::exec::stridesOf(x.shape);
     for (int d = 0; d < s.rank; ++d) {
         if (d != s.axis && idx.shape[std::size_t(d)] > x.shape[std::size_t(d)])
-            return false;
+            return false; // indices reach past data outside the axis
         s.idxDims[d] = idx.shape[std::size_t(d)];
         s.xStride[d] = strides[std::size_t(d)];
     }
     indices64 = idx.dtype == DType::Int64;
     elementBytes = int(core::dtypeBytes(x.dtype));
     return x.dtype != DType::String && isElementWidth(elementBytes) && (s.extent > 0 || idx.count == 0);
+}
+
+// The `reduction` attribute of ScatterND and ScatterElements; false for another name.
+bool reductionOf(const KernelCall& c, kernels::Reduction& reduction)
+{
+    using R = kernels::Reduction;
+    static const std::map<std::string, R> reductions { { "none", R::None }, { "add", R::Add }, { "mul", R::Mul }, { "max", R::Max }, { "min", R::Min } };
+    const auto r = reductions.find(c.attrText("reduction", "none"));
+    if (r == reductions.end())
+        return false;
+    reduction = r->second;
+    return true;
+}
+
+} // namespace
+
+bool gatherElementsParams(const KernelCall& c, kernels::GatherElementsShape& s, bool& indices64, int& elementBytes)
+{
+    return c.has(0) && c.has(1) && c.out.size() == 1 && c.in[0].dtype == c.out[0].dtype && c.in[1].count == c.out[0].count
+        && elementsShape(c, s, indices64, elementBytes);
+}
+
+bool scatterElementsParams(const KernelCall& c, kernels::GatherElementsShape& s, kernels::Reduction& reduction, bool& indices64, int& elementBytes)
+{
+    if (c.in.size() < 3 || !c.has(0) || !c.has(1) || !c.has(2) || c.out.size() != 1 || !reductionOf(c, reduction))
+        return false;
+    const auto &x = c.in[0], &upd = c.in[2], &y = c.out[0];
+    if (x.dtype != y.dtype || upd.dtype != x.dtype || x.count != y.count || c.in[1].shape != upd.shape
+        || (reduction != kernels::Reduction::None && x.dtype != DType::Float32))
+        return false;
+    return elementsShape(c, s, indices64, elementBytes);
 }
 
 bool gatherNDParams(const KernelCall& c, kernels::GatherNDShape& s, int& elementBytes)
@@ -138,18 +172,11 @@ bool gatherNDParams(const KernelCall& c, kernels::GatherNDShape& s, int& element
 
 bool scatterNDParams(const KernelCall& c, ScatterNDParams& p)
 {
-    using R = kernels::Reduction;
-    if (c.in.size() < 3 || !c.has(0) || !c.has(1) || !c.has(2) || c.out.size() != 1)
+    if (c.in.size() < 3 || !c.has(0) || !c.has(1) || !c.has(2) || c.out.size() != 1 || !reductionOf(c, p.reduction))
         return false;
     const auto &x = c.in[0], &idx = c.in[1], &upd = c.in[2], &y = c.out[0];
-    const auto reduction = c.attrText("reduction", "none");
-    static const std::map<std::string, R> reductions { { "none", R::None }, { "add", R::Add }, { "mul", R::Mul }, { "max", R::Max }, { "min", R::Min } };
-    const auto r = reductions.find(reduction);
-    if (r == reductions.end() || x.dtype != y.dtype || upd.dtype != x.dtype || x.count != y.count
-        || (idx.dtype != DType::Int64 && idx.dtype != DType::Int32) || idx.rank() < 1)
-        return false;
-    p.reduction = r->second;
-    if (p.reduction != R::None && x.dtype != DType::Float32 && x.dtype != DType::Int64)
+    if (x.dtype != y.dtype || upd.dtype != x.dtype || x.count != y.count || (idx.dtype != DType::Int64 && idx.dtype != DType::Int32) || idx.rank() < 1
+        || (p.reduction != kernels::Reduction::None && x.dtype != DType::Float32 && x.dtype != DType::Int64))
         return false;
     const std::int64_t depth = idx.shape.back();
     if (depth < 1 || depth > x.rank() || depth > kernels::kMaxRank)

@@ -44,6 +44,12 @@ bool triluParams(const core::exec::KernelCall& call, TriluParams& params);
 // GatherElements with int64 or int32 (`indices64`) indices; elements of 1, 2, 4 or 8 bytes.
 bool gatherElementsParams(const core::exec::KernelCall& call, kernels::GatherElementsShape& shape, bool& indices64, int& elementBytes);
 
+// ScatterElements (and Scatter) with int64 or int32 indices; without reduction any element of 1, 2,
+// 4 or 8 bytes, with add, mul, max or min float32 (the CPU kernel's set). `shape` as for
+// GatherElements, over the indices' (and updates') dims.
+bool scatterElementsParams(const core::exec::KernelCall& call, kernels::GatherElementsShape& shape, kernels::Reduction& reduction, bool& indices64,
+    int& elementBytes);
+
 // GatherND with int64 indices (the CPU kernel's); elements of 1, 2, 4 or 8 bytes.
 bool gatherNDParams(const core::exec::KernelCall& call, kernels::GatherNDShape& shape, int& elementBytes);
 

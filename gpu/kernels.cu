@@ -162,6 +162,11 @@ __global__ void tileKernel(T* y, const T* x, TileDims d, std::int64_t n)
     GRID_LOOP(i, n) y[i] = x[tileSource(i, d.rank, d.dims, d.inDims, d.stride)];
 }
 
+__global__ void lrnKernel(float* y, const float* x, LrnShape s, std::int64_t n)
+{
+    GRID_LOOP(i, n) y[i] = lrnElement(x, s, i);
+}
+
 __global__ void instanceNormKernel(float* y, const float* x, const float* scale, const float* bias, std::int64_t rows, std::int64_t channels,
     std::int64_t plane, float epsilon)
 {
@@ -193,6 +198,20 @@ __global__ void reduceKernel(float* y, const float* x, ReduceShape s, std::int64
 __global__ void col2imKernel(float* y, const float* col, const float* bias, TransposedConv s, std::int64_t n)
 {
     GRID_LOOP(i, n) y[i] = col2imElement(col, bias, s, i);
+}
+
+template <class T>
+__global__ void scatterElementsKernel(T* y, const T* updates, const void* indices, bool indices64, GatherElementsShape s, Reduction r,
+    std::int64_t lines)
+{
+    GRID_LOOP(l, lines)
+    {
+        for (std::int64_t k = 0; k < s.idxDims[s.axis]; ++k) {
+            const std::int64_t i = scatterElementsIndex(l, k, s);
+            const std::int64_t at = gatherElementsSource(i, indices, indices64, s);
+            y[at] = r == Reduction::None ? updates[i] : scatterCombine(r, y[at], updates[i]);
+        }
+    }
 }
 
 template <class T>
@@ -410,6 +429,13 @@ cudaError_t tile(void* y, const void* x, int elementBytes, int rank, const std::
     });
 }
 
+cudaError_t lrn(float* y, const float* x, const LrnShape& shape, std::int64_t n, cudaStream_t stream)
+{
+    if (n > 0)
+        LAUNCH(lrnKernel, n, stream, y, x, shape, n);
+    return cudaGetLastError();
+}
+
 cudaError_t instanceNorm(float* y, const float* x, const float* scale, const float* bias, std::int64_t rows, std::int64_t channels,
     std::int64_t plane, float epsilon, cudaStream_t stream)
 {
@@ -557,6 +583,26 @@ cudaError_t gatherElements(void* y, const void* x, int elementBytes, const void*
         using T = std::remove_pointer_t<decltype(tag)>;
         if (n > 0)
             LAUNCH(gatherElementsKernel, n, stream, static_cast<T*>(y), static_cast<const T*>(x), indices, indices64, shape, n);
+    });
+}
+
+cudaError_t scatterElements(void* y, const void* updates, int elementBytes, const void* indices, bool indices64, const GatherElementsShape& shape,
+    Reduction reduction, std::int64_t updateCount, cudaStream_t stream)
+{
+    const std::int64_t along = shape.idxDims[shape.axis], lines = along > 0 ? updateCount / along : 0;
+    if (reduction != Reduction::None) {
+        if (elementBytes != 4)
+            return cudaErrorInvalidValue;
+        if (lines > 0)
+            LAUNCH(scatterElementsKernel, lines, stream, static_cast<float*>(y), static_cast<const float*>(updates), indices, indices64, shape,
+                reduction, lines);
+        return cudaGetLastError();
+    }
+    return byWidth(elementBytes, [&](auto* tag) {
+        using T = std::remove_pointer_t<decltype(tag)>;
+        if (lines > 0)
+            LAUNCH(scatterElementsKernel, lines, stream, static_cast<T*>(y), static_cast<const T*>(updates), indices, indices64, shape, reduction,
+                lines);
     });
 }
 

@@ -67,6 +67,8 @@ cudaError_t permute(void* y, const void* x, int elementBytes, int rank, const st
 // Expand and Tile (tileSource): elements of 1, 2, 4 or 8 bytes.
 cudaError_t tile(void* y, const void* x, int elementBytes, int rank, const std::int64_t* outDims, const std::int64_t* inDims,
     const std::int64_t* inStride, std::int64_t n, cudaStream_t stream);
+// LRN of n elements (lrnElement).
+cudaError_t lrn(float* y, const float* x, const LrnShape& shape, std::int64_t n, cudaStream_t stream);
 // InstanceNormalization of rows = images × channels planes of `plane` elements.
 cudaError_t instanceNorm(float* y, const float* x, const float* scale, const float* bias, std::int64_t rows, std::int64_t channels,
     std::int64_t plane, float epsilon, cudaStream_t stream);
@@ -100,6 +102,10 @@ cudaError_t trilu(void* y, const void* x, int elementBytes, std::int64_t rows, s
 cudaError_t gatherElements(void* y, const void* x, int elementBytes, const void* indices, bool indices64, const GatherElementsShape& shape,
     std::int64_t n, cudaStream_t stream);
 
+// ScatterElements' updates into y (already a copy of data), one thread per line along the axis
+// (scatterElementsIndex); reductions over float32 only.
+cudaError_t scatterElements(void* y, const void* updates, int elementBytes, const void* indices, bool indices64, const GatherElementsShape& shape,
+    Reduction reduction, std::int64_t updateCount, cudaStream_t stream);
 // GatherND of n output elements of 1, 2, 4 or 8 bytes (gatherNDSource).
 cudaError_t gatherND(void* y, const void* x, int elementBytes, const std::int64_t* indices, const GatherNDShape& shape, std::int64_t n,
     cudaStream_t stream);

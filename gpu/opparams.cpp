@@ -361,6 +361,20 @@ bool instanceNormParams(const core::exec::KernelCall& c, std::int64_t& channels,
     return true;
 }
 
+bool lrnParams(const core::exec::KernelCall& c, kernels::LrnShape& s)
+{
+    if (!c.allFloat() || !c.has(0) || c.out.size() != 1 || c.in[0].rank() < 3 || c.in[0].count != c.out[0].count)
+        return false;
+    const auto& x = c.in[0];
+    s.size = c.attrInt("size", 0);
+    s.alpha = c.attrFloat("alpha", 1e-4f);
+    s.beta = c.attrFloat("beta", 0.75f);
+    s.bias = c.attrFloat("bias", 1.0f);
+    s.channels = x.shape[1];
+    s.plane = x.count / std::max<std::int64_t>(1, x.shape[0] * s.channels);
+    return s.size > 0 && s.channels > 0 && s.plane > 0;
+}
+
 bool layerNormParams(const core::exec::KernelCall& c, std::int64_t& rows, std::int64_t& inner)
 {
     if (!c.allFloat() || !c.has(0) || !c.has(1) || c.out.empty() || c.in[0].rank() == 0)

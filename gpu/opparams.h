@@ -65,6 +65,8 @@ bool softmaxParams(const core::exec::KernelCall& call, RowParams& params);
 // of `inner` elements; the optional Mean and InvStdDev outputs of `rows` elements.
 // InstanceNormalization of x [N, C, ...] with per-channel scale and bias: channels and plane size.
 bool instanceNormParams(const core::exec::KernelCall& call, std::int64_t& channels, std::int64_t& plane);
+// LRN over x [N, C, ...] (rank 3 or more), the CPU kernel's attributes and defaults.
+bool lrnParams(const core::exec::KernelCall& call, kernels::LrnShape& shape);
 bool layerNormParams(const core::exec::KernelCall& call, std::int64_t& rows, std::int64_t& inner);
 // 2-D (or 1-D as height 1) window geometry of Conv and pooling, as the CPU kernels read it.
 bool window(const core::exec::KernelCall& c, const core::exec::TensorView& x, const core::exec::TensorView& y, const core::exec::Shape& kernel,

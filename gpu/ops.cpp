@@ -2,7 +2,7 @@
 // SPDX-FileCopyrightText: MemPlan authors
 // Device ops: Gemm/MatMul/Einsum through cuBLAS (row-major operands handed to column-major cuBLAS as their
 // transposes), Conv as im2col + cuBLAS per image and group, ConvTranspose as cuBLAS + col2im,
-// BatchNormalization, Softmax and LogSoftmax, LayerNormalization, pooling, the view family (device-to-device
+// BatchNormalization, Softmax and LogSoftmax, LayerNormalization, LRN, pooling, the view family (device-to-device
 // copies), Transpose, Slice, Gather, Concat and Split (2-D strided copies). Elementwise ops:
 // opselementwise.cpp; Pad, Resize, the reductions and GlobalMaxPool: opsresample.cpp; ArgMax, CumSum,
 // Trilu, GatherElements and the logical ops: opsindex.cpp; RNN, GRU and LSTM: opsrecurrent.cpp.
@@ -325,6 +325,16 @@ Outcome instanceNorm(const DeviceCall& d)
     return {};
 }
 
+Outcome lrn(const DeviceCall& d)
+{
+    const auto& c = d.call;
+    kernels::LrnShape s;
+    if (!lrnParams(c, s))
+        return kUnsupported;
+    DEVICE_CHECK(kernels::lrn(c.out[0].f32(), c.in[0].f32(), s, c.out[0].count, d.stream));
+    return {};
+}
+
 Outcome layerNorm(const DeviceCall& d)
 {
     const auto& c = d.call;
@@ -532,7 +542,7 @@ const std::map<std::string, DeviceKernel>& table()
         { "BatchNormalization", batchNorm }, { "Softmax", softmax<false> }, { "LogSoftmax", softmax<true> }, { "LayerNormalization", layerNorm }, { "ConvTranspose", convTranspose },
         { "MaxPool", pool<true> }, { "AveragePool", pool<false> }, { "GlobalAveragePool", globalAveragePool },
         { "Reshape", view }, { "Flatten", view }, { "Squeeze", view }, { "Unsqueeze", view }, { "Identity", view }, { "Dropout", view },
-        { "Transpose", transpose }, { "DepthToSpace", transpose }, { "SpaceToDepth", transpose }, { "Expand", tile }, { "Tile", tile }, { "InstanceNormalization", instanceNorm }, { "Concat", concat }, { "Split", split }, { "Gather", gather }, { "Slice", slice },
+        { "Transpose", transpose }, { "DepthToSpace", transpose }, { "SpaceToDepth", transpose }, { "Expand", tile }, { "Tile", tile }, { "InstanceNormalization", instanceNorm }, { "LRN", lrn }, { "Concat", concat }, { "Split", split }, { "Gather", gather }, { "Slice", slice },
         };
         addResampleKernels(m);
         addElementwiseKernels(m);

@@ -84,6 +84,23 @@ Outcome gatherND(const DeviceCall& d)
     return launched(kernels::gatherND(c.out[0].data, c.in[0].data, elementBytes, c.in[1].i64(), s, c.out[0].count, d.stream), "kernels::gatherND");
 }
 
+Outcome scatterElements(const DeviceCall& d)
+{
+    const auto& c = d.call;
+    kernels::GatherElementsShape s;
+    kernels::Reduction reduction;
+    bool indices64 = false;
+    int elementBytes = 0;
+    if (!scatterElementsParams(c, s, reduction, indices64, elementBytes))
+        return kUnsupported;
+    if (c.out[0].data != c.in[0].data)
+        if (const auto e = cudaMemcpyAsync(c.out[0].data, c.in[0].data, std::size_t(c.out[0].bytes()), cudaMemcpyDeviceToDevice, d.stream);
+            e != cudaSuccess)
+            return launched(e, "cudaMemcpyAsync");
+    return launched(kernels::scatterElements(c.out[0].data, c.in[2].data, elementBytes, c.in[1].data, indices64, s, reduction, c.in[1].count, d.stream),
+        "kernels::scatterElements");
+}
+
 // The copy of data, then the updates (an index out of range skips its tuple: see indexmath.h).
 Outcome scatterND(const DeviceCall& d)
 {
@@ -121,6 +138,8 @@ void addIndexKernels(std::map<std::string, DeviceKernel>& t)
     t["Trilu"] = trilu;
     t["GatherElements"] = gatherElements;
     t["GatherND"] = gatherND;
+    t["ScatterElements"] = scatterElements;
+    t["Scatter"] = scatterElements; // opset 9-10 name, without reduction
     t["ScatterND"] = scatterND;
     t["TopK"] = topK;
 }

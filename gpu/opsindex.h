@@ -2,7 +2,7 @@
 // SPDX-FileCopyrightText: MemPlan authors
 #pragma once
 
-// Private to gpu/: device ops ArgMax, ArgMin, CumSum, Trilu, GatherElements, GatherND, ScatterND,
+// Private to gpu/: device ops ArgMax, ArgMin, CumSum, Trilu, GatherElements, ScatterElements, GatherND, ScatterND,
 // TopK, And, Or and Xor, added to the op table of ops.cpp. CumSum's axis, Trilu's k and TopK's k
 // must be weights with a host copy (DeviceCall::hostContents); computed ones leave the op to the host.
 

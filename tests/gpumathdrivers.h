@@ -406,6 +406,27 @@ inline std::string gatherElements(const KernelCall& c)
     return "gatherElementsSource";
 }
 
+inline std::string scatterElements(const KernelCall& c)
+{
+    k::GatherElementsShape s;
+    k::Reduction reduction;
+    bool indices64 = false;
+    int width = 0;
+    if (!gpu::scatterElementsParams(c, s, reduction, indices64, width))
+        return {};
+    std::memcpy(c.out[0].data, c.in[0].data, std::size_t(c.out[0].bytes()));
+    const std::int64_t along = s.idxDims[s.axis], lines = along > 0 ? c.in[1].count / along : 0;
+    for (std::int64_t l = 0; l < lines; ++l)
+        for (std::int64_t kk = 0; kk < along; ++kk) {
+            const std::int64_t i = k::scatterElementsIndex(l, kk, s), at = k::gatherElementsSource(i, c.in[1].data, indices64, s);
+            if (reduction == k::Reduction::None)
+                copyElement(c.out[0], at, c.in[2], i);
+            else
+                c.out[0].f32()[at] = k::scatterCombine(reduction, c.out[0].f32()[at], c.in[2].f32()[i]);
+        }
+    return reduction == k::Reduction::None ? "scatterElementsIndex" : "scatterElementsIndex scatterCombine";
+}
+
 inline std::string gatherND(const KernelCall& c)
 {
     k::GatherNDShape s;
@@ -533,11 +554,21 @@ inline const std::map<std::string, Driver>& drivers()
         m["Trilu"] = trilu;
         m["GatherElements"] = gatherElements;
         m["GatherND"] = gatherND;
+        m["ScatterElements"] = scatterElements;
+        m["Scatter"] = scatterElements;
         m["ScatterND"] = scatterND;
         m["TopK"] = topK;
         m["Not"] = logicalNot;
         m["Where"] = where;
         m["Cast"] = cast;
+        m["LRN"] = [](const KernelCall& c) -> std::string {
+            k::LrnShape s;
+            if (!gpu::lrnParams(c, s))
+                return {};
+            for (std::int64_t i = 0; i < c.out[0].count; ++i)
+                c.out[0].f32()[i] = k::lrnElement(c.in[0].f32(), s, i);
+            return "lrnElement";
+        };
         m["CastLike"] = cast;
         m["QuantizeLinear"] = quantize;
         m["DequantizeLinear"] = dequantize;

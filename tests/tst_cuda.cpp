@@ -767,6 +767,10 @@ void TestCuda::reductionsAndCopiesOnTheDevice()
     b.op("instance_norm", "InstanceNormalization",
         { x, weightWithValues(b, *data, "scale", DType::Float32, { 6 }, scale), weightWithValues(b, *data, "shift", DType::Float32, { 6 }, shift) },
         { normalized });
+    const auto local = b.tensor("local_response", { 2, 6, 5, 4 }, TensorKind::Output);
+    auto* lrn = b.op("lrn", "LRN", { x }, { local });
+    lrn->attributes["size"].ints = { 3 };
+    lrn->attributes["alpha"].floats = { 0.5f }; // large enough that the neighbours' squares matter
     const std::int64_t maskShape[4] = { 2, 6, 5, 4 }, repeats[4] = { 1, 1, 2, 1 };
     const auto mask = b.tensor("mask", { 5, 1 }, TensorKind::Input, DType::Bool);
     const auto wide = b.tensor("wide_mask", { 2, 6, 5, 4 }, TensorKind::Output, DType::Bool);
@@ -891,8 +895,9 @@ void TestCuda::indexOpsOnTheDevice()
 }
 
 // GatherND (batch_dims 1, negative and wrapping indices), ScatterND (no reduction; add over repeated
-// int32 tuples; max into single elements) and TopK (largest along an axis; smallest along the last,
-// over rounded values full of ties) on the device, bit for bit as on the CPU.
+// int32 tuples; max into single elements), ScatterElements (repeated indices, with and without a
+// reduction) and TopK (largest along an axis; smallest along the last, over rounded values full of
+// ties) on the device, bit for bit as on the CPU.
 void TestCuda::selectOpsOnTheDevice()
 {
     using core::DType;
@@ -928,6 +933,24 @@ void TestCuda::selectOpsOnTheDevice()
     const auto lowIndices = b.tensor("low_indices", { 2, 6, 2 }, TensorKind::Output, DType::Int64);
     b.op("low", "TopK", { rounded, weightWithValues(b, *data, "two", DType::Int64, { 1 }, &two) }, { lowValues, lowIndices })
         ->attributes["largest"].ints = { 0 };
+    // ScatterElements along axis 1 with repeated indices: the last write wins, or all add up, as on the CPU.
+    std::int64_t along[2 * 4 * 5];
+    std::int32_t alongAdd[2 * 4 * 5];
+    for (int i = 0; i < 40; ++i) {
+        along[i] = (i * 5) % 7 - 2; // -2..4: repeats within each line, negative ones count from the end
+        alongAdd[i] = std::int32_t(i % 3);
+    }
+    const auto written = b.tensor("written", { 2, 6, 5 }, TensorKind::Output);
+    b.op("scatter_elements", "ScatterElements",
+         { x, weightWithValues(b, *data, "along", DType::Int64, { 2, 4, 5 }, along), b.tensor("along_updates", { 2, 4, 5 }, TensorKind::Weight) },
+         { written })
+        ->attributes["axis"].ints = { 1 };
+    const auto summed = b.tensor("summed", { 2, 6, 5 }, TensorKind::Output);
+    auto* scatterAdd = b.op("scatter_elements_add", "ScatterElements",
+        { x, weightWithValues(b, *data, "along_add", DType::Int32, { 2, 4, 5 }, alongAdd), b.tensor("add_updates", { 2, 4, 5 }, TensorKind::Weight) },
+        { summed });
+    scatterAdd->attributes["axis"].ints = { 1 };
+    scatterAdd->attributes["reduction"].text = "add";
     const auto w = b.workload("select ops", 256);
     const auto runs = runOnBoth(w, data);
     QVERIFY(runs);

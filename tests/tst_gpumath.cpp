@@ -342,7 +342,7 @@ void TestGpuMath::againstCpuKernelsAndReference()
              "compareElement", "castElement", "whereParams", "notParams", "tileSource", "instanceNormRow", "logicalElement",
              "argExtremeElement", "cumSumRow", "triluKeeps", "gatherElementsSource", "quantizeElement", "dequantizeElement",
              "recurrentStartElement", "gruResetElement", "recurrentCellElement", "gatherNDSource", "scatterNDTarget", "scatterCombine",
-             "topKRow" })
+             "topKRow", "scatterElementsIndex", "lrnElement" })
         QVERIFY2(functionUses[f] > 0, f);
     // The new device ops cover the configurations the CPU kernel supports in the ONNX tests.
     QVERIFY(checked["Resize"].size() >= 10);
@@ -354,7 +354,7 @@ void TestGpuMath::againstCpuKernelsAndReference()
     QVERIFY(checked["ReduceMean"].size() >= 6);
     for (const char* type : { "RNN", "GRU", "LSTM" }) // defaults, biases, sequence lengths, peepholes, batch-first
         QVERIFY2(checked[type].size() >= 4, type);
-    for (const char* type : { "GatherND", "ScatterND", "TopK" }) // ScatterND: no reduction, add, mul (max, min: tst_cuda)
+    for (const char* type : { "GatherND", "ScatterND", "TopK", "ScatterElements" }) // ScatterND: no reduction, add, mul (max, min: tst_cuda)
         QVERIFY2(checked[type].size() >= 3, type);
     for (const char* type : { "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceSumSquare", "ReduceL1", "ReduceL2", "ReduceLogSum", "LogSoftmax",
              "GlobalMaxPool", "Expand", "Tile", "InstanceNormalization" })
