@@ -321,6 +321,14 @@ MEMPLAN_HD inline float rowStatistics(const float* p, std::int64_t n, float epsi
 
 // Instance normalisation of one (image, channel) plane p[0..plane) into q, as the CPU kernel: the
 // result in float with the channel's scale and bias.
+// ---- IsNaN, and IsInf (detect_negative, detect_positive) as bool bytes.
+MEMPLAN_HD inline std::uint8_t specialElement(float v, bool inf, bool negative, bool positive)
+{
+    if (!inf)
+        return v != v ? 1 : 0;
+    return (v == INFINITY && positive) || (v == -INFINITY && negative) ? 1 : 0;
+}
+
 // ---- LRN over x [N][C][plane...]: element i divided by (bias + alpha / size · Σ x²)^beta, the sum over
 // the channels from c - (size - 1) / 2 to c + size / 2 (clipped), in channel order as on the CPU.
 struct LrnShape {

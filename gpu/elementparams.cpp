@@ -168,6 +168,14 @@ bool notParams(const KernelCall& c)
     return c.has(0) && c.out.size() == 1 && c.in[0].dtype == DType::Bool && c.out[0].dtype == DType::Bool && c.in[0].count == c.out[0].count;
 }
 
+bool specialParams(const KernelCall& c, bool& inf, bool& negative, bool& positive)
+{
+    inf = c.op && c.op->type == "IsInf";
+    negative = c.attrInt("detect_negative", 1) != 0;
+    positive = c.attrInt("detect_positive", 1) != 0;
+    return c.has(0) && c.out.size() == 1 && c.in[0].dtype == DType::Float32 && c.out[0].dtype == DType::Bool && c.in[0].count == c.out[0].count;
+}
+
 bool whereParams(const KernelCall& c, int& elementBytes, kernels::Broadcast& s)
 {
     if (c.in.size() != 3 || !c.has(0) || !c.has(1) || !c.has(2) || c.out.size() != 1 || c.in[0].dtype != DType::Bool)

@@ -37,6 +37,9 @@ bool compareParams(const core::exec::KernelCall& call, kernels::Compare& op, boo
 // Not of bool.
 bool notParams(const core::exec::KernelCall& call);
 
+// IsNaN and IsInf (`inf` from the type) of float32 into bool.
+bool specialParams(const core::exec::KernelCall& call, bool& inf, bool& negative, bool& positive);
+
 // Where(condition, x, y): bool condition, x and y of the output's type (1, 2, 4 or 8 bytes per
 // element), the three broadcast as operands 0, 1, 2.
 bool whereParams(const core::exec::KernelCall& call, int& elementBytes, kernels::Broadcast& shape);

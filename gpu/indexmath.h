@@ -101,6 +101,39 @@ MEMPLAN_HD inline std::int64_t scatterElementsIndex(std::int64_t l, std::int64_t
     return ((l / inner) * s.idxDims[s.axis] + k) * inner + l % inner;
 }
 
+// ---- Hardmax over x viewed as [outer][extent][inner]: row r = (o, i) gets 1 at its first largest
+// element (a later one must be strictly greater, so NaN never takes over), 0 elsewhere.
+MEMPLAN_HD inline void hardmaxRow(const float* x, float* y, std::int64_t extent, std::int64_t inner, std::int64_t r)
+{
+    const std::int64_t base = (r / inner) * extent * inner + r % inner;
+    std::int64_t best = 0;
+    for (std::int64_t j = 1; j < extent; ++j)
+        if (x[base + j * inner] > x[base + best * inner])
+            best = j;
+    for (std::int64_t j = 0; j < extent; ++j)
+        y[base + j * inner] = j == best ? 1.0f : 0.0f;
+}
+
+// ---- OneHot: output [outer][depth][inner]; element (o, j, i) is `on` where j is the index at
+// (o, i) (float32 indices truncated; a negative one counts from the end), else `off`. Index types:
+// float32, int32, int64.
+struct OneHotShape {
+    std::int64_t depth = 0, inner = 1;
+    Scalar indexType = Scalar::Int64;
+};
+
+// Whether output element i is the hot one.
+MEMPLAN_HD inline bool oneHotHit(std::int64_t i, const void* indices, const OneHotShape& s)
+{
+    const std::int64_t in = i % s.inner, j = (i / s.inner) % s.depth, o = i / (s.inner * s.depth), at = o * s.inner + in;
+    std::int64_t hot = s.indexType == Scalar::Float32 ? std::int64_t(static_cast<const float*>(indices)[at])
+        : s.indexType == Scalar::Int32               ? std::int64_t(static_cast<const std::int32_t*>(indices)[at])
+                                                     : static_cast<const std::int64_t*>(indices)[at];
+    if (hot < 0)
+        hot += s.depth;
+    return j == hot;
+}
+
 // ---- GatherND: output element i, row-major over [batch][tuples][slice], copies element j of the
 // slice at index tuple t of batch entry b: the tuple's `depth` indices (each wrapped into its
 // dimension, as Gather wraps) over dims[0..depth), the dimensions after batch_dims.

@@ -142,6 +142,38 @@ bool scatterElementsParams(const KernelCall& c, kernels::GatherElementsShape& s,
     return elementsShape(c, s, indices64, elementBytes);
 }
 
+bool hardmaxParams(const KernelCall& c, AxisParams& a)
+{
+    const auto& x = c.in[0];
+    if (!c.allFloat() || !c.has(0) || c.out.size() != 1 || x.rank() == 0 || x.count != c.out[0].count)
+        return false;
+    a = around(x.shape, core::exec::normAxis(c.attrInt("axis", -1), x.rank()));
+    return a.extent > 0;
+}
+
+bool oneHotParams(const KernelCall& c, kernels::OneHotShape& s, int& elementBytes)
+{
+    const auto &idx = c.in[0], &y = c.out[0];
+    if (!c.has(0) || !c.has(1) || !c.has(2) || c.out.size() != 1 || c.in[1].count != 1 || c.in[2].count != 2 || c.in[2].dtype != y.dtype
+        || y.rank() != idx.rank() + 1)
+        return false;
+    if (idx.dtype == DType::Float32)
+        s.indexType = kernels::Scalar::Float32;
+    else if (idx.dtype == DType::Int32)
+        s.indexType = kernels::Scalar::Int32;
+    else if (idx.dtype == DType::Int64)
+        s.indexType = kernels::Scalar::Int64;
+    else
+        return false;
+    s.depth = c.in[1].dtype == DType::Float32 ? std::int64_t(c.in[1].f32()[0]) : core::exec::intAt(c.in[1], 0);
+    const int axis = core::exec::normAxis(c.attrInt("axis", -1), y.rank());
+    s.inner = 1;
+    for (int d = axis + 1; d < y.rank(); ++d)
+        s.inner *= y.shape[std::size_t(d)];
+    elementBytes = int(core::dtypeBytes(y.dtype));
+    return s.depth > 0 && y.shape[std::size_t(axis)] == s.depth && y.dtype != DType::String && isElementWidth(elementBytes);
+}
+
 bool gatherNDParams(const KernelCall& c, kernels::GatherNDShape& s, int& elementBytes)
 {
     const auto &x = c.in[0], &idx = c.in[1], &y = c.out[0];

@@ -50,6 +50,13 @@ bool gatherElementsParams(const core::exec::KernelCall& call, kernels::GatherEle
 bool scatterElementsParams(const core::exec::KernelCall& call, kernels::GatherElementsShape& shape, kernels::Reduction& reduction, bool& indices64,
     int& elementBytes);
 
+// Hardmax of float32 around its axis (default -1).
+bool hardmaxParams(const core::exec::KernelCall& call, AxisParams& axis);
+
+// OneHot: depth from input 1 (which must point at host memory), values [off, on] from input 2 (read
+// on the device), of 1, 2, 4 or 8 bytes.
+bool oneHotParams(const core::exec::KernelCall& call, kernels::OneHotShape& shape, int& elementBytes);
+
 // GatherND with int64 indices (the CPU kernel's); elements of 1, 2, 4 or 8 bytes.
 bool gatherNDParams(const core::exec::KernelCall& call, kernels::GatherNDShape& shape, int& elementBytes);
 

@@ -64,6 +64,11 @@ __global__ void compareKernel(Compare op, std::uint8_t* y, const T* a, const T* 
     GRID_LOOP(i, n) y[i] = compareElement(op, a[sourceIndex(i, s.rank, s.dims, s.stride[0])], b[sourceIndex(i, s.rank, s.dims, s.stride[1])]);
 }
 
+__global__ void specialKernel(std::uint8_t* y, const float* x, bool inf, bool negative, bool positive, std::int64_t n)
+{
+    GRID_LOOP(i, n) y[i] = specialElement(x[i], inf, negative, positive);
+}
+
 __global__ void notKernel(std::uint8_t* y, const std::uint8_t* x, std::int64_t n)
 {
     GRID_LOOP(i, n) y[i] = x[i] == 0 ? 1 : 0;
@@ -200,6 +205,17 @@ __global__ void col2imKernel(float* y, const float* col, const float* bias, Tran
     GRID_LOOP(i, n) y[i] = col2imElement(col, bias, s, i);
 }
 
+__global__ void hardmaxKernel(float* y, const float* x, std::int64_t extent, std::int64_t inner, std::int64_t rows)
+{
+    GRID_LOOP(r, rows) hardmaxRow(x, y, extent, inner, r);
+}
+
+template <class T>
+__global__ void oneHotKernel(T* y, const void* indices, const T* values, OneHotShape s, std::int64_t n)
+{
+    GRID_LOOP(i, n) y[i] = values[oneHotHit(i, indices, s) ? 1 : 0];
+}
+
 template <class T>
 __global__ void scatterElementsKernel(T* y, const T* updates, const void* indices, bool indices64, GatherElementsShape s, Reduction r,
     std::int64_t lines)
@@ -296,6 +312,13 @@ cudaError_t compare(Compare op, std::uint8_t* y, const void* a, const void* b, b
         LAUNCH(compareKernel, n, stream, op, y, static_cast<const std::int64_t*>(a), static_cast<const std::int64_t*>(b), shape, n);
     else if (n > 0)
         LAUNCH(compareKernel, n, stream, op, y, static_cast<const float*>(a), static_cast<const float*>(b), shape, n);
+    return cudaGetLastError();
+}
+
+cudaError_t special(std::uint8_t* y, const float* x, bool inf, bool negative, bool positive, std::int64_t n, cudaStream_t stream)
+{
+    if (n > 0)
+        LAUNCH(specialKernel, n, stream, y, x, inf, negative, positive, n);
     return cudaGetLastError();
 }
 
@@ -583,6 +606,24 @@ cudaError_t gatherElements(void* y, const void* x, int elementBytes, const void*
         using T = std::remove_pointer_t<decltype(tag)>;
         if (n > 0)
             LAUNCH(gatherElementsKernel, n, stream, static_cast<T*>(y), static_cast<const T*>(x), indices, indices64, shape, n);
+    });
+}
+
+cudaError_t hardmax(float* y, const float* x, std::int64_t outer, std::int64_t extent, std::int64_t inner, cudaStream_t stream)
+{
+    const std::int64_t rows = extent > 0 ? outer * inner : 0;
+    if (rows > 0)
+        LAUNCH(hardmaxKernel, rows, stream, y, x, extent, inner, rows);
+    return cudaGetLastError();
+}
+
+cudaError_t oneHot(void* y, const void* indices, const void* values, int elementBytes, const OneHotShape& shape, std::int64_t n,
+    cudaStream_t stream)
+{
+    return byWidth(elementBytes, [&](auto* tag) {
+        using T = std::remove_pointer_t<decltype(tag)>;
+        if (n > 0)
+            LAUNCH(oneHotKernel, n, stream, static_cast<T*>(y), indices, static_cast<const T*>(values), shape, n);
     });
 }
 

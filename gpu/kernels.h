@@ -28,6 +28,8 @@ cudaError_t unary(Unary op, float* y, const float* x, std::int64_t n, float alph
 // y = a <op> b as bool bytes (0 or 1) over float32 operands, or int64 ones with `int64`.
 cudaError_t compare(Compare op, std::uint8_t* y, const void* a, const void* b, bool int64, const Broadcast& shape, std::int64_t n,
     cudaStream_t stream);
+// IsNaN / IsInf of float32 x into bool bytes (specialElement).
+cudaError_t special(std::uint8_t* y, const float* x, bool inf, bool negative, bool positive, std::int64_t n, cudaStream_t stream);
 // y = !x over bool bytes.
 cudaError_t logicalNot(std::uint8_t* y, const std::uint8_t* x, std::int64_t n, cudaStream_t stream);
 // y = condition ? a : b, operands 0, 1, 2 of `shape`; elements of 1, 2, 4 or 8 bytes.
@@ -106,6 +108,11 @@ cudaError_t gatherElements(void* y, const void* x, int elementBytes, const void*
 // (scatterElementsIndex); reductions over float32 only.
 cudaError_t scatterElements(void* y, const void* updates, int elementBytes, const void* indices, bool indices64, const GatherElementsShape& shape,
     Reduction reduction, std::int64_t updateCount, cudaStream_t stream);
+// Hardmax, one thread per row (hardmaxRow).
+cudaError_t hardmax(float* y, const float* x, std::int64_t outer, std::int64_t extent, std::int64_t inner, cudaStream_t stream);
+// OneHot of n output elements of 1, 2, 4 or 8 bytes; values: [off, on] on the device.
+cudaError_t oneHot(void* y, const void* indices, const void* values, int elementBytes, const OneHotShape& shape, std::int64_t n,
+    cudaStream_t stream);
 // GatherND of n output elements of 1, 2, 4 or 8 bytes (gatherNDSource).
 cudaError_t gatherND(void* y, const void* x, int elementBytes, const std::int64_t* indices, const GatherNDShape& shape, std::int64_t n,
     cudaStream_t stream);

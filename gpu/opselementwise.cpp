@@ -54,6 +54,15 @@ Outcome logicalNot(const DeviceCall& d)
     return launched(kernels::logicalNot(bytes(c.out[0]), bytes(c.in[0]), c.out[0].count, d.stream), "kernels::logicalNot");
 }
 
+Outcome special(const DeviceCall& d)
+{
+    const auto& c = d.call;
+    bool inf = false, negative = true, positive = true;
+    if (!specialParams(c, inf, negative, positive))
+        return kUnsupported;
+    return launched(kernels::special(bytes(c.out[0]), c.in[0].f32(), inf, negative, positive, c.out[0].count, d.stream), "kernels::special");
+}
+
 Outcome where(const DeviceCall& d)
 {
     const auto& c = d.call;
@@ -114,6 +123,8 @@ void addElementwiseKernels(std::map<std::string, DeviceKernel>& t)
     t["Where"] = where;
     t["Cast"] = cast;
     t["CastLike"] = cast;
+    t["IsNaN"] = special;
+    t["IsInf"] = special;
     t["QuantizeLinear"] = quantize;
     t["DequantizeLinear"] = dequantize;
 }

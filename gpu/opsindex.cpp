@@ -84,6 +84,26 @@ Outcome gatherND(const DeviceCall& d)
     return launched(kernels::gatherND(c.out[0].data, c.in[0].data, elementBytes, c.in[1].i64(), s, c.out[0].count, d.stream), "kernels::gatherND");
 }
 
+Outcome hardmax(const DeviceCall& d)
+{
+    const auto& c = d.call;
+    AxisParams a;
+    if (!hardmaxParams(c, a))
+        return kUnsupported;
+    return launched(kernels::hardmax(c.out[0].f32(), c.in[0].f32(), a.outer, a.extent, a.inner, d.stream), "kernels::hardmax");
+}
+
+Outcome oneHot(const DeviceCall& d)
+{
+    KernelCall host;
+    kernels::OneHotShape s;
+    int elementBytes = 0;
+    if (!hostArguments(d, { 1 }, host) || !oneHotParams(host, s, elementBytes))
+        return kUnsupported;
+    const auto& c = d.call;
+    return launched(kernels::oneHot(c.out[0].data, c.in[0].data, c.in[2].data, elementBytes, s, c.out[0].count, d.stream), "kernels::oneHot");
+}
+
 Outcome scatterElements(const DeviceCall& d)
 {
     const auto& c = d.call;
@@ -142,6 +162,8 @@ void addIndexKernels(std::map<std::string, DeviceKernel>& t)
     t["Scatter"] = scatterElements; // opset 9-10 name, without reduction
     t["ScatterND"] = scatterND;
     t["TopK"] = topK;
+    t["Hardmax"] = hardmax;
+    t["OneHot"] = oneHot;
 }
 
 } // namespace gpu

@@ -3,8 +3,8 @@
 #pragma once
 
 // Private to gpu/: device ops ArgMax, ArgMin, CumSum, Trilu, GatherElements, ScatterElements, GatherND, ScatterND,
-// TopK, And, Or and Xor, added to the op table of ops.cpp. CumSum's axis, Trilu's k and TopK's k
-// must be weights with a host copy (DeviceCall::hostContents); computed ones leave the op to the host.
+// TopK, Hardmax, OneHot, And, Or and Xor, added to the op table of ops.cpp. CumSum's axis, Trilu's
+// k, TopK's k and OneHot's depth must be weights with a host copy (DeviceCall::hostContents); computed ones leave the op to the host.
 
 #include "ops.h"
 

@@ -80,6 +80,16 @@ inline std::string logicalNot(const KernelCall& c)
     return "notParams";
 }
 
+inline std::string special(const KernelCall& c)
+{
+    bool inf = false, negative = true, positive = true;
+    if (!gpu::specialParams(c, inf, negative, positive))
+        return {};
+    for (std::int64_t i = 0; i < c.out[0].count; ++i)
+        c.out[0].data[i] = std::byte(k::specialElement(c.in[0].f32()[i], inf, negative, positive));
+    return "specialElement";
+}
+
 inline std::string where(const KernelCall& c)
 {
     int width = 0;
@@ -406,6 +416,27 @@ inline std::string gatherElements(const KernelCall& c)
     return "gatherElementsSource";
 }
 
+inline std::string hardmax(const KernelCall& c)
+{
+    gpu::AxisParams a;
+    if (!gpu::hardmaxParams(c, a))
+        return {};
+    for (std::int64_t r = 0; r < a.outer * a.inner; ++r)
+        k::hardmaxRow(c.in[0].f32(), c.out[0].f32(), a.extent, a.inner, r);
+    return "hardmaxRow";
+}
+
+inline std::string oneHot(const KernelCall& c)
+{
+    k::OneHotShape s;
+    int width = 0;
+    if (!gpu::oneHotParams(c, s, width))
+        return {};
+    for (std::int64_t i = 0; i < c.out[0].count; ++i)
+        std::memcpy(c.out[0].data + i * width, c.in[2].data + (k::oneHotHit(i, c.in[0].data, s) ? width : 0), std::size_t(width));
+    return "oneHotHit";
+}
+
 inline std::string scatterElements(const KernelCall& c)
 {
     k::GatherElementsShape s;
@@ -558,7 +589,11 @@ inline const std::map<std::string, Driver>& drivers()
         m["Scatter"] = scatterElements;
         m["ScatterND"] = scatterND;
         m["TopK"] = topK;
+        m["Hardmax"] = hardmax;
+        m["OneHot"] = oneHot;
         m["Not"] = logicalNot;
+        m["IsNaN"] = special;
+        m["IsInf"] = special;
         m["Where"] = where;
         m["Cast"] = cast;
         m["LRN"] = [](const KernelCall& c) -> std::string {

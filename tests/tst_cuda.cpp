@@ -896,8 +896,8 @@ void TestCuda::indexOpsOnTheDevice()
 
 // GatherND (batch_dims 1, negative and wrapping indices), ScatterND (no reduction; add over repeated
 // int32 tuples; max into single elements), ScatterElements (repeated indices, with and without a
-// reduction) and TopK (largest along an axis; smallest along the last, over rounded values full of
-// ties) on the device, bit for bit as on the CPU.
+// reduction), TopK (largest along an axis; smallest along the last, over rounded values full of
+// ties), Hardmax, OneHot, IsInf and IsNaN on the device, bit for bit as on the CPU.
 void TestCuda::selectOpsOnTheDevice()
 {
     using core::DType;
@@ -951,6 +951,26 @@ void TestCuda::selectOpsOnTheDevice()
         { summed });
     scatterAdd->attributes["axis"].ints = { 1 };
     scatterAdd->attributes["reduction"].text = "add";
+    // Hardmax along axis 1; OneHot of each column's argmax (int64 indices from the device); IsInf (positive
+    // only) of x / 0 and IsNaN of log(x), which hold ±inf and NaN.
+    const float zero = 0.0f, offOn[2] = { -1.0f, 3.0f };
+    const std::int64_t six = 6;
+    const auto hard = b.tensor("hard", { 2, 6, 5 }, TensorKind::Output);
+    b.op("hardmax", "Hardmax", { x }, { hard })->attributes["axis"].ints = { 1 };
+    const auto winner = b.tensor("winner", { 2, 5 }, TensorKind::Activation, DType::Int64);
+    auto* argmax = b.op("argmax", "ArgMax", { x }, { winner });
+    argmax->attributes["axis"].ints = { 1 };
+    argmax->attributes["keepdims"].ints = { 0 };
+    const auto hot = b.tensor("hot", { 2, 5, 6 }, TensorKind::Output);
+    b.op("one_hot", "OneHot", { winner, weightWithValues(b, *data, "six", DType::Int64, { 1 }, &six),
+                                  weightWithValues(b, *data, "off_on", DType::Float32, { 2 }, offOn) }, { hot });
+    const auto infinite = b.tensor("infinite", { 2, 6, 5 }), logs = b.tensor("logs", { 2, 6, 5 });
+    b.op("divide", "Div", { x, weightWithValues(b, *data, "zero", DType::Float32, { 1 }, &zero) }, { infinite });
+    b.op("log", "Log", { x }, { logs });
+    const auto isInf = b.tensor("is_inf", { 2, 6, 5 }, TensorKind::Output, DType::Bool);
+    const auto isNan = b.tensor("is_nan", { 2, 6, 5 }, TensorKind::Output, DType::Bool);
+    b.op("is_inf", "IsInf", { infinite }, { isInf })->attributes["detect_negative"].ints = { 0 };
+    b.op("is_nan", "IsNaN", { logs }, { isNan });
     const auto w = b.workload("select ops", 256);
     const auto runs = runOnBoth(w, data);
     QVERIFY(runs);
@@ -966,6 +986,10 @@ void TestCuda::selectOpsOnTheDevice()
     for (int r = 0; r < 12; ++r)
         reordered = reordered || lowIndex[2 * r] > lowIndex[2 * r + 1];
     QVERIFY(reordered);
+    for (const auto t : { isInf, isNan }) { // both values present
+        const auto& mask = runs->gpu.outputs.at(std::size_t(std::find(w.graph->outputs.begin(), w.graph->outputs.end(), t) - w.graph->outputs.begin())).data;
+        QVERIFY(std::count(mask.begin(), mask.end(), std::byte(1)) > 0 && std::count(mask.begin(), mask.end(), std::byte(0)) > 0);
+    }
 }
 
 // RNN, GRU and LSTM in the configurations exporters write and the CPU kernel takes, on the device

@@ -342,19 +342,20 @@ void TestGpuMath::againstCpuKernelsAndReference()
              "compareElement", "castElement", "whereParams", "notParams", "tileSource", "instanceNormRow", "logicalElement",
              "argExtremeElement", "cumSumRow", "triluKeeps", "gatherElementsSource", "quantizeElement", "dequantizeElement",
              "recurrentStartElement", "gruResetElement", "recurrentCellElement", "gatherNDSource", "scatterNDTarget", "scatterCombine",
-             "topKRow", "scatterElementsIndex", "lrnElement" })
+             "topKRow", "scatterElementsIndex", "lrnElement",
+             "specialElement", "hardmaxRow", "oneHotHit" })
         QVERIFY2(functionUses[f] > 0, f);
     // The new device ops cover the configurations the CPU kernel supports in the ONNX tests.
     QVERIFY(checked["Resize"].size() >= 10);
     QVERIFY(checked["ConvTranspose"].size() >= 5);
     for (const char* type : { "MaxPool", "AveragePool", "ConvTranspose" }) // a 3-D (video) case each
         QVERIFY2(std::any_of(checked[type].begin(), checked[type].end(), [](const std::string& n) { return n.find("_3d") != std::string::npos; }), type);
-    for (const char* type : { "Less", "Greater", "Where", "Cast", "Not", "Max", "Min", "HardSwish", "HardSigmoid", "Elu", "PRelu" })
+    for (const char* type : { "Less", "Greater", "Where", "Cast", "Not", "Max", "Min", "HardSwish", "HardSigmoid", "Elu", "PRelu", "IsNaN" })
         QVERIFY2(!checked[type].empty(), type);
     QVERIFY(checked["ReduceMean"].size() >= 6);
     for (const char* type : { "RNN", "GRU", "LSTM" }) // defaults, biases, sequence lengths, peepholes, batch-first
         QVERIFY2(checked[type].size() >= 4, type);
-    for (const char* type : { "GatherND", "ScatterND", "TopK", "ScatterElements" }) // ScatterND: no reduction, add, mul (max, min: tst_cuda)
+    for (const char* type : { "GatherND", "ScatterND", "TopK", "ScatterElements", "Hardmax", "OneHot", "IsInf" }) // ScatterND: no reduction, add, mul (max, min: tst_cuda)
         QVERIFY2(checked[type].size() >= 3, type);
     for (const char* type : { "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceSumSquare", "ReduceL1", "ReduceL2", "ReduceLogSum", "LogSoftmax",
              "GlobalMaxPool", "Expand", "Tile", "InstanceNormalization" })
