@@ -164,6 +164,26 @@ void runsLikeTheCpu(const core::Workload& w, std::shared_ptr<const core::ModelDa
     QVERIFY2(off.empty(), off.c_str());
 }
 
+// runOnBoth, then: every op on a real kernel on the CPU, every op on the device (none on the host
+// or precomputed) in the GPU run, and the GPU's outputs bit for bit the CPU's. Nothing, after
+// failing the calling test, otherwise.
+std::optional<GpuAndCpu> identicalOnTheDevice(const core::Workload& w, std::shared_ptr<const core::ModelData> data)
+{
+    auto runs = runOnBoth(w, std::move(data));
+    std::string why;
+    if (!runs)
+        why = "a run failed";
+    else if (runs->cpu.opsSynthetic != 0 || runs->gpu.opsHost != 0 || runs->gpu.opsPrecomputed != 0)
+        why = std::to_string(runs->cpu.opsSynthetic) + " synthetic on the CPU, " + std::to_string(runs->gpu.opsHost) + " on the host, "
+            + std::to_string(runs->gpu.opsPrecomputed) + " precomputed";
+    else
+        why = core::compareOutputs(*w.graph, runs->cpu.outputs, runs->gpu.outputs);
+    if (why.empty())
+        return runs;
+    QTest::qFail(why.c_str(), __FILE__, __LINE__);
+    return std::nullopt;
+}
+
 // A weight tensor with the given contents (`values`: as many bytes as its dtype and shape take).
 core::TensorIndex weightWithValues(GraphBuilder& b, core::ModelData& data, const std::string& name, core::DType dtype,
     const std::vector<std::int64_t>& shape, const void* values)
@@ -876,13 +896,8 @@ void TestCuda::indexOpsOnTheDevice()
     b.op("or", "Or", { p, q }, { either });
     b.op("xor", "Xor", { p, weightWithValues(b, *data, "pattern", DType::Bool, { 5 }, pattern) }, { other }); // broadcast
     const auto w = b.workload("index ops", 256);
-    const auto runs = runOnBoth(w, data);
+    const auto runs = identicalOnTheDevice(w, data);
     QVERIFY(runs);
-    QCOMPARE(runs->cpu.opsSynthetic, 0);
-    QCOMPARE(runs->gpu.opsHost, 0);
-    QCOMPARE(runs->gpu.opsPrecomputed, 0);
-    const auto mismatch = core::compareOutputs(*w.graph, runs->cpu.outputs, runs->gpu.outputs);
-    QVERIFY2(mismatch.empty(), mismatch.c_str());
     // Not degenerate: the mask holds both values and the argmax more than one index.
     const auto output = [&](core::TensorIndex t) -> const std::vector<std::byte>& {
         return runs->gpu.outputs.at(std::size_t(std::find(w.graph->outputs.begin(), w.graph->outputs.end(), t) - w.graph->outputs.begin())).data;
@@ -972,13 +987,8 @@ void TestCuda::selectOpsOnTheDevice()
     b.op("is_inf", "IsInf", { infinite }, { isInf })->attributes["detect_negative"].ints = { 0 };
     b.op("is_nan", "IsNaN", { logs }, { isNan });
     const auto w = b.workload("select ops", 256);
-    const auto runs = runOnBoth(w, data);
+    const auto runs = identicalOnTheDevice(w, data);
     QVERIFY(runs);
-    QCOMPARE(runs->cpu.opsSynthetic, 0);
-    QCOMPARE(runs->gpu.opsHost, 0);
-    QCOMPARE(runs->gpu.opsPrecomputed, 0);
-    const auto mismatch = core::compareOutputs(*w.graph, runs->cpu.outputs, runs->gpu.outputs);
-    QVERIFY2(mismatch.empty(), mismatch.c_str());
     // Not degenerate: the rounded rows hold ties, and the smallest-first indices are not all in order.
     const auto& low = runs->gpu.outputs.at(7).data;
     const auto* lowIndex = reinterpret_cast<const std::int64_t*>(low.data());
