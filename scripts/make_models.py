@@ -55,7 +55,13 @@ MODELS = [
     # (qnnpack, calibrated on random inputs), exported in QDQ form: uint8 activations between
     # DequantizeLinear -> Conv -> QuantizeLinear, int8 weights dequantized at run time.
     ("qmobilenet_v2",      "qmobilenet_v2",      (1, 3, 224, 224), False, False),
+    # torchvision's SSDlite detector at its 320x320 size: per-level score thresholds (NonZero),
+    # TopK, and batched NMS inside an If (empty when there are no boxes). Outputs boxes, scores, labels.
+    ("ssdlite320",         "ssdlite320_mobilenet_v3_large", (1, 3, 320, 320), False, False),
 ]
+
+# Output names where a model has more than one output.
+OUTPUT_NAMES = {"gpt_decoder": ["output", "next_token"], "ssdlite320": ["boxes", "scores", "labels"]}
 
 # Models exported with torch's output for the export input beside them (NAME.input_0.pb,
 # NAME.output_0.pb, ONNX TensorProto files as in the ONNX backend test data).
@@ -228,6 +234,21 @@ def build(ctor_name):
         return MaxVit(input_size=(64, 64), stem_channels=16, partition_size=4, block_channels=[32, 64], block_layers=[1, 1],
                       head_dim=16, stochastic_depth_prob=0.0, num_classes=100).eval()
 
+    if ctor_name.startswith("ssdlite"):
+        class Detections(torch.nn.Module):
+            """The detector takes a list of images and returns one dict per image; export one image's tensors."""
+
+            def __init__(self, inner):
+                super().__init__()
+                self.inner = inner
+
+            def forward(self, x):
+                found = self.inner(list(x))[0]
+                return found["boxes"], found["scores"], found["labels"]
+
+        detector = getattr(torchvision.models.detection, ctor_name)(weights=None, weights_backbone=None)
+        return Detections(detector.eval()).eval()
+
     ctor = getattr(torchvision.models, ctor_name, None)
     if ctor is None:
         ctor = getattr(torchvision.models.segmentation, ctor_name, None)
@@ -282,7 +303,7 @@ def export_one(outdir, name, ctor_name, shape, dynbatch, external):
                 opset_version=OPSET,
                 do_constant_folding=True,
                 input_names=["input"],
-                output_names=["output", "next_token"] if decoder else ["output"],
+                output_names=OUTPUT_NAMES.get(name, ["output"]),
                 dynamic_axes=dynamic_axes,
             )
         if external:

@@ -187,6 +187,14 @@ void addIfBranches(onnx::NodeProto& node, const std::string& thenOp, const std::
     }
 }
 
+// Declares a value (a subgraph's input or output) of `type` and `dims` in `list`.
+void addValue(google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>* list, const char* name, int type, std::vector<Dim> dims)
+{
+    auto* v = list->Add();
+    v->set_name(name);
+    ModelBuilder::setType(v->mutable_type(), type, &dims);
+}
+
 // Constant node holding an int64 vector.
 void constInts(ModelBuilder& b, const std::string& out, const std::vector<std::int64_t>& values, bool scalar = false)
 {
@@ -282,6 +290,7 @@ private slots:
     void nonZeroIsEstimated();
     void ifCapturesOuterTensors();
     void loopScanOutput();
+    void dataDependentOpsInsideSubgraphs();
     void sequencesAreEstimated();
     void exportRoundTrip();
     void exportHandMadeGraph();
@@ -771,12 +780,6 @@ void TestOnnxImport::loopScanOutput()
     a->set_type(onnx::AttributeProto::GRAPH);
     auto* body = a->mutable_g();
     body->set_name("body");
-    auto addValue = [](google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>* list, const char* name, int type,
-                       std::vector<Dim> dims) {
-        auto* v = list->Add();
-        v->set_name(name);
-        ModelBuilder::setType(v->mutable_type(), type, &dims);
-    };
     addValue(body->mutable_input(), "i", TensorProto::INT64, {});
     addValue(body->mutable_input(), "cond_in", TensorProto::BOOL, {});
     addValue(body->mutable_input(), "x_in", TensorProto::FLOAT, { 3 });
@@ -801,6 +804,95 @@ void TestOnnxImport::loopScanOutput()
     QCOMPARE(tensor(g, "final").shape, (std::vector<std::int64_t> { 3 }));
     QCOMPARE(tensor(g, "stacked").shape, (std::vector<std::int64_t> { 5, 3 }));
     QVERIFY(!tensor(g, "stacked").estimated); // no condition input: exactly M iterations
+}
+
+// Detection exporters wrap batched NMS in an If (empty result when there are no boxes): the
+// else branch's NonMaxSuppression is data-dependent, so ONNX inference leaves the If's output
+// unknown; MemPlan infers the branch itself with the outer facts and bounds it.
+void TestOnnxImport::dataDependentOpsInsideSubgraphs()
+{
+    ModelBuilder b(17);
+    b.input("boxes", TensorProto::FLOAT, { 1, 100, 4 });
+    b.input("scores", TensorProto::FLOAT, { 1, 1, 100 });
+    b.input("x", TensorProto::FLOAT, { 3 });
+    b.ints("per_class", { 10 }); // an outer constant the branch reads: the bound is 10 boxes, not 100
+    b.ints("trips", { 5 }, {});
+    b.node("ReduceMax", { "scores" }, { "best" });
+    b.floats("zero", {}, 0.0f);
+    b.node("Less", { "best", "zero" }, { "none" });
+    auto& iff = b.node("If", { "none" }, { "keep" });
+    auto graphAttr = [](onnx::NodeProto& node, const char* name) {
+        auto* a = node.add_attribute();
+        a->set_name(name);
+        a->set_type(onnx::AttributeProto::GRAPH);
+        a->mutable_g()->set_name(name);
+        return a->mutable_g();
+    };
+    auto add = [](onnx::GraphProto* g, const char* type, std::vector<std::string> in, const char* out) {
+        auto* n = g->add_node();
+        n->set_op_type(type);
+        for (auto& i : in)
+            n->add_input(i);
+        n->add_output(out);
+        return n;
+    };
+    const auto value = addValue;
+    auto* thenG = graphAttr(iff, "then_branch");
+    auto* empty = add(thenG, "Constant", {}, "nothing");
+    auto* t = empty->add_attribute();
+    t->set_name("value");
+    t->set_type(onnx::AttributeProto::TENSOR);
+    t->mutable_t()->set_data_type(TensorProto::INT64);
+    t->mutable_t()->add_dims(0);
+    value(thenG->mutable_output(), "nothing", TensorProto::INT64, { "then_dim" });
+    auto* elseG = graphAttr(iff, "else_branch");
+    add(elseG, "NonMaxSuppression", { "boxes", "scores", "per_class" }, "selected");
+    auto* column = add(elseG, "Constant", {}, "column");
+    auto* c = column->add_attribute();
+    c->set_name("value");
+    c->set_type(onnx::AttributeProto::TENSOR);
+    c->mutable_t()->set_data_type(TensorProto::INT64);
+    c->mutable_t()->add_int64_data(2);
+    attr(*add(elseG, "Gather", { "selected", "column" }, "picked"), "axis", std::int64_t(1));
+    value(elseG->mutable_output(), "picked", TensorProto::INT64, { "else_dim" });
+    b.node("Cast", { "keep" }, { "kept" });
+    attr(*std::prev(b.graph()->mutable_node()->end()), "to", std::int64_t(TensorProto::FLOAT));
+
+    // A Loop whose body runs NonZero: its scan output is [trips, 1, <=3].
+    auto& loop = b.node("Loop", { "trips", "", "x" }, { "final", "stacked" });
+    auto* body = graphAttr(loop, "body");
+    value(body->mutable_input(), "i", TensorProto::INT64, {});
+    value(body->mutable_input(), "cond_in", TensorProto::BOOL, {});
+    value(body->mutable_input(), "x_in", TensorProto::FLOAT, { 3 });
+    add(body, "Identity", { "cond_in" }, "cond_out");
+    add(body, "Relu", { "x_in" }, "x_out");
+    add(body, "NonZero", { "x_out" }, "nz");
+    value(body->mutable_output(), "cond_out", TensorProto::BOOL, {});
+    value(body->mutable_output(), "x_out", TensorProto::FLOAT, { 3 });
+    value(body->mutable_output(), "nz", TensorProto::INT64, { 1, "nz_dim" });
+    // Branches that only pass on an outer upper bound: their result is an upper bound too.
+    b.node("NonZero", { "x" }, { "outer_nz" });
+    auto& pass = b.node("If", { "none" }, { "passed" });
+    add(graphAttr(pass, "then_branch"), "Identity", { "outer_nz" }, "same");
+    value(pass.mutable_attribute(0)->mutable_g()->mutable_output(), "same", TensorProto::INT64, { 1, "a" });
+    add(graphAttr(pass, "else_branch"), "Neg", { "outer_nz" }, "negated");
+    value(pass.mutable_attribute(1)->mutable_g()->mutable_output(), "negated", TensorProto::INT64, { 1, "b" });
+    b.output("kept");
+    b.output("final");
+    b.output("stacked");
+    b.output("passed", TensorProto::INT64);
+    IMPORT(g, b.save(m_dir, QStringLiteral("nested.onnx")));
+    QCOMPARE(tensor(g, "keep").shape, (std::vector<std::int64_t> { 10 })); // max(0, 10 boxes of 1 class)
+    QVERIFY(tensor(g, "keep").estimated);
+    QCOMPARE(tensor(g, "kept").size, Bytes(10 * 4));
+    QVERIFY(tensor(g, "kept").estimated);
+    QCOMPARE(tensor(g, "final").shape, (std::vector<std::int64_t> { 3 }));
+    QVERIFY(!tensor(g, "final").estimated);
+    QCOMPARE(tensor(g, "stacked").shape, (std::vector<std::int64_t> { 5, 1, 3 }));
+    QVERIFY(tensor(g, "stacked").estimated);
+    QCOMPARE(tensor(g, "passed").shape, (std::vector<std::int64_t> { 1, 3 }));
+    QVERIFY(tensor(g, "passed").estimated);
+    QVERIFY(unsizedTensors(g).empty());
 }
 
 void TestOnnxImport::sequencesAreEstimated()

@@ -252,6 +252,50 @@ private slots:
                 qPrintable(QStringLiteral("logit %1: %2, torch %3").arg(i).arg(a[i]).arg(e[i])));
     }
 
+    // A detector: per-level score thresholds (NonZero), TopK and batched NMS inside an If whose
+    // shapes depend on the data. Every tensor gets a size (upper bounds where the data decides),
+    // every planner's plan is valid, and the plan runs with the same outputs as the no-reuse run.
+    void detectorPlansWithUpperBounds()
+    {
+        const std::string file = "ssdlite320.onnx";
+        if (!present(file))
+            QSKIP("ssdlite320.onnx is missing: run scripts/make_models.sh to export the test models");
+        const auto workload = loadWorkload(kModels + file, {});
+        QVERIFY2(workload, workload ? "" : workload.error().message.c_str());
+        const auto& graph = *workload->graph;
+        QVERIFY(unsizedTensors(graph).empty());
+        const auto named = [&](const std::string& name) {
+            auto it = std::find_if(graph.tensors.begin(), graph.tensors.end(), [&](const Tensor& t) { return t.name == name; });
+            return it == graph.tensors.end() ? nullptr : &*it;
+        };
+        // The If holding NonMaxSuppression: its result (kept box indices) is bounded, not known.
+        auto iff = std::find_if(graph.ops.begin(), graph.ops.end(), [](const Op& op) { return op.type == "If"; });
+        QVERIFY(iff != graph.ops.end());
+        const Tensor& kept = graph.tensors[std::size_t(iff->outputs.at(0))];
+        QVERIFY(kept.estimated);
+        QVERIFY2(kept.rankKnown && kept.shape.size() == 1 && kept.shape[0] > 0, kept.name.c_str());
+        for (const char* output : { "boxes", "scores", "labels" }) {
+            const Tensor* t = named(output);
+            QVERIFY2(t && t->estimated && t->size > 0, output);
+            QVERIFY2(t->shape[0] <= 300, std::to_string(t->shape[0]).c_str()); // detections_per_img
+        }
+        QVERIFY(!named("input")->estimated);
+        planWithEveryPlanner(*workload);
+
+        auto data = loadTensorData(kModels + file, graph);
+        QVERIFY2(data, data ? "" : data.error().message.c_str());
+        const auto plan = runPlanner(*plannerByName("greedy-by-size"), workload->problem);
+        QVERIFY(plan && validatePlan(workload->problem, *plan).ok());
+        RunOptions options;
+        options.modelData = std::make_shared<const ModelData>(std::move(*data));
+        auto check = checkPlanByRunning(graph, workload->schedule, workload->problem, *plan, workload->bufferTensor, options);
+        QVERIFY2(check, check ? "" : check.error().message.c_str());
+        QVERIFY2(check->outputsMatch, check->mismatch.c_str());
+        // The backbone and heads run real kernels; ops on data-dependent shapes run synthetic ones.
+        QVERIFY(check->planned.opsReal > 500);
+        QVERIFY(check->planned.opsSynthetic > 0);
+    }
+
     void symbolicBatchNeedsADim()
     {
         if (!present("resnet50_dynbatch.onnx") || !present("resnet50.onnx"))

@@ -186,30 +186,10 @@ Expected<Graph> importImpl(const std::filesystem::path& file, const ShapeBinding
     Graph g;
     const auto& graph = model.graph();
     g.name = graph.name().empty() ? file.stem().string() : graph.name();
-    std::vector<std::string> names;
+    const std::vector<std::string> names = valueNames(graph, initializers);
     std::unordered_map<std::string, TensorIndex> index;
-    auto add = [&](const std::string& name) {
-        if (name.empty())
-            return TensorIndex(-1);
-        auto [it, fresh] = index.emplace(name, TensorIndex(names.size()));
-        if (fresh)
-            names.push_back(name);
-        return it->second;
-    };
-    for (const auto& vi : graph.input())
-        add(vi.name());
-    for (const auto* t : initializers)
-        add(t->name());
-    for (const auto& s : graph.sparse_initializer())
-        add(s.values().name());
-    for (const auto& node : graph.node()) {
-        for (const auto& in : node.input())
-            add(in);
-        for (const auto& out : node.output())
-            add(out);
-    }
-    for (const auto& vi : graph.output())
-        add(vi.name());
+    for (std::size_t i = 0; i < names.size(); ++i)
+        index.emplace(names[i], TensorIndex(i));
 
     auto inferred = inferModel(model, initializers, names);
     notes.insert(notes.end(), inferred.notes.begin(), inferred.notes.end());

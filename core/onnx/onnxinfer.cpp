@@ -147,10 +147,22 @@ bool hasSubgraph(const onnx::NodeProto& node)
     return false;
 }
 
+// Everything inference knows about the values a subgraph sees, as text: a subgraph is inferred
+// again only when this changes.
+void appendKey(std::string& key, const ValueFacts* f)
+{
+    if (!f) {
+        key += "-;";
+        return;
+    }
+    key += std::to_string(int(f->kind)) + ':' + std::to_string(f->elemType) + ':' + (f->rankKnown ? dimsText(f->dims) : "?")
+        + ':' + std::to_string(f->bytes) + (f->estimated ? "e" : "") + (f->value ? "v" : "") + ';';
+}
+
 } // namespace
 
 InferenceResult inferModel(const onnx::ModelProto& model, const std::vector<const onnx::TensorProto*>& initializers,
-                           const std::vector<std::string>& names)
+                           const std::vector<std::string>& names, int depth)
 {
     InferenceResult r;
     const auto& graph = model.graph();
@@ -269,9 +281,22 @@ InferenceResult inferModel(const onnx::ModelProto& model, const std::vector<cons
     for (const auto& t : base.graph().initializer())
         baseDefined.insert(t.name());
     std::vector<std::vector<std::string>> captured(n);
+    std::vector<std::vector<const ValueFacts*>> capturedReads(n);
     for (int i = 0; i < n; ++i)
-        if (hasSubgraph(graph.node(i)))
+        if (hasSubgraph(graph.node(i))) {
             captured[i] = subgraphReads(graph.node(i));
+            for (const auto& name : captured[i]) {
+                auto it = facts.find(name);
+                capturedReads[i].push_back(it == facts.end() ? nullptr : &it->second);
+            }
+        }
+    // Subgraph outputs inferred over the subgraph itself, and what it was inferred from.
+    std::vector<std::string> nestedKey(n);
+    std::vector<std::vector<std::vector<ValueFacts>>> nested(n);
+    const OuterLookup outer = [&](const std::string& name) -> const ValueFacts* {
+        auto it = facts.find(name);
+        return it == facts.end() ? nullptr : &it->second;
+    };
     auto buildWork = [&](onnx::ModelProto& work, std::vector<int>& workIndex) {
         work = base;
         auto* g = work.mutable_graph();
@@ -422,6 +447,23 @@ InferenceResult inferModel(const onnx::ModelProto& model, const std::vector<cons
                 in.allowGuesses = phase == 1;
                 if (hasSubgraph(node)) {
                     in.subgraphOutputs = subgraphOutputs(workIndex[i] >= 0 ? g->node(workIndex[i]) : node);
+                    const bool settled = std::all_of(writes[i].begin(), writes[i].end(),
+                                                     [](const ValueFacts* f) { return !f || f->fullyKnown(); });
+                    if (depth < kMaxSubgraphDepth && !settled) {
+                        std::string key;
+                        for (const auto* f : reads[i])
+                            appendKey(key, f);
+                        for (const auto* f : capturedReads[i])
+                            appendKey(key, f);
+                        if (key != nestedKey[i]) {
+                            nestedKey[i] = std::move(key);
+                            nested[i] = inferSubgraphOutputs(model, node, in.opset, reads[i], outer, depth);
+                        }
+                        if (nested[i].size() == in.subgraphOutputs.size())
+                            for (std::size_t k = 0; k < nested[i].size(); ++k)
+                                for (std::size_t j = 0; j < nested[i][k].size() && j < in.subgraphOutputs[k].size(); ++j)
+                                    mergeFacts(in.subgraphOutputs[k][j], nested[i][k][j]);
+                    }
                     if (in.allowGuesses)
                         for (auto& outs : in.subgraphOutputs)
                             for (auto& f : outs)

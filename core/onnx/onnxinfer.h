@@ -15,6 +15,7 @@
 
 #include "onnx/onnxvalue.h"
 
+#include <functional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -30,8 +31,24 @@ struct InferenceResult {
 };
 
 // `model` holds the graph without initializers; `initializers` are the model's initializers (read
-// for dims and, when small, values). `names` lists every top-level value name.
+// for dims and, when small, values). `names` lists every top-level value name. `depth` counts the
+// subgraphs around `model`'s graph (0: the model itself); see inferSubgraphOutputs.
 InferenceResult inferModel(const onnx::ModelProto& model, const std::vector<const onnx::TensorProto*>& initializers,
-                           const std::vector<std::string>& names);
+                           const std::vector<std::string>& names, int depth = 0);
+
+// Subgraphs nested deeper than this keep the output types ONNX inference gives them.
+constexpr int kMaxSubgraphDepth = 4;
+
+// What the enclosing scope knows about a value it defines; nullptr when it does not define it.
+using OuterLookup = std::function<const ValueFacts*(const std::string&)>;
+
+// Output facts of each subgraph of an If (then, else), Loop or Scan (body), inferred by inferModel
+// over the subgraph: its formal inputs take their facts from the node's `inputs` (Loop: iteration
+// number, condition, carried values as they enter; Scan-9+: states and one slice of each scanned
+// input), the outer values it reads from `outer` (constants with their values). Outputs computed
+// from an estimated outer value are estimated. `depth` is the depth of the graph holding `node`.
+std::vector<std::vector<ValueFacts>> inferSubgraphOutputs(const onnx::ModelProto& model, const onnx::NodeProto& node,
+                                                          int opset, const std::vector<const ValueFacts*>& inputs,
+                                                          const OuterLookup& outer, int depth);
 
 } // namespace core::onnxdetail

@@ -245,6 +245,31 @@ std::vector<std::string> subgraphReads(const onnx::NodeProto& node)
     return names;
 }
 
+std::vector<std::string> valueNames(const onnx::GraphProto& g, const std::vector<const onnx::TensorProto*>& initializers)
+{
+    std::vector<std::string> names;
+    std::unordered_set<std::string> seen;
+    auto add = [&](const std::string& name) {
+        if (!name.empty() && seen.insert(name).second)
+            names.push_back(name);
+    };
+    for (const auto& vi : g.input())
+        add(vi.name());
+    for (const auto* t : initializers)
+        add(t->name());
+    for (const auto& s : g.sparse_initializer())
+        add(s.values().name());
+    for (const auto& node : g.node()) {
+        for (const auto& in : node.input())
+            add(in);
+        for (const auto& out : node.output())
+            add(out);
+    }
+    for (const auto& vi : g.output())
+        add(vi.name());
+    return names;
+}
+
 std::vector<std::string> symbolicInputDims(const onnx::GraphProto& graph)
 {
     std::vector<std::string> names;

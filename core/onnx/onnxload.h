@@ -34,6 +34,10 @@ void freeNames(const onnx::GraphProto& g, std::vector<std::string>& out, std::un
 // Outer-scope names read by the subgraphs of `node` (If/Loop/Scan bodies), in order of first use.
 std::vector<std::string> subgraphReads(const onnx::NodeProto& node);
 
+// Every value name of `g`, once, in order of first appearance: inputs, `initializers` (the graph's,
+// which callers may keep outside it), sparse initializers, node inputs and outputs, outputs.
+std::vector<std::string> valueNames(const onnx::GraphProto& g, const std::vector<const onnx::TensorProto*>& initializers);
+
 // Symbolic dimension names (dim_param) of the graph inputs, in order of first use.
 std::vector<std::string> symbolicInputDims(const onnx::GraphProto& graph);
 

@@ -2,6 +2,8 @@
 // SPDX-FileCopyrightText: MemPlan authors
 #include "onnx/onnxvalue.h"
 
+#include <algorithm>
+
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -191,6 +193,21 @@ bool mergeFacts(ValueFacts& into, const ValueFacts& from)
         changed = true;
     }
     into.optional = into.optional || from.optional;
+    // A byte bound (a union of branch results of different ranks) and a declared rank with one
+    // unknown dim: that dim is bounded by the bytes.
+    if (into.kind == ValueKind::Tensor && into.rankKnown && into.bytes >= 0
+        && std::count_if(into.dims.begin(), into.dims.end(), [](std::int64_t d) { return d < 0; }) == 1) {
+        if (const auto dtype = dtypeFromOnnx(into.elemType)) {
+            Dims unit = into.dims;
+            auto unknown = std::find_if(unit.begin(), unit.end(), [](std::int64_t d) { return d < 0; });
+            *unknown = 1;
+            if (const Bytes perUnit = tensorBytes(*dtype, unit); perUnit > 0 && perUnit != kUnknownSize) {
+                into.dims[std::size_t(unknown - unit.begin())] = into.bytes / perUnit;
+                into.estimated = true;
+                changed = true;
+            }
+        }
+    }
     return changed;
 }
 

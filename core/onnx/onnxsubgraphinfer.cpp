@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+// Subgraph outputs by inference over the subgraph itself: the If/Loop/Scan body becomes a small
+// model whose inputs are the body's formal inputs and the outer values it reads, and inferModel
+// runs on it with every rule the top level has (folding, upper bounds for data-dependent ops).
+// ONNX inference alone leaves a body output unknown as soon as one op inside is data-dependent:
+// the NonMaxSuppression inside the If that detection exporters write around batched NMS.
+#include "onnx/onnxinfer.h"
+
+#include "onnx/onnxload.h"
+#include "onnx/onnxshapemath.h"
+#include "onnx/onnxshaperules.h"
+
+#include <algorithm>
+#include <deque>
+#include <unordered_set>
+
+namespace core::onnxdetail {
+
+namespace {
+
+// Facts the body sees for its formal inputs, from the node's inputs (Loop, Scan-9+); empty for If.
+std::vector<ValueFacts> formalInputs(const onnx::NodeProto& node, const onnx::GraphProto& body, int opset,
+                                     const std::vector<const ValueFacts*>& inputs)
+{
+    std::vector<ValueFacts> formal(std::size_t(body.input_size()));
+    auto input = [&](std::size_t k) -> const ValueFacts* { return k < inputs.size() ? inputs[k] : nullptr; };
+    if (node.op_type() == "Loop") {
+        if (!formal.empty())
+            formal[0] = tensorFacts(onnx::TensorProto::INT64, {});
+        if (formal.size() > 1)
+            formal[1] = tensorFacts(onnx::TensorProto::BOOL, {});
+        // Carried values enter with their initial facts; their value changes per iteration.
+        for (std::size_t k = 2; k < formal.size(); ++k)
+            if (const auto* f = input(k)) {
+                formal[k] = *f;
+                formal[k].value = nullptr;
+            }
+    } else if (node.op_type() == "Scan" && opset >= 9) {
+        const std::int64_t scans = attrInt(node, "num_scan_inputs", 0);
+        const std::int64_t states = std::int64_t(inputs.size()) - scans;
+        const auto axes = attrInts(node, "scan_input_axes");
+        for (std::size_t k = 0; k < formal.size(); ++k) {
+            const auto* f = input(k);
+            if (!f || states < 0)
+                continue;
+            formal[k] = *f;
+            formal[k].value = nullptr;
+            if (std::int64_t(k) < states || !f->rankKnown)
+                continue;
+            const std::size_t j = k - std::size_t(states);
+            const auto axis = normalizeAxis(axes && j < axes->size() ? (*axes)[j] : 0, std::int64_t(f->dims.size()));
+            if (!axis) {
+                formal[k] = {};
+                continue;
+            }
+            formal[k].dims.erase(formal[k].dims.begin() + *axis); // one slice along the scan axis
+        }
+    }
+    return formal;
+}
+
+std::vector<ValueFacts> inferBody(const onnx::ModelProto& model, const onnx::GraphProto& body,
+                                  const std::vector<ValueFacts>& formal, const OuterLookup& outer, int depth)
+{
+    onnx::ModelProto sub;
+    sub.set_ir_version(model.ir_version());
+    *sub.mutable_opset_import() = model.opset_import();
+    *sub.mutable_functions() = model.functions();
+    auto* g = sub.mutable_graph();
+    g->set_name(body.name());
+    *g->mutable_node() = body.node();
+    *g->mutable_output() = body.output();
+    *g->mutable_value_info() = body.value_info();
+    *g->mutable_sparse_initializer() = body.sparse_initializer();
+
+    std::unordered_set<std::string> estimated; // values computed from an upper bound
+    auto declare = [&](onnx::ValueInfoProto& vi, const ValueFacts& f) {
+        if (f.kind != ValueKind::Tensor)
+            return;
+        ValueFacts merged = vi.has_type() ? factsFromType(vi.type()) : ValueFacts {};
+        mergeFacts(merged, f);
+        if (merged.kind == ValueKind::Tensor && !vi.type().has_sequence_type() && !vi.type().has_optional_type())
+            factsToType(merged, *vi.mutable_type());
+        if (f.estimated)
+            estimated.insert(vi.name());
+    };
+    for (int k = 0; k < body.input_size(); ++k) {
+        auto* vi = g->add_input();
+        *vi = body.input(k);
+        declare(*vi, formal[std::size_t(k)]);
+    }
+
+    // Outer values: constants become initializers (so folding inside sees them), the rest typed inputs.
+    std::deque<onnx::TensorProto> constants;
+    std::vector<const onnx::TensorProto*> initializers;
+    for (const auto& t : body.initializer())
+        initializers.push_back(&t);
+    std::vector<std::string> read;
+    std::unordered_set<std::string> seen;
+    freeNames(body, read, seen);
+    for (const auto& name : read) {
+        const ValueFacts* f = outer(name);
+        if (!f || f->kind != ValueKind::Tensor)
+            continue; // unknown there: nodes reading it stay unknown here
+        if (f->value) {
+            auto& t = constants.emplace_back();
+            writeConst(*f->value, t);
+            t.set_name(name);
+            initializers.push_back(&t);
+            continue;
+        }
+        auto* vi = g->add_input();
+        vi->set_name(name);
+        declare(*vi, *f);
+    }
+
+    auto inferred = inferModel(sub, initializers, valueNames(*g, initializers), depth + 1);
+    // The body's nodes are in topological order (ONNX requires it).
+    for (const auto& node : body.node()) {
+        bool bound = std::any_of(node.input().begin(), node.input().end(), [&](const auto& in) { return estimated.count(in) > 0; });
+        for (const auto& name : subgraphReads(node))
+            bound = bound || estimated.count(name) > 0;
+        if (bound)
+            estimated.insert(node.output().begin(), node.output().end());
+    }
+    std::vector<ValueFacts> outs;
+    for (const auto& vi : body.output()) {
+        ValueFacts f = inferred.facts[vi.name()];
+        f.estimated = f.estimated || estimated.count(vi.name()) > 0;
+        outs.push_back(std::move(f));
+    }
+    return outs;
+}
+
+} // namespace
+
+std::vector<std::vector<ValueFacts>> inferSubgraphOutputs(const onnx::ModelProto& model, const onnx::NodeProto& node,
+                                                          int opset, const std::vector<const ValueFacts*>& inputs,
+                                                          const OuterLookup& outer, int depth)
+{
+    std::vector<std::vector<ValueFacts>> result;
+    auto run = [&](const char* attribute) {
+        const auto* a = findAttr(node, attribute);
+        if (!a || !a->has_g())
+            return;
+        const auto formal = formalInputs(node, a->g(), opset, inputs);
+        result.push_back(inferBody(model, a->g(), formal, outer, depth));
+    };
+    if (node.op_type() == "If") {
+        run("then_branch");
+        run("else_branch");
+    } else if (node.op_type() == "Loop" || node.op_type() == "Scan") {
+        run("body");
+    }
+    return result;
+}
+
+} // namespace core::onnxdetail
