@@ -12,8 +12,7 @@
 // Requantization follows the ONNX reference: the combined scale a_scale * b_scale / y_scale in float32
 // (one rounding per operation, left to right), the int32 sum times it in float64, plus y_zero_point,
 // rounded half to even and saturated. Scales must be float32; y_scale and y_zero_point per tensor.
-#include "exec/kernels.h"
-#include "exec/opattrs.h"
+#include "exec/integer.h"
 
 #include <algorithm>
 #include <cmath>
@@ -75,14 +74,168 @@ float combinedScale(float a, float b, float y)
 // A per-tensor parameter (zero point, scale): present with exactly one element of the given dtype.
 bool scalarParam(const KernelCall& c, std::size_t slot, DType dtype) { return c.has(slot) && c.in[slot].count == 1 && c.in[slot].dtype == dtype; }
 
-// ---- MatMul ---------------------------------------------------------------------------------------
+std::int32_t zeroPointAt(const VecParam& v, std::int64_t matrix, std::int64_t extent, std::int64_t i)
+{
+    return v.t ? q8(*v.t, v.index(matrix, extent, i)) : 0;
+}
 
-// Shapes of a (broadcast, batched) matrix product A[.., M, K] · B[.., K, N] as numpy.matmul reads
-// them; batch strides counted in matrices (0 where broadcast).
-struct MatMulSetup {
-    std::int64_t m = 0, k = 0, n = 0, total = 1;
-    Shape batch, sa, sb, aBatch, bBatch; // aBatch, bBatch: the operands' own batch dimensions
-};
+float scaleAt(const VecParam& v, std::int64_t matrix, std::int64_t extent, std::int64_t i) { return v.t->f32()[v.index(matrix, extent, i)]; }
+
+// Runs every output element's exact sum: emit(outIndex, acc, matrixA, matrixB, row, column).
+template <typename TA, typename TB, typename Emit>
+void matmulSums(const IntMatMulArgs& p, Emit&& emit)
+{
+    const auto& s = p.s;
+    const std::int64_t m = s.m, k = s.k, n = s.n;
+    const int rank = int(s.batch.size());
+    std::vector<std::int64_t> acc(static_cast<std::size_t>(n));
+    std::vector<std::int32_t> colZero(static_cast<std::size_t>(n));
+    Shape counter(rank, 0);
+    std::int64_t ia = 0, ib = 0; // matrix indices into A and B
+    for (std::int64_t t = 0; t < s.total; ++t) {
+        const TA* am = reinterpret_cast<const TA*>(p.a->data) + ia * m * k;
+        const TB* bm = reinterpret_cast<const TB*>(p.b->data) + ib * k * n;
+        for (std::int64_t j = 0; j < n; ++j)
+            colZero[std::size_t(j)] = zeroPointAt(p.bZero, ib, n, j);
+        for (std::int64_t r = 0; r < m; ++r) {
+            std::fill(acc.begin(), acc.end(), 0);
+            const std::int64_t rowZero = zeroPointAt(p.aZero, ia, m, r);
+            for (std::int64_t kk = 0; kk < k; ++kk) {
+                const std::int64_t av = std::int64_t(am[r * k + kk]) - rowZero;
+                if (av == 0)
+                    continue;
+                const TB* brow = bm + kk * n;
+                for (std::int64_t j = 0; j < n; ++j)
+                    acc[std::size_t(j)] += av * (std::int64_t(brow[j]) - colZero[std::size_t(j)]);
+            }
+            for (std::int64_t j = 0; j < n; ++j)
+                emit((t * m + r) * n + j, wrap32(acc[std::size_t(j)]), ia, ib, r, j);
+        }
+        for (int d = rank - 1; d >= 0; --d) {
+            ia += s.sa[d];
+            ib += s.sb[d];
+            if (++counter[d] < s.batch[d])
+                break;
+            ia -= s.sa[d] * s.batch[d];
+            ib -= s.sb[d] * s.batch[d];
+            counter[d] = 0;
+        }
+    }
+}
+
+bool intMatMul(const KernelCall& c)
+{
+    IntMatMulArgs p;
+    if (!intMatMulArgs(c, p))
+        return false;
+    const auto& y = c.out[0];
+    if (!p.requantized) {
+        auto* out = reinterpret_cast<std::int32_t*>(y.data);
+        with8(p.a->dtype, p.b->dtype, [&](auto ta, auto tb) {
+            matmulSums<typename decltype(ta)::type, typename decltype(tb)::type>(p, [&](std::int64_t at, std::int32_t acc, auto...) { out[at] = acc; });
+        });
+        return true;
+    }
+    const float ys = c.in[6].f32()[0];
+    const std::int32_t yz = q8(c.in[7], 0);
+    const bool isSigned = y.dtype == DType::Int8;
+    with8(p.a->dtype, p.b->dtype, [&](auto ta, auto tb) {
+        matmulSums<typename decltype(ta)::type, typename decltype(tb)::type>(
+            p, [&](std::int64_t at, std::int32_t acc, std::int64_t ia, std::int64_t ib, std::int64_t r, std::int64_t j) {
+                const float scale = combinedScale(scaleAt(p.aScale, ia, p.s.m, r), scaleAt(p.bScale, ib, p.s.n, j), ys);
+                y.data[at] = requantize(acc, scale, yz, isSigned);
+            });
+    });
+    return true;
+}
+
+// Every output element's exact sum of (x - xZero) * (w - wZero[channel]) over its window, window
+// positions in the padding skipped (they hold xZero): emit(outIndex, acc, channel).
+template <typename TX, typename TW, typename Emit>
+void convSums(const IntConvArgs& s, std::int32_t xZero, const std::vector<std::int32_t>& wZero, Emit&& emit)
+{
+    const auto& g = s.g;
+    const std::int64_t window = g.window(), plane = g.outPlane();
+    const TX* xs = reinterpret_cast<const TX*>(s.x->data);
+    const TW* ws = reinterpret_cast<const TW*>(s.w->data);
+    for (std::int64_t b = 0; b < s.n; ++b)
+        for (std::int64_t o = 0; o < s.m; ++o) {
+            const TX* xg = xs + (b * s.cin + (o / s.mg) * s.cg) * g.inPlane();
+            const TW* wo = ws + o * s.cg * window;
+            const std::int64_t wz = wZero[std::size_t(o)];
+            std::int64_t at = (b * s.m + o) * plane;
+            for (std::int64_t od = 0; od < g.outD; ++od)
+                for (std::int64_t oh = 0; oh < g.outH; ++oh)
+                    for (std::int64_t ow = 0; ow < g.outW; ++ow, ++at) {
+                        std::int64_t acc = 0;
+                        for (std::int64_t ci = 0; ci < s.cg; ++ci)
+                            for (std::int64_t a = 0; a < g.kD; ++a) {
+                                const std::int64_t id = od * g.strideD - g.padFront + a * g.dilD;
+                                if (id < 0 || id >= g.inD)
+                                    continue;
+                                for (std::int64_t i = 0; i < g.kH; ++i) {
+                                    const std::int64_t ih = oh * g.strideH - g.padTop + i * g.dilH;
+                                    if (ih < 0 || ih >= g.inH)
+                                        continue;
+                                    const TX* xrow = xg + (ci * g.inD + id) * g.inH * g.inW + ih * g.inW;
+                                    const TW* wrow = wo + ((ci * g.kD + a) * g.kH + i) * g.kW;
+                                    for (std::int64_t j = 0; j < g.kW; ++j) {
+                                        const std::int64_t iw = ow * g.strideW - g.padLeft + j * g.dilW;
+                                        if (iw >= 0 && iw < g.inW)
+                                            acc += (std::int64_t(xrow[iw]) - xZero) * (std::int64_t(wrow[j]) - wz);
+                                    }
+                                }
+                            }
+                        emit(at, wrap32(acc), o);
+                    }
+        }
+}
+
+std::vector<std::int32_t> channelZeroPoints(const TensorView* p, std::int64_t m)
+{
+    std::vector<std::int32_t> z(std::size_t(m), 0);
+    for (std::int64_t o = 0; p && o < m; ++o)
+        z[std::size_t(o)] = q8(*p, p->count == 1 ? 0 : o);
+    return z;
+}
+
+bool intConv(const KernelCall& c)
+{
+    IntConvArgs s;
+    if (!intConvArgs(c, s))
+        return false;
+    const auto& y = c.out[0];
+    const std::int32_t xz = s.xZero ? q8(*s.xZero, 0) : 0;
+    const auto wz = channelZeroPoints(s.wZero, s.m);
+    if (!s.requantized) {
+        auto* out = reinterpret_cast<std::int32_t*>(y.data);
+        with8(s.x->dtype, s.w->dtype, [&](auto tx, auto tw) {
+            convSums<typename decltype(tx)::type, typename decltype(tw)::type>(
+                s, xz, wz, [&](std::int64_t at, std::int32_t acc, std::int64_t) { out[at] = acc; });
+        });
+        return true;
+    }
+    const std::int32_t yz = q8(c.in[7], 0);
+    std::vector<float> scale(std::size_t(s.m));
+    for (std::int64_t o = 0; o < s.m; ++o)
+        scale[std::size_t(o)] = combinedScale(s.xScale->f32()[0], s.wScale->f32()[s.wScale->count == 1 ? 0 : o], c.in[6].f32()[0]);
+    const auto* bias = s.bias ? reinterpret_cast<const std::int32_t*>(s.bias->data) : nullptr;
+    const bool isSigned = y.dtype == DType::Int8;
+    with8(s.x->dtype, s.w->dtype, [&](auto tx, auto tw) {
+        convSums<typename decltype(tx)::type, typename decltype(tw)::type>(s, xz, wz, [&](std::int64_t at, std::int32_t acc, std::int64_t o) {
+            if (bias)
+                acc = wrap32(std::int64_t(acc) + bias[o]);
+            y.data[at] = requantize(acc, scale[std::size_t(o)], yz, isSigned);
+        });
+    });
+    return true;
+}
+
+} // namespace
+
+// ---- Call readers (integer.h) -----------------------------------------------------------------------
+
+namespace {
 
 bool matmulSetup(const TensorView& a, const TensorView& b, const TensorView& y, MatMulSetup& s)
 {
@@ -133,23 +286,6 @@ Shape withoutLeadingOnes(const Shape& s)
     return Shape(it, s.end());
 }
 
-// Where a per-row (of A) or per-column (of B) parameter is read: one element for the tensor, one per
-// row/column shared by every matrix, or one per row/column of each of the operand's matrices.
-struct VecParam {
-    const TensorView* t = nullptr; // null: an absent zero point, 0
-    bool perIndex = false, batched = false;
-
-    std::int64_t index(std::int64_t matrix, std::int64_t extent, std::int64_t i) const
-    {
-        return !perIndex ? 0 : batched ? matrix * extent + i : i;
-    }
-    std::int32_t zeroPoint(std::int64_t matrix, std::int64_t extent, std::int64_t i) const
-    {
-        return t ? q8(*t, index(matrix, extent, i)) : 0;
-    }
-    float scale(std::int64_t matrix, std::int64_t extent, std::int64_t i) const { return t->f32()[index(matrix, extent, i)]; }
-};
-
 // p describes `extent` rows of A (rows) or columns of B (!rows) of an operand with batch dimensions
 // operandBatch. False for any other shape.
 bool vecParam(const TensorView& p, const Shape& operandBatch, std::int64_t extent, bool rows, VecParam& v)
@@ -170,113 +306,58 @@ bool vecParam(const TensorView& p, const Shape& operandBatch, std::int64_t exten
     return v.batched;
 }
 
-// Runs every output element's exact sum: emit(outIndex, acc, matrixA, matrixB, row, column).
-template <typename TA, typename TB, typename Emit>
-void matmulSums(const MatMulSetup& s, const TensorView& a, const TensorView& b, const VecParam& az, const VecParam& bz, Emit&& emit)
+// Per output channel values of a zero point or scale: one element for every channel, or [M].
+bool perChannel(const TensorView& p, std::int64_t m) { return p.count == 1 || (p.rank() == 1 && p.shape[0] == m); }
+
+} // namespace
+
+bool intMatMulArgs(const KernelCall& c, IntMatMulArgs& p)
 {
-    const std::int64_t m = s.m, k = s.k, n = s.n;
-    const int rank = int(s.batch.size());
-    std::vector<std::int64_t> acc(static_cast<std::size_t>(n));
-    std::vector<std::int32_t> colZero(static_cast<std::size_t>(n));
-    Shape counter(rank, 0);
-    std::int64_t ia = 0, ib = 0; // matrix indices into A and B
-    for (std::int64_t t = 0; t < s.total; ++t) {
-        const TA* am = reinterpret_cast<const TA*>(a.data) + ia * m * k;
-        const TB* bm = reinterpret_cast<const TB*>(b.data) + ib * k * n;
-        for (std::int64_t j = 0; j < n; ++j)
-            colZero[std::size_t(j)] = bz.zeroPoint(ib, n, j);
-        for (std::int64_t r = 0; r < m; ++r) {
-            std::fill(acc.begin(), acc.end(), 0);
-            const std::int64_t rowZero = az.zeroPoint(ia, m, r);
-            for (std::int64_t kk = 0; kk < k; ++kk) {
-                const std::int64_t av = std::int64_t(am[r * k + kk]) - rowZero;
-                if (av == 0)
-                    continue;
-                const TB* brow = bm + kk * n;
-                for (std::int64_t j = 0; j < n; ++j)
-                    acc[std::size_t(j)] += av * (std::int64_t(brow[j]) - colZero[std::size_t(j)]);
-            }
-            for (std::int64_t j = 0; j < n; ++j)
-                emit((t * m + r) * n + j, wrap32(acc[std::size_t(j)]), ia, ib, r, j);
-        }
-        for (int d = rank - 1; d >= 0; --d) {
-            ia += s.sa[d];
-            ib += s.sb[d];
-            if (++counter[d] < s.batch[d])
-                break;
-            ia -= s.sa[d] * s.batch[d];
-            ib -= s.sb[d] * s.batch[d];
-            counter[d] = 0;
-        }
-    }
+    if (!c.op || c.out.size() != 1)
+        return false;
+    p = {};
+    p.requantized = c.op->type == "QLinearMatMul";
+    if (!p.requantized && c.op->type != "MatMulInteger")
+        return false;
+    const std::size_t aSlot = 0, bSlot = p.requantized ? 3 : 1;
+    const std::size_t aZeroSlot = p.requantized ? 2 : 2, bZeroSlot = p.requantized ? 5 : 3;
+    if (!c.has(aSlot) || !c.has(bSlot))
+        return false;
+    p.a = &c.in[aSlot];
+    p.b = &c.in[bSlot];
+    const auto& y = c.out[0];
+    if (!isQ8(p.a->dtype) || !isQ8(p.b->dtype) || !matmulSetup(*p.a, *p.b, y, p.s))
+        return false;
+    if (p.requantized ? !isQ8(y.dtype) : y.dtype != DType::Int32)
+        return false;
+    if (c.has(aZeroSlot) && (c.in[aZeroSlot].dtype != p.a->dtype || !vecParam(c.in[aZeroSlot], p.s.aBatch, p.s.m, true, p.aZero)))
+        return false;
+    if (c.has(bZeroSlot) && (c.in[bZeroSlot].dtype != p.b->dtype || !vecParam(c.in[bZeroSlot], p.s.bBatch, p.s.n, false, p.bZero)))
+        return false;
+    if (!p.requantized)
+        return true;
+    if (!c.has(1) || !c.has(4) || c.in[1].dtype != DType::Float32 || !vecParam(c.in[1], p.s.aBatch, p.s.m, true, p.aScale)
+        || c.in[4].dtype != DType::Float32 || !vecParam(c.in[4], p.s.bBatch, p.s.n, false, p.bScale))
+        return false;
+    return scalarParam(c, 6, DType::Float32) && scalarParam(c, 7, y.dtype);
 }
 
-// Inputs: A, B, a_zero_point?, b_zero_point? (each zero point the dtype of its operand).
-bool matmulInteger(const KernelCall& c)
+bool intConvArgs(const KernelCall& c, IntConvArgs& s)
 {
-    if (!c.has(0) || !c.has(1) || c.out.size() != 1 || c.out[0].dtype != DType::Int32)
+    if (!c.op || c.out.size() != 1)
         return false;
-    const auto &a = c.in[0], &b = c.in[1], &y = c.out[0];
-    MatMulSetup s;
-    if (!isQ8(a.dtype) || !isQ8(b.dtype) || !matmulSetup(a, b, y, s))
+    s = {};
+    s.requantized = c.op->type == "QLinearConv";
+    if (!s.requantized && c.op->type != "ConvInteger")
         return false;
-    VecParam az, bz;
-    if (c.has(2) && (c.in[2].dtype != a.dtype || !vecParam(c.in[2], s.aBatch, s.m, true, az)))
+    const std::size_t wSlot = s.requantized ? 3 : 1;
+    if (!c.has(0) || !c.has(wSlot))
         return false;
-    if (c.has(3) && (c.in[3].dtype != b.dtype || !vecParam(c.in[3], s.bBatch, s.n, false, bz)))
+    s.x = &c.in[0];
+    s.w = &c.in[wSlot];
+    const auto &x = *s.x, &w = *s.w, &y = c.out[0];
+    if (s.requantized ? !isQ8(y.dtype) : y.dtype != DType::Int32)
         return false;
-    auto* out = reinterpret_cast<std::int32_t*>(y.data);
-    with8(a.dtype, b.dtype, [&](auto ta, auto tb) {
-        matmulSums<typename decltype(ta)::type, typename decltype(tb)::type>(
-            s, a, b, az, bz, [&](std::int64_t at, std::int32_t acc, auto...) { out[at] = acc; });
-    });
-    return true;
-}
-
-// Inputs: a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point. The output has
-// y_zero_point's dtype.
-bool qlinearMatMul(const KernelCall& c)
-{
-    if (!c.has(0) || !c.has(3) || !c.has(1) || !c.has(4) || c.out.size() != 1)
-        return false;
-    const auto &a = c.in[0], &b = c.in[3], &y = c.out[0];
-    MatMulSetup s;
-    if (!isQ8(a.dtype) || !isQ8(b.dtype) || !isQ8(y.dtype) || !matmulSetup(a, b, y, s))
-        return false;
-    VecParam az, bz, as, bs;
-    if (c.in[1].dtype != DType::Float32 || !vecParam(c.in[1], s.aBatch, s.m, true, as) || c.in[4].dtype != DType::Float32
-        || !vecParam(c.in[4], s.bBatch, s.n, false, bs))
-        return false;
-    if (c.has(2) && (c.in[2].dtype != a.dtype || !vecParam(c.in[2], s.aBatch, s.m, true, az)))
-        return false;
-    if (c.has(5) && (c.in[5].dtype != b.dtype || !vecParam(c.in[5], s.bBatch, s.n, false, bz)))
-        return false;
-    if (!scalarParam(c, 6, DType::Float32) || !scalarParam(c, 7, y.dtype))
-        return false;
-    const float ys = c.in[6].f32()[0];
-    const std::int32_t yz = q8(c.in[7], 0);
-    const bool isSigned = y.dtype == DType::Int8;
-    with8(a.dtype, b.dtype, [&](auto ta, auto tb) {
-        matmulSums<typename decltype(ta)::type, typename decltype(tb)::type>(s, a, b, az, bz,
-            [&](std::int64_t at, std::int32_t acc, std::int64_t ia, std::int64_t ib, std::int64_t r, std::int64_t j) {
-                const float scale = combinedScale(as.scale(ia, s.m, r), bs.scale(ib, s.n, j), ys);
-                y.data[at] = requantize(acc, scale, yz, isSigned);
-            });
-    });
-    return true;
-}
-
-// ---- Conv -----------------------------------------------------------------------------------------
-
-struct IntConvSetup {
-    ConvGeometry g;
-    std::int64_t groups = 1, n = 0, cin = 0, m = 0, cg = 0, mg = 0;
-};
-
-// x [N, C, spatial..] and w [M, C/group, kernel..] (8-bit) into y [N, M, out..]. False for shapes
-// that do not fit, kernel_shape other than w's, non-positive strides or dilations, unknown auto_pad.
-bool intConvSetup(const KernelCall& c, const TensorView& x, const TensorView& w, const TensorView& y, IntConvSetup& s)
-{
     if (!isQ8(x.dtype) || !isQ8(w.dtype) || !convGeometry(c, x, w, y, false, s.g))
         return false;
     const auto& g = s.g;
@@ -292,130 +373,37 @@ bool intConvSetup(const KernelCall& c, const TensorView& x, const TensorView& w,
         return false;
     s.cg = s.cin / s.groups;
     s.mg = s.m / s.groups;
-    return true;
-}
-
-// Per output channel values of a zero point or scale: one element for every channel, or [M].
-bool perChannel(const TensorView& p, std::int64_t m) { return p.count == 1 || (p.rank() == 1 && p.shape[0] == m); }
-
-// Every output element's exact sum of (x - xZero) * (w - wZero[channel]) over its window, window
-// positions in the padding skipped (they hold xZero): emit(outIndex, acc, channel).
-template <typename TX, typename TW, typename Emit>
-void convSums(const IntConvSetup& s, const TensorView& x, const TensorView& w, std::int32_t xZero, const std::vector<std::int32_t>& wZero, Emit&& emit)
-{
-    const auto& g = s.g;
-    const std::int64_t window = g.window(), plane = g.outPlane();
-    const TX* xs = reinterpret_cast<const TX*>(x.data);
-    const TW* ws = reinterpret_cast<const TW*>(w.data);
-    for (std::int64_t b = 0; b < s.n; ++b)
-        for (std::int64_t o = 0; o < s.m; ++o) {
-            const TX* xg = xs + (b * s.cin + (o / s.mg) * s.cg) * g.inPlane();
-            const TW* wo = ws + o * s.cg * window;
-            const std::int64_t wz = wZero[std::size_t(o)];
-            std::int64_t at = (b * s.m + o) * plane;
-            for (std::int64_t od = 0; od < g.outD; ++od)
-                for (std::int64_t oh = 0; oh < g.outH; ++oh)
-                    for (std::int64_t ow = 0; ow < g.outW; ++ow, ++at) {
-                        std::int64_t acc = 0;
-                        for (std::int64_t ci = 0; ci < s.cg; ++ci)
-                            for (std::int64_t a = 0; a < g.kD; ++a) {
-                                const std::int64_t id = od * g.strideD - g.padFront + a * g.dilD;
-                                if (id < 0 || id >= g.inD)
-                                    continue;
-                                for (std::int64_t i = 0; i < g.kH; ++i) {
-                                    const std::int64_t ih = oh * g.strideH - g.padTop + i * g.dilH;
-                                    if (ih < 0 || ih >= g.inH)
-                                        continue;
-                                    const TX* xrow = xg + (ci * g.inD + id) * g.inH * g.inW + ih * g.inW;
-                                    const TW* wrow = wo + ((ci * g.kD + a) * g.kH + i) * g.kW;
-                                    for (std::int64_t j = 0; j < g.kW; ++j) {
-                                        const std::int64_t iw = ow * g.strideW - g.padLeft + j * g.dilW;
-                                        if (iw >= 0 && iw < g.inW)
-                                            acc += (std::int64_t(xrow[iw]) - xZero) * (std::int64_t(wrow[j]) - wz);
-                                    }
-                                }
-                            }
-                        emit(at, wrap32(acc), o);
-                    }
-        }
-}
-
-std::vector<std::int32_t> channelZeroPoints(const TensorView* p, std::int64_t m)
-{
-    std::vector<std::int32_t> z(std::size_t(m), 0);
-    for (std::int64_t o = 0; p && o < m; ++o)
-        z[std::size_t(o)] = q8(*p, p->count == 1 ? 0 : o);
-    return z;
-}
-
-// Inputs: x, w, x_zero_point? (per tensor), w_zero_point? (per tensor or per output channel).
-bool convInteger(const KernelCall& c)
-{
-    if (!c.has(0) || !c.has(1) || c.out.size() != 1 || c.out[0].dtype != DType::Int32)
-        return false;
-    const auto &x = c.in[0], &w = c.in[1], &y = c.out[0];
-    IntConvSetup s;
-    if (!intConvSetup(c, x, w, y, s))
-        return false;
-    if (c.has(2) && !scalarParam(c, 2, x.dtype))
-        return false;
-    if (c.has(3) && (c.in[3].dtype != w.dtype || !perChannel(c.in[3], s.m)))
-        return false;
-    const std::int32_t xz = c.has(2) ? q8(c.in[2], 0) : 0;
-    const auto wz = channelZeroPoints(c.has(3) ? &c.in[3] : nullptr, s.m);
-    auto* out = reinterpret_cast<std::int32_t*>(y.data);
-    with8(x.dtype, w.dtype, [&](auto tx, auto tw) {
-        convSums<typename decltype(tx)::type, typename decltype(tw)::type>(
-            s, x, w, xz, wz, [&](std::int64_t at, std::int32_t acc, std::int64_t) { out[at] = acc; });
-    });
-    return true;
-}
-
-// Inputs: x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point, B? (int32 [M],
-// added to the int32 sum before requantization). The output has y_zero_point's dtype.
-bool qlinearConv(const KernelCall& c)
-{
-    if (!c.has(0) || !c.has(3) || c.out.size() != 1)
-        return false;
-    const auto &x = c.in[0], &w = c.in[3], &y = c.out[0];
-    IntConvSetup s;
-    if (!isQ8(y.dtype) || !intConvSetup(c, x, w, y, s))
-        return false;
-    if (!scalarParam(c, 1, DType::Float32) || (c.has(2) && !scalarParam(c, 2, x.dtype)))
-        return false;
-    if (!c.has(4) || c.in[4].dtype != DType::Float32 || !perChannel(c.in[4], s.m))
-        return false;
-    if (c.has(5) && (c.in[5].dtype != w.dtype || !perChannel(c.in[5], s.m)))
+    const std::size_t xZeroSlot = 2, wZeroSlot = s.requantized ? 5 : 3;
+    if (c.has(xZeroSlot)) {
+        if (!scalarParam(c, xZeroSlot, x.dtype))
+            return false;
+        s.xZero = &c.in[xZeroSlot];
+    }
+    if (c.has(wZeroSlot)) {
+        if (c.in[wZeroSlot].dtype != w.dtype || !perChannel(c.in[wZeroSlot], s.m))
+            return false;
+        s.wZero = &c.in[wZeroSlot];
+    }
+    if (!s.requantized)
+        return true;
+    if (!scalarParam(c, 1, DType::Float32) || !c.has(4) || c.in[4].dtype != DType::Float32 || !perChannel(c.in[4], s.m))
         return false;
     if (!scalarParam(c, 6, DType::Float32) || !scalarParam(c, 7, y.dtype))
         return false;
     if (c.has(8) && (c.in[8].dtype != DType::Int32 || c.in[8].count != s.m))
         return false;
-    const std::int32_t xz = c.has(2) ? q8(c.in[2], 0) : 0, yz = q8(c.in[7], 0);
-    const auto wz = channelZeroPoints(c.has(5) ? &c.in[5] : nullptr, s.m);
-    std::vector<float> scale(std::size_t(s.m));
-    for (std::int64_t o = 0; o < s.m; ++o)
-        scale[std::size_t(o)] = combinedScale(c.in[1].f32()[0], c.in[4].f32()[c.in[4].count == 1 ? 0 : o], c.in[6].f32()[0]);
-    const auto* bias = c.has(8) ? reinterpret_cast<const std::int32_t*>(c.in[8].data) : nullptr;
-    const bool isSigned = y.dtype == DType::Int8;
-    with8(x.dtype, w.dtype, [&](auto tx, auto tw) {
-        convSums<typename decltype(tx)::type, typename decltype(tw)::type>(s, x, w, xz, wz, [&](std::int64_t at, std::int32_t acc, std::int64_t o) {
-            if (bias)
-                acc = wrap32(std::int64_t(acc) + bias[o]);
-            y.data[at] = requantize(acc, scale[std::size_t(o)], yz, isSigned);
-        });
-    });
+    s.xScale = &c.in[1];
+    s.wScale = &c.in[4];
+    s.bias = c.has(8) ? &c.in[8] : nullptr;
     return true;
 }
 
-} // namespace
-
 void addIntegerKernels(std::map<std::string, Kernel>& t)
 {
-    t["MatMulInteger"] = matmulInteger;
-    t["ConvInteger"] = convInteger;
-    t["QLinearMatMul"] = qlinearMatMul;
-    t["QLinearConv"] = qlinearConv;
+    t["MatMulInteger"] = intMatMul;
+    t["ConvInteger"] = intConv;
+    t["QLinearMatMul"] = intMatMul;
+    t["QLinearConv"] = intConv;
 }
 
 } // namespace core::exec
