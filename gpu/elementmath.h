@@ -229,6 +229,24 @@ MEMPLAN_HD inline void quantizeElement(const float* x, const float* scale, const
         static_cast<std::int8_t*>(y)[i] = std::int8_t(r < -128 ? -128 : r > 127 ? 127 : r);
 }
 
+// DynamicQuantizeLinear's scale and zero point over the n elements of x, as the CPU kernel computes
+// them: uint8 over [min(0, min x), max(0, max x)], scale = range / 255, zero point =
+// round_half_even(-min / scale) saturated. One thread reads all of x; NaN elements are skipped (the
+// CPU kernel refuses such data: the range would be undefined).
+MEMPLAN_HD inline void dynamicRange(const float* x, std::int64_t n, float* scale, std::uint8_t* zeroPoint)
+{
+    float lo = 0, hi = 0;
+    for (std::int64_t i = 0; i < n; ++i) {
+        const float v = x[i];
+        lo = v < lo ? v : lo;
+        hi = v > hi ? v : hi;
+    }
+    const float s = (hi == lo ? 1.0f : hi - lo) / 255.0f;
+    const float z = 0.0f - lo / s;
+    *scale = s;
+    *zeroPoint = std::uint8_t(rintf(z < 0.0f ? 0.0f : z > 255.0f ? 255.0f : z));
+}
+
 // y[i] = (float(x[i]) - float(zero point)) * scale for x of uint8, int8 or int32 (`type`, also the
 // zero point's; zeroPoint may be null: 0), the conversions from int64 as on the CPU.
 MEMPLAN_HD inline void dequantizeElement(Scalar type, const void* x, const float* scale, const void* zeroPoint, float* y, const QuantAxis& q,

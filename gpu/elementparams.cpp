@@ -214,6 +214,15 @@ bool quantizeParams(const KernelCall& c, kernels::Scalar& type, kernels::QuantAx
     return true;
 }
 
+bool dynamicQuantizeParams(const KernelCall& c)
+{
+    if (!c.has(0) || c.out.size() != 3)
+        return false;
+    const auto &x = c.in[0], &y = c.out[0];
+    return x.dtype == DType::Float32 && y.dtype == DType::UInt8 && y.count == x.count && c.out[1].dtype == DType::Float32 && c.out[1].count == 1
+        && c.out[2].dtype == DType::UInt8 && c.out[2].count == 1;
+}
+
 bool dequantizeParams(const KernelCall& c, kernels::Scalar& type, kernels::QuantAxis& axis)
 {
     if (!c.has(0) || c.out.size() != 1)

@@ -55,5 +55,7 @@ bool castParams(const core::exec::KernelCall& call, kernels::Scalar& from, kerne
 // through the call's views (device memory on the device).
 bool quantizeParams(const core::exec::KernelCall& call, kernels::Scalar& type, kernels::QuantAxis& axis);
 bool dequantizeParams(const core::exec::KernelCall& call, kernels::Scalar& type, kernels::QuantAxis& axis);
+// DynamicQuantizeLinear float32 -> uint8 y, float32 y_scale and uint8 y_zero_point of one element each.
+bool dynamicQuantizeParams(const core::exec::KernelCall& call);
 
 } // namespace gpu

@@ -94,6 +94,11 @@ __global__ void quantizeKernel(const float* x, const float* scale, const void* z
     GRID_LOOP(i, n) quantizeElement(x, scale, zeroPoint, type, y, q, i);
 }
 
+__global__ void dynamicRangeKernel(const float* x, std::int64_t n, float* scale, std::uint8_t* zeroPoint)
+{
+    GRID_LOOP(i, 1) dynamicRange(x, n, scale, zeroPoint);
+}
+
 __global__ void dequantizeKernel(Scalar type, const void* x, const float* scale, const void* zeroPoint, float* y, QuantAxis q, std::int64_t n)
 {
     GRID_LOOP(i, n) dequantizeElement(type, x, scale, zeroPoint, y, q, i);
@@ -354,6 +359,12 @@ cudaError_t quantize(const float* x, const float* scale, const void* zeroPoint, 
     return cudaGetLastError();
 }
 
+cudaError_t dynamicRange(const float* x, std::int64_t n, float* scale, std::uint8_t* zeroPoint, cudaStream_t stream)
+{
+    LAUNCH(dynamicRangeKernel, 1, stream, x, n, scale, zeroPoint);
+    return cudaGetLastError();
+}
+
 cudaError_t dequantize(Scalar type, const void* x, const float* scale, const void* zeroPoint, float* y, const QuantAxis& axis, std::int64_t n,
     cudaStream_t stream)
 {
@@ -512,6 +523,18 @@ cudaError_t col2im(float* y, const float* col, const float* bias, const Transpos
 }
 
 namespace {
+
+__global__ void intMatMulKernel(IntMatMulShape s, const void* a, const void* b, const void* aZero, const void* bZero, const float* aScale,
+    const float* bScale, const float* yScale, const void* yZero, void* y, std::int64_t n)
+{
+    GRID_LOOP(i, n) intMatMulElement(s, a, b, aZero, bZero, aScale, bScale, yScale, yZero, y, i);
+}
+
+__global__ void intConvKernel(IntConvShape s, const void* x, const void* w, const void* xZero, const void* wZero, const float* xScale,
+    const float* wScale, const float* yScale, const void* yZero, const std::int32_t* bias, void* y, std::int64_t n)
+{
+    GRID_LOOP(i, n) intConvElement(s, x, w, xZero, wZero, xScale, wScale, yScale, yZero, bias, y, i);
+}
 
 __global__ void logicalKernel(Logical op, std::uint8_t* y, const std::uint8_t* a, const std::uint8_t* b, Broadcast s, std::int64_t n)
 {
@@ -707,6 +730,22 @@ cudaError_t recurrentCell(const RecurrentStep& s, const float* xw, const float* 
     const std::int64_t n = s.batch * s.hidden;
     if (n > 0)
         LAUNCH(recurrentCellKernel, n, stream, s, xw, hr, rh, bias, peep, lengths, hs, cs, y, yh, yc, n);
+    return cudaGetLastError();
+}
+
+cudaError_t intMatMul(const IntMatMulShape& shape, const void* a, const void* b, const void* aZero, const void* bZero, const float* aScale,
+    const float* bScale, const float* yScale, const void* yZero, void* y, std::int64_t n, cudaStream_t stream)
+{
+    if (n > 0)
+        LAUNCH(intMatMulKernel, n, stream, shape, a, b, aZero, bZero, aScale, bScale, yScale, yZero, y, n);
+    return cudaGetLastError();
+}
+
+cudaError_t intConv(const IntConvShape& shape, const void* x, const void* w, const void* xZero, const void* wZero, const float* xScale,
+    const float* wScale, const float* yScale, const void* yZero, const std::int32_t* bias, void* y, std::int64_t n, cudaStream_t stream)
+{
+    if (n > 0)
+        LAUNCH(intConvKernel, n, stream, shape, x, w, xZero, wZero, xScale, wScale, yScale, yZero, bias, y, n);
     return cudaGetLastError();
 }
 

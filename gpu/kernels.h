@@ -9,6 +9,7 @@
 
 #include "elementmath.h"
 #include "indexmath.h"
+#include "integermath.h"
 #include "recurrentmath.h"
 
 #include <cuda_runtime_api.h>
@@ -42,6 +43,8 @@ cudaError_t cast(Scalar from, const void* x, Scalar to, void* y, std::int64_t n,
 // (may be null) hold axis.channels entries.
 cudaError_t quantize(const float* x, const float* scale, const void* zeroPoint, Scalar type, void* y, const QuantAxis& axis, std::int64_t n,
     cudaStream_t stream);
+// DynamicQuantizeLinear's scale and zero point of float32 x[n] (dynamicRange, one thread).
+cudaError_t dynamicRange(const float* x, std::int64_t n, float* scale, std::uint8_t* zeroPoint, cudaStream_t stream);
 cudaError_t dequantize(Scalar type, const void* x, const float* scale, const void* zeroPoint, float* y, const QuantAxis& axis, std::int64_t n,
     cudaStream_t stream);
 
@@ -133,5 +136,12 @@ cudaError_t gruReset(const RecurrentStep& s, float* masked, const float* xw, con
 // The gates of the step (recurrentCellElement).
 cudaError_t recurrentCell(const RecurrentStep& s, const float* xw, const float* hr, const float* rh, const float* bias, const float* peep,
     const std::int32_t* lengths, float* hs, float* cs, float* y, float* yh, float* yc, cudaStream_t stream);
+
+// MatMulInteger / QLinearMatMul (intMatMulElement) and ConvInteger / QLinearConv (intConvElement)
+// over n output elements; absent zero points, scales and bias may be null.
+cudaError_t intMatMul(const IntMatMulShape& shape, const void* a, const void* b, const void* aZero, const void* bZero, const float* aScale,
+    const float* bScale, const float* yScale, const void* yZero, void* y, std::int64_t n, cudaStream_t stream);
+cudaError_t intConv(const IntConvShape& shape, const void* x, const void* w, const void* xZero, const void* wZero, const float* xScale,
+    const float* wScale, const float* yScale, const void* yZero, const std::int32_t* bias, void* y, std::int64_t n, cudaStream_t stream);
 
 } // namespace gpu::kernels

@@ -13,6 +13,7 @@
 #include "opparams.h"
 #include "opselementwise.h"
 #include "opsindex.h"
+#include "opsinteger.h"
 #include "opsrecurrent.h"
 #include "opsresample.h"
 
@@ -548,6 +549,7 @@ const std::map<std::string, DeviceKernel>& table()
         addElementwiseKernels(m);
         addIndexKernels(m);
         addRecurrentKernels(m);
+        addIntegerKernels(m);
         return m;
     }();
     return t;

@@ -109,6 +109,20 @@ Outcome dequantize(const DeviceCall& d)
         "kernels::dequantize");
 }
 
+// The range kernel writes y_scale and y_zero_point, which QuantizeLinear's kernel then reads.
+Outcome dynamicQuantize(const DeviceCall& d)
+{
+    const auto& c = d.call;
+    if (!dynamicQuantizeParams(c))
+        return kUnsupported;
+    auto* zeroPoint = reinterpret_cast<std::uint8_t*>(c.out[2].data);
+    if (auto o = launched(kernels::dynamicRange(c.in[0].f32(), c.in[0].count, c.out[1].f32(), zeroPoint, d.stream), "kernels::dynamicRange");
+        !o.failure.empty())
+        return o;
+    return launched(kernels::quantize(c.in[0].f32(), c.out[1].f32(), zeroPoint, kernels::Scalar::UInt8, c.out[0].data, {}, c.out[0].count, d.stream),
+        "kernels::quantize");
+}
+
 } // namespace
 
 void addElementwiseKernels(std::map<std::string, DeviceKernel>& t)
@@ -127,6 +141,7 @@ void addElementwiseKernels(std::map<std::string, DeviceKernel>& t)
     t["IsInf"] = special;
     t["QuantizeLinear"] = quantize;
     t["DequantizeLinear"] = dequantize;
+    t["DynamicQuantizeLinear"] = dynamicQuantize;
 }
 
 } // namespace gpu

@@ -11,6 +11,7 @@
 #include "elementmath.h"
 #include "elementparams.h"
 #include "indexparams.h"
+#include "integerparams.h"
 #include "opparams.h"
 
 #include "exec/kernels.h"
@@ -507,6 +508,35 @@ inline std::string topK(const KernelCall& c)
     return "topKRow";
 }
 
+// The data of input `slot`, null when the optional input is absent.
+inline const void* optionalData(const KernelCall& c, std::size_t slot) { return c.has(slot) ? c.in[slot].data : nullptr; }
+
+inline std::string intMatMul(const KernelCall& c)
+{
+    k::IntMatMulShape s;
+    if (!gpu::intMatMulParams(c, s))
+        return {};
+    const bool q = s.y != k::Scalar::Int32;
+    for (std::int64_t i = 0; i < c.out[0].count; ++i)
+        k::intMatMulElement(s, c.in[0].data, c.in[q ? 3 : 1].data, optionalData(c, 2), optionalData(c, q ? 5 : 3),
+            q ? c.in[1].f32() : nullptr, q ? c.in[4].f32() : nullptr, q ? c.in[6].f32() : nullptr, q ? optionalData(c, 7) : nullptr,
+            c.out[0].data, i);
+    return "intMatMulElement";
+}
+
+inline std::string intConv(const KernelCall& c)
+{
+    k::IntConvShape s;
+    if (!gpu::intConvParams(c, s))
+        return {};
+    const bool q = s.y != k::Scalar::Int32;
+    for (std::int64_t i = 0; i < c.out[0].count; ++i)
+        k::intConvElement(s, c.in[0].data, c.in[q ? 3 : 1].data, optionalData(c, 2), optionalData(c, q ? 5 : 3), q ? c.in[1].f32() : nullptr,
+            q ? c.in[4].f32() : nullptr, q ? c.in[6].f32() : nullptr, q ? optionalData(c, 7) : nullptr,
+            q ? static_cast<const std::int32_t*>(optionalData(c, 8)) : nullptr, c.out[0].data, i);
+    return "intConvElement";
+}
+
 using Driver = std::string (*)(const KernelCall&);
 
 // c[m][n] = a[m][kk]·b[n][kk]ᵀ in double, as the device op's cuBLAS GEMMs (transposed B).
@@ -589,6 +619,19 @@ inline const std::map<std::string, Driver>& drivers()
         m["Scatter"] = scatterElements;
         m["ScatterND"] = scatterND;
         m["TopK"] = topK;
+        m["DynamicQuantizeLinear"] = [](const KernelCall& c) -> std::string {
+            if (!gpu::dynamicQuantizeParams(c))
+                return {};
+            auto* zeroPoint = reinterpret_cast<std::uint8_t*>(c.out[2].data);
+            k::dynamicRange(c.in[0].f32(), c.in[0].count, c.out[1].f32(), zeroPoint);
+            for (std::int64_t i = 0; i < c.out[0].count; ++i)
+                k::quantizeElement(c.in[0].f32(), c.out[1].f32(), zeroPoint, k::Scalar::UInt8, c.out[0].data, {}, i);
+            return "dynamicRange quantizeElement";
+        };
+        m["MatMulInteger"] = intMatMul;
+        m["QLinearMatMul"] = intMatMul;
+        m["ConvInteger"] = intConv;
+        m["QLinearConv"] = intConv;
         m["Hardmax"] = hardmax;
         m["OneHot"] = oneHot;
         m["Not"] = logicalNot;

@@ -29,6 +29,7 @@
 #include <tuple>
 
 #include <regex>
+#include <set>
 
 namespace {
 
@@ -231,6 +232,7 @@ private slots:
     void indexOpsOnTheDevice();
     void recurrentOpsOnTheDevice();
     void selectOpsOnTheDevice();
+    void integerOpsOnTheDevice();
     void layerNormStatisticsOnTheDevice();
     void concatInPlaceOnTheDevice();
     void einsumOnTheDevice();
@@ -999,6 +1001,93 @@ void TestCuda::selectOpsOnTheDevice()
     for (const auto t : { isInf, isNan }) { // both values present
         const auto& mask = runs->gpu.outputs.at(std::size_t(std::find(w.graph->outputs.begin(), w.graph->outputs.end(), t) - w.graph->outputs.begin())).data;
         QVERIFY(std::count(mask.begin(), mask.end(), std::byte(1)) > 0 && std::count(mask.begin(), mask.end(), std::byte(0)) > 0);
+    }
+}
+
+// The operators of QOperator-format quantized models on the device, bit for bit as on the CPU:
+// QLinearConv (groups, strides, pads, dilations, per-channel weight scales and zero points, int32
+// bias), ConvInteger (uint8 weights with a zero point), QLinearMatMul (batched A, int8 output,
+// per-column scales) and MatMulInteger (per-row zero points of A, B broadcast over A's batch), all
+// reading the uint8 tensor QuantizeLinear makes on the device; DynamicQuantizeLinear feeding
+// MatMulInteger the zero point it chose, as dynamically quantized transformers do.
+void TestCuda::integerOpsOnTheDevice()
+{
+    using core::DType;
+    using core::TensorKind;
+    GraphBuilder b;
+    auto data = std::make_shared<core::ModelData>();
+    const auto bytes = [](std::size_t n, unsigned seed) {
+        std::vector<std::uint8_t> v(n);
+        for (auto& e : v)
+            e = std::uint8_t((seed = seed * 1664525u + 1013904223u) >> 24);
+        return v;
+    };
+    const auto x = b.tensor("x", { 1, 4, 7, 6 }, TensorKind::Input);
+    const float xScale = 0.02f, yScale = 0.3f, mmScale = 0.7f;
+    const std::uint8_t xZero = 128, yZero = 100;
+    const auto xs = weightWithValues(b, *data, "x_scale", DType::Float32, { 1 }, &xScale);
+    const auto xz = weightWithValues(b, *data, "x_zero", DType::UInt8, { 1 }, &xZero);
+    const auto xq = b.tensor("xq", { 1, 4, 7, 6 }, TensorKind::Activation, DType::UInt8);
+    b.op("quantize", "QuantizeLinear", { x, xs, xz }, { xq });
+
+    const float wScales[6] = { 0.01f, 0.02f, 0.05f, 0.1f, 0.003f, 1.0f };
+    const std::int8_t wZeros[6] = { 0, 1, -1, 2, 0, -3 };
+    const std::int32_t bias[6] = { -500, 0, 1000, 70000, -3, 12 };
+    const auto wConv = bytes(6 * 2 * 3 * 3, 7);
+    const auto conv = b.tensor("conv", { 1, 6, 4, 4 }, TensorKind::Output, DType::UInt8);
+    auto* qconv = b.op("qlinear_conv", "QLinearConv",
+        { xq, xs, xz, weightWithValues(b, *data, "w", DType::Int8, { 6, 2, 3, 3 }, wConv.data()),
+          weightWithValues(b, *data, "w_scale", DType::Float32, { 6 }, wScales), weightWithValues(b, *data, "w_zero", DType::Int8, { 6 }, wZeros),
+          weightWithValues(b, *data, "y_scale", DType::Float32, { 1 }, &yScale), weightWithValues(b, *data, "y_zero", DType::UInt8, { 1 }, &yZero),
+          weightWithValues(b, *data, "bias", DType::Int32, { 6 }, bias) },
+        { conv });
+    qconv->attributes["group"].ints = { 2 };
+    qconv->attributes["strides"].ints = { 2, 1 };
+    qconv->attributes["pads"].ints = { 1, 0, 1, 2 };
+    qconv->attributes["dilations"].ints = { 1, 2 };
+
+    const std::uint8_t w2Zero = 131;
+    const auto w2 = bytes(3 * 4 * 2 * 2, 11);
+    const auto sums = b.tensor("sums", { 1, 3, 6, 5 }, TensorKind::Output, DType::Int32);
+    b.op("conv_integer", "ConvInteger",
+        { xq, weightWithValues(b, *data, "w2", DType::UInt8, { 3, 4, 2, 2 }, w2.data()), xz,
+          weightWithValues(b, *data, "w2_zero", DType::UInt8, { 1 }, &w2Zero) },
+        { sums });
+
+    const float bScales[5] = { 0.01f, 0.2f, 3.0f, 0.05f, 0.5f };
+    const std::int8_t bZeros[5] = { 0, 5, -7, 1, 127 }, mmZero = -5;
+    const auto bm = bytes(6 * 5, 13);
+    const auto product = b.tensor("product", { 1, 4, 7, 5 }, TensorKind::Output, DType::Int8);
+    b.op("qlinear_matmul", "QLinearMatMul",
+        { xq, xs, xz, weightWithValues(b, *data, "b", DType::Int8, { 6, 5 }, bm.data()), weightWithValues(b, *data, "b_scale", DType::Float32, { 5 }, bScales),
+          weightWithValues(b, *data, "b_zero", DType::Int8, { 5 }, bZeros), weightWithValues(b, *data, "mm_scale", DType::Float32, { 1 }, &mmScale),
+          weightWithValues(b, *data, "mm_zero", DType::Int8, { 1 }, &mmZero) },
+        { product });
+
+    const auto rowZeros = bytes(7, 17), bi = bytes(4 * 6 * 3, 19);
+    const auto exact = b.tensor("exact", { 1, 4, 7, 3 }, TensorKind::Output, DType::Int32);
+    b.op("matmul_integer", "MatMulInteger",
+        { xq, weightWithValues(b, *data, "bi", DType::UInt8, { 4, 6, 3 }, bi.data()), weightWithValues(b, *data, "row_zeros", DType::UInt8, { 7 }, rowZeros.data()) },
+        { exact });
+    // Dynamic quantization as ONNX Runtime writes it: DynamicQuantizeLinear, MatMulInteger with the
+    // zero point it chose (computed on the device), Cast to float, times the scale it chose.
+    const auto xd = b.tensor("xd", { 1, 4, 7, 6 }, TensorKind::Activation, DType::UInt8);
+    const auto xdScale = b.tensor("xd_scale", {}, TensorKind::Output), xdZero = b.tensor("xd_zero", {}, TensorKind::Activation, DType::UInt8);
+    b.op("dynamic_quantize", "DynamicQuantizeLinear", { x }, { xd, xdScale, xdZero });
+    const auto bd = bytes(6 * 3, 23);
+    const auto dynamicSums = b.tensor("dynamic_sums", { 1, 4, 7, 3 }, TensorKind::Activation, DType::Int32);
+    b.op("dynamic_matmul", "MatMulInteger", { xd, weightWithValues(b, *data, "bd", DType::Int8, { 6, 3 }, bd.data()), xdZero }, { dynamicSums });
+    const auto asFloat = b.tensor("as_float", { 1, 4, 7, 3 });
+    b.op("to_float", "Cast", { dynamicSums }, { asFloat })->attributes["to"].ints = { 1 };
+    const auto dequantized = b.tensor("dequantized", { 1, 4, 7, 3 }, TensorKind::Output);
+    b.op("rescale", "Mul", { asFloat, xdScale }, { dequantized });
+    const auto w = b.workload("integer ops", 256);
+    const auto runs = identicalOnTheDevice(w, data);
+    QVERIFY(runs);
+    // Not degenerate: the requantized outputs take many values, not one saturated end.
+    for (std::size_t k : { 0, 2 }) {
+        const auto& out = runs->gpu.outputs.at(k).data;
+        QVERIFY(std::set<std::byte>(out.begin(), out.end()).size() > 8);
     }
 }
 

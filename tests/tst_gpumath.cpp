@@ -163,7 +163,11 @@ std::string closeWithin(const std::vector<core::HostTensor>& cpu, const std::vec
 }
 
 // Ops whose device math is exact: their outputs must equal the CPU kernel's bit for bit, floats too.
-bool bitForBit(const std::string& type) { return type == "QuantizeLinear" || type == "DequantizeLinear"; }
+bool bitForBit(const std::string& type)
+{
+    return type == "QuantizeLinear" || type == "DequantizeLinear" || type == "DynamicQuantizeLinear" || type == "MatMulInteger" || type == "QLinearMatMul" || type == "ConvInteger"
+        || type == "QLinearConv";
+}
 
 std::string identical(const std::vector<core::HostTensor>& cpu, const std::vector<core::HostTensor>& math)
 {
@@ -343,7 +347,7 @@ void TestGpuMath::againstCpuKernelsAndReference()
              "argExtremeElement", "cumSumRow", "triluKeeps", "gatherElementsSource", "quantizeElement", "dequantizeElement",
              "recurrentStartElement", "gruResetElement", "recurrentCellElement", "gatherNDSource", "scatterNDTarget", "scatterCombine",
              "topKRow", "scatterElementsIndex", "lrnElement",
-             "specialElement", "hardmaxRow", "oneHotHit" })
+             "specialElement", "hardmaxRow", "oneHotHit", "intMatMulElement", "intConvElement", "dynamicRange" })
         QVERIFY2(functionUses[f] > 0, f);
     // The new device ops cover the configurations the CPU kernel supports in the ONNX tests.
     QVERIFY(checked["Resize"].size() >= 10);
@@ -366,6 +370,11 @@ void TestGpuMath::againstCpuKernelsAndReference()
     for (const char* type : { "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Sign", "Round", "Selu",
              "ThresholdedRelu", "Celu", "Shrink" })
         QVERIFY2(!checked[type].empty(), type);
+    for (const char* type : { "QLinearMatMul", "ConvInteger" }) // QLinearMatMul: 2-D and 3-D; ConvInteger: padding or not
+        QVERIFY2(checked[type].size() >= 2, type);
+    QVERIFY(checked["DynamicQuantizeLinear"].size() >= 3); // a range around 0, all positive, all negative
+    for (const char* type : { "MatMulInteger", "QLinearConv" })
+        QVERIFY2(!checked[type].empty(), type);
     QVERIFY(checked["Pad"].size() >= 1); // test_edge_pad and test_reflect_pad pad int32 data: host only
     QVERIFY(cases > 100);
 }
@@ -384,7 +393,9 @@ void TestGpuMath::configurationsBeyondTheNodeTests_data()
         "where int64", "cast float to int64", "cast int64 to float", "cast bool to float", "cast float to bool", "cast int64 to int32", "not",
         "max broadcast", "min broadcast", "clip bounds as inputs", "pow square", "quantize ties nan inf saturation",
         "quantize int8 per last axis no zero point", "quantize uint8 per axis zero points", "dequantize int8 per axis 0",
-        "dequantize int32 no zero point", "dequantize uint8 per axis 1" };
+        "dequantize int32 no zero point", "dequantize uint8 per axis 1", "matmulinteger broadcast batch per-row and per-column zero points",
+        "matmulinteger zero points per matrix", "qlinearmatmul int8 per-column scales saturation", "qlinearconv groups strides dilations per-channel bias",
+        "convinteger 3-D int8" };
     for (int i = 0; i < int(std::size(names)); ++i)
         QTest::newRow(names[i]) << i;
 }
@@ -393,6 +404,7 @@ void TestGpuMath::configurationsBeyondTheNodeTests()
 {
     QFETCH(int, index);
     constexpr auto F32 = core::DType::Float32, I64 = core::DType::Int64, Bool = core::DType::Bool;
+    constexpr auto I32 = core::DType::Int32, I8 = core::DType::Int8, U8 = core::DType::UInt8;
     std::unique_ptr<HandCall> h;
     switch (index) {
     case 0: h = std::make_unique<HandCall>("Pad"); h->text("mode", "edge").input({ 2, 3, 4, 5 }).int64s({ 0, 1, 3, 2, 1, 0, 2, 4 }).output({ 3, 4, 9, 11 }); break;
@@ -448,6 +460,18 @@ void TestGpuMath::configurationsBeyondTheNodeTests()
                 .floats({ 0.37f }).output({ 5 }); break;
     case 37: h = std::make_unique<HandCall>("DequantizeLinear"); h->input({ 2, 3, 2, 2 }, 3, core::DType::UInt8).floats({ 0.02f, 1.5f, 0.7f })
                 .integers(core::DType::UInt8, { 3, 128, 250 }).output({ 2, 3, 2, 2 }); break;
+    case 38: h = std::make_unique<HandCall>("MatMulInteger"); h->input({ 2, 3, 4, 5 }, 1, I8).input({ 3, 5, 6 }, 2, U8)
+                .integers(I8, { -3, 0, 5, 127 }).integers(U8, { 0, 1, 128, 200, 255, 7 }).output({ 2, 3, 4, 6 }, I32); break;
+    case 39: h = std::make_unique<HandCall>("MatMulInteger"); h->input({ 3, 4, 5 }, 1, U8).input({ 5, 2 }, 2, I8).input({ 3, 4, 1 }, 3, U8)
+                .input({ 1, 2 }, 4, I8).output({ 3, 4, 2 }, I32); break;
+    case 40: h = std::make_unique<HandCall>("QLinearMatMul"); h->input({ 4, 8 }, 1, I8).floats({ 0.05f }).integers(I8, { 3 }).input({ 8, 3 }, 2, U8)
+                .floats({ 0.01f, 0.2f, 3.0f }).integers(U8, { 0, 128, 250 }).floats({ 0.7f }).integers(I8, { -5 }).output({ 4, 3 }, I8); break;
+    case 41: h = std::make_unique<HandCall>("QLinearConv"); h->ints("group", { 2 }).ints("strides", { 2, 1 }).ints("pads", { 1, 0, 1, 2 })
+                .ints("dilations", { 1, 2 }).input({ 1, 4, 7, 6 }, 1, U8).floats({ 0.02f }).integers(U8, { 128 }).input({ 6, 2, 3, 3 }, 2, I8)
+                .floats({ 0.01f, 0.02f, 0.05f, 0.1f, 0.003f, 1.0f }).integers(I8, { 0, 1, -1, 2, 0, -3 }).floats({ 0.3f }).integers(U8, { 100 })
+                .integers(I32, { -500, 0, 1000, 70000, -3, 12 }).output({ 1, 6, 4, 4 }, U8); break;
+    case 42: h = std::make_unique<HandCall>("ConvInteger"); h->ints("pads", { 0, 1, 1, 1, 0, 1 }).input({ 1, 2, 4, 5, 5 }, 1, I8)
+                .input({ 3, 2, 2, 3, 3 }, 2, I8).integers(I8, { -2 }).integers(I8, { 1 }).output({ 1, 3, 4, 4, 5 }, I32); break;
     }
     std::vector<std::vector<std::byte>> cpuOut, mathOut;
     const auto cpuCall = h->fresh(cpuOut);
