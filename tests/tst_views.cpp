@@ -177,6 +177,7 @@ private slots:
     void axisStripSetsCursor();
     void sortAndColorModes();
     void coloringViewUsesPlanSlots();
+    void boundedBuffersAreStippled();
     void curveOverlay();
     void noPlanIsNotACrash();
     void largeWorkload();
@@ -543,6 +544,42 @@ void TestViews::sortAndColorModes()
     view.setColorMode(LifetimeBarsView::ColorMode::Color);
     const QImage byColor = view.grab().toImage();
     QVERIFY(byKind != byColor); // offset bands: not all the same color as by kind
+}
+
+// A buffer whose size is an upper bound (a data-dependent shape) is stippled in the lifetime bars
+// and the arena layout, listed in their legends and said in its tooltip; the others are not.
+void TestViews::boundedBuffersAreStippled()
+{
+    const auto exact = loadExample("example:unet");
+    int largest = 0; // the largest area of step x bytes: a long bar and a big rectangle
+    const auto area = [&](const core::Buffer& b) { return double(b.size) * double(b.lifetime.end - b.lifetime.start); };
+    for (std::size_t i = 0; i < exact->problem.buffers.size(); ++i)
+        if (area(exact->problem.buffers[i]) > area(exact->problem.buffers[std::size_t(largest)]))
+            largest = int(i);
+    auto bounded = std::make_shared<core::Workload>(*exact);
+    bounded->graph->tensors[std::size_t(bounded->bufferTensor[std::size_t(largest)])].estimated = true;
+    QImage images[2][2];
+    for (int pass = 0; pass < 2; ++pass) {
+        Studio studio;
+        open(studio.document, pass == 0 ? exact : std::shared_ptr<const core::Workload>(bounded), "greedy-by-size");
+        QCOMPARE(studio.document.anyBounded(), pass == 1);
+        QCOMPARE(int(std::count(studio.document.boundedBuffers().begin(), studio.document.boundedBuffers().end(), true)), pass);
+        QCOMPARE(TimelineView::bufferToolTip(&studio.document, largest).contains(QStringLiteral("upper bound")), pass == 1);
+        studio.show(QSize(900, 400));
+        studio.bars->setSortOrder(LifetimeBarsView::SortOrder::Size); // a large buffer on one of the first rows
+        images[pass][0] = studio.bars->grab().toImage();
+        images[pass][1] = studio.arena->grab().toImage();
+    }
+    for (int view = 0; view < 2; ++view) {
+        // Stipple: white dots inside the buffer's fill, below the caption line (whose legend gains an entry).
+        const QImage &a = images[0][view], &b = images[1][view];
+        QCOMPARE(a.size(), b.size());
+        int changed = 0;
+        for (int y = 2 * QFontMetrics(QApplication::font()).height(); y < a.height(); ++y)
+            for (int x = 0; x < a.width(); ++x)
+                changed += a.pixel(x, y) != b.pixel(x, y);
+        QVERIFY2(changed > 200, std::to_string(changed).c_str());
+    }
 }
 
 void TestViews::coloringViewUsesPlanSlots()

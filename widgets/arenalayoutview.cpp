@@ -71,6 +71,9 @@ int ArenaLayoutView::paintLegend(QPainter& painter, const QRect& fullArea) const
     int used = 0;
     if (const StrategyFacts* facts = document()->strategyFacts())
         used = StrategyStyle::paintLegend(painter, fullArea, facts->presentMarks(), !facts->trips.empty());
+    if (document()->anyBounded())
+        if (const int bounded = paintBoundedLegend(painter, used > 0 ? fullArea.adjusted(0, 0, -used - 12, 0) : fullArea); bounded > 0)
+            used += (used > 0 ? 12 : 0) + bounded;
     const QRect area = used > 0 ? fullArea.adjusted(0, 0, -used - 12, 0) : fullArea;
     const QFontMetrics fm(font());
     const QString text = QStringLiteral("free space in the arena");
@@ -162,6 +165,11 @@ void ArenaLayoutView::paintPlot(QPainter& painter, const Frame& frame) const
     }
     if (covered > 0)
         painter.drawImage(frame.plot.topLeft(), coverage);
+    if (document()->anyBounded())
+        m_index.forEach(first, last, [&](int i) {
+            if (document()->boundedBuffers()[i] && buffers[i].size > 0)
+                paintBounded(painter, bufferRect(frame, i).intersected(plotF));
+        });
 
     // What strategies did: hatch and outline on touched buffers, a dashed host trip between the two
     // device buffers of a swapped value (it holds no device memory in between).

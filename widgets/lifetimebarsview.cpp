@@ -185,6 +185,9 @@ int LifetimeBarsView::paintLegend(QPainter& painter, const QRect& fullArea) cons
     int used = 0;
     if (const StrategyFacts* facts = document()->strategyFacts())
         used = StrategyStyle::paintLegend(painter, fullArea, facts->presentMarks(), !facts->trips.empty());
+    if (document()->anyBounded())
+        if (const int bounded = paintBoundedLegend(painter, used > 0 ? fullArea.adjusted(0, 0, -used - 12, 0) : fullArea); bounded > 0)
+            used += (used > 0 ? 12 : 0) + bounded;
     if (m_colorMode != ColorMode::Kind)
         return used;
     const QRect area = used > 0 ? fullArea.adjusted(0, 0, -used - 12, 0) : fullArea;
@@ -247,6 +250,8 @@ void LifetimeBarsView::paintPlot(QPainter& painter, const Frame& frame) const
         const QColor color
             = dim && !isHighlighted(buffer) ? ViewPalette::faded(m_colors[buffer], kDim) : m_colors[buffer];
         painter.fillRect(bar, color);
+        if (document()->boundedBuffers()[buffer])
+            paintBounded(painter, bar);
         if (facts && facts->marks[buffer] != MarkNone)
             StrategyStyle::paintMarked(painter, bar, facts->marks[buffer]);
         if (bar.width() > 60) {

@@ -6,6 +6,7 @@
 #include "runmeasurement.h"
 
 #include <algorithm>
+#include <unordered_map>
 
 PlanDocument::PlanDocument(QObject* parent)
     : QObject(parent)
@@ -18,6 +19,17 @@ void PlanDocument::setWorkload(std::shared_ptr<const core::Workload> workload)
     m_plan.reset();
     m_metrics = {};
     m_liveCurve = m_workload ? core::liveBytesCurve(m_workload->problem) : std::vector<core::Bytes> {};
+    m_bounded.assign(m_workload ? m_workload->problem.buffers.size() : 0, false);
+    m_anyBounded = false;
+    if (m_workload && m_workload->graph) {
+        std::unordered_map<std::string, bool> estimated;
+        for (const auto& t : m_workload->graph->tensors)
+            estimated.emplace(t.name, t.estimated);
+        for (std::size_t i = 0; i < m_bounded.size(); ++i)
+            for (const auto& name : m_workload->problem.buffers[i].tensors)
+                if (auto it = estimated.find(name); it != estimated.end() && it->second)
+                    m_bounded[i] = m_anyBounded = true;
+    }
     m_measured.clear();
     const bool hadMeasurement = m_measurement != nullptr;
     clearMeasurement();

@@ -31,6 +31,9 @@ public:
     const core::PlanMetrics& metrics() const { return m_metrics; }
     const std::vector<core::Bytes>& liveCurve() const { return m_liveCurve; } // live bytes per step
     core::Step steps() const { return m_workload ? m_workload->problem.steps : 0; }
+    // Per buffer: its size is an upper bound (a tensor's shape depends on the data: NonZero, NMS, ...).
+    const std::vector<bool>& boundedBuffers() const { return m_bounded; }
+    bool anyBounded() const { return m_anyBounded; }
 
     int selectedBuffer() const { return m_selected; } // -1: none
     int hoveredBuffer() const { return m_hovered; }   // -1: none
@@ -91,6 +94,8 @@ private:
     std::optional<core::Plan> m_plan;
     core::PlanMetrics m_metrics;
     std::vector<core::Bytes> m_liveCurve;
+    std::vector<bool> m_bounded;
+    bool m_anyBounded = false;
     std::vector<core::Bytes> m_measured;
     core::Bytes m_budget = 0;
     std::shared_ptr<const StrategyFacts> m_strategyFacts;

@@ -320,6 +320,26 @@ void TimelineView::paintCursor(QPainter& painter, const Frame& f) const
     painter.restore();
 }
 
+void TimelineView::paintBounded(QPainter& painter, const QRectF& rect)
+{
+    painter.fillRect(rect, QBrush(QColor(255, 255, 255, 210), Qt::Dense6Pattern));
+}
+
+int TimelineView::paintBoundedLegend(QPainter& painter, const QRect& area) const
+{
+    const QFontMetrics fm(font());
+    const QString text = QStringLiteral("size is an upper bound");
+    const int w = fm.horizontalAdvance(text);
+    if (area.width() < w + 20)
+        return 0;
+    const QRect swatch(area.right() - w - 18, area.center().y() - 6, 12, 12);
+    painter.fillRect(swatch, ViewPalette::kindColor(core::TensorKind::Activation));
+    paintBounded(painter, swatch);
+    painter.setPen(ViewPalette::axisText());
+    painter.drawText(QRect(area.right() - w, area.top(), w, area.height()), Qt::AlignVCenter, text);
+    return w + 18;
+}
+
 QString TimelineView::bufferToolTip(const PlanDocument* document, int buffer)
 {
     const core::Workload* workload = document->workload();
@@ -349,6 +369,8 @@ QString TimelineView::bufferToolTip(const PlanDocument* document, int buffer)
             names << QStringLiteral("…");
         text += QStringLiteral("<br/>tensors: ") + names.join(QStringLiteral(", "));
     }
+    if (buffer < static_cast<int>(document->boundedBuffers().size()) && document->boundedBuffers()[buffer])
+        text += QStringLiteral("<br/><i>size is an upper bound: the shape depends on the data</i>");
     // What strategies did to this buffer, one line each, naming the strategy.
     if (const StrategyFacts* facts = document->strategyFacts(); facts && buffer < static_cast<int>(facts->notes.size()))
         for (const auto& note : facts->notes[static_cast<std::size_t>(buffer)])

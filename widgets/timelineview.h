@@ -76,6 +76,10 @@ protected:
     bool isHighlighted(int buffer) const;
     // Paints the selection (2 px) or hover (1 px) outline around `rect`.
     static void paintOutline(QPainter& painter, const QRectF& rect, bool selected);
+    // Stipples a buffer whose size is an upper bound (PlanDocument::boundedBuffers).
+    static void paintBounded(QPainter& painter, const QRectF& rect);
+    // The legend entry for stippled buffers, right-aligned in `area`; the width it used (0: no room).
+    int paintBoundedLegend(QPainter& painter, const QRect& area) const;
     // `name` elided in the middle to `width`, or empty when too little of it would remain to read.
     static QString fitName(const QFontMetrics& metrics, const QString& name, int width);
     static constexpr double kDim = 0.3; // how far buffers that are not highlighted fade towards white
