@@ -524,6 +524,11 @@ cudaError_t col2im(float* y, const float* col, const float* bias, const Transpos
 
 namespace {
 
+__global__ void gridSampleKernel(float* y, const float* x, const float* grid, GridSampleShape s, std::int64_t n)
+{
+    GRID_LOOP(i, n) y[i] = gridSampleElement(s, x, grid, i);
+}
+
 __global__ void intMatMulKernel(IntMatMulShape s, const void* a, const void* b, const void* aZero, const void* bZero, const float* aScale,
     const float* bScale, const float* yScale, const void* yZero, void* y, std::int64_t n)
 {
@@ -730,6 +735,13 @@ cudaError_t recurrentCell(const RecurrentStep& s, const float* xw, const float* 
     const std::int64_t n = s.batch * s.hidden;
     if (n > 0)
         LAUNCH(recurrentCellKernel, n, stream, s, xw, hr, rh, bias, peep, lengths, hs, cs, y, yh, yc, n);
+    return cudaGetLastError();
+}
+
+cudaError_t gridSample(float* y, const float* x, const float* grid, const GridSampleShape& shape, std::int64_t n, cudaStream_t stream)
+{
+    if (n > 0)
+        LAUNCH(gridSampleKernel, n, stream, y, x, grid, shape, n);
     return cudaGetLastError();
 }
 

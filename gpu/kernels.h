@@ -11,6 +11,7 @@
 #include "indexmath.h"
 #include "integermath.h"
 #include "recurrentmath.h"
+#include "samplemath.h"
 
 #include <cuda_runtime_api.h>
 
@@ -136,6 +137,9 @@ cudaError_t gruReset(const RecurrentStep& s, float* masked, const float* xw, con
 // The gates of the step (recurrentCellElement).
 cudaError_t recurrentCell(const RecurrentStep& s, const float* xw, const float* hr, const float* rh, const float* bias, const float* peep,
     const std::int32_t* lengths, float* hs, float* cs, float* y, float* yh, float* yc, cudaStream_t stream);
+
+// GridSample (gridSampleElement) of x at grid into y, n output elements.
+cudaError_t gridSample(float* y, const float* x, const float* grid, const GridSampleShape& shape, std::int64_t n, cudaStream_t stream);
 
 // MatMulInteger / QLinearMatMul (intMatMulElement) and ConvInteger / QLinearConv (intConvElement)
 // over n output elements; absent zero points, scales and bias may be null.

@@ -11,6 +11,7 @@
 
 #include "elementmath.h"
 #include "recurrentmath.h"
+#include "samplemath.h"
 
 #include "exec/kernels.h"
 #include "exec/recurrence.h"
@@ -71,6 +72,10 @@ bool layerNormParams(const core::exec::KernelCall& call, std::int64_t& rows, std
 // 2-D (or 1-D as height 1) window geometry of Conv and pooling, as the CPU kernels read it.
 bool window(const core::exec::KernelCall& c, const core::exec::TensorView& x, const core::exec::TensorView& y, const core::exec::Shape& kernel,
     kernels::Window& w);
+
+// GridSample on 4-D float32 X and grid with the CPU kernel's checks: nearest, bilinear (linear),
+// bicubic (cubic); zeros, border or reflection padding; align_corners.
+bool gridSampleParams(const core::exec::KernelCall& call, kernels::GridSampleShape& shape);
 
 // RNN, GRU and LSTM (the cell from the op type): the configuration the CPU kernel takes
 // (core::exec::recurrence), and the step parameters of one direction at step 0.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: MemPlan authors
-// Pad, Resize, the Reduce* family and GlobalMaxPool on the device: parameters from opparams.cpp (the CPU
+// Pad, Resize, the Reduce* family, GlobalMaxPool and GridSample on the device: parameters from opparams.cpp (the CPU
 // kernels' attribute readers), one thread per output element (elementmath.h).
 #include "opsresample.h"
 
@@ -56,6 +56,15 @@ Outcome globalMaxPool(const DeviceCall& d)
     return launched(kernels::reduce(c.out[0].f32(), c.in[0].f32(), s, c.out[0].count, d.stream), "kernels::reduce");
 }
 
+Outcome gridSample(const DeviceCall& d)
+{
+    const auto& c = d.call;
+    kernels::GridSampleShape s;
+    if (!gridSampleParams(c, s))
+        return kUnsupported;
+    return launched(kernels::gridSample(c.out[0].f32(), c.in[0].f32(), c.in[1].f32(), s, c.out[0].count, d.stream), "kernels::gridSample");
+}
+
 } // namespace
 
 void addResampleKernels(std::map<std::string, DeviceKernel>& t)
@@ -67,6 +76,7 @@ void addResampleKernels(std::map<std::string, DeviceKernel>& t)
              "ReduceLogSumExp" })
         t[type] = reduce;
     t["GlobalMaxPool"] = globalMaxPool;
+    t["GridSample"] = gridSample;
 }
 
 } // namespace gpu

@@ -628,6 +628,14 @@ inline const std::map<std::string, Driver>& drivers()
                 k::quantizeElement(c.in[0].f32(), c.out[1].f32(), zeroPoint, k::Scalar::UInt8, c.out[0].data, {}, i);
             return "dynamicRange quantizeElement";
         };
+        m["GridSample"] = [](const KernelCall& c) -> std::string {
+            k::GridSampleShape s;
+            if (!gpu::gridSampleParams(c, s))
+                return {};
+            for (std::int64_t i = 0; i < c.out[0].count; ++i)
+                c.out[0].f32()[i] = k::gridSampleElement(s, c.in[0].f32(), c.in[1].f32(), i);
+            return "gridSampleElement";
+        };
         m["MatMulInteger"] = intMatMul;
         m["QLinearMatMul"] = intMatMul;
         m["ConvInteger"] = intConv;

@@ -751,8 +751,8 @@ void TestCuda::resampleOpsOnTheDevice()
 
 // A classifier head and attention statistics: GlobalMaxPool, ReduceSum/Max/Min/Prod/SumSquare/L1/L2
 // (axes as an attribute, as an opset-18 input, and none: all axes), LogSoftmax; InstanceNormalization;
-// Expand of a bool mask (1-byte elements) and Tile. Each runs on the device and matches the CPU
-// executor's outputs.
+// Expand of a bool mask (1-byte elements) and Tile; GridSample (bilinear with reflection, bicubic
+// with border padding). Each runs on the device and matches the CPU executor's outputs.
 void TestCuda::reductionsAndCopiesOnTheDevice()
 {
     using core::DType;
@@ -799,6 +799,18 @@ void TestCuda::reductionsAndCopiesOnTheDevice()
     b.op("expand", "Expand", { mask, weightWithValues(b, *data, "mask_shape", DType::Int64, { 4 }, maskShape) }, { wide });
     const auto tiled = b.tensor("tiled", { 2, 6, 10, 4 }, TensorKind::Output);
     b.op("tile", "Tile", { x, weightWithValues(b, *data, "repeats", DType::Int64, { 4 }, repeats) }, { tiled });
+    // GridSample at points partly outside the image (grid = 1.6 * input, inputs in [-1, 1)).
+    const float spread = 1.6f;
+    const auto gridIn = b.tensor("grid_in", { 2, 3, 7, 2 }, TensorKind::Input), grid = b.tensor("grid", { 2, 3, 7, 2 });
+    b.op("spread", "Mul", { gridIn, weightWithValues(b, *data, "spread", DType::Float32, { 1 }, &spread) }, { grid });
+    const auto bilinear = b.tensor("sampled_bilinear", { 2, 6, 3, 7 }, TensorKind::Output);
+    auto* reflected = b.op("sample_reflection", "GridSample", { x, grid }, { bilinear });
+    reflected->attributes["padding_mode"].text = "reflection";
+    reflected->attributes["align_corners"].ints = { 1 };
+    const auto bicubic = b.tensor("sampled_bicubic", { 2, 6, 3, 7 }, TensorKind::Output);
+    auto* cubic = b.op("sample_border", "GridSample", { x, grid }, { bicubic });
+    cubic->attributes["mode"].text = "bicubic";
+    cubic->attributes["padding_mode"].text = "border";
     const auto wl = b.workload("reductions", 256);
     const auto runs = runOnBoth(wl, data);
     QVERIFY(runs);

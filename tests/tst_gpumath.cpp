@@ -347,7 +347,7 @@ void TestGpuMath::againstCpuKernelsAndReference()
              "argExtremeElement", "cumSumRow", "triluKeeps", "gatherElementsSource", "quantizeElement", "dequantizeElement",
              "recurrentStartElement", "gruResetElement", "recurrentCellElement", "gatherNDSource", "scatterNDTarget", "scatterCombine",
              "topKRow", "scatterElementsIndex", "lrnElement",
-             "specialElement", "hardmaxRow", "oneHotHit", "intMatMulElement", "intConvElement", "dynamicRange" })
+             "specialElement", "hardmaxRow", "oneHotHit", "intMatMulElement", "intConvElement", "dynamicRange", "gridSampleElement" })
         QVERIFY2(functionUses[f] > 0, f);
     // The new device ops cover the configurations the CPU kernel supports in the ONNX tests.
     QVERIFY(checked["Resize"].size() >= 10);
@@ -372,6 +372,7 @@ void TestGpuMath::againstCpuKernelsAndReference()
         QVERIFY2(!checked[type].empty(), type);
     for (const char* type : { "QLinearMatMul", "ConvInteger" }) // QLinearMatMul: 2-D and 3-D; ConvInteger: padding or not
         QVERIFY2(checked[type].size() >= 2, type);
+    QVERIFY(checked["GridSample"].size() >= 7); // every mode and padding mode, align_corners
     QVERIFY(checked["DynamicQuantizeLinear"].size() >= 3); // a range around 0, all positive, all negative
     for (const char* type : { "MatMulInteger", "QLinearConv" })
         QVERIFY2(!checked[type].empty(), type);
