@@ -437,29 +437,12 @@ kernels::RecurrentStep recurrentStep(const core::exec::Recurrence& r, int direct
 
 bool gridSampleParams(const KernelCall& c, kernels::GridSampleShape& s)
 {
-    if (c.in.size() < 2 || !c.has(0) || !c.has(1) || c.out.size() != 1 || !c.allFloat())
+    core::exec::GridSampleAttrs a;
+    if (!core::exec::gridSampleAttrs(c, a))
         return false;
-    const auto &x = c.in[0], &grid = c.in[1], &y = c.out[0];
-    if (x.rank() != 4 || grid.rank() != 4 || y.rank() != 4 || grid.shape[3] != 2 || grid.shape[0] != x.shape[0] || y.shape[0] != x.shape[0]
-        || y.shape[1] != x.shape[1] || y.shape[2] != grid.shape[1] || y.shape[3] != grid.shape[2] || x.shape[2] < 1 || x.shape[3] < 1)
-        return false;
-    const std::string mode = c.attrText("mode", "bilinear"), pad = c.attrText("padding_mode", "zeros");
-    s = {};
-    s.taps = mode == "nearest" ? 1 : mode == "bilinear" || mode == "linear" ? 2 : mode == "bicubic" || mode == "cubic" ? 4 : 0;
-    if (pad == "border")
-        s.padding = kernels::GridPadding::Border;
-    else if (pad == "reflection")
-        s.padding = kernels::GridPadding::Reflection;
-    else if (pad != "zeros")
-        return false;
-    s.alignCorners = c.attrInt("align_corners", 0) != 0;
-    s.images = x.shape[0];
-    s.channels = x.shape[1];
-    s.height = x.shape[2];
-    s.width = x.shape[3];
-    s.outHeight = y.shape[2];
-    s.outWidth = y.shape[3];
-    return s.taps != 0;
+    const auto &x = c.in[0], &y = c.out[0];
+    s = { x.shape[0], x.shape[1], x.shape[2], x.shape[3], y.shape[2], y.shape[3], a.taps, a.padding, a.alignCorners };
+    return true;
 }
 
 } // namespace gpu

@@ -7,6 +7,7 @@
 // the configuration is not supported (the caller then does not run the op); shape-argument inputs
 // (pads, axes, scales) are read from the call's views, so they must point at host memory.
 
+#include "exec/gridsample.h"
 #include "exec/kernels.h"
 
 #include <vector>
@@ -27,6 +28,16 @@ struct ConvGeometry {
 // Reads strides/dilations/pads/auto_pad of Conv (x -> y with weights w) or, when `transposed`,
 // ConvTranspose (output_padding and output_shape enter the padding).
 bool convGeometry(const KernelCall& c, const TensorView& x, const TensorView& w, const TensorView& y, bool transposed, ConvGeometry& g);
+
+// GridSample on 4-D float32 X [N, C, H, W] and grid [N, Hout, Wout, 2] into Y [N, C, Hout, Wout]:
+// mode nearest, bilinear (linear) or bicubic (cubic) as 1, 2 or 4 taps; zeros, border or reflection
+// padding; align_corners. False for any other call (5-D among them).
+struct GridSampleAttrs {
+    int taps = 2;
+    GridPadding padding = GridPadding::Zeros;
+    bool alignCorners = false;
+};
+bool gridSampleAttrs(const KernelCall& c, GridSampleAttrs& a);
 
 // Pad: pads (begins then ends, 2 * rank) from input 1 (opset 11+) or the `pads` attribute; the
 // constant from input 2 (float32 scalar) or the `value` attribute. The axes input is not supported.
