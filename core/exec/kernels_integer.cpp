@@ -320,7 +320,7 @@ bool intMatMulArgs(const KernelCall& c, IntMatMulArgs& p)
     if (!p.requantized && c.op->type != "MatMulInteger")
         return false;
     const std::size_t aSlot = 0, bSlot = p.requantized ? 3 : 1;
-    const std::size_t aZeroSlot = p.requantized ? 2 : 2, bZeroSlot = p.requantized ? 5 : 3;
+    const std::size_t aZeroSlot = 2, bZeroSlot = p.requantized ? 5 : 3; // a_zero_point is input 2 of both
     if (!c.has(aSlot) || !c.has(bSlot))
         return false;
     p.a = &c.in[aSlot];
