@@ -6,6 +6,7 @@
 #include "exec/kernels.h"
 #include "exec/layout.h"
 #include "exec/opcall.h"
+#include "exec/runshape.h"
 #include "exec/workspace.h"
 #include "util/stats.h"
 
@@ -240,6 +241,7 @@ Expected<Measurement> runOnCpu(const Graph& graph, const Schedule& schedule, con
     std::vector<bool> real(steps.size(), false);
     std::vector<double> totals;
     std::vector<Bytes> stepBytes(steps.size(), 0);
+    exec::RuntimeShapes shapes;
     using Clock = std::chrono::steady_clock;
     for (int r = 0; r < repeat; ++r) {
         const Bytes baseline = perTensor ? allocatorInUse() : 0;
@@ -255,6 +257,7 @@ Expected<Measurement> runOnCpu(const Graph& graph, const Schedule& schedule, con
         if (perTensor)
             if (auto s = fillGraphInputs(graph, *layout, options); !s)
                 return s.error();
+        shapes.reset(graph.tensors.size());
         const auto runStart = Clock::now();
         for (std::size_t s = 0; s < steps.size(); ++s) {
             if (options.cancel.isCancelled())
@@ -275,7 +278,7 @@ Expected<Measurement> runOnCpu(const Graph& graph, const Schedule& schedule, con
                 if (const int b = (*workspaceAt)[s]; b >= 0)
                     setWorkspace(p, reinterpret_cast<float*>(owned[std::size_t(b)].get()));
             }
-            real[s] = exec::runPrepared(graph, p, options);
+            real[s] = exec::runWithShapes(graph, p, options, shapes);
             stepBytes[s] = perTensor ? allocatorInUse() - baseline : live;
             // Graph outputs die after the last step; they are read back below first.
             if (s + 1 < steps.size())
@@ -296,9 +299,10 @@ Expected<Measurement> runOnCpu(const Graph& graph, const Schedule& schedule, con
                 HostTensor h;
                 const auto& tensor = graph.tensors[t];
                 h.dtype = tensor.dtype;
-                h.shape = exec::tensorView(graph, t, nullptr).shape;
+                h.shape = shapes.known[std::size_t(t)] ? shapes.shape[std::size_t(t)] : exec::tensorView(graph, t, nullptr).shape;
+                const Bytes bytes = shapes.known[std::size_t(t)] ? elementCount(h.shape) * dtypeBytes(tensor.dtype) : tensor.size;
                 if (const auto* p = layout->address[t])
-                    h.data.assign(p, p + std::max<Bytes>(tensor.size, 0));
+                    h.data.assign(p, p + std::max<Bytes>(bytes, 0));
                 m.outputs.push_back(std::move(h));
             }
         for (std::size_t b = 0; b < owned.size(); ++b) {

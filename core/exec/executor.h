@@ -12,6 +12,10 @@
 // - Inputs: RunOptions::inputs by name, else seeded random (float in [-1, 1), integers in [0, 4)).
 // - Kernels: float32 (and int64 shape arithmetic) for the common CNN/transformer ops; an op
 //   without a real kernel runs the synthetic kernel (see kernels.h) and is counted as synthetic.
+// - Data-dependent shapes (NonZero, NonMaxSuppression, Compress and what is computed from them):
+//   the plan holds each such tensor's upper bound; the run writes its run-time shape's elements
+//   from the start of that room and the ops after it read that shape (exec/opcall.h: runWithShapes).
+//   Graph outputs come back with their run-time shapes.
 // - Fused ops (Op::body): the body's ops run one after another with their own kernels; the internal
 //   tensors between them live in a fused scratch allocation (counted in Measurement::scratchBytes),
 //   never in the arena. The fused op counts as real when every body op ran a real kernel, so a fused

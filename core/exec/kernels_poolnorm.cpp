@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <type_traits>
 #include <limits>
 
 namespace core::exec {
@@ -271,6 +273,18 @@ bool softmax(const KernelCall& c)
     return true;
 }
 
+// a op b; integers wrap around (two's complement) instead of overflowing.
+template <typename T, typename Op>
+T wrapping(T a, T b, Op op)
+{
+    if constexpr (std::is_integral_v<T>) {
+        using U = std::make_unsigned_t<T>;
+        return T(U(op(U(a), U(b))));
+    } else {
+        return op(a, b);
+    }
+}
+
 // LogSum and LogSumExp take the log of the sum (of exp), as the ONNX reference does (no max shift).
 enum class Reduce { Mean, Sum, Max, Min, Prod, SumSquare, L1, L2, LogSum, LogSumExp };
 
@@ -302,8 +316,9 @@ bool reduceAs(const KernelCall& c)
     if (outCount != c.out[0].count)
         return false;
     T* y = reinterpret_cast<T*>(c.out[0].data);
-    const T init = R == Reduce::Max ? -std::numeric_limits<T>::infinity()
-        : R == Reduce::Min          ? std::numeric_limits<T>::infinity()
+    constexpr bool fp = std::is_floating_point_v<T>;
+    const T init = R == Reduce::Max ? (fp ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::lowest())
+        : R == Reduce::Min          ? (fp ? std::numeric_limits<T>::infinity() : std::numeric_limits<T>::max())
         : R == Reduce::Prod         ? T(1)
                                     : T(0);
     std::fill(y, y + outCount, init);
@@ -315,11 +330,11 @@ bool reduceAs(const KernelCall& c)
         switch (R) {
         case Reduce::Max: acc = std::max(acc, v); break;
         case Reduce::Min: acc = std::min(acc, v); break;
-        case Reduce::Prod: acc *= v; break;
+        case Reduce::Prod: acc = wrapping(acc, v, std::multiplies<>()); break;
         case Reduce::SumSquare: case Reduce::L2: acc += v * v; break;
-        case Reduce::L1: acc += std::fabs(v); break;
-        case Reduce::LogSumExp: acc += std::exp(v); break;
-        default: acc += v; break;
+        case Reduce::L1: acc += T(std::fabs(v)); break;
+        case Reduce::LogSumExp: acc += T(std::exp(v)); break;
+        default: acc = wrapping(acc, v, std::plus<>()); break;
         }
         for (int d = rank - 1; d >= 0; --d) {
             o += outStride[d];
@@ -333,14 +348,15 @@ bool reduceAs(const KernelCall& c)
         if (R == Reduce::Mean)
             y[k] /= T(groupSize);
         if (R == Reduce::L2)
-            y[k] = std::sqrt(y[k]);
+            y[k] = T(std::sqrt(y[k]));
         if (R == Reduce::LogSum || R == Reduce::LogSumExp)
-            y[k] = std::log(y[k]);
+            y[k] = T(std::log(y[k]));
     }
     return true;
 }
 
-// float32 or float64 data (the axes input, when given, is int64).
+// float32 or float64 data; int64 and int32 for Max, Min, Sum and Prod (shape arithmetic: the
+// smaller of a count and a limit). The axes input, when given, is int64.
 template <Reduce R>
 bool reduce(const KernelCall& c)
 {
@@ -350,6 +366,13 @@ bool reduce(const KernelCall& c)
         return reduceAs<float, R>(c);
     if (c.in[0].dtype == DType::Float64)
         return reduceAs<double, R>(c);
+    constexpr bool exact = R == Reduce::Max || R == Reduce::Min || R == Reduce::Sum || R == Reduce::Prod;
+    if constexpr (exact) {
+        if (c.in[0].dtype == DType::Int64)
+            return reduceAs<std::int64_t, R>(c);
+        if (c.in[0].dtype == DType::Int32)
+            return reduceAs<std::int32_t, R>(c);
+    }
     return false;
 }
 

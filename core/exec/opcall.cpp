@@ -15,7 +15,7 @@ namespace {
 
 bool isDefaultDomain(const Op& op) { return op.domain.empty() || op.domain == "ai.onnx"; }
 
-std::int64_t elementsOf(const Tensor& t)
+std::int64_t tensorElements(const Tensor& t)
 {
     const Bytes w = dtypeBytes(t.dtype);
     return w > 0 && t.size > 0 ? t.size / w : 0;
@@ -89,13 +89,23 @@ PreparedCall prepareCall(const Graph& g, const Op& op, const std::vector<int>* s
     const bool defaultDomain = isDefaultDomain(op);
     p.constant = defaultDomain && op.type == "Constant";
     p.fill = defaultDomain && op.type == "ConstantOfShape" && op.outputs.size() == 1 && !g.tensors[op.outputs[0]].estimated;
-    p.kernel = defaultDomain && op.captured.empty() ? findKernel(op.type) : nullptr;
-    // Kernels need every input they read present; an unsized or estimated tensor means the
-    // static shapes cannot be trusted, so such ops run synthetic.
-    for (auto t : op.outputs)
-        if (g.tensors[t].estimated || !access.stored(t))
-            p.kernel = nullptr;
-    if (p.inTensor.empty() || p.inTensor[0] < 0 || !access.stored(p.inTensor[0]))
+    const bool ownCode = defaultDomain && op.captured.empty();
+    p.kernel = ownCode ? findKernel(op.type) : nullptr;
+    // Kernels need every input they read present; an unsized tensor runs synthetic. An estimated
+    // output's static shape is only a bound: its op runs synthetic unless the run knows run-time
+    // shapes (runWithShapes).
+    bool stored = !p.inTensor.empty() && p.inTensor[0] >= 0 && access.stored(p.inTensor[0]);
+    // A data-dependent op is dynamic even when the model declares its output shapes.
+    p.dynamic = ownCode && findSizingKernel(op.type);
+    for (auto t : op.outputs) {
+        stored = stored && access.stored(t);
+        p.dynamic = p.dynamic || g.tensors[t].estimated;
+    }
+    if (p.dynamic && stored && ownCode) {
+        p.shapedKernel = p.kernel;
+        p.sizing = findSizingKernel(op.type);
+    }
+    if (p.dynamic || !stored)
         p.kernel = nullptr;
     return p;
 }
@@ -170,7 +180,7 @@ TensorView tensorView(const Graph& g, TensorIndex t, std::byte* data)
     TensorView v;
     const auto& tensor = g.tensors[t];
     v.dtype = tensor.dtype;
-    v.count = elementsOf(tensor);
+    v.count = tensorElements(tensor);
     v.data = data;
     const bool shapeKnown = tensor.rankKnown && !tensor.estimated
         && std::all_of(tensor.shape.begin(), tensor.shape.end(), [](std::int64_t d) { return d >= 0; });
@@ -217,6 +227,105 @@ bool runCall(const Graph& g, const KernelCall& call, OpIndex opIndex, Kernel ker
     const bool constant = defaultDomain && op.type == "Constant";
     const bool fill = defaultDomain && op.type == "ConstantOfShape" && op.outputs.size() == 1 && !g.tensors[op.outputs[0]].estimated;
     return runOne(g, call, opIndex, kernel, constant, fill, options);
+}
+
+namespace {
+
+// Views tensor t as the run knows it: its run-time shape when known, else the graph's (for an
+// estimated tensor: its planned room as one dimension).
+void viewAs(const Graph& g, TensorView& v, TensorIndex t, const RuntimeShapes& shapes)
+{
+    if (t < 0 || !g.tensors[t].estimated)
+        return;
+    if (shapes.known[std::size_t(t)]) {
+        v.shape = shapes.shape[std::size_t(t)];
+        v.count = elementCount(v.shape);
+    } else {
+        v = tensorView(g, t, v.data);
+    }
+}
+
+void viewInputs(const Graph& g, PreparedCall& p, const RuntimeShapes& shapes)
+{
+    for (std::size_t k = 0; k < p.call.in.size(); ++k)
+        viewAs(g, p.call.in[k], p.inTensor[k], shapes);
+    for (auto& part : p.body)
+        viewInputs(g, part, shapes);
+}
+
+// n elements fit output t's planned room `room`: at most the bound of an estimated tensor, exactly
+// the graph's count for any other.
+bool fitsRoom(const Graph& g, TensorIndex t, const TensorView& room, std::int64_t n)
+{
+    return g.tensors[t].estimated ? n <= room.count : n == room.count;
+}
+
+// Output shapes for a dynamic op, its kernel run on them; false (outputs unspecified) when either fails.
+bool runShaped(const Graph& g, PreparedCall& p, const RunOptions& options, std::vector<Shape>& outShapes)
+{
+    auto& call = p.call;
+    for (std::size_t k = 0; k < call.out.size(); ++k)
+        call.out[k] = tensorView(g, p.outTensor[k], call.out[k].data); // the planned room
+    if (p.sizing)
+        return p.sizing(call, outShapes) && outShapes.size() == call.out.size()
+            && std::all_of(outShapes.begin(), outShapes.end(), [](const Shape& s) { return elementCount(s) >= 0; })
+            && [&] {
+                   for (std::size_t k = 0; k < call.out.size(); ++k)
+                       if (!fitsRoom(g, p.outTensor[k], call.out[k], elementCount(outShapes[k])))
+                           return false;
+                   return true;
+               }();
+    if (!runtimeShapes(call, outShapes))
+        return false;
+    bool empty = true;
+    for (std::size_t k = 0; k < call.out.size(); ++k) {
+        const std::int64_t n = elementCount(outShapes[k]);
+        if (!fitsRoom(g, p.outTensor[k], call.out[k], n))
+            return false; // more than the plan reserved: never written
+        call.out[k].shape = outShapes[k];
+        call.out[k].count = n;
+        empty = empty && n == 0;
+    }
+    if (empty)
+        return true; // nothing to compute
+    const bool fill = isDefaultDomain(*call.op) && call.op->type == "ConstantOfShape";
+    return (fill && runConstantOfShape(call, p.opIndex, options)) || (p.shapedKernel && p.shapedKernel(call));
+}
+
+} // namespace
+
+bool runWithShapes(const Graph& g, PreparedCall& p, const RunOptions& options, RuntimeShapes& shapes)
+{
+    viewInputs(g, p, shapes);
+    for (auto t : p.outTensor)
+        shapes.known[std::size_t(t)] = false;
+    const bool inputsKnown = std::all_of(p.inTensor.begin(), p.inTensor.end(),
+        [&](TensorIndex t) { return t < 0 || !g.tensors[t].estimated || shapes.known[std::size_t(t)]; });
+    if (!inputsKnown && p.body.empty()) {
+        // An input's shape is unknown (its producer ran synthetic): no kernel can be exact on it.
+        for (std::size_t k = 0; k < p.call.out.size(); ++k)
+            p.call.out[k] = tensorView(g, p.outTensor[k], p.call.out[k].data);
+        syntheticKernel(p.call);
+        return false;
+    }
+    if (!p.dynamic)
+        return runPrepared(g, p, options);
+    std::vector<Shape> outShapes;
+    if (p.body.empty() && runShaped(g, p, options, outShapes)) {
+        for (std::size_t k = 0; k < p.outTensor.size(); ++k) {
+            const auto t = std::size_t(p.outTensor[k]);
+            p.call.out[k].shape = outShapes[k];
+            p.call.out[k].count = elementCount(outShapes[k]);
+            if (g.tensors[t].estimated) {
+                shapes.shape[t] = outShapes[k];
+                shapes.known[t] = true;
+            }
+        }
+        return true;
+    }
+    for (std::size_t k = 0; k < p.call.out.size(); ++k)
+        p.call.out[k] = tensorView(g, p.outTensor[k], p.call.out[k].data);
+    return runPrepared(g, p, options);
 }
 
 bool runPrepared(const Graph& g, const PreparedCall& p, const RunOptions& options)

@@ -15,6 +15,7 @@
 
 #include "exec/executor.h"
 #include "exec/kernels.h"
+#include "exec/runshape.h"
 
 #include <functional>
 #include <memory>
@@ -40,6 +41,22 @@ struct PreparedCall {
     bool fill = false;     // ConstantOfShape
     OpIndex opIndex = -1;  // -1 for a body op
     std::vector<PreparedCall> body; // a fused op: its body's calls, in order
+    // An output is estimated (sized by an upper bound), or the op is data-dependent: `kernel` is
+    // null, and a run with run-time shapes (runWithShapes) uses `shapedKernel` or `sizing` instead.
+    bool dynamic = false;
+    Kernel shapedKernel = nullptr;
+    SizingKernel sizing = nullptr;
+};
+
+// Run-time shapes (runshape.h) of the estimated tensors a run has produced so far.
+struct RuntimeShapes {
+    std::vector<Shape> shape; // per tensor
+    std::vector<bool> known;  // per tensor: false until a producer set it (or after it ran synthetic)
+    void reset(std::size_t tensors)
+    {
+        shape.assign(tensors, {});
+        known.assign(tensors, false);
+    }
 };
 
 // Writes the `count` values import folded into t (Tensor::values) at p in t's integer or bool element
@@ -54,6 +71,13 @@ void repoint(PreparedCall& p, const TensorAccess& access);
 
 // Runs a prepared op (a fused op: its body); true when real (no synthetic kernel ran).
 bool runPrepared(const Graph& g, const PreparedCall& p, const RunOptions& options);
+
+// runPrepared with run-time shapes: inputs whose run-time shape is known are viewed with it; an op
+// with an estimated output gets its output shapes from its sizing kernel or from runtimeShapes(),
+// checked against the planned room, runs its kernel on them and records them in `shapes`. When that
+// fails it runs the synthetic kernel over the planned room and its estimated outputs stay unknown,
+// so the ops that read them run synthetic too. The views of `p` are changed in place. True when real.
+bool runWithShapes(const Graph& g, PreparedCall& p, const RunOptions& options, RuntimeShapes& shapes);
 
 // One op that is not fused, on the rules above. `kernel` may be null; Constant and ConstantOfShape
 // are recognised from call.op. True when real.

@@ -12,8 +12,6 @@ namespace core {
 namespace {
 
 using onnxdetail::dimsText;
-using onnxdetail::elementCount;
-using Dims = std::vector<std::int64_t>;
 
 // Ops whose inputs broadcast numpy-style against each other (PRelu is not one: its slope
 // broadcasts to X only, and exporters write per-channel slopes that the numpy rule rejects).

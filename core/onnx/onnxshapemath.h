@@ -2,37 +2,16 @@
 // SPDX-FileCopyrightText: MemPlan authors
 #pragma once
 
-// Private to core/onnx: shape arithmetic shared by the folder and the shape rules.
+// Private to core/onnx: reading folded values for the shape rules; the shape arithmetic itself
+// (broadcast, Slice, Reshape) is graph/shapemath.h, which the executor's run-time shapes share.
 
+#include "graph/shapemath.h"
 #include "onnx/onnxvalue.h"
 
 #include <optional>
 #include <vector>
 
 namespace core::onnxdetail {
-
-// Numpy-style broadcast of shapes; -1 dims propagate as unknown. nullopt when incompatible.
-std::optional<Dims> broadcastDims(const std::vector<Dims>& shapes);
-
-// One axis of a Slice after ONNX's clamping rules.
-struct SliceAxis {
-    std::int64_t start = 0;
-    std::int64_t step = 1;
-    std::int64_t count = 0;
-};
-// Start/step/count for each axis of `dims` (untouched axes: whole range). Needs the dims of the
-// sliced axes; nullopt on bad axes, zero steps or an unknown sliced dim.
-std::optional<std::vector<SliceAxis>> sliceAxes(const Dims& dims, const std::vector<std::int64_t>& starts,
-                                                const std::vector<std::int64_t>& ends,
-                                                const std::vector<std::int64_t>& axes,
-                                                const std::vector<std::int64_t>& steps);
-
-// Output dims of Reshape with ONNX's 0 (copy) and -1 (infer) rules. Unknown input dims give -1
-// where they matter. nullopt when the request is inconsistent.
-std::optional<Dims> reshapeDims(const Dims& input, const std::vector<std::int64_t>& shape, bool allowZero);
-
-// Normalises a possibly negative axis against `rank`; nullopt when out of range.
-std::optional<std::int64_t> normalizeAxis(std::int64_t axis, std::int64_t rank);
 
 // Integer values of a folded input (reals truncated), nullopt when the input is not constant.
 std::optional<std::vector<std::int64_t>> constInts(const ValueFacts* facts);

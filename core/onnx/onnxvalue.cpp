@@ -130,22 +130,6 @@ std::string dimsText(const Dims& dims)
     return text + "]";
 }
 
-std::int64_t elementCount(const Dims& dims)
-{
-    std::int64_t n = 1;
-    for (auto d : dims) {
-        if (d < 0)
-            return -1;
-        if (d == 0)
-            return 0;
-    }
-    for (auto d : dims) {
-        if (__builtin_mul_overflow(n, d, &n))
-            return -1;
-    }
-    return n;
-}
-
 std::int64_t factsBytes(const ValueFacts& facts)
 {
     if (facts.kind == ValueKind::Tensor && facts.rankKnown) {

@@ -5,6 +5,7 @@
 // Private to core/onnx: what the importer knows about one ONNX value while it infers shapes.
 
 #include "graph/graph.h"
+#include "graph/shapemath.h"
 
 #include <onnx/onnx_pb.h>
 
@@ -15,8 +16,6 @@
 #include <vector>
 
 namespace core::onnxdetail {
-
-using Dims = std::vector<std::int64_t>; // -1: unknown dimension
 
 // Largest tensor the importer evaluates at import time (elements). Shape arithmetic is far smaller;
 // the limit keeps folding cheap and bounds the memory a hostile model can make us allocate.
@@ -60,8 +59,6 @@ bool isIntegerType(int elemType); // integer and bool types (folded in ConstValu
 bool isRealType(int elemType);    // float16/bfloat16/float/double
 std::string dimsText(const Dims& dims); // "[1,3,224,224]", "?" for unknown dims
 
-// Element count, or -1 when a dim is unknown or negative or the product exceeds int64.
-std::int64_t elementCount(const Dims& dims);
 // Bytes of the value (tensor from dims, sequence/map from `bytes`), -1 when unknown.
 std::int64_t factsBytes(const ValueFacts& facts);
 

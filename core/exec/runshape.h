@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+#pragma once
+
+// Run-time shapes: what the CPU executor needs to run a model whose sizes depend on its data
+// (NonZero, NonMaxSuppression, Compress, and everything computed from them). Import sizes such
+// tensors by an upper bound (Tensor::estimated) and the plan reserves that bound; at run time each
+// of them holds a shape that is only known once its producer has run.
+// - Ops whose output shapes follow from their inputs' shapes and the values of their shape
+//   arguments (Reshape's shape, TopK's k, Slice's starts, ConstantOfShape's input, ...) get them
+//   from runtimeShapes() before their kernel runs.
+// - Data-dependent ops have a sizing kernel: it writes its outputs packed from the start of the
+//   planned room (row-major for the shape it reports) and says which shapes it wrote.
+// Both work on views whose inputs already carry run-time shapes; neither ever writes past the
+// planned room (the caller checks each shape against it).
+
+#include "exec/kernels.h"
+#include "graph/shapemath.h"
+
+namespace core::exec {
+
+// Output shapes of `call` (one per entry of call.out) from its inputs' shapes and the values of its
+// integer shape arguments. False when the op is not covered or its inputs contradict each other.
+bool runtimeShapes(const KernelCall& call, std::vector<Shape>& shapes);
+
+// A data-dependent op's kernel: call.out views hold the planned room (count = the bound's elements);
+// on success it has written every output packed from the start and set shapes[k] for each of them.
+// Returns false, shapes unspecified, when the configuration is not supported or an output would not
+// fit its room.
+using SizingKernel = bool (*)(const KernelCall& call, std::vector<Shape>& shapes);
+
+// The sizing kernel of an ONNX op type (NonZero, Compress, NonMaxSuppression, Unique), or nullptr.
+SizingKernel findSizingKernel(const std::string& opType);
+
+} // namespace core::exec

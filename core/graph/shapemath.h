@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+#pragma once
+
+// Shape arithmetic as the ONNX operator definitions state it, shared by import (shape rules and
+// folding, where a dimension may be unknown: -1) and the CPU executor's run-time shapes (every
+// dimension known).
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace core {
+
+using Dims = std::vector<std::int64_t>; // -1: unknown dimension
+
+// Element count, or -1 when a dim is unknown or negative or the product exceeds int64.
+std::int64_t elementCount(const Dims& dims);
+
+// Numpy-style broadcast of shapes; -1 dims propagate as unknown. nullopt when incompatible.
+std::optional<Dims> broadcastDims(const std::vector<Dims>& shapes);
+
+// One axis of a Slice after ONNX's clamping rules.
+struct SliceAxis {
+    std::int64_t start = 0;
+    std::int64_t step = 1;
+    std::int64_t count = 0;
+};
+// Start/step/count for each axis of `dims` (untouched axes: whole range). Needs the dims of the
+// sliced axes; nullopt on bad axes, zero steps or an unknown sliced dim.
+std::optional<std::vector<SliceAxis>> sliceAxes(const Dims& dims, const std::vector<std::int64_t>& starts,
+                                                const std::vector<std::int64_t>& ends,
+                                                const std::vector<std::int64_t>& axes,
+                                                const std::vector<std::int64_t>& steps);
+
+// Output dims of Reshape with ONNX's 0 (copy) and -1 (infer) rules. Unknown input dims give -1
+// where they matter. nullopt when the request is inconsistent.
+std::optional<Dims> reshapeDims(const Dims& input, const std::vector<std::int64_t>& shape, bool allowZero);
+
+// Normalises a possibly negative axis against `rank`; nullopt when out of range.
+std::optional<std::int64_t> normalizeAxis(std::int64_t axis, std::int64_t rank);
+
+} // namespace core

@@ -1,0 +1,338 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+// Run-time shapes on the CPU executor: data-dependent ops (NonZero, NonMaxSuppression, Compress,
+// Unique) and the ops computed from them run for real inside the room their upper bounds reserve;
+// the shape rules against the ONNX definitions; a bound the data overruns falls back to the
+// synthetic kernels without writing past the room; every plan agrees with the no-reuse run.
+#include "graphbuilder.h"
+#include "exec/executor.h"
+#include "exec/runshape.h"
+#include "kerneltest.h"
+#include "planners/planner.h"
+#include "planners/validate.h"
+
+#include <QtTest>
+
+#include <cstring>
+
+using core::exec::Shape;
+using kerneltest::ints;
+
+namespace {
+
+core::HostTensor floats(Shape shape, std::vector<float> values)
+{
+    core::HostTensor h;
+    h.dtype = core::DType::Float32;
+    h.shape = std::move(shape);
+    h.data.resize(values.size() * sizeof(float));
+    std::memcpy(h.data.data(), values.data(), h.data.size());
+    return h;
+}
+
+template <typename T>
+std::vector<T> valuesOf(const core::HostTensor& h)
+{
+    std::vector<T> v(h.data.size() / sizeof(T));
+    std::memcpy(v.data(), h.data.data(), v.size() * sizeof(T));
+    return v;
+}
+
+// x [2,4] and a threshold; the elements above it (NonZero -> Transpose -> GatherND), how many there
+// are (Shape), and the largest min(count, 3) of them (Min -> TopK). `nonZeroBound` is the room the
+// NonZero output has: [2, nonZeroBound], marked as an upper bound as import marks it.
+core::Workload aboveThreshold(std::int64_t nonZeroBound)
+{
+    using core::DType;
+    using core::TensorKind;
+    GraphBuilder b;
+    const auto x = b.tensor("x", { 2, 4 }, TensorKind::Input);
+    const auto thr = b.tensor("thr", { 1 }, TensorKind::Input);
+    const auto mask = b.tensor("mask", { 2, 4 }, TensorKind::Activation, DType::Bool);
+    const auto nz = b.tensor("nz", { 2, nonZeroBound }, TensorKind::Activation, DType::Int64);
+    const auto idx = b.tensor("idx", { nonZeroBound, 2 }, TensorKind::Activation, DType::Int64);
+    const auto picked = b.tensor("picked", { nonZeroBound });
+    const auto count = b.tensor("count", { 1 }, TensorKind::Output, DType::Int64);
+    const auto limit = b.tensor("limit", { 1 }, TensorKind::Weight, DType::Int64);
+    const auto k = b.tensor("k", { 1 }, TensorKind::Activation, DType::Int64);
+    const auto top = b.tensor("top", { nonZeroBound }, TensorKind::Output);
+    const auto where = b.tensor("where", { nonZeroBound }, TensorKind::Output, DType::Int64);
+    b.g.tensors[std::size_t(limit)].values = { 3 };
+    for (auto t : { nz, idx, picked, top, where })
+        b.g.tensors[std::size_t(t)].estimated = true;
+    b.op("above", "Greater", { x, thr }, { mask });
+    b.op("nonzero", "NonZero", { mask }, { nz });
+    b.op("pairs", "Transpose", { nz }, { idx })->attributes["perm"] = ints({ 1, 0 });
+    b.op("pick", "GatherND", { x, idx }, { picked });
+    b.op("count", "Shape", { picked }, { count });
+    b.op("k", "Min", { count, limit }, { k });
+    b.op("best", "TopK", { picked, k }, { top, where });
+    return b.workload("above-threshold", 64);
+}
+
+core::RunOptions thresholdInputs(float threshold)
+{
+    core::RunOptions options;
+    options.inputs["x"] = floats({ 2, 4 }, { 0.5f, -1.0f, 2.0f, 0.1f, 3.0f, -2.0f, 0.7f, -0.3f });
+    options.inputs["thr"] = floats({ 1 }, { threshold });
+    return options;
+}
+
+// Every planner's plan (validated) run in its arena: the no-reuse run's outputs, bit for bit.
+void checkEveryPlanner(const core::Workload& w, const core::RunOptions& options, const std::vector<core::HostTensor>& reference)
+{
+    for (const auto& planner : core::planners()) {
+        core::PlanOptions planOptions;
+        planOptions.timeLimitSeconds = 0.2;
+        const auto plan = core::runPlanner(*planner, w.problem, {}, planOptions);
+        QVERIFY2(plan, plan ? "" : plan.error().message.c_str());
+        QVERIFY(core::validatePlan(w.problem, *plan).ok());
+        for (auto allocation : { core::Allocation::Arena, core::Allocation::PerTensor }) {
+            auto o = options;
+            o.allocation = allocation;
+            const auto run = core::runOnCpu(*w.graph, w.schedule, w.problem, *plan, w.bufferTensor, o);
+            QVERIFY2(run, run ? "" : run.error().message.c_str());
+            const auto mismatch = core::compareOutputs(*w.graph, reference, run->outputs);
+            QVERIFY2(mismatch.empty(), (std::string(planner->name()) + ": " + mismatch).c_str());
+        }
+    }
+}
+
+// A KernelCall over views with these shapes; integer inputs hold `values` (by slot).
+struct Call {
+    core::Op op;
+    std::vector<std::vector<std::int64_t>> storage;
+    core::exec::KernelCall call;
+
+    Call(const std::string& type, std::vector<Shape> inputs, std::size_t outputs, std::map<std::size_t, Shape> values = {})
+    {
+        op.type = type;
+        storage.resize(inputs.size());
+        for (std::size_t k = 0; k < inputs.size(); ++k) {
+            core::exec::TensorView v;
+            v.shape = inputs[k];
+            v.count = kerneltest::countOf(v.shape);
+            const auto it = values.find(k);
+            v.dtype = it != values.end() ? core::DType::Int64 : core::DType::Float32;
+            storage[k] = it != values.end() ? it->second : std::vector<std::int64_t>(std::size_t(v.count));
+            storage[k].push_back(0); // never empty: an empty input is still present
+            v.data = reinterpret_cast<std::byte*>(storage[k].data());
+            call.in.push_back(v);
+        }
+        call.out.resize(outputs);
+        call.op = &op;
+    }
+    std::vector<Shape> shapes()
+    {
+        call.op = &op; // attributes may have been set after construction
+        std::vector<Shape> s;
+        if (!core::exec::runtimeShapes(call, s))
+            return {};
+        return s;
+    }
+};
+
+} // namespace
+
+class TestRunShapes : public QObject {
+    Q_OBJECT
+private slots:
+    void dataDependentOpsRunForReal();
+    void boundTooSmallRunsSynthetic();
+    void shapeRules();
+    void sizingKernels();
+};
+
+// The NonZero chain runs on real kernels with run-time shapes, in every planner's arena.
+void TestRunShapes::dataDependentOpsRunForReal()
+{
+    const auto w = aboveThreshold(8);
+    const auto options = thresholdInputs(0.2f);
+    const auto reference = core::runOnCpu(*w.graph, w.schedule, w.problem, core::noReusePlan(w.problem), w.bufferTensor, options);
+    QVERIFY2(reference, reference ? "" : reference.error().message.c_str());
+    QCOMPARE(reference->opsSynthetic, 0);
+    QCOMPARE(reference->opsReal, 7);
+    // 0.5, 2, 3 and 0.7 lie above 0.2: four of them, the best three in falling order.
+    QCOMPARE(reference->outputs.size(), std::size_t(3));
+    QCOMPARE(valuesOf<std::int64_t>(reference->outputs[0]), (std::vector<std::int64_t> { 4 }));
+    QCOMPARE(reference->outputs[1].shape, (Shape { 3 }));
+    QCOMPARE(valuesOf<float>(reference->outputs[1]), (std::vector<float> { 3.0f, 2.0f, 0.7f }));
+    QCOMPARE(reference->outputs[2].shape, (Shape { 3 }));
+    QCOMPARE(valuesOf<std::int64_t>(reference->outputs[2]), (std::vector<std::int64_t> { 2, 1, 3 }));
+    checkEveryPlanner(w, options, reference->outputs);
+
+    // Nothing above the threshold: every run-time shape is empty, and still nothing is synthetic.
+    const auto none = thresholdInputs(10.0f);
+    const auto empty = core::runOnCpu(*w.graph, w.schedule, w.problem, core::noReusePlan(w.problem), w.bufferTensor, none);
+    QVERIFY2(empty, empty ? "" : empty.error().message.c_str());
+    QCOMPARE(empty->opsSynthetic, 0);
+    QCOMPARE(valuesOf<std::int64_t>(empty->outputs[0]), (std::vector<std::int64_t> { 0 }));
+    QCOMPARE(empty->outputs[1].shape, (Shape { 0 }));
+    QVERIFY(empty->outputs[1].data.empty());
+    checkEveryPlanner(w, none, empty->outputs);
+}
+
+// Four elements above the threshold but room for three: NonZero refuses rather than write past its
+// room, it and everything computed from its output run synthetic over the planned bounds, and the
+// arena still agrees with the no-reuse run.
+void TestRunShapes::boundTooSmallRunsSynthetic()
+{
+    const auto w = aboveThreshold(3);
+    const auto options = thresholdInputs(0.2f);
+    const auto reference = core::runOnCpu(*w.graph, w.schedule, w.problem, core::noReusePlan(w.problem), w.bufferTensor, options);
+    QVERIFY2(reference, reference ? "" : reference.error().message.c_str());
+    QCOMPARE(reference->opsReal, 2); // Greater, and Min on a Shape of fixed size
+    QCOMPARE(reference->opsSynthetic, 5);
+    QCOMPARE(reference->outputs[1].shape, (Shape { 3 })); // the bound, as without run-time shapes
+    QCOMPARE(reference->outputs[1].data.size(), std::size_t(3 * sizeof(float)));
+    checkEveryPlanner(w, options, reference->outputs);
+    // With room enough the same data runs real: the fallback above is the bound's doing.
+    const auto roomy = aboveThreshold(4);
+    const auto fits = core::runOnCpu(*roomy.graph, roomy.schedule, roomy.problem, core::noReusePlan(roomy.problem), roomy.bufferTensor, options);
+    QVERIFY(fits);
+    QCOMPARE(fits->opsSynthetic, 0);
+}
+
+// Output shapes as the ONNX operator definitions give them.
+void TestRunShapes::shapeRules()
+{
+    {
+        Call c("Reshape", { { 2, 3, 4 }, { 3 } }, 1, { { 1, { 0, -1, 2 } } });
+        QCOMPARE(c.shapes(), (std::vector<Shape> { { 2, 6, 2 } }));
+        Call bad("Reshape", { { 2, 3, 4 }, { 2 } }, 1, { { 1, { 5, -1 } } });
+        QVERIFY(bad.shapes().empty()); // 24 elements do not split into rows of 5
+    }
+    {
+        // Slice from the end backwards with step -2 over 7 elements: 6, 4, 2.
+        Call c("Slice", { { 7, 3 }, { 1 }, { 1 }, { 1 }, { 1 } }, 1, { { 1, { -1 } }, { 2, { 0 } }, { 3, { 0 } }, { 4, { -2 } } });
+        QCOMPARE(c.shapes(), (std::vector<Shape> { { 3, 3 } }));
+        // Backwards past the start: 4, 2, 0; a step that does not divide the distance: 6, 2.
+        Call past("Slice", { { 7 }, { 1 }, { 1 }, { 1 }, { 1 } }, 1, { { 1, { 4 } }, { 2, { -100 } }, { 3, { 0 } }, { 4, { -2 } } });
+        QCOMPARE(past.shapes(), (std::vector<Shape> { { 3 } }));
+        Call uneven("Slice", { { 7 }, { 1 }, { 1 }, { 1 }, { 1 } }, 1, { { 1, { 6 } }, { 2, { 0 } }, { 3, { 0 } }, { 4, { -4 } } });
+        QCOMPARE(uneven.shapes(), (std::vector<Shape> { { 2 } }));
+        Call clamp("Slice", { { 5 }, { 1 }, { 1 } }, 1, { { 1, { 2 } }, { 2, { std::numeric_limits<std::int64_t>::max() } } });
+        QCOMPARE(clamp.shapes(), (std::vector<Shape> { { 3 } }));
+    }
+    {
+        Call c("Split", { { 7, 2 } }, 3);
+        c.op.attributes["num_outputs"] = ints({ 3 });
+        QCOMPARE(c.shapes(), (std::vector<Shape> { { 3, 2 }, { 3, 2 }, { 1, 2 } }));
+        Call given("Split", { { 7, 2 }, { 2 } }, 2, { { 1, { 5, 2 } } });
+        QCOMPARE(given.shapes(), (std::vector<Shape> { { 5, 2 }, { 2, 2 } }));
+    }
+    {
+        Call c("GatherND", { { 2, 5, 4 }, { 2, 3, 1 } }, 1, { { 1, { 0, 1, 2, 3, 4, 0 } } });
+        c.op.attributes["batch_dims"] = ints({ 1 });
+        QCOMPARE(c.shapes(), (std::vector<Shape> { { 2, 3, 4 } }));
+    }
+    {
+        Call c("Gather", { { 5, 4 }, { 0 } }, 1, { { 1, {} } });
+        c.op.attributes["axis"] = ints({ 0 });
+        QCOMPARE(c.shapes(), (std::vector<Shape> { { 0, 4 } })); // no rows picked
+    }
+    {
+        Call c("MatMul", { { 4 }, { 3, 4, 5 } }, 1);
+        QCOMPARE(c.shapes(), (std::vector<Shape> { { 3, 5 } }));
+        Call mismatch("MatMul", { { 2, 3 }, { 4, 5 } }, 1);
+        QVERIFY(mismatch.shapes().empty());
+    }
+    {
+        Call c("Add", { { 3, 1 }, { 1, 4 } }, 1);
+        QCOMPARE(c.shapes(), (std::vector<Shape> { { 3, 4 } }));
+        Call bad("Add", { { 3, 2 }, { 4 } }, 1);
+        QVERIFY(bad.shapes().empty());
+    }
+    {
+        Call squeeze("Squeeze", { { 1, 3, 1, 2 } }, 1);
+        QCOMPARE(squeeze.shapes(), (std::vector<Shape> { { 3, 2 } }));
+        Call unsqueeze("Unsqueeze", { { 3, 2 }, { 2 } }, 1, { { 1, { 0, -1 } } });
+        QCOMPARE(unsqueeze.shapes(), (std::vector<Shape> { { 1, 3, 2, 1 } }));
+    }
+    {
+        Call c("ReduceMin", { { 2, 3, 4 }, { 1 } }, 1, { { 1, { -2 } } });
+        c.op.attributes["keepdims"] = ints({ 0 });
+        QCOMPARE(c.shapes(), (std::vector<Shape> { { 2, 4 } }));
+        Call all("ReduceMin", { { 2, 3 } }, 1);
+        QCOMPARE(all.shapes(), (std::vector<Shape> { { 1, 1 } }));
+    }
+    {
+        Call c("TopK", { { 2, 9 }, { 1 } }, 2, { { 1, { 4 } } });
+        QCOMPARE(c.shapes(), (std::vector<Shape> { { 2, 4 }, { 2, 4 } }));
+        Call tooMany("TopK", { { 2, 9 }, { 1 } }, 2, { { 1, { 10 } } });
+        QVERIFY(tooMany.shapes().empty());
+    }
+    {
+        Call c("ConstantOfShape", { { 3 } }, 1, { { 0, { 2, 0, 5 } } });
+        QCOMPARE(c.shapes(), (std::vector<Shape> { { 2, 0, 5 } }));
+        Call c2("Concat", { { 2, 3 }, { 4, 3 } }, 1);
+        QCOMPARE(c2.shapes(), (std::vector<Shape> { { 6, 3 } }));
+        Call c3("Expand", { { 3, 1 }, { 3 } }, 1, { { 1, { 2, 1, 6 } } });
+        QCOMPARE(c3.shapes(), (std::vector<Shape> { { 2, 3, 6 } }));
+        Call c4("Pad", { { 3, 4 }, { 4 } }, 1, { { 1, { 1, 0, 2, 3 } } });
+        QCOMPARE(c4.shapes(), (std::vector<Shape> { { 6, 7 } }));
+    }
+    // An op without a rule has no run-time shape (it runs synthetic).
+    Call conv("Conv", { { 1, 3, 8, 8 }, { 4, 3, 3, 3 } }, 1);
+    QVERIFY(conv.shapes().empty());
+}
+
+// The sizing kernels on hand-checked data (the ONNX backend cases run in tst_executor too).
+void TestRunShapes::sizingKernels()
+{
+    // NonMaxSuppression: box 1 overlaps box 0 (IoU 0.81 > 0.5) and loses; box 2 stays apart.
+    std::vector<float> boxes { 0, 0, 1, 1, 0, 0.1f, 1, 1.1f, 0, 5, 1, 6 };
+    std::vector<float> scores { 0.9f, 0.8f, 0.7f };
+    std::vector<std::int64_t> maxOut { 10 };
+    std::vector<float> iou { 0.5f };
+    std::vector<std::int64_t> selected(30, -1);
+    core::Op op;
+    op.type = "NonMaxSuppression";
+    core::exec::KernelCall call;
+    call.op = &op;
+    auto view = [](core::DType dtype, Shape shape, void* data) {
+        core::exec::TensorView v;
+        v.dtype = dtype;
+        v.shape = shape;
+        v.count = kerneltest::countOf(shape);
+        v.data = static_cast<std::byte*>(data);
+        return v;
+    };
+    call.in = { view(core::DType::Float32, { 1, 3, 4 }, boxes.data()), view(core::DType::Float32, { 1, 1, 3 }, scores.data()),
+        view(core::DType::Int64, { 1 }, maxOut.data()), view(core::DType::Float32, { 1 }, iou.data()) };
+    call.out = { view(core::DType::Int64, { 30 }, selected.data()) };
+    const auto nms = core::exec::findSizingKernel("NonMaxSuppression");
+    QVERIFY(nms);
+    std::vector<Shape> shapes;
+    QVERIFY(nms(call, shapes));
+    QCOMPARE(shapes, (std::vector<Shape> { { 2, 3 } }));
+    QCOMPARE(std::vector<std::int64_t>(selected.begin(), selected.begin() + 7), (std::vector<std::int64_t> { 0, 0, 0, 0, 0, 2, -1 }));
+    // Room for one selection only: refused, and nothing past that room is written.
+    std::fill(selected.begin(), selected.end(), -1);
+    call.out[0].count = 3;
+    QVERIFY(!nms(call, shapes));
+    QVERIFY(std::all_of(selected.begin() + 3, selected.end(), [](std::int64_t v) { return v == -1; }));
+
+    // Unique over rows (axis 0), not sorted: rows in order of first appearance.
+    std::vector<float> x { 1, 2, 3, 4, 1, 2 };
+    std::vector<float> y(6, -1);
+    std::vector<std::int64_t> first(3, -1), inverse(3, -1), counts(3, -1);
+    core::Op unique;
+    unique.type = "Unique";
+    unique.attributes["axis"] = ints({ 0 });
+    unique.attributes["sorted"] = ints({ 0 });
+    core::exec::KernelCall u;
+    u.op = &unique;
+    u.in = { view(core::DType::Float32, { 3, 2 }, x.data()) };
+    u.out = { view(core::DType::Float32, { 6 }, y.data()), view(core::DType::Int64, { 3 }, first.data()),
+        view(core::DType::Int64, { 3 }, inverse.data()), view(core::DType::Int64, { 3 }, counts.data()) };
+    QVERIFY(core::exec::findSizingKernel("Unique")(u, shapes));
+    QCOMPARE(shapes, (std::vector<Shape> { { 2, 2 }, { 2 }, { 3 }, { 2 } }));
+    QCOMPARE(std::vector<float>(y.begin(), y.begin() + 4), (std::vector<float> { 1, 2, 3, 4 }));
+    QCOMPARE(std::vector<std::int64_t>(first.begin(), first.begin() + 2), (std::vector<std::int64_t> { 0, 1 }));
+    QCOMPARE(inverse, (std::vector<std::int64_t> { 0, 1, 0 }));
+    QCOMPARE(std::vector<std::int64_t>(counts.begin(), counts.begin() + 2), (std::vector<std::int64_t> { 2, 1 }));
+}
+
+QTEST_GUILESS_MAIN(TestRunShapes)
+#include "tst_runshapes.moc"
