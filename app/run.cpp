@@ -143,6 +143,10 @@ nlohmann::ordered_json toJson(const RunResults& r)
     j["outputs_match_reference"] = r.arenaMatch;
     j["ops_real"] = m.opsReal;
     j["ops_synthetic"] = m.opsSynthetic;
+    j["ops_runtime_shapes"] = m.opsRuntimeShaped;
+    j["bounded_tensors"] = m.boundedTensors;
+    j["bounded_bytes"] = m.boundedBytes;
+    j["bounded_used_bytes"] = m.boundedUsedBytes;
     if (r.pool) {
         j["device_name"] = r.deviceName;
         j["ops_on_host"] = m.opsHost;
@@ -239,6 +243,10 @@ void printTable(const RunResults& r)
         std::printf(" (%d of them on the host: no device kernel; %d precomputed: constant inputs, computed once, copied in)", m.opsHost,
             m.opsPrecomputed);
     std::printf("\n");
+    if (m.boundedTensors > 0)
+        std::printf("bounds      %d tensors sized by an upper bound: %s of bounds, the data filled %s "
+                    "(%d ops on run-time shapes)\n",
+            m.boundedTensors, bytes(m.boundedBytes).c_str(), bytes(m.boundedUsedBytes).c_str(), m.opsRuntimeShaped);
     if (w.workspaces) {
         const auto [count, total] = workspaceTotals(w);
         std::printf("workspaces  %d op workspace buffers, %s in all, planned with the activations (not kernel scratch)\n", count,

@@ -233,6 +233,33 @@ private slots:
         QVERIFY(!fused.out.contains(QStringLiteral("synthetic kernels")));
     }
 
+    // Data-dependent ops run for real: the report says how much of the bounds the data filled.
+    void runReportsBoundsFilled()
+    {
+        const QString model = QStringLiteral(MEMPLAN_SOURCE_DIR "/tests/models/tricky/nonzero_gather.onnx");
+        if (!QFile::exists(model))
+            QSKIP("tests/models/tricky/nonzero_gather.onnx is missing: run scripts/make_models.sh to make the test models");
+        QTemporaryDir dir;
+        const auto json = dir.filePath(QStringLiteral("run.json"));
+        const auto run = memplan({ QStringLiteral("run"), model, QStringLiteral("--repeat"), QStringLiteral("1"), QStringLiteral("--json"), json });
+        QVERIFY2(run.exitCode == 0, qPrintable(run.err + run.out));
+        QVERIFY2(run.out.contains(QRegularExpression(QStringLiteral("ops +5 real, 0 synthetic"))), qPrintable(run.out));
+        QVERIFY2(run.out.contains(QRegularExpression(QStringLiteral("bounds +4 tensors sized by an upper bound: .* of bounds, "
+                                                                    "the data filled .* \\(4 ops on run-time shapes\\)"))),
+            qPrintable(run.out));
+        QFile file(json);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const auto j = QJsonDocument::fromJson(file.readAll()).object();
+        QCOMPARE(j.value(QStringLiteral("ops_runtime_shapes")).toInt(), 4);
+        QCOMPARE(j.value(QStringLiteral("bounded_tensors")).toInt(), 4);
+        // X [3,4] bounds n <= 12 positive elements: NonZero [2,n] and its transpose (int64), the
+        // picked values and their Relu (float): 40 bytes per element. Random X in [-1, 1) has
+        // some of each sign.
+        QCOMPARE(j.value(QStringLiteral("bounded_bytes")).toInteger(), qint64(40 * 12));
+        const auto used = j.value(QStringLiteral("bounded_used_bytes")).toInteger();
+        QVERIFY2(used > 0 && used < 40 * 12 && used % 40 == 0, qPrintable(QString::number(used)));
+    }
+
     void helpOnEveryCommand()
     {
         for (const char* command : { "plan", "compare", "examples", "export", "bench", "run" }) {

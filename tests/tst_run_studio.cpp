@@ -76,6 +76,7 @@ private slots:
     void cancelStopsTheRun();
     void replanClearsMeasurement();
     void newModelClearsMeasurement();
+    void dataDependentRunShowsBounds();
     void allocationProblemCannotRun();
 
 private:
@@ -223,6 +224,7 @@ void TestRunStudio::runOverlaysMeasurement()
     QVERIFY(run->rooflineStepMs.empty());
     QCOMPARE(m_window->latencyLane()->rooflineMs(0), 0.0);
     QVERIFY2(!summary.contains(QStringLiteral("Roofline")), qPrintable(summary));
+    QVERIFY2(!summary.contains(QStringLiteral("Upper bounds")), qPrintable(summary)); // example:cnn has none
 }
 
 // A GPU run's measurement (its fields as runCudaJob fills them; built here from the CPU run, since a
@@ -480,6 +482,25 @@ void TestRunStudio::newModelClearsMeasurement()
     QCOMPARE(m_window->latencyLane()->entryCount(), 0);
     QVERIFY(runAndWait());
     QCOMPARE(m_window->latencyLane()->entryCount(), m_window->document()->steps());
+}
+
+// A model whose sizes depend on its data: the run fills part of the bounds, and the summary says how much.
+void TestRunStudio::dataDependentRunShowsBounds()
+{
+    const QString model = QStringLiteral(MEMPLAN_SOURCE_DIR "/tests/models/tricky/nonzero_gather.onnx");
+    if (!QFile::exists(model))
+        QSKIP("tests/models/tricky/nonzero_gather.onnx is missing: run scripts/make_models.sh to make the test models");
+    QVERIFY(openAndWait(model));
+    QVERIFY(runAndWait());
+    const RunMeasurement* run = m_window->document()->measurement();
+    QVERIFY(run);
+    QCOMPARE(run->arena.opsSynthetic, 0);
+    QCOMPARE(run->arena.boundedTensors, 4);
+    const QString summary = m_window->summaryPanel()->summaryText();
+    const QString filled = QStringLiteral("Upper bounds filled: %1 of 480 B")
+                               .arg(QString::fromStdString(core::formatBytes(run->arena.boundedUsedBytes)));
+    QVERIFY2(summary.contains(filled), qPrintable(summary));
+    QVERIFY2(summary.contains(QStringLiteral("Run-time shapes: 4 ops")), qPrintable(summary));
 }
 
 void TestRunStudio::allocationProblemCannotRun()

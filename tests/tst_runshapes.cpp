@@ -159,6 +159,13 @@ void TestRunShapes::dataDependentOpsRunForReal()
     QCOMPARE(valuesOf<float>(reference->outputs[1]), (std::vector<float> { 3.0f, 2.0f, 0.7f }));
     QCOMPARE(reference->outputs[2].shape, (Shape { 3 }));
     QCOMPARE(valuesOf<std::int64_t>(reference->outputs[2]), (std::vector<std::int64_t> { 2, 1, 3 }));
+    // The bounds reserve nz [2,8] + idx [8,2] (int64), picked and top [8] (float), where [8] (int64);
+    // the data filled [2,4], [4,2], [4], [3] and [3] of them. NonZero, Transpose, GatherND and TopK
+    // sized their outputs.
+    QCOMPARE(reference->boundedTensors, 5);
+    QCOMPARE(reference->boundedBytes, core::Bytes(128 + 128 + 32 + 32 + 64));
+    QCOMPARE(reference->boundedUsedBytes, core::Bytes(64 + 64 + 16 + 12 + 24));
+    QCOMPARE(reference->opsRuntimeShaped, 4);
     checkEveryPlanner(w, options, reference->outputs);
 
     // Nothing above the threshold: every run-time shape is empty, and still nothing is synthetic.
@@ -185,6 +192,8 @@ void TestRunShapes::boundTooSmallRunsSynthetic()
     QCOMPARE(reference->opsSynthetic, 5);
     QCOMPARE(reference->outputs[1].shape, (Shape { 3 })); // the bound, as without run-time shapes
     QCOMPARE(reference->outputs[1].data.size(), std::size_t(3 * sizeof(float)));
+    QCOMPARE(reference->opsRuntimeShaped, 0);
+    QCOMPARE(reference->boundedUsedBytes, reference->boundedBytes); // unknown shapes count whole
     checkEveryPlanner(w, options, reference->outputs);
     // With room enough the same data runs real: the fallback above is the bound's doing.
     const auto roomy = aboveThreshold(4);

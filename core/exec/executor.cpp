@@ -295,6 +295,15 @@ Expected<Measurement> runOnCpu(const Graph& graph, const Schedule& schedule, con
         }
         totals.push_back(std::chrono::duration<double, std::milli>(Clock::now() - runStart).count());
         if (r == 0)
+            for (std::size_t t = 0; t < graph.tensors.size(); ++t) {
+                const auto& tensor = graph.tensors[t];
+                if (!tensor.estimated || !layout->placement.tensors[t].stored)
+                    continue;
+                ++m.boundedTensors;
+                m.boundedBytes += tensor.size;
+                m.boundedUsedBytes += shapes.known[t] ? elementCount(shapes.shape[t]) * dtypeBytes(tensor.dtype) : tensor.size;
+            }
+        if (r == 0)
             for (auto t : graph.outputs) {
                 HostTensor h;
                 const auto& tensor = graph.tensors[t];
@@ -315,6 +324,7 @@ Expected<Measurement> runOnCpu(const Graph& graph, const Schedule& schedule, con
     for (std::size_t s = 0; s < steps.size(); ++s) {
         const auto& op = *steps[s].call.op;
         (real[s] ? m.opsReal : m.opsSynthetic)++;
+        m.opsRuntimeShaped += real[s] && steps[s].dynamic ? 1 : 0;
         m.ops.push_back(OpMeasurement { op.name, op.type, real[s], median(opTimes[s]), percentile(opTimes[s], 0.99) });
     }
     m.stepBytes = std::move(stepBytes);

@@ -95,6 +95,13 @@ struct Measurement {
     int opsReal = 0, opsSynthetic = 0;
     int opsHost = 0; // CUDA executor: ops that ran on the host for want of a device kernel (counted in real/synthetic too)
     int opsPrecomputed = 0; // CUDA executor: ops computed once before the passes (constant inputs; counted in real too)
+    // Data-dependent shapes (CPU executor; 0 elsewhere): real ops whose outputs the run sized
+    // (sizing kernels and ops computed from them), and the tensors import sized by an upper bound
+    // that the run placed: how many, the bytes their bounds reserve in the plan, and the bytes their
+    // run-time shapes filled in the first run (one whose shape stayed unknown counts whole).
+    int opsRuntimeShaped = 0;
+    int boundedTensors = 0;
+    Bytes boundedBytes = 0, boundedUsedBytes = 0;
     LatencyStats latencyMs;          // whole forward pass
     std::vector<OpMeasurement> ops;  // in schedule order
     std::vector<HostTensor> outputs; // graph outputs, in graph order
