@@ -10,6 +10,7 @@
 #include "kerneltest.h"
 #include "planners/planner.h"
 #include "planners/validate.h"
+#include "strategies/strategy.h"
 
 #include <QtTest>
 
@@ -139,6 +140,7 @@ class TestRunShapes : public QObject {
 private slots:
     void dataDependentOpsRunForReal();
     void boundTooSmallRunsSynthetic();
+    void concatOfBoundedTensorsStaysACopy();
     void shapeRules();
     void sizingKernels();
 };
@@ -200,6 +202,56 @@ void TestRunShapes::boundTooSmallRunsSynthetic()
     const auto fits = core::runOnCpu(*roomy.graph, roomy.schedule, roomy.problem, core::noReusePlan(roomy.problem), roomy.bufferTensor, options);
     QVERIFY(fits);
     QCOMPARE(fits->opsSynthetic, 0);
+}
+
+// Two NonZero results joined by a Concat: the inplace strategy must not write them into slices of
+// the Concat's output placed by their bounds (the run packs their run-time shapes), so the
+// transformed model still computes the original's outputs.
+void TestRunShapes::concatOfBoundedTensorsStaysACopy()
+{
+    using core::DType;
+    using core::TensorKind;
+    GraphBuilder b;
+    const auto x = b.tensor("x", { 6 }, TensorKind::Input);
+    const auto lo = b.tensor("lo", { 1 }, TensorKind::Input), hi = b.tensor("hi", { 1 }, TensorKind::Input);
+    const auto above = b.tensor("above", { 6 }, TensorKind::Activation, DType::Bool);
+    const auto below = b.tensor("below", { 6 }, TensorKind::Activation, DType::Bool);
+    const auto up = b.tensor("up", { 1, 6 }, TensorKind::Activation, DType::Int64);
+    const auto down = b.tensor("down", { 1, 6 }, TensorKind::Activation, DType::Int64);
+    const auto both = b.tensor("both", { 1, 12 }, TensorKind::Output, DType::Int64);
+    for (auto t : { up, down, both })
+        b.g.tensors[std::size_t(t)].estimated = true;
+    b.op("above", "Greater", { x, lo }, { above });
+    b.op("below", "Less", { x, hi }, { below });
+    b.op("up", "NonZero", { above }, { up });
+    b.op("down", "NonZero", { below }, { down });
+    b.op("join", "Concat", { up, down }, { both })->attributes["axis"] = ints({ 1 });
+    const auto original = b.workload("bounded-concat", 8);
+
+    core::RunOptions options;
+    options.inputs["x"] = floats({ 6 }, { 0.0f, 1.0f, 2.0f, 3.0f, 4.0f, 5.0f });
+    options.inputs["lo"] = floats({ 1 }, { 0.5f }); // 5 above
+    options.inputs["hi"] = floats({ 1 }, { 3.5f }); // 4 below
+    const auto expected = core::runOnCpu(*original.graph, original.schedule, original.problem, core::noReusePlan(original.problem),
+        original.bufferTensor, options);
+    QVERIFY(expected);
+    QCOMPARE(expected->opsSynthetic, 0);
+    QCOMPARE(expected->outputs[0].shape, (Shape { 1, 9 }));
+    QCOMPARE(valuesOf<std::int64_t>(expected->outputs[0]), (std::vector<std::int64_t> { 1, 2, 3, 4, 5, 0, 1, 2, 3 }));
+
+    core::StrategyOptions strategyOptions;
+    strategyOptions.alignment = original.problem.alignment;
+    const auto applied = core::applyStrategies(original, { "inplace" }, strategyOptions);
+    QVERIFY2(applied, applied ? "" : applied.error().message.c_str());
+    for (const auto& report : applied->reports)
+        for (const auto& detail : report.details)
+            QVERIFY2(detail.find("slices") == std::string::npos, detail.c_str());
+    const auto& w = applied->workload;
+    const auto transformed = core::runOnCpu(*w.graph, w.schedule, w.problem, core::noReusePlan(w.problem), w.bufferTensor, options);
+    QVERIFY(transformed);
+    const auto mismatch = core::compareOutputs(*w.graph, expected->outputs, transformed->outputs);
+    QVERIFY2(mismatch.empty(), mismatch.c_str());
+    checkEveryPlanner(w, options, expected->outputs);
 }
 
 // Output shapes as the ONNX operator definitions give them.

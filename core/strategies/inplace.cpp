@@ -65,7 +65,8 @@ std::vector<Bytes> profileOf(const Transformed& state, const StrategyOptions& op
 // Where a Concat's inputs sit in its output: the normalised axis and each input's slice offset.
 // Empty offsets when the Concat cannot hold its inputs in slices: its one output must be an
 // activation or graph output in device memory that shares nothing, of its inputs' total size, with
-// every dimension before the axis 1 (each slice one contiguous range).
+// every dimension before the axis 1 (each slice one contiguous range). No tensor of it may be sized
+// by an upper bound: slices placed by bounds do not hold run-time shapes, which the Concat packs.
 struct Slices {
     TensorIndex output = -1;
     std::int64_t axis = 0;
@@ -88,6 +89,8 @@ Slices slicesOf(const Transformed& state, const std::vector<int>& sharers, const
     std::int64_t axis = a != op.attributes.end() && !a->second.ints.empty() ? a->second.ints[0] : 0;
     axis = axis < 0 ? axis + rank : axis;
     if (axis < 0 || axis >= rank || std::any_of(out.shape.begin(), out.shape.begin() + axis, [](std::int64_t d) { return d != 1; }))
+        return result;
+    if (out.estimated || std::any_of(op.inputs.begin(), op.inputs.end(), [&](TensorIndex x) { return graph.tensors[std::size_t(x)].estimated; }))
         return result;
     std::vector<Bytes> offsets;
     Bytes at = 0;
