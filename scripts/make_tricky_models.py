@@ -252,6 +252,41 @@ def nonzero_gather():
         "Y": [None]})
 
 
+def if_nms():
+    """Opset 17: batched NMS inside an If, as detection exporters write it. The
+    condition is ReduceMax(scores) > 0.5; the then-branch runs NonMaxSuppression
+    on the outer boxes [1, 6, 4] and scores [1, 1, 6] (at most 'max_boxes' = 3 per
+    class, an outer constant; IoU 0.5 and score threshold 0.1 are branch
+    Constants) and keeps the box column of its [n, 3] result; the else-branch
+    returns an empty list. After the If, Gather picks the kept boxes' scores.
+    The kept list has a data-dependent length: bounded by 3 at import."""
+    then_g = helper.make_graph(
+        [helper.make_node("Constant", [], ["iou"], value=helper.make_tensor("iou_t", F, [1], [0.5])),
+         helper.make_node("Constant", [], ["min_score"], value=helper.make_tensor("min_t", F, [1], [0.1])),
+         helper.make_node("Constant", [], ["col"], value=helper.make_tensor("col_t", I64, [1], [2])),
+         helper.make_node("NonMaxSuppression", ["boxes", "scores", "max_boxes", "iou", "min_score"], ["selected"]),
+         helper.make_node("Gather", ["selected", "col"], ["column"], axis=1),
+         helper.make_node("Squeeze", ["column", "col_axis"], ["t_keep"])],
+        "then_branch", [], [out("t_keep", I64)])
+    else_g = helper.make_graph(
+        [helper.make_node("Constant", [], ["e_keep"], value=helper.make_tensor("none", I64, [0], []))],
+        "else_branch", [], [out("e_keep", I64)])
+    nodes = [
+        helper.make_node("ReduceMax", ["scores"], ["best"], keepdims=0),
+        helper.make_node("Greater", ["best", "half"], ["any"]),
+        helper.make_node("If", ["any"], ["keep"], then_branch=then_g, else_branch=else_g),
+        helper.make_node("Reshape", ["scores", "flat_shape"], ["flat"]),
+        helper.make_node("Gather", ["flat", "keep"], ["kept_scores"], axis=0),
+    ]
+    g = helper.make_graph(
+        nodes, "if_nms",
+        [inp("boxes", F, [1, 6, 4]), inp("scores", F, [1, 1, 6])],
+        [out("keep", I64), out("kept_scores", F)],
+        initializer=[i64("max_boxes", [3]), i64("col_axis", [1]), i64("flat_shape", [-1]),
+                     init("half", np.array(0.5, dtype=np.float32))])
+    return model(if_nms, 17, g, {"keep": [None], "kept_scores": [None]})
+
+
 def attention_seq():
     """Opset 17: one transformer self-attention block on x [1, seq, 64] where 'seq'
     is a symbolic dim: Q/K/V MatMuls, head split by Reshape whose target shape is
@@ -315,6 +350,7 @@ FIXTURES = [
     loop_accumulate,
     nonzero_gather,
     attention_seq,
+    if_nms,
 ]
 
 

@@ -5,6 +5,8 @@
 // the shape rules against the ONNX definitions; a bound the data overruns falls back to the
 // synthetic kernels without writing past the room; every plan agrees with the no-reuse run.
 #include "graphbuilder.h"
+#include "exec/tensordata.h"
+#include "io/workload.h"
 #include "exec/executor.h"
 #include "exec/runshape.h"
 #include "kerneltest.h"
@@ -15,6 +17,7 @@
 #include <QtTest>
 
 #include <cstring>
+#include <filesystem>
 
 using core::exec::Shape;
 using kerneltest::ints;
@@ -141,6 +144,7 @@ private slots:
     void dataDependentOpsRunForReal();
     void boundTooSmallRunsSynthetic();
     void concatOfBoundedTensorsStaysACopy();
+    void ifRunsTheBranchItsConditionPicks();
     void shapeRules();
     void sizingKernels();
 };
@@ -252,6 +256,48 @@ void TestRunShapes::concatOfBoundedTensorsStaysACopy()
     const auto mismatch = core::compareOutputs(*w.graph, expected->outputs, transformed->outputs);
     QVERIFY2(mismatch.empty(), mismatch.c_str());
     checkEveryPlanner(w, options, expected->outputs);
+}
+
+// tricky/if_nms.onnx (scripts/make_tricky_models.py): NonMaxSuppression inside an If's then-branch,
+// a Gather after the If on the kept list's run-time length.
+void TestRunShapes::ifRunsTheBranchItsConditionPicks()
+{
+    const std::string file = MEMPLAN_SOURCE_DIR "/tests/models/tricky/if_nms.onnx";
+    if (!std::filesystem::exists(file))
+        QSKIP("tests/models/tricky/if_nms.onnx is missing: run scripts/make_models.sh to make the test models");
+    auto w = core::loadWorkload(file, {});
+    QVERIFY2(w, w ? "" : w.error().message.c_str());
+    auto data = core::loadTensorData(file, *w->graph);
+    QVERIFY2(data, data ? "" : data.error().message.c_str());
+    QCOMPARE(data->branches.size(), std::size_t(1));
+    core::RunOptions options;
+    options.modelData = std::make_shared<const core::ModelData>(std::move(*data));
+    // Box 1 overlaps box 0 and box 4 overlaps box 5 (IoU > 0.5); box 3 scores under 0.1. By falling
+    // score: 5, 0, (1 suppressed), 2, (4 suppressed): three kept, the most the model allows.
+    options.inputs["boxes"] = floats({ 1, 6, 4 }, { 0, 0, 1, 1, 0, 0.1f, 1, 1.1f, 0, 5, 1, 6, 0, 10, 1, 11, 0, 20, 1, 21, 0, 20.05f, 1, 21.05f });
+    options.inputs["scores"] = floats({ 1, 1, 6 }, { 0.9f, 0.8f, 0.7f, 0.05f, 0.6f, 0.95f });
+    const auto run = core::runOnCpu(*w->graph, w->schedule, w->problem, core::noReusePlan(w->problem), w->bufferTensor, options);
+    QVERIFY2(run, run ? "" : run.error().message.c_str());
+    QCOMPARE(run->opsSynthetic, 0);
+    QCOMPARE(valuesOf<std::int64_t>(run->outputs[0]), (std::vector<std::int64_t> { 5, 0, 2 }));
+    QCOMPARE(valuesOf<float>(run->outputs[1]), (std::vector<float> { 0.95f, 0.9f, 0.7f }));
+    QVERIFY(run->scratchBytes > 0); // the branch's values
+    checkEveryPlanner(*w, options, run->outputs);
+
+    // Every score under 0.5: the else-branch's empty list, and an empty Gather after it.
+    options.inputs["scores"] = floats({ 1, 1, 6 }, { 0.4f, 0.3f, 0.2f, 0.05f, 0.1f, 0.45f });
+    const auto none = core::runOnCpu(*w->graph, w->schedule, w->problem, core::noReusePlan(w->problem), w->bufferTensor, options);
+    QVERIFY(none);
+    QCOMPARE(none->opsSynthetic, 0);
+    QCOMPARE(none->outputs[0].shape, (Shape { 0 }));
+    QCOMPARE(none->outputs[1].shape, (Shape { 0 }));
+    checkEveryPlanner(*w, options, none->outputs);
+
+    // Without the model's data the branches are unknown: the If and the Gather after it run synthetic.
+    options.modelData.reset();
+    const auto blind = core::runOnCpu(*w->graph, w->schedule, w->problem, core::noReusePlan(w->problem), w->bufferTensor, options);
+    QVERIFY(blind);
+    QCOMPARE(blind->opsSynthetic, 2);
 }
 
 // Output shapes as the ONNX operator definitions give them.

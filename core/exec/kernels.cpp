@@ -199,6 +199,8 @@ float* scratch(int slot, std::int64_t floats)
 
 Bytes scratchHighWater() { return g_scratchHighWater; }
 
+void noteScratchBytes(Bytes bytes) { g_scratchHighWater = std::max(g_scratchHighWater, bytes); }
+
 void releaseScratch()
 {
     for (auto& v : g_scratch)

@@ -106,6 +106,8 @@ std::int64_t workspaceFloats(const KernelCall& call);
 // bytes ever held, counted in the run's peak.
 float* scratch(int slot, std::int64_t floats);
 Bytes scratchHighWater();
+// Raises the high-water mark to `bytes` held outside the scratch slots (an If branch's values).
+void noteScratchBytes(Bytes bytes);
 // Frees the scratch and restarts its high-water mark: each run measures its own.
 void releaseScratch();
 

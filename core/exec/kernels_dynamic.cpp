@@ -101,14 +101,18 @@ bool compress(const KernelCall& c, std::vector<Shape>& shapes)
 }
 
 struct Corners {
-    float yMin, xMin, yMax, xMax;
+    float yMin, xMin, yMax, xMax, area;
 };
 
 Corners cornersOf(const float* b, bool centerPoint)
 {
+    Corners c;
     if (centerPoint) // [x_center, y_center, width, height]
-        return { b[1] - b[3] / 2, b[0] - b[2] / 2, b[1] + b[3] / 2, b[0] + b[2] / 2 };
-    return { std::min(b[0], b[2]), std::min(b[1], b[3]), std::max(b[0], b[2]), std::max(b[1], b[3]) };
+        c = { b[1] - b[3] / 2, b[0] - b[2] / 2, b[1] + b[3] / 2, b[0] + b[2] / 2, 0 };
+    else
+        c = { std::min(b[0], b[2]), std::min(b[1], b[3]), std::max(b[0], b[2]), std::max(b[1], b[3]), 0 };
+    c.area = (c.xMax - c.xMin) * (c.yMax - c.yMin);
+    return c;
 }
 
 // True when the two boxes overlap by more than `threshold` (intersection over union).
@@ -119,9 +123,8 @@ bool suppresses(const Corners& a, const Corners& b, float threshold)
     if (xMax <= xMin || yMax <= yMin)
         return false;
     const float inter = (xMax - xMin) * (yMax - yMin);
-    const float areaA = (a.xMax - a.xMin) * (a.yMax - a.yMin), areaB = (b.xMax - b.xMin) * (b.yMax - b.yMin);
-    const float uni = areaA + areaB - inter;
-    if (inter <= 0 || areaA <= 0 || areaB <= 0 || uni <= 0)
+    const float uni = a.area + b.area - inter;
+    if (inter <= 0 || a.area <= 0 || b.area <= 0 || uni <= 0)
         return false;
     return inter / uni > threshold;
 }
@@ -149,8 +152,12 @@ bool nonMaxSuppression(const KernelCall& c, std::vector<Shape>& shapes)
     const float minScore = thresholded ? c.in[4].f32()[0] : 0.0f;
     const bool centerPoint = c.attrInt("center_point_box", 0) != 0;
     std::int64_t selectedCount = 0;
-    std::vector<std::int64_t> candidates, kept;
-    for (std::int64_t b = 0; b < batches && maxOut > 0; ++b)
+    std::vector<std::int64_t> candidates;
+    std::vector<Corners> corners, kept; // the batch's boxes once; the class's kept boxes
+    for (std::int64_t b = 0; b < batches && maxOut > 0; ++b) {
+        corners.clear();
+        for (std::int64_t i = 0; i < n; ++i)
+            corners.push_back(cornersOf(boxes.f32() + (b * n + i) * 4, centerPoint));
         for (std::int64_t k = 0; k < classes; ++k) {
             const float* s = scores.f32() + (b * classes + k) * n;
             candidates.clear();
@@ -162,12 +169,10 @@ bool nonMaxSuppression(const KernelCall& c, std::vector<Shape>& shapes)
             for (auto i : candidates) {
                 if (std::int64_t(kept.size()) == maxOut)
                     break;
-                const Corners box = cornersOf(boxes.f32() + (b * n + i) * 4, centerPoint);
-                const bool overlaps = std::any_of(kept.begin(), kept.end(),
-                    [&](std::int64_t j) { return suppresses(cornersOf(boxes.f32() + (b * n + j) * 4, centerPoint), box, iou); });
-                if (overlaps)
+                const Corners& box = corners[std::size_t(i)];
+                if (std::any_of(kept.begin(), kept.end(), [&](const Corners& j) { return suppresses(j, box, iou); }))
                     continue;
-                kept.push_back(i);
+                kept.push_back(box);
                 if ((selectedCount + 1) * 3 > y.count)
                     return false;
                 std::int64_t* row = y.i64() + selectedCount * 3;
@@ -177,6 +182,7 @@ bool nonMaxSuppression(const KernelCall& c, std::vector<Shape>& shapes)
                 ++selectedCount;
             }
         }
+    }
     shapes = { Shape { selectedCount, 3 } };
     return true;
 }

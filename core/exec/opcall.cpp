@@ -86,6 +86,10 @@ PreparedCall prepareCall(const Graph& g, const Op& op, const std::vector<int>* s
     for (auto t : op.outputs)
         p.call.out.push_back(tensorView(g, t, access.address(t)));
     p.outTensor = op.outputs;
+    for (auto t : op.captured) {
+        p.capturedTensor.push_back(t);
+        p.captured.push_back(tensorView(g, t, access.address(t)));
+    }
     const bool defaultDomain = isDefaultDomain(op);
     p.constant = defaultDomain && op.type == "Constant";
     p.fill = defaultDomain && op.type == "ConstantOfShape" && op.outputs.size() == 1 && !g.tensors[op.outputs[0]].estimated;
@@ -199,6 +203,11 @@ PreparedCall prepareOp(const Graph& g, const Op& op, OpIndex opIndex, const RunO
     if (options.modelData)
         if (auto it = options.modelData->outputSlots.find(opIndex); it != options.modelData->outputSlots.end())
             p.call.outSlots = it->second;
+    if (options.modelData && op.type == "If" && isDefaultDomain(op))
+        if (auto it = options.modelData->branches.find(opIndex); it != options.modelData->branches.end()) {
+            p.branches = it->second;
+            p.dynamic = true;
+        }
     for (std::size_t k = 0; k < op.body.size(); ++k) {
         const std::vector<int>* bodySlots = nullptr;
         if (options.modelData)
@@ -216,6 +225,8 @@ void repoint(PreparedCall& p, const TensorAccess& access)
             p.call.in[k].data = access.address(p.inTensor[k]);
     for (std::size_t k = 0; k < p.call.out.size(); ++k)
         p.call.out[k].data = access.address(p.outTensor[k]);
+    for (std::size_t k = 0; k < p.captured.size(); ++k)
+        p.captured[k].data = access.address(p.capturedTensor[k]);
     for (auto& part : p.body)
         repoint(part, access);
 }
@@ -249,6 +260,8 @@ void viewInputs(const Graph& g, PreparedCall& p, const RuntimeShapes& shapes)
 {
     for (std::size_t k = 0; k < p.call.in.size(); ++k)
         viewAs(g, p.call.in[k], p.inTensor[k], shapes);
+    for (std::size_t k = 0; k < p.captured.size(); ++k)
+        viewAs(g, p.captured[k], p.capturedTensor[k], shapes);
     for (auto& part : p.body)
         viewInputs(g, part, shapes);
 }
@@ -266,6 +279,24 @@ bool runShaped(const Graph& g, PreparedCall& p, const RunOptions& options, std::
     auto& call = p.call;
     for (std::size_t k = 0; k < call.out.size(); ++k)
         call.out[k] = tensorView(g, p.outTensor[k], call.out[k].data); // the planned room
+    if (p.branches) {
+        std::vector<bool> bounded;
+        for (auto t : p.outTensor)
+            bounded.push_back(g.tensors[t].estimated);
+        const OuterLookup outer = [&](const std::string& name, TensorView& view) {
+            for (std::size_t k = 0; k < p.captured.size(); ++k)
+                if (g.tensors[p.capturedTensor[k]].name == name && p.captured[k].present()) {
+                    view = p.captured[k];
+                    return true;
+                }
+            return false;
+        };
+        Bytes held = 0;
+        std::string why;
+        const bool ran = runIf(*p.branches, call, bounded, outer, outShapes, held, why);
+        noteScratchBytes(held);
+        return ran;
+    }
     if (p.sizing)
         return p.sizing(call, outShapes) && outShapes.size() == call.out.size()
             && std::all_of(outShapes.begin(), outShapes.end(), [](const Shape& s) { return elementCount(s) >= 0; })
@@ -299,8 +330,9 @@ bool runWithShapes(const Graph& g, PreparedCall& p, const RunOptions& options, R
     viewInputs(g, p, shapes);
     for (auto t : p.outTensor)
         shapes.known[std::size_t(t)] = false;
-    const bool inputsKnown = std::all_of(p.inTensor.begin(), p.inTensor.end(),
-        [&](TensorIndex t) { return t < 0 || !g.tensors[t].estimated || shapes.known[std::size_t(t)]; });
+    const auto known = [&](TensorIndex t) { return t < 0 || !g.tensors[t].estimated || shapes.known[std::size_t(t)]; };
+    const bool inputsKnown = std::all_of(p.inTensor.begin(), p.inTensor.end(), known)
+        && (!p.branches || std::all_of(p.capturedTensor.begin(), p.capturedTensor.end(), known));
     if (!inputsKnown && p.body.empty()) {
         // An input's shape is unknown (its producer ran synthetic): no kernel can be exact on it.
         for (std::size_t k = 0; k < p.call.out.size(); ++k)

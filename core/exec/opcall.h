@@ -14,6 +14,7 @@
 //   op ran a real kernel, so a fused op computes the unfused ops' outputs bit for bit.
 
 #include "exec/executor.h"
+#include "exec/branch.h"
 #include "exec/kernels.h"
 #include "exec/runshape.h"
 
@@ -46,6 +47,11 @@ struct PreparedCall {
     bool dynamic = false;
     Kernel shapedKernel = nullptr;
     SizingKernel sizing = nullptr;
+    // An If with branches from the model's data (runWithShapes runs the one its condition picks), and
+    // the outer tensors its branches read (Op::captured) as views.
+    std::shared_ptr<const IfBranches> branches;
+    std::vector<TensorIndex> capturedTensor;
+    std::vector<TensorView> captured;
 };
 
 // Run-time shapes (runshape.h) of the estimated tensors a run has produced so far.

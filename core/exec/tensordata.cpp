@@ -2,10 +2,16 @@
 // SPDX-FileCopyrightText: MemPlan authors
 #include "exec/tensordata.h"
 
+#include "exec/branch.h"
+
 #include "onnx/onnxload.h"
 #include "onnx/onnxvalue.h"
 
+#include <onnx/defs/schema.h>
+#include <onnx/shape_inference/implementation.h>
+
 #include <cstring>
+#include <unordered_set>
 #include <fstream>
 
 namespace core {
@@ -137,6 +143,104 @@ std::optional<TensorProto> constantValue(const onnx::NodeProto& node)
     }
     return std::nullopt;
 }
+// An If branch as exec::runIf runs it: its nodes as ops, its constants decoded, and the element
+// type of every value it computes from ONNX type inference over the branch, its outer reads
+// declared with their types from `graph`. A branch that cannot run says why (Branch::unsupported).
+Expected<exec::Branch> loadBranch(const onnx::ModelProto& model, const onnx::GraphProto& body, const Graph& graph,
+    const std::filesystem::path& baseDir, const std::string& file)
+{
+    exec::Branch b;
+    onnx::ModelProto sub;
+    sub.set_ir_version(model.ir_version());
+    *sub.mutable_opset_import() = model.opset_import();
+    *sub.mutable_functions() = model.functions();
+    auto* g = sub.mutable_graph();
+    g->set_name(body.name());
+    *g->mutable_node() = body.node();
+    *g->mutable_output() = body.output();
+    *g->mutable_initializer() = body.initializer();
+    std::vector<std::string> reads;
+    std::unordered_set<std::string> seen;
+    onnxdetail::freeNames(body, reads, seen);
+    for (const auto& name : reads) {
+        const auto t = graph.findTensor(name);
+        if (!t)
+            continue;
+        const auto& tensor = graph.tensors[std::size_t(*t)];
+        auto* vi = g->add_input();
+        vi->set_name(name);
+        auto* type = vi->mutable_type()->mutable_tensor_type();
+        type->set_elem_type(onnxdetail::onnxFromDType(tensor.dtype));
+        if (tensor.rankKnown) {
+            auto* shape = type->mutable_shape();
+            for (auto d : tensor.shape) {
+                auto* dim = shape->add_dim();
+                if (d >= 0 && !tensor.estimated)
+                    dim->set_dim_value(d);
+            }
+        }
+    }
+    try {
+        onnx::shape_inference::InferShapes(sub, onnx::OpSchemaRegistry::Instance(), onnx::ShapeInferenceOptions(false, 0, true));
+    } catch (const std::exception& e) {
+        b.unsupported = "type inference over the branch failed: " + std::string(e.what()).substr(0, 200);
+    }
+    auto typeOf = [&](const onnx::ValueInfoProto& vi) {
+        if (vi.type().has_tensor_type())
+            if (const auto d = onnxdetail::dtypeFromOnnx(vi.type().tensor_type().elem_type()))
+                b.types[vi.name()] = *d;
+    };
+    for (const auto& vi : sub.graph().value_info())
+        typeOf(vi);
+    for (const auto& vi : sub.graph().output())
+        typeOf(vi);
+    for (const auto& t : body.initializer()) {
+        auto h = decode(t, baseDir, file);
+        if (!h)
+            return h.error();
+        b.types[t.name()] = h->dtype;
+        b.constants[t.name()] = std::move(*h);
+    }
+    for (int i = 0; i < body.node_size(); ++i) {
+        const auto& node = body.node(i);
+        Op op;
+        op.type = node.op_type();
+        op.domain = node.domain() == "ai.onnx" ? std::string() : node.domain();
+        op.name = onnxdetail::opNameOf(node, i);
+        for (const auto& a : node.attribute()) {
+            if (onnxdetail::isScalarOrListAttribute(a))
+                op.attributes.emplace(a.name(), onnxdetail::toAttribute(a));
+            if ((a.has_g() || a.graphs_size() > 0) && b.unsupported.empty())
+                b.unsupported = op.type + " '" + op.name + "' holds a subgraph of its own";
+            if (op.type == "ConstantOfShape" && a.name() == "value" && a.has_t()) {
+                auto h = decode(a.t(), baseDir, file);
+                if (!h)
+                    return h.error();
+                b.fills[std::size_t(i)] = std::move(*h);
+            }
+        }
+        if (op.type == "Constant" && op.domain.empty()) {
+            const auto value = constantValue(node);
+            if (!value || node.output_size() != 1 || value->data_type() == TensorProto::STRING) {
+                if (b.unsupported.empty())
+                    b.unsupported = "Constant '" + op.name + "' has no value the executor reads";
+            } else {
+                auto h = decode(*value, baseDir, file);
+                if (!h)
+                    return h.error();
+                b.types[node.output(0)] = h->dtype;
+                b.constants[node.output(0)] = std::move(*h);
+            }
+        }
+        b.inputs.emplace_back(node.input().begin(), node.input().end());
+        b.outputs.emplace_back(node.output().begin(), node.output().end());
+        b.ops.push_back(std::move(op));
+    }
+    for (const auto& vi : body.output())
+        b.results.push_back(vi.name());
+    return b;
+}
+
 } // namespace
 
 std::int64_t HostTensor::elementCount() const
@@ -182,6 +286,8 @@ ModelData remapModelData(const ModelData& data, const Graph& from, const Graph& 
             out.outputSlots[OpIndex(o)] = s->second;
         if (const auto f = data.fillValues.find(it->second); f != data.fillValues.end())
             out.fillValues[OpIndex(o)] = f->second;
+        if (const auto b = data.branches.find(it->second); b != data.branches.end())
+            out.branches[OpIndex(o)] = b->second;
     }
     return out;
 }
@@ -230,6 +336,18 @@ Expected<ModelData> loadTensorData(const std::filesystem::path& modelFile, const
             };
             recordGaps(node.input(), data.inputSlots);
             recordGaps(node.output(), data.outputSlots);
+            if (node.op_type() == "If" && (node.domain().empty() || node.domain() == "ai.onnx")) {
+                auto branches = std::make_shared<exec::IfBranches>();
+                for (const auto& a : node.attribute()) {
+                    if (!a.has_g() || (a.name() != "then_branch" && a.name() != "else_branch"))
+                        continue;
+                    auto branch = loadBranch(*model, a.g(), graph, baseDir, file);
+                    if (!branch)
+                        return branch.error();
+                    (a.name() == "then_branch" ? branches->then : branches->otherwise) = std::move(*branch);
+                }
+                data.branches[op] = std::move(branches);
+            }
             if (node.op_type() == "ConstantOfShape")
                 for (const auto& a : node.attribute())
                     if (a.name() == "value" && a.has_t()) {

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,10 @@ struct HostTensor {
 
     std::int64_t elementCount() const;
 };
+
+namespace exec {
+struct IfBranches;
+}
 
 // What the executor needs from a model file beyond the Graph that import gives.
 struct ModelData {
@@ -41,6 +46,8 @@ struct ModelData {
     std::map<OpIndex, std::vector<int>> outputSlots;
     // ConstantOfShape ops with a `value` attribute: that one-element tensor (absent: float 0).
     std::map<OpIndex, HostTensor> fillValues;
+    // If ops (default domain) and their branches as the CPU executor runs them (exec/branch.h).
+    std::map<OpIndex, std::shared_ptr<const exec::IfBranches>> branches;
 };
 
 // Reads `modelFile` again (the whole file, weights included) for the graph importOnnx made of it.

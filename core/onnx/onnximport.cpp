@@ -21,42 +21,6 @@ using namespace onnxdetail;
 
 namespace {
 
-Attribute toAttribute(const onnx::AttributeProto& a)
-{
-    Attribute result;
-    using A = onnx::AttributeProto;
-    switch (a.type()) {
-    case A::INT: result.ints = { a.i() }; break;
-    case A::INTS: result.ints.assign(a.ints().begin(), a.ints().end()); break;
-    case A::FLOAT: result.floats = { a.f() }; break;
-    case A::FLOATS: result.floats.assign(a.floats().begin(), a.floats().end()); break;
-    case A::STRING: result.text = a.s(); break;
-    case A::STRINGS:
-        for (int i = 0; i < a.strings_size(); ++i)
-            result.text += (i ? "," : "") + a.strings(i);
-        break;
-    default: // untyped attributes of very old models: take whichever field is set
-        if (a.has_i())
-            result.ints = { a.i() };
-        else if (a.has_f())
-            result.floats = { a.f() };
-        else if (a.has_s())
-            result.text = a.s();
-        else if (a.ints_size())
-            result.ints.assign(a.ints().begin(), a.ints().end());
-        else if (a.floats_size())
-            result.floats.assign(a.floats().begin(), a.floats().end());
-        break;
-    }
-    return result;
-}
-
-bool isScalarOrListAttribute(const onnx::AttributeProto& a)
-{
-    return !a.has_t() && !a.has_g() && !a.has_sparse_tensor() && !a.has_tp() && a.tensors_size() == 0
-        && a.graphs_size() == 0 && a.sparse_tensors_size() == 0 && a.type_protos_size() == 0;
-}
-
 // What the user can do about unsized tensors: bind symbolic dims, fix open inputs, or know where
 // the run-time dependence starts.
 std::string hintFor(const onnx::GraphProto& graph, const std::unordered_set<std::string>& weights, const Graph& g,

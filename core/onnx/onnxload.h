@@ -51,4 +51,9 @@ std::string opNameOf(const onnx::NodeProto& node, int index);
 // "a, b, c" of at most `limit` items, then "and N more".
 std::string joinNames(const std::vector<std::string>& names, std::size_t limit = 8);
 
+// An attribute as Op::attributes holds it (ints, floats or text); and whether it is one of those
+// kinds at all (not a tensor, graph or type).
+Attribute toAttribute(const onnx::AttributeProto& a);
+bool isScalarOrListAttribute(const onnx::AttributeProto& a);
+
 } // namespace core::onnxdetail

@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+#pragma once
+
+// If on the CPU executor: the branch the condition picks runs op by op, on the same kernels and
+// run-time shape rules as the top level (exec/runshape.h), and its results become the If's outputs.
+// - A branch is planned as part of its If (one op), so its values live outside the arena: each one
+//   its own host allocation of its run-time size, held until the branch ends; the most held at
+//   once is reported (kernel scratch). Data-dependent ops get the room their inputs allow at most
+//   (NonZero: rank × elements, NonMaxSuppression: every box of every class, ...).
+// - Outer values are read in place, with their run-time shapes.
+// - Element types come from ONNX type inference over the branch (loadTensorData).
+// - A branch that holds an op without a kernel, shape rule or type, a nested subgraph, or whose
+//   result does not fit the If's planned room, does not run: the If then runs synthetic.
+
+#include "exec/kernels.h"
+#include "exec/tensordata.h"
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace core::exec {
+
+struct Branch {
+    std::vector<Op> ops; // the branch's nodes: type, domain, scalar and list attributes (no tensor indices)
+    std::vector<std::vector<std::string>> inputs, outputs; // per op, value names by ONNX slot ("": left out)
+    std::map<std::string, DType> types;          // every value the branch computes
+    std::map<std::string, HostTensor> constants; // initializers and Constant outputs
+    std::map<std::size_t, HostTensor> fills;     // ConstantOfShape `value` by op position
+    std::vector<std::string> results;            // the branch's outputs, in order
+    std::string unsupported;                     // non-empty: why this branch cannot run
+};
+
+struct IfBranches {
+    Branch then, otherwise;
+};
+
+// Finds an outer value by name: its view (run-time shape) or false when the branch may not read it.
+using OuterLookup = std::function<bool(const std::string& name, TensorView& view)>;
+
+// Runs the branch `call`'s condition (in[0], one bool) picks and writes its results into call.out
+// (each the If's planned room), setting shapes[k] to each result's run-time shape. `bounded[k]`:
+// output k is sized by an upper bound (the result may be smaller), else it must fill its room
+// exactly. `heldBytes` grows to the most the branch held at once. False, writing nothing past any
+// room, when the branch cannot run; `why` says why.
+bool runIf(const IfBranches& branches, const KernelCall& call, const std::vector<bool>& bounded, const OuterLookup& outer,
+    std::vector<Shape>& shapes, Bytes& heldBytes, std::string& why);
+
+} // namespace core::exec
