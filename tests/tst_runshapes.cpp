@@ -102,6 +102,21 @@ void checkEveryPlanner(const core::Workload& w, const core::RunOptions& options,
     }
 }
 
+// tests/models/tricky/NAME.onnx (scripts/make_tricky_models.py).
+std::string fixture(const std::string& name) { return MEMPLAN_SOURCE_DIR "/tests/models/tricky/" + name + ".onnx"; }
+
+// Run options holding the model's data (weights, If and Loop graphs); none when it cannot be read.
+core::RunOptions withModelData(const std::string& file, const core::Graph& graph)
+{
+    core::RunOptions options;
+    auto data = core::loadTensorData(file, graph);
+    if (!data)
+        qWarning("%s", data.error().message.c_str());
+    else
+        options.modelData = std::make_shared<const core::ModelData>(std::move(*data));
+    return options;
+}
+
 // A KernelCall over views with these shapes; integer inputs hold `values` (by slot).
 struct Call {
     core::Op op;
@@ -145,6 +160,7 @@ private slots:
     void boundTooSmallRunsSynthetic();
     void concatOfBoundedTensorsStaysACopy();
     void ifRunsTheBranchItsConditionPicks();
+    void loopRunsItsBodyEachIteration();
     void shapeRules();
     void sizingKernels();
 };
@@ -262,16 +278,14 @@ void TestRunShapes::concatOfBoundedTensorsStaysACopy()
 // a Gather after the If on the kept list's run-time length.
 void TestRunShapes::ifRunsTheBranchItsConditionPicks()
 {
-    const std::string file = MEMPLAN_SOURCE_DIR "/tests/models/tricky/if_nms.onnx";
+    const auto file = fixture("if_nms");
     if (!std::filesystem::exists(file))
         QSKIP("tests/models/tricky/if_nms.onnx is missing: run scripts/make_models.sh to make the test models");
-    auto w = core::loadWorkload(file, {});
+    const auto w = core::loadWorkload(file, {});
     QVERIFY2(w, w ? "" : w.error().message.c_str());
-    auto data = core::loadTensorData(file, *w->graph);
-    QVERIFY2(data, data ? "" : data.error().message.c_str());
-    QCOMPARE(data->branches.size(), std::size_t(1));
-    core::RunOptions options;
-    options.modelData = std::make_shared<const core::ModelData>(std::move(*data));
+    auto options = withModelData(file, *w->graph);
+    QVERIFY(options.modelData);
+    QCOMPARE(options.modelData->subgraphs.size(), std::size_t(1));
     // Box 1 overlaps box 0 and box 4 overlaps box 5 (IoU > 0.5); box 3 scores under 0.1. By falling
     // score: 5, 0, (1 suppressed), 2, (4 suppressed): three kept, the most the model allows.
     options.inputs["boxes"] = floats({ 1, 6, 4 }, { 0, 0, 1, 1, 0, 0.1f, 1, 1.1f, 0, 5, 1, 6, 0, 10, 1, 11, 0, 20, 1, 21, 0, 20.05f, 1, 21.05f });
@@ -298,6 +312,35 @@ void TestRunShapes::ifRunsTheBranchItsConditionPicks()
     const auto blind = core::runOnCpu(*w->graph, w->schedule, w->problem, core::noReusePlan(w->problem), w->bufferTensor, options);
     QVERIFY(blind);
     QCOMPARE(blind->opsSynthetic, 2);
+}
+
+// tricky/loop_accumulate.onnx: five iterations adding the outer X to a carried accumulator, which
+// is also the scan output.
+void TestRunShapes::loopRunsItsBodyEachIteration()
+{
+    const auto file = fixture("loop_accumulate");
+    if (!std::filesystem::exists(file))
+        QSKIP("tests/models/tricky/loop_accumulate.onnx is missing: run scripts/make_models.sh to make the test models");
+    const auto w = core::loadWorkload(file, {});
+    QVERIFY2(w, w ? "" : w.error().message.c_str());
+    auto options = withModelData(file, *w->graph);
+    QVERIFY(options.modelData);
+    std::vector<float> x { 1, 2, 3, 4, 5, 6, 7, 8 };
+    options.inputs["X"] = floats({ 1, 8 }, x);
+    const auto run = core::runOnCpu(*w->graph, w->schedule, w->problem, core::noReusePlan(w->problem), w->bufferTensor, options);
+    QVERIFY2(run, run ? "" : run.error().message.c_str());
+    QCOMPARE(run->opsSynthetic, 0);
+    std::vector<float> acc, trace;
+    for (float v : x)
+        acc.push_back(5 * v);
+    for (int i = 1; i <= 5; ++i)
+        for (float v : x)
+            trace.push_back(float(i) * v);
+    QCOMPARE(run->outputs[0].shape, (Shape { 1, 8 }));
+    QCOMPARE(valuesOf<float>(run->outputs[0]), acc);
+    QCOMPARE(run->outputs[1].shape, (Shape { 5, 1, 8 }));
+    QCOMPARE(valuesOf<float>(run->outputs[1]), trace);
+    checkEveryPlanner(*w, options, run->outputs);
 }
 
 // Output shapes as the ONNX operator definitions give them.

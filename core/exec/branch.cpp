@@ -36,6 +36,15 @@ Value allocate(DType dtype, Shape shape, std::int64_t room)
     return v;
 }
 
+// A copy of a view's elements as a value of its own.
+Value copyOf(const TensorView& v)
+{
+    Value c = allocate(v.dtype, v.shape, v.count);
+    if (v.count > 0)
+        std::memcpy(c.bytes.data(), v.data, std::size_t(v.bytes()));
+    return c;
+}
+
 // The most elements a data-dependent op's output can hold, from its inputs.
 std::int64_t sizingRoom(const KernelCall& c)
 {
@@ -69,6 +78,9 @@ public:
         : m_branch(branch), m_outer(outer), m_heldBytes(heldBytes)
     {
     }
+
+    // A formal input's value for this run of the graph.
+    void bind(const std::string& name, Value value) { m_values[name] = std::move(value); }
 
     bool find(const std::string& name, TensorView& view)
     {
@@ -160,6 +172,14 @@ public:
         return true;
     }
 
+    bool runAll(std::string& why)
+    {
+        for (std::size_t i = 0; i < m_branch.ops.size(); ++i)
+            if (m_branch.ops[i].type != "Constant" && !run(i, why))
+                return false;
+        return true;
+    }
+
 private:
     const Branch& m_branch;
     const OuterLookup& m_outer;
@@ -171,7 +191,7 @@ private:
 
 } // namespace
 
-bool runIf(const IfBranches& branches, const KernelCall& call, const std::vector<bool>& bounded, const OuterLookup& outer,
+bool runIf(const Subgraphs& branches, const KernelCall& call, const std::vector<bool>& bounded, const OuterLookup& outer,
     std::vector<Shape>& shapes, Bytes& heldBytes, std::string& why)
 {
     if (!call.has(0) || call.in[0].count != 1 || call.in[0].dtype != DType::Bool) {
@@ -188,9 +208,8 @@ bool runIf(const IfBranches& branches, const KernelCall& call, const std::vector
         return false;
     }
     BranchRun run(branch, outer, heldBytes);
-    for (std::size_t i = 0; i < branch.ops.size(); ++i)
-        if (branch.ops[i].type != "Constant" && !run.run(i, why))
-            return false;
+    if (!run.runAll(why))
+        return false;
     std::vector<TensorView> results(call.out.size());
     for (std::size_t k = 0; k < call.out.size(); ++k) {
         auto& r = results[k];
@@ -210,6 +229,131 @@ bool runIf(const IfBranches& branches, const KernelCall& call, const std::vector
         if (results[k].count > 0)
             std::memcpy(call.out[k].data, results[k].data, std::size_t(results[k].bytes()));
         shapes.push_back(results[k].shape);
+    }
+    return true;
+}
+
+bool runLoop(const Subgraphs& loop, const KernelCall& call, const std::vector<bool>& bounded, const OuterLookup& outer,
+    std::vector<Shape>& shapes, Bytes& heldBytes, std::string& why)
+{
+    const Branch& body = loop.body;
+    if (!body.unsupported.empty()) {
+        why = body.unsupported;
+        return false;
+    }
+    const std::size_t carriedCount = call.in.size() > 2 ? call.in.size() - 2 : 0;
+    if (body.formals.size() != 2 + carriedCount || body.results.size() < 1 + carriedCount
+        || call.out.size() != body.results.size() - 1 || bounded.size() != call.out.size()) {
+        why = "the body's inputs and outputs do not match the Loop's";
+        return false;
+    }
+    const std::size_t scans = body.results.size() - 1 - carriedCount;
+    std::int64_t trips = kMaxLoopIterations;
+    if (call.has(0)) {
+        if (call.in[0].count != 1) {
+            why = "the trip count is not one integer";
+            return false;
+        }
+        trips = intAt(call.in[0], 0);
+    }
+    bool keepGoing = true;
+    if (call.has(1)) {
+        if (call.in[1].count != 1 || call.in[1].dtype != DType::Bool) {
+            why = "the condition is not one bool";
+            return false;
+        }
+        keepGoing = call.in[1].data[0] != std::byte { 0 };
+    }
+    std::vector<Value> carried;
+    for (std::size_t k = 0; k < carriedCount; ++k) {
+        if (!call.has(2 + k)) {
+            why = "a carried value is left out";
+            return false;
+        }
+        carried.push_back(copyOf(call.in[2 + k]));
+    }
+    std::vector<std::vector<std::byte>> scanBytes(scans);
+    std::vector<Shape> scanShape(scans);
+    std::vector<DType> scanType(scans, DType::Undefined);
+    std::int64_t done = 0;
+    for (; done < trips && keepGoing; ++done) {
+        if (done == kMaxLoopIterations) {
+            why = "more than " + std::to_string(kMaxLoopIterations) + " iterations";
+            return false;
+        }
+        Bytes held = 0;
+        BranchRun run(body, outer, held);
+        Value iteration = allocate(DType::Int64, {}, 1);
+        std::memcpy(iteration.bytes.data(), &done, sizeof done);
+        Value condition = allocate(DType::Bool, {}, 1);
+        condition.bytes[0] = std::byte { 1 };
+        run.bind(body.formals[0], std::move(iteration));
+        run.bind(body.formals[1], std::move(condition));
+        for (std::size_t k = 0; k < carriedCount; ++k)
+            run.bind(body.formals[2 + k], carried[k]);
+        if (!run.runAll(why))
+            return false;
+        TensorView v;
+        if (!run.find(body.results[0], v) || v.count != 1 || v.dtype != DType::Bool) {
+            why = "the body's condition is not one bool";
+            return false;
+        }
+        keepGoing = v.data[0] != std::byte { 0 };
+        for (std::size_t k = 0; k < carriedCount; ++k) {
+            if (!run.find(body.results[1 + k], v)) {
+                why = "the body's result '" + body.results[1 + k] + "' was not computed";
+                return false;
+            }
+            carried[k] = copyOf(v);
+        }
+        for (std::size_t k = 0; k < scans; ++k) {
+            if (!run.find(body.results[1 + carriedCount + k], v)) {
+                why = "the body's result '" + body.results[1 + carriedCount + k] + "' was not computed";
+                return false;
+            }
+            if (done > 0 && (v.shape != scanShape[k] || v.dtype != scanType[k])) {
+                why = "scan output '" + body.results[1 + carriedCount + k] + "' changes shape between iterations";
+                return false;
+            }
+            scanShape[k] = v.shape;
+            scanType[k] = v.dtype;
+            scanBytes[k].insert(scanBytes[k].end(), v.data, v.data + v.bytes());
+        }
+        Bytes total = held;
+        for (const auto& c : carried)
+            total += Bytes(c.bytes.size());
+        for (const auto& b : scanBytes)
+            total += Bytes(b.size());
+        heldBytes = std::max(heldBytes, total);
+    }
+    shapes.clear();
+    for (std::size_t k = 0; k < call.out.size(); ++k) {
+        const auto& room = call.out[k];
+        TensorView r;
+        if (k < carriedCount) {
+            r = carried[k].view();
+        } else {
+            const std::size_t j = k - carriedCount;
+            Shape stacked { done };
+            stacked.insert(stacked.end(), scanShape[j].begin(), scanShape[j].end());
+            r.dtype = done > 0 ? scanType[j] : room.dtype;
+            r.shape = stacked;
+            r.count = done > 0 ? elementCount(stacked) : 0;
+            r.data = scanBytes[j].data();
+        }
+        if (r.dtype != room.dtype || (bounded[k] ? r.count > room.count : r.count != room.count)) {
+            why = "the Loop's output " + std::to_string(k) + " (" + std::to_string(r.count) + " elements) does not fit the planned room of "
+                + std::to_string(room.count);
+            return false;
+        }
+        shapes.push_back(r.shape);
+    }
+    for (std::size_t k = 0; k < call.out.size(); ++k) {
+        const auto& room = call.out[k];
+        const std::int64_t n = elementCount(shapes[k]);
+        const std::byte* from = k < carriedCount ? carried[k].bytes.data() : scanBytes[k - carriedCount].data();
+        if (n > 0)
+            std::memcpy(room.data, from, std::size_t(n * dtypeBytes(room.dtype)));
     }
     return true;
 }

@@ -2,8 +2,9 @@
 // SPDX-FileCopyrightText: MemPlan authors
 #pragma once
 
-// If on the CPU executor: the branch the condition picks runs op by op, on the same kernels and
-// run-time shape rules as the top level (exec/runshape.h), and its results become the If's outputs.
+// If and Loop on the CPU executor: the branch the condition picks (a Loop: its body, once per
+// iteration) runs op by op, on the same kernels and run-time shape rules as the top level
+// (exec/runshape.h), and its results become the op's outputs.
 // - A branch is planned as part of its If (one op), so its values live outside the arena: each one
 //   its own host allocation of its run-time size, held until the branch ends; the most held at
 //   once is reported (kernel scratch). Data-dependent ops get the room their inputs allow at most
@@ -29,12 +30,15 @@ struct Branch {
     std::map<std::string, DType> types;          // every value the branch computes
     std::map<std::string, HostTensor> constants; // initializers and Constant outputs
     std::map<std::size_t, HostTensor> fills;     // ConstantOfShape `value` by op position
+    std::vector<std::string> formals;            // the graph's own inputs (a Loop body's iteration, condition, carried values)
     std::vector<std::string> results;            // the branch's outputs, in order
     std::string unsupported;                     // non-empty: why this branch cannot run
 };
 
-struct IfBranches {
-    Branch then, otherwise;
+// The graphs of one control-flow op: an If's two branches, or a Loop's body.
+struct Subgraphs {
+    Branch then, otherwise; // If
+    Branch body;            // Loop
 };
 
 // Finds an outer value by name: its view (run-time shape) or false when the branch may not read it.
@@ -45,7 +49,15 @@ using OuterLookup = std::function<bool(const std::string& name, TensorView& view
 // output k is sized by an upper bound (the result may be smaller), else it must fill its room
 // exactly. `heldBytes` grows to the most the branch held at once. False, writing nothing past any
 // room, when the branch cannot run; `why` says why.
-bool runIf(const IfBranches& branches, const KernelCall& call, const std::vector<bool>& bounded, const OuterLookup& outer,
+bool runIf(const Subgraphs& branches, const KernelCall& call, const std::vector<bool>& bounded, const OuterLookup& outer,
+    std::vector<Shape>& shapes, Bytes& heldBytes, std::string& why);
+
+// The same contract for a Loop (inputs: trip count M, condition, initial carried values; both
+// optional): the body runs while i < M and its condition holds, at most kMaxLoopIterations times;
+// outputs are the final carried values, then each scan output stacked over the iterations (every
+// iteration's slice must have one shape).
+constexpr std::int64_t kMaxLoopIterations = 1 << 20;
+bool runLoop(const Subgraphs& loop, const KernelCall& call, const std::vector<bool>& bounded, const OuterLookup& outer,
     std::vector<Shape>& shapes, Bytes& heldBytes, std::string& why);
 
 } // namespace core::exec

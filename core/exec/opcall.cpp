@@ -203,9 +203,9 @@ PreparedCall prepareOp(const Graph& g, const Op& op, OpIndex opIndex, const RunO
     if (options.modelData)
         if (auto it = options.modelData->outputSlots.find(opIndex); it != options.modelData->outputSlots.end())
             p.call.outSlots = it->second;
-    if (options.modelData && op.type == "If" && isDefaultDomain(op))
-        if (auto it = options.modelData->branches.find(opIndex); it != options.modelData->branches.end()) {
-            p.branches = it->second;
+    if (options.modelData && (op.type == "If" || op.type == "Loop") && isDefaultDomain(op))
+        if (auto it = options.modelData->subgraphs.find(opIndex); it != options.modelData->subgraphs.end()) {
+            p.subgraphs = it->second;
             p.dynamic = true;
         }
     for (std::size_t k = 0; k < op.body.size(); ++k) {
@@ -279,7 +279,7 @@ bool runShaped(const Graph& g, PreparedCall& p, const RunOptions& options, std::
     auto& call = p.call;
     for (std::size_t k = 0; k < call.out.size(); ++k)
         call.out[k] = tensorView(g, p.outTensor[k], call.out[k].data); // the planned room
-    if (p.branches) {
+    if (p.subgraphs) {
         std::vector<bool> bounded;
         for (auto t : p.outTensor)
             bounded.push_back(g.tensors[t].estimated);
@@ -293,7 +293,8 @@ bool runShaped(const Graph& g, PreparedCall& p, const RunOptions& options, std::
         };
         Bytes held = 0;
         std::string why;
-        const bool ran = runIf(*p.branches, call, bounded, outer, outShapes, held, why);
+        const bool ran = call.op->type == "If" ? runIf(*p.subgraphs, call, bounded, outer, outShapes, held, why)
+                                               : runLoop(*p.subgraphs, call, bounded, outer, outShapes, held, why);
         noteScratchBytes(held);
         return ran;
     }
@@ -332,7 +333,7 @@ bool runWithShapes(const Graph& g, PreparedCall& p, const RunOptions& options, R
         shapes.known[std::size_t(t)] = false;
     const auto known = [&](TensorIndex t) { return t < 0 || !g.tensors[t].estimated || shapes.known[std::size_t(t)]; };
     const bool inputsKnown = std::all_of(p.inTensor.begin(), p.inTensor.end(), known)
-        && (!p.branches || std::all_of(p.capturedTensor.begin(), p.capturedTensor.end(), known));
+        && (!p.subgraphs || std::all_of(p.capturedTensor.begin(), p.capturedTensor.end(), known));
     if (!inputsKnown && p.body.empty()) {
         // An input's shape is unknown (its producer ran synthetic): no kernel can be exact on it.
         for (std::size_t k = 0; k < p.call.out.size(); ++k)

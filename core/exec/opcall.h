@@ -47,9 +47,9 @@ struct PreparedCall {
     bool dynamic = false;
     Kernel shapedKernel = nullptr;
     SizingKernel sizing = nullptr;
-    // An If with branches from the model's data (runWithShapes runs the one its condition picks), and
-    // the outer tensors its branches read (Op::captured) as views.
-    std::shared_ptr<const IfBranches> branches;
+    // An If or Loop with its graphs from the model's data (runWithShapes runs them: exec/branch.h),
+    // and the outer tensors they read (Op::captured) as views.
+    std::shared_ptr<const Subgraphs> subgraphs;
     std::vector<TensorIndex> capturedTensor;
     std::vector<TensorView> captured;
 };

@@ -143,7 +143,7 @@ std::optional<TensorProto> constantValue(const onnx::NodeProto& node)
     }
     return std::nullopt;
 }
-// An If branch as exec::runIf runs it: its nodes as ops, its constants decoded, and the element
+// An If branch or Loop body as exec::runIf / runLoop run it: its nodes as ops, its constants decoded, and the element
 // type of every value it computes from ONNX type inference over the branch, its outer reads
 // declared with their types from `graph`. A branch that cannot run says why (Branch::unsupported).
 Expected<exec::Branch> loadBranch(const onnx::ModelProto& model, const onnx::GraphProto& body, const Graph& graph,
@@ -159,6 +159,9 @@ Expected<exec::Branch> loadBranch(const onnx::ModelProto& model, const onnx::Gra
     *g->mutable_node() = body.node();
     *g->mutable_output() = body.output();
     *g->mutable_initializer() = body.initializer();
+    *g->mutable_input() = body.input();
+    for (const auto& vi : body.input())
+        b.formals.push_back(vi.name());
     std::vector<std::string> reads;
     std::unordered_set<std::string> seen;
     onnxdetail::freeNames(body, reads, seen);
@@ -193,6 +196,8 @@ Expected<exec::Branch> loadBranch(const onnx::ModelProto& model, const onnx::Gra
     for (const auto& vi : sub.graph().value_info())
         typeOf(vi);
     for (const auto& vi : sub.graph().output())
+        typeOf(vi);
+    for (const auto& vi : body.input())
         typeOf(vi);
     for (const auto& t : body.initializer()) {
         auto h = decode(t, baseDir, file);
@@ -286,8 +291,8 @@ ModelData remapModelData(const ModelData& data, const Graph& from, const Graph& 
             out.outputSlots[OpIndex(o)] = s->second;
         if (const auto f = data.fillValues.find(it->second); f != data.fillValues.end())
             out.fillValues[OpIndex(o)] = f->second;
-        if (const auto b = data.branches.find(it->second); b != data.branches.end())
-            out.branches[OpIndex(o)] = b->second;
+        if (const auto b = data.subgraphs.find(it->second); b != data.subgraphs.end())
+            out.subgraphs[OpIndex(o)] = b->second;
     }
     return out;
 }
@@ -336,17 +341,19 @@ Expected<ModelData> loadTensorData(const std::filesystem::path& modelFile, const
             };
             recordGaps(node.input(), data.inputSlots);
             recordGaps(node.output(), data.outputSlots);
-            if (node.op_type() == "If" && (node.domain().empty() || node.domain() == "ai.onnx")) {
-                auto branches = std::make_shared<exec::IfBranches>();
+            const bool controlFlow = node.op_type() == "If" || node.op_type() == "Loop";
+            if (controlFlow && (node.domain().empty() || node.domain() == "ai.onnx")) {
+                auto subgraphs = std::make_shared<exec::Subgraphs>();
                 for (const auto& a : node.attribute()) {
-                    if (!a.has_g() || (a.name() != "then_branch" && a.name() != "else_branch"))
+                    if (!a.has_g() || (a.name() != "then_branch" && a.name() != "else_branch" && a.name() != "body"))
                         continue;
                     auto branch = loadBranch(*model, a.g(), graph, baseDir, file);
                     if (!branch)
                         return branch.error();
-                    (a.name() == "then_branch" ? branches->then : branches->otherwise) = std::move(*branch);
+                    (a.name() == "then_branch" ? subgraphs->then : a.name() == "else_branch" ? subgraphs->otherwise : subgraphs->body)
+                        = std::move(*branch);
                 }
-                data.branches[op] = std::move(branches);
+                data.subgraphs[op] = std::move(subgraphs);
             }
             if (node.op_type() == "ConstantOfShape")
                 for (const auto& a : node.attribute())

@@ -27,7 +27,7 @@ struct HostTensor {
 };
 
 namespace exec {
-struct IfBranches;
+struct Subgraphs;
 }
 
 // What the executor needs from a model file beyond the Graph that import gives.
@@ -46,8 +46,8 @@ struct ModelData {
     std::map<OpIndex, std::vector<int>> outputSlots;
     // ConstantOfShape ops with a `value` attribute: that one-element tensor (absent: float 0).
     std::map<OpIndex, HostTensor> fillValues;
-    // If ops (default domain) and their branches as the CPU executor runs them (exec/branch.h).
-    std::map<OpIndex, std::shared_ptr<const exec::IfBranches>> branches;
+    // If and Loop ops (default domain) and their graphs as the CPU executor runs them (exec/branch.h).
+    std::map<OpIndex, std::shared_ptr<const exec::Subgraphs>> subgraphs;
 };
 
 // Reads `modelFile` again (the whole file, weights included) for the graph importOnnx made of it.
