@@ -128,13 +128,12 @@ void addMeasuredRows(Rows& rows, const PlanDocument& document)
                                              .arg(arena.opsHost)
                                              .arg(arena.opsPrecomputed));
     else
-        rows.row(QObject::tr("Kernels"), QObject::tr("%1 real, %2 synthetic").arg(arena.opsReal).arg(arena.opsSynthetic));
+        rows.wide(QObject::tr("Kernels"), QObject::tr("%1 real, %2 synthetic").arg(arena.opsReal).arg(arena.opsSynthetic));
     if (arena.opsRuntimeShaped > 0)
-        rows.row(QObject::tr("Run-time shapes"), QObject::tr("%1 ops").arg(arena.opsRuntimeShaped), QObject::tr("sized by the data"));
+        rows.row(QObject::tr("Run-time shapes"), QObject::tr("%1 ops").arg(arena.opsRuntimeShaped));
     if (arena.boundedTensors > 0)
-        rows.row(QObject::tr("Upper bounds filled"),
-            QObject::tr("%1 of %2").arg(bytesText(arena.boundedUsedBytes), bytesText(arena.boundedBytes)),
-            QObject::tr("%1 tensors").arg(arena.boundedTensors));
+        rows.wide(QObject::tr("Upper bounds filled"),
+            QObject::tr("%1 of %2").arg(bytesText(arena.boundedUsedBytes), bytesText(arena.boundedBytes)));
     if (cuda)
         rows.wide(QObject::tr("GPU vs CPU"), gpuVsCpuText(*run));
     rows.wide(QObject::tr("Outputs vs no-reuse run"),
