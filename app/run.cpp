@@ -203,6 +203,8 @@ nlohmann::ordered_json toJson(const RunResults& r)
         nlohmann::ordered_json entry { { "name", op.name }, { "type", op.type }, { "kernel", op.real ? "real" : "synthetic" },
             { "median_ms", op.medianMs }, { "p99_ms", op.p99Ms },
             { "per_tensor_median_ms", i < pt.ops.size() ? pt.ops[i].medianMs : 0.0 } };
+        if (!op.refusal.empty())
+            entry["refusal"] = op.refusal;
         if (r.pool) {
             entry["pool_median_ms"] = i < r.pool->ops.size() ? r.pool->ops[i].medianMs : 0.0;
             entry["on"] = op.host ? "host" : op.precomputed ? "precomputed" : "device";
@@ -309,6 +311,9 @@ void printTable(const RunResults& r)
         for (const auto& [type, n] : types)
             list += (list.empty() ? "" : ", ") + type + " ×" + std::to_string(n);
         std::printf("synthetic kernels (no real kernel or unsupported configuration): %s\n", list.c_str());
+        for (const auto& op : m.ops)
+            if (!op.refusal.empty())
+                std::printf("  %s '%s' did not run its graph: %s\n", op.type.c_str(), op.name.c_str(), op.refusal.c_str());
     }
 }
 

@@ -178,7 +178,7 @@ core::Expected<core::Measurement> runOnCuda(const Graph& graph, const core::Sche
         m.opsPrecomputed += precomputed ? 1 : 0;
         const auto& times = passes.opTimes[s];
         m.ops.push_back(
-            core::OpMeasurement { op.name, op.type, real, core::median(times), core::percentile(times, 0.99), onHost, precomputed });
+            core::OpMeasurement { op.name, op.type, real, core::median(times), core::percentile(times, 0.99), onHost, precomputed, {} });
     }
     m.stepBytes = std::move(passes.stepBytes);
     m.stepPeakBytes = m.stepBytes.empty() ? 0 : *std::max_element(m.stepBytes.begin(), m.stepBytes.end());

@@ -7,6 +7,7 @@
 #include "graphbuilder.h"
 #include "exec/tensordata.h"
 #include "io/workload.h"
+#include "exec/branch.h"
 #include "exec/executor.h"
 #include "exec/runshape.h"
 #include "kerneltest.h"
@@ -16,6 +17,7 @@
 
 #include <QtTest>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 
@@ -306,6 +308,24 @@ void TestRunShapes::ifRunsTheBranchItsConditionPicks()
     QCOMPARE(none->outputs[0].shape, (Shape { 0 }));
     QCOMPARE(none->outputs[1].shape, (Shape { 0 }));
     checkEveryPlanner(*w, options, none->outputs);
+
+    // A branch op without a kernel or shape rule: the If runs synthetic and the run says why.
+    auto broken = *options.modelData;
+    auto branches = std::make_shared<core::exec::Subgraphs>(*broken.subgraphs.begin()->second);
+    auto nms = std::find_if(branches->then.ops.begin(), branches->then.ops.end(), [](const core::Op& op) { return op.type == "NonMaxSuppression"; });
+    QVERIFY(nms != branches->then.ops.end());
+    nms->type = "NoSuchOp";
+    broken.subgraphs.begin()->second = branches;
+    auto brokenOptions = options;
+    brokenOptions.modelData = std::make_shared<const core::ModelData>(std::move(broken));
+    brokenOptions.inputs["scores"] = floats({ 1, 1, 6 }, { 0.9f, 0.8f, 0.7f, 0.05f, 0.6f, 0.95f });
+    const auto refused = core::runOnCpu(*w->graph, w->schedule, w->problem, core::noReusePlan(w->problem), w->bufferTensor, brokenOptions);
+    QVERIFY(refused);
+    QCOMPARE(refused->opsSynthetic, 2); // the If and the Gather on its unknown result
+    const auto iff = std::find_if(refused->ops.begin(), refused->ops.end(), [](const core::OpMeasurement& op) { return op.type == "If"; });
+    QVERIFY(iff != refused->ops.end() && !iff->real);
+    QVERIFY2(iff->refusal.find("NoSuchOp") != std::string::npos && iff->refusal.find("no run-time shape rule") != std::string::npos,
+        iff->refusal.c_str());
 
     // Without the model's data the branches are unknown: the If and the Gather after it run synthetic.
     options.modelData.reset();

@@ -239,6 +239,7 @@ Expected<Measurement> runOnCpu(const Graph& graph, const Schedule& schedule, con
     const int totalOps = int(steps.size()) * repeat;
     std::vector<std::vector<double>> opTimes(steps.size());
     std::vector<bool> real(steps.size(), false);
+    std::vector<std::string> refusals(steps.size());
     std::vector<double> totals;
     std::vector<Bytes> stepBytes(steps.size(), 0);
     exec::RuntimeShapes shapes;
@@ -279,6 +280,8 @@ Expected<Measurement> runOnCpu(const Graph& graph, const Schedule& schedule, con
                     setWorkspace(p, reinterpret_cast<float*>(owned[std::size_t(b)].get()));
             }
             real[s] = exec::runWithShapes(graph, p, options, shapes);
+            if (r == 0)
+                refusals[s] = p.refusal;
             stepBytes[s] = perTensor ? allocatorInUse() - baseline : live;
             // Graph outputs die after the last step; they are read back below first.
             if (s + 1 < steps.size())
@@ -325,7 +328,8 @@ Expected<Measurement> runOnCpu(const Graph& graph, const Schedule& schedule, con
         const auto& op = *steps[s].call.op;
         (real[s] ? m.opsReal : m.opsSynthetic)++;
         m.opsRuntimeShaped += real[s] && steps[s].dynamic ? 1 : 0;
-        m.ops.push_back(OpMeasurement { op.name, op.type, real[s], median(opTimes[s]), percentile(opTimes[s], 0.99) });
+        m.ops.push_back(OpMeasurement { op.name, op.type, real[s], median(opTimes[s]), percentile(opTimes[s], 0.99), false, false,
+            real[s] ? std::string() : refusals[s] });
     }
     m.stepBytes = std::move(stepBytes);
     m.stepPeakBytes = m.stepBytes.empty() ? 0 : *std::max_element(m.stepBytes.begin(), m.stepBytes.end());

@@ -71,6 +71,7 @@ struct OpMeasurement {
     double p99Ms = 0;
     bool host = false;   // CUDA executor: ran on the host (no device kernel), inputs and outputs copied
     bool precomputed = false; // CUDA executor: constant inputs; computed once before the passes, its outputs copied in each
+    std::string refusal; // an If or Loop that ran synthetic: why its graph could not run (first run)
 };
 
 struct Measurement {

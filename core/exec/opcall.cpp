@@ -292,21 +292,19 @@ bool runShaped(const Graph& g, PreparedCall& p, const RunOptions& options, std::
             return false;
         };
         Bytes held = 0;
-        std::string why;
-        const bool ran = call.op->type == "If" ? runIf(*p.subgraphs, call, bounded, outer, outShapes, held, why)
-                                               : runLoop(*p.subgraphs, call, bounded, outer, outShapes, held, why);
+        const bool ran = call.op->type == "If" ? runIf(*p.subgraphs, call, bounded, outer, outShapes, held, p.refusal)
+                                               : runLoop(*p.subgraphs, call, bounded, outer, outShapes, held, p.refusal);
         noteScratchBytes(held);
         return ran;
     }
-    if (p.sizing)
-        return p.sizing(call, outShapes) && outShapes.size() == call.out.size()
-            && std::all_of(outShapes.begin(), outShapes.end(), [](const Shape& s) { return elementCount(s) >= 0; })
-            && [&] {
-                   for (std::size_t k = 0; k < call.out.size(); ++k)
-                       if (!fitsRoom(g, p.outTensor[k], call.out[k], elementCount(outShapes[k])))
-                           return false;
-                   return true;
-               }();
+    if (p.sizing) {
+        if (!p.sizing(call, outShapes) || outShapes.size() != call.out.size())
+            return false;
+        for (std::size_t k = 0; k < call.out.size(); ++k)
+            if (elementCount(outShapes[k]) < 0 || !fitsRoom(g, p.outTensor[k], call.out[k], elementCount(outShapes[k])))
+                return false;
+        return true;
+    }
     if (!runtimeShapes(call, outShapes))
         return false;
     bool empty = true;
@@ -328,6 +326,7 @@ bool runShaped(const Graph& g, PreparedCall& p, const RunOptions& options, std::
 
 bool runWithShapes(const Graph& g, PreparedCall& p, const RunOptions& options, RuntimeShapes& shapes)
 {
+    p.refusal.clear();
     viewInputs(g, p, shapes);
     for (auto t : p.outTensor)
         shapes.known[std::size_t(t)] = false;

@@ -52,6 +52,7 @@ struct PreparedCall {
     std::shared_ptr<const Subgraphs> subgraphs;
     std::vector<TensorIndex> capturedTensor;
     std::vector<TensorView> captured;
+    std::string refusal; // set by runWithShapes when an If or Loop could not run its graph: why
 };
 
 // Run-time shapes (runshape.h) of the estimated tensors a run has produced so far.
