@@ -242,7 +242,7 @@ void printTable(const RunResults& r)
         r.deviceName.empty() ? "" : (" (" + r.deviceName + ")").c_str(), plan.planner.c_str());
     std::printf("ops         %d real, %d synthetic", m.opsReal, m.opsSynthetic);
     if (pool)
-        std::printf(" (%d of them on the host: no device kernel; %d precomputed: constant inputs, computed once, copied in)", m.opsHost,
+        std::printf(" (%d of them on the host: no device kernel, or run-time shapes; %d precomputed: constant inputs, computed once, copied in)", m.opsHost,
             m.opsPrecomputed);
     std::printf("\n");
     if (m.boundedTensors > 0)

@@ -173,13 +173,20 @@ core::Expected<core::Measurement> runOnCuda(const Graph& graph, const core::Sche
         const auto& op = *steps[s].device.call.op;
         const bool real = passes.real[s], onHost = passes.onHost[s];
         (real ? m.opsReal : m.opsSynthetic)++;
+        const bool copy = steps[s].where == Where::SwapOut || steps[s].where == Where::SwapIn; // of a bounded tensor: keeps its shape
+        const auto copied = copy ? std::size_t(steps[s].outTensor[0]) : 0;
+        m.opsRuntimeShaped += real
+                && ((steps[s].shaped && steps[s].shapedCall.dynamic) || (copy && graph.tensors[copied].estimated && passes.shapes.known[copied]))
+            ? 1 : 0;
         const bool precomputed = steps[s].where == Where::Precomputed;
         m.opsHost += onHost ? 1 : 0;
         m.opsPrecomputed += precomputed ? 1 : 0;
         const auto& times = passes.opTimes[s];
         m.ops.push_back(
-            core::OpMeasurement { op.name, op.type, real, core::median(times), core::percentile(times, 0.99), onHost, precomputed, {} });
+            core::OpMeasurement { op.name, op.type, real, core::median(times), core::percentile(times, 0.99), onHost, precomputed,
+                real ? std::string() : passes.refusals[s] });
     }
+    core::exec::countBounds(graph, [&](TensorIndex t) { return bool(layout->stored[std::size_t(t)]); }, passes.shapes, m);
     m.stepBytes = std::move(passes.stepBytes);
     m.stepPeakBytes = m.stepBytes.empty() ? 0 : *std::max_element(m.stepBytes.begin(), m.stepBytes.end());
     const auto& totals = passes.totals;

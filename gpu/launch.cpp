@@ -10,6 +10,7 @@
 #include "passes.h"
 
 #include "exec/hostops.h"
+#include "exec/opcall.h"
 
 namespace gpu {
 
@@ -42,7 +43,16 @@ core::Status Passes::launch(PassState& state, std::size_t s)
             if (!p.inStage[k].empty() && p.device.call.in[k].data)
                 CUDA_TRY(cudaMemcpy(p.inStage[k].data(), p.device.call.in[k].data, p.inStage[k].size(), cudaMemcpyDeviceToHost),
                     p.label + " (input " + std::to_string(k) + " to the host)");
-        real[s] = core::exec::runHostOp(graph, p.host, p.opIndex, p.cpuKernel, options);
+        const auto& captured = graph.ops[std::size_t(p.opIndex)].captured;
+        for (std::size_t k = 0; k < p.capturedStage.size(); ++k)
+            if (const auto* q = layout.address[std::size_t(captured[k])]; !p.capturedStage[k].empty() && q)
+                CUDA_TRY(cudaMemcpy(p.capturedStage[k].data(), q, p.capturedStage[k].size(), cudaMemcpyDeviceToHost),
+                    p.label + " (outer tensor '" + graph.tensors[std::size_t(captured[k])].name + "' to the host)");
+        if (p.shaped) {
+            real[s] = core::exec::runWithShapes(graph, p.shapedCall, options, state.shapes);
+            refusals[s] = p.shapedCall.refusal;
+        } else
+            real[s] = core::exec::runHostOp(graph, p.host, p.opIndex, p.cpuKernel, options);
         for (std::size_t k = 0; k < p.outTensor.size(); ++k)
             if (!p.outStage[k].empty() && p.device.call.out[k].data)
                 CUDA_TRY(cudaMemcpyAsync(p.device.call.out[k].data, p.outStage[k].data(), p.outStage[k].size(), cudaMemcpyHostToDevice,
@@ -63,6 +73,12 @@ core::Status Passes::launch(PassState& state, std::size_t s)
                      where == Where::SwapOut ? cudaMemcpyDeviceToHost : cudaMemcpyHostToDevice, ctx.copy),
             p.label);
         CUDA_TRY(cudaEventRecord(ctx.endEvent(s), ctx.copy), p.label);
+        // A copy keeps the run-time shape of a tensor sized by an upper bound.
+        const auto src = std::size_t(p.inTensor[0]), dst = std::size_t(p.outTensor[0]);
+        if (graph.tensors[dst].estimated) {
+            state.shapes.known[dst] = graph.tensors[src].estimated && state.shapes.known[src];
+            state.shapes.shape[dst] = state.shapes.shape[src];
+        }
         if (where == Where::SwapIn)
             state.arrival[std::size_t(p.outTensor[0])] = ctx.endEvent(s);
         else {

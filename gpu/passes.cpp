@@ -33,6 +33,7 @@ void Passes::init()
     real.assign(stepCount, true);
     onHost.assign(stepCount, false);
     stepBytes.assign(stepCount, 0);
+    refusals.assign(stepCount, {});
     outputs.clear();
 }
 
@@ -97,15 +98,16 @@ core::Status Passes::poolInUse(Bytes& used)
     return {};
 }
 
-core::Status Passes::readOutputs()
+core::Status Passes::readOutputs(const core::exec::RuntimeShapes& runShapes)
 {
     for (auto t : graph.outputs) {
         core::HostTensor h;
         const auto& tensor = graph.tensors[t];
+        const auto view = core::exec::runtimeView(graph, t, nullptr, runShapes);
         h.dtype = tensor.dtype;
-        h.shape = core::exec::tensorView(graph, t, nullptr).shape;
+        h.shape = view.shape;
         if (const auto* q = layout.address[t]) {
-            h.data.resize(std::size_t(std::max<Bytes>(tensor.size, 0)));
+            h.data.resize(std::size_t(std::max<Bytes>(runShapes.known[std::size_t(t)] ? view.bytes() : tensor.size, 0)));
             CUDA_TRY(cudaMemcpy(h.data.data(), q, h.data.size(), cudaMemcpyDefault), "reading output '" + tensor.name + "'");
         }
         outputs.push_back(std::move(h));
@@ -120,6 +122,7 @@ core::Status Passes::run(Pass kind, int passIndex)
     state.owned.assign(arena ? 0 : problem.buffers.size(), nullptr);
     state.poolStream = pool ? ctx.compute : nullptr;
     state.arrival.assign(graph.tensors.size(), nullptr);
+    state.shapes.reset(graph.tensors.size());
     Bytes baseline = 0, live = 0; // live: bytes of the buffers allocated (arena: holding a value still to be read)
     if (kind == Pass::Traced && pool) {
         CUDA_TRY(cudaStreamSynchronize(ctx.compute), "synchronising before the traced pass");
@@ -192,9 +195,11 @@ core::Status Passes::run(Pass kind, int passIndex)
     CUDA_TRY(cudaStreamWaitEvent(ctx.compute, ctx.copyTail(), 0), "ending the pass");
     CUDA_TRY(cudaEventRecord(ctx.passEnd(), ctx.compute), "ending the pass");
     CUDA_TRY(cudaStreamSynchronize(ctx.compute), "ending the pass");
-    if (kind == Pass::Warmup)
-        if (auto st = readOutputs(); !st)
+    if (kind == Pass::Warmup) {
+        if (auto st = readOutputs(state.shapes); !st)
             return st;
+        shapes = state.shapes;
+    }
     for (std::size_t b = 0; b < state.owned.size(); ++b)
         if (state.owned[b])
             if (auto st = release(state, int(b)); !st)

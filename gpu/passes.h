@@ -43,6 +43,8 @@ struct Passes {
     std::vector<bool> real, onHost;           // per step: the last pass's
     std::vector<core::Bytes> stepBytes;       // per step: from the traced pass
     std::vector<core::HostTensor> outputs;    // graph outputs from the warm-up pass
+    core::exec::RuntimeShapes shapes;         // the warm-up pass's run-time shapes
+    std::vector<std::string> refusals;        // per step: why an If or Loop ran synthetic (the last pass's)
 
     void init();
     core::Status run(Pass kind, int passIndex);
@@ -62,6 +64,7 @@ private:
         // makes the compute stream wait for it (the copy overlaps the ops in between).
         std::vector<cudaEvent_t> arrival;
         cudaStream_t poolStream = nullptr; // Pool: the stream its allocations are ordered on
+        core::exec::RuntimeShapes shapes;  // of the tensors sized by an upper bound, as shaped ops make them
         PassState() = default;
         PassState(const PassState&) = delete;
         PassState& operator=(const PassState&) = delete;
@@ -72,7 +75,7 @@ private:
     core::Status allocate(PassState& state, int b);
     core::Status release(PassState& state, int b);
     core::Status poolInUse(core::Bytes& used);
-    core::Status readOutputs();
+    core::Status readOutputs(const core::exec::RuntimeShapes& shapes);
     core::Status launch(PassState& state, std::size_t s); // launch.cpp
 };
 

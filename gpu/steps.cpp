@@ -4,6 +4,7 @@
 
 #include "exec/hostops.h"
 #include "exec/opcall.h"
+#include "exec/runshape.h"
 
 #include <algorithm>
 
@@ -35,10 +36,12 @@ void precomputeConstants(const Graph& g, std::vector<Prepared>& steps, const Lay
             known[t] = &kEmpty;
     for (auto& p : steps) {
         const auto& op = g.ops[p.opIndex];
-        if ((p.where != Where::Host && p.where != Where::Device) || !op.captured.empty())
+        if ((p.where != Where::Host && p.where != Where::Device) || !op.captured.empty() || p.shaped)
             continue;
         // An input only Shape or Size reads (in a fused op: every body op that reads it) need not be known.
-        const auto shapeOnly = [&op](TensorIndex t) {
+        const auto shapeOnly = [&g, &op](TensorIndex t) {
+            if (g.tensors[std::size_t(t)].estimated)
+                return false; // its shape is known only when the run has made it
             if (op.body.empty())
                 return readsOnlyShapes(op);
             return std::all_of(op.body.begin(), op.body.end(), [t](const core::Op& part) {
@@ -126,6 +129,63 @@ bool prepareDeviceBody(const Graph& g, const core::Op& op, Prepared& p, const La
     return true;
 }
 
+// Where the host reads tensor t: a pinned or weight tensor in place, any other stored tensor in
+// `stage` (sized to it here, filled from the device before each host call); null when not stored.
+std::byte* hostAddress(const Graph& g, const Layout& layout, TensorIndex t, std::vector<std::byte>& stage)
+{
+    if (layout.onHost[t])
+        return layout.address[t];
+    if (layout.hostCopy[t])
+        return const_cast<std::byte*>(layout.hostCopy[t]);
+    if (!layout.stored[t])
+        return nullptr;
+    stage.resize(std::size_t(g.tensors[t].size));
+    return stage.data();
+}
+
+// The Shaped rule (steps.h).
+bool needsRunTimeShapes(const Graph& g, const core::Op& op, core::OpIndex opIndex, const core::RunOptions& options)
+{
+    if (!op.body.empty())
+        return false;
+    const auto bounded = [&g](TensorIndex t) { return t >= 0 && g.tensors[std::size_t(t)].estimated; };
+    for (const auto* list : { &op.inputs, &op.outputs, &op.captured })
+        if (std::any_of(list->begin(), list->end(), bounded))
+            return true;
+    if (!(op.domain.empty() || op.domain == "ai.onnx"))
+        return false;
+    if (core::exec::findSizingKernel(op.type))
+        return true;
+    return (op.type == "If" || op.type == "Loop") && options.modelData && options.modelData->subgraphs.contains(opIndex);
+}
+
+// A shaped op's call on its host views (its inputs', outputs' and captured tensors').
+void prepareShaped(const Graph& g, const core::Op& op, Prepared& p, const Layout& layout, const core::RunOptions& options)
+{
+    std::vector<std::byte*> captured;
+    p.capturedStage.assign(op.captured.size(), {});
+    for (std::size_t k = 0; k < op.captured.size(); ++k)
+        captured.push_back(hostAddress(g, layout, op.captured[k], p.capturedStage[k]));
+    core::exec::TensorAccess access;
+    access.address = [&](TensorIndex t) -> std::byte* {
+        for (std::size_t k = 0; k < p.inTensor.size(); ++k)
+            if (p.inTensor[k] == t)
+                return p.host.in[k].data;
+        for (std::size_t k = 0; k < p.outTensor.size(); ++k)
+            if (p.outTensor[k] == t)
+                return p.host.out[k].data;
+        for (std::size_t k = 0; k < op.captured.size(); ++k)
+            if (op.captured[k] == t)
+                return captured[k];
+        return nullptr;
+    };
+    access.stored = [&layout](TensorIndex t) { return bool(layout.stored[std::size_t(t)]); };
+    p.shapedCall = core::exec::prepareOp(g, op, p.opIndex, options, access);
+    p.shaped = true;
+    p.where = Where::Host;
+    p.deviceKernel = nullptr;
+}
+
 } // namespace
 
 std::vector<Prepared> prepareSteps(const Graph& g, const core::Schedule& schedule, const Layout& layout, const core::RunOptions& options)
@@ -186,16 +246,7 @@ std::vector<Prepared> prepareSteps(const Graph& g, const core::Schedule& schedul
             const auto t = p.inTensor[k];
             if (t < 0)
                 continue;
-            std::byte* host = nullptr;
-            if (layout.onHost[t])
-                host = layout.address[t];
-            else if (layout.hostCopy[t])
-                host = const_cast<std::byte*>(layout.hostCopy[t]);
-            else if (layout.stored[t]) {
-                p.inStage[k].resize(std::size_t(g.tensors[t].size));
-                host = p.inStage[k].data();
-            }
-            p.host.in[k] = core::exec::tensorView(g, t, host);
+            p.host.in[k] = core::exec::tensorView(g, t, hostAddress(g, layout, t, p.inStage[k]));
             p.device.hostContents[k] = layout.hostCopy[t];
         }
         for (std::size_t k = 0; k < op.outputs.size(); ++k) {
@@ -209,6 +260,8 @@ std::vector<Prepared> prepareSteps(const Graph& g, const core::Schedule& schedul
             }
             p.host.out.push_back(core::exec::tensorView(g, t, host));
         }
+        if ((p.where == Where::Host || p.where == Where::Device) && needsRunTimeShapes(g, op, opIndex, options))
+            prepareShaped(g, op, p, layout, options);
     }
     precomputeConstants(g, steps, layout, options);
     return steps;

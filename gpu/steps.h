@@ -18,6 +18,11 @@
 // with small outputs are computed too, but only those on shapes (not float32) are precomputed, the
 // float32 ones keep their device kernel and just make their value known to the ops after them. An
 // op the CPU executor runs synthetic is not precomputed.
+// Shaped: an op that reads or writes a tensor sized by an upper bound (Tensor::estimated), a
+// data-dependent op (NonZero, NonMaxSuppression, ...) or an If/Loop with its graphs runs on the host
+// with run-time shapes (core::exec::runWithShapes), exactly as the CPU executor runs it: the device
+// kernels know only planned shapes. Its outer reads (Op::captured) are staged like its inputs. It is
+// never precomputed. Not a fused op: that runs on the host as a whole (core::exec::runHostOp).
 
 #include "devicelayout.h"
 
@@ -43,6 +48,10 @@ struct Prepared {
     core::exec::PreparedCall body;
     std::vector<DeviceKernel> bodyKernels;
     std::vector<std::vector<const std::byte*>> bodyHostContents;
+    // Shaped (above): the op's call on its host views, and its captured tensors' staging.
+    bool shaped = false;
+    core::exec::PreparedCall shapedCall;
+    std::vector<std::vector<std::byte>> capturedStage; // per Op::captured entry, empty when read in place
     Where where = Where::Host;
     core::OpIndex opIndex = 0;
     std::string label; // "op 'name' (Type)"

@@ -5,6 +5,7 @@
 // plan caught, the arena run's per-step bytes, swap transfers through pinned host memory, and fused
 // ops on the host path with real kernels, and Pad/Resize/the reductions/ConvTranspose on the device.
 // Without the CUDA executor in the build, or without a device, every test skips with the reason.
+#include "boundedgraphs.h"
 #include "graphbuilder.h"
 #include "exec/executor.h"
 #include "exec/tensordata.h"
@@ -26,6 +27,7 @@
 
 #include <QtTest>
 
+#include <filesystem>
 #include <tuple>
 
 #include <regex>
@@ -240,6 +242,10 @@ private slots:
     void pixelShuffleOnTheDevice();
     void quantizedGroupOnTheDevice_data();
     void quantizedGroupOnTheDevice();
+    void runTimeShapesOnTheHost_data();
+    void runTimeShapesOnTheHost();
+    void boundTooSmallRunsSynthetic();
+    void ifAndLoopRunTheirGraphs();
 #endif
 #ifdef MEMPLAN_CUDA_EMULATION
     void missingStreamWaitsCaught();
@@ -1472,6 +1478,106 @@ void TestCuda::constantSubgraphPrecomputed()
             op.name.c_str());
     const auto mismatch = core::compareOutputs(*w.graph, runs->cpu.outputs, run.outputs);
     QVERIFY2(mismatch.empty(), mismatch.c_str());
+}
+
+// aboveThreshold (NonZero -> Transpose -> GatherND -> Shape -> Min -> TopK on tensors sized by an
+// upper bound): the shaped ops run on the host on their run-time shapes in every allocation mode,
+// and the outputs are the CPU executor's, shapes and bits. Swapped: the NonZero output goes to the
+// host and back on the copy stream, keeping its run-time shape.
+void TestCuda::runTimeShapesOnTheHost_data()
+{
+    QTest::addColumn<bool>("swapped");
+    QTest::newRow("on the device") << false;
+    QTest::newRow("swapped") << true;
+}
+
+void TestCuda::runTimeShapesOnTheHost()
+{
+    QFETCH(bool, swapped);
+    const auto w = boundedgraphs::aboveThreshold(8, swapped);
+    const auto options = boundedgraphs::thresholdInputs(0.3f);
+    const auto cpu = core::runOnCpu(*w.graph, w.schedule, w.problem, core::noReusePlan(w.problem), w.bufferTensor, options);
+    QVERIFY2(cpu, cpu ? "" : cpu.error().message.c_str());
+    QCOMPARE(cpu->opsSynthetic, 0);
+    QCOMPARE(cpu->outputs[1].shape, (core::exec::Shape { 3 }));
+    QCOMPARE(cpu->boundedTensors, swapped ? 7 : 5); // the copies on the host and back are bounded too
+    const auto plan = planFor(w);
+    QVERIFY(core::validatePlan(w.problem, plan).ok());
+    for (auto mode : { gpu::CudaAllocation::Arena, gpu::CudaAllocation::PerTensor, gpu::CudaAllocation::Pool }) {
+        const auto run = gpu::runOnCuda(*w.graph, w.schedule, w.problem, plan, w.bufferTensor, options, mode);
+        QVERIFY2(run, run ? "" : run.error().message.c_str());
+        const char* name = gpu::cudaAllocationName(mode).data();
+        QCOMPARE(run->opsSynthetic, 0);
+        QCOMPARE(run->opsRuntimeShaped, cpu->opsRuntimeShaped);
+        QVERIFY(run->opsRuntimeShaped >= 4);
+        for (const auto& op : run->ops) // these read or write a bounded tensor; Greater and Min do not
+            if (op.type.rfind("Swap", 0) == 0)
+                QVERIFY2(!op.host, op.name.c_str()); // on the copy stream
+            else if (op.type != "Greater" && op.type != "Min")
+                QVERIFY2(op.host && !op.precomputed, (std::string(name) + ": " + op.name).c_str());
+        QCOMPARE(run->boundedTensors, cpu->boundedTensors);
+        QCOMPARE(run->boundedUsedBytes, cpu->boundedUsedBytes);
+        QVERIFY(run->boundedUsedBytes < run->boundedBytes);
+        for (std::size_t k = 0; k < cpu->outputs.size(); ++k)
+            QCOMPARE(run->outputs[k].shape, cpu->outputs[k].shape);
+        const auto mismatch = core::compareOutputs(*w.graph, cpu->outputs, run->outputs);
+        QVERIFY2(mismatch.empty(), (std::string(name) + ": " + mismatch).c_str());
+    }
+    QCOMPARE(boundedgraphs::valuesOf<float>(cpu->outputs[1]), (std::vector<float> { 3.0f, 2.0f, 0.7f }));
+}
+
+// A bound the data overruns (4 above the threshold, room for 3): the NonZero and everything
+// computed from its output run synthetic, nothing is written past the room, and the arena run is
+// the no-reuse GPU run.
+void TestCuda::boundTooSmallRunsSynthetic()
+{
+    const auto w = boundedgraphs::aboveThreshold(3);
+    const auto options = boundedgraphs::thresholdInputs(0.3f);
+    const auto plan = planFor(w);
+    QVERIFY(core::validatePlan(w.problem, plan).ok());
+    const auto reference = gpu::runOnCuda(*w.graph, w.schedule, w.problem, core::noReusePlan(w.problem), w.bufferTensor, options);
+    const auto run = gpu::runOnCuda(*w.graph, w.schedule, w.problem, plan, w.bufferTensor, options);
+    QVERIFY2(reference, reference ? "" : reference.error().message.c_str());
+    QVERIFY2(run, run ? "" : run.error().message.c_str());
+    QCOMPARE(run->opsSynthetic, 5); // all but Greater, and Min on a Shape of fixed size
+    QCOMPARE(run->opsRuntimeShaped, 0);
+    QCOMPARE(run->boundedUsedBytes, run->boundedBytes);
+    const auto mismatch = core::compareOutputs(*w.graph, reference->outputs, run->outputs);
+    QVERIFY2(mismatch.empty(), mismatch.c_str());
+}
+
+// tricky/if_nms (NonMaxSuppression in an If's then-branch, a Gather on its run-time length) and
+// tricky/loop_accumulate (a carried value and a scan output): the If and the Loop run their graphs
+// on the host, reading the outer tensors they capture from the device, and give the CPU's outputs.
+void TestCuda::ifAndLoopRunTheirGraphs()
+{
+    for (const char* name : { "if_nms", "loop_accumulate" }) {
+        const auto file = boundedgraphs::fixture(name);
+        if (!std::filesystem::exists(file))
+            QSKIP("tests/models/tricky/ fixtures are missing: run scripts/make_models.sh to make the test models");
+        const auto w = core::loadWorkload(file, {});
+        QVERIFY2(w, w ? "" : w.error().message.c_str());
+        auto options = boundedgraphs::withModelData(file, *w->graph);
+        QVERIFY(options.modelData);
+        if (std::string_view(name) == "if_nms")
+            boundedgraphs::ifNmsInputs(options, true);
+        else
+            options.inputs["X"] = boundedgraphs::floats({ 1, 8 }, { 1, 2, 3, 4, 5, 6, 7, 8 });
+        const auto cpu = core::runOnCpu(*w->graph, w->schedule, w->problem, core::noReusePlan(w->problem), w->bufferTensor, options);
+        QVERIFY2(cpu, cpu ? "" : cpu.error().message.c_str());
+        QCOMPARE(cpu->opsSynthetic, 0);
+        const auto plan = planFor(*w);
+        QVERIFY(core::validatePlan(w->problem, plan).ok());
+        const auto run = gpu::runOnCuda(*w->graph, w->schedule, w->problem, plan, w->bufferTensor, options);
+        QVERIFY2(run, run ? "" : run.error().message.c_str());
+        QVERIFY2(run->opsSynthetic == 0, name);
+        const auto branch = std::find_if(run->ops.begin(), run->ops.end(), [](const core::OpMeasurement& op) { return op.type == "If" || op.type == "Loop"; });
+        QVERIFY(branch != run->ops.end() && branch->real && branch->host);
+        for (std::size_t k = 0; k < cpu->outputs.size(); ++k)
+            QCOMPARE(run->outputs[k].shape, cpu->outputs[k].shape);
+        const auto mismatch = core::compareOutputs(*w->graph, cpu->outputs, run->outputs);
+        QVERIFY2(mismatch.empty(), (std::string(name) + ": " + mismatch).c_str());
+    }
 }
 
 // The inplace strategy puts a Concat's inputs in their slices of its output: the device Concat

@@ -4,7 +4,7 @@
 // Unique) and the ops computed from them run for real inside the room their upper bounds reserve;
 // the shape rules against the ONNX definitions; a bound the data overruns falls back to the
 // synthetic kernels without writing past the room; every plan agrees with the no-reuse run.
-#include "graphbuilder.h"
+#include "boundedgraphs.h"
 #include "exec/tensordata.h"
 #include "io/workload.h"
 #include "exec/branch.h"
@@ -22,67 +22,15 @@
 #include <filesystem>
 
 using core::exec::Shape;
+using boundedgraphs::aboveThreshold;
+using boundedgraphs::fixture;
+using boundedgraphs::floats;
+using boundedgraphs::thresholdInputs;
+using boundedgraphs::valuesOf;
+using boundedgraphs::withModelData;
 using kerneltest::ints;
 
 namespace {
-
-core::HostTensor floats(Shape shape, std::vector<float> values)
-{
-    core::HostTensor h;
-    h.dtype = core::DType::Float32;
-    h.shape = std::move(shape);
-    h.data.resize(values.size() * sizeof(float));
-    std::memcpy(h.data.data(), values.data(), h.data.size());
-    return h;
-}
-
-template <typename T>
-std::vector<T> valuesOf(const core::HostTensor& h)
-{
-    std::vector<T> v(h.data.size() / sizeof(T));
-    std::memcpy(v.data(), h.data.data(), v.size() * sizeof(T));
-    return v;
-}
-
-// x [2,4] and a threshold; the elements above it (NonZero -> Transpose -> GatherND), how many there
-// are (Shape), and the largest min(count, 3) of them (Min -> TopK). `nonZeroBound` is the room the
-// NonZero output has: [2, nonZeroBound], marked as an upper bound as import marks it.
-core::Workload aboveThreshold(std::int64_t nonZeroBound)
-{
-    using core::DType;
-    using core::TensorKind;
-    GraphBuilder b;
-    const auto x = b.tensor("x", { 2, 4 }, TensorKind::Input);
-    const auto thr = b.tensor("thr", { 1 }, TensorKind::Input);
-    const auto mask = b.tensor("mask", { 2, 4 }, TensorKind::Activation, DType::Bool);
-    const auto nz = b.tensor("nz", { 2, nonZeroBound }, TensorKind::Activation, DType::Int64);
-    const auto idx = b.tensor("idx", { nonZeroBound, 2 }, TensorKind::Activation, DType::Int64);
-    const auto picked = b.tensor("picked", { nonZeroBound });
-    const auto count = b.tensor("count", { 1 }, TensorKind::Output, DType::Int64);
-    const auto limit = b.tensor("limit", { 1 }, TensorKind::Weight, DType::Int64);
-    const auto k = b.tensor("k", { 1 }, TensorKind::Activation, DType::Int64);
-    const auto top = b.tensor("top", { nonZeroBound }, TensorKind::Output);
-    const auto where = b.tensor("where", { nonZeroBound }, TensorKind::Output, DType::Int64);
-    b.g.tensors[std::size_t(limit)].values = { 3 };
-    for (auto t : { nz, idx, picked, top, where })
-        b.g.tensors[std::size_t(t)].estimated = true;
-    b.op("above", "Greater", { x, thr }, { mask });
-    b.op("nonzero", "NonZero", { mask }, { nz });
-    b.op("pairs", "Transpose", { nz }, { idx })->attributes["perm"] = ints({ 1, 0 });
-    b.op("pick", "GatherND", { x, idx }, { picked });
-    b.op("count", "Shape", { picked }, { count });
-    b.op("k", "Min", { count, limit }, { k });
-    b.op("best", "TopK", { picked, k }, { top, where });
-    return b.workload("above-threshold", 64);
-}
-
-core::RunOptions thresholdInputs(float threshold)
-{
-    core::RunOptions options;
-    options.inputs["x"] = floats({ 2, 4 }, { 0.5f, -1.0f, 2.0f, 0.1f, 3.0f, -2.0f, 0.7f, -0.3f });
-    options.inputs["thr"] = floats({ 1 }, { threshold });
-    return options;
-}
 
 // Every planner's plan (validated) run in its arena: the no-reuse run's outputs, bit for bit.
 void checkEveryPlanner(const core::Workload& w, const core::RunOptions& options, const std::vector<core::HostTensor>& reference)
@@ -102,21 +50,6 @@ void checkEveryPlanner(const core::Workload& w, const core::RunOptions& options,
             QVERIFY2(mismatch.empty(), (std::string(planner->name()) + ": " + mismatch).c_str());
         }
     }
-}
-
-// tests/models/tricky/NAME.onnx (scripts/make_tricky_models.py).
-std::string fixture(const std::string& name) { return MEMPLAN_SOURCE_DIR "/tests/models/tricky/" + name + ".onnx"; }
-
-// Run options holding the model's data (weights, If and Loop graphs); none when it cannot be read.
-core::RunOptions withModelData(const std::string& file, const core::Graph& graph)
-{
-    core::RunOptions options;
-    auto data = core::loadTensorData(file, graph);
-    if (!data)
-        qWarning("%s", data.error().message.c_str());
-    else
-        options.modelData = std::make_shared<const core::ModelData>(std::move(*data));
-    return options;
 }
 
 // A KernelCall over views with these shapes; integer inputs hold `values` (by slot).
@@ -288,10 +221,7 @@ void TestRunShapes::ifRunsTheBranchItsConditionPicks()
     auto options = withModelData(file, *w->graph);
     QVERIFY(options.modelData);
     QCOMPARE(options.modelData->subgraphs.size(), std::size_t(1));
-    // Box 1 overlaps box 0 and box 4 overlaps box 5 (IoU > 0.5); box 3 scores under 0.1. By falling
-    // score: 5, 0, (1 suppressed), 2, (4 suppressed): three kept, the most the model allows.
-    options.inputs["boxes"] = floats({ 1, 6, 4 }, { 0, 0, 1, 1, 0, 0.1f, 1, 1.1f, 0, 5, 1, 6, 0, 10, 1, 11, 0, 20, 1, 21, 0, 20.05f, 1, 21.05f });
-    options.inputs["scores"] = floats({ 1, 1, 6 }, { 0.9f, 0.8f, 0.7f, 0.05f, 0.6f, 0.95f });
+    boundedgraphs::ifNmsInputs(options, true);
     const auto run = core::runOnCpu(*w->graph, w->schedule, w->problem, core::noReusePlan(w->problem), w->bufferTensor, options);
     QVERIFY2(run, run ? "" : run.error().message.c_str());
     QCOMPARE(run->opsSynthetic, 0);
@@ -301,7 +231,7 @@ void TestRunShapes::ifRunsTheBranchItsConditionPicks()
     checkEveryPlanner(*w, options, run->outputs);
 
     // Every score under 0.5: the else-branch's empty list, and an empty Gather after it.
-    options.inputs["scores"] = floats({ 1, 1, 6 }, { 0.4f, 0.3f, 0.2f, 0.05f, 0.1f, 0.45f });
+    boundedgraphs::ifNmsInputs(options, false);
     const auto none = core::runOnCpu(*w->graph, w->schedule, w->problem, core::noReusePlan(w->problem), w->bufferTensor, options);
     QVERIFY(none);
     QCOMPARE(none->opsSynthetic, 0);
@@ -318,7 +248,7 @@ void TestRunShapes::ifRunsTheBranchItsConditionPicks()
     broken.subgraphs.begin()->second = branches;
     auto brokenOptions = options;
     brokenOptions.modelData = std::make_shared<const core::ModelData>(std::move(broken));
-    brokenOptions.inputs["scores"] = floats({ 1, 1, 6 }, { 0.9f, 0.8f, 0.7f, 0.05f, 0.6f, 0.95f });
+    boundedgraphs::ifNmsInputs(brokenOptions, true);
     const auto refused = core::runOnCpu(*w->graph, w->schedule, w->problem, core::noReusePlan(w->problem), w->bufferTensor, brokenOptions);
     QVERIFY(refused);
     QCOMPARE(refused->opsSynthetic, 2); // the If and the Gather on its unknown result

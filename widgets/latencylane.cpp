@@ -243,7 +243,7 @@ QString LatencyLane::stepToolTip(int step) const
     }
     text += op.real ? QStringLiteral("<br/>real kernel") : QStringLiteral("<br/>synthetic kernel (no real kernel for this op)");
     if (op.host)
-        text += QStringLiteral("<br/>ran on the host (no device kernel): inputs and outputs copied, both streams synchronised");
+        text += QStringLiteral("<br/>ran on the host (no device kernel, or shapes only the data gives): inputs and outputs copied, both streams synchronised");
     else if (op.precomputed)
         text += QStringLiteral("<br/>precomputed (constant inputs): computed once before the runs, its outputs copied in");
     text += QStringLiteral("<br/><span style='color:gray'>right-click: show another run's bars</span>");

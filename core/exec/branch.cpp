@@ -2,6 +2,7 @@
 // SPDX-FileCopyrightText: MemPlan authors
 #include "exec/branch.h"
 
+#include "exec/opcall.h"
 #include "exec/runshape.h"
 
 #include <algorithm>
@@ -53,23 +54,6 @@ std::int64_t sizingRoom(const KernelCall& c)
     if (c.op->type == "NonMaxSuppression")
         return c.has(1) ? 3 * c.in[1].count : 0; // every box of every class selected
     return c.in[0].count;                          // Compress, Unique
-}
-
-// ConstantOfShape: `fill` (one element) everywhere, float 0 without one.
-bool fillConstant(const TensorView& y, const HostTensor* fill)
-{
-    const Bytes w = dtypeBytes(y.dtype);
-    if (!fill) {
-        if (y.dtype != DType::Float32)
-            return false;
-        std::fill(y.f32(), y.f32() + y.count, 0.0f);
-        return true;
-    }
-    if (fill->dtype != y.dtype || Bytes(fill->data.size()) != w)
-        return false;
-    for (std::int64_t i = 0; i < y.count; ++i)
-        std::memcpy(y.data + i * w, fill->data.data(), std::size_t(w));
-    return true;
 }
 
 class BranchRun {

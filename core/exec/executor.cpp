@@ -297,26 +297,19 @@ Expected<Measurement> runOnCpu(const Graph& graph, const Schedule& schedule, con
                 options.progress(r * int(steps.size()) + int(s) + 1, totalOps);
         }
         totals.push_back(std::chrono::duration<double, std::milli>(Clock::now() - runStart).count());
-        if (r == 0)
-            for (std::size_t t = 0; t < graph.tensors.size(); ++t) {
-                const auto& tensor = graph.tensors[t];
-                if (!tensor.estimated || !layout->placement.tensors[t].stored)
-                    continue;
-                ++m.boundedTensors;
-                m.boundedBytes += tensor.size;
-                m.boundedUsedBytes += shapes.known[t] ? elementCount(shapes.shape[t]) * dtypeBytes(tensor.dtype) : tensor.size;
-            }
-        if (r == 0)
+        if (r == 0) {
+            exec::countBounds(graph, [&](TensorIndex t) { return bool(layout->placement.tensors[std::size_t(t)].stored); }, shapes, m);
             for (auto t : graph.outputs) {
+                const auto view = exec::runtimeView(graph, t, layout->address[t], shapes);
                 HostTensor h;
-                const auto& tensor = graph.tensors[t];
-                h.dtype = tensor.dtype;
-                h.shape = shapes.known[std::size_t(t)] ? shapes.shape[std::size_t(t)] : exec::tensorView(graph, t, nullptr).shape;
-                const Bytes bytes = shapes.known[std::size_t(t)] ? elementCount(h.shape) * dtypeBytes(tensor.dtype) : tensor.size;
-                if (const auto* p = layout->address[t])
-                    h.data.assign(p, p + std::max<Bytes>(bytes, 0));
+                h.dtype = view.dtype;
+                h.shape = view.shape;
+                const Bytes bytes = shapes.known[std::size_t(t)] ? view.bytes() : graph.tensors[t].size;
+                if (view.data)
+                    h.data.assign(view.data, view.data + std::max<Bytes>(bytes, 0));
                 m.outputs.push_back(std::move(h));
             }
+        }
         for (std::size_t b = 0; b < owned.size(); ++b) {
             owned[b].reset();
             pointTensors(int(b));

@@ -54,20 +54,8 @@ bool runConstantOfShape(const KernelCall& call, OpIndex opIndex, const RunOption
 {
     if (!options.modelData || call.out.size() != 1)
         return false;
-    const auto& y = call.out[0];
-    const Bytes w = dtypeBytes(y.dtype);
     const auto it = options.modelData->fillValues.find(opIndex);
-    if (it == options.modelData->fillValues.end()) {
-        if (y.dtype != DType::Float32)
-            return false;
-        std::fill(y.f32(), y.f32() + y.count, 0.0f);
-        return true;
-    }
-    if (it->second.dtype != y.dtype || Bytes(it->second.data.size()) != w)
-        return false;
-    for (std::int64_t i = 0; i < y.count; ++i)
-        std::memcpy(y.data + i * w, it->second.data.data(), std::size_t(w));
-    return true;
+    return fillConstant(call.out[0], it == options.modelData->fillValues.end() ? nullptr : &it->second);
 }
 
 PreparedCall prepareCall(const Graph& g, const Op& op, const std::vector<int>* slots, const TensorAccess& access)
@@ -176,6 +164,44 @@ bool writeFoldedValues(const Tensor& t, std::byte* p, std::int64_t count)
     case DType::UInt8: return put(std::uint8_t {});
     case DType::Bool: return put(std::uint8_t {});
     default: return false;
+    }
+}
+
+bool fillConstant(const TensorView& y, const HostTensor* value)
+{
+    const Bytes w = dtypeBytes(y.dtype);
+    if (!value) {
+        if (y.dtype != DType::Float32)
+            return false;
+        std::fill(y.f32(), y.f32() + y.count, 0.0f);
+        return true;
+    }
+    if (value->dtype != y.dtype || Bytes(value->data.size()) != w)
+        return false;
+    for (std::int64_t i = 0; i < y.count; ++i)
+        std::memcpy(y.data + i * w, value->data.data(), std::size_t(w));
+    return true;
+}
+
+TensorView runtimeView(const Graph& g, TensorIndex t, std::byte* data, const RuntimeShapes& shapes)
+{
+    TensorView v = tensorView(g, t, data);
+    if (g.tensors[t].estimated && shapes.known[std::size_t(t)]) {
+        v.shape = shapes.shape[std::size_t(t)];
+        v.count = elementCount(v.shape);
+    }
+    return v;
+}
+
+void countBounds(const Graph& g, const std::function<bool(TensorIndex)>& stored, const RuntimeShapes& shapes, Measurement& m)
+{
+    for (std::size_t t = 0; t < g.tensors.size(); ++t) {
+        const auto& tensor = g.tensors[t];
+        if (!tensor.estimated || !stored(TensorIndex(t)))
+            continue;
+        ++m.boundedTensors;
+        m.boundedBytes += tensor.size;
+        m.boundedUsedBytes += shapes.known[t] ? elementCount(shapes.shape[t]) * dtypeBytes(tensor.dtype) : tensor.size;
     }
 }
 

@@ -66,6 +66,18 @@ struct RuntimeShapes {
     }
 };
 
+// Tensor t at `data` as a run knows it: its run-time shape when `shapes` has one, else the graph's
+// (tensorView). A graph output is read back over this view.
+TensorView runtimeView(const Graph& g, TensorIndex t, std::byte* data, const RuntimeShapes& shapes);
+
+// Adds the run's tensors sized by an upper bound that have memory (`stored`) to m's boundedTensors,
+// boundedBytes and boundedUsedBytes (the bytes of their run-time shapes; the whole bound when unknown).
+void countBounds(const Graph& g, const std::function<bool(TensorIndex)>& stored, const RuntimeShapes& shapes, Measurement& m);
+
+// ConstantOfShape's output: every element of y the one element `value` holds (its `value`
+// attribute), float 0 when null. False, writing nothing, when `value` is not one element of y's type.
+bool fillConstant(const TensorView& y, const HostTensor* value);
+
 // Writes the `count` values import folded into t (Tensor::values) at p in t's integer or bool element
 // type; false, writing nothing, when they do not cover `count` elements or t is not of such a type.
 bool writeFoldedValues(const Tensor& t, std::byte* p, std::int64_t count);

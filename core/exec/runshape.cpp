@@ -457,7 +457,7 @@ const std::map<std::string, Rule>& rules()
                  "Round", "Sign", "Erf", "Not", "Cast", "CastLike", "Identity", "Dropout", "Softmax", "LogSoftmax", "Hardmax", "Clip",
                  "Elu", "Selu", "Celu", "Softplus", "Softsign", "HardSigmoid", "HardSwish", "Gelu", "Mish", "ThresholdedRelu", "Shrink",
                  "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "IsNaN", "IsInf", "CumSum",
-                 "Trilu", "LpNormalization", "BitwiseNot" })
+                 "Trilu", "LpNormalization", "BitwiseNot", "SwapOut", "SwapIn" })
             t[name] = sameAsFirst;
         // Multidirectional broadcasting over every present input.
         for (const char* name : { "Add", "Sub", "Mul", "Div", "Pow", "Mod", "Equal", "Greater", "Less", "GreaterOrEqual", "LessOrEqual",
