@@ -20,6 +20,8 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <limits>
+#include <random>
 
 using core::exec::Shape;
 using boundedgraphs::aboveThreshold;
@@ -98,6 +100,7 @@ private slots:
     void loopRunsItsBodyEachIteration();
     void shapeRules();
     void sizingKernels();
+    void nmsMatchesTheDefinition();
 };
 
 // The NonZero chain runs on real kernels with run-time shapes, in every planner's arena.
@@ -375,6 +378,124 @@ void TestRunShapes::shapeRules()
     // An op without a rule has no run-time shape (it runs synthetic).
     Call conv("Conv", { { 1, 3, 8, 8 }, { 4, 3, 3, 3 } }, 1);
     QVERIFY(conv.shapes().empty());
+}
+
+namespace {
+
+// NonMaxSuppression by its definition, every candidate against every kept box: per batch and class,
+// candidates above minScore by falling score (ties: lower index), kept unless a kept box overlaps
+// it by IoU > iou, at most maxOut. Rows (batch, class, box).
+std::vector<std::int64_t> nmsByDefinition(const std::vector<float>& boxes, const std::vector<float>& scores, std::int64_t batches,
+    std::int64_t classes, std::int64_t n, std::int64_t maxOut, float iou, float minScore, bool center)
+{
+    struct Box {
+        float y0, x0, y1, x1, area;
+    };
+    const auto boxAt = [&](std::int64_t b, std::int64_t i) {
+        const float* v = boxes.data() + (b * n + i) * 4;
+        Box r = center ? Box { v[1] - v[3] / 2, v[0] - v[2] / 2, v[1] + v[3] / 2, v[0] + v[2] / 2, 0 }
+                       : Box { std::min(v[0], v[2]), std::min(v[1], v[3]), std::max(v[0], v[2]), std::max(v[1], v[3]), 0 };
+        r.area = (r.x1 - r.x0) * (r.y1 - r.y0);
+        return r;
+    };
+    const auto overlaps = [&](const Box& a, const Box& b) {
+        const float x0 = std::max(a.x0, b.x0), x1 = std::min(a.x1, b.x1), y0 = std::max(a.y0, b.y0), y1 = std::min(a.y1, b.y1);
+        if (x1 <= x0 || y1 <= y0)
+            return false;
+        const float inter = (x1 - x0) * (y1 - y0), uni = a.area + b.area - inter;
+        return inter > 0 && a.area > 0 && b.area > 0 && uni > 0 && inter / uni > iou;
+    };
+    std::vector<std::int64_t> rows;
+    for (std::int64_t b = 0; b < batches; ++b)
+        for (std::int64_t k = 0; k < classes; ++k) {
+            const float* s = scores.data() + (b * classes + k) * n;
+            std::vector<std::int64_t> order;
+            for (std::int64_t i = 0; i < n; ++i)
+                if (s[i] > minScore)
+                    order.push_back(i);
+            std::stable_sort(order.begin(), order.end(), [&](std::int64_t l, std::int64_t r) { return s[l] > s[r]; });
+            std::vector<Box> kept;
+            for (auto i : order) {
+                if (std::int64_t(kept.size()) == maxOut)
+                    break;
+                const Box box = boxAt(b, i);
+                if (std::any_of(kept.begin(), kept.end(), [&](const Box& j) { return overlaps(j, box); }))
+                    continue;
+                kept.push_back(box);
+                rows.insert(rows.end(), { b, k, i });
+            }
+        }
+    return rows;
+}
+
+} // namespace
+
+// The NonMaxSuppression kernel (which checks only the kept boxes a candidate overlaps in x) selects
+// what the definition does: random boxes in both box formats, batches and classes, clusters along
+// a diagonal as batched NMS offsets classes, degenerate and non-finite boxes among them.
+void TestRunShapes::nmsMatchesTheDefinition()
+{
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<float> unit(0.0f, 1.0f);
+    const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+    const auto nms = core::exec::findSizingKernel("NonMaxSuppression");
+    QVERIFY(nms);
+    int compared = 0, suppressedSome = 0;
+    for (bool center : { false, true })
+        for (float iou : { 0.0f, 0.3f, 0.7f })
+            for (std::int64_t maxOut : { 5, 1000 }) {
+                const std::int64_t batches = 2, classes = 3, n = 300;
+                std::vector<float> boxes, scores;
+                for (std::int64_t i = 0; i < batches * n; ++i) {
+                    const float group = float(i % 7) * 120.0f; // clusters far apart, as offset classes are
+                    const float x = group + 100 * unit(rng), y = group + 100 * unit(rng), w = 40 * unit(rng), h = 40 * unit(rng);
+                    if (center)
+                        boxes.insert(boxes.end(), { x, y, w, h });
+                    else if (i % 2) // corners in either order
+                        boxes.insert(boxes.end(), { y + h, x + w, y, x });
+                    else
+                        boxes.insert(boxes.end(), { y, x, y + h, x + w });
+                }
+                for (std::int64_t i : { 3, 50, 411 }) // no area; a NaN corner; an infinite box
+                    boxes[std::size_t(i * 4 + 2)] = boxes[std::size_t(i * 4)];
+                boxes[std::size_t(60 * 4 + 1)] = nan;
+                boxes[std::size_t(420 * 4)] = -inf;
+                boxes[std::size_t(420 * 4 + 2)] = inf;
+                for (std::int64_t i = 0; i < batches * classes * n; ++i)
+                    scores.push_back(i % 11 == 0 ? 0.5f : unit(rng)); // ties too
+                const float minScore = 0.2f;
+                std::vector<float> args { iou, minScore };
+                std::vector<std::int64_t> limit { maxOut }, selected(std::size_t(batches * classes * n * 3), -1);
+                core::Op op;
+                op.type = "NonMaxSuppression";
+                op.attributes["center_point_box"] = ints({ center ? 1 : 0 });
+                core::exec::KernelCall call;
+                call.op = &op;
+                auto view = [](core::DType dtype, Shape shape, void* data) {
+                    core::exec::TensorView v;
+                    v.dtype = dtype;
+                    v.shape = shape;
+                    v.count = kerneltest::countOf(shape);
+                    v.data = static_cast<std::byte*>(data);
+                    return v;
+                };
+                call.in = { view(core::DType::Float32, { batches, n, 4 }, boxes.data()),
+                    view(core::DType::Float32, { batches, classes, n }, scores.data()), view(core::DType::Int64, { 1 }, limit.data()),
+                    view(core::DType::Float32, { 1 }, &args[0]), view(core::DType::Float32, { 1 }, &args[1]) };
+                call.out = { view(core::DType::Int64, { std::int64_t(selected.size()) }, selected.data()) };
+                std::vector<Shape> shapes;
+                QVERIFY(nms(call, shapes));
+                const auto expected = nmsByDefinition(boxes, scores, batches, classes, n, maxOut, iou, minScore, center);
+                QCOMPARE(shapes, (std::vector<Shape> { { std::int64_t(expected.size() / 3), 3 } }));
+                QCOMPARE(std::vector<std::int64_t>(selected.begin(), selected.begin() + std::ptrdiff_t(expected.size())), expected);
+                ++compared;
+                std::int64_t candidates = 0;
+                for (float v : scores)
+                    candidates += v > minScore ? 1 : 0;
+                suppressedSome += iou < 0.5f && maxOut == 1000 && std::int64_t(expected.size() / 3) < candidates ? 1 : 0;
+            }
+    QCOMPARE(compared, 12);
+    QCOMPARE(suppressedSome, 4); // IoU 0 and 0.3 removed boxes in both formats: the comparison is not vacuous
 }
 
 // The sizing kernels on hand-checked data (the ONNX backend cases run in tst_executor too).

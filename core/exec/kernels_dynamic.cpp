@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <type_traits>
 
@@ -129,6 +130,51 @@ bool suppresses(const Corners& a, const Corners& b, float threshold)
     return inter / uni > threshold;
 }
 
+// A class's kept boxes, for the question "does any of them suppress this candidate?". suppresses()
+// needs a positive intersection, so only kept boxes overlapping the candidate in x can: those whose
+// xMin lies in [candidate xMin - the widest kept box, candidate xMax). Kept boxes with finite x are
+// ordered by xMin and only that range is checked; the others (never more than a few) are checked
+// always. A candidate with an infinite x range checks them all; one with a NaN x has a NaN area and
+// is never suppressed, as the range it gets (none) says. So the answers are those of checking every
+// kept box; batched NMS over offset classes (torchvision's trick) checks one class's boxes.
+class KeptBoxes {
+public:
+    void clear()
+    {
+        m_byXMin.clear();
+        m_odd.clear();
+        m_widest = 0;
+    }
+    void add(const Corners& box)
+    {
+        if (!finite(box)) {
+            m_odd.push_back(box);
+            return;
+        }
+        m_byXMin.emplace(box.xMin, box);
+        m_widest = std::max(m_widest, double(box.xMax) - double(box.xMin));
+    }
+    bool suppress(const Corners& box, float threshold) const
+    {
+        const auto hit = [&](const Corners& kept) { return suppresses(kept, box, threshold); };
+        if (std::any_of(m_odd.begin(), m_odd.end(), hit))
+            return true;
+        // One float step below the double bound: no rounding moves a kept box out of the range.
+        const float from = std::nextafter(float(double(box.xMin) - m_widest), -std::numeric_limits<float>::infinity());
+        for (auto it = m_byXMin.lower_bound(from); it != m_byXMin.end() && it->first < box.xMax; ++it)
+            if (hit(it->second))
+                return true;
+        return false;
+    }
+    std::size_t size() const { return m_byXMin.size() + m_odd.size(); }
+
+private:
+    static bool finite(const Corners& c) { return std::isfinite(c.xMin) && std::isfinite(c.xMax); }
+    std::multimap<float, Corners> m_byXMin;
+    std::vector<Corners> m_odd;
+    double m_widest = 0;
+};
+
 // NonMaxSuppression: boxes [B, N, 4], scores [B, C, N]; per batch and class, candidates above
 // score_threshold by falling score (ties: lower box index first), each kept unless it overlaps a
 // kept box by more than iou_threshold, at most max_output_boxes_per_class. Output [selected, 3]:
@@ -153,7 +199,8 @@ bool nonMaxSuppression(const KernelCall& c, std::vector<Shape>& shapes)
     const bool centerPoint = c.attrInt("center_point_box", 0) != 0;
     std::int64_t selectedCount = 0;
     std::vector<std::int64_t> candidates;
-    std::vector<Corners> corners, kept; // the batch's boxes once; the class's kept boxes
+    std::vector<Corners> corners; // the batch's boxes, once
+    KeptBoxes kept;
     for (std::int64_t b = 0; b < batches && maxOut > 0; ++b) {
         corners.clear();
         for (std::int64_t i = 0; i < n; ++i)
@@ -170,9 +217,9 @@ bool nonMaxSuppression(const KernelCall& c, std::vector<Shape>& shapes)
                 if (std::int64_t(kept.size()) == maxOut)
                     break;
                 const Corners& box = corners[std::size_t(i)];
-                if (std::any_of(kept.begin(), kept.end(), [&](const Corners& j) { return suppresses(j, box, iou); }))
+                if (kept.suppress(box, iou))
                     continue;
-                kept.push_back(box);
+                kept.add(box);
                 if ((selectedCount + 1) * 3 > y.count)
                     return false;
                 std::int64_t* row = y.i64() + selectedCount * 3;
