@@ -382,6 +382,17 @@ void TestRunShapes::shapeRules()
 
 namespace {
 
+// A view of `data` with this type and shape.
+core::exec::TensorView view(core::DType dtype, Shape shape, void* data)
+{
+    core::exec::TensorView v;
+    v.dtype = dtype;
+    v.shape = shape;
+    v.count = kerneltest::countOf(shape);
+    v.data = static_cast<std::byte*>(data);
+    return v;
+}
+
 // NonMaxSuppression by its definition, every candidate against every kept box: per batch and class,
 // candidates above minScore by falling score (ties: lower index), kept unless a kept box overlaps
 // it by IoU > iou, at most maxOut. Rows (batch, class, box).
@@ -471,14 +482,6 @@ void TestRunShapes::nmsMatchesTheDefinition()
                 op.attributes["center_point_box"] = ints({ center ? 1 : 0 });
                 core::exec::KernelCall call;
                 call.op = &op;
-                auto view = [](core::DType dtype, Shape shape, void* data) {
-                    core::exec::TensorView v;
-                    v.dtype = dtype;
-                    v.shape = shape;
-                    v.count = kerneltest::countOf(shape);
-                    v.data = static_cast<std::byte*>(data);
-                    return v;
-                };
                 call.in = { view(core::DType::Float32, { batches, n, 4 }, boxes.data()),
                     view(core::DType::Float32, { batches, classes, n }, scores.data()), view(core::DType::Int64, { 1 }, limit.data()),
                     view(core::DType::Float32, { 1 }, &args[0]), view(core::DType::Float32, { 1 }, &args[1]) };
@@ -511,14 +514,6 @@ void TestRunShapes::sizingKernels()
     op.type = "NonMaxSuppression";
     core::exec::KernelCall call;
     call.op = &op;
-    auto view = [](core::DType dtype, Shape shape, void* data) {
-        core::exec::TensorView v;
-        v.dtype = dtype;
-        v.shape = shape;
-        v.count = kerneltest::countOf(shape);
-        v.data = static_cast<std::byte*>(data);
-        return v;
-    };
     call.in = { view(core::DType::Float32, { 1, 3, 4 }, boxes.data()), view(core::DType::Float32, { 1, 1, 3 }, scores.data()),
         view(core::DType::Int64, { 1 }, maxOut.data()), view(core::DType::Float32, { 1 }, iou.data()) };
     call.out = { view(core::DType::Int64, { 30 }, selected.data()) };
