@@ -150,6 +150,7 @@ nlohmann::ordered_json toJson(const RunResults& r)
     if (r.pool) {
         j["device_name"] = r.deviceName;
         j["ops_on_host"] = m.opsHost;
+        j["ops_on_host_waited"] = m.opsHostWaited;
         j["ops_precomputed"] = m.opsPrecomputed;
         j["outputs_match_cpu"] = r.cpuMatch ? nlohmann::ordered_json(*r.cpuMatch) : nlohmann::ordered_json();
         j["cpu_comparison"] = r.cpuComparison;
@@ -242,8 +243,9 @@ void printTable(const RunResults& r)
         r.deviceName.empty() ? "" : (" (" + r.deviceName + ")").c_str(), plan.planner.c_str());
     std::printf("ops         %d real, %d synthetic", m.opsReal, m.opsSynthetic);
     if (pool)
-        std::printf(" (%d of them on the host: no device kernel, or run-time shapes; %d precomputed: constant inputs, computed once, copied in)", m.opsHost,
-            m.opsPrecomputed);
+        std::printf(" (%d of them on the host: no device kernel, or run-time shapes; %d of those waited for the device, the others read "
+                    "what host ops wrote; %d precomputed: constant inputs, computed once, copied in)",
+            m.opsHost, m.opsHostWaited, m.opsPrecomputed);
     std::printf("\n");
     if (m.boundedTensors > 0)
         std::printf("bounds      %d tensors sized by an upper bound: %s of bounds, the data filled %s "

@@ -180,6 +180,7 @@ core::Expected<core::Measurement> runOnCuda(const Graph& graph, const core::Sche
             ? 1 : 0;
         const bool precomputed = steps[s].where == Where::Precomputed;
         m.opsHost += onHost ? 1 : 0;
+        m.opsHostWaited += onHost && passes.waited[s] ? 1 : 0;
         m.opsPrecomputed += precomputed ? 1 : 0;
         const auto& times = passes.opTimes[s];
         m.ops.push_back(

@@ -37,8 +37,13 @@ core::Status Passes::launch(PassState& state, std::size_t s)
     }
     if (where == Where::Host) {
         onHost[s] = true;
-        CUDA_TRY(cudaStreamSynchronize(ctx.compute), p.label);
-        CUDA_TRY(cudaStreamSynchronize(ctx.copy), p.label); // a swapped tensor it reads is complete
+        // Reading only host images, weights and constants (steps.h), it need not wait: its outputs
+        // reach the device through copies ordered on the compute stream like any kernel.
+        waited[s] = p.readsDevice;
+        if (waited[s]) {
+            CUDA_TRY(cudaStreamSynchronize(ctx.compute), p.label);
+            CUDA_TRY(cudaStreamSynchronize(ctx.copy), p.label); // a swapped tensor it reads is complete
+        }
         for (std::size_t k = 0; k < p.inTensor.size(); ++k)
             if (!p.inStage[k].empty() && p.device.call.in[k].data)
                 CUDA_TRY(cudaMemcpy(p.inStage[k].data(), p.device.call.in[k].data, p.inStage[k].size(), cudaMemcpyDeviceToHost),

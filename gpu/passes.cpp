@@ -32,6 +32,7 @@ void Passes::init()
     totals.clear();
     real.assign(stepCount, true);
     onHost.assign(stepCount, false);
+    waited.assign(stepCount, false);
     stepBytes.assign(stepCount, 0);
     refusals.assign(stepCount, {});
     outputs.clear();

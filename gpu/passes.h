@@ -40,7 +40,7 @@ struct Passes {
     // What the passes record (sized by init()).
     std::vector<std::vector<double>> opTimes; // per step: milliseconds of each timed pass
     std::vector<double> totals;               // per timed pass: milliseconds
-    std::vector<bool> real, onHost;           // per step: the last pass's
+    std::vector<bool> real, onHost, waited;   // per step: the last pass's (waited: a host op that synchronised)
     std::vector<core::Bytes> stepBytes;       // per step: from the traced pass
     std::vector<core::HostTensor> outputs;    // graph outputs from the warm-up pass
     core::exec::RuntimeShapes shapes;         // the warm-up pass's run-time shapes

@@ -186,6 +186,45 @@ void prepareShaped(const Graph& g, const core::Op& op, Prepared& p, const Layout
     p.deviceKernel = nullptr;
 }
 
+// The host-image rule (steps.h): host ops read the tensors earlier host and precomputed ops wrote
+// from those ops' output staging; readsDevice says whether anything is left to copy back.
+void shareHostImages(const Graph& g, std::vector<Prepared>& steps, const Layout& layout)
+{
+    std::vector<std::byte*> image(g.tensors.size(), nullptr);
+    for (auto& p : steps) {
+        if (p.where == Where::Host) {
+            const auto& op = g.ops[std::size_t(p.opIndex)];
+            const auto useImage = [&](TensorIndex t, std::vector<std::byte>& stage, std::byte*& view) {
+                if (image[std::size_t(t)]) {
+                    view = image[std::size_t(t)];
+                    stage = {};
+                    if (p.shaped) {
+                        for (std::size_t j = 0; j < p.shapedCall.inTensor.size(); ++j)
+                            if (p.shapedCall.inTensor[j] == t)
+                                p.shapedCall.call.in[j].data = view;
+                        for (std::size_t j = 0; j < p.shapedCall.capturedTensor.size(); ++j)
+                            if (p.shapedCall.capturedTensor[j] == t)
+                                p.shapedCall.captured[j].data = view;
+                    }
+                }
+                return !stage.empty() || layout.onHost[std::size_t(t)];
+            };
+            p.readsDevice = false;
+            for (std::size_t k = 0; k < p.inTensor.size(); ++k)
+                if (const auto t = p.inTensor[k]; t >= 0)
+                    p.readsDevice = useImage(t, p.inStage[k], p.host.in[k].data) || p.readsDevice;
+            for (std::size_t k = 0; k < p.capturedStage.size(); ++k) {
+                std::byte* unused = nullptr; // the shaped call's view is the captured tensor's only host view
+                p.readsDevice = useImage(op.captured[k], p.capturedStage[k], unused) || p.readsDevice;
+            }
+        }
+        if (p.where == Where::Host || p.where == Where::Precomputed)
+            for (std::size_t k = 0; k < p.outTensor.size(); ++k)
+                if (!p.outStage[k].empty())
+                    image[std::size_t(p.outTensor[k])] = p.outStage[k].data();
+    }
+}
+
 } // namespace
 
 std::vector<Prepared> prepareSteps(const Graph& g, const core::Schedule& schedule, const Layout& layout, const core::RunOptions& options)
@@ -264,6 +303,7 @@ std::vector<Prepared> prepareSteps(const Graph& g, const core::Schedule& schedul
             prepareShaped(g, op, p, layout, options);
     }
     precomputeConstants(g, steps, layout, options);
+    shareHostImages(g, steps, layout);
     return steps;
 }
 

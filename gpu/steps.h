@@ -23,6 +23,11 @@
 // with run-time shapes (core::exec::runWithShapes), exactly as the CPU executor runs it: the device
 // kernels know only planned shapes. Its outer reads (Op::captured) are staged like its inputs. It is
 // never precomputed. Not a fused op: that runs on the host as a whole (core::exec::runHostOp).
+// Host images: a tensor a host or precomputed op wrote stays in that op's output staging for the
+// rest of the pass, so a later host op reads it there instead of copying it back from the device;
+// a host op whose every input is such an image, a weight or a constant does not wait for the
+// device at all (readsDevice false), so chains of host ops (a detector's post-processing) run
+// without a synchronisation between them.
 
 #include "devicelayout.h"
 
@@ -52,6 +57,7 @@ struct Prepared {
     bool shaped = false;
     core::exec::PreparedCall shapedCall;
     std::vector<std::vector<std::byte>> capturedStage; // per Op::captured entry, empty when read in place
+    bool readsDevice = true; // a host op: it reads a tensor only the device (or the copy stream) has
     Where where = Where::Host;
     core::OpIndex opIndex = 0;
     std::string label; // "op 'name' (Type)"

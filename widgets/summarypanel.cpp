@@ -60,9 +60,11 @@ struct Rows {
     }
     void row(const QString& label, const QString& value, const QString& hint = {})
     {
-        html += QStringLiteral("<tr><td style='padding-right:10px; white-space:nowrap'>%1</td><td "
-                               "style='white-space:nowrap'><b>%2</b>%3</td></tr>")
-                    .arg(label.toHtmlEscaped(), value.toHtmlEscaped(),
+        // The value never breaks (non-breaking spaces); the gray hint after it wraps in a narrow panel.
+        QString unbroken = value.toHtmlEscaped();
+        unbroken.replace(QLatin1Char(' '), QChar(0x00A0));
+        html += QStringLiteral("<tr><td style='padding-right:10px; white-space:nowrap'>%1</td><td><b>%2</b>%3</td></tr>")
+                    .arg(label.toHtmlEscaped(), unbroken,
                         hint.isEmpty()
                             ? QString()
                             : QStringLiteral(" <span style='color:gray'>%1</span>").arg(hint.toHtmlEscaped()));
@@ -122,11 +124,12 @@ void addMeasuredRows(Rows& rows, const PlanDocument& document)
         rows.row(QObject::tr("Roofline (%1)").arg(QString::fromStdString(run->costProfile)), msText(run->rooflineMs),
             QObject::tr("p50 at %1×").arg(arena.latencyMs.p50 / run->rooflineMs, 0, 'f', 1));
     if (cuda)
-        rows.row(QObject::tr("Kernels"), QObject::tr("%1 real, %2 synthetic; %3 on the host, %4 precomputed")
-                                             .arg(arena.opsReal)
-                                             .arg(arena.opsSynthetic)
-                                             .arg(arena.opsHost)
-                                             .arg(arena.opsPrecomputed));
+        rows.wide(QObject::tr("Kernels"), QObject::tr("%1 real, %2 synthetic; %3 on the host (%4 waited for the device), %5 precomputed")
+                                              .arg(arena.opsReal)
+                                              .arg(arena.opsSynthetic)
+                                              .arg(arena.opsHost)
+                                              .arg(arena.opsHostWaited)
+                                              .arg(arena.opsPrecomputed));
     else
         rows.wide(QObject::tr("Kernels"), QObject::tr("%1 real, %2 synthetic").arg(arena.opsReal).arg(arena.opsSynthetic));
     if (arena.opsRuntimeShaped > 0)

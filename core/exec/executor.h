@@ -95,8 +95,11 @@ struct Measurement {
     Bytes stepPeakBytes = 0; // max of stepBytes
     int opsReal = 0, opsSynthetic = 0;
     int opsHost = 0; // CUDA executor: ops that ran on the host for want of a device kernel (counted in real/synthetic too)
+    // CUDA executor: of opsHost, those that waited for the device (both streams synchronised, inputs
+    // copied back); the others read only what host ops before them wrote, weights and constants.
+    int opsHostWaited = 0;
     int opsPrecomputed = 0; // CUDA executor: ops computed once before the passes (constant inputs; counted in real too)
-    // Data-dependent shapes (CPU executor; 0 elsewhere): real ops whose outputs the run sized
+    // Data-dependent shapes (both executors): real ops whose outputs the run sized
     // (sizing kernels and ops computed from them), and the tensors import sized by an upper bound
     // that the run placed: how many, the bytes their bounds reserve in the plan, and the bytes their
     // run-time shapes filled in the first run (one whose shape stayed unknown counts whole).
