@@ -8,10 +8,32 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <limits>
+#include <type_traits>
 
 namespace core::exec {
 
 namespace {
+
+// Calls f.template operator()<T>() with T the C++ type of numeric element type t (float32, float64,
+// signed and unsigned 8- to 64-bit integers); false for any other type.
+template <class F>
+bool withNumeric(DType t, F f)
+{
+    switch (t) {
+    case DType::Float32: return f.template operator()<float>();
+    case DType::Float64: return f.template operator()<double>();
+    case DType::Int64: return f.template operator()<std::int64_t>();
+    case DType::Int32: return f.template operator()<std::int32_t>();
+    case DType::Int16: return f.template operator()<std::int16_t>();
+    case DType::Int8: return f.template operator()<std::int8_t>();
+    case DType::UInt64: return f.template operator()<std::uint64_t>();
+    case DType::UInt32: return f.template operator()<std::uint32_t>();
+    case DType::UInt16: return f.template operator()<std::uint16_t>();
+    case DType::UInt8: return f.template operator()<std::uint8_t>();
+    default: return false;
+    }
+}
 
 // Calls f(outIndex, inIndex[]) for every output element; inputs broadcast against `out`
 // (numpy rules, aligned at the trailing dimension). O(out elements × inputs).
@@ -128,25 +150,41 @@ bool gelu(const KernelCall& c)
     return unary(c, [](float x, const KernelCall&) { return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f)); });
 }
 
+// Clip: float32 with the min/max attributes (opset 6) or inputs; any other numeric type with
+// inputs only (opset 12), an absent bound the type's limit.
 bool clip(const KernelCall& c)
 {
-    if (!c.allFloat() || c.in[0].count != c.out[0].count)
+    if (c.in.empty() || c.out.size() != 1 || c.in[0].dtype != c.out[0].dtype || c.in[0].count != c.out[0].count)
         return false;
-    float lo = c.attrFloat("min", -INFINITY), hi = c.attrFloat("max", INFINITY);
-    if (c.has(1) && c.in[1].count == 1)
-        lo = c.in[1].f32()[0];
-    if (c.has(2) && c.in[2].count == 1)
-        hi = c.in[2].f32()[0];
-    const float* x = c.in[0].f32();
-    float* y = c.out[0].f32();
-    for (std::int64_t i = 0; i < c.out[0].count; ++i)
-        y[i] = std::min(std::max(x[i], lo), hi);
-    return true;
+    for (std::size_t k = 1; k < c.in.size(); ++k)
+        if (c.has(k) && (c.in[k].dtype != c.in[0].dtype || c.in[k].count != 1))
+            return false;
+    if (c.in[0].dtype == DType::Float32) {
+        float lo = c.attrFloat("min", -INFINITY), hi = c.attrFloat("max", INFINITY);
+        if (c.has(1))
+            lo = c.in[1].f32()[0];
+        if (c.has(2))
+            hi = c.in[2].f32()[0];
+        const float* x = c.in[0].f32();
+        float* y = c.out[0].f32();
+        for (std::int64_t i = 0; i < c.out[0].count; ++i)
+            y[i] = std::min(std::max(x[i], lo), hi);
+        return true;
+    }
+    return withNumeric(c.in[0].dtype, [&]<class T>() {
+        const T lo = c.has(1) ? reinterpret_cast<const T*>(c.in[1].data)[0] : std::numeric_limits<T>::lowest();
+        const T hi = c.has(2) ? reinterpret_cast<const T*>(c.in[2].data)[0] : std::numeric_limits<T>::max();
+        const T* x = reinterpret_cast<const T*>(c.in[0].data);
+        T* y = reinterpret_cast<T*>(c.out[0].data);
+        for (std::int64_t i = 0; i < c.out[0].count; ++i)
+            y[i] = std::min(std::max(x[i], lo), hi);
+        return true;
+    });
 }
 
-// Binary op on float32 or int64 with broadcasting; variadic ops fold left over their inputs.
-template <class T>
-bool foldBinary(const KernelCall& c, T (*fn)(T, T))
+// Binary op on element type T with broadcasting; variadic ops fold left over their inputs.
+template <class T, class Fn>
+bool foldBinary(const KernelCall& c, Fn fn)
 {
     const auto& out = c.out[0];
     std::vector<const TensorView*> ins;
@@ -164,18 +202,36 @@ bool foldBinary(const KernelCall& c, T (*fn)(T, T))
     }
     const T* a = reinterpret_cast<const T*>(ins[0]->data);
     const T* b = reinterpret_cast<const T*>(ins[1]->data);
-    if (!forEachBroadcast(out.shape, { ins[0], ins[1] }, [&](std::int64_t o, const std::int64_t* i) { y[o] = fn(a[i[0]], b[i[1]]); }))
+    if (!forEachBroadcast(out.shape, { ins[0], ins[1] }, [&](std::int64_t o, const std::int64_t* i) { y[o] = T(fn(a[i[0]], b[i[1]])); }))
         return false;
     for (std::size_t k = 2; k < ins.size(); ++k) {
         const T* z = reinterpret_cast<const T*>(ins[k]->data);
-        if (!forEachBroadcast(out.shape, { ins[k] }, [&](std::int64_t o, const std::int64_t* i) { y[o] = fn(y[o], z[i[0]]); }))
+        if (!forEachBroadcast(out.shape, { ins[k] }, [&](std::int64_t o, const std::int64_t* i) { y[o] = T(fn(y[o], z[i[0]])); }))
             return false;
     }
     return true;
 }
 
+// Integer arithmetic in the element type: sums, differences and products wrap as two's complement
+// (computed in 64-bit unsigned, so never signed overflow); a zero divisor gives 0 (the spec leaves it
+// undefined) and the one overflowing quotient (minimum / -1) wraps.
+template <class T>
+T wrapAdd(T a, T b) { return T(std::uint64_t(a) + std::uint64_t(b)); }
+template <class T>
+T wrapSub(T a, T b) { return T(std::uint64_t(a) - std::uint64_t(b)); }
+template <class T>
+T wrapMul(T a, T b) { return T(std::uint64_t(a) * std::uint64_t(b)); }
+template <class T>
+bool quotientOverflows(T a, T b) { return std::is_signed_v<T> && b == T(-1) && a == std::numeric_limits<T>::min(); }
+template <class T>
+T safeDiv(T a, T b) { return b == 0 ? T(0) : quotientOverflows(a, b) ? a : T(a / b); }
+template <class T>
+T truncMod(T a, T b) { return b == 0 || quotientOverflows(a, b) ? T(0) : T(a % b); }
+
+// Binary/variadic arithmetic: every input and the output of one numeric type; `floating` for float32
+// and float64, `integral` for the integer types (either may decline a type by being null).
 template <class FF, class FI>
-bool arith(const KernelCall& c, FF ff, FI fi)
+bool arith(const KernelCall& c, FF floating, FI integral)
 {
     if (c.out.size() != 1)
         return false;
@@ -183,22 +239,26 @@ bool arith(const KernelCall& c, FF ff, FI fi)
     for (const auto& v : c.in)
         if (v.present() && v.dtype != t)
             return false;
-    if (t == DType::Float32)
-        return foldBinary<float>(c, ff);
-    if (t == DType::Int64 && fi)
-        return foldBinary<std::int64_t>(c, fi);
-    return false;
+    return withNumeric(t, [&]<class T>() {
+        if constexpr (std::is_floating_point_v<T>)
+            return foldBinary<T>(c, floating);
+        else
+            return foldBinary<T>(c, integral);
+    });
 }
 
-bool add(const KernelCall& c) { return arith(c, +[](float a, float b) { return a + b; }, +[](std::int64_t a, std::int64_t b) { return a + b; }); }
-bool sub(const KernelCall& c) { return arith(c, +[](float a, float b) { return a - b; }, +[](std::int64_t a, std::int64_t b) { return a - b; }); }
-bool mul(const KernelCall& c) { return arith(c, +[](float a, float b) { return a * b; }, +[](std::int64_t a, std::int64_t b) { return a * b; }); }
-bool divK(const KernelCall& c)
+bool add(const KernelCall& c) { return arith(c, [](auto a, auto b) { return a + b; }, [](auto a, auto b) { return wrapAdd(a, b); }); }
+bool sub(const KernelCall& c) { return arith(c, [](auto a, auto b) { return a - b; }, [](auto a, auto b) { return wrapSub(a, b); }); }
+bool mul(const KernelCall& c) { return arith(c, [](auto a, auto b) { return a * b; }, [](auto a, auto b) { return wrapMul(a, b); }); }
+bool divK(const KernelCall& c) { return arith(c, [](auto a, auto b) { return a / b; }, [](auto a, auto b) { return safeDiv(a, b); }); }
+bool maxK(const KernelCall& c)
 {
-    return arith(c, +[](float a, float b) { return a / b; }, +[](std::int64_t a, std::int64_t b) { return b == 0 ? std::int64_t(0) : a / b; });
+    return arith(c, [](auto a, auto b) { return std::isnan(a) || a > b ? a : b; }, [](auto a, auto b) { return std::max(a, b); });
 }
-bool maxK(const KernelCall& c) { return arith(c, +[](float a, float b) { return std::isnan(a) || a > b ? a : b; }, +[](std::int64_t a, std::int64_t b) { return std::max(a, b); }); }
-bool minK(const KernelCall& c) { return arith(c, +[](float a, float b) { return std::isnan(a) || a < b ? a : b; }, +[](std::int64_t a, std::int64_t b) { return std::min(a, b); }); }
+bool minK(const KernelCall& c)
+{
+    return arith(c, [](auto a, auto b) { return std::isnan(a) || a < b ? a : b; }, [](auto a, auto b) { return std::min(a, b); });
+}
 bool sum(const KernelCall& c) { return add(c); }
 
 // Mean of any number of float32 inputs (broadcast): their sum, divided by how many there are.
@@ -217,23 +277,46 @@ bool mean(const KernelCall& c)
 bool mod(const KernelCall& c)
 {
     if (c.attrInt("fmod", 0) != 0)
-        return arith(c, +[](float a, float b) { return std::fmod(a, b); },
-            +[](std::int64_t a, std::int64_t b) { return b == 0 ? std::int64_t(0) : a % b; });
-    if (c.out.empty() || c.out[0].dtype != DType::Int64)
+        return arith(c, [](auto a, auto b) { return std::fmod(a, b); }, [](auto a, auto b) { return truncMod(a, b); });
+    if (c.out.empty() || c.out[0].dtype == DType::Float32 || c.out[0].dtype == DType::Float64)
         return false;
-    return arith(c, +[](float, float) { return 0.0f; }, +[](std::int64_t a, std::int64_t b) {
-        if (b == 0)
-            return std::int64_t(0);
-        const std::int64_t r = a % b;
-        return r != 0 && (r < 0) != (b < 0) ? r + b : r;
+    return arith(c, [](auto a, auto) { return a; }, [](auto a, auto b) {
+        using T = decltype(a);
+        const T r = truncMod(a, b);
+        if constexpr (std::is_signed_v<T>)
+            return r != 0 && (r < 0) != (b < 0) ? T(r + b) : r;
+        else
+            return r;
     });
 }
 
+// Pow(X, Y): X float32/float64/int32/int64, Y any numeric type; the result in X's type. float32 to a
+// float32 power stays in float (x*x for 2); every other pair is computed in double and converted, as
+// numpy's power and astype give it (integers truncate toward zero).
 bool powK(const KernelCall& c)
 {
-    if (!c.allFloat())
+    if (c.in.size() != 2 || !c.has(0) || !c.has(1) || c.out.size() != 1 || c.out[0].dtype != c.in[0].dtype)
         return false;
-    return foldBinary<float>(c, +[](float a, float b) { return b == 2.0f ? a * a : std::pow(a, b); });
+    const auto& x = c.in[0];
+    const auto& e = c.in[1];
+    if (x.dtype == DType::Float32 && e.dtype == DType::Float32)
+        return foldBinary<float>(c, [](float a, float b) { return b == 2.0f ? a * a : std::pow(a, b); });
+    if (x.dtype != DType::Float32 && x.dtype != DType::Float64 && x.dtype != DType::Int32 && x.dtype != DType::Int64)
+        return false;
+    return withNumeric(x.dtype, [&]<class T>() {
+        return withNumeric(e.dtype, [&]<class E>() {
+            T* y = reinterpret_cast<T*>(c.out[0].data);
+            const T* a = reinterpret_cast<const T*>(x.data);
+            const E* b = reinterpret_cast<const E*>(e.data);
+            return forEachBroadcast(c.out[0].shape, { &x, &e }, [&](std::int64_t o, const std::int64_t* i) {
+                const double v = std::pow(double(a[i[0]]), double(b[i[1]]));
+                if constexpr (std::is_floating_point_v<T>)
+                    y[o] = T(v);
+                else
+                    y[o] = std::isfinite(v) && std::fabs(v) < 9.2e18 ? T(std::int64_t(v)) : T(0);
+            });
+        });
+    });
 }
 
 bool prelu(const KernelCall& c)
@@ -243,7 +326,7 @@ bool prelu(const KernelCall& c)
     return foldBinary<float>(c, +[](float x, float slope) { return x < 0 ? x * slope : x; });
 }
 
-// Comparisons: float32 or int64 inputs of one dtype, bool output.
+// Comparisons: inputs of one numeric type (Equal: bool too), bool output.
 template <class Cmp>
 bool compare(const KernelCall& c, Cmp cmp)
 {
@@ -252,18 +335,21 @@ bool compare(const KernelCall& c, Cmp cmp)
     auto* y = reinterpret_cast<std::uint8_t*>(c.out[0].data);
     const auto& a = c.in[0];
     const auto& b = c.in[1];
-    if (a.dtype == DType::Float32)
-        return forEachBroadcast(c.out[0].shape, { &a, &b }, [&](std::int64_t o, const std::int64_t* i) { y[o] = cmp(a.f32()[i[0]], b.f32()[i[1]]); });
-    if (a.dtype == DType::Int64)
-        return forEachBroadcast(c.out[0].shape, { &a, &b }, [&](std::int64_t o, const std::int64_t* i) { y[o] = cmp(a.i64()[i[0]], b.i64()[i[1]]); });
-    return false;
+    const auto typed = [&]<class T>() {
+        const T* p = reinterpret_cast<const T*>(a.data);
+        const T* q = reinterpret_cast<const T*>(b.data);
+        return forEachBroadcast(c.out[0].shape, { &a, &b }, [&](std::int64_t o, const std::int64_t* i) { y[o] = cmp(p[i[0]], q[i[1]]); });
+    };
+    return a.dtype == DType::Bool ? typed.template operator()<std::uint8_t>() : withNumeric(a.dtype, typed);
 }
 
 bool equal(const KernelCall& c) { return compare(c, [](auto a, auto b) { return a == b; }); }
-bool less(const KernelCall& c) { return compare(c, [](auto a, auto b) { return a < b; }); }
-bool greater(const KernelCall& c) { return compare(c, [](auto a, auto b) { return a > b; }); }
-bool lessOrEqual(const KernelCall& c) { return compare(c, [](auto a, auto b) { return a <= b; }); }
-bool greaterOrEqual(const KernelCall& c) { return compare(c, [](auto a, auto b) { return a >= b; }); }
+// Orderings of bools are not defined by ONNX: only Equal takes them.
+bool notBool(const KernelCall& c) { return c.in.empty() || c.in[0].dtype != DType::Bool; }
+bool less(const KernelCall& c) { return notBool(c) && compare(c, [](auto a, auto b) { return a < b; }); }
+bool greater(const KernelCall& c) { return notBool(c) && compare(c, [](auto a, auto b) { return a > b; }); }
+bool lessOrEqual(const KernelCall& c) { return notBool(c) && compare(c, [](auto a, auto b) { return a <= b; }); }
+bool greaterOrEqual(const KernelCall& c) { return notBool(c) && compare(c, [](auto a, auto b) { return a >= b; }); }
 
 // And, Or, Xor: bool inputs (broadcast), bool output.
 template <class Op>
