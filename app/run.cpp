@@ -209,6 +209,8 @@ nlohmann::ordered_json toJson(const RunResults& r)
         if (r.pool) {
             entry["pool_median_ms"] = i < r.pool->ops.size() ? r.pool->ops[i].medianMs : 0.0;
             entry["on"] = op.host ? "host" : op.precomputed ? "precomputed" : "device";
+            if (op.host)
+                entry["waited_for_device"] = op.hostWaited;
         }
         ops.push_back(std::move(entry));
     }

@@ -185,7 +185,7 @@ core::Expected<core::Measurement> runOnCuda(const Graph& graph, const core::Sche
         const auto& times = passes.opTimes[s];
         m.ops.push_back(
             core::OpMeasurement { op.name, op.type, real, core::median(times), core::percentile(times, 0.99), onHost, precomputed,
-                real ? std::string() : passes.refusals[s] });
+                real ? std::string() : passes.refusals[s], onHost && passes.waited[s] });
     }
     core::exec::countBounds(graph, [&](TensorIndex t) { return bool(layout->stored[std::size_t(t)]); }, passes.shapes, m);
     m.stepBytes = std::move(passes.stepBytes);

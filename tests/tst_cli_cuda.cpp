@@ -8,6 +8,7 @@
 // memory or fail any call.
 #include "clirun.h"
 
+#include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -165,6 +166,40 @@ private slots:
         QVERIFY(fusedOps > 0);
         QVERIFY(f.value(QStringLiteral("outputs_match_cpu")).toBool());
         QCOMPARE(f.value(QStringLiteral("ops_synthetic")).toInt(), 0);
+    }
+
+    // A data-dependent model (NMS inside an If, a Gather on its result): the bounded ops run on the
+    // host on run-time shapes, the report says which of them waited for the device, and nothing is
+    // synthetic, so the outputs are compared with the CPU executor's.
+    void runTimeShapes()
+    {
+        const auto model = QStringLiteral(MEMPLAN_SOURCE_DIR "/tests/models/tricky/if_nms.onnx");
+        if (!QFile::exists(model))
+            QSKIP("tests/models/tricky/if_nms.onnx is missing: run scripts/make_models.sh to make the test models");
+        QTemporaryDir dir;
+        const auto json = dir.filePath(QStringLiteral("nms.json"));
+        const auto r = run({ QStringLiteral("run"), model, QStringLiteral("--device"), QStringLiteral("cuda"), QStringLiteral("--repeat"),
+            QStringLiteral("1"), QStringLiteral("--json"), json });
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QVERIFY2(r.out.contains(QStringLiteral("tensors sized by an upper bound")) && r.out.contains(QStringLiteral("waited for the device")),
+            qPrintable(r.out));
+        const auto j = readJson(json);
+        QCOMPARE(j.value(QStringLiteral("ops_synthetic")).toInt(), 0);
+        QVERIFY(j.value(QStringLiteral("outputs_match_cpu")).toBool());
+        QVERIFY(j.value(QStringLiteral("ops_runtime_shapes")).toInt() >= 2); // the If and the Gather
+        const int onHost = j.value(QStringLiteral("ops_on_host")).toInt();
+        int listed = 0, waited = 0;
+        for (const auto& value : j.value(QStringLiteral("ops")).toArray()) {
+            const auto op = value.toObject();
+            if (op.value(QStringLiteral("on")).toString() != QStringLiteral("host"))
+                continue;
+            ++listed;
+            QVERIFY(op.contains(QStringLiteral("waited_for_device")));
+            waited += op.value(QStringLiteral("waited_for_device")).toBool() ? 1 : 0;
+        }
+        QVERIFY(onHost >= 2);
+        QCOMPARE(listed, onHost);
+        QCOMPARE(j.value(QStringLiteral("ops_on_host_waited")).toInt(), waited);
     }
 
     // No device: the CPU executor, with the reason.

@@ -246,6 +246,7 @@ void TestRunStudio::cudaMeasurementShown()
     gpuRun->arena.opsHost = 1;
     gpuRun->arena.opsHostWaited = 1;
     gpuRun->arena.ops.at(0).host = true;
+    gpuRun->arena.ops.at(0).hostWaited = true;
     gpuRun->arena.opsPrecomputed = 1;
     gpuRun->arena.ops.at(1).precomputed = true;
     doc->setMeasurement(gpuRun);
@@ -260,6 +261,7 @@ void TestRunStudio::cudaMeasurementShown()
     QVERIFY2(summary.contains(QStringLiteral("GPU vs CPU: max relative error 3.1e-6 within 1e-4")), qPrintable(summary));
     QVERIFY2(summary.contains(QStringLiteral("; 1 on the host (1 waited for the device), 1 precomputed")), qPrintable(summary));
     QVERIFY(m_window->latencyLane()->stepToolTip(0).contains(QStringLiteral("ran on the host")));
+    QVERIFY(m_window->latencyLane()->stepToolTip(0).contains(QStringLiteral("both streams synchronised")));
     QVERIFY(m_window->latencyLane()->stepToolTip(1).contains(QStringLiteral("precomputed")));
     QVERIFY(!m_window->latencyLane()->stepToolTip(2).contains(QStringLiteral("host")));
     QCOMPARE(m_window->latencyLane()->entryCount(), doc->steps());

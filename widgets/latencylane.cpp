@@ -242,8 +242,12 @@ QString LatencyLane::stepToolTip(int step) const
             text += QStringLiteral(" (%1 run: %2×)").arg(runName(shownRun())).arg(shown->ops[static_cast<std::size_t>(step)].medianMs / bound, 0, 'f', 1);
     }
     text += op.real ? QStringLiteral("<br/>real kernel") : QStringLiteral("<br/>synthetic kernel (no real kernel for this op)");
-    if (op.host)
-        text += QStringLiteral("<br/>ran on the host (no device kernel, or shapes only the data gives): inputs and outputs copied, both streams synchronised");
+    if (op.host && op.hostWaited)
+        text += QStringLiteral("<br/>ran on the host (no device kernel, or shapes only the data gives): both streams synchronised, "
+                               "inputs copied back, outputs copied to the device");
+    else if (op.host)
+        text += QStringLiteral("<br/>ran on the host (no device kernel, or shapes only the data gives) on what host ops before it "
+                               "wrote: no synchronisation, outputs copied to the device");
     else if (op.precomputed)
         text += QStringLiteral("<br/>precomputed (constant inputs): computed once before the runs, its outputs copied in");
     text += QStringLiteral("<br/><span style='color:gray'>right-click: show another run's bars</span>");

@@ -69,9 +69,10 @@ struct OpMeasurement {
     bool real = false;   // false: the synthetic kernel ran
     double medianMs = 0; // over RunOptions::repeat runs
     double p99Ms = 0;
-    bool host = false;   // CUDA executor: ran on the host (no device kernel), inputs and outputs copied
+    bool host = false;   // CUDA executor: ran on the host (no device kernel, or run-time shapes), outputs copied in
     bool precomputed = false; // CUDA executor: constant inputs; computed once before the passes, its outputs copied in each
     std::string refusal; // an If or Loop that ran synthetic: why its graph could not run (first run)
+    bool hostWaited = false; // a host op that synchronised both streams and copied inputs back (Measurement::opsHostWaited)
 };
 
 struct Measurement {
