@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: MemPlan authors
-// GridSample on the CPU kernel against hand-worked values, for the combinations the ONNX backend data
+// GridSample (and RoiAlign) on the CPU kernels against hand-worked values, for the combinations the ONNX backend data
 // leaves out (bicubic with border and reflection padding, reflection far outside, nearest ties,
 // half a pixel outside with zeros padding) and for the configurations it must refuse.
 #include "exec/kernels.h"
@@ -54,6 +54,28 @@ bool sample(const std::vector<std::pair<float, float>>& points, const std::strin
     return core::exec::findKernel("GridSample")(call);
 }
 
+// RoiAlign over `image()` (value 10 * y + x, so bilinear samples are exact): one region (x1, y1, x2, y2)
+// in batch `batchIndex`, pooled to outH x outW; false when the kernel refuses.
+bool roiAlign(std::vector<float> box, std::int64_t outH, std::int64_t outW, const std::string& mode, std::int64_t ratio,
+    std::vector<float>& out, std::int64_t batchIndex = 0)
+{
+    core::Op op;
+    op.type = "RoiAlign";
+    op.attributes["mode"].text = mode;
+    op.attributes["output_height"] = kerneltest::ints({ outH });
+    op.attributes["output_width"] = kerneltest::ints({ outW });
+    op.attributes["sampling_ratio"] = kerneltest::ints({ ratio });
+    auto x = image();
+    std::vector<std::int64_t> batch { batchIndex };
+    out.assign(std::size_t(outH * outW), std::nanf(""));
+    core::exec::KernelCall call;
+    call.op = &op;
+    call.in = { view({ 1, 1, 3, 4 }, x), view({ 1, 4 }, box),
+        { core::DType::Int64, { 1 }, reinterpret_cast<std::byte*>(batch.data()), 1 } };
+    call.out = { view({ 1, 1, outH, outW }, out) };
+    return core::exec::findKernel("RoiAlign")(call);
+}
+
 // Normalised coordinate of pixel position p on an axis of `size` pixels.
 float normalised(double p, int size, bool alignCorners)
 {
@@ -70,6 +92,7 @@ private slots:
     void paddingOutside();
     void nearestTiesToEven();
     void refusals();
+    void roiAlignHandWorked();
 };
 
 // At pixel centres every mode and padding gives the pixel itself (cubic weights are 0, 1, 0, 0).
@@ -155,6 +178,30 @@ void TestGridSample::refusals()
     call.in = { view({ 1, 1, 2, 2, 2 }, x), view({ 1, 1, 1, 1, 3 }, grid) };
     call.out = { view({ 1, 1, 1, 1, 1 }, y) };
     QVERIFY(!core::exec::findKernel("GridSample")(call));
+}
+
+// RoiAlign (half_pixel: the box shifted by half a pixel) on hand-worked values; the ONNX backend
+// cases cover avg mode only.
+void TestGridSample::roiAlignHandWorked()
+{
+    std::vector<float> out;
+    // Box (0.5, 0.5)-(2.5, 1.5) is pixels x 0..2, y 0..1: two 1x1 cells sampled at their centres.
+    QVERIFY(roiAlign({ 0.5f, 0.5f, 2.5f, 1.5f }, 1, 2, "avg", 1, out));
+    QCOMPARE(out, (std::vector<float> { 5.5f, 6.5f }));
+    // Adaptive sampling (ratio 0): a 2x2 cell gets 2x2 samples; their mean is the cell's centre value.
+    QVERIFY(roiAlign({ 0.5f, 0.5f, 2.5f, 2.5f }, 1, 1, "avg", 0, out));
+    QCOMPARE(out, (std::vector<float> { 11.0f }));
+    // max: the largest weighted tap of any sample. Samples at x, y in {0.5, 1.5}, each tap weighted
+    // 1/4: the sample at (1.5, 1.5) reads 11, 12, 21, 22; 22 / 4 = 5.5.
+    QVERIFY(roiAlign({ 0.5f, 0.5f, 2.5f, 2.5f }, 1, 1, "max", 2, out));
+    QCOMPARE(out, (std::vector<float> { 5.5f }));
+    // A region more than a pixel below the image: every sample reads 0.
+    QVERIFY(roiAlign({ 0.5f, 10.5f, 2.5f, 12.5f }, 1, 1, "avg", 2, out));
+    QCOMPARE(out, (std::vector<float> { 0.0f }));
+    // A batch index outside the batch, or an unknown mode: refused, nothing written.
+    QVERIFY(!roiAlign({ 0.5f, 0.5f, 2.5f, 1.5f }, 1, 1, "avg", 1, out, 1));
+    QVERIFY(!roiAlign({ 0.5f, 0.5f, 2.5f, 1.5f }, 1, 1, "median", 1, out));
+    QVERIFY(std::isnan(out[0]));
 }
 
 QTEST_APPLESS_MAIN(TestGridSample)

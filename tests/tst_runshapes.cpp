@@ -375,6 +375,13 @@ void TestRunShapes::shapeRules()
         Call c4("Pad", { { 3, 4 }, { 4 } }, 1, { { 1, { 1, 0, 2, 3 } } });
         QCOMPARE(c4.shapes(), (std::vector<Shape> { { 6, 7 } }));
     }
+    {
+        // RoiAlign: one pooled map per region (a detector's regions come from NMS, so their count is the data's).
+        Call c("RoiAlign", { { 2, 3, 8, 8 }, { 5, 4 }, { 5 } }, 1);
+        c.op.attributes["output_height"] = ints({ 7 });
+        c.op.attributes["output_width"] = ints({ 6 });
+        QCOMPARE(c.shapes(), (std::vector<Shape> { { 5, 3, 7, 6 } }));
+    }
     // An op without a rule has no run-time shape (it runs synthetic).
     Call conv("Conv", { { 1, 3, 8, 8 }, { 4, 3, 3, 3 } }, 1);
     QVERIFY(conv.shapes().empty());

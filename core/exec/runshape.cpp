@@ -468,6 +468,12 @@ const std::map<std::string, Rule>& rules()
             t[name] = reduce;
         t["ArgMax"] = argReduce;
         t["ArgMin"] = argReduce;
+        t["RoiAlign"] = [](const KernelCall& c, std::vector<Shape>& s) { // [rois, C, output_height, output_width]
+            if (c.in.size() < 2 || c.in[0].rank() != 4 || c.in[1].rank() != 2)
+                return false;
+            s = { Shape { c.in[1].shape[0], c.in[0].shape[1], c.attrInt("output_height", 1), c.attrInt("output_width", 1) } };
+            return true;
+        };
         t["Transpose"] = transpose;
         t["Reshape"] = reshape;
         t["Flatten"] = flatten;
