@@ -19,7 +19,7 @@
 // float32 ones keep their device kernel and just make their value known to the ops after them. An
 // op the CPU executor runs synthetic is not precomputed.
 // Shaped: an op that reads or writes a tensor sized by an upper bound (Tensor::estimated), a
-// data-dependent op (NonZero, NonMaxSuppression, ...) or an If/Loop with its graphs runs on the host
+// data-dependent op (NonZero, NonMaxSuppression, ...) or an If/Loop/Scan with its graphs runs on the host
 // with run-time shapes (core::exec::runWithShapes), exactly as the CPU executor runs it: the device
 // kernels know only planned shapes. Its outer reads (Op::captured) are staged like its inputs. It is
 // never precomputed. Not a fused op: that runs on the host as a whole (core::exec::runHostOp).

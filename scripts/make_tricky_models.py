@@ -230,6 +230,31 @@ def loop_accumulate():
     return model(loop_accumulate, 17, g, {"acc": [1, 8], "trace": [5, 1, 8]})
 
 
+def scan_axes():
+    """Opset 17: Scan with a state and two scan inputs: A [2, 3] along axis 1 from
+    the end, B [3, 2] along axis 0. The body adds both slices to the state and
+    emits their product and the new state; the product is stacked along axis 1
+    ('prod' [2, 3]), the states along axis 0 from the end ('states' [3, 2])."""
+    body = helper.make_graph(
+        [helper.make_node("Add", ["s_in", "a"], ["s_a"]),
+         helper.make_node("Add", ["s_a", "b"], ["s_out"]),
+         helper.make_node("Mul", ["a", "b"], ["ab"]),
+         helper.make_node("Identity", ["s_out"], ["s_copy"])],
+        "scan_body",
+        [inp("s_in", F, [2]), inp("a", F, [2]), inp("b", F, [2])],
+        [out("s_out", F), out("ab", F), out("s_copy", F)])
+    nodes = [helper.make_node("Scan", ["s0", "A", "B"], ["s", "prod", "states"], body=body,
+                              num_scan_inputs=2, scan_input_axes=[1, 0],
+                              scan_input_directions=[1, 0], scan_output_axes=[1, 0],
+                              scan_output_directions=[0, 1])]
+    g = helper.make_graph(
+        nodes, "scan_axes",
+        [inp("A", F, [2, 3]), inp("B", F, [3, 2])],
+        [out("s", F), out("prod", F), out("states", F)],
+        initializer=[init("s0", np.zeros(2, dtype=np.float32))])
+    return model(scan_axes, 17, g, {"s": [2], "prod": [2, 3], "states": [3, 2]})
+
+
 def nonzero_gather():
     """Opset 17: NonZero(X > 0) gives indices [2, N] where N depends on the data;
     Transpose -> [N, 2], GatherND -> [N], Relu -> [N]. No static N exists: the
@@ -348,6 +373,7 @@ FIXTURES = [
     opset20_gelu,
     if_outer_scope,
     loop_accumulate,
+    scan_axes,
     nonzero_gather,
     attention_seq,
     if_nms,

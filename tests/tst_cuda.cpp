@@ -245,7 +245,7 @@ private slots:
     void runTimeShapesOnTheHost_data();
     void runTimeShapesOnTheHost();
     void boundTooSmallRunsSynthetic();
-    void ifAndLoopRunTheirGraphs();
+    void controlFlowRunsItsGraphs();
 #endif
 #ifdef MEMPLAN_CUDA_EMULATION
     void missingStreamWaitsCaught();
@@ -1552,11 +1552,12 @@ void TestCuda::boundTooSmallRunsSynthetic()
 }
 
 // tricky/if_nms (NonMaxSuppression in an If's then-branch, a Gather on its run-time length) and
-// tricky/loop_accumulate (a carried value and a scan output): the If and the Loop run their graphs
-// on the host, reading the outer tensors they capture from the device, and give the CPU's outputs.
-void TestCuda::ifAndLoopRunTheirGraphs()
+// tricky/loop_accumulate (a carried value and a scan output) and tricky/scan_axes: the If, Loop and
+// Scan run their graphs on the host, reading the outer tensors they capture from the device, and
+// give the CPU's outputs.
+void TestCuda::controlFlowRunsItsGraphs()
 {
-    for (const char* name : { "if_nms", "loop_accumulate" }) {
+    for (const char* name : { "if_nms", "loop_accumulate", "scan_axes" }) {
         const auto file = boundedgraphs::fixture(name);
         if (!std::filesystem::exists(file))
             QSKIP("tests/models/tricky/ fixtures are missing: run scripts/make_models.sh to make the test models");
@@ -1566,7 +1567,7 @@ void TestCuda::ifAndLoopRunTheirGraphs()
         QVERIFY(options.modelData);
         if (std::string_view(name) == "if_nms")
             boundedgraphs::ifNmsInputs(options, true);
-        else
+        else if (std::string_view(name) == "loop_accumulate")
             options.inputs["X"] = boundedgraphs::floats({ 1, 8 }, { 1, 2, 3, 4, 5, 6, 7, 8 });
         const auto cpu = core::runOnCpu(*w->graph, w->schedule, w->problem, core::noReusePlan(w->problem), w->bufferTensor, options);
         QVERIFY2(cpu, cpu ? "" : cpu.error().message.c_str());
@@ -1576,7 +1577,8 @@ void TestCuda::ifAndLoopRunTheirGraphs()
         const auto run = gpu::runOnCuda(*w->graph, w->schedule, w->problem, plan, w->bufferTensor, options);
         QVERIFY2(run, run ? "" : run.error().message.c_str());
         QVERIFY2(run->opsSynthetic == 0, name);
-        const auto branch = std::find_if(run->ops.begin(), run->ops.end(), [](const core::OpMeasurement& op) { return op.type == "If" || op.type == "Loop"; });
+        const auto branch = std::find_if(run->ops.begin(), run->ops.end(),
+            [](const core::OpMeasurement& op) { return op.type == "If" || op.type == "Loop" || op.type == "Scan"; });
         QVERIFY(branch != run->ops.end() && branch->real && branch->host);
         for (std::size_t k = 0; k < cpu->outputs.size(); ++k)
             QCOMPARE(run->outputs[k].shape, cpu->outputs[k].shape);

@@ -98,6 +98,7 @@ private slots:
     void concatOfBoundedTensorsStaysACopy();
     void ifRunsTheBranchItsConditionPicks();
     void loopRunsItsBodyEachIteration();
+    void scanRunsItsBodyPerSlice();
     void shapeRules();
     void sizingKernels();
     void nmsMatchesTheDefinition();
@@ -293,6 +294,32 @@ void TestRunShapes::loopRunsItsBodyEachIteration()
     QCOMPARE(valuesOf<float>(run->outputs[0]), acc);
     QCOMPARE(run->outputs[1].shape, (Shape { 5, 1, 8 }));
     QCOMPARE(valuesOf<float>(run->outputs[1]), trace);
+    checkEveryPlanner(*w, options, run->outputs);
+}
+
+// tricky/scan_axes.onnx: a state and two scan inputs, one scanned along axis 1 from the end; one
+// scan output stacked along axis 1, the other along axis 0 from the end.
+void TestRunShapes::scanRunsItsBodyPerSlice()
+{
+    const auto file = fixture("scan_axes");
+    if (!std::filesystem::exists(file))
+        QSKIP("tests/models/tricky/scan_axes.onnx is missing: run scripts/make_models.sh to make the test models");
+    const auto w = core::loadWorkload(file, {});
+    QVERIFY2(w, w ? "" : w.error().message.c_str());
+    auto options = withModelData(file, *w->graph);
+    QVERIFY(options.modelData);
+    options.inputs["A"] = floats({ 2, 3 }, { 1, 2, 3, 4, 5, 6 });
+    options.inputs["B"] = floats({ 3, 2 }, { 10, 20, 30, 40, 50, 60 });
+    const auto run = core::runOnCpu(*w->graph, w->schedule, w->problem, core::noReusePlan(w->problem), w->bufferTensor, options);
+    QVERIFY2(run, run ? "" : run.error().message.c_str());
+    QCOMPARE(run->opsSynthetic, 0);
+    // Iteration t reads A's column 2 - t and B's row t: a = (3, 6), (2, 5), (1, 4); b = (10, 20), (30, 40), (50, 60).
+    QCOMPARE(run->outputs[0].shape, (Shape { 2 }));
+    QCOMPARE(valuesOf<float>(run->outputs[0]), (std::vector<float> { 96, 135 }));
+    QCOMPARE(run->outputs[1].shape, (Shape { 2, 3 })); // a * b per iteration, as columns
+    QCOMPARE(valuesOf<float>(run->outputs[1]), (std::vector<float> { 30, 60, 50, 120, 200, 240 }));
+    QCOMPARE(run->outputs[2].shape, (Shape { 3, 2 })); // the states, last iteration first
+    QCOMPARE(valuesOf<float>(run->outputs[2]), (std::vector<float> { 96, 135, 45, 71, 13, 26 }));
     checkEveryPlanner(*w, options, run->outputs);
 }
 

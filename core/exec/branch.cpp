@@ -342,4 +342,164 @@ bool runLoop(const Subgraphs& loop, const KernelCall& call, const std::vector<bo
     return true;
 }
 
+namespace {
+
+// Shape without dimension `axis`, and the element counts before and after it.
+struct AxisSplit {
+    Shape rest;
+    std::int64_t outer = 1, inner = 1;
+};
+
+AxisSplit splitAt(const Shape& shape, std::size_t axis)
+{
+    AxisSplit s;
+    for (std::size_t d = 0; d < shape.size(); ++d) {
+        if (d == axis)
+            continue;
+        s.rest.push_back(shape[d]);
+        (d < axis ? s.outer : s.inner) *= shape[d];
+    }
+    return s;
+}
+
+} // namespace
+
+bool runScan(const Subgraphs& scan, const KernelCall& call, const std::vector<bool>& bounded, const OuterLookup& outer,
+    std::vector<Shape>& shapes, Bytes& heldBytes, std::string& why)
+{
+    const Branch& body = scan.body;
+    if (!body.unsupported.empty()) {
+        why = body.unsupported;
+        return false;
+    }
+    const std::int64_t scanInputs = call.attrInt("num_scan_inputs", 0);
+    const std::size_t inputs = call.in.size();
+    if (body.formals.size() != inputs) {
+        why = body.formals.size() + 1 == inputs ? "a Scan-8 (batch axis, sequence_lens) is not run"
+                                                : "the body's inputs do not match the Scan's";
+        return false;
+    }
+    if (scanInputs < 1 || std::size_t(scanInputs) > inputs || body.results.size() < inputs - std::size_t(scanInputs)
+        || call.out.size() != body.results.size() || bounded.size() != call.out.size()) {
+        why = "the body's inputs and outputs do not match the Scan's";
+        return false;
+    }
+    const std::size_t states = inputs - std::size_t(scanInputs), scanOutputs = body.results.size() - states;
+    const auto inAxes = call.attrIntsOr("scan_input_axes", 0, std::size_t(scanInputs));
+    const auto inReverse = call.attrIntsOr("scan_input_directions", 0, std::size_t(scanInputs));
+    const auto outAxes = call.attrIntsOr("scan_output_axes", 0, scanOutputs);
+    const auto outReverse = call.attrIntsOr("scan_output_directions", 0, scanOutputs);
+    if (inAxes.size() != std::size_t(scanInputs) || inReverse.size() != std::size_t(scanInputs) || outAxes.size() != scanOutputs
+        || outReverse.size() != scanOutputs) {
+        why = "a scan axis or direction list has the wrong length";
+        return false;
+    }
+    std::int64_t length = -1;
+    std::vector<std::size_t> axis(static_cast<std::size_t>(scanInputs), 0);
+    for (std::size_t j = 0; j < std::size_t(scanInputs); ++j) {
+        const auto& x = call.in[states + j];
+        const std::int64_t rank = x.rank(), a = inAxes[j] < 0 ? inAxes[j] + rank : inAxes[j];
+        if (!x.present() || a < 0 || a >= rank || (length >= 0 && x.shape[std::size_t(a)] != length)) {
+            why = "scan input " + std::to_string(j) + " has no scan axis " + std::to_string(inAxes[j]) + " of the common length";
+            return false;
+        }
+        axis[j] = std::size_t(a);
+        length = x.shape[std::size_t(a)];
+    }
+    std::vector<Value> carried;
+    for (std::size_t k = 0; k < states; ++k) {
+        if (!call.has(k)) {
+            why = "a state value is left out";
+            return false;
+        }
+        carried.push_back(copyOf(call.in[k]));
+    }
+    std::vector<std::vector<Value>> produced(scanOutputs); // per scan output, per iteration
+    for (std::int64_t t = 0; t < length; ++t) {
+        Bytes held = 0;
+        BranchRun run(body, outer, held);
+        for (std::size_t k = 0; k < states; ++k)
+            run.bind(body.formals[k], carried[k]);
+        for (std::size_t j = 0; j < std::size_t(scanInputs); ++j) {
+            const auto& x = call.in[states + j];
+            const auto split = splitAt(x.shape, axis[j]);
+            const std::int64_t at = inReverse[j] != 0 ? length - 1 - t : t, w = dtypeBytes(x.dtype);
+            Value slice = allocate(x.dtype, split.rest, split.outer * split.inner);
+            for (std::int64_t o = 0; o < split.outer; ++o)
+                std::memcpy(slice.bytes.data() + o * split.inner * w, x.data + ((o * length + at) * split.inner) * w,
+                    std::size_t(split.inner * w));
+            run.bind(body.formals[states + j], std::move(slice));
+        }
+        if (!run.runAll(why))
+            return false;
+        TensorView v;
+        for (std::size_t k = 0; k < body.results.size(); ++k) {
+            if (!run.find(body.results[k], v)) {
+                why = "the body's result '" + body.results[k] + "' was not computed";
+                return false;
+            }
+            if (k < states) {
+                carried[k] = copyOf(v);
+                continue;
+            }
+            auto& list = produced[k - states];
+            if (!list.empty() && (v.shape != list.front().shape || v.dtype != list.front().dtype)) {
+                why = "scan output '" + body.results[k] + "' changes shape between iterations";
+                return false;
+            }
+            list.push_back(copyOf(v));
+        }
+        Bytes total = held;
+        for (const auto& c : carried)
+            total += Bytes(c.bytes.size());
+        for (const auto& list : produced)
+            for (const auto& e : list)
+                total += Bytes(e.bytes.size());
+        heldBytes = std::max(heldBytes, total);
+    }
+    // Scan outputs: the iterations' values stacked along their axis (from the end when reversed).
+    std::vector<Value> results = carried;
+    for (std::size_t j = 0; j < scanOutputs; ++j) {
+        const auto& list = produced[j];
+        if (list.empty()) {
+            why = "a Scan of length 0 has no element shape for its scan outputs";
+            return false;
+        }
+        const Shape& element = list.front().shape;
+        const std::int64_t rank = std::int64_t(element.size()) + 1, a = outAxes[j] < 0 ? outAxes[j] + rank : outAxes[j];
+        if (a < 0 || a >= rank) {
+            why = "scan output " + std::to_string(j) + " has no axis " + std::to_string(outAxes[j]);
+            return false;
+        }
+        Shape stacked = element;
+        stacked.insert(stacked.begin() + a, length);
+        const auto split = splitAt(stacked, std::size_t(a));
+        const DType dtype = list.front().dtype;
+        const std::int64_t w = dtypeBytes(dtype);
+        Value out = allocate(dtype, stacked, elementCount(stacked));
+        for (std::int64_t p = 0; p < length; ++p) {
+            const Value& e = list[std::size_t(outReverse[j] != 0 ? length - 1 - p : p)];
+            for (std::int64_t o = 0; o < split.outer; ++o)
+                std::memcpy(out.bytes.data() + ((o * length + p) * split.inner) * w, e.bytes.data() + o * split.inner * w,
+                    std::size_t(split.inner * w));
+        }
+        results.push_back(std::move(out));
+    }
+    shapes.clear();
+    for (std::size_t k = 0; k < call.out.size(); ++k) {
+        const auto r = results[k].view();
+        const auto& room = call.out[k];
+        if (r.dtype != room.dtype || (bounded[k] ? r.count > room.count : r.count != room.count)) {
+            why = "the Scan's output " + std::to_string(k) + " (" + std::to_string(r.count) + " elements) does not fit the planned room of "
+                + std::to_string(room.count);
+            return false;
+        }
+        shapes.push_back(r.shape);
+    }
+    for (std::size_t k = 0; k < call.out.size(); ++k)
+        if (const auto n = elementCount(shapes[k]); n > 0)
+            std::memcpy(call.out[k].data, results[k].bytes.data(), std::size_t(n * dtypeBytes(call.out[k].dtype)));
+    return true;
+}
+
 } // namespace core::exec

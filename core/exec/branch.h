@@ -2,8 +2,8 @@
 // SPDX-FileCopyrightText: MemPlan authors
 #pragma once
 
-// If and Loop on the CPU executor: the branch the condition picks (a Loop: its body, once per
-// iteration) runs op by op, on the same kernels and run-time shape rules as the top level
+// If, Loop and Scan on the CPU executor: the branch the condition picks (a Loop or Scan: its body,
+// once per iteration) runs op by op, on the same kernels and run-time shape rules as the top level
 // (exec/runshape.h), and its results become the op's outputs.
 // - A branch is planned as part of its If (one op), so its values live outside the arena: each one
 //   its own host allocation of its run-time size, held until the branch ends; the most held at
@@ -38,7 +38,7 @@ struct Branch {
 // The graphs of one control-flow op: an If's two branches, or a Loop's body.
 struct Subgraphs {
     Branch then, otherwise; // If
-    Branch body;            // Loop
+    Branch body;            // Loop, Scan
 };
 
 // Finds an outer value by name: its view (run-time shape) or false when the branch may not read it.
@@ -58,6 +58,13 @@ bool runIf(const Subgraphs& branches, const KernelCall& call, const std::vector<
 // iteration's slice must have one shape).
 constexpr std::int64_t kMaxLoopIterations = 1 << 20;
 bool runLoop(const Subgraphs& loop, const KernelCall& call, const std::vector<bool>& bounded, const OuterLookup& outer,
+    std::vector<Shape>& shapes, Bytes& heldBytes, std::string& why);
+
+// The same contract for a Scan (opset 9 on: N state values, then num_scan_inputs scan inputs): the
+// body runs once per slice along each scan input's axis (scan_input_axes, scan_input_directions);
+// outputs are the final states, then each scan output's values stacked along scan_output_axes (from
+// the end for scan_output_directions 1). A Scan-8 (batch axis) does not run.
+bool runScan(const Subgraphs& scan, const KernelCall& call, const std::vector<bool>& bounded, const OuterLookup& outer,
     std::vector<Shape>& shapes, Bytes& heldBytes, std::string& why);
 
 } // namespace core::exec

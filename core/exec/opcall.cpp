@@ -229,7 +229,7 @@ PreparedCall prepareOp(const Graph& g, const Op& op, OpIndex opIndex, const RunO
     if (options.modelData)
         if (auto it = options.modelData->outputSlots.find(opIndex); it != options.modelData->outputSlots.end())
             p.call.outSlots = it->second;
-    if (options.modelData && (op.type == "If" || op.type == "Loop") && isDefaultDomain(op))
+    if (options.modelData && (op.type == "If" || op.type == "Loop" || op.type == "Scan") && isDefaultDomain(op))
         if (auto it = options.modelData->subgraphs.find(opIndex); it != options.modelData->subgraphs.end()) {
             p.subgraphs = it->second;
             p.dynamic = true;
@@ -318,8 +318,10 @@ bool runShaped(const Graph& g, PreparedCall& p, const RunOptions& options, std::
             return false;
         };
         Bytes held = 0;
-        const bool ran = call.op->type == "If" ? runIf(*p.subgraphs, call, bounded, outer, outShapes, held, p.refusal)
-                                               : runLoop(*p.subgraphs, call, bounded, outer, outShapes, held, p.refusal);
+        const auto& type = call.op->type;
+        const bool ran = type == "If"   ? runIf(*p.subgraphs, call, bounded, outer, outShapes, held, p.refusal)
+                       : type == "Loop" ? runLoop(*p.subgraphs, call, bounded, outer, outShapes, held, p.refusal)
+                                        : runScan(*p.subgraphs, call, bounded, outer, outShapes, held, p.refusal);
         noteScratchBytes(held);
         return ran;
     }

@@ -47,12 +47,12 @@ struct PreparedCall {
     bool dynamic = false;
     Kernel shapedKernel = nullptr;
     SizingKernel sizing = nullptr;
-    // An If or Loop with its graphs from the model's data (runWithShapes runs them: exec/branch.h),
+    // An If, Loop or Scan with its graphs from the model's data (runWithShapes runs them: exec/branch.h),
     // and the outer tensors they read (Op::captured) as views.
     std::shared_ptr<const Subgraphs> subgraphs;
     std::vector<TensorIndex> capturedTensor;
     std::vector<TensorView> captured;
-    std::string refusal; // set by runWithShapes when an If or Loop could not run its graph: why
+    std::string refusal; // set by runWithShapes when an If, Loop or Scan could not run its graph: why
 };
 
 // Run-time shapes (runshape.h) of the estimated tensors a run has produced so far.

@@ -341,7 +341,7 @@ Expected<ModelData> loadTensorData(const std::filesystem::path& modelFile, const
             };
             recordGaps(node.input(), data.inputSlots);
             recordGaps(node.output(), data.outputSlots);
-            const bool controlFlow = node.op_type() == "If" || node.op_type() == "Loop";
+            const bool controlFlow = node.op_type() == "If" || node.op_type() == "Loop" || node.op_type() == "Scan";
             if (controlFlow && (node.domain().empty() || node.domain() == "ai.onnx")) {
                 auto subgraphs = std::make_shared<exec::Subgraphs>();
                 for (const auto& a : node.attribute()) {

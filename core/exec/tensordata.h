@@ -46,7 +46,7 @@ struct ModelData {
     std::map<OpIndex, std::vector<int>> outputSlots;
     // ConstantOfShape ops with a `value` attribute: that one-element tensor (absent: float 0).
     std::map<OpIndex, HostTensor> fillValues;
-    // If and Loop ops (default domain) and their graphs as the CPU executor runs them (exec/branch.h).
+    // If, Loop and Scan ops (default domain) and their graphs as the CPU executor runs them (exec/branch.h).
     std::map<OpIndex, std::shared_ptr<const exec::Subgraphs>> subgraphs;
 };
 
