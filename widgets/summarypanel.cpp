@@ -133,7 +133,8 @@ void addMeasuredRows(Rows& rows, const PlanDocument& document)
     else
         rows.wide(QObject::tr("Kernels"), QObject::tr("%1 real, %2 synthetic").arg(arena.opsReal).arg(arena.opsSynthetic));
     if (arena.opsRuntimeShaped > 0)
-        rows.row(QObject::tr("Run-time shapes"), QObject::tr("%1 ops").arg(arena.opsRuntimeShaped));
+        rows.row(QObject::tr("Run-time shapes"),
+            arena.opsRuntimeShaped == 1 ? QObject::tr("1 op") : QObject::tr("%1 ops").arg(arena.opsRuntimeShaped));
     if (arena.boundedTensors > 0)
         rows.wide(QObject::tr("Upper bounds filled"),
             QObject::tr("%1 of %2").arg(bytesText(arena.boundedUsedBytes), bytesText(arena.boundedBytes)));
