@@ -230,6 +230,41 @@ def loop_accumulate():
     return model(loop_accumulate, 17, g, {"acc": [1, 8], "trace": [5, 1, 8]})
 
 
+def loop_nested_if():
+    """Opset 17: Loop with a constant trip count of 4 whose body holds an If: on even
+    iterations the then-branch adds the outer-scope X (two graphs up) to the carried
+    accumulator (one graph up), on odd ones the else-branch doubles it. 'acc' is
+    [1, 4] (X, 2X, 3X, 6X after each iteration) and 'trace' stacks every
+    iteration's value, [4, 1, 4]."""
+    then_branch = helper.make_graph(
+        [helper.make_node("Add", ["acc_in", "X"], ["added"])],
+        "even_adds_x", [], [out("added", F)])
+    else_branch = helper.make_graph(
+        [helper.make_node("Constant", [], ["two_f"],
+                          value=numpy_helper.from_array(np.array(2.0, dtype=np.float32))),
+         helper.make_node("Mul", ["acc_in", "two_f"], ["doubled"])],
+        "odd_doubles", [], [out("doubled", F)])
+    body = helper.make_graph(
+        [helper.make_node("Constant", [], ["two"], value=numpy_helper.from_array(np.array(2, dtype=np.int64))),
+         helper.make_node("Constant", [], ["zero"], value=numpy_helper.from_array(np.array(0, dtype=np.int64))),
+         helper.make_node("Mod", ["iter", "two"], ["parity"]),
+         helper.make_node("Equal", ["parity", "zero"], ["even"]),
+         helper.make_node("If", ["even"], ["acc_out"], then_branch=then_branch, else_branch=else_branch),
+         helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+         helper.make_node("Identity", ["acc_out"], ["scan_out"])],
+        "loop_body",
+        [inp("iter", I64, []), inp("cond_in", B, []), inp("acc_in", F, [1, 4])],
+        [out("cond_out", B), out("acc_out", F), out("scan_out", F)])
+    nodes = [helper.make_node("Loop", ["trip", "keep_going", "acc0"], ["acc", "trace"], body=body)]
+    g = helper.make_graph(
+        nodes, "loop_nested_if",
+        [inp("X", F, [1, 4])],
+        [out("acc", F), out("trace", F)],
+        initializer=[i64("trip", 4), init("keep_going", np.array(True)),
+                     init("acc0", np.zeros((1, 4), dtype=np.float32))])
+    return model(loop_nested_if, 17, g, {"acc": [1, 4], "trace": [4, 1, 4]})
+
+
 def scan_axes():
     """Opset 17: Scan with a state and two scan inputs: A [2, 3] along axis 1 from
     the end, B [3, 2] along axis 0. The body adds both slices to the state and
@@ -373,6 +408,7 @@ FIXTURES = [
     opset20_gelu,
     if_outer_scope,
     loop_accumulate,
+    loop_nested_if,
     scan_axes,
     nonzero_gather,
     attention_seq,

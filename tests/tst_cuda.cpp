@@ -1552,12 +1552,13 @@ void TestCuda::boundTooSmallRunsSynthetic()
 }
 
 // tricky/if_nms (NonMaxSuppression in an If's then-branch, a Gather on its run-time length) and
-// tricky/loop_accumulate (a carried value and a scan output) and tricky/scan_axes: the If, Loop and
+// tricky/loop_accumulate (a carried value and a scan output), tricky/loop_nested_if (an If in the
+// body) and tricky/scan_axes: the If, Loop and
 // Scan run their graphs on the host, reading the outer tensors they capture from the device, and
 // give the CPU's outputs.
 void TestCuda::controlFlowRunsItsGraphs()
 {
-    for (const char* name : { "if_nms", "loop_accumulate", "scan_axes" }) {
+    for (const char* name : { "if_nms", "loop_accumulate", "loop_nested_if", "scan_axes" }) {
         const auto file = boundedgraphs::fixture(name);
         if (!std::filesystem::exists(file))
             QSKIP("tests/models/tricky/ fixtures are missing: run scripts/make_models.sh to make the test models");
@@ -1569,6 +1570,8 @@ void TestCuda::controlFlowRunsItsGraphs()
             boundedgraphs::ifNmsInputs(options, true);
         else if (std::string_view(name) == "loop_accumulate")
             options.inputs["X"] = boundedgraphs::floats({ 1, 8 }, { 1, 2, 3, 4, 5, 6, 7, 8 });
+        else if (std::string_view(name) == "loop_nested_if")
+            options.inputs["X"] = boundedgraphs::floats({ 1, 4 }, { 1, -2, 0.5f, 3 });
         const auto cpu = core::runOnCpu(*w->graph, w->schedule, w->problem, core::noReusePlan(w->problem), w->bufferTensor, options);
         QVERIFY2(cpu, cpu ? "" : cpu.error().message.c_str());
         QCOMPARE(cpu->opsSynthetic, 0);

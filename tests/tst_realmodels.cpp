@@ -372,6 +372,7 @@ private slots:
         QTest::newRow("if_outer_scope") << QStringLiteral("tricky/if_outer_scope.onnx") << true;
         QTest::newRow("nonzero_gather") << QStringLiteral("tricky/nonzero_gather.onnx") << true;
         QTest::newRow("loop_accumulate") << QStringLiteral("tricky/loop_accumulate.onnx") << true;
+        QTest::newRow("loop_nested_if") << QStringLiteral("tricky/loop_nested_if.onnx") << true;
         QTest::newRow("if_nms") << QStringLiteral("tricky/if_nms.onnx") << true;
     }
     void newerOpsetsAndControlFlow()

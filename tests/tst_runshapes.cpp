@@ -98,6 +98,7 @@ private slots:
     void concatOfBoundedTensorsStaysACopy();
     void ifRunsTheBranchItsConditionPicks();
     void loopRunsItsBodyEachIteration();
+    void loopBodyHoldsAnIf();
     void scanRunsItsBodyPerSlice();
     void shapeRules();
     void sizingKernels();
@@ -293,6 +294,37 @@ void TestRunShapes::loopRunsItsBodyEachIteration()
     QCOMPARE(run->outputs[0].shape, (Shape { 1, 8 }));
     QCOMPARE(valuesOf<float>(run->outputs[0]), acc);
     QCOMPARE(run->outputs[1].shape, (Shape { 5, 1, 8 }));
+    QCOMPARE(valuesOf<float>(run->outputs[1]), trace);
+    checkEveryPlanner(*w, options, run->outputs);
+}
+
+// tricky/loop_nested_if.onnx: four iterations of a body whose If adds the outer X (two graphs up)
+// to the carried accumulator on even iterations and doubles it on odd ones.
+void TestRunShapes::loopBodyHoldsAnIf()
+{
+    const auto file = fixture("loop_nested_if");
+    if (!std::filesystem::exists(file))
+        QSKIP("tests/models/tricky/loop_nested_if.onnx is missing: run scripts/make_models.sh to make the test models");
+    const auto w = core::loadWorkload(file, {});
+    QVERIFY2(w, w ? "" : w.error().message.c_str());
+    auto options = withModelData(file, *w->graph);
+    QVERIFY(options.modelData);
+    const std::vector<float> x { 1, -2, 0.5f, 3 };
+    options.inputs["X"] = floats({ 1, 4 }, x);
+    const auto run = core::runOnCpu(*w->graph, w->schedule, w->problem, core::noReusePlan(w->problem), w->bufferTensor, options);
+    QVERIFY2(run, run ? "" : run.error().message.c_str());
+    const auto loop = std::find_if(run->ops.begin(), run->ops.end(), [](const core::OpMeasurement& op) { return op.type == "Loop"; });
+    QVERIFY(loop != run->ops.end());
+    QVERIFY2(loop->real, loop->refusal.c_str());
+    QCOMPARE(run->opsSynthetic, 0);
+    std::vector<float> acc, trace;
+    for (float times : { 1, 2, 3, 6 })
+        for (float v : x)
+            trace.push_back(times * v);
+    acc.assign(trace.end() - 4, trace.end());
+    QCOMPARE(run->outputs[0].shape, (Shape { 1, 4 }));
+    QCOMPARE(valuesOf<float>(run->outputs[0]), acc);
+    QCOMPARE(run->outputs[1].shape, (Shape { 4, 1, 4 }));
     QCOMPARE(valuesOf<float>(run->outputs[1]), trace);
     checkEveryPlanner(*w, options, run->outputs);
 }

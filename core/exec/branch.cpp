@@ -56,6 +56,10 @@ std::int64_t sizingRoom(const KernelCall& c)
     return c.in[0].count;                          // Compress, Unique
 }
 
+// Runs control-flow op call.op on its graphs: `outputs` values, each its own allocation.
+bool evaluate(const Subgraphs& graphs, const KernelCall& call, std::size_t outputs, const OuterLookup& outer,
+    std::vector<Value>& results, Bytes& heldBytes, std::string& why);
+
 class BranchRun {
 public:
     BranchRun(const Branch& branch, const OuterLookup& outer, Bytes& heldBytes)
@@ -102,8 +106,10 @@ public:
                 outNames.push_back(m_branch.outputs[i][k]);
                 call.outSlots.push_back(int(k));
             }
-        std::vector<DType> types;
+        std::vector<DType> types; // of each output; a nested If, Loop or Scan's come from its results
         for (const auto& name : outNames) {
+            if (m_branch.nested.count(i))
+                break;
             const auto t = m_branch.types.find(name);
             if (t == m_branch.types.end() || dtypeBytes(t->second) <= 0) {
                 why = op.type + " '" + op.name + "': no element type for '" + name + "'";
@@ -115,7 +121,16 @@ public:
         std::vector<Value> results;
         std::vector<Shape> shapes;
         bool ok = false;
-        if (const auto sizing = findSizingKernel(op.type)) {
+        if (const auto graphs = m_branch.nested.find(i); graphs != m_branch.nested.end()) {
+            const OuterLookup here = [this](const std::string& name, TensorView& view) { return find(name, view); };
+            Bytes inner = 0;
+            if (!evaluate(*graphs->second, call, outNames.size(), here, results, inner, why)) {
+                why = op.type + " '" + op.name + "': " + why;
+                return false;
+            }
+            m_heldBytes = std::max(m_heldBytes, m_held + inner);
+            ok = true;
+        } else if (const auto sizing = findSizingKernel(op.type)) {
             const std::int64_t room = sizingRoom(call);
             for (std::size_t k = 0; k < outNames.size(); ++k) {
                 results.push_back(allocate(types[k], { room }, room));
@@ -173,10 +188,8 @@ private:
     std::int64_t m_empty = 0;
 };
 
-} // namespace
-
-bool runIf(const Subgraphs& branches, const KernelCall& call, const std::vector<bool>& bounded, const OuterLookup& outer,
-    std::vector<Shape>& shapes, Bytes& heldBytes, std::string& why)
+bool evalIf(const Subgraphs& branches, const KernelCall& call, std::size_t outputs, const OuterLookup& outer,
+    std::vector<Value>& results, Bytes& heldBytes, std::string& why)
 {
     if (!call.has(0) || call.in[0].count != 1 || call.in[0].dtype != DType::Bool) {
         why = "the condition is not one bool";
@@ -187,38 +200,26 @@ bool runIf(const Subgraphs& branches, const KernelCall& call, const std::vector<
         why = branch.unsupported;
         return false;
     }
-    if (branch.results.size() != call.out.size() || bounded.size() != call.out.size()) {
-        why = "the branch returns " + std::to_string(branch.results.size()) + " values for " + std::to_string(call.out.size()) + " outputs";
+    if (branch.results.size() != outputs) {
+        why = "the branch returns " + std::to_string(branch.results.size()) + " values for " + std::to_string(outputs) + " outputs";
         return false;
     }
     BranchRun run(branch, outer, heldBytes);
     if (!run.runAll(why))
         return false;
-    std::vector<TensorView> results(call.out.size());
-    for (std::size_t k = 0; k < call.out.size(); ++k) {
-        auto& r = results[k];
-        if (!run.find(branch.results[k], r)) {
-            why = "the branch result '" + branch.results[k] + "' was not computed";
+    for (const auto& name : branch.results) {
+        TensorView r;
+        if (!run.find(name, r)) {
+            why = "the branch result '" + name + "' was not computed";
             return false;
         }
-        const auto& room = call.out[k];
-        if (r.dtype != room.dtype || (bounded[k] ? r.count > room.count : r.count != room.count)) {
-            why = "the branch result '" + branch.results[k] + "' (" + std::string(dtypeName(r.dtype)) + ", "
-                + std::to_string(r.count) + " elements) does not fit the planned room of " + std::to_string(room.count);
-            return false;
-        }
-    }
-    shapes.clear();
-    for (std::size_t k = 0; k < call.out.size(); ++k) {
-        if (results[k].count > 0)
-            std::memcpy(call.out[k].data, results[k].data, std::size_t(results[k].bytes()));
-        shapes.push_back(results[k].shape);
+        results.push_back(copyOf(r));
     }
     return true;
 }
 
-bool runLoop(const Subgraphs& loop, const KernelCall& call, const std::vector<bool>& bounded, const OuterLookup& outer,
-    std::vector<Shape>& shapes, Bytes& heldBytes, std::string& why)
+bool evalLoop(const Subgraphs& loop, const KernelCall& call, std::size_t outputs, const OuterLookup& outer,
+    std::vector<Value>& results, Bytes& heldBytes, std::string& why)
 {
     const Branch& body = loop.body;
     if (!body.unsupported.empty()) {
@@ -226,8 +227,7 @@ bool runLoop(const Subgraphs& loop, const KernelCall& call, const std::vector<bo
         return false;
     }
     const std::size_t carriedCount = call.in.size() > 2 ? call.in.size() - 2 : 0;
-    if (body.formals.size() != 2 + carriedCount || body.results.size() < 1 + carriedCount
-        || call.out.size() != body.results.size() - 1 || bounded.size() != call.out.size()) {
+    if (body.formals.size() != 2 + carriedCount || body.results.size() < 1 + carriedCount || outputs != body.results.size() - 1) {
         why = "the body's inputs and outputs do not match the Loop's";
         return false;
     }
@@ -259,6 +259,9 @@ bool runLoop(const Subgraphs& loop, const KernelCall& call, const std::vector<bo
     std::vector<std::vector<std::byte>> scanBytes(scans);
     std::vector<Shape> scanShape(scans);
     std::vector<DType> scanType(scans, DType::Undefined);
+    for (std::size_t k = 0; k < scans; ++k)
+        if (const auto t = body.types.find(body.results[1 + carriedCount + k]); t != body.types.end())
+            scanType[k] = t->second; // the type of a scan output no iteration produced
     std::int64_t done = 0;
     for (; done < trips && keepGoing; ++done) {
         if (done == kMaxLoopIterations) {
@@ -310,39 +313,19 @@ bool runLoop(const Subgraphs& loop, const KernelCall& call, const std::vector<bo
             total += Bytes(b.size());
         heldBytes = std::max(heldBytes, total);
     }
-    shapes.clear();
-    for (std::size_t k = 0; k < call.out.size(); ++k) {
-        const auto& room = call.out[k];
-        TensorView r;
-        if (k < carriedCount) {
-            r = carried[k].view();
-        } else {
-            const std::size_t j = k - carriedCount;
-            Shape stacked { done };
-            stacked.insert(stacked.end(), scanShape[j].begin(), scanShape[j].end());
-            r.dtype = done > 0 ? scanType[j] : room.dtype;
-            r.shape = stacked;
-            r.count = done > 0 ? elementCount(stacked) : 0;
-            r.data = scanBytes[j].data();
-        }
-        if (r.dtype != room.dtype || (bounded[k] ? r.count > room.count : r.count != room.count)) {
-            why = "the Loop's output " + std::to_string(k) + " (" + std::to_string(r.count) + " elements) does not fit the planned room of "
-                + std::to_string(room.count);
-            return false;
-        }
-        shapes.push_back(r.shape);
-    }
-    for (std::size_t k = 0; k < call.out.size(); ++k) {
-        const auto& room = call.out[k];
-        const std::int64_t n = elementCount(shapes[k]);
-        const std::byte* from = k < carriedCount ? carried[k].bytes.data() : scanBytes[k - carriedCount].data();
-        if (n > 0)
-            std::memcpy(room.data, from, std::size_t(n * dtypeBytes(room.dtype)));
+    results = std::move(carried);
+    for (std::size_t k = 0; k < scans; ++k) {
+        Shape stacked { done };
+        stacked.insert(stacked.end(), scanShape[k].begin(), scanShape[k].end());
+        Value v = allocate(scanType[k], std::move(stacked), 0);
+        if (scanBytes[k].size() > v.bytes.size())
+            v.bytes = std::move(scanBytes[k]);
+        else
+            std::copy(scanBytes[k].begin(), scanBytes[k].end(), v.bytes.begin());
+        results.push_back(std::move(v));
     }
     return true;
 }
-
-namespace {
 
 // Shape without dimension `axis`, and the element counts before and after it.
 struct AxisSplit {
@@ -362,10 +345,8 @@ AxisSplit splitAt(const Shape& shape, std::size_t axis)
     return s;
 }
 
-} // namespace
-
-bool runScan(const Subgraphs& scan, const KernelCall& call, const std::vector<bool>& bounded, const OuterLookup& outer,
-    std::vector<Shape>& shapes, Bytes& heldBytes, std::string& why)
+bool evalScan(const Subgraphs& scan, const KernelCall& call, std::size_t outputs, const OuterLookup& outer,
+    std::vector<Value>& results, Bytes& heldBytes, std::string& why)
 {
     const Branch& body = scan.body;
     if (!body.unsupported.empty()) {
@@ -380,7 +361,7 @@ bool runScan(const Subgraphs& scan, const KernelCall& call, const std::vector<bo
         return false;
     }
     if (scanInputs < 1 || std::size_t(scanInputs) > inputs || body.results.size() < inputs - std::size_t(scanInputs)
-        || call.out.size() != body.results.size() || bounded.size() != call.out.size()) {
+        || outputs != body.results.size()) {
         why = "the body's inputs and outputs do not match the Scan's";
         return false;
     }
@@ -458,7 +439,7 @@ bool runScan(const Subgraphs& scan, const KernelCall& call, const std::vector<bo
         heldBytes = std::max(heldBytes, total);
     }
     // Scan outputs: the iterations' values stacked along their axis (from the end when reversed).
-    std::vector<Value> results = carried;
+    results = std::move(carried);
     for (std::size_t j = 0; j < scanOutputs; ++j) {
         const auto& list = produced[j];
         if (list.empty()) {
@@ -485,20 +466,49 @@ bool runScan(const Subgraphs& scan, const KernelCall& call, const std::vector<bo
         }
         results.push_back(std::move(out));
     }
-    shapes.clear();
+    return true;
+}
+
+bool evaluate(const Subgraphs& graphs, const KernelCall& call, std::size_t outputs, const OuterLookup& outer,
+    std::vector<Value>& results, Bytes& heldBytes, std::string& why)
+{
+    results.clear();
+    const std::string& type = call.op->type;
+    if (type == "If")
+        return evalIf(graphs, call, outputs, outer, results, heldBytes, why);
+    if (type == "Loop")
+        return evalLoop(graphs, call, outputs, outer, results, heldBytes, why);
+    if (type == "Scan")
+        return evalScan(graphs, call, outputs, outer, results, heldBytes, why);
+    why = type + " has no graphs to run";
+    return false;
+}
+
+} // namespace
+
+bool runControlFlow(const Subgraphs& graphs, const KernelCall& call, const std::vector<bool>& bounded, const OuterLookup& outer,
+    std::vector<Shape>& shapes, Bytes& heldBytes, std::string& why)
+{
+    std::vector<Value> results;
+    if (bounded.size() != call.out.size() || !evaluate(graphs, call, call.out.size(), outer, results, heldBytes, why))
+        return false;
+    // Every result must fit its planned room before any is written.
     for (std::size_t k = 0; k < call.out.size(); ++k) {
         const auto r = results[k].view();
         const auto& room = call.out[k];
         if (r.dtype != room.dtype || (bounded[k] ? r.count > room.count : r.count != room.count)) {
-            why = "the Scan's output " + std::to_string(k) + " (" + std::to_string(r.count) + " elements) does not fit the planned room of "
-                + std::to_string(room.count);
+            why = "the " + call.op->type + "'s output " + std::to_string(k) + " (" + std::string(dtypeName(r.dtype)) + ", "
+                + std::to_string(r.count) + " elements) does not fit the planned room of " + std::to_string(room.count);
             return false;
         }
+    }
+    shapes.clear();
+    for (std::size_t k = 0; k < call.out.size(); ++k) {
+        const auto r = results[k].view();
+        if (r.count > 0)
+            std::memcpy(call.out[k].data, r.data, std::size_t(r.bytes()));
         shapes.push_back(r.shape);
     }
-    for (std::size_t k = 0; k < call.out.size(); ++k)
-        if (const auto n = elementCount(shapes[k]); n > 0)
-            std::memcpy(call.out[k].data, results[k].bytes.data(), std::size_t(n * dtypeBytes(call.out[k].dtype)));
     return true;
 }
 

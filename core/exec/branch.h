@@ -11,18 +11,23 @@
 //   (NonZero: rank × elements, NonMaxSuppression: every box of every class, ...).
 // - Outer values are read in place, with their run-time shapes.
 // - Element types come from ONNX type inference over the branch (loadTensorData).
-// - A branch that holds an op without a kernel, shape rule or type, a nested subgraph, or whose
-//   result does not fit the If's planned room, does not run: the If then runs synthetic.
+// - An If, Loop or Scan inside a branch runs the same way, its graphs reading the enclosing
+//   branch's values (and the outer graph's) by name.
+// - A branch that holds an op without a kernel, shape rule or type, or whose result does not fit
+//   the If's planned room, does not run: the If then runs synthetic.
 
 #include "exec/kernels.h"
 #include "exec/tensordata.h"
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace core::exec {
+
+struct Subgraphs;
 
 struct Branch {
     std::vector<Op> ops; // the branch's nodes: type, domain, scalar and list attributes (no tensor indices)
@@ -30,12 +35,13 @@ struct Branch {
     std::map<std::string, DType> types;          // every value the branch computes
     std::map<std::string, HostTensor> constants; // initializers and Constant outputs
     std::map<std::size_t, HostTensor> fills;     // ConstantOfShape `value` by op position
+    std::map<std::size_t, std::shared_ptr<const Subgraphs>> nested; // an If/Loop/Scan's graphs by op position
     std::vector<std::string> formals;            // the graph's own inputs (a Loop body's iteration, condition, carried values)
     std::vector<std::string> results;            // the branch's outputs, in order
     std::string unsupported;                     // non-empty: why this branch cannot run
 };
 
-// The graphs of one control-flow op: an If's two branches, or a Loop's body.
+// The graphs of one control-flow op: an If's two branches, or a Loop's or Scan's body.
 struct Subgraphs {
     Branch then, otherwise; // If
     Branch body;            // Loop, Scan
@@ -44,27 +50,22 @@ struct Subgraphs {
 // Finds an outer value by name: its view (run-time shape) or false when the branch may not read it.
 using OuterLookup = std::function<bool(const std::string& name, TensorView& view)>;
 
-// Runs the branch `call`'s condition (in[0], one bool) picks and writes its results into call.out
-// (each the If's planned room), setting shapes[k] to each result's run-time shape. `bounded[k]`:
+// Runs control-flow op `call.op` (If, Loop or Scan) on `graphs` and writes its results into call.out
+// (each the op's planned room), setting shapes[k] to each result's run-time shape. `bounded[k]`:
 // output k is sized by an upper bound (the result may be smaller), else it must fill its room
-// exactly. `heldBytes` grows to the most the branch held at once. False, writing nothing past any
-// room, when the branch cannot run; `why` says why.
-bool runIf(const Subgraphs& branches, const KernelCall& call, const std::vector<bool>& bounded, const OuterLookup& outer,
-    std::vector<Shape>& shapes, Bytes& heldBytes, std::string& why);
-
-// The same contract for a Loop (inputs: trip count M, condition, initial carried values; both
-// optional): the body runs while i < M and its condition holds, at most kMaxLoopIterations times;
-// outputs are the final carried values, then each scan output stacked over the iterations (every
-// iteration's slice must have one shape).
+// exactly. `heldBytes` grows to the most the graphs held at once. False, writing nothing past any
+// room, when the op cannot run; `why` says why.
+// - If: the branch its condition (in[0], one bool) picks.
+// - Loop (inputs: trip count M, condition, initial carried values; both optional): the body runs
+//   while i < M and its condition holds, at most kMaxLoopIterations times; outputs are the final
+//   carried values, then each scan output stacked over the iterations (every iteration's slice must
+//   have one shape).
+// - Scan (opset 9 on: N state values, then num_scan_inputs scan inputs): the body runs once per
+//   slice along each scan input's axis (scan_input_axes, scan_input_directions); outputs are the
+//   final states, then each scan output's values stacked along scan_output_axes (from the end for
+//   scan_output_directions 1). A Scan-8 (batch axis) does not run.
 constexpr std::int64_t kMaxLoopIterations = 1 << 20;
-bool runLoop(const Subgraphs& loop, const KernelCall& call, const std::vector<bool>& bounded, const OuterLookup& outer,
-    std::vector<Shape>& shapes, Bytes& heldBytes, std::string& why);
-
-// The same contract for a Scan (opset 9 on: N state values, then num_scan_inputs scan inputs): the
-// body runs once per slice along each scan input's axis (scan_input_axes, scan_input_directions);
-// outputs are the final states, then each scan output's values stacked along scan_output_axes (from
-// the end for scan_output_directions 1). A Scan-8 (batch axis) does not run.
-bool runScan(const Subgraphs& scan, const KernelCall& call, const std::vector<bool>& bounded, const OuterLookup& outer,
+bool runControlFlow(const Subgraphs& graphs, const KernelCall& call, const std::vector<bool>& bounded, const OuterLookup& outer,
     std::vector<Shape>& shapes, Bytes& heldBytes, std::string& why);
 
 } // namespace core::exec

@@ -318,10 +318,7 @@ bool runShaped(const Graph& g, PreparedCall& p, const RunOptions& options, std::
             return false;
         };
         Bytes held = 0;
-        const auto& type = call.op->type;
-        const bool ran = type == "If"   ? runIf(*p.subgraphs, call, bounded, outer, outShapes, held, p.refusal)
-                       : type == "Loop" ? runLoop(*p.subgraphs, call, bounded, outer, outShapes, held, p.refusal)
-                                        : runScan(*p.subgraphs, call, bounded, outer, outShapes, held, p.refusal);
+        const bool ran = runControlFlow(*p.subgraphs, call, bounded, outer, outShapes, held, p.refusal);
         noteScratchBytes(held);
         return ran;
     }

@@ -11,6 +11,7 @@
 #include <onnx/shape_inference/implementation.h>
 
 #include <cstring>
+#include <functional>
 #include <unordered_set>
 #include <fstream>
 
@@ -143,10 +144,15 @@ std::optional<TensorProto> constantValue(const onnx::NodeProto& node)
     }
     return std::nullopt;
 }
-// An If branch or Loop body as exec::runIf / runLoop run it: its nodes as ops, its constants decoded, and the element
-// type of every value it computes from ONNX type inference over the branch, its outer reads
-// declared with their types from `graph`. A branch that cannot run says why (Branch::unsupported).
-Expected<exec::Branch> loadBranch(const onnx::ModelProto& model, const onnx::GraphProto& body, const Graph& graph,
+// Declares outer value `name`, which a branch reads, in `vi` (element type and, where known, shape);
+// false when the enclosing graphs do not have it.
+using DeclareOuter = std::function<bool(const std::string& name, onnx::ValueInfoProto& vi)>;
+
+// An If branch or a Loop or Scan body as exec::runControlFlow runs it: its nodes as ops, its
+// constants decoded, the element type of every value it computes from ONNX type inference over the
+// branch (its outer reads declared by `declare`), and the graphs of the If, Loop and Scan ops in it.
+// A branch that cannot run says why (Branch::unsupported).
+Expected<exec::Branch> loadBranch(const onnx::ModelProto& model, const onnx::GraphProto& body, const DeclareOuter& declare,
     const std::filesystem::path& baseDir, const std::string& file)
 {
     exec::Branch b;
@@ -166,22 +172,10 @@ Expected<exec::Branch> loadBranch(const onnx::ModelProto& model, const onnx::Gra
     std::unordered_set<std::string> seen;
     onnxdetail::freeNames(body, reads, seen);
     for (const auto& name : reads) {
-        const auto t = graph.findTensor(name);
-        if (!t)
-            continue;
-        const auto& tensor = graph.tensors[std::size_t(*t)];
-        auto* vi = g->add_input();
-        vi->set_name(name);
-        auto* type = vi->mutable_type()->mutable_tensor_type();
-        type->set_elem_type(onnxdetail::onnxFromDType(tensor.dtype));
-        if (tensor.rankKnown) {
-            auto* shape = type->mutable_shape();
-            for (auto d : tensor.shape) {
-                auto* dim = shape->add_dim();
-                if (d >= 0 && !tensor.estimated)
-                    dim->set_dim_value(d);
-            }
-        }
+        onnx::ValueInfoProto vi;
+        vi.set_name(name);
+        if (declare(name, vi))
+            *g->add_input() = std::move(vi);
     }
     try {
         onnx::shape_inference::InferShapes(sub, onnx::OpSchemaRegistry::Instance(), onnx::ShapeInferenceOptions(false, 0, true));
@@ -215,8 +209,33 @@ Expected<exec::Branch> loadBranch(const onnx::ModelProto& model, const onnx::Gra
         for (const auto& a : node.attribute()) {
             if (onnxdetail::isScalarOrListAttribute(a))
                 op.attributes.emplace(a.name(), onnxdetail::toAttribute(a));
-            if ((a.has_g() || a.graphs_size() > 0) && b.unsupported.empty())
-                b.unsupported = op.type + " '" + op.name + "' holds a subgraph of its own";
+            if (!(a.has_g() || a.graphs_size() > 0) || !b.unsupported.empty())
+                continue;
+            const bool controlFlow = (op.type == "If" || op.type == "Loop" || op.type == "Scan") && op.domain.empty();
+            if (!controlFlow || !a.has_g()) {
+                b.unsupported = op.type + " '" + op.name + "' holds a subgraph the executor does not run";
+                continue;
+            }
+            // The nested graphs as type inference left them (inside `sub`), reading this branch's values.
+            const auto& inferred = sub.graph().node(i);
+            const DeclareOuter here = [&](const std::string& name, onnx::ValueInfoProto& vi) {
+                if (const auto t = b.types.find(name); t != b.types.end()) {
+                    vi.mutable_type()->mutable_tensor_type()->set_elem_type(onnxdetail::onnxFromDType(t->second));
+                    return true;
+                }
+                return declare(name, vi);
+            };
+            for (const auto& attribute : inferred.attribute())
+                if (attribute.name() == a.name() && attribute.has_g()) {
+                    auto nested = loadBranch(model, attribute.g(), here, baseDir, file);
+                    if (!nested)
+                        return nested.error();
+                    auto& graphs = b.nested[std::size_t(i)];
+                    if (!graphs)
+                        graphs = std::make_shared<exec::Subgraphs>();
+                    auto& into = const_cast<exec::Subgraphs&>(*graphs);
+                    (a.name() == "then_branch" ? into.then : a.name() == "else_branch" ? into.otherwise : into.body) = std::move(*nested);
+                }
             if (op.type == "ConstantOfShape" && a.name() == "value" && a.has_t()) {
                 auto h = decode(a.t(), baseDir, file);
                 if (!h)
@@ -323,6 +342,24 @@ Expected<ModelData> loadTensorData(const std::filesystem::path& modelFile, const
         for (const auto& t : model->graph().initializer())
             if (auto s = keep(t.name(), t, false); !s)
                 return s.error();
+        // A branch's outer reads as the graph knows them: element type, and shape where it is exact.
+        const DeclareOuter declareFromGraph = [&](const std::string& name, onnx::ValueInfoProto& vi) {
+            const auto t = graph.findTensor(name);
+            if (!t)
+                return false;
+            const auto& tensor = graph.tensors[std::size_t(*t)];
+            auto* type = vi.mutable_type()->mutable_tensor_type();
+            type->set_elem_type(onnxdetail::onnxFromDType(tensor.dtype));
+            if (tensor.rankKnown) {
+                auto* shape = type->mutable_shape();
+                for (auto d : tensor.shape) {
+                    auto* dim = shape->add_dim();
+                    if (d >= 0 && !tensor.estimated)
+                        dim->set_dim_value(d);
+                }
+            }
+            return true;
+        };
         // Import keeps the nodes' order but removes weight aliases: node i is op `o` when the names agree.
         OpIndex o = 0;
         for (int i = 0; i < model->graph().node_size() && o < OpIndex(graph.ops.size()); ++i) {
@@ -347,7 +384,7 @@ Expected<ModelData> loadTensorData(const std::filesystem::path& modelFile, const
                 for (const auto& a : node.attribute()) {
                     if (!a.has_g() || (a.name() != "then_branch" && a.name() != "else_branch" && a.name() != "body"))
                         continue;
-                    auto branch = loadBranch(*model, a.g(), graph, baseDir, file);
+                    auto branch = loadBranch(*model, a.g(), declareFromGraph, baseDir, file);
                     if (!branch)
                         return branch.error();
                     (a.name() == "then_branch" ? subgraphs->then : a.name() == "else_branch" ? subgraphs->otherwise : subgraphs->body)
