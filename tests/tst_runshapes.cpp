@@ -441,6 +441,14 @@ void TestRunShapes::shapeRules()
         c.op.attributes["output_width"] = ints({ 6 });
         QCOMPARE(c.shapes(), (std::vector<Shape> { { 5, 3, 7, 6 } }));
     }
+    {
+        // Losses: the target's shape per element, a scalar reduced; log_prob has the scores' shape.
+        Call perElement("SoftmaxCrossEntropyLoss", { { 4, 3, 2 }, { 4, 2 } }, 2);
+        perElement.op.attributes["reduction"].text = "none";
+        QCOMPARE(perElement.shapes(), (std::vector<Shape> { { 4, 2 }, { 4, 3, 2 } }));
+        Call mean("NegativeLogLikelihoodLoss", { { 4, 3 }, { 4 } }, 1);
+        QCOMPARE(mean.shapes(), (std::vector<Shape> { {} }));
+    }
     // An op without a rule has no run-time shape (it runs synthetic).
     Call conv("Conv", { { 1, 3, 8, 8 }, { 4, 3, 3, 3 } }, 1);
     QVERIFY(conv.shapes().empty());

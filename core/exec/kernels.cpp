@@ -224,6 +224,7 @@ Kernel findKernel(const std::string& opType)
         addQuantizeKernels(t);
         addIntegerKernels(t);
         addSampleKernels(t);
+        addLossKernels(t);
         return t;
     }();
     const auto it = table.find(opType);

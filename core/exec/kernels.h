@@ -124,5 +124,6 @@ void addNormalizeKernels(std::map<std::string, Kernel>& table);
 void addQuantizeKernels(std::map<std::string, Kernel>& table);
 void addIntegerKernels(std::map<std::string, Kernel>& table);
 void addSampleKernels(std::map<std::string, Kernel>& table);
+void addLossKernels(std::map<std::string, Kernel>& table);
 
 } // namespace core::exec

@@ -474,6 +474,16 @@ const std::map<std::string, Rule>& rules()
             s = { Shape { c.in[1].shape[0], c.in[0].shape[1], c.attrInt("output_height", 1), c.attrInt("output_width", 1) } };
             return true;
         };
+        // Per-element losses have the target's shape, reduced ones none; SoftmaxCrossEntropyLoss's log_prob the scores'.
+        for (const char* name : { "NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss" })
+            t[name] = [](const KernelCall& c, std::vector<Shape>& s) {
+                if (c.in.size() < 2 || c.out.empty())
+                    return false;
+                s = { c.attrText("reduction", "mean") == "none" ? c.in[1].shape : Shape {} };
+                if (c.out.size() == 2)
+                    s.push_back(c.in[0].shape);
+                return true;
+            };
         t["Transpose"] = transpose;
         t["Reshape"] = reshape;
         t["Flatten"] = flatten;
