@@ -54,6 +54,10 @@ bool resizeShape(const KernelCall& c, kernels::ResizeShape& s)
     if (!floatInOut(c) || !core::exec::resizeAttrs(c, a))
         return false;
     using Attrs = core::exec::ResizeAttrs;
+    // The device kernel interpolates nearest and linear over the four common transformations.
+    if (a.mode == Attrs::Mode::Cubic || a.transform == Attrs::Transform::TfHalfPixelForNn
+        || a.transform == Attrs::Transform::TfCropAndResize)
+        return false;
     const auto &x = c.in[0], &y = c.out[0];
     const auto strides = core::exec::stridesOf(x.shape);
     s = {};
@@ -64,6 +68,7 @@ bool resizeShape(const KernelCall& c, kernels::ResizeShape& s)
     case Attrs::Transform::PytorchHalfPixel: s.transform = kernels::ResizeTransform::PytorchHalfPixel; break;
     case Attrs::Transform::AlignCorners: s.transform = kernels::ResizeTransform::AlignCorners; break;
     case Attrs::Transform::Asymmetric: s.transform = kernels::ResizeTransform::Asymmetric; break;
+    default: return false;
     }
     switch (a.rounding) {
     case Attrs::Rounding::Floor: s.rounding = kernels::ResizeRounding::Floor; break;

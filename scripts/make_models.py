@@ -58,6 +58,8 @@ MODELS = [
     # torchvision's SSDlite detector at its 320x320 size: per-level score thresholds (NonZero),
     # TopK, and batched NMS inside an If (empty when there are no boxes). Outputs boxes, scores, labels.
     ("ssdlite320",         "ssdlite320_mobilenet_v3_large", (1, 3, 320, 320), False, False),
+    # MobileNetV2 in half precision, as a float16 deployment export holds it (see FLOAT16).
+    ("mobilenet_v2_fp16",  "mobilenet_v2",       (1, 3, 224, 224), False, False),
 ]
 
 # Output names where a model has more than one output.
@@ -66,6 +68,58 @@ OUTPUT_NAMES = {"gpt_decoder": ["output", "next_token"], "ssdlite320": ["boxes",
 # Models exported with torch's output for the export input beside them (NAME.input_0.pb,
 # NAME.output_0.pb, ONNX TensorProto files as in the ONNX backend test data).
 WITH_REFERENCE = {"speech_rnn"}
+
+# Models converted to float16 after export (torch cannot trace convolutions in half on the CPU).
+# Exported with torch's float32 output for a float16-representable input as the reference (as
+# WITH_REFERENCE; the input file holds float16).
+FLOAT16 = {"mobilenet_v2_fp16"}
+
+
+def calibrated_for_half(net, shape):
+    """Batch-norm statistics measured on random batches, as training leaves them, so activations
+    keep their scale through the layers (with the initial statistics MobileNetV2's logits
+    shrink to 1e-9, below float16's smallest value); then every weight rounded to float16."""
+    import torch
+
+    for m in net.modules():
+        if isinstance(m, torch.nn.modules.batchnorm._BatchNorm):
+            m.reset_running_stats()
+            m.momentum = None  # a plain average over the batches
+    net.train()
+    with torch.no_grad():
+        for _ in range(2):
+            net(torch.randn(8, *shape[1:]))
+        for t in net.state_dict().values():
+            if t.is_floating_point():
+                t.copy_(t.half().float())
+    return net.eval()
+
+
+def to_float16(model):
+    """Every float32 tensor of the graph in float16: weights, Constant values, the graph's
+    inputs and outputs; Cast to float casts to float16; value_info is dropped for
+    inference to redo. Enough for CNNs without subgraphs or Resize scales."""
+    import numpy as np
+    from onnx import AttributeProto, TensorProto, numpy_helper
+
+    def half(t):
+        return numpy_helper.from_array(numpy_helper.to_array(t).astype(np.float16), t.name)
+
+    g = model.graph
+    for t in g.initializer:
+        if t.data_type == TensorProto.FLOAT:
+            t.CopyFrom(half(t))
+    for node in g.node:
+        for a in node.attribute:
+            if a.type == AttributeProto.TENSOR and a.t.data_type == TensorProto.FLOAT:
+                a.t.CopyFrom(half(a.t))
+            if node.op_type == "Cast" and a.name == "to" and a.i == TensorProto.FLOAT:
+                a.i = TensorProto.FLOAT16
+    for vi in list(g.input) + list(g.output):
+        if vi.type.tensor_type.elem_type == TensorProto.FLOAT:
+            vi.type.tensor_type.elem_type = TensorProto.FLOAT16
+    del g.value_info[:]
+    return model
 
 
 def log(msg):
@@ -116,7 +170,7 @@ def is_valid(outdir, name, external):
         return False
     if not any(o.domain in ("", "ai.onnx") and o.version == OPSET for o in model.opset_import):
         return False
-    if name in WITH_REFERENCE and not all(os.path.getsize(p) > 0 if os.path.exists(p) else False
+    if (name in WITH_REFERENCE or name in FLOAT16) and not all(os.path.getsize(p) > 0 if os.path.exists(p) else False
                                           for p in reference_files(outdir, name)):
         return False
     if external:
@@ -282,6 +336,9 @@ def export_one(outdir, name, ctor_name, shape, dynbatch, external):
     net = build(ctor_name)
     decoder = ctor_name == "gpt_decoder"
     x = torch.randint(0, 1000, shape) if decoder else torch.randn(*shape)
+    if name in FLOAT16:
+        net = calibrated_for_half(net, shape)
+        x = x.half().float()
     final = os.path.join(outdir, name + ".onnx")
     dynamic_axes = None
     if dynbatch:
@@ -306,6 +363,10 @@ def export_one(outdir, name, ctor_name, shape, dynbatch, external):
                 output_names=OUTPUT_NAMES.get(name, ["output"]),
                 dynamic_axes=dynamic_axes,
             )
+        if name in FLOAT16:
+            model = to_float16(onnx.load(tmp_model))
+            onnx.checker.check_model(model)
+            onnx.save_model(model, tmp_model)
         if external:
             model = onnx.load(tmp_model)
             os.remove(tmp_model)
@@ -320,11 +381,13 @@ def export_one(outdir, name, ctor_name, shape, dynbatch, external):
             # is_valid() checks the data file is long enough.
             os.replace(os.path.join(tmp, data_file_name(name)),
                        os.path.join(outdir, data_file_name(name)))
-        if name in WITH_REFERENCE:
+        if name in WITH_REFERENCE or name in FLOAT16:
             # torch's own output for the export input: what the executor must compute.
             from onnx import numpy_helper
             with torch.no_grad():
                 y = net(x)
+            if name in FLOAT16:
+                x = x.half()
             for array, path in zip((x, y), reference_files(outdir, name)):
                 tmp_pb = os.path.join(tmp, os.path.basename(path))
                 with open(tmp_pb, "wb") as f:

@@ -290,6 +290,51 @@ def scan_axes():
     return model(scan_axes, 17, g, {"s": [2], "prod": [2, 3], "states": [3, 2]})
 
 
+def small_cnn(fn, elem, dtype):
+    """The same small CNN in float16 or float32; its float32 weights are the float16
+    ones widened, so the two differ only in the precision they compute in."""
+    def w(name, *shape):
+        values = numpy_helper.to_array(rand(name, *shape)).astype(np.float16)
+        return init(name, values.astype(dtype))
+
+    def bn(name, n):
+        rng = np.random.default_rng(zlib.crc32(name.encode()))
+        return [init(f"{name}_{k}", (rng.uniform(0.5, 1.5, n) if k in ("scale", "var") else
+                                     rng.standard_normal(n) * 0.1).astype(np.float16).astype(dtype))
+                for k in ("scale", "bias", "mean", "var")]
+
+    nodes = [
+        helper.make_node("Conv", ["X", "c1_w", "c1_b"], ["c1"], pads=[1, 1, 1, 1]),
+        helper.make_node("BatchNormalization", ["c1", "bn_scale", "bn_bias", "bn_mean", "bn_var"], ["n1"]),
+        helper.make_node("Relu", ["n1"], ["r1"]),
+        helper.make_node("MaxPool", ["r1"], ["p1"], kernel_shape=[2, 2], strides=[2, 2]),
+        helper.make_node("Conv", ["p1", "c2_w", "c2_b"], ["c2"], pads=[1, 1, 1, 1]),
+        helper.make_node("Add", ["c2", "p1"], ["skip"]),
+        helper.make_node("Relu", ["skip"], ["r2"]),
+        helper.make_node("GlobalAveragePool", ["r2"], ["g"]),
+        helper.make_node("Flatten", ["g"], ["f"]),
+        helper.make_node("Gemm", ["f", "fc_w", "fc_b"], ["logits"]),
+        helper.make_node("Softmax", ["logits"], ["probs"], axis=1),
+    ]
+    g = helper.make_graph(
+        nodes, fn.__name__, [inp("X", elem, [1, 3, 16, 16])], [out("logits", elem), out("probs", elem)],
+        initializer=[w("c1_w", 8, 3, 3, 3), w("c1_b", 8), *bn("bn", 8), w("c2_w", 8, 8, 3, 3), w("c2_b", 8),
+                     w("fc_w", 8, 10), w("fc_b", 10)])
+    return model(fn, 17, g, {"logits": [1, 10], "probs": [1, 10]})
+
+
+def cnn_float16():
+    """Opset 17: a small CNN (Conv, BatchNormalization, Relu, MaxPool, a residual Add,
+    GlobalAveragePool, Gemm, Softmax) computing in float16, as a half-precision export
+    would; 'logits' and 'probs' are [1, 10]."""
+    return small_cnn(cnn_float16, TensorProto.FLOAT16, np.float16)
+
+
+def cnn_float32():
+    """Opset 17: cnn_float16 in float32, with the same (float16-representable) weights."""
+    return small_cnn(cnn_float32, F, np.float32)
+
+
 def nonzero_gather():
     """Opset 17: NonZero(X > 0) gives indices [2, N] where N depends on the data;
     Transpose -> [N, 2], GatherND -> [N], Relu -> [N]. No static N exists: the
@@ -412,6 +457,8 @@ FIXTURES = [
     scan_axes,
     nonzero_gather,
     attention_seq,
+    cnn_float16,
+    cnn_float32,
     if_nms,
 ]
 

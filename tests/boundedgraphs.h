@@ -11,7 +11,10 @@
 #include "kerneltest.h"
 #include "strategies/strategy.h"
 
-#include <QtGlobal>
+#include "planners/planner.h"
+#include "planners/validate.h"
+
+#include <QtTest>
 
 #include <cstring>
 #include <memory>
@@ -114,6 +117,26 @@ inline core::RunOptions withModelData(const std::string& file, const core::Graph
     else
         options.modelData = std::make_shared<const core::ModelData>(std::move(*data));
     return options;
+}
+
+// Every planner's plan (validated) run in its arena: the no-reuse run's outputs, bit for bit.
+inline void checkEveryPlanner(const core::Workload& w, const core::RunOptions& options, const std::vector<core::HostTensor>& reference)
+{
+    for (const auto& planner : core::planners()) {
+        core::PlanOptions planOptions;
+        planOptions.timeLimitSeconds = 0.2;
+        const auto plan = core::runPlanner(*planner, w.problem, {}, planOptions);
+        QVERIFY2(plan, plan ? "" : plan.error().message.c_str());
+        QVERIFY(core::validatePlan(w.problem, *plan).ok());
+        for (auto allocation : { core::Allocation::Arena, core::Allocation::PerTensor }) {
+            auto o = options;
+            o.allocation = allocation;
+            const auto run = core::runOnCpu(*w.graph, w.schedule, w.problem, *plan, w.bufferTensor, o);
+            QVERIFY2(run, run ? "" : run.error().message.c_str());
+            const auto mismatch = core::compareOutputs(*w.graph, reference, run->outputs);
+            QVERIFY2(mismatch.empty(), (std::string(planner->name()) + ": " + mismatch).c_str());
+        }
+    }
 }
 
 // tricky/if_nms.onnx's boxes and scores: box 1 overlaps box 0 and box 4 overlaps box 5 (IoU > 0.5);

@@ -25,6 +25,7 @@
 
 using core::exec::Shape;
 using boundedgraphs::aboveThreshold;
+using boundedgraphs::checkEveryPlanner;
 using boundedgraphs::fixture;
 using boundedgraphs::floats;
 using boundedgraphs::thresholdInputs;
@@ -33,26 +34,6 @@ using boundedgraphs::withModelData;
 using kerneltest::ints;
 
 namespace {
-
-// Every planner's plan (validated) run in its arena: the no-reuse run's outputs, bit for bit.
-void checkEveryPlanner(const core::Workload& w, const core::RunOptions& options, const std::vector<core::HostTensor>& reference)
-{
-    for (const auto& planner : core::planners()) {
-        core::PlanOptions planOptions;
-        planOptions.timeLimitSeconds = 0.2;
-        const auto plan = core::runPlanner(*planner, w.problem, {}, planOptions);
-        QVERIFY2(plan, plan ? "" : plan.error().message.c_str());
-        QVERIFY(core::validatePlan(w.problem, *plan).ok());
-        for (auto allocation : { core::Allocation::Arena, core::Allocation::PerTensor }) {
-            auto o = options;
-            o.allocation = allocation;
-            const auto run = core::runOnCpu(*w.graph, w.schedule, w.problem, *plan, w.bufferTensor, o);
-            QVERIFY2(run, run ? "" : run.error().message.c_str());
-            const auto mismatch = core::compareOutputs(*w.graph, reference, run->outputs);
-            QVERIFY2(mismatch.empty(), (std::string(planner->name()) + ": " + mismatch).c_str());
-        }
-    }
-}
 
 // A KernelCall over views with these shapes; integer inputs hold `values` (by slot).
 struct Call {

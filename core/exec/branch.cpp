@@ -154,7 +154,7 @@ public:
                 const auto fill = m_branch.fills.find(i);
                 ok = fillConstant(call.out[0], fill == m_branch.fills.end() ? nullptr : &fill->second);
             } else if (const auto kernel = op.domain.empty() ? findKernel(op.type) : nullptr)
-                ok = kernel(call);
+                ok = runKernel(kernel, call);
         } else {
             why = op.type + " '" + op.name + "': no run-time shape rule";
             return false;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: MemPlan authors
 #include "exec/kernels.h"
+#include "util/halffloat.h"
 
 #include <algorithm>
 #include <cstring>
@@ -229,6 +230,55 @@ Kernel findKernel(const std::string& opType)
     }();
     const auto it = table.find(opType);
     return it == table.end() ? nullptr : it->second;
+}
+
+bool runKernel(Kernel kernel, const KernelCall& call)
+{
+    const auto narrow = [](const TensorView& v) { return v.present() && (v.dtype == DType::Float16 || v.dtype == DType::BFloat16); };
+    const std::string& type = call.op->type;
+    if (type == "Cast" || type == "CastLike"
+        || (std::none_of(call.in.begin(), call.in.end(), narrow) && std::none_of(call.out.begin(), call.out.end(), narrow)))
+        return kernel(call);
+    KernelCall wide = call;
+    std::vector<std::vector<float>> copies; // fresh each call: held only while it runs
+    const auto widen = [&](TensorView& v, bool values) {
+        if (!narrow(v))
+            return;
+        auto& copy = copies.emplace_back(std::size_t(std::max<std::int64_t>(v.count, 1)));
+        const auto* bits = reinterpret_cast<const std::uint16_t*>(v.data);
+        if (values && v.dtype == DType::Float16)
+            halvesToFloats(bits, copy.data(), v.count);
+        else if (values)
+            for (std::int64_t i = 0; i < v.count; ++i)
+                copy[std::size_t(i)] = bfloat16ToFloat(bits[i]);
+        v.dtype = DType::Float32;
+        v.data = reinterpret_cast<std::byte*>(copy.data());
+    };
+    for (auto& v : wide.in)
+        widen(v, true);
+    for (auto& v : wide.out)
+        widen(v, false); // kernels write every output element before reading it
+    if (!kernel(wide))
+        return false;
+    Bytes held = 0;
+    for (const auto& c : copies)
+        held += Bytes(c.size() * sizeof(float));
+    for (const auto& s : g_scratch)
+        held += Bytes(s.size() * sizeof(float));
+    noteScratchBytes(held);
+    for (std::size_t k = 0; k < call.out.size(); ++k) {
+        const auto& v = call.out[k];
+        if (!narrow(v))
+            continue;
+        auto* bits = reinterpret_cast<std::uint16_t*>(v.data);
+        const float* values = wide.out[k].f32();
+        if (v.dtype == DType::Float16)
+            floatsToHalves(values, bits, v.count);
+        else
+            for (std::int64_t i = 0; i < v.count; ++i)
+                bits[i] = floatToBfloat16(values[i]);
+    }
+    return true;
 }
 
 namespace {

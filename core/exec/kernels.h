@@ -65,6 +65,12 @@ using Kernel = bool (*)(const KernelCall&);
 // The real kernel for an ONNX op type (default domain), or nullptr.
 Kernel findKernel(const std::string& opType);
 
+// Runs `kernel` on `call`. A call with float16 or bfloat16 inputs or outputs (other than a Cast's)
+// runs on float32 copies of them, its float outputs rounded back to nearest even; the copies count
+// as kernel scratch. The float32 kernels thereby serve half-precision models, more precisely than
+// arithmetic in half precision would.
+bool runKernel(Kernel kernel, const KernelCall& call);
+
 // Reads every byte of every input and writes every output with a deterministic function of them
 // (float outputs in [-1, 1), integer outputs in [0, 4)). Used for ops without a real kernel.
 void syntheticKernel(const KernelCall& call);

@@ -3,6 +3,7 @@
 // Elementwise kernels: unary float math, binary/variadic arithmetic, comparisons and logical ops with
 // multidirectional (numpy) broadcasting, Where, Cast, BitShift.
 #include "exec/kernels.h"
+#include "util/halffloat.h"
 
 #include <algorithm>
 #include <cmath>
@@ -436,8 +437,8 @@ bool cast(const KernelCall& c)
     const auto& x = c.in[0];
     const auto& y = c.out[0];
     auto ok = [](DType t) {
-        return t == DType::Float32 || t == DType::Float64 || t == DType::Int64 || t == DType::Int32 || t == DType::Int8
-            || t == DType::UInt8 || t == DType::Bool;
+        return t == DType::Float32 || t == DType::Float64 || t == DType::Float16 || t == DType::BFloat16 || t == DType::Int64
+            || t == DType::Int32 || t == DType::Int8 || t == DType::UInt8 || t == DType::Bool;
     };
     if (!ok(x.dtype) || !ok(y.dtype) || x.count != y.count)
         return false;
@@ -455,6 +456,8 @@ bool cast(const KernelCall& c)
         switch (x.dtype) {
         case DType::Float32: dv = loadAs<float>(p); iv = std::int64_t(dv); break;
         case DType::Float64: dv = loadAs<double>(p); iv = std::int64_t(dv); break;
+        case DType::Float16: dv = halfToFloat(loadAs<std::uint16_t>(p)); iv = std::int64_t(dv); break;
+        case DType::BFloat16: dv = bfloat16ToFloat(loadAs<std::uint16_t>(p)); iv = std::int64_t(dv); break;
         case DType::Int64: std::memcpy(&iv, p, 8); dv = double(iv); break;
         case DType::Int32: iv = std::int64_t(loadAs<std::int32_t>(p)); dv = double(iv); break;
         case DType::Int8: iv = std::int64_t(loadAs<std::int8_t>(p)); dv = double(iv); break;
@@ -463,6 +466,8 @@ bool cast(const KernelCall& c)
         switch (y.dtype) {
         case DType::Float32: { float v = float(dv); std::memcpy(q, &v, 4); break; }
         case DType::Float64: std::memcpy(q, &dv, 8); break;
+        case DType::Float16: { auto v = floatToHalf(float(dv)); std::memcpy(q, &v, 2); break; }
+        case DType::BFloat16: { auto v = floatToBfloat16(float(dv)); std::memcpy(q, &v, 2); break; }
         case DType::Int64: std::memcpy(q, &iv, 8); break;
         case DType::Int32: { auto v = std::int32_t(iv); std::memcpy(q, &v, 4); break; }
         case DType::Int8: *q = std::byte(std::int8_t(iv)); break;

@@ -9,6 +9,7 @@
 #include "exec/opattrs.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 
@@ -439,9 +440,21 @@ bool range(const KernelCall& c)
     return false;
 }
 
-// Resize/Upsample, modes nearest and linear (float32), coordinate transformations half_pixel,
-// pytorch_half_pixel, align_corners and asymmetric. Scales from the scales input when given,
-// else output/input extents. cubic, antialias, axes and other transformations: not supported.
+// Cubic convolution weights of the four taps floor(x) - 1 .. floor(x) + 2 at fraction r of the way
+// from floor(x) (Keys, with a = cubic_coeff_a), as the ONNX reference computes them.
+std::array<float, 4> cubicWeights(float r, float a)
+{
+    const auto far = [a](float t) { return ((a * t - 5 * a) * t + 8 * a) * t - 4 * a; }; // 1 <= t < 2
+    const auto near = [a](float t) { return ((a + 2) * t - (a + 3)) * t * t + 1; };     // 0 <= t < 1
+    return { far(r + 1), near(r), near(1 - r), far(2 - r) };
+}
+
+// Resize/Upsample (float32): modes nearest, linear and cubic (cubic_coeff_a, exclude_outside);
+// coordinate transformations half_pixel, pytorch_half_pixel, align_corners, asymmetric,
+// tf_half_pixel_for_nn and tf_crop_and_resize (its region from the roi input; outside the input,
+// extrapolation_value). Scales from the scales input when given, else output/input extents.
+// Separable: each output element sums the product, over the axes, of per-axis taps (an input index
+// and its weight). antialias and axes: not supported.
 bool resize(const KernelCall& c)
 {
     const auto &x = c.in[0], &y = c.out[0];
@@ -450,81 +463,114 @@ bool resize(const KernelCall& c)
         return false;
     using Transform = ResizeAttrs::Transform;
     using Rounding = ResizeAttrs::Rounding;
+    using Mode = ResizeAttrs::Mode;
     const int rank = x.rank();
-    const bool linear = a.mode == ResizeAttrs::Mode::Linear;
     const auto& scale = a.scale;
     auto source = [&](int d, std::int64_t o) -> float {
         // ONNX: the resized length is in * scale (not rounded) when scales are given.
         const float in = float(x.shape[d]), out = a.givenScales ? in * scale[d] : float(y.shape[d]);
-        if (a.transform == Transform::AlignCorners)
-            return out <= 1 ? 0.0f : float(o) * (in - 1) / (out - 1);
-        if (a.transform == Transform::Asymmetric)
-            return float(o) / scale[d];
-        if (a.transform == Transform::PytorchHalfPixel && out <= 1)
-            return 0.0f;
+        switch (a.transform) {
+        case Transform::AlignCorners: return out <= 1 ? 0.0f : float(o) * (in - 1) / (out - 1);
+        case Transform::Asymmetric: return float(o) / scale[d];
+        case Transform::TfHalfPixelForNn: return (float(o) + 0.5f) / scale[d];
+        case Transform::TfCropAndResize: {
+            const float start = a.roi[d], end = a.roi[rank + d];
+            const float span = out <= 1 ? 0.5f * (end - start) * (in - 1) : float(o) * (end - start) * (in - 1) / (out - 1);
+            return span + start * (in - 1);
+        }
+        case Transform::PytorchHalfPixel:
+            if (out <= 1)
+                return -0.5f;
+            [[fallthrough]];
+        case Transform::HalfPixel: break;
+        }
         return (float(o) + 0.5f) / scale[d] - 0.5f;
     };
-    // Per axis and output coordinate: two source indices and the weight of the second.
-    std::vector<std::vector<std::int64_t>> lo(rank), hi(rank);
-    std::vector<std::vector<float>> weight(rank);
+    struct Tap {
+        std::int64_t index;
+        float weight;
+    };
+    // Per axis and output coordinate: its taps; none when it falls outside tf_crop_and_resize's input.
+    std::vector<std::vector<std::vector<Tap>>> taps(rank);
     for (int d = 0; d < rank; ++d) {
         const std::int64_t n = x.shape[d];
+        if (n <= 0)
+            return y.count == 0;
+        const bool resized = x.shape[d] != y.shape[d] || a.transform == Transform::TfCropAndResize;
         for (std::int64_t o = 0; o < y.shape[d]; ++o) {
+            auto& t = taps[d].emplace_back();
             float v = source(d, o);
-            std::int64_t i0 = 0, i1 = 0;
-            float w = 0;
-            if (!linear) {
+            if (a.transform == Transform::TfCropAndResize && (v < 0 || v > float(n - 1)))
+                continue;
+            if (a.mode == Mode::Nearest) {
+                std::int64_t i = 0;
                 if (a.rounding == Rounding::Floor)
-                    i0 = std::int64_t(std::floor(v));
+                    i = std::int64_t(std::floor(v));
                 else if (a.rounding == Rounding::Ceil)
-                    i0 = std::int64_t(std::ceil(v));
+                    i = std::int64_t(std::ceil(v));
                 else if (a.rounding == Rounding::RoundPreferCeil)
-                    i0 = std::int64_t(std::floor(v + 0.5f));
+                    i = std::int64_t(std::floor(v + 0.5f));
                 else
-                    i0 = v - std::floor(v) == 0.5f ? std::int64_t(std::floor(v)) : std::int64_t(std::round(v));
-                i0 = std::clamp<std::int64_t>(i0, 0, n - 1);
-                i1 = i0;
-            } else {
+                    i = v - std::floor(v) == 0.5f ? std::int64_t(std::floor(v)) : std::int64_t(std::round(v));
+                t.push_back({ std::clamp<std::int64_t>(i, 0, n - 1), 1.0f });
+            } else if (!resized) {
+                t.push_back({ o, 1.0f });
+            } else if (a.mode == Mode::Linear) {
                 v = std::clamp(v, 0.0f, float(n - 1));
-                i0 = std::int64_t(std::floor(v));
-                i1 = std::min(i0 + 1, n - 1);
-                w = v - float(i0);
+                const auto i0 = std::int64_t(std::floor(v));
+                const float w = v - float(i0);
+                t.push_back({ i0, 1.0f - w });
+                t.push_back({ std::min(i0 + 1, n - 1), w });
+            } else {
+                const auto i0 = std::int64_t(std::floor(v));
+                const auto w = cubicWeights(v - float(i0), a.cubicA);
+                float kept = 0;
+                for (int k = 0; k < 4; ++k) {
+                    const std::int64_t i = i0 - 1 + k;
+                    const bool outside = i < 0 || i >= n;
+                    if (a.excludeOutside && outside)
+                        continue;
+                    t.push_back({ std::clamp<std::int64_t>(i, 0, n - 1), w[std::size_t(k)] }); // edge padding
+                    kept += w[std::size_t(k)];
+                }
+                if (a.excludeOutside && kept != 0)
+                    for (auto& tap : t)
+                        tap.weight /= kept;
             }
-            lo[d].push_back(i0);
-            hi[d].push_back(i1);
-            weight[d].push_back(w);
         }
     }
     const auto xs = stridesOf(x.shape), ys = stridesOf(y.shape);
-    std::vector<int> axes; // axes that interpolate (linear, two distinct neighbours somewhere)
-    for (int d = 0; d < rank; ++d)
-        if (linear && x.shape[d] != y.shape[d])
-            axes.push_back(d);
-    if (axes.size() > 8)
-        return false;
     Shape coord(rank);
+    std::vector<std::size_t> at(rank);
     for (std::int64_t o = 0; o < y.count; ++o) {
         std::int64_t rest = o;
+        bool outside = false;
         for (int d = 0; d < rank; ++d) {
             coord[d] = rest / ys[d];
             rest %= ys[d];
+            outside = outside || taps[d][coord[d]].empty();
         }
+        if (outside) {
+            y.f32()[o] = a.extrapolation;
+            continue;
+        }
+        // Every combination of one tap per axis, odometer order.
+        std::fill(at.begin(), at.end(), 0);
         float acc = 0;
-        for (int corner = 0; corner < (1 << axes.size()); ++corner) {
+        while (true) {
             float w = 1;
             std::int64_t i = 0;
             for (int d = 0; d < rank; ++d) {
-                std::int64_t idx = lo[d][coord[d]];
-                const auto pos = std::find(axes.begin(), axes.end(), d);
-                if (pos != axes.end()) {
-                    const bool upper = corner >> (pos - axes.begin()) & 1;
-                    const float wd = weight[d][coord[d]];
-                    w *= upper ? wd : 1.0f - wd;
-                    idx = upper ? hi[d][coord[d]] : idx;
-                }
-                i += idx * xs[d];
+                const Tap& tap = taps[d][coord[d]][at[d]];
+                w *= tap.weight;
+                i += tap.index * xs[d];
             }
             acc += w * x.f32()[i];
+            int d = rank - 1;
+            while (d >= 0 && ++at[d] == taps[d][coord[d]].size())
+                at[d--] = 0;
+            if (d < 0)
+                break;
         }
         y.f32()[o] = acc;
     }

@@ -99,7 +99,7 @@ bool padAttrs(const KernelCall& c, PadAttrs& a)
 bool resizeAttrs(const KernelCall& c, ResizeAttrs& a)
 {
     const auto &x = c.in[0], &y = c.out[0];
-    if (x.rank() != y.rank() || x.rank() == 0 || c.attrInt("antialias", 0) != 0 || c.attrInts("axes") || c.attrInt("exclude_outside", 0) != 0)
+    if (x.rank() != y.rank() || x.rank() == 0 || c.attrInt("antialias", 0) != 0 || c.attrInts("axes"))
         return false;
     const bool upsample = c.op->type == "Upsample";
     const auto mode = c.attrText("mode", "nearest");
@@ -109,8 +109,13 @@ bool resizeAttrs(const KernelCall& c, ResizeAttrs& a)
         a.mode = ResizeAttrs::Mode::Nearest;
     else if (mode == "linear")
         a.mode = ResizeAttrs::Mode::Linear;
+    else if (mode == "cubic" && !upsample)
+        a.mode = ResizeAttrs::Mode::Cubic;
     else
         return false;
+    a.cubicA = c.attrFloat("cubic_coeff_a", -0.75f);
+    a.excludeOutside = c.attrInt("exclude_outside", 0) != 0;
+    a.extrapolation = c.attrFloat("extrapolation_value", 0.0f);
     if (transform == "half_pixel")
         a.transform = ResizeAttrs::Transform::HalfPixel;
     else if (transform == "pytorch_half_pixel")
@@ -119,6 +124,10 @@ bool resizeAttrs(const KernelCall& c, ResizeAttrs& a)
         a.transform = ResizeAttrs::Transform::AlignCorners;
     else if (transform == "asymmetric")
         a.transform = ResizeAttrs::Transform::Asymmetric;
+    else if (transform == "tf_half_pixel_for_nn")
+        a.transform = ResizeAttrs::Transform::TfHalfPixelForNn;
+    else if (transform == "tf_crop_and_resize")
+        a.transform = ResizeAttrs::Transform::TfCropAndResize;
     else
         return false;
     if (rounding == "floor")
@@ -138,6 +147,11 @@ bool resizeAttrs(const KernelCall& c, ResizeAttrs& a)
     a.scale.assign(std::size_t(rank), 0.0f);
     for (int d = 0; d < rank; ++d)
         a.scale[std::size_t(d)] = a.givenScales ? scalesIn->f32()[d] : float(y.shape[std::size_t(d)]) / float(x.shape[std::size_t(d)]);
+    if (a.transform == ResizeAttrs::Transform::TfCropAndResize) {
+        if (!(c.in.size() > 2 && c.has(1) && c.in[1].dtype == DType::Float32 && c.in[1].count == 2 * rank))
+            return false;
+        a.roi.assign(c.in[1].f32(), c.in[1].f32() + 2 * rank);
+    }
     return true;
 }
 

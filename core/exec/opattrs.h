@@ -49,18 +49,22 @@ struct PadAttrs {
 };
 bool padAttrs(const KernelCall& c, PadAttrs& a);
 
-// Resize/Upsample (nearest, linear): the coordinate transformation and nearest rounding, and the
-// per-axis scales from the scales input (opset 10 and Upsample: input 1; opset 11+: input 2) when
-// it holds rank floats, else output/input extents.
+// Resize/Upsample (nearest, linear, cubic): the coordinate transformation and nearest rounding,
+// and the per-axis scales from the scales input (opset 10 and Upsample: input 1; opset 11+: input
+// 2) when it holds rank floats, else output/input extents; tf_crop_and_resize's region (input 1).
 struct ResizeAttrs {
-    enum class Mode { Nearest, Linear };
-    enum class Transform { HalfPixel, PytorchHalfPixel, AlignCorners, Asymmetric };
+    enum class Mode { Nearest, Linear, Cubic };
+    enum class Transform { HalfPixel, PytorchHalfPixel, AlignCorners, Asymmetric, TfHalfPixelForNn, TfCropAndResize };
     enum class Rounding { Floor, Ceil, RoundPreferCeil, RoundPreferFloor };
     Mode mode = Mode::Nearest;
     Transform transform = Transform::HalfPixel;
     Rounding rounding = Rounding::RoundPreferFloor;
     std::vector<float> scale;
     bool givenScales = false; // the resized length is then in * scale (not rounded), as ONNX says
+    float cubicA = -0.75f;    // cubic_coeff_a
+    bool excludeOutside = false; // cubic taps outside the input get weight 0, the rest renormalised
+    std::vector<float> roi;      // tf_crop_and_resize: starts then ends, as fractions of each axis
+    float extrapolation = 0.0f;  // tf_crop_and_resize: the value outside the input
 };
 bool resizeAttrs(const KernelCall& c, ResizeAttrs& a);
 

@@ -123,7 +123,7 @@ bool runOne(const Graph& g, const KernelCall& call, OpIndex opIndex, Kernel kern
         return true;
     bool ok = (constant && runConstant(g, call, options)) || (fill && runConstantOfShape(call, opIndex, options));
     if (!ok && kernel)
-        ok = kernel(call);
+        ok = runKernel(kernel, call);
     if (!ok)
         ok = writeKnownValues(g, call, *call.op);
     if (!ok)
@@ -344,7 +344,7 @@ bool runShaped(const Graph& g, PreparedCall& p, const RunOptions& options, std::
     if (empty)
         return true; // nothing to compute
     const bool fill = isDefaultDomain(*call.op) && call.op->type == "ConstantOfShape";
-    return (fill && runConstantOfShape(call, p.opIndex, options)) || (p.shapedKernel && p.shapedKernel(call));
+    return (fill && runConstantOfShape(call, p.opIndex, options)) || (p.shapedKernel && runKernel(p.shapedKernel, call));
 }
 
 } // namespace

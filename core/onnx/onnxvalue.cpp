@@ -2,8 +2,9 @@
 // SPDX-FileCopyrightText: MemPlan authors
 #include "onnx/onnxvalue.h"
 
-#include <algorithm>
+#include "util/halffloat.h"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -278,50 +279,7 @@ T loadRaw(const char* p)
     return v;
 }
 
-float bfloatToFloat(std::uint16_t bits) { return std::bit_cast<float>(std::uint32_t(bits) << 16); }
-std::uint16_t floatToBfloat(float f) { return std::uint16_t(std::bit_cast<std::uint32_t>(f) >> 16); }
 } // namespace
-
-float halfToFloat(std::uint16_t h)
-{
-    const std::uint32_t sign = std::uint32_t(h & 0x8000) << 16;
-    std::uint32_t exponent = (h >> 10) & 0x1f;
-    std::uint32_t mantissa = h & 0x3ff;
-    if (exponent == 0) {
-        if (mantissa == 0)
-            return std::bit_cast<float>(sign);
-        // Subnormal half: normalise it.
-        exponent = 1;
-        while (!(mantissa & 0x400)) {
-            mantissa <<= 1;
-            --exponent;
-        }
-        mantissa &= 0x3ff;
-        return std::bit_cast<float>(sign | ((exponent + 112) << 23) | (mantissa << 13));
-    }
-    if (exponent == 31)
-        return std::bit_cast<float>(sign | 0x7f800000u | (mantissa << 13));
-    return std::bit_cast<float>(sign | ((exponent + 112) << 23) | (mantissa << 13));
-}
-
-std::uint16_t floatToHalf(float value)
-{
-    const std::uint32_t f = std::bit_cast<std::uint32_t>(value);
-    const std::uint16_t sign = std::uint16_t((f >> 16) & 0x8000);
-    const std::int32_t exponent = std::int32_t((f >> 23) & 0xff) - 127 + 15;
-    const std::uint32_t mantissa = f & 0x7fffff;
-    if (((f >> 23) & 0xff) == 0xff)
-        return sign | 0x7c00 | (mantissa ? 0x200 : 0);
-    if (exponent >= 31)
-        return sign | 0x7c00;
-    if (exponent <= 0) {
-        if (exponent < -10)
-            return sign;
-        const std::uint32_t m = mantissa | 0x800000;
-        return sign | std::uint16_t(m >> (14 - exponent));
-    }
-    return sign | std::uint16_t(exponent << 10) | std::uint16_t(mantissa >> 13);
-}
 
 std::optional<ConstValue> readConst(const TensorProto& tensor, std::int64_t limit)
 {
@@ -358,7 +316,7 @@ std::optional<ConstValue> readConst(const TensorProto& tensor, std::int64_t limi
             case TensorProto::FLOAT: push(loadRaw<float>(p), 0); break;
             case TensorProto::DOUBLE: push(loadRaw<double>(p), 0); break;
             case TensorProto::FLOAT16: push(halfToFloat(loadRaw<std::uint16_t>(p)), 0); break;
-            case TensorProto::BFLOAT16: push(bfloatToFloat(loadRaw<std::uint16_t>(p)), 0); break;
+            case TensorProto::BFLOAT16: push(bfloat16ToFloat(loadRaw<std::uint16_t>(p)), 0); break;
             case TensorProto::UINT8: case TensorProto::BOOL: push(0, loadRaw<std::uint8_t>(p)); break;
             case TensorProto::INT8: push(0, loadRaw<std::int8_t>(p)); break;
             case TensorProto::UINT16: push(0, loadRaw<std::uint16_t>(p)); break;
@@ -403,7 +361,7 @@ std::optional<ConstValue> readConst(const TensorProto& tensor, std::int64_t limi
             if (t == TensorProto::FLOAT16)
                 push(halfToFloat(std::uint16_t(v)), 0);
             else if (t == TensorProto::BFLOAT16)
-                push(bfloatToFloat(std::uint16_t(v)), 0);
+                push(bfloat16ToFloat(std::uint16_t(v)), 0);
             else
                 push(0, v);
         }
@@ -428,7 +386,7 @@ void writeConst(const ConstValue& value, TensorProto& tensor)
         case TensorProto::FLOAT: store(float(value.real(k))); break;
         case TensorProto::DOUBLE: store(value.real(k)); break;
         case TensorProto::FLOAT16: store(floatToHalf(float(value.real(k)))); break;
-        case TensorProto::BFLOAT16: store(floatToBfloat(float(value.real(k)))); break;
+        case TensorProto::BFLOAT16: store(floatToBfloat16(float(value.real(k)))); break;
         case TensorProto::UINT8: case TensorProto::BOOL: store(std::uint8_t(value.integer(k))); break;
         case TensorProto::INT8: store(std::int8_t(value.integer(k))); break;
         case TensorProto::UINT16: store(std::uint16_t(value.integer(k))); break;

@@ -85,7 +85,4 @@ std::string attrString(const onnx::NodeProto& node, const std::string& name, con
 std::optional<std::vector<std::int64_t>> attrInts(const onnx::NodeProto& node, const std::string& name);
 std::optional<std::vector<float>> attrFloats(const onnx::NodeProto& node, const std::string& name);
 
-float halfToFloat(std::uint16_t bits);
-std::uint16_t floatToHalf(float value);
-
 } // namespace core::onnxdetail
