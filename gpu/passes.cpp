@@ -168,6 +168,9 @@ core::Status Passes::run(Pass kind, int passIndex)
                 return st;
         if (auto st = launch(state, s); !st)
             return st;
+        if (options.cancel.isCancelled()) // a host Loop or Scan stops between iterations
+            return core::makeError(ErrorCode::Cancelled,
+                "the run was cancelled during op " + std::to_string(s) + " of " + std::to_string(stepCount));
         if (!onCopy)
             CUDA_TRY(cudaEventRecord(ctx.endEvent(s), ctx.compute), p.label);
         if (kind == Pass::Traced) {

@@ -80,6 +80,7 @@ private slots:
     void ifRunsTheBranchItsConditionPicks();
     void loopRunsItsBodyEachIteration();
     void loopBodyHoldsAnIf();
+    void loopStopsWhenCancelled();
     void scanRunsItsBodyPerSlice();
     void shapeRules();
     void sizingKernels();
@@ -308,6 +309,63 @@ void TestRunShapes::loopBodyHoldsAnIf()
     QCOMPARE(run->outputs[1].shape, (Shape { 4, 1, 4 }));
     QCOMPARE(valuesOf<float>(run->outputs[1]), trace);
     checkEveryPlanner(*w, options, run->outputs);
+}
+
+// tricky/loop_accumulate.onnx's Loop run directly: a cancelled token stops it before its first
+// body op, writing nothing; an untouched one runs its five iterations.
+void TestRunShapes::loopStopsWhenCancelled()
+{
+    const auto file = fixture("loop_accumulate");
+    if (!std::filesystem::exists(file))
+        QSKIP("tests/models/tricky/loop_accumulate.onnx is missing: run scripts/make_models.sh to make the test models");
+    const auto w = core::loadWorkload(file, {});
+    QVERIFY2(w, w ? "" : w.error().message.c_str());
+    const auto options = withModelData(file, *w->graph);
+    QVERIFY(options.modelData && options.modelData->subgraphs.size() == 1);
+    const auto& [loopIndex, graphs] = *options.modelData->subgraphs.begin();
+    const auto& g = *w->graph;
+    const auto& loop = g.ops[std::size_t(loopIndex)];
+    QCOMPARE(loop.type, std::string("Loop"));
+    auto x = floats({ 1, 8 }, { 1, 2, 3, 4, 5, 6, 7, 8 });
+    const auto view = [](const core::HostTensor& h) {
+        core::exec::TensorView v;
+        v.dtype = h.dtype;
+        v.shape = h.shape;
+        v.count = kerneltest::countOf(h.shape);
+        v.data = const_cast<std::byte*>(h.data.data());
+        return v;
+    };
+    core::exec::KernelCall call;
+    call.op = &loop;
+    for (auto t : loop.inputs)
+        call.in.push_back(view(options.modelData->weights.at(t)));
+    std::vector<float> acc(8, -1.0f), trace(40, -1.0f);
+    for (auto* room : { &acc, &trace }) {
+        core::exec::TensorView v;
+        v.dtype = core::DType::Float32;
+        v.shape = { std::int64_t(room->size()) };
+        v.count = std::int64_t(room->size());
+        v.data = reinterpret_cast<std::byte*>(room->data());
+        call.out.push_back(v);
+    }
+    const core::exec::OuterLookup outer = [&](const std::string& name, core::exec::TensorView& v) {
+        if (name != "X")
+            return false;
+        v = view(x);
+        v.shape = { 1, 8 };
+        return true;
+    };
+    auto flag = std::make_shared<std::atomic<bool>>(true);
+    std::vector<Shape> shapes;
+    core::Bytes held = 0;
+    std::string why;
+    QVERIFY(!core::exec::runControlFlow(*graphs, call, { false, false }, outer, shapes, held, why, core::CancelToken(flag)));
+    QCOMPARE(why, std::string("the run was cancelled"));
+    QCOMPARE(acc, std::vector<float>(8, -1.0f));
+    flag->store(false);
+    QVERIFY2(core::exec::runControlFlow(*graphs, call, { false, false }, outer, shapes, held, why, core::CancelToken(flag)), why.c_str());
+    QCOMPARE(acc[7], 40.0f);
+    QCOMPARE(shapes, (std::vector<Shape> { { 1, 8 }, { 5, 1, 8 } }));
 }
 
 // tricky/scan_axes.onnx: a state and two scan inputs, one scanned along axis 1 from the end; one

@@ -58,12 +58,12 @@ std::int64_t sizingRoom(const KernelCall& c)
 
 // Runs control-flow op call.op on its graphs: `outputs` values, each its own allocation.
 bool evaluate(const Subgraphs& graphs, const KernelCall& call, std::size_t outputs, const OuterLookup& outer,
-    std::vector<Value>& results, Bytes& heldBytes, std::string& why);
+    std::vector<Value>& results, Bytes& heldBytes, std::string& why, const CancelToken& cancel);
 
 class BranchRun {
 public:
-    BranchRun(const Branch& branch, const OuterLookup& outer, Bytes& heldBytes)
-        : m_branch(branch), m_outer(outer), m_heldBytes(heldBytes)
+    BranchRun(const Branch& branch, const OuterLookup& outer, Bytes& heldBytes, const CancelToken& cancel)
+        : m_branch(branch), m_outer(outer), m_heldBytes(heldBytes), m_cancel(cancel)
     {
     }
 
@@ -124,7 +124,7 @@ public:
         if (const auto graphs = m_branch.nested.find(i); graphs != m_branch.nested.end()) {
             const OuterLookup here = [this](const std::string& name, TensorView& view) { return find(name, view); };
             Bytes inner = 0;
-            if (!evaluate(*graphs->second, call, outNames.size(), here, results, inner, why)) {
+            if (!evaluate(*graphs->second, call, outNames.size(), here, results, inner, why, m_cancel)) {
                 why = op.type + " '" + op.name + "': " + why;
                 return false;
             }
@@ -173,9 +173,14 @@ public:
 
     bool runAll(std::string& why)
     {
-        for (std::size_t i = 0; i < m_branch.ops.size(); ++i)
+        for (std::size_t i = 0; i < m_branch.ops.size(); ++i) {
+            if (m_cancel.isCancelled()) {
+                why = "the run was cancelled";
+                return false;
+            }
             if (m_branch.ops[i].type != "Constant" && !run(i, why))
                 return false;
+        }
         return true;
     }
 
@@ -183,13 +188,14 @@ private:
     const Branch& m_branch;
     const OuterLookup& m_outer;
     Bytes& m_heldBytes;
+    const CancelToken& m_cancel;
     Bytes m_held = 0;
     std::map<std::string, Value> m_values;
     std::int64_t m_empty = 0;
 };
 
 bool evalIf(const Subgraphs& branches, const KernelCall& call, std::size_t outputs, const OuterLookup& outer,
-    std::vector<Value>& results, Bytes& heldBytes, std::string& why)
+    std::vector<Value>& results, Bytes& heldBytes, std::string& why, const CancelToken& cancel)
 {
     if (!call.has(0) || call.in[0].count != 1 || call.in[0].dtype != DType::Bool) {
         why = "the condition is not one bool";
@@ -204,7 +210,7 @@ bool evalIf(const Subgraphs& branches, const KernelCall& call, std::size_t outpu
         why = "the branch returns " + std::to_string(branch.results.size()) + " values for " + std::to_string(outputs) + " outputs";
         return false;
     }
-    BranchRun run(branch, outer, heldBytes);
+    BranchRun run(branch, outer, heldBytes, cancel);
     if (!run.runAll(why))
         return false;
     for (const auto& name : branch.results) {
@@ -219,7 +225,7 @@ bool evalIf(const Subgraphs& branches, const KernelCall& call, std::size_t outpu
 }
 
 bool evalLoop(const Subgraphs& loop, const KernelCall& call, std::size_t outputs, const OuterLookup& outer,
-    std::vector<Value>& results, Bytes& heldBytes, std::string& why)
+    std::vector<Value>& results, Bytes& heldBytes, std::string& why, const CancelToken& cancel)
 {
     const Branch& body = loop.body;
     if (!body.unsupported.empty()) {
@@ -269,7 +275,7 @@ bool evalLoop(const Subgraphs& loop, const KernelCall& call, std::size_t outputs
             return false;
         }
         Bytes held = 0;
-        BranchRun run(body, outer, held);
+        BranchRun run(body, outer, held, cancel);
         Value iteration = allocate(DType::Int64, {}, 1);
         std::memcpy(iteration.bytes.data(), &done, sizeof done);
         Value condition = allocate(DType::Bool, {}, 1);
@@ -346,7 +352,7 @@ AxisSplit splitAt(const Shape& shape, std::size_t axis)
 }
 
 bool evalScan(const Subgraphs& scan, const KernelCall& call, std::size_t outputs, const OuterLookup& outer,
-    std::vector<Value>& results, Bytes& heldBytes, std::string& why)
+    std::vector<Value>& results, Bytes& heldBytes, std::string& why, const CancelToken& cancel)
 {
     const Branch& body = scan.body;
     if (!body.unsupported.empty()) {
@@ -398,7 +404,7 @@ bool evalScan(const Subgraphs& scan, const KernelCall& call, std::size_t outputs
     std::vector<std::vector<Value>> produced(scanOutputs); // per scan output, per iteration
     for (std::int64_t t = 0; t < length; ++t) {
         Bytes held = 0;
-        BranchRun run(body, outer, held);
+        BranchRun run(body, outer, held, cancel);
         for (std::size_t k = 0; k < states; ++k)
             run.bind(body.formals[k], carried[k]);
         for (std::size_t j = 0; j < std::size_t(scanInputs); ++j) {
@@ -470,16 +476,16 @@ bool evalScan(const Subgraphs& scan, const KernelCall& call, std::size_t outputs
 }
 
 bool evaluate(const Subgraphs& graphs, const KernelCall& call, std::size_t outputs, const OuterLookup& outer,
-    std::vector<Value>& results, Bytes& heldBytes, std::string& why)
+    std::vector<Value>& results, Bytes& heldBytes, std::string& why, const CancelToken& cancel)
 {
     results.clear();
     const std::string& type = call.op->type;
     if (type == "If")
-        return evalIf(graphs, call, outputs, outer, results, heldBytes, why);
+        return evalIf(graphs, call, outputs, outer, results, heldBytes, why, cancel);
     if (type == "Loop")
-        return evalLoop(graphs, call, outputs, outer, results, heldBytes, why);
+        return evalLoop(graphs, call, outputs, outer, results, heldBytes, why, cancel);
     if (type == "Scan")
-        return evalScan(graphs, call, outputs, outer, results, heldBytes, why);
+        return evalScan(graphs, call, outputs, outer, results, heldBytes, why, cancel);
     why = type + " has no graphs to run";
     return false;
 }
@@ -487,10 +493,10 @@ bool evaluate(const Subgraphs& graphs, const KernelCall& call, std::size_t outpu
 } // namespace
 
 bool runControlFlow(const Subgraphs& graphs, const KernelCall& call, const std::vector<bool>& bounded, const OuterLookup& outer,
-    std::vector<Shape>& shapes, Bytes& heldBytes, std::string& why)
+    std::vector<Shape>& shapes, Bytes& heldBytes, std::string& why, const CancelToken& cancel)
 {
     std::vector<Value> results;
-    if (bounded.size() != call.out.size() || !evaluate(graphs, call, call.out.size(), outer, results, heldBytes, why))
+    if (bounded.size() != call.out.size() || !evaluate(graphs, call, call.out.size(), outer, results, heldBytes, why, cancel))
         return false;
     // Every result must fit its planned room before any is written.
     for (std::size_t k = 0; k < call.out.size(); ++k) {

@@ -18,6 +18,7 @@
 
 #include "exec/kernels.h"
 #include "exec/tensordata.h"
+#include "util/cancel.h"
 
 #include <functional>
 #include <map>
@@ -65,7 +66,9 @@ using OuterLookup = std::function<bool(const std::string& name, TensorView& view
 //   final states, then each scan output's values stacked along scan_output_axes (from the end for
 //   scan_output_directions 1). A Scan-8 (batch axis) does not run.
 constexpr std::int64_t kMaxLoopIterations = 1 << 20;
+// `cancel` is checked before every op of every iteration: a cancelled run stops inside a long Loop
+// or Scan too (false, why "the run was cancelled").
 bool runControlFlow(const Subgraphs& graphs, const KernelCall& call, const std::vector<bool>& bounded, const OuterLookup& outer,
-    std::vector<Shape>& shapes, Bytes& heldBytes, std::string& why);
+    std::vector<Shape>& shapes, Bytes& heldBytes, std::string& why, const CancelToken& cancel = {});
 
 } // namespace core::exec

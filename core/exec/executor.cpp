@@ -280,6 +280,9 @@ Expected<Measurement> runOnCpu(const Graph& graph, const Schedule& schedule, con
                     setWorkspace(p, reinterpret_cast<float*>(owned[std::size_t(b)].get()));
             }
             real[s] = exec::runWithShapes(graph, p, options, shapes);
+            if (options.cancel.isCancelled()) // a Loop or Scan stops between iterations
+                return makeError(ErrorCode::Cancelled,
+                    "the run was cancelled during op " + std::to_string(s) + " of " + std::to_string(steps.size()));
             if (r == 0)
                 refusals[s] = p.refusal;
             stepBytes[s] = perTensor ? allocatorInUse() - baseline : live;

@@ -318,7 +318,7 @@ bool runShaped(const Graph& g, PreparedCall& p, const RunOptions& options, std::
             return false;
         };
         Bytes held = 0;
-        const bool ran = runControlFlow(*p.subgraphs, call, bounded, outer, outShapes, held, p.refusal);
+        const bool ran = runControlFlow(*p.subgraphs, call, bounded, outer, outShapes, held, p.refusal, options.cancel);
         noteScratchBytes(held);
         return ran;
     }
