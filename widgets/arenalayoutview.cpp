@@ -105,7 +105,7 @@ void ArenaLayoutView::paintPlot(QPainter& painter, const Frame& frame) const
     painter.fillRect(arenaRect, QColor(0xE9ECF0));
     painter.fillRect(arenaRect, QBrush(QColor(0xD3D7DD), Qt::BDiagPattern));
     painter.setPen(QPen(ViewPalette::gridLine(), 1));
-    for (double t : byteTicks(0, m_top, std::max(2, frame.plot.height() / 40))) {
+    for (double t : byteTicks(0, m_top, std::max(3, frame.plot.height() / 40))) {
         const double yy = std::floor(y.valueToY(t)) + 0.5;
         painter.drawLine(QPointF(plotF.left(), yy), QPointF(plotF.right() + 1, yy));
     }
@@ -247,7 +247,7 @@ void ArenaLayoutView::paintLabels(QPainter& painter, const Frame& frame) const
     const int right = frame.labels.right() - 6;
     const ByteUnit unit = byteUnitFor(m_top);
     int widest = 0;
-    for (double t : byteTicks(0, m_top, std::max(2, frame.plot.height() / 40))) {
+    for (double t : byteTicks(0, m_top, std::max(3, frame.plot.height() / 40))) {
         const double yy = std::floor(y.valueToY(t)) + 0.5;
         painter.drawLine(QPointF(right + 1, yy), QPointF(right + 5, yy));
         const QString text = formatInUnit(t, unit);
