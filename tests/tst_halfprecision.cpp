@@ -3,7 +3,6 @@
 // float16 and bfloat16: the conversions (exact widening, narrowing to nearest with ties to even),
 // and a half-precision model run on the float32 kernels.
 #include "boundedgraphs.h"
-#include "halfinputs.h"
 #include "io/workload.h"
 #include "planners/metrics.h"
 #include "util/halffloat.h"
@@ -21,6 +20,29 @@ using core::bfloat16ToFloat;
 using core::floatToBfloat16;
 using core::floatToHalf;
 using core::halfToFloat;
+
+namespace {
+
+// draw() for every element, rounded to float16: the float16 tensor, then its float32 widening.
+template <typename Draw>
+std::pair<core::HostTensor, core::HostTensor> halfAndSingle(const std::vector<std::int64_t>& shape, Draw draw)
+{
+    core::HostTensor half, single;
+    half.dtype = core::DType::Float16;
+    single.dtype = core::DType::Float32;
+    half.shape = single.shape = shape;
+    for (std::int64_t i = 0, n = half.elementCount(); i < n; ++i) {
+        const std::uint16_t bits = floatToHalf(draw());
+        const float wide = halfToFloat(bits);
+        const auto* b = reinterpret_cast<const std::byte*>(&bits);
+        const auto* w = reinterpret_cast<const std::byte*>(&wide);
+        half.data.insert(half.data.end(), b, b + sizeof bits);
+        single.data.insert(single.data.end(), w, w + sizeof wide);
+    }
+    return { std::move(half), std::move(single) };
+}
+
+} // namespace
 
 class TestHalfPrecision : public QObject {
     Q_OBJECT
@@ -122,7 +144,7 @@ private slots:
         // The same input in both: float16 values, widened for the float32 model.
         std::mt19937 rng(7);
         std::uniform_real_distribution<float> uniform(-2.0f, 2.0f);
-        auto [x16, x32] = halfinputs::halfAndSingle({ 1, 3, 16, 16 }, [&] { return uniform(rng); });
+        auto [x16, x32] = halfAndSingle({ 1, 3, 16, 16 }, [&] { return uniform(rng); });
         o16.inputs["X"] = x16;
         o32.inputs["X"] = x32;
         const auto r16 = core::runOnCpu(*w16->graph, w16->schedule, w16->problem, core::noReusePlan(w16->problem), w16->bufferTensor, o16);
