@@ -258,7 +258,7 @@ std::vector<Prepared> prepareSteps(const Graph& g, const core::Schedule& schedul
         p.outTensor = op.outputs;
         p.outStage.resize(op.outputs.size());
         const bool defaultDomain = op.domain.empty() || op.domain == "ai.onnx";
-        p.cpuKernel = defaultDomain && op.captured.empty() ? core::exec::findKernel(op.type) : nullptr;
+        p.cpuKernel = op.captured.empty() ? core::exec::findKernel(op.domain, op.type) : nullptr;
         for (auto t : op.outputs)
             if (g.tensors[t].estimated || !layout.stored[t])
                 p.cpuKernel = nullptr;

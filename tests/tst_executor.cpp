@@ -20,6 +20,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <set>
 
 namespace fs = std::filesystem;
 
@@ -229,6 +230,10 @@ void TestExecutor::backendNodeTests()
 {
     if (!fs::exists(kTestData / "node"))
         QSKIP("libonnx-testdata is not installed");
+    // Cases whose stored outputs contradict their own model, so that no correct kernel matches them;
+    // reported apart. test_adam_multiple's outputs were computed with epsilon 1e-2, which its node
+    // does not set (the default is 1e-6).
+    const std::set<std::string> contradictory { "test_adam_multiple" };
     std::vector<std::string> passed, failed;
     int synthetic = 0, notLoaded = 0;
     std::vector<fs::path> dirs;
@@ -240,7 +245,12 @@ void TestExecutor::backendNodeTests()
         const auto name = dir.filename().string();
         switch (r.outcome) {
         case CaseResult::Passed: passed.push_back(name); break;
-        case CaseResult::Failed: failed.push_back(name + " (" + r.detail + ")"); break;
+        case CaseResult::Failed:
+            if (contradictory.count(name))
+                qInfo("%s differs from its stored outputs, which contradict its model: %s", name.c_str(), r.detail.c_str());
+            else
+                failed.push_back(name + " (" + r.detail + ")");
+            break;
         case CaseResult::Synthetic: ++synthetic; break;
         case CaseResult::NotLoaded: ++notLoaded; break;
         }
@@ -275,7 +285,11 @@ void TestExecutor::backendNodeTests()
              "test_sce_mean_no_weight_ii_4d", "test_nllloss_NCd1_mean_weight_negative_ii", "test_nllloss_NCd1d2d3d4d5_none",
              "test_cast_FLOAT_to_FLOAT16", "test_castlike_FLOAT16_to_FLOAT", "test_mod_mixed_sign_float16",
              "test_resize_upsample_scales_cubic_A_n0p5_exclude_outside", "test_resize_downsample_scales_cubic_align_corners",
-             "test_resize_tf_crop_and_resize", "test_resize_downsample_sizes_nearest_tf_half_pixel_for_nn" }) {
+             "test_resize_tf_crop_and_resize", "test_resize_downsample_sizes_nearest_tf_half_pixel_for_nn",
+             "test_maxpool_with_argmax_2d_precomputed_strides", "test_maxpool_2d_uint8", "test_maxunpool_export_with_output_shape",
+             "test_dft_axis", "test_dft_inverse", "test_stft_with_window", "test_hannwindow_symmetric", "test_hammingwindow",
+             "test_blackmanwindow", "test_melweightmatrix", "test_det_nd", "test_reversesequence_batch", "test_reversesequence_time",
+             "test_batchnorm_example_training_mode", "test_adam", "test_adagrad_multiple", "test_nesterov_momentum" }) {
         const auto covered = std::any_of(passed.begin(), passed.end(), [&](const std::string& name) { return name.starts_with(prefix); });
         QVERIFY2(covered, (std::string("no backend case ") + prefix + "* passes on a real kernel").c_str());
     }

@@ -153,7 +153,7 @@ public:
             else if (op.type == "ConstantOfShape" && op.domain.empty()) {
                 const auto fill = m_branch.fills.find(i);
                 ok = fillConstant(call.out[0], fill == m_branch.fills.end() ? nullptr : &fill->second);
-            } else if (const auto kernel = op.domain.empty() ? findKernel(op.type) : nullptr)
+            } else if (const auto kernel = findKernel(op.domain, op.type))
                 ok = runKernel(kernel, call);
         } else {
             why = op.type + " '" + op.name + "': no run-time shape rule";

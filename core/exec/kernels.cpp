@@ -83,6 +83,19 @@ std::int64_t intAt(const TensorView& t, std::int64_t i)
     return 0;
 }
 
+double realAt(const TensorView& t, std::int64_t i)
+{
+    return t.dtype == DType::Float32 ? double(t.f32()[i]) : reinterpret_cast<const double*>(t.data)[i];
+}
+
+void storeReal(const TensorView& t, std::int64_t i, double value)
+{
+    if (t.dtype == DType::Float32)
+        t.f32()[i] = float(value);
+    else
+        reinterpret_cast<double*>(t.data)[i] = value;
+}
+
 Shape stridesOf(const Shape& shape)
 {
     Shape s(shape.size(), 1);
@@ -202,6 +215,13 @@ Bytes scratchHighWater() { return g_scratchHighWater; }
 
 void noteScratchBytes(Bytes bytes) { g_scratchHighWater = std::max(g_scratchHighWater, bytes); }
 
+void noteKernelBuffers(Bytes bytes)
+{
+    for (const auto& s : g_scratch)
+        bytes += Bytes(s.size() * sizeof(float));
+    noteScratchBytes(bytes);
+}
+
 void releaseScratch()
 {
     for (auto& v : g_scratch)
@@ -216,6 +236,7 @@ Kernel findKernel(const std::string& opType)
         addElementwiseKernels(t);
         addLinearKernels(t);
         addPoolNormKernels(t);
+        addPoolKernels(t);
         addShapeKernels(t);
         addIndexKernels(t);
         addEinsumKernels(t);
@@ -226,10 +247,24 @@ Kernel findKernel(const std::string& opType)
         addIntegerKernels(t);
         addSampleKernels(t);
         addLossKernels(t);
+        addSignalKernels(t);
         return t;
     }();
     const auto it = table.find(opType);
     return it == table.end() ? nullptr : it->second;
+}
+
+Kernel findKernel(const std::string& domain, const std::string& opType)
+{
+    if (domain.empty() || domain == "ai.onnx")
+        return findKernel(opType);
+    static const std::map<std::string, Kernel> training = [] {
+        std::map<std::string, Kernel> t;
+        addOptimizerKernels(t);
+        return t;
+    }();
+    const auto it = domain == "ai.onnx.preview.training" ? training.find(opType) : training.end();
+    return it == training.end() ? nullptr : it->second;
 }
 
 bool runKernel(Kernel kernel, const KernelCall& call)
@@ -263,9 +298,7 @@ bool runKernel(Kernel kernel, const KernelCall& call)
     Bytes held = 0;
     for (const auto& c : copies)
         held += Bytes(c.size() * sizeof(float));
-    for (const auto& s : g_scratch)
-        held += Bytes(s.size() * sizeof(float));
-    noteScratchBytes(held);
+    noteKernelBuffers(held);
     for (std::size_t k = 0; k < call.out.size(); ++k) {
         const auto& v = call.out[k];
         if (!narrow(v))

@@ -64,6 +64,9 @@ using Kernel = bool (*)(const KernelCall&);
 
 // The real kernel for an ONNX op type (default domain), or nullptr.
 Kernel findKernel(const std::string& opType);
+// The real kernel for an op type of `domain` ("" or "ai.onnx": the default domain;
+// "ai.onnx.preview.training": the optimizers), or nullptr.
+Kernel findKernel(const std::string& domain, const std::string& opType);
 
 // Runs `kernel` on `call`. A call with float16 or bfloat16 inputs or outputs (other than a Cast's)
 // runs on float32 copies of them, its float outputs rounded back to nearest even; the copies count
@@ -77,6 +80,10 @@ void syntheticKernel(const KernelCall& call);
 
 // Integer value i of an int32/int64 tensor (shape arguments, indices), 0 for other dtypes.
 std::int64_t intAt(const TensorView& t, std::int64_t i);
+// Element i of a float32 or float64 tensor as double; storeReal writes one (rounded to nearest for
+// float32). For kernels that compute in double precision whatever the tensors hold.
+double realAt(const TensorView& t, std::int64_t i);
+void storeReal(const TensorView& t, std::int64_t i, double value);
 // Strides, dilations and pads (begins, then ends) of a 1-D or 2-D pooling or Conv window over
 // spatial sizes `in` -> `out`, auto_pad resolved as ONNX does for forward windows. False for an
 // unknown auto_pad. The CPU pooling kernels and the CUDA executor's windows share it.
@@ -114,6 +121,9 @@ float* scratch(int slot, std::int64_t floats);
 Bytes scratchHighWater();
 // Raises the high-water mark to `bytes` held outside the scratch slots (an If branch's values).
 void noteScratchBytes(Bytes bytes);
+// Raises the high-water mark to `bytes` a kernel holds in its own buffers (widened half-precision
+// copies, a Fourier transform's tables) on top of what the scratch slots hold now.
+void noteKernelBuffers(Bytes bytes);
 // Frees the scratch and restarts its high-water mark: each run measures its own.
 void releaseScratch();
 
@@ -121,6 +131,7 @@ void releaseScratch();
 void addElementwiseKernels(std::map<std::string, Kernel>& table);
 void addLinearKernels(std::map<std::string, Kernel>& table);
 void addPoolNormKernels(std::map<std::string, Kernel>& table);
+void addPoolKernels(std::map<std::string, Kernel>& table);
 void addShapeKernels(std::map<std::string, Kernel>& table);
 void addIndexKernels(std::map<std::string, Kernel>& table);
 void addEinsumKernels(std::map<std::string, Kernel>& table);
@@ -131,5 +142,7 @@ void addQuantizeKernels(std::map<std::string, Kernel>& table);
 void addIntegerKernels(std::map<std::string, Kernel>& table);
 void addSampleKernels(std::map<std::string, Kernel>& table);
 void addLossKernels(std::map<std::string, Kernel>& table);
+void addSignalKernels(std::map<std::string, Kernel>& table);
+void addOptimizerKernels(std::map<std::string, Kernel>& table); // domain ai.onnx.preview.training
 
 } // namespace core::exec

@@ -2,10 +2,11 @@
 // SPDX-FileCopyrightText: MemPlan authors
 // Index and scan ops, the ones decoder exports use around attention: ArgMax and ArgMin (greedy
 // decoding; float32, int32, int64 in, int64 out), CumSum (position ids; float32, float64, int32,
-// int64), Trilu (causal masks; any element type, copied by width) and GatherElements (any element
-// type). Indices wrap like Gather's, so nonsense indices never read outside the tensor.
+// int64), Trilu (causal masks; any element type, copied by width), GatherElements and ReverseSequence
+// (any element type). Indices wrap like Gather's, so nonsense indices never read outside the tensor.
 #include "exec/kernels.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace core::exec {
@@ -197,6 +198,33 @@ bool eyeLike(const KernelCall& c)
     return true;
 }
 
+// Reverses the first sequence_lens[b] steps along time_axis of each batch entry b; the steps after
+// them are copied as they are. time_axis and batch_axis are 0 and 1, either way round. Any element
+// type (copied by width). False, nothing written, for a length outside [0, max_time].
+bool reverseSequence(const KernelCall& c)
+{
+    const auto &x = c.in[0], &lens = c.in[1], &y = c.out[0];
+    const std::int64_t timeAxis = c.attrInt("time_axis", 0), batchAxis = c.attrInt("batch_axis", 1);
+    if (x.rank() < 2 || y.shape != x.shape || y.dtype != x.dtype || timeAxis + batchAxis != 1 || timeAxis < 0 || batchAxis < 0)
+        return false;
+    const std::int64_t steps = x.shape[std::size_t(timeAxis)], batch = x.shape[std::size_t(batchAxis)];
+    if (lens.count != batch)
+        return false;
+    for (std::int64_t b = 0; b < batch; ++b)
+        if (intAt(lens, b) < 0 || intAt(lens, b) > steps)
+            return false;
+    const std::int64_t inner = x.count / std::max<std::int64_t>(1, steps * batch);
+    const std::size_t row = std::size_t(inner * dtypeBytes(x.dtype));
+    // Flat row of (step, entry): time-major when time_axis is 0, batch-major otherwise.
+    const auto at = [&](std::int64_t t, std::int64_t b) { return std::size_t(timeAxis == 0 ? t * batch + b : b * steps + t); };
+    for (std::int64_t b = 0; b < batch; ++b) {
+        const std::int64_t len = intAt(lens, b);
+        for (std::int64_t t = 0; t < steps; ++t)
+            std::memcpy(y.data + at(t, b) * row, x.data + at(t < len ? len - 1 - t : t, b) * row, row);
+    }
+    return true;
+}
+
 } // namespace
 
 void addIndexKernels(std::map<std::string, Kernel>& t)
@@ -207,6 +235,7 @@ void addIndexKernels(std::map<std::string, Kernel>& t)
     t["CumSum"] = cumSum;
     t["Trilu"] = trilu;
     t["GatherElements"] = gatherElements;
+    t["ReverseSequence"] = reverseSequence;
 }
 
 } // namespace core::exec

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: MemPlan authors
-// Conv (im2col + blocked GEMM), ConvTranspose (GEMM + col2im), Gemm, MatMul (batched, broadcast).
-// Convolutions handle 1-D, 2-D and 3-D spatial inputs.
+// Conv (im2col + blocked GEMM), ConvTranspose (GEMM + col2im), Gemm, MatMul (batched, broadcast),
+// Det. Convolutions handle 1-D, 2-D and 3-D spatial inputs.
 #include "exec/kernels.h"
 #include "exec/opattrs.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <vector>
 
 namespace core::exec {
 
@@ -286,6 +288,46 @@ bool matmul(const KernelCall& c)
     return true;
 }
 
+// Determinant of each trailing [M, M] matrix (float32, float64): LU decomposition with partial
+// pivoting in double precision.
+bool det(const KernelCall& c)
+{
+    const auto &x = c.in[0], &y = c.out[0];
+    const DType t = x.dtype;
+    if ((t != DType::Float32 && t != DType::Float64) || y.dtype != t || x.rank() < 2 || x.shape[x.rank() - 1] != x.shape[x.rank() - 2])
+        return false;
+    const std::int64_t m = x.shape[x.rank() - 1], size = m * m;
+    if (y.count * size != x.count)
+        return false;
+    std::vector<double> a(static_cast<std::size_t>(size));
+    for (std::int64_t b = 0; b < y.count; ++b) {
+        for (std::int64_t i = 0; i < size; ++i)
+            a[std::size_t(i)] = realAt(x, b * size + i);
+        double d = 1;
+        for (std::int64_t k = 0; k < m && d != 0; ++k) {
+            std::int64_t pivot = k;
+            for (std::int64_t i = k + 1; i < m; ++i)
+                if (std::abs(a[std::size_t(i * m + k)]) > std::abs(a[std::size_t(pivot * m + k)]))
+                    pivot = i;
+            if (pivot != k) {
+                std::swap_ranges(a.begin() + k * m, a.begin() + (k + 1) * m, a.begin() + pivot * m);
+                d = -d;
+            }
+            const double p = a[std::size_t(k * m + k)];
+            d *= p;
+            if (p == 0)
+                break;
+            for (std::int64_t i = k + 1; i < m; ++i) {
+                const double f = a[std::size_t(i * m + k)] / p;
+                for (std::int64_t j = k + 1; j < m; ++j)
+                    a[std::size_t(i * m + j)] -= f * a[std::size_t(k * m + j)];
+            }
+        }
+        storeReal(y, b, d);
+    }
+    return true;
+}
+
 } // namespace
 
 std::int64_t convColumnFloats(const KernelCall& call)
@@ -311,6 +353,7 @@ void addLinearKernels(std::map<std::string, Kernel>& t)
     t["ConvTranspose"] = convTranspose;
     t["Gemm"] = gemmOp;
     t["MatMul"] = matmul;
+    t["Det"] = det;
 }
 
 } // namespace core::exec

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: MemPlan authors
-// Pooling (1-D/2-D/3-D), normalisations (BatchNormalization inference, LayerNormalization,
-// InstanceNormalization), Softmax/LogSoftmax, and the Reduce* family. float32 only.
+// Normalisations (BatchNormalization inference, LayerNormalization, InstanceNormalization),
+// Softmax/LogSoftmax, and the Reduce* family.
 #include "exec/kernels.h"
 #include "exec/opattrs.h"
 
@@ -15,138 +15,13 @@ namespace core::exec {
 
 namespace {
 
-// Depth (D), height (H) and width (W) of a 1-D, 2-D or 3-D window; the dimensions a lower-dimensional
-// one lacks have length 1.
-struct PoolGeometry {
-    std::int64_t channels = 0, inD = 1, inH = 1, inW = 1, outD = 1, outH = 1, outW = 1, kD = 1, kH = 1, kW = 1;
-    std::int64_t sD = 1, sH = 1, sW = 1, dD = 1, dH = 1, dW = 1;
-    std::int64_t padFront = 0, padTop = 0, padLeft = 0, padBack = 0, padBottom = 0, padRight = 0;
-};
-
-bool poolGeometry(const KernelCall& c, PoolGeometry& g)
-{
-    const auto &x = c.in[0], &y = c.out[0];
-    const int spatial = x.rank() - 2;
-    const auto* kernel = c.attrInts("kernel_shape");
-    if (spatial < 1 || spatial > 3 || y.rank() != x.rank() || !kernel || int(kernel->size()) != spatial)
-        return false;
-    const Shape in(x.shape.begin() + 2, x.shape.end()), out(y.shape.begin() + 2, y.shape.end());
-    WindowAttrs a;
-    if (!windowAttrs(c, in, out, *kernel, a))
-        return false;
-    const auto &strides = a.strides, &dil = a.dilations, &pads = a.pads;
-    g.channels = x.shape[0] * x.shape[1];
-    const auto set = [&](int i, std::int64_t& inLen, std::int64_t& outLen, std::int64_t& k, std::int64_t& stride, std::int64_t& dilation,
-                         std::int64_t& begin, std::int64_t& end) {
-        inLen = in[i]; outLen = out[i]; k = (*kernel)[i]; stride = strides[i]; dilation = dil[i];
-        begin = pads[i]; end = pads[i + spatial];
-    };
-    set(spatial - 1, g.inW, g.outW, g.kW, g.sW, g.dW, g.padLeft, g.padRight);
-    if (spatial >= 2)
-        set(spatial - 2, g.inH, g.outH, g.kH, g.sH, g.dH, g.padTop, g.padBottom);
-    if (spatial == 3)
-        set(0, g.inD, g.outD, g.kD, g.sD, g.dD, g.padFront, g.padBack);
-    return x.shape[0] == y.shape[0] && x.shape[1] == y.shape[1];
-}
-
-// Calls visit(inputIndex, inside) for every window element of output (od, oh, ow) within the padded
-// input, inside telling whether it is in the input itself (inputIndex is then valid).
-template <typename Visit>
-void forWindow(const PoolGeometry& g, std::int64_t od, std::int64_t oh, std::int64_t ow, Visit&& visit)
-{
-    for (std::int64_t a = 0; a < g.kD; ++a) {
-        const std::int64_t id = od * g.sD - g.padFront + a * g.dD;
-        if (id < -g.padFront || id >= g.inD + g.padBack)
-            continue;
-        for (std::int64_t i = 0; i < g.kH; ++i) {
-            const std::int64_t ih = oh * g.sH - g.padTop + i * g.dH;
-            if (ih < -g.padTop || ih >= g.inH + g.padBottom)
-                continue;
-            for (std::int64_t j = 0; j < g.kW; ++j) {
-                const std::int64_t iw = ow * g.sW - g.padLeft + j * g.dW;
-                if (iw < -g.padLeft || iw >= g.inW + g.padRight)
-                    continue;
-                const bool inside = id >= 0 && id < g.inD && ih >= 0 && ih < g.inH && iw >= 0 && iw < g.inW;
-                visit((id * g.inH + ih) * g.inW + iw, inside);
-            }
-        }
-    }
-}
-
-// Calls pool(x, y) for every output element: x the channel's input, y the output element.
-template <typename Pool>
-void forOutputs(const KernelCall& c, const PoolGeometry& g, Pool&& pool)
-{
-    const std::int64_t inPlane = g.inD * g.inH * g.inW, outPlane = g.outD * g.outH * g.outW;
-    for (std::int64_t ch = 0; ch < g.channels; ++ch) {
-        const float* x = c.in[0].f32() + ch * inPlane;
-        float* y = c.out[0].f32() + ch * outPlane;
-        for (std::int64_t od = 0; od < g.outD; ++od)
-            for (std::int64_t oh = 0; oh < g.outH; ++oh)
-                for (std::int64_t ow = 0; ow < g.outW; ++ow)
-                    *y++ = pool(x, od, oh, ow);
-    }
-}
-
-bool maxPool(const KernelCall& c)
-{
-    PoolGeometry g;
-    if (!c.allFloat() || c.out.size() != 1 || c.attrInt("storage_order", 0) != 0 || !poolGeometry(c, g))
-        return false;
-    forOutputs(c, g, [&](const float* x, std::int64_t od, std::int64_t oh, std::int64_t ow) {
-        float best = -std::numeric_limits<float>::infinity();
-        forWindow(g, od, oh, ow, [&](std::int64_t at, bool inside) {
-            if (inside)
-                best = std::max(best, x[at]);
-        });
-        return best;
-    });
-    return true;
-}
-
-// Divisor: window elements inside the padded input (count_include_pad) or inside the input.
-bool averagePool(const KernelCall& c)
-{
-    PoolGeometry g;
-    if (!c.allFloat() || c.out.size() != 1 || !poolGeometry(c, g))
-        return false;
-    const bool includePad = c.attrInt("count_include_pad", 0) != 0;
-    forOutputs(c, g, [&](const float* x, std::int64_t od, std::int64_t oh, std::int64_t ow) {
-        float sum = 0;
-        std::int64_t inside = 0, padded = 0;
-        forWindow(g, od, oh, ow, [&](std::int64_t at, bool in) {
-            ++padded;
-            if (in) {
-                sum += x[at];
-                ++inside;
-            }
-        });
-        const std::int64_t n = includePad ? padded : inside;
-        return n > 0 ? sum / float(n) : 0.0f;
-    });
-    return true;
-}
-
-template <bool Max>
-bool globalPool(const KernelCall& c)
-{
-    const auto &x = c.in[0], &y = c.out[0];
-    if (!c.allFloat() || x.rank() < 2 || y.count != x.shape[0] * x.shape[1])
-        return false;
-    const std::int64_t plane = x.count / y.count;
-    for (std::int64_t ch = 0; ch < y.count; ++ch) {
-        const float* p = x.f32() + ch * plane;
-        float acc = Max ? -std::numeric_limits<float>::infinity() : 0.0f;
-        for (std::int64_t i = 0; i < plane; ++i)
-            acc = Max ? std::max(acc, p[i]) : acc + p[i];
-        y.f32()[ch] = Max ? acc : acc / float(plane);
-    }
-    return true;
-}
-
+// Inference: Y from the given mean and var. training_mode 1: Y from the batch's own statistics (the
+// mean and population variance over N and the spatial dimensions), and the optional outputs 1 and 2
+// the running statistics, input · momentum + batch · (1 - momentum).
 bool batchNorm(const KernelCall& c)
 {
-    if (!c.allFloat() || c.out.size() != 1 || c.attrInt("training_mode", 0) != 0 || c.in.size() < 5)
+    const bool training = c.attrInt("training_mode", 0) != 0;
+    if (!c.allFloat() || c.in.size() < 5 || (training ? c.out.size() > 3 : c.out.size() != 1) || c.outSlot(0) != 0)
         return false;
     const auto& x = c.in[0];
     if (x.rank() < 2)
@@ -155,10 +30,37 @@ bool batchNorm(const KernelCall& c)
     for (int i = 1; i < 5; ++i)
         if (!c.has(i) || c.in[i].count != ch)
             return false;
+    for (std::size_t k = 1; k < c.out.size(); ++k)
+        if (c.out[k].count != ch)
+            return false;
     const float eps = c.attrFloat("epsilon", 1e-5f);
+    const double momentum = c.attrFloat("momentum", 0.9f);
     for (std::int64_t k = 0; k < ch; ++k) {
-        const float scale = c.in[1].f32()[k] / std::sqrt(c.in[4].f32()[k] + eps);
-        const float shift = c.in[2].f32()[k] - c.in[3].f32()[k] * scale;
+        float mean = c.in[3].f32()[k], var = c.in[4].f32()[k];
+        if (training) {
+            double sum = 0, squares = 0;
+            for (std::int64_t b = 0; b < n; ++b) {
+                const float* p = x.f32() + (b * ch + k) * plane;
+                for (std::int64_t i = 0; i < plane; ++i)
+                    sum += p[i];
+            }
+            const double batchMean = sum / double(std::max<std::int64_t>(1, n * plane));
+            for (std::int64_t b = 0; b < n; ++b) {
+                const float* p = x.f32() + (b * ch + k) * plane;
+                for (std::int64_t i = 0; i < plane; ++i)
+                    squares += (p[i] - batchMean) * (p[i] - batchMean);
+            }
+            const double batchVar = squares / double(std::max<std::int64_t>(1, n * plane));
+            for (std::size_t o = 1; o < c.out.size(); ++o) {
+                const bool ofMean = c.outSlot(o) == 1;
+                const double given = ofMean ? mean : var, batch = ofMean ? batchMean : batchVar;
+                c.out[o].f32()[k] = float(given * momentum + batch * (1 - momentum));
+            }
+            mean = float(batchMean);
+            var = float(batchVar);
+        }
+        const float scale = c.in[1].f32()[k] / std::sqrt(var + eps);
+        const float shift = c.in[2].f32()[k] - mean * scale;
         for (std::int64_t b = 0; b < n; ++b) {
             const float* p = x.f32() + (b * ch + k) * plane;
             float* q = c.out[0].f32() + (b * ch + k) * plane;
@@ -380,10 +282,6 @@ bool reduce(const KernelCall& c)
 
 void addPoolNormKernels(std::map<std::string, Kernel>& t)
 {
-    t["MaxPool"] = maxPool;
-    t["AveragePool"] = averagePool;
-    t["GlobalAveragePool"] = globalPool<false>;
-    t["GlobalMaxPool"] = globalPool<true>;
     t["BatchNormalization"] = batchNorm;
     t["InstanceNormalization"] = instanceNorm;
     t["LayerNormalization"] = layerNorm;

@@ -82,7 +82,7 @@ PreparedCall prepareCall(const Graph& g, const Op& op, const std::vector<int>* s
     p.constant = defaultDomain && op.type == "Constant";
     p.fill = defaultDomain && op.type == "ConstantOfShape" && op.outputs.size() == 1 && !g.tensors[op.outputs[0]].estimated;
     const bool ownCode = defaultDomain && op.captured.empty();
-    p.kernel = ownCode ? findKernel(op.type) : nullptr;
+    p.kernel = op.captured.empty() ? findKernel(op.domain, op.type) : nullptr;
     // Kernels need every input they read present; an unsized tensor runs synthetic. An estimated
     // output's static shape is only a bound: its op runs synthetic unless the run knows run-time
     // shapes (runWithShapes).
