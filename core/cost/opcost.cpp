@@ -5,6 +5,7 @@
 #include "exec/einsum.h"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 namespace core {
@@ -69,6 +70,28 @@ double einsumFlops(const Graph& graph, const Op& op, double out)
         combinations *= static_cast<double>(e.extent[std::size_t(l)]);
     return (shapes.size() > 1 ? 2.0 : 1.0) * combinations;
 }
+
+// A fast Fourier transform of n points costs about 5·n·log2(n) flops. STFT [batch, frames, bins, 2]:
+// one transform per frame, n the window's length (a float vector input) or, without a window, the
+// bins' (twice them, less 2, when one-sided, the default). DFT [..., bins, ..., 2]: one per line
+// along the axis attribute (default 1), n from the bins as for STFT (one-sided off by default).
+double fourierFlops(const Graph& graph, const Op& op)
+{
+    const auto& y = graph.tensors[op.outputs[0]].shape;
+    const bool stft = op.type == "STFT";
+    const std::int64_t rank = std::int64_t(y.size()), axis = stft ? 2 : intAttribute(op, "axis", 1);
+    if (rank < 3 || axis < 1 || axis >= rank - 1 || y[std::size_t(axis)] < 1)
+        return 0;
+    const std::int64_t bins = y[std::size_t(axis)];
+    double n = intAttribute(op, "onesided", stft ? 1 : 0) != 0 ? 2.0 * double(bins - 1) : double(bins);
+    for (std::size_t k = 2; stft && k < op.inputs.size(); ++k) {
+        const auto& t = graph.tensors[op.inputs[k]];
+        if (t.shape.size() == 1 && (t.dtype == DType::Float32 || t.dtype == DType::Float64))
+            n = double(t.shape[0]);
+    }
+    const double transforms = elements(graph.tensors[op.outputs[0]]) / (2.0 * double(bins));
+    return n > 1 ? transforms * 5.0 * n * std::log2(n) : transforms;
+}
 } // namespace
 
 bool isViewOp(const std::string& type) { return kViews.count(type) > 0; }
@@ -119,6 +142,8 @@ OpCost opCost(const Graph& graph, const Op& op)
         const bool transA = t == "Gemm" && intAttribute(op, "transA", 0) != 0;
         const auto k = transA ? in0->shape.front() : in0->shape.back();
         cost.flops = 2.0 * out * static_cast<double>(std::max<std::int64_t>(k, 0));
+    } else if ((t == "STFT" || t == "DFT") && !op.outputs.empty()) {
+        cost.flops = fourierFlops(graph, op);
     } else if (t == "MaxPool" || t == "AveragePool" || t == "LpPool") {
         double kernel = 1;
         if (auto it = op.attributes.find("kernel_shape"); it != op.attributes.end())

@@ -372,6 +372,8 @@ bool ruleOwnsOp(const std::string& domain, const std::string& opType, int opset,
         return true;
     if (opset >= 19 && opType == "AveragePool") // dilations added
         return true;
+    if (opType == "DFT" || opType == "STFT") // see onnxsignalrules.cpp
+        return true;
     return opset >= 20 && opType == "GridSample"; // N-d grids
 }
 
@@ -485,12 +487,6 @@ bool applyComputeRule(const RuleInput& in, std::vector<ValueFacts>& out)
             out[0] = tensorFacts(int(attrInt(node, "dtype", TensorProto::FLOAT)), *shape);
         return true;
     }
-    if (op == "HannWindow" || op == "HammingWindow" || op == "BlackmanWindow") {
-        auto size = constInts(x);
-        if (size && size->size() == 1)
-            out[0] = tensorFacts(int(attrInt(node, "output_datatype", TensorProto::FLOAT)), { (*size)[0] });
-        return true;
-    }
     if (op == "LSTM" || op == "GRU" || op == "RNN")
         return recurrentRule(in, out);
     if (op == "Einsum")
@@ -527,7 +523,7 @@ std::vector<ValueFacts> applyShapeRule(const RuleInput& in)
     if (!isDefaultDomain(domain) && !(domain == "com.microsoft" && kSameShape.count(in.node->op_type())))
         return out;
     try {
-        if (!applyControlRule(in, out) && !applyLayoutRule(in, out))
+        if (!applyControlRule(in, out) && !applyLayoutRule(in, out) && !applySignalRule(in, out))
             applyComputeRule(in, out);
     } catch (...) {
         // A malformed node (attribute of the wrong kind, absurd sizes): no facts rather than a crash.

@@ -42,6 +42,7 @@ std::vector<ValueFacts> applyShapeRule(const RuleInput& in);
 bool applyLayoutRule(const RuleInput& in, std::vector<ValueFacts>& out);  // onnxlayoutrules.cpp
 bool applyComputeRule(const RuleInput& in, std::vector<ValueFacts>& out); // onnxshaperules.cpp
 bool applyControlRule(const RuleInput& in, std::vector<ValueFacts>& out); // onnxcontrolrules.cpp
+bool applySignalRule(const RuleInput& in, std::vector<ValueFacts>& out);  // onnxsignalrules.cpp
 
 // Small helpers shared by the rule files.
 ValueFacts tensorFacts(int elemType, Dims dims, bool estimated = false);
