@@ -3,6 +3,7 @@
 // float16 and bfloat16: the conversions (exact widening, narrowing to nearest with ties to even),
 // and a half-precision model run on the float32 kernels.
 #include "boundedgraphs.h"
+#include "exec/kernels.h"
 #include "io/workload.h"
 #include "planners/metrics.h"
 #include "util/halffloat.h"
@@ -127,6 +128,48 @@ private slots:
         QCOMPARE(from(0xff800000), std::uint16_t(0xff80));
         QVERIFY(std::isnan(bfloat16ToFloat(from(0x7f800001)))); // a NaN whose payload sits in the dropped bits
         QCOMPARE(bfloat16ToFloat(0x4049), std::bit_cast<float>(0x40490000u));
+    }
+
+    // A pointwise op on a large float16 tensor runs its float32 kernel a slice at a time: each element
+    // is what the op gives on it alone (widened, computed, rounded to nearest even), the scalar input
+    // and a bool condition read alongside, and the float32 copies hold a slice, not the tensor.
+    void pointwiseOpsRunInSlices()
+    {
+        using core::exec::TensorView;
+        const std::int64_t n = 50000; // three slices and a partial one
+        std::vector<std::uint16_t> a(n), scalar { floatToHalf(0.3f) }, sum(n), picked(n);
+        std::vector<std::uint8_t> condition(n);
+        std::mt19937 rng(3);
+        std::uniform_real_distribution<float> uniform(-100.0f, 100.0f);
+        for (std::int64_t i = 0; i < n; ++i) {
+            a[std::size_t(i)] = floatToHalf(uniform(rng));
+            condition[std::size_t(i)] = std::uint8_t(i % 3 == 0);
+        }
+        const auto view = [](core::DType dtype, void* data, std::int64_t count) {
+            return TensorView { dtype, count == 1 ? core::exec::Shape {} : core::exec::Shape { count }, static_cast<std::byte*>(data), count };
+        };
+        core::Op add, where;
+        add.type = "Add";
+        where.type = "Where";
+        core::exec::KernelCall addCall, whereCall;
+        addCall.op = &add;
+        addCall.in = { view(core::DType::Float16, a.data(), n), view(core::DType::Float16, scalar.data(), 1) };
+        addCall.out = { view(core::DType::Float16, sum.data(), n) };
+        whereCall.op = &where;
+        whereCall.in = { view(core::DType::Bool, condition.data(), n), view(core::DType::Float16, a.data(), n),
+            view(core::DType::Float16, scalar.data(), 1) };
+        whereCall.out = { view(core::DType::Float16, picked.data(), n) };
+        core::exec::releaseScratch();
+        QVERIFY(core::exec::runKernel(core::exec::findKernel("Add"), addCall));
+        QVERIFY(core::exec::runKernel(core::exec::findKernel("Where"), whereCall));
+        for (std::int64_t i = 0; i < n; ++i) {
+            const auto k = std::size_t(i);
+            QCOMPARE(sum[k], floatToHalf(halfToFloat(a[k]) + halfToFloat(scalar[0])));
+            QCOMPARE(picked[k], condition[k] ? a[k] : scalar[0]);
+        }
+        QVERIFY2(core::exec::scratchHighWater() < n * core::Bytes(sizeof(float)),
+            qPrintable(QStringLiteral("%1 bytes of scratch").arg(core::exec::scratchHighWater())));
+        core::exec::releaseScratch();
     }
 
     // tricky/cnn_float16 and its float32 twin (same weights): the half-precision model runs every op

@@ -4,6 +4,7 @@
 #include "util/halffloat.h"
 
 #include <algorithm>
+#include <set>
 #include <cstring>
 
 namespace core::exec {
@@ -196,7 +197,33 @@ void gemm(std::int64_t m, std::int64_t n, std::int64_t k, const float* a, std::i
 
 namespace {
 std::vector<float> g_scratch[4];
+// float32 copies of a call's half-precision tensors, reused by the next call rather than allocated
+// afresh (a fresh multi-MiB block is new pages for the kernel to fault in, every call).
+std::vector<float> g_staging;
 Bytes g_scratchHighWater = 0;
+
+// Bytes the slots and the staging buffer hold now.
+Bytes heldBytes()
+{
+    std::size_t held = g_staging.size();
+    for (const auto& s : g_scratch)
+        held += s.size();
+    return Bytes(held * sizeof(float));
+}
+
+// Floats a tensor of `count` elements takes in the staging buffer: whole 64-byte lines, so each copy
+// starts where the kernels' vector loads want it (as a fresh allocation would).
+std::size_t stagedFloats(std::int64_t count) { return (std::size_t(std::max<std::int64_t>(count, 1)) + 15) / 16 * 16; }
+
+float* staging(std::size_t floats)
+{
+    if (g_staging.size() < floats + 16) {
+        std::vector<float>(floats + 16).swap(g_staging);
+        g_scratchHighWater = std::max(g_scratchHighWater, heldBytes());
+    }
+    const auto address = reinterpret_cast<std::uintptr_t>(g_staging.data());
+    return g_staging.data() + (64 - address % 64) % 64 / sizeof(float);
+}
 } // namespace
 
 float* scratch(int slot, std::int64_t floats)
@@ -204,10 +231,7 @@ float* scratch(int slot, std::int64_t floats)
     auto& v = g_scratch[slot & 3];
     if (std::int64_t(v.size()) < floats)
         v.resize(std::size_t(floats));
-    std::size_t held = 0;
-    for (const auto& s : g_scratch)
-        held += s.size();
-    g_scratchHighWater = std::max<Bytes>(g_scratchHighWater, Bytes(held) * 4);
+    g_scratchHighWater = std::max(g_scratchHighWater, heldBytes());
     return v.data();
 }
 
@@ -215,17 +239,13 @@ Bytes scratchHighWater() { return g_scratchHighWater; }
 
 void noteScratchBytes(Bytes bytes) { g_scratchHighWater = std::max(g_scratchHighWater, bytes); }
 
-void noteKernelBuffers(Bytes bytes)
-{
-    for (const auto& s : g_scratch)
-        bytes += Bytes(s.size() * sizeof(float));
-    noteScratchBytes(bytes);
-}
+void noteKernelBuffers(Bytes bytes) { noteScratchBytes(heldBytes() + bytes); }
 
 void releaseScratch()
 {
     for (auto& v : g_scratch)
         std::vector<float>().swap(v);
+    std::vector<float>().swap(g_staging);
     g_scratchHighWater = 0;
 }
 
@@ -267,27 +287,133 @@ Kernel findKernel(const std::string& domain, const std::string& opType)
     return it == training.end() ? nullptr : it->second;
 }
 
+namespace {
+
+bool isNarrow(const TensorView& v) { return v.present() && (v.dtype == DType::Float16 || v.dtype == DType::BFloat16); }
+
+// Elements [first, first + count) of a float16 or bfloat16 tensor, widened into `to`.
+void widenRange(const TensorView& v, std::int64_t first, std::int64_t count, float* to)
+{
+    const auto* bits = reinterpret_cast<const std::uint16_t*>(v.data) + first;
+    if (v.dtype == DType::Float16)
+        halvesToFloats(bits, to, count);
+    else
+        for (std::int64_t i = 0; i < count; ++i)
+            to[i] = bfloat16ToFloat(bits[i]);
+}
+
+// `count` floats rounded to nearest even into elements [first, first + count) of v.
+void narrowRange(const float* from, const TensorView& v, std::int64_t first, std::int64_t count)
+{
+    auto* bits = reinterpret_cast<std::uint16_t*>(v.data) + first;
+    if (v.dtype == DType::Float16)
+        floatsToHalves(from, bits, count);
+    else
+        for (std::int64_t i = 0; i < count; ++i)
+            bits[i] = floatToBfloat16(from[i]);
+}
+
+// Ops whose every output element depends only on the same element of each input (and on scalar
+// inputs, attributes): their kernels give the same results on any slice of the elements.
+const std::set<std::string> kPointwise { "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum", "Mean", "Mod", "Relu",
+    "LeakyRelu", "Clip", "Abs", "Neg", "Sqrt", "Reciprocal", "Floor", "Ceil", "Round", "Sign", "Exp", "Log", "Erf", "Gelu",
+    "Sigmoid", "Tanh", "Softplus", "Softsign", "Elu", "Selu", "Celu", "HardSigmoid", "HardSwish", "Mish", "Sin", "Cos",
+    "Where", "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "IsNaN", "IsInf" };
+
+// A pointwise call whose inputs are each as long as its outputs or a single element; the elements
+// run in slices of kTile, so the float32 copies hold a slice, not the tensor.
+constexpr std::int64_t kTile = 16384;
+
+bool runsInSlices(const KernelCall& call)
+{
+    if (!kPointwise.count(call.op->type) || call.out.empty() || call.out[0].count <= kTile)
+        return false;
+    const std::int64_t n = call.out[0].count;
+    return std::all_of(call.out.begin(), call.out.end(), [&](const TensorView& v) { return v.present() && v.count == n; })
+        && std::all_of(call.in.begin(), call.in.end(), [&](const TensorView& v) { return !v.present() || v.count == n || v.count == 1; });
+}
+
+bool runInSlices(Kernel kernel, const KernelCall& call)
+{
+    const std::int64_t n = call.out[0].count;
+    // One staging buffer per narrow tensor, in input-then-output order: a slice, or a single element.
+    std::vector<float*> buffers;
+    std::size_t floats = 0;
+    KernelCall slice = call;
+    for (auto* list : { &slice.in, &slice.out })
+        for (auto& v : *list)
+            floats += isNarrow(v) ? stagedFloats(v.count == 1 && list == &slice.in ? 1 : kTile) : 0;
+    float* next = staging(floats);
+    for (auto* list : { &slice.in, &slice.out })
+        for (auto& v : *list)
+            if (isNarrow(v)) {
+                const bool single = v.count == 1 && list == &slice.in;
+                buffers.push_back(next);
+                if (single)
+                    widenRange(v, 0, 1, next);
+                next += stagedFloats(single ? 1 : kTile);
+            }
+    for (std::int64_t first = 0; first < n; first += kTile) {
+        const std::int64_t count = std::min(kTile, n - first);
+        std::size_t buffer = 0;
+        for (auto* list : { &slice.in, &slice.out }) {
+            const bool inputs = list == &slice.in;
+            const auto& original = inputs ? call.in : call.out;
+            for (std::size_t k = 0; k < list->size(); ++k) {
+                const TensorView& from = original[k];
+                TensorView& to = (*list)[k];
+                if (!from.present())
+                    continue;
+                const bool whole = inputs && from.count == 1;
+                to.shape = whole ? Shape {} : Shape { count };
+                to.count = whole ? 1 : count;
+                if (!isNarrow(from)) {
+                    to.data = from.data + (whole ? 0 : first * dtypeBytes(from.dtype));
+                    continue;
+                }
+                float* values = buffers[buffer++];
+                to.dtype = DType::Float32;
+                to.data = reinterpret_cast<std::byte*>(values);
+                if (inputs && !whole)
+                    widenRange(from, first, count, values);
+            }
+        }
+        if (!kernel(slice))
+            return false; // only the first slice can refuse (the rest differ only in length): nothing written
+        std::size_t out = 0;
+        for (const auto& v : call.in)
+            out += isNarrow(v) ? 1 : 0;
+        for (std::size_t k = 0; k < call.out.size(); ++k)
+            if (isNarrow(call.out[k]))
+                narrowRange(buffers[out++], call.out[k], first, count);
+    }
+    return true;
+}
+
+} // namespace
+
 bool runKernel(Kernel kernel, const KernelCall& call)
 {
-    const auto narrow = [](const TensorView& v) { return v.present() && (v.dtype == DType::Float16 || v.dtype == DType::BFloat16); };
     const std::string& type = call.op->type;
     if (type == "Cast" || type == "CastLike"
-        || (std::none_of(call.in.begin(), call.in.end(), narrow) && std::none_of(call.out.begin(), call.out.end(), narrow)))
+        || (std::none_of(call.in.begin(), call.in.end(), isNarrow) && std::none_of(call.out.begin(), call.out.end(), isNarrow)))
         return kernel(call);
+    if (runsInSlices(call))
+        return runInSlices(kernel, call);
     KernelCall wide = call;
-    std::vector<std::vector<float>> copies; // fresh each call: held only while it runs
+    std::size_t floats = 0;
+    for (auto* list : { &wide.in, &wide.out })
+        for (const auto& v : *list)
+            floats += isNarrow(v) ? stagedFloats(v.count) : 0;
+    float* next = staging(floats);
     const auto widen = [&](TensorView& v, bool values) {
-        if (!narrow(v))
+        if (!isNarrow(v))
             return;
-        auto& copy = copies.emplace_back(std::size_t(std::max<std::int64_t>(v.count, 1)));
-        const auto* bits = reinterpret_cast<const std::uint16_t*>(v.data);
-        if (values && v.dtype == DType::Float16)
-            halvesToFloats(bits, copy.data(), v.count);
-        else if (values)
-            for (std::int64_t i = 0; i < v.count; ++i)
-                copy[std::size_t(i)] = bfloat16ToFloat(bits[i]);
+        if (values)
+            widenRange(v, 0, v.count, next);
         v.dtype = DType::Float32;
-        v.data = reinterpret_cast<std::byte*>(copy.data());
+        v.data = reinterpret_cast<std::byte*>(next);
+        next += stagedFloats(v.count);
     };
     for (auto& v : wide.in)
         widen(v, true);
@@ -295,22 +421,9 @@ bool runKernel(Kernel kernel, const KernelCall& call)
         widen(v, false); // kernels write every output element before reading it
     if (!kernel(wide))
         return false;
-    Bytes held = 0;
-    for (const auto& c : copies)
-        held += Bytes(c.size() * sizeof(float));
-    noteKernelBuffers(held);
-    for (std::size_t k = 0; k < call.out.size(); ++k) {
-        const auto& v = call.out[k];
-        if (!narrow(v))
-            continue;
-        auto* bits = reinterpret_cast<std::uint16_t*>(v.data);
-        const float* values = wide.out[k].f32();
-        if (v.dtype == DType::Float16)
-            floatsToHalves(values, bits, v.count);
-        else
-            for (std::int64_t i = 0; i < v.count; ++i)
-                bits[i] = floatToBfloat16(values[i]);
-    }
+    for (std::size_t k = 0; k < call.out.size(); ++k)
+        if (isNarrow(call.out[k]))
+            narrowRange(wide.out[k].f32(), call.out[k], 0, call.out[k].count);
     return true;
 }
 

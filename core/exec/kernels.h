@@ -70,8 +70,10 @@ Kernel findKernel(const std::string& domain, const std::string& opType);
 
 // Runs `kernel` on `call`. A call with float16 or bfloat16 inputs or outputs (other than a Cast's)
 // runs on float32 copies of them, its float outputs rounded back to nearest even; the copies count
-// as kernel scratch. The float32 kernels thereby serve half-precision models, more precisely than
-// arithmetic in half precision would.
+// as kernel scratch, in one staging buffer reused from call to call. A pointwise op (Add, Clip,
+// Sigmoid, ...) on large tensors runs a slice at a time, so its copies hold a slice. The float32
+// kernels thereby serve half-precision models, more precisely than arithmetic in half precision
+// would.
 bool runKernel(Kernel kernel, const KernelCall& call);
 
 // Reads every byte of every input and writes every output with a deterministic function of them
