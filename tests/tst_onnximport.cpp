@@ -1170,6 +1170,12 @@ void TestOnnxImport::inconsistentShapes_data()
         b.ints("shape", { 1, 8, n });
         b.node("Reshape", { "x", "shape" }, { "y" }, "flatten");
     }) << qint64(16) << qint64(49) << QStringLiteral("input 'x' [1,8,4,4] holds 128 elements but its output 'y' [1,8,49] holds 392");
+    QTest::newRow("STFT") << Build([](ModelBuilder& b, std::int64_t n) {
+        b.input("signal", TensorProto::FLOAT, { 1, 40, 1 });
+        b.ints("step", { 8 });
+        b.floats("window", { n });
+        b.node("STFT", { "signal", "step", "window" }, { "y" }, "spectrogram");
+    }) << qint64(16) << qint64(48) << QStringLiteral("op 'spectrogram' (STFT): window 'window' [48] is longer than the signal 'signal' [1,40,1]");
 }
 
 void TestOnnxImport::inconsistentShapes()

@@ -59,6 +59,8 @@ public:
             return conv();
         if (m_op.type == "Reshape")
             return reshape();
+        if (m_op.type == "STFT")
+            return stft();
         return std::nullopt;
     }
 
@@ -166,6 +168,21 @@ private:
             return std::nullopt;
         return "input " + input(0) + " holds " + std::to_string(in) + " elements but its output '" + y.name + "' "
             + dimsText(y.shape) + " holds " + std::to_string(out);
+    }
+
+    // A window (a float vector after the frame step) longer than the signal leaves no frame.
+    std::optional<std::string> stft() const
+    {
+        if (dims(0).size() != 3 || !known(dims(0)[1]))
+            return std::nullopt;
+        for (std::size_t k = 2; k < m_op.inputs.size(); ++k) {
+            const auto& w = m_graph.tensors[m_op.inputs[k]];
+            if (w.shape.size() == 1 && (w.dtype == DType::Float32 || w.dtype == DType::Float64) && known(w.shape[0])
+                && w.shape[0] > dims(0)[1])
+                return "window " + input(k) + " is longer than the signal " + input(0) + " (" + std::to_string(w.shape[0]) + " against "
+                    + std::to_string(dims(0)[1]) + " samples)";
+        }
+        return std::nullopt;
     }
 
     const Graph& m_graph;
