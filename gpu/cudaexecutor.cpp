@@ -98,28 +98,40 @@ core::Expected<core::Measurement> runOnCuda(const Graph& graph, const core::Sche
     // Conv columns: in the op's planned workspace when there is one (arena: at its offset; otherwise
     // the passes allocate it at its step), else in one kernel scratch allocation sized for the op
     // that needs most (a Conv without a planned workspace, a recurrent op's projections and state).
-    std::int64_t scratchNeed = 0;
+    // Half-precision ops run on float32 copies in one staging allocation sized for the op that
+    // needs most (halfprecision.cpp); their scratch is sized for the float32 call.
+    std::int64_t scratchNeed = 0, stagingNeed = 0;
     for (std::size_t s = 0; s < stepCount; ++s) {
         auto& p = steps[s];
         if (p.where == Where::Device) {
             pointDeviceViews(graph, p, *layout);
+            stagingNeed = std::max(stagingNeed, stagingFloats(p.device.call));
+            for (const auto& part : p.body.body)
+                stagingNeed = std::max(stagingNeed, stagingFloats(part.call));
             if ((*workspaceAt)[s] < 0) {
-                scratchNeed = std::max(scratchNeed, scratchFloats(p.device.call));
+                scratchNeed = std::max(scratchNeed, scratchFloats(widenedShapes(p.device.call)));
                 for (const auto& part : p.body.body)
-                    scratchNeed = std::max(scratchNeed, scratchFloats(part.call));
+                    scratchNeed = std::max(scratchNeed, scratchFloats(widenedShapes(part.call)));
             }
         }
     }
-    DeviceMemory scratch;
+    DeviceMemory scratch, staging;
     if (scratchNeed > 0) {
         std::byte* q = nullptr;
         CUDA_TRY(cudaMalloc(&q, std::size_t(scratchNeed) * sizeof(float)), "allocating the kernel scratch (" + core::formatBytes(scratchNeed * Bytes(sizeof(float))) + ")");
         scratch.reset(q);
     }
+    if (stagingNeed > 0) {
+        std::byte* q = nullptr;
+        CUDA_TRY(cudaMalloc(&q, std::size_t(stagingNeed) * sizeof(float)),
+            "allocating the half-precision staging (" + core::formatBytes(stagingNeed * Bytes(sizeof(float))) + ")");
+        staging.reset(q);
+    }
     for (std::size_t s = 0; s < stepCount; ++s) {
         auto& p = steps[s];
         p.device.stream = ctx.compute;
         p.device.blas = ctx.blas;
+        p.device.staging = reinterpret_cast<float*>(staging.get());
         const int b = (*workspaceAt)[s];
         p.device.scratch = b < 0 ? reinterpret_cast<float*>(scratch.get())
             : arena              ? reinterpret_cast<float*>(layout->arena.get() + plan.offsets[std::size_t(b)])
@@ -167,7 +179,7 @@ core::Expected<core::Measurement> runOnCuda(const Graph& graph, const core::Sche
     m.allocation = arena ? core::Allocation::Arena : core::Allocation::PerTensor;
     m.arenaBytes = layout->arenaBytes;
     m.weightsBytes = layout->sideBytes;
-    m.scratchBytes = scratchNeed * Bytes(sizeof(float)) + layout->fusedBytes;
+    m.scratchBytes = (scratchNeed + stagingNeed) * Bytes(sizeof(float)) + layout->fusedBytes;
     m.outputs = std::move(passes.outputs);
     for (std::size_t s = 0; s < stepCount; ++s) {
         const auto& op = *steps[s].device.call.op;

@@ -15,6 +15,8 @@
 #define MEMPLAN_HD
 #endif
 
+#include "util/halfbits.h"
+
 #include <float.h>
 #include <math.h>
 
@@ -40,7 +42,7 @@ enum class Unary {
 };
 enum class Compare { Equal, Less, Greater, LessOrEqual, GreaterOrEqual };
 // Element types Cast converts between (the CPU kernel's set); Bool is one byte, 0 or 1.
-enum class Scalar { Float32, Float64, Int64, Int32, Int8, UInt8, Bool };
+enum class Scalar { Float32, Float64, Int64, Int32, Int8, UInt8, Bool, Float16, BFloat16 };
 
 struct Window { // a 1-D, 2-D or 3-D convolution or pooling window; the dimensions it lacks have length 1
     std::int64_t channels = 0, depth = 1, height = 0, width = 0, outDepth = 1, outHeight = 0, outWidth = 0;
@@ -178,6 +180,8 @@ MEMPLAN_HD inline void castElement(Scalar from, const void* x, Scalar to, void* 
     case Scalar::Int8: iv = static_cast<const std::int8_t*>(x)[i]; dv = double(iv); break;
     case Scalar::UInt8:
     case Scalar::Bool: iv = static_cast<const std::uint8_t*>(x)[i]; dv = double(iv); break;
+    case Scalar::Float16: dv = core::halfbits::toFloat(static_cast<const std::uint16_t*>(x)[i]); iv = std::int64_t(dv); break;
+    case Scalar::BFloat16: dv = core::halfbits::bfloat16ToFloat(static_cast<const std::uint16_t*>(x)[i]); iv = std::int64_t(dv); break;
     }
     switch (to) {
     case Scalar::Float32: static_cast<float*>(y)[i] = float(dv); break;
@@ -187,6 +191,8 @@ MEMPLAN_HD inline void castElement(Scalar from, const void* x, Scalar to, void* 
     case Scalar::Int8: static_cast<std::int8_t*>(y)[i] = std::int8_t(iv); break;
     case Scalar::UInt8: static_cast<std::uint8_t*>(y)[i] = std::uint8_t(iv); break;
     case Scalar::Bool: static_cast<std::uint8_t*>(y)[i] = dv != 0 ? 1 : 0; break;
+    case Scalar::Float16: static_cast<std::uint16_t*>(y)[i] = core::halfbits::fromFloat(float(dv)); break;
+    case Scalar::BFloat16: static_cast<std::uint16_t*>(y)[i] = core::halfbits::floatToBfloat16(float(dv)); break;
     }
 }
 

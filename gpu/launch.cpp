@@ -29,7 +29,7 @@ core::Status Passes::launch(PassState& state, std::size_t s)
                 state.arrival[std::size_t(t)] = nullptr;
             }
     if (where == Where::Device) {
-        const auto outcome = p.bodyKernels.empty() ? p.deviceKernel(p.device) : launchBody(p);
+        const auto outcome = p.bodyKernels.empty() ? launchDeviceOp(p.deviceKernel, p.device) : launchBody(p);
         if (!outcome.failure.empty())
             return core::makeError(ErrorCode::CudaFailure, p.label + ": " + outcome.failure);
         if (!outcome.supported)

@@ -23,6 +23,7 @@ struct DeviceCall {
     cudaStream_t stream = nullptr;
     cublasHandle_t blas = nullptr;
     float* scratch = nullptr; // at least scratchFloats(call) floats: the op's planned workspace, else the run's scratch
+    float* staging = nullptr; // at least stagingFloats(call) floats: float32 copies of half-precision tensors
 };
 
 struct Outcome {
@@ -39,6 +40,17 @@ DeviceKernel findDeviceKernel(const std::string& opType);
 // columns; a recurrent op's projections and state), in floats; 0 for most ops. For an op the device kernel runs it is
 // core::exec::workspaceFloats, so it equals core::convWorkspaceBytes / 4.
 std::int64_t scratchFloats(const core::exec::KernelCall& call);
+
+// Runs `kernel` on the call; one with float16 or bfloat16 tensors (not a Cast) runs on float32 copies
+// in d.staging, its results rounded back to nearest even (halfprecision.cpp). Without staging such
+// a call is declined (the host runs it).
+Outcome launchDeviceOp(DeviceKernel kernel, const DeviceCall& d);
+// Floats of staging a call needs: its half-precision tensors, each rounded up to 256 bytes; 0 for
+// a call without them and for Cast and CastLike.
+std::int64_t stagingFloats(const core::exec::KernelCall& call);
+// The call with its half-precision tensors typed float32 (data untouched): what the float32 kernel
+// sees, for sizing its scratch.
+core::exec::KernelCall widenedShapes(const core::exec::KernelCall& call);
 
 // The Outcome of a launcher's result: a failure names `what`.
 Outcome launched(cudaError_t e, const char* what);

@@ -323,8 +323,9 @@ void pointDeviceViews(const Graph& g, Prepared& p, const Layout& layout)
 Outcome launchBody(const Prepared& p)
 {
     for (std::size_t k = 0; k < p.bodyKernels.size(); ++k) {
-        const DeviceCall call { p.body.body[k].call, p.bodyHostContents[k], p.device.stream, p.device.blas, p.device.scratch };
-        const auto outcome = p.bodyKernels[k](call);
+        const DeviceCall call { p.body.body[k].call, p.bodyHostContents[k], p.device.stream, p.device.blas, p.device.scratch,
+            p.device.staging };
+        const auto outcome = launchDeviceOp(p.bodyKernels[k], call);
         if (!outcome.failure.empty())
             return Outcome { true, "body op '" + p.body.body[k].call.op->name + "': " + outcome.failure };
         if (!outcome.supported)

@@ -55,6 +55,7 @@ private slots:
     void relativeToTheOutputsScale();
     void offNamesTheFirstElement();
     void nanAndExactTypes();
+    void halfPrecisionWithinTolerance();
     void gpuVsCpuWords();
     void toleranceFormat();
 };
@@ -112,6 +113,29 @@ void TestTolerance::nanAndExactTypes()
     QCOMPARE(checkTolerance(g, cpu, { floats({ nan, 1 }) }, 0.5).firstOff, std::string("different number of outputs"));
     QCOMPARE(checkTolerance(g, cpu, { floats({ nan }), int64s({ 3, 4 }) }, 0.5).firstOff,
         std::string("output 'y': different type or size"));
+}
+
+// float16 outputs (a half-precision model on the GPU) compare by value like float32 ones: one unit in
+// the last place is within 1e-2, where an exact comparison would fail it.
+void TestTolerance::halfPrecisionWithinTolerance()
+{
+    Graph g;
+    g.tensors.push_back(Tensor { .name = "h", .dtype = DType::Float16 });
+    g.outputs = { 0 };
+    const auto halves = [](const std::vector<std::uint16_t>& bits) {
+        HostTensor t;
+        t.dtype = DType::Float16;
+        t.shape = { std::int64_t(bits.size()) };
+        t.data.resize(bits.size() * 2);
+        std::memcpy(t.data.data(), bits.data(), t.data.size());
+        return t;
+    };
+    const std::vector<HostTensor> cpu { halves({ 0x3c00, 0x4000 }) }; // 1, 2
+    const auto ulp = checkTolerance(g, cpu, { halves({ 0x3c01, 0x4000 }) }, 1e-2); // 1 + 2^-10
+    QVERIFY2(ulp.within(), ulp.firstOff.c_str());
+    QVERIFY(std::fabs(ulp.maxRelativeError - (1.0 / 1024) / 3) < 1e-9); // / (|1| + max |expected| 2)
+    const auto far = checkTolerance(g, cpu, { halves({ 0x3c00, 0x4200 }) }, 1e-2); // 2 -> 3
+    QCOMPARE(far.firstOff, std::string("output 'h' element 1: expected 2.000000, got 3.000000"));
 }
 
 // The summary's line for a cuda run, built from hand-made outputs as the run controller builds it.

@@ -2,11 +2,42 @@
 // SPDX-FileCopyrightText: MemPlan authors
 #include "exec/tolerance.h"
 
+#include "util/halffloat.h"
+
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 namespace core {
+
+namespace {
+
+// The elements of a float32, float64, float16 or bfloat16 tensor, widened exactly to double.
+std::vector<double> floatValues(const HostTensor& t)
+{
+    std::vector<double> values;
+    const auto* p = t.data.data();
+    if (t.dtype == DType::Float64) {
+        values.resize(t.data.size() / sizeof(double));
+        std::memcpy(values.data(), p, values.size() * sizeof(double));
+    } else if (t.dtype == DType::Float32) {
+        for (std::size_t i = 0; i < t.data.size() / sizeof(float); ++i) {
+            float f;
+            std::memcpy(&f, p + i * sizeof f, sizeof f);
+            values.push_back(f);
+        }
+    } else {
+        for (std::size_t i = 0; i < t.data.size() / sizeof(std::uint16_t); ++i) {
+            std::uint16_t bits;
+            std::memcpy(&bits, p + i * sizeof bits, sizeof bits);
+            values.push_back(t.dtype == DType::Float16 ? halfToFloat(bits) : bfloat16ToFloat(bits));
+        }
+    }
+    return values;
+}
+
+} // namespace
 
 ToleranceCheck checkTolerance(const Graph& graph, const std::vector<HostTensor>& expected, const std::vector<HostTensor>& actual,
     double tolerance)
@@ -30,25 +61,24 @@ ToleranceCheck checkTolerance(const Graph& graph, const std::vector<HostTensor>&
             off("output '" + name + "': different type or size");
             continue;
         }
-        if (e.dtype != DType::Float32) {
+        if (e.dtype != DType::Float32 && e.dtype != DType::Float64 && e.dtype != DType::Float16 && e.dtype != DType::BFloat16) {
             if (e.data != a.data) {
                 check.maxRelativeError = kInfinite;
                 off("output '" + name + "' differs (not float: compared exactly)");
             }
             continue;
         }
-        const auto n = e.data.size() / sizeof(float);
-        const auto* x = reinterpret_cast<const float*>(e.data.data());
-        const auto* y = reinterpret_cast<const float*>(a.data.data());
+        const std::vector<double> x = floatValues(e), y = floatValues(a);
+        const auto n = x.size();
         double scale = 0;
         for (std::size_t i = 0; i < n; ++i)
             if (std::isfinite(x[i]))
-                scale = std::max(scale, std::fabs(double(x[i])));
+                scale = std::max(scale, std::fabs(x[i]));
         for (std::size_t i = 0; i < n; ++i) {
             if ((std::isnan(x[i]) && std::isnan(y[i])) || x[i] == y[i])
                 continue;
-            const double difference = std::fabs(double(x[i]) - double(y[i]));
-            const double denominator = std::fabs(double(x[i])) + scale;
+            const double difference = std::fabs(x[i] - y[i]);
+            const double denominator = std::fabs(x[i]) + scale;
             const double relative = std::isnan(difference) ? kInfinite : denominator > 0 ? difference / denominator : kInfinite;
             check.maxRelativeError = std::max(check.maxRelativeError, relative);
             if (!(difference <= tolerance * denominator))

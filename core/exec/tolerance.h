@@ -29,8 +29,8 @@ struct ToleranceCheck {
 };
 
 // `actual` (e.g. a GPU run) against `expected` (the CPU executor's), output by output in graph-output
-// order: every float element within tolerance·(|expected| + max |expected| of that output), NaN
-// where NaN; other dtypes identical. The scale term keeps elements near zero, where a relative
+// order: every float element (float32, float64, float16, bfloat16) within tolerance·(|expected| +
+// max |expected| of that output), NaN where NaN; other dtypes identical. The scale term keeps elements near zero, where a relative
 // error means nothing, from failing on rounding. Scans every element for the maximum.
 ToleranceCheck checkTolerance(const Graph& graph, const std::vector<HostTensor>& expected, const std::vector<HostTensor>& actual,
     double tolerance);

@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: MemPlan authors
 #include "util/halffloat.h"
-
-#include <bit>
+#include "util/halfbits.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -11,68 +10,10 @@
 
 namespace core {
 
-float halfToFloat(std::uint16_t h)
-{
-    const std::uint32_t sign = std::uint32_t(h & 0x8000) << 16;
-    std::uint32_t exponent = (h >> 10) & 0x1f;
-    std::uint32_t mantissa = h & 0x3ff;
-    if (exponent == 0) {
-        if (mantissa == 0)
-            return std::bit_cast<float>(sign);
-        // Subnormal half: normalise it.
-        exponent = 1;
-        while (!(mantissa & 0x400)) {
-            mantissa <<= 1;
-            --exponent;
-        }
-        mantissa &= 0x3ff;
-        return std::bit_cast<float>(sign | ((exponent + 112) << 23) | (mantissa << 13));
-    }
-    if (exponent == 31)
-        return std::bit_cast<float>(sign | 0x7f800000u | (mantissa << 13));
-    return std::bit_cast<float>(sign | ((exponent + 112) << 23) | (mantissa << 13));
-}
-
-std::uint16_t floatToHalf(float value)
-{
-    const std::uint32_t f = std::bit_cast<std::uint32_t>(value);
-    const auto sign = std::uint16_t((f >> 16) & 0x8000);
-    const std::uint32_t biased = (f >> 23) & 0xff, mantissa = f & 0x7fffff;
-    if (biased == 0xff)
-        return std::uint16_t(sign | 0x7c00 | (mantissa ? 0x200 : 0));
-    const std::int32_t exponent = std::int32_t(biased) - 127 + 15;
-    if (exponent >= 31)
-        return std::uint16_t(sign | 0x7c00);
-    // The 24-bit significand shifted into half's 10 bits (fewer for a subnormal), rounded to
-    // nearest even on the bits shifted out; a carry into the exponent is the right result.
-    std::uint32_t significand = mantissa | 0x800000;
-    std::uint32_t shift = 13;
-    std::uint32_t top = std::uint32_t(exponent) << 10;
-    if (exponent <= 0) {
-        if (exponent < -10)
-            return sign; // below half the smallest subnormal
-        shift = std::uint32_t(14 - exponent);
-        top = 0;
-    } else {
-        significand &= 0x7fffff;
-    }
-    const std::uint32_t kept = significand >> shift, rest = significand & ((1u << shift) - 1), half = 1u << (shift - 1);
-    std::uint32_t bits = top + kept;
-    if (rest > half || (rest == half && (kept & 1)))
-        ++bits;
-    return std::uint16_t(sign | bits);
-}
-
-float bfloat16ToFloat(std::uint16_t bits) { return std::bit_cast<float>(std::uint32_t(bits) << 16); }
-
-std::uint16_t floatToBfloat16(float value)
-{
-    const std::uint32_t f = std::bit_cast<std::uint32_t>(value);
-    if ((f & 0x7f800000) == 0x7f800000 && (f & 0x7fffff))
-        return std::uint16_t((f >> 16) | 0x40); // a quiet NaN, whatever the payload's low bits
-    const std::uint32_t rounded = f + 0x7fff + ((f >> 16) & 1);
-    return std::uint16_t(rounded >> 16);
-}
+float halfToFloat(std::uint16_t bits) { return halfbits::toFloat(bits); }
+std::uint16_t floatToHalf(float value) { return halfbits::fromFloat(value); }
+float bfloat16ToFloat(std::uint16_t bits) { return halfbits::bfloat16ToFloat(bits); }
+std::uint16_t floatToBfloat16(float value) { return halfbits::floatToBfloat16(value); }
 
 namespace {
 
