@@ -396,10 +396,16 @@ int runCommand(const std::vector<std::string>& words)
         const auto eq = item.find('=');
         if (eq == std::string::npos || eq == 0)
             return fail("--input '" + item + "': expected NAME=FILE.pb", kUsage);
-        auto tensor = core::readTensorFile(item.substr(eq + 1));
+        // A graph input that is a sequence reads a SequenceProto file; an empty one takes the input's element type.
+        const auto name = item.substr(0, eq);
+        const auto index = original.graph->findTensor(name);
+        const bool sequence = index && original.graph->tensors[std::size_t(*index)].sequence;
+        auto tensor = sequence ? core::readSequenceFile(item.substr(eq + 1)) : core::readTensorFile(item.substr(eq + 1));
         if (!tensor)
             return fail(tensor.error().message);
-        options.inputs[item.substr(0, eq)] = std::move(tensor->second);
+        if (sequence && tensor->second.data.empty())
+            tensor->second.dtype = original.graph->tensors[std::size_t(*index)].dtype;
+        options.inputs[name] = std::move(tensor->second);
     }
 
     const auto costProfile = deviceFrom(*args, "profile");

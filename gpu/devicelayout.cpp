@@ -126,12 +126,10 @@ core::Expected<InputImages> inputImages(const Graph& g, const Layout& layout, co
         const auto it = options.inputs.find(tensor.name);
         if (it == options.inputs.end())
             core::exec::fillRandom(tensor, data.data(), options.seed, false);
-        else if (it->second.dtype != tensor.dtype || Bytes(it->second.data.size()) != tensor.size)
-            return core::makeError(ErrorCode::InvalidArgument, "input '" + tensor.name + "': the model expects "
-                    + std::string(core::dtypeName(tensor.dtype)) + " of " + std::to_string(tensor.size) + " bytes, the file gives "
-                    + std::string(core::dtypeName(it->second.dtype)) + " of " + std::to_string(it->second.data.size()) + " bytes");
+        else if (auto st = core::exec::checkGivenInput(tensor, it->second); !st)
+            return st.error();
         else
-            data = it->second.data;
+            std::copy(it->second.data.begin(), it->second.data.end(), data.begin()); // a sequence may hold less than its room
         images.emplace_back(t, std::move(data));
     }
     for (const auto& [name, value] : options.inputs)

@@ -81,8 +81,8 @@ core::Status Passes::launch(PassState& state, std::size_t s)
         // A copy keeps the run-time shape of a tensor sized by an upper bound.
         const auto src = std::size_t(p.inTensor[0]), dst = std::size_t(p.outTensor[0]);
         if (graph.tensors[dst].estimated) {
+            state.shapes.copy(src, dst);
             state.shapes.known[dst] = graph.tensors[src].estimated && state.shapes.known[src];
-            state.shapes.shape[dst] = state.shapes.shape[src];
         }
         if (where == Where::SwapIn)
             state.arrival[std::size_t(p.outTensor[0])] = ctx.endEvent(s);

@@ -107,6 +107,8 @@ core::Status Passes::readOutputs(const core::exec::RuntimeShapes& runShapes)
         const auto view = core::exec::runtimeView(graph, t, nullptr, runShapes);
         h.dtype = tensor.dtype;
         h.shape = view.shape;
+        h.sequence = tensor.sequence;
+        h.items.assign(view.items.begin(), view.items.end());
         if (const auto* q = layout.address[t]) {
             h.data.resize(std::size_t(std::max<Bytes>(runShapes.known[std::size_t(t)] ? view.bytes() : tensor.size, 0)));
             CUDA_TRY(cudaMemcpy(h.data.data(), q, h.data.size(), cudaMemcpyDefault), "reading output '" + tensor.name + "'");
@@ -124,6 +126,7 @@ core::Status Passes::run(Pass kind, int passIndex)
     state.poolStream = pool ? ctx.compute : nullptr;
     state.arrival.assign(graph.tensors.size(), nullptr);
     state.shapes.reset(graph.tensors.size());
+    core::exec::seedSequenceInputs(graph, options, state.shapes);
     Bytes baseline = 0, live = 0; // live: bytes of the buffers allocated (arena: holding a value still to be read)
     if (kind == Pass::Traced && pool) {
         CUDA_TRY(cudaStreamSynchronize(ctx.compute), "synchronising before the traced pass");

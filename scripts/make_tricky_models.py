@@ -73,7 +73,10 @@ def model(fn, opset, graph, expected):
     m.ir_version = IR_VERSION
     m.graph.doc_string = m.doc_string
     for o in m.graph.output:
+        if not o.type.HasField("tensor_type"):
+            continue  # a sequence has no shape
         shape = o.type.tensor_type.shape
+        shape.SetInParent()  # a scalar has a shape with no dims
         for _ in expected[o.name]:
             shape.dim.add()  # rank only: no dim_value, no dim_param
     helper.set_model_props(m, {
@@ -511,6 +514,40 @@ def pool_unpool():
         "classes": [1, 4, 24, 24]})
 
 
+def list_loop():
+    """Opset 17: a list processed in a loop, as scripted exporters write it.
+    SplitToSequence cuts X [4, 8] into a list of four rows [8]; a Loop with a
+    constant trip count of 4 takes row i (SequenceAt), applies MatMul by W [8, 8]
+    and Relu, and appends the result to a carried list that starts as
+    SequenceEmpty. ConcatFromSequence stacks the final list into [4, 8]. Outputs
+    the stacked rows, the list itself (a sequence) and its length. The carried
+    list grows by one row per iteration: 4 rows of 32 bytes."""
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+         helper.make_node("SequenceAt", ["rows", "i"], ["row"]),
+         helper.make_node("Unsqueeze", ["row", "zero"], ["row2"]),
+         helper.make_node("MatMul", ["row2", "W"], ["y2"]),
+         helper.make_node("Relu", ["y2"], ["r2"]),
+         helper.make_node("Squeeze", ["r2", "zero"], ["r"]),
+         helper.make_node("SequenceInsert", ["acc_in", "r"], ["acc_out"])],
+        "list_body",
+        [inp("i", I64, []), inp("cond_in", B, []), helper.make_tensor_sequence_value_info("acc_in", F, [8])],
+        [out("cond_out", B), helper.make_tensor_sequence_value_info("acc_out", F, [8])])
+    nodes = [
+        helper.make_node("SplitToSequence", ["X"], ["rows"], axis=0, keepdims=0),
+        helper.make_node("SequenceEmpty", [], ["empty"], dtype=F),
+        helper.make_node("Loop", ["trip", "keep_going", "empty"], ["outputs"], body=body),
+        helper.make_node("ConcatFromSequence", ["outputs"], ["stacked"], axis=0, new_axis=1),
+        helper.make_node("SequenceLength", ["outputs"], ["count"]),
+    ]
+    g = helper.make_graph(
+        nodes, "list_loop",
+        [inp("X", F, [4, 8])],
+        [out("stacked", F), helper.make_tensor_sequence_value_info("outputs", F, [8]), out("count", I64)],
+        initializer=[i64("trip", 4), init("keep_going", np.array(True)), i64("zero", [0]), rand("W", 8, 8)])
+    return model(list_loop, 17, g, {"stacked": [None, 8], "count": []})
+
+
 FIXTURES = [
     opset18_reduce_split,
     opset18_pad_axes,
@@ -527,6 +564,7 @@ FIXTURES = [
     if_nms,
     log_mel_frontend,
     pool_unpool,
+    list_loop,
 ]
 
 

@@ -1559,10 +1559,11 @@ void TestCuda::boundTooSmallRunsSynthetic()
 // the If, Loop and Scan run their graphs, reading the outer tensors they capture from the device;
 // bit for bit. tricky/log_mel_frontend (HannWindow, STFT, MelWeightMatrix) and tricky/pool_unpool
 // (MaxPool with Indices, MaxUnpool): those ops on the host beside the device Convs (the window and
-// mel matrix, of constant inputs, once before the passes); within 1e-4.
+// mel matrix, of constant inputs, once before the passes); within 1e-4. tricky/list_loop: a list
+// built in a Loop (sequences, their element shapes beside them) gives the same rows and element shapes.
 void TestCuda::hostOpsGiveTheCpuOutputs()
 {
-    for (const char* name : { "if_nms", "loop_accumulate", "loop_nested_if", "scan_axes", "log_mel_frontend", "pool_unpool" }) {
+    for (const char* name : { "if_nms", "loop_accumulate", "loop_nested_if", "scan_axes", "log_mel_frontend", "pool_unpool", "list_loop" }) {
         const auto file = boundedgraphs::fixture(name);
         if (!std::filesystem::exists(file))
             QSKIP("tests/models/tricky/ fixtures are missing: run scripts/make_models.sh to make the test models");

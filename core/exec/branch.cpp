@@ -17,6 +17,8 @@ struct Value {
     DType dtype = DType::Undefined;
     Shape shape;
     std::vector<std::byte> bytes;
+    bool sequence = false;
+    std::vector<Shape> items; // a sequence's element shapes (shape: { total elements })
     TensorView view()
     {
         TensorView v;
@@ -24,6 +26,8 @@ struct Value {
         v.shape = shape;
         v.count = elementCount(shape);
         v.data = bytes.data();
+        v.sequence = sequence;
+        v.items = items;
         return v;
     }
 };
@@ -41,6 +45,8 @@ Value allocate(DType dtype, Shape shape, std::int64_t room)
 Value copyOf(const TensorView& v)
 {
     Value c = allocate(v.dtype, v.shape, v.count);
+    c.sequence = v.sequence;
+    c.items = v.items;
     if (v.count > 0)
         std::memcpy(c.bytes.data(), v.data, std::size_t(v.bytes()));
     return c;
@@ -130,6 +136,21 @@ public:
             }
             m_heldBytes = std::max(m_heldBytes, m_held + inner);
             ok = true;
+        } else if (const auto sequenceKernel = sequenceKernelFor(call, outNames)) {
+            std::int64_t room = 0; // a sequence op holds at most what it reads
+            for (const auto& x : call.in)
+                room += x.present() ? x.count : 0;
+            for (std::size_t k = 0; k < outNames.size(); ++k) {
+                results.push_back(allocate(types[k], { room }, room));
+                results.back().sequence = m_branch.sequences.count(outNames[k]) > 0;
+                call.out[k] = results.back().view();
+            }
+            std::vector<std::vector<Shape>> items;
+            ok = sequenceKernel(call, shapes, items) && shapes.size() == results.size() && items.size() == results.size();
+            for (std::size_t k = 0; ok && k < results.size(); ++k) {
+                results[k].shape = shapes[k];
+                results[k].items = std::move(items[k]);
+            }
         } else if (const auto sizing = findSizingKernel(op.type)) {
             const std::int64_t room = sizingRoom(call);
             for (std::size_t k = 0; k < outNames.size(); ++k) {
@@ -169,6 +190,19 @@ public:
         }
         m_heldBytes = std::max(m_heldBytes, m_held);
         return true;
+    }
+
+    // The sequence kernel of op call.op when it is a sequence op (a copy: when it copies a sequence).
+    SequenceKernel sequenceKernelFor(const KernelCall& call, const std::vector<std::string>& outNames) const
+    {
+        if (!call.op->domain.empty())
+            return nullptr;
+        const auto kernel = findSequenceKernel(call.op->type);
+        if (!kernel || !isSequenceCopy(call.op->type))
+            return kernel;
+        const bool reads = std::any_of(call.in.begin(), call.in.end(), [](const TensorView& v) { return v.sequence; });
+        const bool writes = std::any_of(outNames.begin(), outNames.end(), [&](const std::string& n) { return m_branch.sequences.count(n) > 0; });
+        return reads || writes ? kernel : nullptr;
     }
 
     bool runAll(std::string& why)
@@ -493,7 +527,7 @@ bool evaluate(const Subgraphs& graphs, const KernelCall& call, std::size_t outpu
 } // namespace
 
 bool runControlFlow(const Subgraphs& graphs, const KernelCall& call, const std::vector<bool>& bounded, const OuterLookup& outer,
-    std::vector<Shape>& shapes, Bytes& heldBytes, std::string& why, const CancelToken& cancel)
+    std::vector<Shape>& shapes, std::vector<std::vector<Shape>>& items, Bytes& heldBytes, std::string& why, const CancelToken& cancel)
 {
     std::vector<Value> results;
     if (bounded.size() != call.out.size() || !evaluate(graphs, call, call.out.size(), outer, results, heldBytes, why, cancel))
@@ -502,6 +536,10 @@ bool runControlFlow(const Subgraphs& graphs, const KernelCall& call, const std::
     for (std::size_t k = 0; k < call.out.size(); ++k) {
         const auto r = results[k].view();
         const auto& room = call.out[k];
+        if (r.sequence != room.sequence) {
+            why = "the " + call.op->type + "'s output " + std::to_string(k) + (r.sequence ? " is a sequence, its room a tensor" : " is a tensor, its room a sequence");
+            return false;
+        }
         if (r.dtype != room.dtype || (bounded[k] ? r.count > room.count : r.count != room.count)) {
             why = "the " + call.op->type + "'s output " + std::to_string(k) + " (" + std::string(dtypeName(r.dtype)) + ", "
                 + std::to_string(r.count) + " elements) does not fit the planned room of " + std::to_string(room.count);
@@ -509,11 +547,13 @@ bool runControlFlow(const Subgraphs& graphs, const KernelCall& call, const std::
         }
     }
     shapes.clear();
+    items.clear();
     for (std::size_t k = 0; k < call.out.size(); ++k) {
         const auto r = results[k].view();
         if (r.count > 0)
             std::memcpy(call.out[k].data, r.data, std::size_t(r.bytes()));
         shapes.push_back(r.shape);
+        items.push_back(r.items);
     }
     return true;
 }

@@ -22,6 +22,7 @@
 
 #include <functional>
 #include <map>
+#include <set>
 #include <memory>
 #include <string>
 #include <vector>
@@ -33,7 +34,8 @@ struct Subgraphs;
 struct Branch {
     std::vector<Op> ops; // the branch's nodes: type, domain, scalar and list attributes (no tensor indices)
     std::vector<std::vector<std::string>> inputs, outputs; // per op, value names by ONNX slot ("": left out)
-    std::map<std::string, DType> types;          // every value the branch computes
+    std::map<std::string, DType> types;          // every value the branch computes (a sequence: its elements')
+    std::set<std::string> sequences;             // the values among them that are sequences
     std::map<std::string, HostTensor> constants; // initializers and Constant outputs
     std::map<std::size_t, HostTensor> fills;     // ConstantOfShape `value` by op position
     std::map<std::size_t, std::shared_ptr<const Subgraphs>> nested; // an If/Loop/Scan's graphs by op position
@@ -52,7 +54,7 @@ struct Subgraphs {
 using OuterLookup = std::function<bool(const std::string& name, TensorView& view)>;
 
 // Runs control-flow op `call.op` (If, Loop or Scan) on `graphs` and writes its results into call.out
-// (each the op's planned room), setting shapes[k] to each result's run-time shape. `bounded[k]`:
+// (each the op's planned room), setting shapes[k] to each result's run-time shape (a sequence: items[k] to its elements'). `bounded[k]`:
 // output k is sized by an upper bound (the result may be smaller), else it must fill its room
 // exactly. `heldBytes` grows to the most the graphs held at once. False, writing nothing past any
 // room, when the op cannot run; `why` says why.
@@ -69,6 +71,7 @@ constexpr std::int64_t kMaxLoopIterations = 1 << 20;
 // `cancel` is checked before every op of every iteration: a cancelled run stops inside a long Loop
 // or Scan too (false, why "the run was cancelled").
 bool runControlFlow(const Subgraphs& graphs, const KernelCall& call, const std::vector<bool>& bounded, const OuterLookup& outer,
-    std::vector<Shape>& shapes, Bytes& heldBytes, std::string& why, const CancelToken& cancel = {});
+    std::vector<Shape>& shapes, std::vector<std::vector<Shape>>& items, Bytes& heldBytes, std::string& why,
+    const CancelToken& cancel = {});
 
 } // namespace core::exec

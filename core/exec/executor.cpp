@@ -109,11 +109,10 @@ Status fillGraphInputs(const Graph& g, const Layout& layout, const RunOptions& o
             exec::fillRandom(tensor, p, options.seed, false);
             continue;
         }
-        if (it->second.dtype != tensor.dtype || Bytes(it->second.data.size()) != tensor.size)
-            return makeError(ErrorCode::InvalidArgument, "input '" + tensor.name + "': the model expects " + std::string(dtypeName(tensor.dtype))
-                                 + " of " + std::to_string(tensor.size) + " bytes, the file gives " + std::string(dtypeName(it->second.dtype))
-                                 + " of " + std::to_string(it->second.data.size()) + " bytes");
-        std::memcpy(p, it->second.data.data(), it->second.data.size());
+        if (auto s = exec::checkGivenInput(tensor, it->second); !s)
+            return s.error();
+        if (!it->second.data.empty())
+            std::memcpy(p, it->second.data.data(), it->second.data.size());
     }
     for (const auto& [name, value] : options.inputs)
         if (!g.findTensor(name) || std::none_of(g.inputs.begin(), g.inputs.end(), [&](TensorIndex t) { return g.tensors[t].name == name; }))
@@ -259,6 +258,7 @@ Expected<Measurement> runOnCpu(const Graph& graph, const Schedule& schedule, con
             if (auto s = fillGraphInputs(graph, *layout, options); !s)
                 return s.error();
         shapes.reset(graph.tensors.size());
+        exec::seedSequenceInputs(graph, options, shapes);
         const auto runStart = Clock::now();
         for (std::size_t s = 0; s < steps.size(); ++s) {
             if (options.cancel.isCancelled())
@@ -307,6 +307,8 @@ Expected<Measurement> runOnCpu(const Graph& graph, const Schedule& schedule, con
                 HostTensor h;
                 h.dtype = view.dtype;
                 h.shape = view.shape;
+                h.sequence = graph.tensors[t].sequence;
+                h.items.assign(view.items.begin(), view.items.end());
                 const Bytes bytes = shapes.known[std::size_t(t)] ? view.bytes() : graph.tensors[t].size;
                 if (view.data)
                     h.data.assign(view.data, view.data + std::max<Bytes>(bytes, 0));
@@ -348,6 +350,8 @@ std::string compareOutputs(const Graph& graph, const std::vector<HostTensor>& ex
         const std::string name = k < graph.outputs.size() ? graph.tensors[graph.outputs[k]].name : std::to_string(k);
         if (a.size() != b.size())
             return "output '" + name + "': different sizes";
+        if (expected[k].items != actual[k].items)
+            return "output '" + name + "': the sequences' element shapes differ";
         const auto diff = std::mismatch(a.begin(), a.end(), b.begin());
         if (diff.first != a.end())
             return "output '" + name + "' differs first at byte " + std::to_string(diff.first - a.begin()) + " of " + std::to_string(a.size());

@@ -28,6 +28,10 @@ struct TensorView {
     Shape shape;
     std::byte* data = nullptr; // nullptr: an optional input left out
     std::int64_t count = 0;    // elements
+    // A sequence: its elements lie packed in order from `data` (each of `dtype`), with these shapes;
+    // `shape` is then { total elements } and `count` that total.
+    bool sequence = false;
+    std::vector<Shape> items;
 
     bool present() const { return data != nullptr; }
     int rank() const { return int(shape.size()); }

@@ -86,16 +86,25 @@ PreparedCall prepareCall(const Graph& g, const Op& op, const std::vector<int>* s
     // Kernels need every input they read present; an unsized tensor runs synthetic. An estimated
     // output's static shape is only a bound: its op runs synthetic unless the run knows run-time
     // shapes (runWithShapes).
-    bool stored = !p.inTensor.empty() && p.inTensor[0] >= 0 && access.stored(p.inTensor[0]);
+    // A sequence op (a copy only when it copies a sequence) runs its sequence kernel; SequenceEmpty reads nothing.
+    const auto isSequence = [&](TensorIndex t) { return t >= 0 && g.tensors[std::size_t(t)].sequence; };
+    const auto sequenceKernel = ownCode ? findSequenceKernel(op.type) : nullptr;
+    const bool sequenceOp = sequenceKernel
+        && (!isSequenceCopy(op.type) || std::any_of(op.inputs.begin(), op.inputs.end(), isSequence)
+            || std::any_of(op.outputs.begin(), op.outputs.end(), isSequence));
+    // An empty sequence (SequenceEmpty's) has no bytes to store, and needs none.
+    const auto holds = [&](TensorIndex t) { return access.stored(t) || (sequenceOp && g.tensors[std::size_t(t)].size == 0); };
+    bool stored = (sequenceOp && p.inTensor.empty()) || (!p.inTensor.empty() && p.inTensor[0] >= 0 && holds(p.inTensor[0]));
     // A data-dependent op is dynamic even when the model declares its output shapes.
-    p.dynamic = ownCode && findSizingKernel(op.type);
+    p.dynamic = (ownCode && findSizingKernel(op.type)) || sequenceOp;
     for (auto t : op.outputs) {
-        stored = stored && access.stored(t);
+        stored = stored && holds(t);
         p.dynamic = p.dynamic || g.tensors[t].estimated;
     }
     if (p.dynamic && stored && ownCode) {
         p.shapedKernel = p.kernel;
         p.sizing = findSizingKernel(op.type);
+        p.sequence = sequenceOp ? sequenceKernel : nullptr;
     }
     if (p.dynamic || !stored)
         p.kernel = nullptr;
@@ -189,8 +198,43 @@ TensorView runtimeView(const Graph& g, TensorIndex t, std::byte* data, const Run
     if (g.tensors[t].estimated && shapes.known[std::size_t(t)]) {
         v.shape = shapes.shape[std::size_t(t)];
         v.count = elementCount(v.shape);
+        v.items = shapes.items[std::size_t(t)];
     }
     return v;
+}
+
+void seedSequenceInputs(const Graph& g, const RunOptions& options, RuntimeShapes& shapes)
+{
+    for (auto t : g.inputs) {
+        const auto& tensor = g.tensors[std::size_t(t)];
+        if (!tensor.sequence)
+            continue;
+        const auto it = options.inputs.find(tensor.name);
+        const std::int64_t room = tensorElements(tensor);
+        auto& items = shapes.items[std::size_t(t)];
+        if (it != options.inputs.end() && it->second.sequence)
+            items.assign(it->second.items.begin(), it->second.items.end());
+        else
+            items = { Shape { room } };
+        std::int64_t total = 0;
+        for (const auto& item : items)
+            total += elementCount(item);
+        shapes.shape[std::size_t(t)] = { total };
+        shapes.known[std::size_t(t)] = true;
+    }
+}
+
+Status checkGivenInput(const Tensor& tensor, const HostTensor& given)
+{
+    const Bytes bytes = Bytes(given.data.size());
+    if (given.dtype == tensor.dtype && given.sequence == tensor.sequence && (tensor.sequence ? bytes <= tensor.size : bytes == tensor.size))
+        return {};
+    const auto what = [](bool sequence, DType dtype, Bytes size) {
+        return std::string(sequence ? "a sequence of " : "") + std::string(dtypeName(dtype)) + " of " + std::to_string(size) + " bytes";
+    };
+    return makeError(ErrorCode::InvalidArgument, "input '" + tensor.name + "': the model expects "
+            + (tensor.sequence ? "at most " : "") + what(tensor.sequence, tensor.dtype, tensor.size) + ", the file gives "
+            + what(given.sequence, given.dtype, bytes));
 }
 
 void countBounds(const Graph& g, const std::function<bool(TensorIndex)>& stored, const RuntimeShapes& shapes, Measurement& m)
@@ -215,6 +259,7 @@ TensorView tensorView(const Graph& g, TensorIndex t, std::byte* data)
     const bool shapeKnown = tensor.rankKnown && !tensor.estimated
         && std::all_of(tensor.shape.begin(), tensor.shape.end(), [](std::int64_t d) { return d >= 0; });
     v.shape = shapeKnown ? tensor.shape : Shape { v.count };
+    v.sequence = tensor.sequence;
     return v;
 }
 
@@ -268,6 +313,13 @@ bool runCall(const Graph& g, const KernelCall& call, OpIndex opIndex, Kernel ker
 
 namespace {
 
+// The address of a value with no bytes that is present all the same (an empty sequence).
+std::byte* emptyValue()
+{
+    static std::byte none {};
+    return &none;
+}
+
 // Views tensor t as the run knows it: its run-time shape when known, else the graph's (for an
 // estimated tensor: its planned room as one dimension).
 void viewAs(const Graph& g, TensorView& v, TensorIndex t, const RuntimeShapes& shapes)
@@ -277,6 +329,9 @@ void viewAs(const Graph& g, TensorView& v, TensorIndex t, const RuntimeShapes& s
     if (shapes.known[std::size_t(t)]) {
         v.shape = shapes.shape[std::size_t(t)];
         v.count = elementCount(v.shape);
+        v.items = shapes.items[std::size_t(t)];
+        if (g.tensors[t].sequence && !v.data && v.count == 0)
+            v.data = emptyValue(); // an empty sequence has no bytes, hence no address, yet it is present
     } else {
         v = tensorView(g, t, v.data);
     }
@@ -300,8 +355,11 @@ bool fitsRoom(const Graph& g, TensorIndex t, const TensorView& room, std::int64_
 }
 
 // Output shapes for a dynamic op, its kernel run on them; false (outputs unspecified) when either fails.
-bool runShaped(const Graph& g, PreparedCall& p, const RunOptions& options, std::vector<Shape>& outShapes)
+// outItems[k]: the element shapes of a sequence output (empty for the others).
+bool runShaped(const Graph& g, PreparedCall& p, const RunOptions& options, std::vector<Shape>& outShapes,
+    std::vector<std::vector<Shape>>& outItems)
 {
+    outItems.assign(p.call.out.size(), {});
     auto& call = p.call;
     for (std::size_t k = 0; k < call.out.size(); ++k)
         call.out[k] = tensorView(g, p.outTensor[k], call.out[k].data); // the planned room
@@ -318,9 +376,20 @@ bool runShaped(const Graph& g, PreparedCall& p, const RunOptions& options, std::
             return false;
         };
         Bytes held = 0;
-        const bool ran = runControlFlow(*p.subgraphs, call, bounded, outer, outShapes, held, p.refusal, options.cancel);
+        const bool ran = runControlFlow(*p.subgraphs, call, bounded, outer, outShapes, outItems, held, p.refusal, options.cancel);
         noteScratchBytes(held);
         return ran;
+    }
+    if (p.sequence) {
+        for (std::size_t k = 0; k < call.in.size(); ++k)
+            if (p.inTensor[k] >= 0 && !call.in[k].data && g.tensors[std::size_t(p.inTensor[k])].size == 0)
+                call.in[k].data = emptyValue(); // present, with nothing to read
+        if (!p.sequence(call, outShapes, outItems) || outShapes.size() != call.out.size() || outItems.size() != call.out.size())
+            return false;
+        for (std::size_t k = 0; k < call.out.size(); ++k)
+            if (elementCount(outShapes[k]) < 0 || !fitsRoom(g, p.outTensor[k], call.out[k], elementCount(outShapes[k])))
+                return false;
+        return true;
     }
     if (p.sizing) {
         if (!p.sizing(call, outShapes) || outShapes.size() != call.out.size())
@@ -368,14 +437,17 @@ bool runWithShapes(const Graph& g, PreparedCall& p, const RunOptions& options, R
     if (!p.dynamic)
         return runPrepared(g, p, options);
     std::vector<Shape> outShapes;
-    if (p.body.empty() && runShaped(g, p, options, outShapes)) {
+    std::vector<std::vector<Shape>> outItems;
+    if (p.body.empty() && runShaped(g, p, options, outShapes, outItems)) {
         for (std::size_t k = 0; k < p.outTensor.size(); ++k) {
             const auto t = std::size_t(p.outTensor[k]);
             p.call.out[k].shape = outShapes[k];
             p.call.out[k].count = elementCount(outShapes[k]);
+            p.call.out[k].items = outItems[k];
             if (g.tensors[t].estimated) {
                 shapes.shape[t] = outShapes[k];
                 shapes.known[t] = true;
+                shapes.items[t] = std::move(outItems[k]);
             }
         }
         return true;

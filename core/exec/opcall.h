@@ -47,6 +47,7 @@ struct PreparedCall {
     bool dynamic = false;
     Kernel shapedKernel = nullptr;
     SizingKernel sizing = nullptr;
+    SequenceKernel sequence = nullptr; // a sequence op (runshape.h): dynamic, run by runWithShapes
     // An If, Loop or Scan with its graphs from the model's data (runWithShapes runs them: exec/branch.h),
     // and the outer tensors they read (Op::captured) as views.
     std::shared_ptr<const Subgraphs> subgraphs;
@@ -59,12 +60,29 @@ struct PreparedCall {
 struct RuntimeShapes {
     std::vector<Shape> shape; // per tensor
     std::vector<bool> known;  // per tensor: false until a producer set it (or after it ran synthetic)
+    std::vector<std::vector<Shape>> items; // per tensor: a sequence's element shapes (TensorView::items)
     void reset(std::size_t tensors)
     {
         shape.assign(tensors, {});
         known.assign(tensors, false);
+        items.assign(tensors, {});
+    }
+    // Tensor `to` holds what `from` holds (a copy: a swap transfer).
+    void copy(std::size_t from, std::size_t to)
+    {
+        known[to] = known[from];
+        shape[to] = shape[from];
+        items[to] = items[from];
     }
 };
+
+// Sets the run-time shapes of the graph inputs that are sequences (their items): those of the
+// given input (RunOptions::inputs), else one element filling the planned room, as fillRandom fills it.
+void seedSequenceInputs(const Graph& g, const RunOptions& options, RuntimeShapes& shapes);
+
+// Checks a given graph input against its tensor: the element type, and the size (a sequence's at
+// most the planned room). Errors name the input.
+Status checkGivenInput(const Tensor& tensor, const HostTensor& given);
 
 // Tensor t at `data` as a run knows it: its run-time shape when `shapes` has one, else the graph's
 // (tensorView). A graph output is read back over this view.

@@ -32,4 +32,18 @@ using SizingKernel = bool (*)(const KernelCall& call, std::vector<Shape>& shapes
 // The sizing kernel of an ONNX op type (NonZero, Compress, NonMaxSuppression, Unique), or nullptr.
 SizingKernel findSizingKernel(const std::string& opType);
 
+// A sequence op's kernel (ONNX sequences: exec/kernels_sequence.cpp). Sequence inputs arrive as
+// views with their items; each output is either a tensor (shapes[k] set, items[k] empty) or a
+// sequence (items[k] its elements' shapes, shapes[k] = { total elements }), written packed from the
+// start of its room. False, nothing specified, when the call is not supported or does not fit.
+using SequenceKernel = bool (*)(const KernelCall& call, std::vector<Shape>& shapes, std::vector<std::vector<Shape>>& items);
+
+// The kernel of SequenceEmpty, SequenceConstruct, SequenceInsert, SequenceErase, SequenceAt,
+// SequenceLength, SplitToSequence, ConcatFromSequence, and of the copies (isSequenceCopy); nullptr
+// for any other op.
+SequenceKernel findSequenceKernel(const std::string& opType);
+// Identity, SwapOut, SwapIn: ops that copy a tensor or a sequence alike; their sequence kernel
+// serves them only when they copy a sequence.
+bool isSequenceCopy(const std::string& opType);
+
 } // namespace core::exec

@@ -4,8 +4,11 @@
 
 #include "exec/branch.h"
 
+#include "graph/shapemath.h"
 #include "onnx/onnxload.h"
 #include "onnx/onnxvalue.h"
+
+#include <onnx/onnx-data.pb.h>
 
 #include <onnx/defs/schema.h>
 #include <onnx/shape_inference/implementation.h>
@@ -183,9 +186,15 @@ Expected<exec::Branch> loadBranch(const onnx::ModelProto& model, const onnx::Gra
         b.unsupported = "type inference over the branch failed: " + std::string(e.what()).substr(0, 200);
     }
     auto typeOf = [&](const onnx::ValueInfoProto& vi) {
-        if (vi.type().has_tensor_type())
+        if (vi.type().has_tensor_type()) {
             if (const auto d = onnxdetail::dtypeFromOnnx(vi.type().tensor_type().elem_type()))
                 b.types[vi.name()] = *d;
+        } else if (vi.type().has_sequence_type() && vi.type().sequence_type().elem_type().has_tensor_type()) {
+            if (const auto d = onnxdetail::dtypeFromOnnx(vi.type().sequence_type().elem_type().tensor_type().elem_type())) {
+                b.types[vi.name()] = *d;
+                b.sequences.insert(vi.name());
+            }
+        }
     };
     for (const auto& vi : sub.graph().value_info())
         typeOf(vi);
@@ -220,7 +229,10 @@ Expected<exec::Branch> loadBranch(const onnx::ModelProto& model, const onnx::Gra
             const auto& inferred = sub.graph().node(i);
             const DeclareOuter here = [&](const std::string& name, onnx::ValueInfoProto& vi) {
                 if (const auto t = b.types.find(name); t != b.types.end()) {
-                    vi.mutable_type()->mutable_tensor_type()->set_elem_type(onnxdetail::onnxFromDType(t->second));
+                    auto* type = vi.mutable_type();
+                    if (b.sequences.count(name))
+                        type = type->mutable_sequence_type()->mutable_elem_type();
+                    type->mutable_tensor_type()->set_elem_type(onnxdetail::onnxFromDType(t->second));
                     return true;
                 }
                 return declare(name, vi);
@@ -348,6 +360,11 @@ Expected<ModelData> loadTensorData(const std::filesystem::path& modelFile, const
             if (!t)
                 return false;
             const auto& tensor = graph.tensors[std::size_t(*t)];
+            if (tensor.sequence) {
+                vi.mutable_type()->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type()->set_elem_type(
+                    onnxdetail::onnxFromDType(tensor.dtype));
+                return true;
+            }
             auto* type = vi.mutable_type()->mutable_tensor_type();
             type->set_elem_type(onnxdetail::onnxFromDType(tensor.dtype));
             if (tensor.rankKnown) {
@@ -428,16 +445,64 @@ Expected<std::pair<std::string, HostTensor>> readTensorFile(const std::filesyste
     return std::make_pair(t.name(), std::move(*h));
 }
 
+Expected<std::pair<std::string, HostTensor>> readSequenceFile(const std::filesystem::path& file)
+{
+    std::ifstream in(file, std::ios::binary);
+    if (!in)
+        return makeError(ErrorCode::Io, file.string() + ": cannot open");
+    onnx::SequenceProto s;
+    if (!s.ParseFromIstream(&in))
+        return makeError(ErrorCode::InvalidArgument, file.string() + ": not an ONNX SequenceProto file");
+    if (s.elem_type() != onnx::SequenceProto::TENSOR && !(s.elem_type() == onnx::SequenceProto::UNDEFINED && s.tensor_values_size() == 0))
+        return makeError(ErrorCode::InvalidArgument, file.string() + ": a sequence of " + std::to_string(s.elem_type())
+                             + " values (only sequences of tensors are read)");
+    HostTensor h;
+    h.sequence = true;
+    for (int i = 0; i < s.tensor_values_size(); ++i) {
+        auto e = decode(s.tensor_values(i), file.parent_path(), file.string());
+        if (!e)
+            return e.error();
+        if (i > 0 && e->dtype != h.dtype)
+            return makeError(ErrorCode::InvalidArgument, file.string() + ": element " + std::to_string(i) + " is "
+                                 + std::string(dtypeName(e->dtype)) + ", element 0 " + std::string(dtypeName(h.dtype)));
+        h.dtype = e->dtype;
+        h.items.push_back(e->shape);
+        h.data.insert(h.data.end(), e->data.begin(), e->data.end());
+    }
+    h.shape = { std::int64_t(h.data.size()) / std::max<Bytes>(dtypeBytes(h.dtype), 1) };
+    return std::make_pair(s.name(), std::move(h));
+}
+
 Status writeTensorFile(const std::filesystem::path& file, const std::string& name, const HostTensor& tensor)
 {
-    TensorProto t;
-    t.set_name(name);
-    t.set_data_type(onnxdetail::onnxFromDType(tensor.dtype));
-    for (auto d : tensor.shape)
-        t.add_dims(d);
-    t.set_raw_data(std::string(reinterpret_cast<const char*>(tensor.data.data()), tensor.data.size()));
+    const auto fill = [](TensorProto& t, DType dtype, const std::vector<std::int64_t>& shape, const std::byte* data, std::size_t bytes) {
+        t.set_data_type(onnxdetail::onnxFromDType(dtype));
+        for (auto d : shape)
+            t.add_dims(d);
+        t.set_raw_data(std::string(reinterpret_cast<const char*>(data), bytes));
+    };
     std::ofstream out(file, std::ios::binary | std::ios::trunc);
-    if (!out || !t.SerializeToOstream(&out))
+    bool written = false;
+    if (tensor.sequence) {
+        onnx::SequenceProto s;
+        s.set_name(name);
+        s.set_elem_type(onnx::SequenceProto::TENSOR);
+        std::size_t at = 0;
+        for (const auto& item : tensor.items) {
+            const auto bytes = std::size_t(std::max<std::int64_t>(elementCount(item), 0) * dtypeBytes(tensor.dtype));
+            if (at + bytes > tensor.data.size())
+                return makeError(ErrorCode::InvalidArgument, file.string() + ": the sequence's element shapes exceed its data");
+            fill(*s.add_tensor_values(), tensor.dtype, item, tensor.data.data() + at, bytes);
+            at += bytes;
+        }
+        written = out && s.SerializeToOstream(&out);
+    } else {
+        TensorProto t;
+        t.set_name(name);
+        fill(t, tensor.dtype, tensor.shape, tensor.data.data(), tensor.data.size());
+        written = out && t.SerializeToOstream(&out);
+    }
+    if (!written)
         return makeError(ErrorCode::Io, file.string() + ": cannot write");
     return {};
 }

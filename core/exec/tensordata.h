@@ -22,6 +22,10 @@ struct HostTensor {
     DType dtype = DType::Undefined;
     std::vector<std::int64_t> shape;
     std::vector<std::byte> data;
+    // An ONNX sequence: `data` holds its elements packed in order, each of `dtype`, with these
+    // shapes; `shape` is { total elements }.
+    bool sequence = false;
+    std::vector<std::vector<std::int64_t>> items;
 
     std::int64_t elementCount() const;
 };
@@ -61,7 +65,10 @@ ModelData remapModelData(const ModelData& data, const Graph& from, const Graph& 
 
 // One TensorProto file: its name (may be empty) and contents.
 Expected<std::pair<std::string, HostTensor>> readTensorFile(const std::filesystem::path& file);
-// Writes `tensor` as a TensorProto named `name` with raw_data.
+// One SequenceProto file of tensors (the ONNX backend test data's sequence values): its name and
+// the elements as one HostTensor (sequence = true); an empty sequence has dtype Undefined.
+Expected<std::pair<std::string, HostTensor>> readSequenceFile(const std::filesystem::path& file);
+// Writes `tensor` as a TensorProto named `name` with raw_data (a sequence: a SequenceProto of them).
 Status writeTensorFile(const std::filesystem::path& file, const std::string& name, const HostTensor& tensor);
 
 } // namespace core

@@ -61,6 +61,11 @@ ToleranceCheck checkTolerance(const Graph& graph, const std::vector<HostTensor>&
             off("output '" + name + "': different type or size");
             continue;
         }
+        if (e.items != a.items) {
+            check.maxRelativeError = kInfinite;
+            off("output '" + name + "': the sequences' element shapes differ");
+            continue;
+        }
         if (e.dtype != DType::Float32 && e.dtype != DType::Float64 && e.dtype != DType::Float16 && e.dtype != DType::BFloat16) {
             if (e.data != a.data) {
                 check.maxRelativeError = kInfinite;

@@ -110,6 +110,8 @@ Bytes tensorBytes(DType dtype, const std::vector<std::int64_t>& shape)
 std::string tensorTypeText(const Tensor& t, std::string_view times)
 {
     std::string text(dtypeName(t.dtype));
+    if (t.sequence)
+        return "sequence of " + text;
     if (!t.rankKnown)
         return text + " ?";
     if (t.shape.empty())

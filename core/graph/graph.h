@@ -45,6 +45,10 @@ struct Tensor {
     Bytes size = kUnknownSize;       // element count × dtypeBytes, or kUnknownSize
     TensorKind kind = TensorKind::Activation;
     bool estimated = false; // size is an upper bound (data-dependent shape)
+    // An ONNX sequence of tensors of `dtype` (shape unknown): `size` is an estimate of its elements'
+    // bytes, so it is estimated too. An executor packs the elements in order from the start of its
+    // room and keeps their shapes beside it.
+    bool sequence = false;
     // Contents of a small integer constant (a shape argument such as Reshape's), when known; empty otherwise.
     // Lets an exporter write a model whose shape inference gives the same shapes.
     std::vector<std::int64_t> values;
@@ -103,7 +107,8 @@ struct ShapeBindings {
 Bytes tensorBytes(DType dtype, const std::vector<std::int64_t>& shape);
 
 // "uint8 1x96x112x112": element type and shape with `times` between dimensions; ? for a dimension
-// import could not infer, "float32 ?" when even the rank is unknown, "int64 scalar" for rank 0.
+// import could not infer, "float32 ?" when even the rank is unknown, "int64 scalar" for rank 0,
+// "sequence of float32" for a sequence.
 std::string tensorTypeText(const Tensor& t, std::string_view times = "x");
 
 // Sets Tensor::size from dtype and shape for every tensor whose size is still unknown.

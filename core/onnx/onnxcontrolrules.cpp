@@ -74,18 +74,31 @@ void loopRule(const RuleInput& in, std::vector<ValueFacts>& out)
         return;
     const auto& body = in.subgraphOutputs[0];
     const std::size_t carried = in.inputs.size() >= 2 ? in.inputs.size() - 2 : 0;
-    for (std::size_t i = 0; i < carried && i < out.size(); ++i) {
-        if (1 + i < body.size() && body[1 + i].kind != ValueKind::Unknown)
-            out[i] = body[1 + i];
-        if (const auto* initial = inputAt(in, 2 + i))
-            mergeFacts(out[i], *initial);
-        out[i].value = nullptr;
-    }
-    // Scan outputs stack one body output per iteration.
     std::int64_t trips = -1;
     bool estimated = inputAt(in, 1) != nullptr; // a condition may stop the loop early: M is a bound
     if (auto m = constInts(inputAt(in, 0)); m && m->size() == 1 && (*m)[0] >= 0 && (*m)[0] <= kMaxTripCount)
         trips = (*m)[0];
+    for (std::size_t i = 0; i < carried && i < out.size(); ++i) {
+        if (1 + i < body.size() && body[1 + i].kind != ValueKind::Unknown)
+            out[i] = body[1 + i];
+        const auto* initial = inputAt(in, 2 + i);
+        // A carried sequence that grows by the same bytes every iteration (a list built by
+        // SequenceInsert): what it enters with plus M times that growth, a bound when a condition may stop early.
+        if (out[i].kind == ValueKind::Sequence && initial && initial->kind == ValueKind::Sequence && initial->bytes >= 0
+            && out[i].bytes > initial->bytes) {
+            if (trips < 0 && !in.allowGuesses) {
+                out[i] = {};
+                continue;
+            }
+            const std::int64_t growth = out[i].bytes - initial->bytes;
+            out[i].bytes = initial->bytes + std::max<std::int64_t>(trips, 1) * growth;
+            out[i].estimated = out[i].estimated || estimated || trips < 0;
+        }
+        if (initial)
+            mergeFacts(out[i], *initial);
+        out[i].value = nullptr;
+    }
+    // Scan outputs stack one body output per iteration.
     if (trips < 0) {
         if (!in.allowGuesses)
             return;

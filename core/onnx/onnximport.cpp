@@ -185,6 +185,8 @@ Expected<Graph> importImpl(const std::filesystem::path& file, const ShapeBinding
         }
         if (f.kind == ValueKind::Sequence || f.kind == ValueKind::Map)
             ++sequences;
+        if (f.kind == ValueKind::Sequence)
+            t.sequence = t.estimated = true;
         const std::int64_t bytes = factsBytes(f);
         t.size = bytes >= 0 ? bytes : kUnknownSize;
         if (t.rankKnown && t.dtype != DType::Undefined && t.size == kUnknownSize && elementCount(t.shape) < 0
@@ -258,8 +260,8 @@ Expected<Graph> importImpl(const std::filesystem::path& file, const ShapeBinding
                         + " sized by an estimate of the tensors they hold");
     std::vector<std::string> bounded;
     for (std::size_t t = 0; t < g.tensors.size(); ++t) {
-        if (!g.tensors[t].estimated || producer[t] < 0)
-            continue;
+        if (!g.tensors[t].estimated || g.tensors[t].sequence || producer[t] < 0)
+            continue; // sequences have their own note
         // Report where estimates start, not everything downstream of them.
         const auto& op = g.ops[producer[t]];
         if (std::none_of(op.inputs.begin(), op.inputs.end(), [&](TensorIndex in) { return g.tensors[in].estimated; }))

@@ -162,7 +162,8 @@ void appendKey(std::string& key, const ValueFacts* f)
 } // namespace
 
 InferenceResult inferModel(const onnx::ModelProto& model, const std::vector<const onnx::TensorProto*>& initializers,
-                           const std::vector<std::string>& names, int depth)
+                           const std::vector<std::string>& names, int depth,
+                           const std::unordered_map<std::string, ValueFacts>& sequences)
 {
     InferenceResult r;
     const auto& graph = model.graph();
@@ -204,6 +205,9 @@ InferenceResult inferModel(const onnx::ModelProto& model, const std::vector<cons
     for (const auto& vi : graph.input()) {
         inputNames.insert(vi.name());
         declare(vi);
+        if (const auto s = sequences.find(vi.name()); s != sequences.end())
+            if (auto it = facts.find(vi.name()); it != facts.end())
+                mergeFacts(it->second, s->second);
     }
     for (const auto& vi : graph.value_info())
         declare(vi);

@@ -75,7 +75,13 @@ std::vector<ValueFacts> inferBody(const onnx::ModelProto& model, const onnx::Gra
     *g->mutable_sparse_initializer() = body.sparse_initializer();
 
     std::unordered_set<std::string> estimated; // values computed from an upper bound
+    std::unordered_map<std::string, ValueFacts> sequences; // formal sequences with the bytes they enter with
     auto declare = [&](onnx::ValueInfoProto& vi, const ValueFacts& f) {
+        if (f.kind == ValueKind::Sequence && f.bytes >= 0 && vi.type().has_sequence_type()) {
+            sequences[vi.name()] = f;
+            if (f.estimated)
+                estimated.insert(vi.name());
+        }
         if (f.kind != ValueKind::Tensor)
             return;
         ValueFacts merged = vi.has_type() ? factsFromType(vi.type()) : ValueFacts {};
@@ -115,7 +121,7 @@ std::vector<ValueFacts> inferBody(const onnx::ModelProto& model, const onnx::Gra
         declare(*vi, *f);
     }
 
-    auto inferred = inferModel(sub, initializers, valueNames(*g, initializers), depth + 1);
+    auto inferred = inferModel(sub, initializers, valueNames(*g, initializers), depth + 1, sequences);
     // The body's nodes are in topological order (ONNX requires it).
     for (const auto& node : body.node()) {
         bool bound = std::any_of(node.input().begin(), node.input().end(), [&](const auto& in) { return estimated.count(in) > 0; });

@@ -1,0 +1,368 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+// ONNX sequences on the CPU executor: a sequence lives in its planned room as its elements packed in
+// order, their shapes beside it. The sequence kernels against ONNX's rules, a list built in a Loop
+// (tricky/list_loop) sized at import and run for real in every planner's arena, a swapped sequence,
+// sequence inputs given as files, and the sequence models of Debian's libonnx-testdata.
+#include "boundedgraphs.h"
+#include "exec/runshape.h"
+#include "exec/tolerance.h"
+#include "graphbuilder.h"
+#include "planners/validate.h"
+#include "strategies/strategy.h"
+
+#include <QtTest>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <type_traits>
+
+namespace fs = std::filesystem;
+using core::exec::Shape;
+using core::exec::TensorView;
+
+namespace {
+
+const fs::path kTestData = "/usr/share/libonnx-testdata/data";
+
+// A view of `data` (float32 or int64) with `shape`.
+template <typename T>
+TensorView viewOf(std::vector<T>& data, Shape shape)
+{
+    TensorView v;
+    v.dtype = std::is_same_v<T, float> ? core::DType::Float32 : core::DType::Int64;
+    v.count = core::elementCount(shape);
+    v.shape = std::move(shape);
+    v.data = reinterpret_cast<std::byte*>(data.data());
+    return v;
+}
+
+TensorView floatView(std::vector<float>& data, Shape shape) { return viewOf(data, std::move(shape)); }
+TensorView int64View(std::vector<std::int64_t>& data, Shape shape) { return viewOf(data, std::move(shape)); }
+
+TensorView sequenceView(std::vector<float>& data, std::vector<Shape> items)
+{
+    TensorView v = floatView(data, { std::int64_t(data.size()) });
+    std::int64_t total = 0;
+    for (const auto& s : items)
+        total += core::elementCount(s);
+    v.shape = { total };
+    v.count = total;
+    v.sequence = true;
+    v.items = std::move(items);
+    return v;
+}
+
+struct SequenceCall {
+    core::Op op;
+    core::exec::KernelCall call;
+    std::vector<Shape> shapes;
+    std::vector<std::vector<Shape>> items;
+    bool run()
+    {
+        call.op = &op;
+        const auto kernel = core::exec::findSequenceKernel(op.type);
+        return kernel && kernel(call, shapes, items);
+    }
+};
+
+} // namespace
+
+class TestSequences : public QObject {
+    Q_OBJECT
+
+private slots:
+    // Insert, erase and read at negative positions; split by a scalar (a shorter last piece) and
+    // with keepdims 0; stack on a new axis; refusals leave the room untouched.
+    void sequenceKernelsFollowOnnx()
+    {
+        std::vector<float> seqData { 1, 2, 3, 4, 5 }; // items [2] = {1,2}, [3] = {3,4,5}
+        std::vector<float> t { 9 };
+        std::vector<std::int64_t> minusOne { -1 };
+        std::vector<float> room(16, -7.0f);
+        {
+            SequenceCall c;
+            c.op.type = "SequenceInsert";
+            c.call.in = { sequenceView(seqData, { { 2 }, { 3 } }), floatView(t, { 1 }), int64View(minusOne, {}) };
+            c.call.out = { sequenceView(room, {}) };
+            c.call.out[0].count = std::int64_t(room.size());
+            QVERIFY(c.run());
+            QCOMPARE(c.items[0], (std::vector<Shape> { { 2 }, { 1 }, { 3 } })); // -1: before the last element
+            QCOMPARE(std::vector<float>(room.begin(), room.begin() + 6), (std::vector<float> { 1, 2, 9, 3, 4, 5 }));
+            QCOMPARE(c.shapes[0], (Shape { 6 }));
+        }
+        {
+            SequenceCall c;
+            c.op.type = "SequenceErase";
+            c.call.in = { sequenceView(seqData, { { 2 }, { 3 } }) };
+            c.call.out = { sequenceView(room, {}) };
+            c.call.out[0].count = std::int64_t(room.size());
+            QVERIFY(c.run());
+            QCOMPARE(c.items[0], (std::vector<Shape> { { 2 } })); // no position: the last
+        }
+        {
+            SequenceCall c;
+            c.op.type = "SequenceAt";
+            c.call.in = { sequenceView(seqData, { { 2 }, { 3 } }), int64View(minusOne, {}) };
+            c.call.out = { floatView(room, { std::int64_t(room.size()) }) };
+            QVERIFY(c.run());
+            QCOMPARE(c.shapes[0], (Shape { 3 }));
+            QCOMPARE(std::vector<float>(room.begin(), room.begin() + 3), (std::vector<float> { 3, 4, 5 }));
+            std::vector<std::int64_t> two { 2 };
+            c.call.in[1] = int64View(two, {});
+            std::fill(room.begin(), room.end(), -7.0f);
+            QVERIFY(!c.run()); // past the end
+            QCOMPARE(room, std::vector<float>(16, -7.0f));
+        }
+        std::vector<float> x(10);
+        for (std::size_t i = 0; i < x.size(); ++i)
+            x[i] = float(i); // [5, 2]
+        {
+            SequenceCall c;
+            c.op.type = "SplitToSequence";
+            std::vector<std::int64_t> two { 2 };
+            c.call.in = { floatView(x, { 5, 2 }), int64View(two, {}) };
+            c.call.out = { sequenceView(room, {}) };
+            c.call.out[0].count = std::int64_t(room.size());
+            QVERIFY(c.run());
+            QCOMPARE(c.items[0], (std::vector<Shape> { { 2, 2 }, { 2, 2 }, { 1, 2 } }));
+            QCOMPARE(std::vector<float>(room.begin(), room.begin() + 10), x);
+        }
+        {
+            SequenceCall c;
+            c.op.type = "SplitToSequence";
+            c.op.attributes["axis"].ints = { 1 };
+            c.op.attributes["keepdims"].ints = { 0 };
+            c.call.in = { floatView(x, { 5, 2 }) };
+            c.call.out = { sequenceView(room, {}) };
+            c.call.out[0].count = std::int64_t(room.size());
+            QVERIFY(c.run());
+            QCOMPARE(c.items[0], (std::vector<Shape> { { 5 }, { 5 } }));
+            QCOMPARE(std::vector<float>(room.begin(), room.begin() + 10), (std::vector<float> { 0, 2, 4, 6, 8, 1, 3, 5, 7, 9 }));
+        }
+        {
+            // Two [2, 3] elements stacked on a new axis 1: [2, 2, 3], rows interleaved.
+            std::vector<float> pair { 0, 1, 2, 3, 4, 5, 10, 11, 12, 13, 14, 15 };
+            SequenceCall c;
+            c.op.type = "ConcatFromSequence";
+            c.op.attributes["axis"].ints = { 1 };
+            c.op.attributes["new_axis"].ints = { 1 };
+            c.call.in = { sequenceView(pair, { { 2, 3 }, { 2, 3 } }) };
+            c.call.out = { floatView(room, { std::int64_t(room.size()) }) };
+            QVERIFY(c.run());
+            QCOMPARE(c.shapes[0], (Shape { 2, 2, 3 }));
+            QCOMPARE(std::vector<float>(room.begin(), room.begin() + 12),
+                (std::vector<float> { 0, 1, 2, 10, 11, 12, 3, 4, 5, 13, 14, 15 }));
+        }
+        {
+            // More than the room holds: refused before anything is written.
+            SequenceCall c;
+            c.op.type = "SequenceConstruct";
+            std::vector<float> small(4, -7.0f);
+            c.call.in = { floatView(x, { 5, 2 }), floatView(t, { 1 }) };
+            c.call.out = { sequenceView(small, {}) };
+            c.call.out[0].count = 4;
+            QVERIFY(!c.run());
+            QCOMPARE(small, std::vector<float>(4, -7.0f));
+        }
+    }
+
+    // tricky/list_loop: the carried list is sized as 4 iterations of one 32-byte row; every op runs
+    // for real; the stacked rows are relu(X · W), the list holds them as four [8] elements, and every
+    // planner's arena gives the same bits. The list survives a SequenceProto round trip.
+    void listBuiltInALoopRunsForReal()
+    {
+        const auto file = boundedgraphs::fixture("list_loop");
+        if (!fs::exists(file))
+            QSKIP("tests/models/tricky/ fixtures are missing: run scripts/make_models.sh to make the test models");
+        const auto w = core::loadWorkload(file, {});
+        QVERIFY2(w, w ? "" : w.error().message.c_str());
+        const auto& g = *w->graph;
+        const auto list = g.findTensor("outputs");
+        QVERIFY(list && g.tensors[std::size_t(*list)].sequence && g.tensors[std::size_t(*list)].estimated);
+        QCOMPARE(g.tensors[std::size_t(*list)].size, core::Bytes(4 * 8 * 4));
+        QVERIFY(!g.tensors[std::size_t(*g.findTensor("X"))].sequence);
+
+        auto options = boundedgraphs::withModelData(file, g);
+        QVERIFY(options.modelData);
+        std::vector<float> x(32);
+        for (std::size_t i = 0; i < x.size(); ++i)
+            x[i] = float(int(i % 7) - 3) * 0.5f;
+        options.inputs["X"] = boundedgraphs::floats({ 4, 8 }, x);
+        const auto run = core::runOnCpu(g, w->schedule, w->problem, core::noReusePlan(w->problem), w->bufferTensor, options);
+        QVERIFY2(run, run ? "" : run.error().message.c_str());
+        QCOMPARE(run->opsSynthetic, 0);
+        QCOMPARE(run->opsReal, 5);
+
+        const auto& weight = options.modelData->weights.at(*g.findTensor("W"));
+        std::vector<float> wv(64);
+        std::memcpy(wv.data(), weight.data.data(), weight.data.size());
+        std::vector<float> expected(32);
+        for (int r = 0; r < 4; ++r)
+            for (int j = 0; j < 8; ++j) {
+                float s = 0;
+                for (int k = 0; k < 8; ++k)
+                    s += x[std::size_t(r * 8 + k)] * wv[std::size_t(k * 8 + j)];
+                expected[std::size_t(r * 8 + j)] = std::max(s, 0.0f);
+            }
+        const auto stacked = boundedgraphs::valuesOf<float>(run->outputs[0]);
+        QCOMPARE(run->outputs[0].shape, (std::vector<std::int64_t> { 4, 8 }));
+        for (std::size_t i = 0; i < expected.size(); ++i)
+            QVERIFY2(std::fabs(stacked[i] - expected[i]) <= 1e-6f, qPrintable(QString::number(i)));
+        QVERIFY(run->outputs[1].sequence);
+        QCOMPARE(run->outputs[1].items, (std::vector<std::vector<std::int64_t>>(4, { 8 })));
+        QCOMPARE(boundedgraphs::valuesOf<float>(run->outputs[1]), stacked);
+        QCOMPARE(boundedgraphs::valuesOf<std::int64_t>(run->outputs[2]), (std::vector<std::int64_t> { 4 }));
+
+        boundedgraphs::checkEveryPlanner(*w, options, run->outputs);
+
+        const auto saved = fs::path(QDir::tempPath().toStdString()) / "memplan_list_loop_outputs.pb";
+        QVERIFY(core::writeTensorFile(saved, "outputs", run->outputs[1]));
+        const auto back = core::readSequenceFile(saved);
+        QVERIFY2(back, back ? "" : back.error().message.c_str());
+        QCOMPARE(back->first, std::string("outputs"));
+        QCOMPARE(back->second.items, run->outputs[1].items);
+        QVERIFY(back->second.data == run->outputs[1].data);
+        QVERIFY(!core::readTensorFile(saved) || core::readTensorFile(saved)->second.data != run->outputs[1].data);
+        fs::remove(saved);
+    }
+
+    // A sequence held across a chain of ops is swapped to the host and back: the copies keep its
+    // element shapes, so the model computes the same bits as without the swap.
+    void swappedSequenceKeepsItsElements()
+    {
+        using core::TensorKind;
+        GraphBuilder b;
+        const auto x = b.tensor("x", { 64, 256 }, TensorKind::Input);
+        const auto seq = b.tensor("rows", { 64, 256 });
+        auto& s = b.g.tensors[std::size_t(seq)];
+        s.sequence = s.estimated = true;
+        s.rankKnown = false;
+        s.shape.clear();
+        b.op("split", "SplitToSequence", { x }, { seq })->attributes["keepdims"].ints = { 0 };
+        // A chain on twice as large tensors peaks while the list waits for its reader.
+        core::TensorIndex last = b.tensor("z", { 64, 512 }, TensorKind::Input);
+        for (const char* type : { "Sigmoid", "Relu", "Tanh", "Relu", "Sigmoid", "Tanh" }) {
+            const bool end = b.g.ops.size() == 6;
+            const auto next = b.tensor(std::string(type) + std::to_string(b.g.ops.size()), { 64, 512 },
+                end ? TensorKind::Output : TensorKind::Activation);
+            b.op(std::string("f") + std::to_string(b.g.ops.size()), type, { last }, { next });
+            last = next;
+        }
+        const auto stacked = b.tensor("stacked", { 64, 256 });
+        b.op("stack", "ConcatFromSequence", { seq }, { stacked })->attributes["new_axis"].ints = { 1 };
+        b.op("sum", "Add", { stacked, stacked }, { b.tensor("y", { 64, 256 }, TensorKind::Output) });
+        const auto original = b.workload("swapped-sequence", 256);
+
+        const auto plain = core::runOnCpu(*original.graph, original.schedule, original.problem, core::noReusePlan(original.problem),
+            original.bufferTensor, {});
+        QVERIFY2(plain, plain ? "" : plain.error().message.c_str());
+        QCOMPARE(plain->opsSynthetic, 0);
+
+        core::StrategyOptions options;
+        options.alignment = original.problem.alignment;
+        const auto applied = core::applyStrategies(original, { "swap" }, options);
+        QVERIFY2(applied, applied ? "" : applied.error().message.c_str());
+        const auto& w = applied->workload;
+        const auto swapOut = std::find_if(w.graph->ops.begin(), w.graph->ops.end(),
+            [&](const core::Op& op) { return op.type == "SwapOut" && w.graph->tensors[std::size_t(op.inputs[0])].name == "rows"; });
+        QVERIFY2(swapOut != w.graph->ops.end(), "the sequence was not swapped");
+        const auto plan = core::runPlanner(*core::plannerByName("greedy-by-size"), w.problem);
+        QVERIFY(plan);
+        QVERIFY(core::validatePlan(w.problem, *plan).ok());
+        const auto check = core::checkPlanByRunning(*w.graph, w.schedule, w.problem, *plan, w.bufferTensor, {});
+        QVERIFY2(check, check ? "" : check.error().message.c_str());
+        QVERIFY2(check->outputsMatch, check->mismatch.c_str());
+        QCOMPARE(check->planned.opsSynthetic, 0);
+        const auto mismatch = core::compareOutputs(*w.graph, plain->outputs, check->planned.outputs);
+        QVERIFY2(mismatch.empty(), mismatch.c_str());
+    }
+
+    // A sequence graph input given as elements: they flow into the run; more than the planned room
+    // is refused with the input's name; a tensor given for a sequence input too.
+    void sequenceInputs()
+    {
+        using core::TensorKind;
+        GraphBuilder b;
+        const auto seq = b.tensor("list", { 16 }, TensorKind::Input);
+        auto& s = b.g.tensors[std::size_t(seq)];
+        s.sequence = s.estimated = true;
+        s.rankKnown = false;
+        s.shape.clear();
+        const auto joined = b.tensor("joined", { 16 }, TensorKind::Output);
+        b.g.tensors[std::size_t(joined)].estimated = true;
+        b.op("join", "ConcatFromSequence", { seq }, { joined });
+        const auto w = b.workload("sequence-input", 64);
+
+        core::HostTensor given = boundedgraphs::floats({ 5 }, { 1, 2, 3, 4, 5 });
+        given.sequence = true;
+        given.items = { { 2 }, { 3 } };
+        core::RunOptions options;
+        options.inputs["list"] = given;
+        const auto run = core::runOnCpu(*w.graph, w.schedule, w.problem, core::noReusePlan(w.problem), w.bufferTensor, options);
+        QVERIFY2(run, run ? "" : run.error().message.c_str());
+        QCOMPARE(run->opsSynthetic, 0);
+        QCOMPARE(run->outputs[0].shape, (std::vector<std::int64_t> { 5 }));
+        QCOMPARE(boundedgraphs::valuesOf<float>(run->outputs[0]), (std::vector<float> { 1, 2, 3, 4, 5 }));
+
+        core::HostTensor tooMany = boundedgraphs::floats({ 20 }, std::vector<float>(20, 1.0f));
+        tooMany.sequence = true;
+        tooMany.items = { { 20 } };
+        options.inputs["list"] = tooMany;
+        const auto refused = core::runOnCpu(*w.graph, w.schedule, w.problem, core::noReusePlan(w.problem), w.bufferTensor, options);
+        QVERIFY(!refused);
+        QVERIFY2(refused.error().message.find("input 'list'") != std::string::npos, refused.error().message.c_str());
+        QVERIFY2(refused.error().message.find("at most a sequence") != std::string::npos, refused.error().message.c_str());
+        options.inputs["list"] = boundedgraphs::floats({ 2 }, { 1, 2 });
+        QVERIFY(!core::runOnCpu(*w.graph, w.schedule, w.problem, core::noReusePlan(w.problem), w.bufferTensor, options));
+    }
+
+    // libonnx-testdata's sequence models (SequenceEmpty/Construct/Insert/Erase/At/Length,
+    // SplitToSequence, ConcatFromSequence, Identity of a sequence) against their stored outputs, on
+    // real kernels only; model 8 has a symbolic dimension, bound from its test data.
+    void libonnxSequenceModels()
+    {
+        if (!fs::exists(kTestData / "simple"))
+            QSKIP("libonnx-testdata is not installed");
+        int passed = 0;
+        for (int m = 1; m <= 8; ++m) {
+            const auto dir = kTestData / "simple" / ("test_sequence_model" + std::to_string(m));
+            const auto set = dir / "test_data_set_0";
+            core::LoadOptions load;
+            if (m == 8) {
+                const auto x = core::readTensorFile(set / "input_0.pb");
+                QVERIFY(x);
+                load.bindings.inputShapes["X"] = x->second.shape;
+            }
+            const auto w = core::loadWorkload((dir / "model.onnx").string(), load);
+            QVERIFY2(w, w ? "" : w.error().message.c_str());
+            auto options = boundedgraphs::withModelData((dir / "model.onnx").string(), *w->graph);
+            for (std::size_t k = 0; k < w->graph->inputs.size(); ++k) {
+                const auto& tensor = w->graph->tensors[w->graph->inputs[k]];
+                const auto file = set / ("input_" + std::to_string(k) + ".pb");
+                auto in = tensor.sequence ? core::readSequenceFile(file) : core::readTensorFile(file);
+                QVERIFY2(in, in ? "" : in.error().message.c_str());
+                options.inputs[tensor.name] = std::move(in->second);
+            }
+            const auto run = core::runOnCpu(*w->graph, w->schedule, w->problem, core::noReusePlan(w->problem), w->bufferTensor, options);
+            QVERIFY2(run, run ? "" : run.error().message.c_str());
+            QVERIFY2(run->opsSynthetic == 0, qPrintable(QStringLiteral("model %1 ran synthetic ops").arg(m)));
+            std::vector<core::HostTensor> expected;
+            for (std::size_t k = 0; k < run->outputs.size(); ++k) {
+                const auto file = set / ("output_" + std::to_string(k) + ".pb");
+                auto out = run->outputs[k].sequence ? core::readSequenceFile(file) : core::readTensorFile(file);
+                QVERIFY2(out, out ? "" : out.error().message.c_str());
+                expected.push_back(std::move(out->second));
+            }
+            const auto off = core::compareWithin(*w->graph, expected, run->outputs, 1e-5);
+            QVERIFY2(off.empty(), qPrintable(QStringLiteral("model %1: %2").arg(m).arg(QString::fromStdString(off))));
+            boundedgraphs::checkEveryPlanner(*w, options, run->outputs);
+            ++passed;
+        }
+        QCOMPARE(passed, 8);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestSequences)
+#include "tst_sequences.moc"
