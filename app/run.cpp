@@ -375,10 +375,32 @@ int runCommand(const std::vector<std::string>& words)
     const auto* planner = core::plannerByName(plannerName);
     if (!planner)
         return fail("unknown planner '" + plannerName + "'", kUsage);
-    const auto loadOptions = loadOptionsFrom(*args);
+    auto loadOptions = loadOptionsFrom(*args);
     if (!loadOptions)
         return fail(loadOptions.error().message, kUsage);
     const auto& spec = args->positional[0];
+    std::vector<std::pair<std::string, std::filesystem::path>> inputFiles;
+    for (const auto& item : args->values("input")) {
+        const auto eq = item.find('=');
+        if (eq == std::string::npos || eq == 0)
+            return fail("--input '" + item + "': expected NAME=FILE.pb", kUsage);
+        inputFiles.emplace_back(item.substr(0, eq), item.substr(eq + 1));
+    }
+    // An ONNX model's inputs given as files also fix the sizes its declared shapes leave open (a
+    // symbolic batch, a sequence's length); a sequence input reads a SequenceProto file.
+    if (isOnnxFile(spec) && !inputFiles.empty()) {
+        auto given = core::readGivenInputs(spec, inputFiles, loadOptions->bindings);
+        if (!given)
+            return fail(given.error().message);
+        options.inputs = std::move(*given);
+    } else {
+        for (const auto& [name, file] : inputFiles) {
+            auto tensor = core::readTensorFile(file);
+            if (!tensor)
+                return fail(tensor.error().message);
+            options.inputs[name] = std::move(tensor->second);
+        }
+    }
     auto loaded = core::loadWorkload(spec, *loadOptions);
     if (!loaded)
         return fail(loaded.error().message);
@@ -391,21 +413,6 @@ int runCommand(const std::vector<std::string>& words)
         if (!data)
             return fail(data.error().message);
         originalData = std::make_shared<const core::ModelData>(std::move(*data));
-    }
-    for (const auto& item : args->values("input")) {
-        const auto eq = item.find('=');
-        if (eq == std::string::npos || eq == 0)
-            return fail("--input '" + item + "': expected NAME=FILE.pb", kUsage);
-        // A graph input that is a sequence reads a SequenceProto file; an empty one takes the input's element type.
-        const auto name = item.substr(0, eq);
-        const auto index = original.graph->findTensor(name);
-        const bool sequence = index && original.graph->tensors[std::size_t(*index)].sequence;
-        auto tensor = sequence ? core::readSequenceFile(item.substr(eq + 1)) : core::readTensorFile(item.substr(eq + 1));
-        if (!tensor)
-            return fail(tensor.error().message);
-        if (sequence && tensor->second.data.empty())
-            tensor->second.dtype = original.graph->tensors[std::size_t(*index)].dtype;
-        options.inputs[name] = std::move(tensor->second);
     }
 
     const auto costProfile = deviceFrom(*args, "profile");

@@ -5,12 +5,17 @@
 // (tricky/list_loop) sized at import and run for real in every planner's arena, a swapped sequence,
 // sequence inputs given as files, and the sequence models of Debian's libonnx-testdata.
 #include "boundedgraphs.h"
+#include "clirun.h"
 #include "exec/runshape.h"
 #include "exec/tolerance.h"
 #include "graphbuilder.h"
 #include "planners/validate.h"
 #include "strategies/strategy.h"
 
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
 #include <QtTest>
 
 #include <algorithm>
@@ -316,6 +321,60 @@ private slots:
         QVERIFY2(refused.error().message.find("at most a sequence") != std::string::npos, refused.error().message.c_str());
         options.inputs["list"] = boundedgraphs::floats({ 2 }, { 1, 2 });
         QVERIFY(!core::runOnCpu(*w.graph, w.schedule, w.problem, core::noReusePlan(w.problem), w.bufferTensor, options));
+    }
+
+    // `memplan run --input`: files given for an ONNX model's inputs fix what its declared shapes
+    // leave open. A sequence input of unknown length (libonnx-testdata's SequenceInsert case) is
+    // sized by its SequenceProto file and the run writes the stored output; a symbolic dimension
+    // (tricky/attention_seq's `seq`) takes the file's size without --dim; an unknown input name is
+    // one line naming it and the model's inputs.
+    void runSizesInputsFromTheirFiles()
+    {
+        const auto node = kTestData / "node" / "test_sequence_insert_at_back";
+        const auto attention = boundedgraphs::fixture("attention_seq");
+        if (!fs::exists(node) || !fs::exists(attention))
+            QSKIP("needs libonnx-testdata and tests/models/tricky (scripts/make_models.sh)");
+        QTemporaryDir dir;
+        const auto set = node / "test_data_set_0";
+        const QString model = QString::fromStdString((node / "model.onnx").string());
+        const auto unsized = memplan({ QStringLiteral("run"), model, QStringLiteral("--repeat"), QStringLiteral("1") });
+        QVERIFY2(unsized.exitCode == 1 && unsized.err.contains(QStringLiteral("'sequence'")), qPrintable(unsized.err));
+        const auto run = memplan({ QStringLiteral("run"), model, QStringLiteral("--repeat"), QStringLiteral("1"), QStringLiteral("--input"),
+            QStringLiteral("sequence=%1").arg(QString::fromStdString((set / "input_0.pb").string())), QStringLiteral("--input"),
+            QStringLiteral("tensor=%1").arg(QString::fromStdString((set / "input_1.pb").string())), QStringLiteral("--save-outputs"),
+            dir.path() });
+        QVERIFY2(run.exitCode == 0, qPrintable(run.err));
+        QVERIFY2(run.out.contains(QStringLiteral("1 real, 0 synthetic")), qPrintable(run.out));
+        const auto saved = core::readSequenceFile(dir.filePath(QStringLiteral("output_0.pb")).toStdString());
+        const auto stored = core::readSequenceFile(set / "output_0.pb");
+        QVERIFY2(saved && stored, saved ? "" : saved.error().message.c_str());
+        QCOMPARE(saved->second.items, stored->second.items);
+        QVERIFY(saved->second.data == stored->second.data);
+
+        const auto x = fs::path(dir.filePath(QStringLiteral("x.pb")).toStdString());
+        QVERIFY(core::writeTensorFile(x, "x", boundedgraphs::floats({ 1, 16, 64 }, std::vector<float>(16 * 64, 0.25f))));
+        const auto json = dir.filePath(QStringLiteral("run.json"));
+        const auto sized = memplan({ QStringLiteral("run"), QString::fromStdString(attention), QStringLiteral("--repeat"),
+            QStringLiteral("1"), QStringLiteral("--input"), QStringLiteral("x=%1").arg(QString::fromStdString(x.string())),
+            QStringLiteral("--json"), json });
+        QVERIFY2(sized.exitCode == 0, qPrintable(sized.err));
+        QVERIFY2(sized.out.contains(QStringLiteral("outputs vs no-reuse run: arena bit-identical")), qPrintable(sized.out));
+        const auto planJson = dir.filePath(QStringLiteral("plan.json"));
+        const auto plan = memplan({ QStringLiteral("plan"), QString::fromStdString(attention), QStringLiteral("--dim"),
+            QStringLiteral("seq=16"), QStringLiteral("--json"), planJson });
+        QVERIFY2(plan.exitCode == 0, qPrintable(plan.err));
+        const auto field = [](const QString& file, const char* name) {
+            QFile f(file);
+            return f.open(QIODevice::ReadOnly) ? QJsonDocument::fromJson(f.readAll()).object().value(QLatin1String(name)).toInteger() : -1;
+        };
+        QVERIFY(field(planJson, "arena_bytes") > 0);
+        QCOMPARE(field(json, "arena_bytes"), field(planJson, "arena_bytes")); // the arena `--dim seq=16` plans
+
+        const auto unknown = memplan({ QStringLiteral("run"), QString::fromStdString(attention), QStringLiteral("--input"),
+            QStringLiteral("nosuch=%1").arg(QString::fromStdString(x.string())) });
+        QCOMPARE(unknown.exitCode, 1);
+        QVERIFY2(unknown.err.contains(QStringLiteral("input 'nosuch'")) && unknown.err.contains(QStringLiteral("'x'")),
+            qPrintable(unknown.err));
     }
 
     // libonnx-testdata's sequence models (SequenceEmpty/Construct/Insert/Erase/At/Length,

@@ -13,6 +13,7 @@
 #include <onnx/defs/schema.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
 #include <unordered_set>
@@ -443,6 +444,68 @@ Expected<std::pair<std::string, HostTensor>> readTensorFile(const std::filesyste
     if (!h)
         return h.error();
     return std::make_pair(t.name(), std::move(*h));
+}
+
+Expected<std::vector<DeclaredInput>> declaredInputs(const std::filesystem::path& modelFile)
+{
+    auto model = onnxdetail::readModel(modelFile);
+    if (!model)
+        return model.error();
+    std::unordered_set<std::string> initializers;
+    for (const auto& t : model->graph().initializer())
+        initializers.insert(t.name());
+    std::vector<DeclaredInput> inputs;
+    for (const auto& vi : model->graph().input()) {
+        if (initializers.count(vi.name()))
+            continue;
+        DeclaredInput d;
+        d.name = vi.name();
+        const onnx::TypeProto* type = &vi.type();
+        if (type->has_sequence_type()) {
+            d.sequence = true;
+            type = &type->sequence_type().elem_type();
+        }
+        if (type->has_tensor_type()) {
+            d.dtype = onnxdetail::dtypeFromOnnx(type->tensor_type().elem_type()).value_or(DType::Undefined);
+            const auto& shape = type->tensor_type().shape();
+            d.fixedShape = type->tensor_type().has_shape()
+                && std::all_of(shape.dim().begin(), shape.dim().end(), [](const auto& dim) { return dim.has_dim_value(); });
+        }
+        inputs.push_back(std::move(d));
+    }
+    return inputs;
+}
+
+Expected<std::map<std::string, HostTensor>> readGivenInputs(const std::filesystem::path& modelFile,
+    const std::vector<std::pair<std::string, std::filesystem::path>>& files, ShapeBindings& bindings)
+{
+    auto declared = declaredInputs(modelFile);
+    if (!declared)
+        return declared.error();
+    std::map<std::string, HostTensor> given;
+    for (const auto& [name, file] : files) {
+        const auto d = std::find_if(declared->begin(), declared->end(), [&](const DeclaredInput& i) { return i.name == name; });
+        if (d == declared->end()) {
+            std::string names;
+            for (const auto& i : *declared)
+                names += (names.empty() ? "'" : ", '") + i.name + "'";
+            return makeError(ErrorCode::InvalidArgument, "input '" + name + "': " + modelFile.string()
+                                 + " has no such graph input (its inputs: " + (names.empty() ? "none" : names) + ")");
+        }
+        auto read = d->sequence ? readSequenceFile(file) : readTensorFile(file);
+        if (!read)
+            return read.error();
+        HostTensor h = std::move(read->second);
+        if (d->sequence) {
+            if (h.data.empty())
+                h.dtype = d->dtype;
+            bindings.sequenceBytes[name] = Bytes(h.data.size());
+        } else if (!d->fixedShape && !bindings.inputShapes.count(name)) {
+            bindings.inputShapes[name] = h.shape;
+        }
+        given[name] = std::move(h);
+    }
+    return given;
 }
 
 Expected<std::pair<std::string, HostTensor>> readSequenceFile(const std::filesystem::path& file)

@@ -68,6 +68,24 @@ Expected<std::pair<std::string, HostTensor>> readTensorFile(const std::filesyste
 // One SequenceProto file of tensors (the ONNX backend test data's sequence values): its name and
 // the elements as one HostTensor (sequence = true); an empty sequence has dtype Undefined.
 Expected<std::pair<std::string, HostTensor>> readSequenceFile(const std::filesystem::path& file);
+// A graph input as the model file declares it (initializers excluded): a sequence or a tensor, its
+// element type, and whether every dimension of its declared shape is a number.
+struct DeclaredInput {
+    std::string name;
+    bool sequence = false;
+    DType dtype = DType::Undefined;
+    bool fixedShape = false;
+};
+Expected<std::vector<DeclaredInput>> declaredInputs(const std::filesystem::path& modelFile);
+
+// Reads the files given for the graph inputs of ONNX model `modelFile` (input name -> .pb file: a
+// SequenceProto for a sequence input, else a TensorProto) and adds to `bindings` what they fix: a
+// tensor input whose declared shape has an open dimension takes the file's shape (unless `bindings`
+// gives it one), a sequence input the bytes its elements hold. An empty sequence takes the declared
+// element type. Errors name the input or the file.
+Expected<std::map<std::string, HostTensor>> readGivenInputs(const std::filesystem::path& modelFile,
+    const std::vector<std::pair<std::string, std::filesystem::path>>& files, ShapeBindings& bindings);
+
 // Writes `tensor` as a TensorProto named `name` with raw_data (a sequence: a SequenceProto of them).
 Status writeTensorFile(const std::filesystem::path& file, const std::string& name, const HostTensor& tensor);
 

@@ -101,6 +101,7 @@ struct Graph {
 struct ShapeBindings {
     std::map<std::string, std::int64_t> dims;                      // symbolic dimension name -> value
     std::map<std::string, std::vector<std::int64_t>> inputShapes; // graph input name -> full shape
+    std::map<std::string, Bytes> sequenceBytes; // graph input that is a sequence -> the bytes of its elements
 };
 
 // Element count × element size, or kUnknownSize when a dimension is unknown, negative or the product overflows.

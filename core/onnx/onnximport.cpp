@@ -155,7 +155,15 @@ Expected<Graph> importImpl(const std::filesystem::path& file, const ShapeBinding
     for (std::size_t i = 0; i < names.size(); ++i)
         index.emplace(names[i], TensorIndex(i));
 
-    auto inferred = inferModel(model, initializers, names);
+    // Sequence inputs given with their contents hold exactly those bytes.
+    std::unordered_map<std::string, ValueFacts> givenSequences;
+    for (const auto& vi : graph.input())
+        if (const auto it = bindings.sequenceBytes.find(vi.name()); it != bindings.sequenceBytes.end()) {
+            ValueFacts f = factsFromType(vi.type());
+            f.bytes = it->second;
+            givenSequences[vi.name()] = f;
+        }
+    auto inferred = inferModel(model, initializers, names, 0, givenSequences);
     notes.insert(notes.end(), inferred.notes.begin(), inferred.notes.end());
 
     std::unordered_set<std::string> weightNames;

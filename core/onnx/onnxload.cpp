@@ -342,6 +342,15 @@ Status applyBindings(onnx::ModelProto& model, const ShapeBindings& bindings, con
             bindDims(*vi.mutable_type(), bindings.dims);
     }
 
+    for (const auto& [name, bytes] : bindings.sequenceBytes) {
+        const auto it = std::find_if(graph->input().begin(), graph->input().end(), [&](const auto& vi) { return vi.name() == name; });
+        if (it == graph->input().end())
+            return bad("unknown input '" + name + "'");
+        if (!it->type().has_sequence_type())
+            return bad("input '" + name + "' is not a sequence");
+        if (bytes < 0)
+            return bad("input '" + name + "': a sequence cannot hold " + std::to_string(bytes) + " bytes");
+    }
     if (bindings.inputShapes.empty())
         return {};
     std::unordered_set<std::string> initializers;
