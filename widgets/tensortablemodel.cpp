@@ -20,13 +20,16 @@ QString opLabel(const core::Graph& graph, core::OpIndex op)
 }
 
 // "float32 1×3×224×224": element type and shape; ? for a dimension (or rank) import could not
-// infer, "(upper bound)" when the shape is a data-dependent estimate; "—" without a tensor.
+// infer, "(upper bound)" when the shape is a data-dependent estimate, "(estimate)" for a sequence's
+// bytes; "—" without a tensor.
 QString typeLabel(const core::Graph& graph, core::TensorIndex t)
 {
     if (t < 0 || static_cast<std::size_t>(t) >= graph.tensors.size())
         return kNone;
     const auto& tensor = graph.tensors[static_cast<std::size_t>(t)];
     const QString text = fromStd(core::tensorTypeText(tensor, "\u00D7"));
+    if (tensor.sequence)
+        return text + QStringLiteral(" (estimate)");
     return tensor.estimated ? text + QStringLiteral(" (upper bound)") : text;
 }
 

@@ -111,7 +111,7 @@ std::string tensorTypeText(const Tensor& t, std::string_view times)
 {
     std::string text(dtypeName(t.dtype));
     if (t.sequence)
-        return "sequence of " + text;
+        return text + " sequence";
     if (!t.rankKnown)
         return text + " ?";
     if (t.shape.empty())

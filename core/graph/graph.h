@@ -109,7 +109,7 @@ Bytes tensorBytes(DType dtype, const std::vector<std::int64_t>& shape);
 
 // "uint8 1x96x112x112": element type and shape with `times` between dimensions; ? for a dimension
 // import could not infer, "float32 ?" when even the rank is unknown, "int64 scalar" for rank 0,
-// "sequence of float32" for a sequence.
+// "float32 sequence" for a sequence.
 std::string tensorTypeText(const Tensor& t, std::string_view times = "x");
 
 // Sets Tensor::size from dtype and shape for every tensor whose size is still unknown.

@@ -486,10 +486,12 @@ InferenceResult inferModel(const onnx::ModelProto& model, const std::vector<cons
         }
     }
 
-    // A shape computed from an upper bound is itself an upper bound.
+    // A shape computed from an upper bound is itself an upper bound (a sequence's length is one number whatever it holds).
     for (int pass = 0; pass < n; ++pass) {
         bool changed = false;
         for (int i = 0; i < n; ++i) {
+            if (graph.node(i).op_type() == "SequenceLength")
+                continue;
             bool estimated = false;
             for (const auto* f : reads[i])
                 estimated = estimated || (f && f->estimated);
