@@ -370,6 +370,13 @@ private slots:
         QVERIFY(field(planJson, "arena_bytes") > 0);
         QCOMPARE(field(json, "arena_bytes"), field(planJson, "arena_bytes")); // the arena `--dim seq=16` plans
 
+        const auto swapped = memplan({ QStringLiteral("run"), model, QStringLiteral("--input"),
+            QStringLiteral("sequence=%1").arg(QString::fromStdString((set / "input_1.pb").string())) });
+        QCOMPARE(swapped.exitCode, 1);
+        QVERIFY2(swapped.err.contains(QStringLiteral("input 'sequence' is a sequence, but"))
+                && swapped.err.contains(QStringLiteral("holds a tensor (TensorProto)")),
+            qPrintable(swapped.err));
+
         const auto unknown = memplan({ QStringLiteral("run"), QString::fromStdString(attention), QStringLiteral("--input"),
             QStringLiteral("nosuch=%1").arg(QString::fromStdString(x.string())) });
         QCOMPARE(unknown.exitCode, 1);

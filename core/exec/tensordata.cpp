@@ -493,8 +493,14 @@ Expected<std::map<std::string, HostTensor>> readGivenInputs(const std::filesyste
                                  + " has no such graph input (its inputs: " + (names.empty() ? "none" : names) + ")");
         }
         auto read = d->sequence ? readSequenceFile(file) : readTensorFile(file);
-        if (!read)
+        if (!read) {
+            // The other kind of file given by mistake reads as nonsense: say which kind it is.
+            const bool other = d->sequence ? bool(readTensorFile(file)) : bool(readSequenceFile(file));
+            if (other)
+                return makeError(ErrorCode::InvalidArgument, "input '" + name + "' is a " + (d->sequence ? "sequence" : "tensor")
+                                     + ", but " + file.string() + " holds a " + (d->sequence ? "tensor (TensorProto)" : "sequence (SequenceProto)"));
             return read.error();
+        }
         HostTensor h = std::move(read->second);
         if (d->sequence) {
             if (h.data.empty())
