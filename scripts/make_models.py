@@ -60,6 +60,10 @@ MODELS = [
     ("ssdlite320",         "ssdlite320_mobilenet_v3_large", (1, 3, 320, 320), False, False),
     # MobileNetV2 in half precision, as a float16 deployment export holds it (see FLOAT16).
     ("mobilenet_v2_fp16",  "mobilenet_v2",       (1, 3, 224, 224), False, False),
+    # A scripted model (torch.jit.script, not traced): a loop appends each row's Linear + ReLU to a
+    # Python list and stacks it, exported as SequenceEmpty, a Loop of SequenceInsert and
+    # ConcatFromSequence. With torch's output for its input as the reference.
+    ("scripted_rows",      "scripted_rows",      (6, 16),          False, False),
 ]
 
 # Output names where a model has more than one output.
@@ -67,7 +71,7 @@ OUTPUT_NAMES = {"gpt_decoder": ["output", "next_token"], "ssdlite320": ["boxes",
 
 # Models exported with torch's output for the export input beside them (NAME.input_0.pb,
 # NAME.output_0.pb, ONNX TensorProto files as in the ONNX backend test data).
-WITH_REFERENCE = {"speech_rnn"}
+WITH_REFERENCE = {"speech_rnn", "scripted_rows"}
 
 # Models converted to float16 after export (torch cannot trace convolutions in half on the CPU).
 # Exported with torch's float32 output for a float16-representable input as the reference (as
@@ -273,6 +277,24 @@ def qmobilenet_v2(shape=(1, 3, 224, 224)):
     return net
 
 
+def scripted_rows(features=16):
+    import torch
+    from typing import List
+
+    class Rows(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(features, features)
+
+        def forward(self, x):
+            outs: List[torch.Tensor] = []
+            for i in range(x.size(0)):
+                outs.append(torch.relu(self.lin(x[i])))
+            return torch.stack(outs)
+
+    return torch.jit.script(Rows().eval())
+
+
 def build(ctor_name):
     import torch
     import torchvision
@@ -281,6 +303,8 @@ def build(ctor_name):
         return gpt_decoder()
     if ctor_name == "speech_rnn":
         return speech_rnn()
+    if ctor_name == "scripted_rows":
+        return scripted_rows()
     if ctor_name == "qmobilenet_v2":
         return qmobilenet_v2()
     if ctor_name == "maxvit_small":

@@ -233,6 +233,35 @@ private slots:
         fs::remove(saved);
     }
 
+    // tests/models/scripted_rows.onnx (scripts/make_models.py): torch.jit.script of a loop appending
+    // each row's Linear + ReLU to a list and stacking it; torch exports SequenceEmpty, a Loop of
+    // SequenceInsert (trip count x.size(0), folded at import) and ConcatFromSequence. The list is
+    // planned at its exact 6 rows, every op runs for real, the output is torch's within 1e-5, and
+    // every planner's arena gives the same bits.
+    void scriptedListMatchesTorch()
+    {
+        const std::string models = MEMPLAN_SOURCE_DIR "/tests/models/";
+        const auto file = models + "scripted_rows.onnx";
+        if (!fs::exists(file) || !fs::exists(models + "scripted_rows.output_0.pb"))
+            QSKIP("tests/models/scripted_rows.onnx is missing: run scripts/make_models.sh to export the test models");
+        const auto w = core::loadWorkload(file, {});
+        QVERIFY2(w, w ? "" : w.error().message.c_str());
+        const auto list = std::find_if(w->graph->tensors.begin(), w->graph->tensors.end(), [](const core::Tensor& t) { return t.sequence && t.size > 0; });
+        QVERIFY(list != w->graph->tensors.end());
+        QCOMPARE(list->size, core::Bytes(6 * 16 * 4));
+        auto options = boundedgraphs::withModelData(file, *w->graph);
+        const auto input = core::readTensorFile(models + "scripted_rows.input_0.pb");
+        const auto expected = core::readTensorFile(models + "scripted_rows.output_0.pb");
+        QVERIFY(input && expected);
+        options.inputs["input"] = input->second;
+        const auto run = core::runOnCpu(*w->graph, w->schedule, w->problem, core::noReusePlan(w->problem), w->bufferTensor, options);
+        QVERIFY2(run, run ? "" : run.error().message.c_str());
+        QCOMPARE(run->opsSynthetic, 0);
+        const auto off = core::compareWithin(*w->graph, { expected->second }, run->outputs, 1e-5);
+        QVERIFY2(off.empty(), off.c_str());
+        boundedgraphs::checkEveryPlanner(*w, options, run->outputs);
+    }
+
     // A sequence held across a chain of ops is swapped to the host and back: the copies keep its
     // element shapes, so the model computes the same bits as without the swap.
     void swappedSequenceKeepsItsElements()
