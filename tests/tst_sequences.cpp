@@ -67,7 +67,7 @@ struct SequenceCall {
     bool run()
     {
         call.op = &op;
-        const auto kernel = core::exec::findSequenceKernel(op.type);
+        const auto kernel = core::exec::findSequenceKernel(op.type, true);
         return kernel && kernel(call, shapes, items);
     }
 };

@@ -136,7 +136,7 @@ public:
             }
             m_heldBytes = std::max(m_heldBytes, m_held + inner);
             ok = true;
-        } else if (const auto sequenceKernel = sequenceKernelFor(call, outNames)) {
+        } else if (const auto sequenceKernel = op.domain.empty() ? findSequenceKernel(op.type, touchesSequence(call, outNames)) : nullptr) {
             std::int64_t room = 0; // a sequence op holds at most what it reads
             for (const auto& x : call.in)
                 room += x.present() ? x.count : 0;
@@ -192,17 +192,11 @@ public:
         return true;
     }
 
-    // The sequence kernel of op call.op when it is a sequence op (a copy: when it copies a sequence).
-    SequenceKernel sequenceKernelFor(const KernelCall& call, const std::vector<std::string>& outNames) const
+    // Whether the call reads a sequence or writes one (`outNames`).
+    bool touchesSequence(const KernelCall& call, const std::vector<std::string>& outNames) const
     {
-        if (!call.op->domain.empty())
-            return nullptr;
-        const auto kernel = findSequenceKernel(call.op->type);
-        if (!kernel || !isSequenceCopy(call.op->type))
-            return kernel;
-        const bool reads = std::any_of(call.in.begin(), call.in.end(), [](const TensorView& v) { return v.sequence; });
-        const bool writes = std::any_of(outNames.begin(), outNames.end(), [&](const std::string& n) { return m_branch.sequences.count(n) > 0; });
-        return reads || writes ? kernel : nullptr;
+        return std::any_of(call.in.begin(), call.in.end(), [](const TensorView& v) { return v.sequence; })
+            || std::any_of(outNames.begin(), outNames.end(), [&](const std::string& n) { return m_branch.sequences.count(n) > 0; });
     }
 
     bool runAll(std::string& why)

@@ -292,10 +292,10 @@ bool concatFromSequence(const KernelCall& c, std::vector<Shape>& shapes, std::ve
 
 } // namespace
 
-bool isSequenceCopy(const std::string& opType) { return opType == "Identity" || opType == "SwapOut" || opType == "SwapIn"; }
-
-SequenceKernel findSequenceKernel(const std::string& opType)
+SequenceKernel findSequenceKernel(const std::string& opType, bool touchesSequence)
 {
+    if (!touchesSequence && (opType == "Identity" || opType == "SwapOut" || opType == "SwapIn"))
+        return nullptr;
     static const std::map<std::string, SequenceKernel> table {
         { "SequenceEmpty", sequenceEmpty },
         { "SequenceConstruct", sequenceConstruct },

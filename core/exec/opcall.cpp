@@ -86,12 +86,12 @@ PreparedCall prepareCall(const Graph& g, const Op& op, const std::vector<int>* s
     // Kernels need every input they read present; an unsized tensor runs synthetic. An estimated
     // output's static shape is only a bound: its op runs synthetic unless the run knows run-time
     // shapes (runWithShapes).
-    // A sequence op (a copy only when it copies a sequence) runs its sequence kernel; SequenceEmpty reads nothing.
+    // A sequence op runs its sequence kernel; SequenceEmpty reads nothing.
     const auto isSequence = [&](TensorIndex t) { return t >= 0 && g.tensors[std::size_t(t)].sequence; };
-    const auto sequenceKernel = ownCode ? findSequenceKernel(op.type) : nullptr;
-    const bool sequenceOp = sequenceKernel
-        && (!isSequenceCopy(op.type) || std::any_of(op.inputs.begin(), op.inputs.end(), isSequence)
-            || std::any_of(op.outputs.begin(), op.outputs.end(), isSequence));
+    const bool touchesSequence = std::any_of(op.inputs.begin(), op.inputs.end(), isSequence)
+        || std::any_of(op.outputs.begin(), op.outputs.end(), isSequence);
+    const auto sequenceKernel = ownCode ? findSequenceKernel(op.type, touchesSequence) : nullptr;
+    const bool sequenceOp = sequenceKernel != nullptr;
     // An empty sequence (SequenceEmpty's) has no bytes to store, and needs none.
     const auto holds = [&](TensorIndex t) { return access.stored(t) || (sequenceOp && g.tensors[std::size_t(t)].size == 0); };
     bool stored = (sequenceOp && p.inTensor.empty()) || (!p.inTensor.empty() && p.inTensor[0] >= 0 && holds(p.inTensor[0]));

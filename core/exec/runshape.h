@@ -39,11 +39,9 @@ SizingKernel findSizingKernel(const std::string& opType);
 using SequenceKernel = bool (*)(const KernelCall& call, std::vector<Shape>& shapes, std::vector<std::vector<Shape>>& items);
 
 // The kernel of SequenceEmpty, SequenceConstruct, SequenceInsert, SequenceErase, SequenceAt,
-// SequenceLength, SplitToSequence, ConcatFromSequence, and of the copies (isSequenceCopy); nullptr
-// for any other op.
-SequenceKernel findSequenceKernel(const std::string& opType);
-// Identity, SwapOut, SwapIn: ops that copy a tensor or a sequence alike; their sequence kernel
-// serves them only when they copy a sequence.
-bool isSequenceCopy(const std::string& opType);
+// SequenceLength, SplitToSequence, ConcatFromSequence, and of Identity, SwapOut and SwapIn when the
+// call reads or writes a sequence (`touchesSequence`: they copy tensors with their own kernels);
+// nullptr for any other op.
+SequenceKernel findSequenceKernel(const std::string& opType, bool touchesSequence);
 
 } // namespace core::exec
