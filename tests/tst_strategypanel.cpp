@@ -450,6 +450,16 @@ void TestStrategyPanel::comparisonShowsDifferentNumbers()
     QCOMPARE(compare->cellText(ComparisonView::Saved, 0), QStringLiteral("0 B"));
     QVERIFY(compare->cellText(ComparisonView::LowerBound, 2).startsWith(QStringLiteral("−"))); // B is lower
     QVERIFY(compare->cellText(ComparisonView::Swapped, 2).startsWith(QLatin1Char('+')));
+    QVERIFY(compare->cellText(ComparisonView::Steps, 2).startsWith(QLatin1Char('+'))); // swap adds its copies
+    // The sides exchanged: every decrease carries the same minus sign, steps and time included.
+    compare->setConfiguration(ComparisonView::A, { QStringLiteral("swap") }, QStringLiteral("best-fit"), QStringLiteral("h200"));
+    compare->setConfiguration(ComparisonView::B, {}, QStringLiteral("greedy-by-size"), QStringLiteral("h200"));
+    QTRY_VERIFY_WITH_TIMEOUT(!compare->isBusy() && compare->outcome(ComparisonView::A)
+            && compare->outcome(ComparisonView::A)->applied == std::vector<std::string> { "swap" }
+            && compare->outcome(ComparisonView::B) && compare->outcome(ComparisonView::B)->applied.empty(),
+        kTimeout);
+    for (auto row : { ComparisonView::Swapped, ComparisonView::Steps })
+        QVERIFY2(compare->cellText(row, 2).startsWith(QStringLiteral("−")), qPrintable(compare->cellText(row, 2)));
     compare->hide();
 }
 

@@ -39,11 +39,13 @@ QString fromView(std::string_view text) { return QString::fromUtf8(text.data(), 
 
 QString bytesText(core::Bytes bytes) { return QString::fromStdString(core::formatBytes(bytes)); }
 
-QString signedBytes(core::Bytes bytes)
+// A difference's sign as a reader expects it: "+" or the typographic minus that "−2.30 MiB" uses,
+// so that every signed cell of the table looks the same; zero has no sign.
+QString withSign(double v, const QString& magnitude)
 {
-    if (bytes == 0)
+    if (v == 0)
         return QStringLiteral("0");
-    return (bytes > 0 ? QStringLiteral("+") : QStringLiteral("−")) + bytesText(bytes > 0 ? bytes : -bytes);
+    return (v > 0 ? QStringLiteral("+") : QStringLiteral("−")) + magnitude;
 }
 
 QString flopsText(double flops)
@@ -81,13 +83,19 @@ QString formatValue(int row, double v, bool difference)
     case ComparisonView::Arena:
     case ComparisonView::Saved:
     case ComparisonView::Swapped:
-        return difference ? signedBytes(static_cast<core::Bytes>(v)) : bytesText(static_cast<core::Bytes>(v));
+    {
+        return difference ? withSign(v, bytesText(static_cast<core::Bytes>(std::abs(v)))) : bytesText(static_cast<core::Bytes>(v));
+    }
     case ComparisonView::ExtraFlops:
-        return (difference && v > 0 ? QStringLiteral("+") : QString()) + flopsText(v);
-    case ComparisonView::EstimatedTime:
-        return (difference && v > 0 ? QStringLiteral("+") : QString()) + QStringLiteral("%1 ms").arg(v * 1e3, 0, 'f', 3);
-    case ComparisonView::Steps:
-        return (difference && v > 0 ? QStringLiteral("+") : QString()) + QString::number(static_cast<qint64>(v));
+        return difference ? withSign(v, flopsText(std::abs(v))) : flopsText(v);
+    case ComparisonView::EstimatedTime: {
+        const QString text = QStringLiteral("%1 ms").arg(std::abs(v) * 1e3, 0, 'f', 3);
+        return difference ? withSign(v, text) : text;
+    }
+    case ComparisonView::Steps: {
+        const QString text = QString::number(static_cast<qint64>(std::abs(v)));
+        return difference ? withSign(v, text) : text;
+    }
     }
     return {};
 }
