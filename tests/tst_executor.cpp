@@ -257,8 +257,7 @@ void TestExecutor::backendNodeTests()
     // reported apart. test_adam_multiple's outputs were computed with epsilon 1e-2, which its node
     // does not set (the default is 1e-6).
     const std::set<std::string> contradictory { "test_adam_multiple" };
-    std::vector<std::string> passed, failed;
-    int synthetic = 0, notLoaded = 0;
+    std::vector<std::string> passed, failed, synthetic, notLoaded;
     std::vector<fs::path> dirs;
     for (const auto& e : fs::directory_iterator(kTestData / "node"))
         dirs.push_back(e.path());
@@ -274,15 +273,19 @@ void TestExecutor::backendNodeTests()
             else
                 failed.push_back(name + " (" + r.detail + ")");
             break;
-        case CaseResult::Synthetic: ++synthetic; break;
-        case CaseResult::NotLoaded: ++notLoaded; break;
+        case CaseResult::Synthetic: synthetic.push_back(name); break;
+        case CaseResult::NotLoaded: notLoaded.push_back(name); break;
         }
     }
-    std::string list;
-    for (const auto& p : passed)
-        list += " " + p;
-    qInfo("backend node tests passing on real kernels (%zu):%s", passed.size(), list.c_str());
-    qInfo("%d cases need an op without a real kernel (synthetic), %d not importable or without test data", synthetic, notLoaded);
+    const auto joined = [](const std::vector<std::string>& names) {
+        std::string list;
+        for (const auto& n : names)
+            list += " " + n;
+        return list;
+    };
+    qInfo("backend node tests passing on real kernels (%zu):%s", passed.size(), joined(passed).c_str());
+    qInfo("cases that need an op without a real kernel (synthetic) (%zu):%s", synthetic.size(), joined(synthetic).c_str());
+    qInfo("cases not importable or without test data (%zu):%s", notLoaded.size(), joined(notLoaded).c_str());
     for (const auto& f : failed)
         qWarning("FAILED %s", f.c_str());
     QVERIFY2(failed.empty(), (std::to_string(failed.size()) + " backend node tests fail on real kernels").c_str());
