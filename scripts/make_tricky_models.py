@@ -548,6 +548,61 @@ def list_loop():
     return model(list_loop, 17, g, {"stacked": [None, 8], "count": []})
 
 
+def roi_pool_kept():
+    """Opset 17: RoI pooling over the boxes a score threshold keeps, as two-stage
+    detectors export it (torchvision's MultiScaleRoIAlign). NonZero(scores > 0.3)
+    keeps N <= 5 of the boxes [5, 4]; the batch index column [N, 1] is squeezed
+    inside an If whose condition (its dim 1 is 1) is not known at import, so the
+    If's result has no known rank, only a byte bound; Cast to int64 doubles
+    those bytes. RoiAlign [N, 2, 2, 2] on feats [1, 2, 8, 8], Flatten, Gemm by
+    W [8, 3] + bias, then ScatterElements writes each row back to its own index
+    (indices Expand(Range(N)) over ConstantOfShape zeros): Z equals Y. Outputs
+    Y, Z and the pooled features."""
+    then_g = helper.make_graph(
+        [helper.make_node("Squeeze", ["zeros_col", "one_axis"], ["t_idx"])],
+        "then_branch", [], [out("t_idx", F)])
+    else_g = helper.make_graph(
+        [helper.make_node("Identity", ["zeros_col"], ["e_idx"])],
+        "else_branch", [], [out("e_idx", F)])
+    nodes = [
+        helper.make_node("Greater", ["scores", "thr"], ["mask"]),
+        helper.make_node("NonZero", ["mask"], ["nz"]),
+        helper.make_node("Reshape", ["nz", "flat_shape"], ["keep"]),
+        helper.make_node("Gather", ["boxes", "keep"], ["rois"], axis=0),
+        helper.make_node("Unsqueeze", ["keep", "one_axis"], ["keep_col"]),
+        helper.make_node("Cast", ["keep_col"], ["keep_colf"], to=F),
+        helper.make_node("Mul", ["keep_colf", "zero_f"], ["zeros_col"]),
+        helper.make_node("Shape", ["zeros_col"], ["col_shape"]),
+        helper.make_node("Gather", ["col_shape", "one"], ["width"], axis=0),
+        helper.make_node("Equal", ["width", "one"], ["is_column"]),
+        helper.make_node("If", ["is_column"], ["batch_f"], then_branch=then_g, else_branch=else_g),
+        helper.make_node("Cast", ["batch_f"], ["batch"], to=I64),
+        helper.make_node("RoiAlign", ["feats", "rois", "batch"], ["pooled"], output_height=2, output_width=2,
+                         sampling_ratio=2, spatial_scale=1.0, coordinate_transformation_mode="output_half_pixel"),
+        helper.make_node("Flatten", ["pooled"], ["flat"], axis=1),
+        helper.make_node("Gemm", ["flat", "W", "bias"], ["Y"]),
+        helper.make_node("Shape", ["Y"], ["y_shape"]),
+        helper.make_node("ConstantOfShape", ["y_shape"], ["blank"], value=helper.make_tensor("z", F, [1], [0.0])),
+        helper.make_node("Shape", ["keep"], ["keep_shape"]),
+        helper.make_node("Gather", ["keep_shape", "zero_i"], ["count"], axis=0),
+        helper.make_node("Range", ["zero_i", "count", "one"], ["order"]),
+        helper.make_node("Reshape", ["order", "column_shape"], ["order_col"]),
+        helper.make_node("Expand", ["order_col", "y_shape"], ["rows"]),
+        helper.make_node("ScatterElements", ["blank", "rows", "Y"], ["Z"], axis=0),
+    ]
+    g = helper.make_graph(
+        nodes, "roi_pool_kept",
+        [inp("feats", F, [1, 2, 8, 8]), inp("boxes", F, [5, 4]), inp("scores", F, [5])],
+        [out("Y", F), out("Z", F), out("pooled", F)],
+        initializer=[init("thr", np.array(0.3, dtype=np.float32)), i64("flat_shape", [-1]), i64("one_axis", [1]),
+                     init("zero_f", np.array(0.0, dtype=np.float32)), init("one", np.array(1, dtype=np.int64)),
+                     init("zero_i", np.array(0, dtype=np.int64)), i64("column_shape", [-1, 1]),
+                     rand("W", 8, 3), rand("bias", 3)])
+    return model(roi_pool_kept, 17, g, {
+        "mask": [5], "nz": [1, None], "keep": [None], "rois": [None, 4], "keep_col": [None, 1],
+        "pooled": [None, 2, 2, 2], "flat": [None, 8], "Y": [None, 3], "Z": [None, 3]})
+
+
 FIXTURES = [
     opset18_reduce_split,
     opset18_pad_axes,
@@ -565,6 +620,7 @@ FIXTURES = [
     log_mel_frontend,
     pool_unpool,
     list_loop,
+    roi_pool_kept,
 ]
 
 

@@ -18,6 +18,7 @@
 #include <QtTest>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <filesystem>
 #include <limits>
@@ -78,6 +79,7 @@ private slots:
     void boundTooSmallRunsSynthetic();
     void concatOfBoundedTensorsStaysACopy();
     void ifRunsTheBranchItsConditionPicks();
+    void roiPoolingOverKeptBoxes();
     void loopRunsItsBodyEachIteration();
     void loopBodyHoldsAnIf();
     void loopStopsWhenCancelled();
@@ -249,6 +251,58 @@ void TestRunShapes::ifRunsTheBranchItsConditionPicks()
     const auto blind = core::runOnCpu(*w->graph, w->schedule, w->problem, core::noReusePlan(w->problem), w->bufferTensor, options);
     QVERIFY(blind);
     QCOMPARE(blind->opsSynthetic, 2);
+}
+
+// tricky/roi_pool_kept.onnx: a two-stage detector's RoI pooling over the boxes a threshold keeps.
+// The batch indices come out of an If of unknown rank (a byte bound) and are cast to int64; RoiAlign,
+// Gemm and ScatterElements then run on the kept count. Every op runs for real.
+void TestRunShapes::roiPoolingOverKeptBoxes()
+{
+    const auto file = fixture("roi_pool_kept");
+    if (!std::filesystem::exists(file))
+        QSKIP("tests/models/tricky/roi_pool_kept.onnx is missing: run scripts/make_models.sh to make the test models");
+    const auto w = core::loadWorkload(file, {});
+    QVERIFY2(w, w ? "" : w.error().message.c_str());
+    // The cast batch indices are bounded by 5 int64s, not by the 5 floats (20 bytes) the If gives.
+    const auto batch = std::find_if(w->graph->tensors.begin(), w->graph->tensors.end(), [](const core::Tensor& t) { return t.name == "batch"; });
+    QVERIFY(batch != w->graph->tensors.end());
+    QCOMPARE(batch->size, core::Bytes(5 * 8));
+    auto options = withModelData(file, *w->graph);
+    QVERIFY(options.modelData);
+    // feats[0][c][y][x] = 100c + x + 10y: bilinear sampling of a linear map gives each bin's centre.
+    std::vector<float> feats;
+    for (int c = 0; c < 2; ++c)
+        for (int y = 0; y < 8; ++y)
+            for (int x = 0; x < 8; ++x)
+                feats.push_back(float(100 * c + x + 10 * y));
+    options.inputs["feats"] = floats({ 1, 2, 8, 8 }, feats);
+    const std::vector<std::array<float, 4>> boxes { { 1, 1, 5, 3 }, { 0, 0, 2, 2 }, { 2, 4, 6, 6 }, { 0, 0, 7, 7 }, { 3, 0, 7, 4 } };
+    std::vector<float> flatBoxes;
+    for (const auto& b : boxes)
+        flatBoxes.insert(flatBoxes.end(), b.begin(), b.end());
+    options.inputs["boxes"] = floats({ 5, 4 }, flatBoxes);
+    options.inputs["scores"] = floats({ 5 }, { 0.9f, 0.1f, 0.5f, 0.2f, 0.8f }); // keeps boxes 0, 2 and 4
+    const auto run = core::runOnCpu(*w->graph, w->schedule, w->problem, core::noReusePlan(w->problem), w->bufferTensor, options);
+    QVERIFY2(run, run ? "" : run.error().message.c_str());
+    QCOMPARE(run->opsSynthetic, 0);
+    QCOMPARE(run->outputs.size(), std::size_t(3));
+    QCOMPARE(run->outputs[0].shape, (Shape { 3, 3 }));
+    QCOMPARE(run->outputs[1].shape, (Shape { 3, 3 }));
+    QCOMPARE(valuesOf<float>(run->outputs[1]), valuesOf<float>(run->outputs[0])); // each row scattered to its own index
+    QCOMPARE(run->outputs[2].shape, (Shape { 3, 2, 2, 2 }));
+    const auto pooled = valuesOf<float>(run->outputs[2]);
+    std::size_t at = 0;
+    for (const int kept : { 0, 2, 4 }) {
+        const auto& b = boxes[std::size_t(kept)];
+        for (int c = 0; c < 2; ++c)
+            for (int i = 0; i < 2; ++i)
+                for (int j = 0; j < 2; ++j, ++at) {
+                    const float cx = b[0] + (float(j) + 0.5f) * (b[2] - b[0]) / 2, cy = b[1] + (float(i) + 0.5f) * (b[3] - b[1]) / 2;
+                    QVERIFY2(std::abs(pooled[at] - (100.0f * float(c) + cx + 10 * cy)) < 1e-3f,
+                        qPrintable(QStringLiteral("box %1 channel %2 bin %3,%4: %5").arg(kept).arg(c).arg(i).arg(j).arg(pooled[at])));
+                }
+    }
+    checkEveryPlanner(*w, options, run->outputs);
 }
 
 // tricky/loop_accumulate.onnx: five iterations adding the outer X to a carried accumulator, which

@@ -398,6 +398,24 @@ bool matMul(const KernelCall& c, std::vector<Shape>& s)
     return true;
 }
 
+// Gemm: [M, N] from A (transA) and B (transB), both 2-D; C broadcasts into it.
+bool gemm(const KernelCall& c, std::vector<Shape>& s)
+{
+    if (!c.has(1) || c.in[0].rank() != 2 || c.in[1].rank() != 2)
+        return false;
+    const bool ta = c.attrInt("transA", 0) != 0, tb = c.attrInt("transB", 0) != 0;
+    const auto& a = c.in[0].shape;
+    const auto& b = c.in[1].shape;
+    if (a[ta ? 0 : 1] != b[tb ? 1 : 0])
+        return false;
+    const Shape out { a[ta ? 1 : 0], b[tb ? 0 : 1] };
+    Shape joined;
+    if (c.has(2) && (!broadcast(out, c.in[2].shape, joined) || joined != out))
+        return false;
+    s = { out };
+    return true;
+}
+
 bool pad(const KernelCall& c, std::vector<Shape>& s)
 {
     Shape y = c.in[0].shape, pads;
@@ -457,7 +475,7 @@ const std::map<std::string, Rule>& rules()
                  "Round", "Sign", "Erf", "Not", "Cast", "CastLike", "Identity", "Dropout", "Softmax", "LogSoftmax", "Hardmax", "Clip",
                  "Elu", "Selu", "Celu", "Softplus", "Softsign", "HardSigmoid", "HardSwish", "Gelu", "Mish", "ThresholdedRelu", "Shrink",
                  "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "IsNaN", "IsInf", "CumSum",
-                 "Trilu", "LpNormalization", "BitwiseNot", "SwapOut", "SwapIn" })
+                 "Trilu", "LpNormalization", "BitwiseNot", "SwapOut", "SwapIn", "ScatterElements", "Scatter", "ScatterND" })
             t[name] = sameAsFirst;
         // Multidirectional broadcasting over every present input.
         for (const char* name : { "Add", "Sub", "Mul", "Div", "Pow", "Mod", "Equal", "Greater", "Less", "GreaterOrEqual", "LessOrEqual",
@@ -500,6 +518,7 @@ const std::map<std::string, Rule>& rules()
         t["ConstantOfShape"] = constantOfShape;
         t["TopK"] = topK;
         t["MatMul"] = matMul;
+        t["Gemm"] = gemm;
         t["Pad"] = pad;
         t["Range"] = range;
         t["Shape"] = shapeOp;

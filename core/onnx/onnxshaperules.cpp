@@ -469,7 +469,7 @@ bool applyComputeRule(const RuleInput& in, std::vector<ValueFacts>& out)
         if (type == 0)
             type = x->elemType;
         out[0] = *x, out[0].value = nullptr;
-        out[0].elemType = type;
+        retypeFacts(out[0], type);
         return true;
     }
     if (op == "DynamicQuantizeLinear") {

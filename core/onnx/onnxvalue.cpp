@@ -144,6 +144,18 @@ std::int64_t factsBytes(const ValueFacts& facts)
     return facts.bytes;
 }
 
+void retypeFacts(ValueFacts& facts, int elemType)
+{
+    if (facts.elemType == elemType)
+        return;
+    if (!facts.rankKnown && facts.bytes >= 0) {
+        const auto from = dtypeFromOnnx(facts.elemType), to = dtypeFromOnnx(elemType);
+        const Bytes fromSize = from ? dtypeBytes(*from) : 0, toSize = to ? dtypeBytes(*to) : 0;
+        facts.bytes = fromSize > 0 && toSize > 0 ? facts.bytes / fromSize * toSize : -1;
+    }
+    facts.elemType = elemType;
+}
+
 bool mergeFacts(ValueFacts& into, const ValueFacts& from)
 {
     bool changed = false;

@@ -62,6 +62,10 @@ std::string dimsText(const Dims& dims); // "[1,3,224,224]", "?" for unknown dims
 // Bytes of the value (tensor from dims, sequence/map from `bytes`), -1 when unknown.
 std::int64_t factsBytes(const ValueFacts& facts);
 
+// Gives `facts` element type `elemType`, keeping its element count: a value known only by its bytes
+// (unknown rank) has them scaled by the new element size, or unknown when either size is.
+void retypeFacts(ValueFacts& facts, int elemType);
+
 // Fills what `into` does not know from `from`. Returns true when `into` learnt something.
 bool mergeFacts(ValueFacts& into, const ValueFacts& from);
 
