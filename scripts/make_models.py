@@ -64,14 +64,25 @@ MODELS = [
     # Python list and stacks it, exported as SequenceEmpty, a Loop of SequenceInsert and
     # ConcatFromSequence. With torch's output for its input as the reference.
     ("scripted_rows",      "scripted_rows",      (6, 16),          False, False),
+    # torchvision's two-stage detector at its 320x320 size: RPN proposals (TopK, NMS in an If),
+    # RoI pooling per FPN level over the proposals (NonZero, RoiAlign, ScatterElements), the box
+    # head's Gemms on the bounded proposal count, per-class NMS. Backbone batch-norm statistics
+    # calibrated and every detection kept (box_score_thresh 0), so the 100 outputs differ; with
+    # torch's boxes, scores and labels for its input as the reference.
+    ("fasterrcnn_320",     "fasterrcnn_mobilenet_v3_large_320_fpn", (1, 3, 320, 320), False, False),
 ]
 
 # Output names where a model has more than one output.
-OUTPUT_NAMES = {"gpt_decoder": ["output", "next_token"], "ssdlite320": ["boxes", "scores", "labels"]}
+OUTPUT_NAMES = {"gpt_decoder": ["output", "next_token"], "ssdlite320": ["boxes", "scores", "labels"],
+                "fasterrcnn_320": ["boxes", "scores", "labels"]}
 
 # Models exported with torch's output for the export input beside them (NAME.input_0.pb,
 # NAME.output_0.pb, ONNX TensorProto files as in the ONNX backend test data).
-WITH_REFERENCE = {"speech_rnn", "scripted_rows"}
+WITH_REFERENCE = {"speech_rnn", "scripted_rows", "fasterrcnn_320"}
+
+# Models whose export input is an image's value range, [0, 1) (the detector scales it itself):
+# on randn input Faster R-CNN's scores saturate at 1 and its boxes become float noise.
+IMAGE_INPUT = {"fasterrcnn_320"}
 
 # Models converted to float16 after export (torch cannot trace convolutions in half on the CPU).
 # Exported with torch's float32 output for a float16-representable input as the reference (as
@@ -79,24 +90,35 @@ WITH_REFERENCE = {"speech_rnn", "scripted_rows"}
 FLOAT16 = {"mobilenet_v2_fp16"}
 
 
-def calibrated_for_half(net, shape):
-    """Batch-norm statistics measured on random batches, as training leaves them, so activations
-    keep their scale through the layers (with the initial statistics MobileNetV2's logits
-    shrink to 1e-9, below float16's smallest value); then every weight rounded to float16."""
+def with_measured_statistics(net, shape, batches, batch_size):
+    """Batch-norm statistics measured on `batches` random batches, as training leaves them (a
+    plain average over the batches), so activations keep their scale through the layers: with
+    the initial statistics a random net's activations shrink layer by layer (MobileNetV2's
+    logits to 1e-9, a MobileNetV3 detector backbone's features to 1e-7)."""
     import torch
 
     for m in net.modules():
         if isinstance(m, torch.nn.modules.batchnorm._BatchNorm):
             m.reset_running_stats()
-            m.momentum = None  # a plain average over the batches
+            m.momentum = None
     net.train()
     with torch.no_grad():
-        for _ in range(2):
-            net(torch.randn(8, *shape[1:]))
+        for _ in range(batches):
+            net(torch.randn(batch_size, *shape[1:]))
+    return net.eval()
+
+
+def calibrated_for_half(net, shape):
+    """Measured batch-norm statistics (below float16's smallest value otherwise), then every
+    weight rounded to float16."""
+    import torch
+
+    net = with_measured_statistics(net, shape, 2, 8)
+    with torch.no_grad():
         for t in net.state_dict().values():
             if t.is_floating_point():
                 t.copy_(t.half().float())
-    return net.eval()
+    return net
 
 
 def to_float16(model):
@@ -156,7 +178,22 @@ def external_data_end(model):
 
 
 def reference_files(outdir, name):
-    return [os.path.join(outdir, f"{name}.input_0.pb"), os.path.join(outdir, f"{name}.output_0.pb")]
+    """The input file, then one file per graph output (NAME.output_K.pb)."""
+    outputs = len(OUTPUT_NAMES.get(name, ["output"]))
+    return [os.path.join(outdir, f"{name}.input_0.pb")] + [os.path.join(outdir, f"{name}.output_{k}.pb") for k in range(outputs)]
+
+
+def roi_align_as_torch_computes(model):
+    """torchvision's roi_align(aligned=False) samples without the half-pixel shift. Its exporter
+    (torchvision 0.14) writes RoiAlign without coordinate_transformation_mode, which opset 16 on
+    reads as half_pixel, so the file would compute other features than the model it came from;
+    state output_half_pixel explicitly (what RoiAlign-10 meant)."""
+    from onnx import helper
+
+    for node in model.graph.node:
+        if node.op_type == "RoiAlign" and not any(a.name == "coordinate_transformation_mode" for a in node.attribute):
+            node.attribute.append(helper.make_attribute("coordinate_transformation_mode", "output_half_pixel"))
+    return model
 
 
 def is_valid(outdir, name, external):
@@ -256,16 +293,7 @@ def qmobilenet_v2(shape=(1, 3, 224, 224)):
     import torch
     from torchvision.models.quantization import mobilenet_v2
 
-    net = mobilenet_v2(weights=None, quantize=False)
-    for m in net.modules():
-        if isinstance(m, torch.nn.BatchNorm2d):
-            m.reset_running_stats()
-            m.momentum = None
-    net.train()
-    with torch.no_grad():
-        for _ in range(4):
-            net(torch.randn(2, *shape[1:]))
-    net.eval()
+    net = with_measured_statistics(mobilenet_v2(weights=None, quantize=False), shape, 4, 2)
     net.fuse_model()
     torch.backends.quantized.engine = "qnnpack"
     net.qconfig = torch.ao.quantization.get_default_qconfig("qnnpack")
@@ -312,7 +340,7 @@ def build(ctor_name):
         return MaxVit(input_size=(64, 64), stem_channels=16, partition_size=4, block_channels=[32, 64], block_layers=[1, 1],
                       head_dim=16, stochastic_depth_prob=0.0, num_classes=100).eval()
 
-    if ctor_name.startswith("ssdlite"):
+    if ctor_name.startswith("ssdlite") or ctor_name.startswith("fasterrcnn"):
         class Detections(torch.nn.Module):
             """The detector takes a list of images and returns one dict per image; export one image's tensors."""
 
@@ -324,7 +352,11 @@ def build(ctor_name):
                 found = self.inner(list(x))[0]
                 return found["boxes"], found["scores"], found["labels"]
 
-        detector = getattr(torchvision.models.detection, ctor_name)(weights=None, weights_backbone=None)
+        kwargs = {"box_score_thresh": 0.0} if ctor_name.startswith("fasterrcnn") else {}
+        detector = getattr(torchvision.models.detection, ctor_name)(weights=None, weights_backbone=None, **kwargs)
+        if ctor_name.startswith("fasterrcnn"):
+            # Without them every RoI scores the same: the detections would be ties in any order.
+            with_measured_statistics(detector.backbone, (1, 3, 320, 320), 2, 8)
         return Detections(detector.eval()).eval()
 
     ctor = getattr(torchvision.models, ctor_name, None)
@@ -359,7 +391,12 @@ def export_one(outdir, name, ctor_name, shape, dynbatch, external):
     torch.manual_seed(0)
     net = build(ctor_name)
     decoder = ctor_name == "gpt_decoder"
-    x = torch.randint(0, 1000, shape) if decoder else torch.randn(*shape)
+    if decoder:
+        x = torch.randint(0, 1000, shape)
+    elif name in IMAGE_INPUT:
+        x = torch.rand(*shape)
+    else:
+        x = torch.randn(*shape)
     if name in FLOAT16:
         net = calibrated_for_half(net, shape)
         x = x.half().float()
@@ -391,6 +428,8 @@ def export_one(outdir, name, ctor_name, shape, dynbatch, external):
             model = to_float16(onnx.load(tmp_model))
             onnx.checker.check_model(model)
             onnx.save_model(model, tmp_model)
+        if ctor_name.startswith("fasterrcnn"):
+            onnx.save_model(roi_align_as_torch_computes(onnx.load(tmp_model)), tmp_model)
         if external:
             model = onnx.load(tmp_model)
             os.remove(tmp_model)
@@ -412,7 +451,8 @@ def export_one(outdir, name, ctor_name, shape, dynbatch, external):
                 y = net(x)
             if name in FLOAT16:
                 x = x.half()
-            for array, path in zip((x, y), reference_files(outdir, name)):
+            ys = list(y) if isinstance(y, (tuple, list)) else [y]
+            for array, path in zip([x] + ys, reference_files(outdir, name)):
                 tmp_pb = os.path.join(tmp, os.path.basename(path))
                 with open(tmp_pb, "wb") as f:
                     f.write(numpy_helper.from_array(array.numpy()).SerializeToString())

@@ -346,6 +346,50 @@ private slots:
         QVERIFY(check->planned.opsReal > 2000);
     }
 
+    // A two-stage detector: the RPN's proposals (TopK, NMS in an If) are a bounded count, and the
+    // RoI pooling per FPN level (NonZero, RoiAlign on indices an If of unknown rank gives, Gemm,
+    // ScatterElements) and the box head run on it. Every op runs for real in the planned arena and
+    // gives torch's detections for the export input, in torch's order.
+    void twoStageDetectorMatchesTorch()
+    {
+        const std::string file = "fasterrcnn_320.onnx";
+        if (!present(file) || !present("fasterrcnn_320.input_0.pb") || !present("fasterrcnn_320.output_2.pb"))
+            QSKIP("fasterrcnn_320.onnx or its reference is missing: run scripts/make_models.sh to export the test models");
+        const auto workload = loadWorkload(kModels + file, {});
+        QVERIFY2(workload, workload ? "" : workload.error().message.c_str());
+        QVERIFY(unsizedTensors(*workload->graph).empty());
+        QCOMPARE(std::count_if(workload->graph->ops.begin(), workload->graph->ops.end(), [](const Op& op) { return op.type == "RoiAlign"; }), 2L);
+        planWithEveryPlanner(*workload);
+        auto input = readTensorFile(kModels + "fasterrcnn_320.input_0.pb");
+        QVERIFY(input);
+        std::map<std::string, HostTensor> inputs;
+        inputs[workload->graph->tensors[workload->graph->inputs.at(0)].name] = input->second;
+        std::optional<PlanRunCheck> check;
+        runWithWeights(file, *workload, check, std::move(inputs));
+        if (!check)
+            return;
+        const auto& got = check->planned.outputs;
+        QCOMPARE(got.size(), std::size_t(3));
+        // Boxes within 0.02 px of torch's (on a 320-pixel image), scores within 1e-4, labels equal.
+        const float tolerance[] = { 0.02f, 1e-4f };
+        for (int k = 0; k < 3; ++k) {
+            const auto expected = readTensorFile(kModels + "fasterrcnn_320.output_" + std::to_string(k) + ".pb");
+            QVERIFY(expected);
+            QCOMPARE(got[std::size_t(k)].shape, expected->second.shape);
+            QCOMPARE(got[std::size_t(k)].dtype, expected->second.dtype);
+            if (k == 2) {
+                QVERIFY(got[2].data == expected->second.data);
+                continue;
+            }
+            const float* a = reinterpret_cast<const float*>(got[std::size_t(k)].data.data());
+            const float* e = reinterpret_cast<const float*>(expected->second.data.data());
+            for (std::int64_t i = 0; i < got[std::size_t(k)].elementCount(); ++i)
+                QVERIFY2(std::fabs(a[i] - e[i]) <= tolerance[k],
+                    qPrintable(QStringLiteral("output %1 element %2: %3, torch %4").arg(k).arg(i).arg(a[i]).arg(e[i])));
+        }
+        QCOMPARE(got[1].elementCount(), std::int64_t(100)); // detections_per_img: every detection kept
+    }
+
     void symbolicBatchNeedsADim()
     {
         if (!present("resnet50_dynbatch.onnx") || !present("resnet50.onnx"))
