@@ -603,6 +603,37 @@ def roi_pool_kept():
         "pooled": [None, 2, 2, 2], "flat": [None, 8], "Y": [None, 3], "Z": [None, 3]})
 
 
+def loop_concat_rows():
+    """Opset 17: a tensor built row by row in a Loop, as torch exports `acc =
+    torch.cat([acc, row])` (Mask R-CNN pastes its masks this way). The carried
+    acc enters as an empty [0, 8] initializer (no bytes at all); each of the 3
+    iterations takes row i of X [3, 4], multiplies it by ones from a
+    ConstantOfShape whose value is int64 1 (cast to float), resizes it to
+    [1, 8] by the sizes input (nearest: each element twice) and concatenates it
+    to acc. The result grows by one row per iteration: [3, 8]."""
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+         helper.make_node("Gather", ["X", "i"], ["row"], axis=0),
+         helper.make_node("Unsqueeze", ["row", "zero"], ["row2"]),
+         helper.make_node("Shape", ["row2"], ["row_shape"]),
+         helper.make_node("ConstantOfShape", ["row_shape"], ["ones_i"], value=helper.make_tensor("one", I64, [1], [1])),
+         helper.make_node("Cast", ["ones_i"], ["ones"], to=F),
+         helper.make_node("Mul", ["row2", "ones"], ["same"]),
+         helper.make_node("Resize", ["same", "", "", "wide"], ["widened"], mode="nearest"),
+         helper.make_node("Concat", ["acc_in", "widened"], ["acc_out"], axis=0)],
+        "rows_body",
+        [inp("i", I64, []), inp("cond_in", B, []), inp("acc_in", F, [None, 8])],
+        [out("cond_out", B), out("acc_out", F)])
+    nodes = [helper.make_node("Loop", ["trip", "keep_going", "empty"], ["rows"], body=body)]
+    g = helper.make_graph(
+        nodes, "loop_concat_rows",
+        [inp("X", F, [3, 4])],
+        [out("rows", F)],
+        initializer=[i64("trip", 3), init("keep_going", np.array(True)), i64("zero", [0]), i64("wide", [1, 8]),
+                     init("empty", np.zeros((0, 8), dtype=np.float32))])
+    return model(loop_concat_rows, 17, g, {"rows": [3, 8]})
+
+
 FIXTURES = [
     opset18_reduce_split,
     opset18_pad_axes,
@@ -621,6 +652,7 @@ FIXTURES = [
     pool_unpool,
     list_loop,
     roi_pool_kept,
+    loop_concat_rows,
 ]
 
 

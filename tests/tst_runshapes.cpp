@@ -80,6 +80,7 @@ private slots:
     void concatOfBoundedTensorsStaysACopy();
     void ifRunsTheBranchItsConditionPicks();
     void roiPoolingOverKeptBoxes();
+    void loopBuildsATensorRowByRow();
     void loopRunsItsBodyEachIteration();
     void loopBodyHoldsAnIf();
     void loopStopsWhenCancelled();
@@ -305,6 +306,33 @@ void TestRunShapes::roiPoolingOverKeptBoxes()
     checkEveryPlanner(*w, options, run->outputs);
 }
 
+// tricky/loop_concat_rows.onnx: acc = Concat(acc, resized row) over 3 iterations from an empty
+// [0, 8] initializer. Import sizes the result at 3 rows (the growth times the trip count); the
+// body's ConstantOfShape fills int64 ones from its value attribute and Resize takes its sizes input.
+void TestRunShapes::loopBuildsATensorRowByRow()
+{
+    const auto file = fixture("loop_concat_rows");
+    if (!std::filesystem::exists(file))
+        QSKIP("tests/models/tricky/loop_concat_rows.onnx is missing: run scripts/make_models.sh to make the test models");
+    const auto w = core::loadWorkload(file, {});
+    QVERIFY2(w, w ? "" : w.error().message.c_str());
+    const auto& rows = w->graph->tensors[std::size_t(w->graph->outputs.at(0))];
+    QCOMPARE(rows.size, core::Bytes(3 * 8 * 4));
+    auto options = withModelData(file, *w->graph);
+    QVERIFY(options.modelData);
+    const std::vector<float> x { 1, 2, 3, 4, -1, -2, -3, -4, 0.5f, 0.25f, 0.125f, 0 };
+    options.inputs["X"] = floats({ 3, 4 }, x);
+    const auto run = core::runOnCpu(*w->graph, w->schedule, w->problem, core::noReusePlan(w->problem), w->bufferTensor, options);
+    QVERIFY2(run, run ? "" : run.error().message.c_str());
+    QVERIFY2(run->opsSynthetic == 0, run->ops.front().refusal.c_str());
+    QCOMPARE(run->outputs.at(0).shape, (Shape { 3, 8 }));
+    std::vector<float> expected;
+    for (const float v : x)
+        expected.insert(expected.end(), { v, v }); // nearest resize 4 -> 8: each element twice
+    QCOMPARE(valuesOf<float>(run->outputs[0]), expected);
+    checkEveryPlanner(*w, options, run->outputs);
+}
+
 // tricky/loop_accumulate.onnx: five iterations adding the outer X to a carried accumulator, which
 // is also the scan output.
 void TestRunShapes::loopRunsItsBodyEachIteration()
@@ -453,6 +481,54 @@ void TestRunShapes::scanRunsItsBodyPerSlice()
 void TestRunShapes::shapeRules()
 {
     {
+        // Conv: [N, M, ...] from the weights [M, C/group, kH, kW]; pads 1, stride 2, dilation 2 on 14:
+        // (14 + 2 - 5) / 2 + 1 = 6. SAME_UPPER: ceil(14 / 2) = 7. A mask head's count of RoIs is N.
+        Call c("Conv", { { 37, 8, 14, 14 }, { 16, 8, 3, 3 } }, 1);
+        c.op.attributes["strides"] = ints({ 2, 2 });
+        c.op.attributes["dilations"] = ints({ 2, 2 });
+        c.op.attributes["pads"] = ints({ 1, 1, 1, 1 });
+        QCOMPARE(c.shapes(), (std::vector<Shape> { { 37, 16, 6, 6 } }));
+        c.op.attributes.erase("pads");
+        c.op.attributes.erase("dilations");
+        c.op.attributes["auto_pad"].text = "SAME_UPPER";
+        QCOMPARE(c.shapes(), (std::vector<Shape> { { 37, 16, 7, 7 } }));
+        Call rankless("Conv", { { 37, 8, 14, 14 }, { 16, 8 } }, 1);
+        QVERIFY(rankless.shapes().empty());
+        // ConvTranspose: M = w[1] × group; 2 × (14 - 1) + 1 + 2 - 0 = 29 with output_padding 1.
+        Call t("ConvTranspose", { { 5, 4, 14, 14 }, { 4, 3, 2, 2 } }, 1);
+        t.op.attributes["strides"] = ints({ 2, 2 });
+        t.op.attributes["group"] = ints({ 2 });
+        t.op.attributes["output_padding"] = ints({ 1, 1 });
+        QCOMPARE(t.shapes(), (std::vector<Shape> { { 5, 6, 29, 29 } }));
+        t.op.attributes["output_shape"] = ints({ 30, 28 });
+        QCOMPARE(t.shapes(), (std::vector<Shape> { { 5, 6, 30, 28 } }));
+        // MaxPool 3x3 stride 2 on 8: floor(5 / 2) + 1 = 3, ceil_mode 4; its indices the same shape.
+        Call pool("MaxPool", { { 2, 3, 8, 8 } }, 2);
+        pool.op.attributes["kernel_shape"] = ints({ 3, 3 });
+        pool.op.attributes["strides"] = ints({ 2, 2 });
+        QCOMPARE(pool.shapes(), (std::vector<Shape> { { 2, 3, 3, 3 }, { 2, 3, 3, 3 } }));
+        pool.op.attributes["ceil_mode"] = ints({ 1 });
+        QCOMPARE(pool.shapes(), (std::vector<Shape> { { 2, 3, 4, 4 }, { 2, 3, 4, 4 } }));
+        Call global("GlobalAveragePool", { { 7, 3, 5, 9 } }, 1);
+        QCOMPARE(global.shapes(), (std::vector<Shape> { { 7, 3, 1, 1 } }));
+    }
+    {
+        // Resize-11+: sizes (input 3) when given; else floor(length × scale) from input 2.
+        Call sized("Resize", { { 1, 1, 28, 28 }, { 0 }, { 0 }, { 4 } }, 1, { { 3, { 1, 1, 320, 200 } } });
+        QCOMPARE(sized.shapes(), (std::vector<Shape> { { 1, 1, 320, 200 } }));
+        Call scaled("Resize", { { 2, 3, 5, 7 }, { 0 }, { 4 } }, 1);
+        const float scales[] = { 1.0f, 1.0f, 2.5f, 0.5f };
+        std::memcpy(scaled.storage[2].data(), scales, sizeof scales);
+        QCOMPARE(scaled.shapes(), (std::vector<Shape> { { 2, 3, 12, 3 } }));
+        Call upsample("Upsample", { { 1, 2, 3, 3 }, { 4 } }, 1);
+        const float twice[] = { 1.0f, 1.0f, 2.0f, 2.0f };
+        std::memcpy(upsample.storage[1].data(), twice, sizeof twice);
+        QCOMPARE(upsample.shapes(), (std::vector<Shape> { { 1, 2, 6, 6 } }));
+        Call crop("Resize", { { 1, 1, 28, 28 }, { 8 }, { 0 }, { 4 } }, 1, { { 3, { 1, 1, 14, 14 } } });
+        crop.op.attributes["coordinate_transformation_mode"].text = "tf_crop_and_resize";
+        QVERIFY(crop.shapes().empty()); // the region decides the length: not supported
+    }
+    {
         Call c("Reshape", { { 2, 3, 4 }, { 3 } }, 1, { { 1, { 0, -1, 2 } } });
         QCOMPARE(c.shapes(), (std::vector<Shape> { { 2, 6, 2 } }));
         Call bad("Reshape", { { 2, 3, 4 }, { 2 } }, 1, { { 1, { 5, -1 } } });
@@ -544,8 +620,8 @@ void TestRunShapes::shapeRules()
         QCOMPARE(mean.shapes(), (std::vector<Shape> { {} }));
     }
     // An op without a rule has no run-time shape (it runs synthetic).
-    Call conv("Conv", { { 1, 3, 8, 8 }, { 4, 3, 3, 3 } }, 1);
-    QVERIFY(conv.shapes().empty());
+    Call unknown("NoSuchOp", { { 1, 3, 8, 8 } }, 1);
+    QVERIFY(unknown.shapes().empty());
 }
 
 namespace {

@@ -363,6 +363,12 @@ bool runShaped(const Graph& g, PreparedCall& p, const RunOptions& options, std::
     auto& call = p.call;
     for (std::size_t k = 0; k < call.out.size(); ++k)
         call.out[k] = tensorView(g, p.outTensor[k], call.out[k].data); // the planned room
+    // A value with no elements (an empty sequence, a [0, H, W] tensor a Loop starts its results
+    // from) has no address in the arena, yet it is present.
+    if (p.subgraphs || p.sequence)
+        for (std::size_t k = 0; k < call.in.size(); ++k)
+            if (p.inTensor[k] >= 0 && !call.in[k].data && call.in[k].count == 0)
+                call.in[k].data = emptyValue();
     if (p.subgraphs) {
         std::vector<bool> bounded;
         for (auto t : p.outTensor)
@@ -381,9 +387,6 @@ bool runShaped(const Graph& g, PreparedCall& p, const RunOptions& options, std::
         return ran;
     }
     if (p.sequence) {
-        for (std::size_t k = 0; k < call.in.size(); ++k)
-            if (p.inTensor[k] >= 0 && !call.in[k].data && g.tensors[std::size_t(p.inTensor[k])].size == 0)
-                call.in[k].data = emptyValue(); // present, with nothing to read
         if (!p.sequence(call, outShapes, outItems) || outShapes.size() != call.out.size() || outItems.size() != call.out.size())
             return false;
         for (std::size_t k = 0; k < call.out.size(); ++k)

@@ -398,6 +398,49 @@ bool matMul(const KernelCall& c, std::vector<Shape>& s)
     return true;
 }
 
+// Conv, ConvTranspose and the windowed pools on [N, C, spatial...]: channels from the weights
+// (ConvTranspose: w[1] × group), each spatial length from the window (shapemath); MaxPool's
+// indices have the output's shape. Global pools keep N and C, every spatial length 1.
+bool window(const KernelCall& c, std::vector<Shape>& s)
+{
+    const auto& type = c.op->type;
+    const auto& x = c.in[0];
+    if (x.rank() < 3)
+        return false;
+    const std::size_t spatial = std::size_t(x.rank() - 2);
+    Shape out { x.shape[0], x.shape[1] };
+    if (type.rfind("Global", 0) == 0) {
+        out.resize(std::size_t(x.rank()), 1);
+        s.assign(c.out.size(), out);
+        return true;
+    }
+    const bool conv = type == "Conv" || type == "ConvTranspose", transposed = type == "ConvTranspose";
+    std::vector<std::int64_t> kernel;
+    if (const auto* k = c.attrInts("kernel_shape"))
+        kernel = *k;
+    else if (conv && c.has(1) && c.in[1].rank() == x.rank())
+        kernel.assign(c.in[1].shape.begin() + 2, c.in[1].shape.end());
+    if (kernel.size() != spatial || (conv && (!c.has(1) || c.in[1].rank() != x.rank())))
+        return false;
+    if (conv)
+        out[1] = transposed ? c.in[1].shape[1] * c.attrInt("group", 1) : c.in[1].shape[0];
+    const auto strides = c.attrIntsOr("strides", 1, spatial), dilations = c.attrIntsOr("dilations", 1, spatial);
+    const auto pads = c.attrIntsOr("pads", 0, 2 * spatial), outputPadding = c.attrIntsOr("output_padding", 0, spatial);
+    const auto* outputShape = transposed ? c.attrInts("output_shape") : nullptr;
+    const auto autoPad = c.attrText("auto_pad", "NOTSET");
+    const bool ceilMode = c.attrInt("ceil_mode", 0) != 0;
+    for (std::size_t i = 0; i < spatial; ++i) {
+        if (outputShape && outputShape->size() == spatial) {
+            out.push_back((*outputShape)[i]);
+            continue;
+        }
+        const WindowAxis axis { kernel[i], strides[i], dilations[i], pads[i], pads[i + spatial], outputPadding[i] };
+        out.push_back(windowOutputLength(x.shape[2 + i], axis, autoPad, ceilMode, transposed));
+    }
+    s.assign(c.out.size(), out);
+    return true;
+}
+
 // Gemm: [M, N] from A (transA) and B (transB), both 2-D; C broadcasts into it.
 bool gemm(const KernelCall& c, std::vector<Shape>& s)
 {
@@ -434,6 +477,35 @@ bool pad(const KernelCall& c, std::vector<Shape>& s)
     }
     s = { y };
     return true;
+}
+
+// Resize and Upsample over every axis: the sizes input (Resize-11 on: input 3) when it holds one
+// length per axis, else floor(length × scale) from the scales input (Resize-11 on: input 2;
+// Resize-10 and Upsample: input 1). Not for tf_crop_and_resize, an `axes` subset, or sizes kept
+// to the aspect ratio.
+bool resize(const KernelCall& c, std::vector<Shape>& s)
+{
+    const auto& x = c.in[0];
+    const std::int64_t rank = x.rank();
+    if (c.attrInts("axes") || c.attrText("coordinate_transformation_mode", "half_pixel") == "tf_crop_and_resize"
+        || c.attrText("keep_aspect_ratio_policy", "stretch") != "stretch")
+        return false;
+    Shape out;
+    if (c.op->type == "Resize" && c.has(3) && c.in[3].count == rank && intValues(c, 3, out)) {
+        s = { out };
+        return true;
+    }
+    for (const std::size_t slot : { std::size_t(2), std::size_t(1) }) {
+        const bool scalesSlot = c.op->type == "Resize" ? slot == 2 || !c.has(2) : slot == 1;
+        if (!scalesSlot || !c.has(slot) || c.in[slot].count != rank
+            || (c.in[slot].dtype != DType::Float32 && c.in[slot].dtype != DType::Float64))
+            continue;
+        for (std::int64_t i = 0; i < rank; ++i)
+            out.push_back(std::int64_t(std::floor(double(x.shape[std::size_t(i)]) * realAt(c.in[slot], i))));
+        s = { out };
+        return true;
+    }
+    return false;
 }
 
 // Range: start, limit and delta are scalars of one numeric type.
@@ -475,7 +547,8 @@ const std::map<std::string, Rule>& rules()
                  "Round", "Sign", "Erf", "Not", "Cast", "CastLike", "Identity", "Dropout", "Softmax", "LogSoftmax", "Hardmax", "Clip",
                  "Elu", "Selu", "Celu", "Softplus", "Softsign", "HardSigmoid", "HardSwish", "Gelu", "Mish", "ThresholdedRelu", "Shrink",
                  "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "IsNaN", "IsInf", "CumSum",
-                 "Trilu", "LpNormalization", "BitwiseNot", "SwapOut", "SwapIn", "ScatterElements", "Scatter", "ScatterND" })
+                 "Trilu", "LpNormalization", "BitwiseNot", "SwapOut", "SwapIn", "ScatterElements", "Scatter", "ScatterND", "BatchNormalization",
+                 "InstanceNormalization", "LRN", "MeanVarianceNormalization" })
             t[name] = sameAsFirst;
         // Multidirectional broadcasting over every present input.
         for (const char* name : { "Add", "Sub", "Mul", "Div", "Pow", "Mod", "Equal", "Greater", "Less", "GreaterOrEqual", "LessOrEqual",
@@ -519,8 +592,13 @@ const std::map<std::string, Rule>& rules()
         t["TopK"] = topK;
         t["MatMul"] = matMul;
         t["Gemm"] = gemm;
+        for (const char* name : { "Conv", "ConvTranspose", "MaxPool", "AveragePool", "LpPool", "GlobalAveragePool", "GlobalMaxPool",
+                 "GlobalLpPool" })
+            t[name] = window;
         t["Pad"] = pad;
         t["Range"] = range;
+        t["Resize"] = resize;
+        t["Upsample"] = resize;
         t["Shape"] = shapeOp;
         return t;
     }();

@@ -219,6 +219,12 @@ Expected<exec::Branch> loadBranch(const onnx::ModelProto& model, const onnx::Gra
         for (const auto& a : node.attribute()) {
             if (onnxdetail::isScalarOrListAttribute(a))
                 op.attributes.emplace(a.name(), onnxdetail::toAttribute(a));
+            if (op.type == "ConstantOfShape" && a.name() == "value" && a.has_t()) {
+                auto h = decode(a.t(), baseDir, file);
+                if (!h)
+                    return h.error();
+                b.fills[std::size_t(i)] = std::move(*h);
+            }
             if (!(a.has_g() || a.graphs_size() > 0) || !b.unsupported.empty())
                 continue;
             const bool controlFlow = (op.type == "If" || op.type == "Loop" || op.type == "Scan") && op.domain.empty();
@@ -249,12 +255,6 @@ Expected<exec::Branch> loadBranch(const onnx::ModelProto& model, const onnx::Gra
                     auto& into = const_cast<exec::Subgraphs&>(*graphs);
                     (a.name() == "then_branch" ? into.then : a.name() == "else_branch" ? into.otherwise : into.body) = std::move(*nested);
                 }
-            if (op.type == "ConstantOfShape" && a.name() == "value" && a.has_t()) {
-                auto h = decode(a.t(), baseDir, file);
-                if (!h)
-                    return h.error();
-                b.fills[std::size_t(i)] = std::move(*h);
-            }
         }
         if (op.type == "Constant" && op.domain.empty()) {
             const auto value = constantValue(node);

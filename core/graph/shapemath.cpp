@@ -127,6 +127,25 @@ std::optional<Dims> reshapeDims(const Dims& input, const std::vector<std::int64_
     return out;
 }
 
+std::int64_t windowOutputLength(std::int64_t size, const WindowAxis& a, const std::string& autoPad, bool ceilMode, bool transposed)
+{
+    if (size < 0 || a.kernel < 0)
+        return -1;
+    const std::int64_t s = std::max<std::int64_t>(a.stride, 1);
+    const std::int64_t effective = (a.kernel - 1) * a.dilation + 1;
+    const bool same = autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER";
+    if (transposed)
+        return same ? size * s : s * (size - 1) + a.outputPadding + effective - a.padBegin - a.padEnd;
+    if (same)
+        return (size + s - 1) / s;
+    if (autoPad == "VALID")
+        return size >= effective ? (size - effective) / s + 1 : 0;
+    const std::int64_t total = size + a.padBegin + a.padEnd - effective;
+    if (total < 0)
+        return 0;
+    return (ceilMode ? (total + s - 1) / s : total / s) + 1;
+}
+
 std::optional<std::int64_t> normalizeAxis(std::int64_t axis, std::int64_t rank)
 {
     if (axis < -rank || axis >= rank)

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace core {
@@ -36,6 +37,15 @@ std::optional<std::vector<SliceAxis>> sliceAxes(const Dims& dims, const std::vec
 // Output dims of Reshape with ONNX's 0 (copy) and -1 (infer) rules. Unknown input dims give -1
 // where they matter. nullopt when the request is inconsistent.
 std::optional<Dims> reshapeDims(const Dims& input, const std::vector<std::int64_t>& shape, bool allowZero);
+
+// One spatial axis of a sliding window (Conv, ConvTranspose, pools): the output length as the ONNX
+// definitions give it for an input of `size`, from the kernel, stride, dilation, the two pads,
+// auto_pad ("NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER"), ceil_mode (pools) and, for a
+// transposed convolution, output_padding. -1 when `size` or `kernel` is unknown (negative).
+struct WindowAxis {
+    std::int64_t kernel = -1, stride = 1, dilation = 1, padBegin = 0, padEnd = 0, outputPadding = 0;
+};
+std::int64_t windowOutputLength(std::int64_t size, const WindowAxis& axis, const std::string& autoPad, bool ceilMode, bool transposed);
 
 // Normalises a possibly negative axis against `rank`; nullopt when out of range.
 std::optional<std::int64_t> normalizeAxis(std::int64_t axis, std::int64_t rank);

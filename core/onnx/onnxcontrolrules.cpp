@@ -68,6 +68,26 @@ void ifRule(const RuleInput& in, std::vector<ValueFacts>& out)
         out[i] = unionFacts(a[i], b[i]);
 }
 
+// The one axis along which a Loop body's carried tensor result `after` is longer than what it
+// entered with (`before`), every other dim equal; -1 when there is no such single axis.
+int growthAxis(const ValueFacts* before, const ValueFacts& after)
+{
+    if (!before || before->kind != ValueKind::Tensor || after.kind != ValueKind::Tensor || !before->rankKnown || !after.rankKnown
+        || before->dims.size() != after.dims.size())
+        return -1;
+    int axis = -1;
+    for (std::size_t d = 0; d < after.dims.size(); ++d) {
+        if (before->dims[d] < 0 || after.dims[d] < 0)
+            return -1;
+        if (after.dims[d] == before->dims[d])
+            continue;
+        if (after.dims[d] < before->dims[d] || axis >= 0)
+            return -1;
+        axis = int(d);
+    }
+    return axis;
+}
+
 void loopRule(const RuleInput& in, std::vector<ValueFacts>& out)
 {
     if (in.subgraphOutputs.size() != 1)
@@ -92,6 +112,18 @@ void loopRule(const RuleInput& in, std::vector<ValueFacts>& out)
             }
             const std::int64_t growth = out[i].bytes - initial->bytes;
             out[i].bytes = initial->bytes + std::max<std::int64_t>(trips, 1) * growth;
+            out[i].estimated = out[i].estimated || estimated || trips < 0;
+        }
+        // A carried tensor that grows along one axis every iteration (`acc = Concat(acc, row)`, as
+        // torch exports a tensor built in a loop): its entry length plus M times that growth.
+        if (const auto axis = growthAxis(initial, out[i]); axis >= 0) {
+            if (trips < 0 && !in.allowGuesses) {
+                out[i] = {};
+                continue;
+            }
+            // A data-dependent trip count keeps one iteration's growth, a guess the run checks.
+            auto& dim = out[i].dims[std::size_t(axis)];
+            dim = initial->dims[std::size_t(axis)] + std::max<std::int64_t>(trips, 1) * (dim - initial->dims[std::size_t(axis)]);
             out[i].estimated = out[i].estimated || estimated || trips < 0;
         }
         if (initial)

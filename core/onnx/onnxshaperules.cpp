@@ -167,34 +167,13 @@ bool convPoolRule(const RuleInput& in, std::vector<ValueFacts>& out)
     const auto outputShape = attrInts(node, "output_shape");
     const auto outputPadding = attrInts(node, "output_padding").value_or(std::vector<std::int64_t>(spatial, 0));
     for (std::size_t i = 0; i < spatial; ++i) {
-        const std::int64_t size = x->dims[2 + i];
-        const std::int64_t s = std::max<std::int64_t>(strides[i], 1);
-        if (size < 0 || kernel[i] < 0) {
-            dims.push_back(-1);
+        if (op == "ConvTranspose" && outputShape && outputShape->size() == spatial && x->dims[2 + i] >= 0) {
+            dims.push_back((*outputShape)[i]);
             continue;
         }
-        const std::int64_t effective = (kernel[i] - 1) * dilations[i] + 1;
-        std::int64_t o = -1;
-        if (op == "ConvTranspose") {
-            if (outputShape && outputShape->size() == spatial)
-                o = (*outputShape)[i];
-            else if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER")
-                o = size * s;
-            else
-                o = s * (size - 1) + (i < outputPadding.size() ? outputPadding[i] : 0) + effective - pads[i]
-                    - pads[i + spatial];
-        } else if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
-            o = (size + s - 1) / s;
-        } else if (autoPad == "VALID") {
-            o = size >= effective ? (size - effective) / s + 1 : 0;
-        } else {
-            const std::int64_t total = size + pads[i] + pads[i + spatial] - effective;
-            if (total < 0)
-                o = 0;
-            else
-                o = (ceilMode ? (total + s - 1) / s : total / s) + 1;
-        }
-        dims.push_back(o);
+        const WindowAxis axis { kernel[i], strides[i], dilations[i], pads[i], pads[i + spatial],
+            i < outputPadding.size() ? outputPadding[i] : 0 };
+        dims.push_back(windowOutputLength(x->dims[2 + i], axis, autoPad, ceilMode, op == "ConvTranspose"));
     }
     const int type = op == "ConvInteger" ? int(TensorProto::INT32)
         : op == "QLinearConv" ? elemTypeOf(in, 7) : x->elemType;
