@@ -141,6 +141,7 @@ nlohmann::ordered_json toJson(const RunResults& r)
     j["device"] = m.device;
     j["planner"] = r.plan->planner;
     j["outputs_match_reference"] = r.arenaMatch;
+    j["passes_agree"] = m.passesAgree && pt.passesAgree;
     j["ops_real"] = m.opsReal;
     j["ops_synthetic"] = m.opsSynthetic;
     j["ops_runtime_shapes"] = m.opsRuntimeShaped;
@@ -301,6 +302,8 @@ void printTable(const RunResults& r)
     if (pool)
         std::printf(", pool %s", r.poolMatch ? "bit-identical" : "DIFFER");
     std::printf("\n");
+    if (!m.passesAgree || !r.perTensor->passesAgree)
+        std::printf("the %d passes DIFFER: a later pass computed other outputs than the first from the same inputs\n", r.repeat);
     if (pool)
         std::printf("outputs vs the CPU executor: %s\n", r.cpuComparison.c_str());
     if (r.originalMatch)
@@ -536,6 +539,8 @@ int runCommand(const std::vector<std::string>& words)
         return fail("the per-tensor run's outputs differ from the no-reuse run's: " + perTensorMismatch);
     if (results.pool && !results.poolMatch)
         return fail("the pool run's outputs differ from the no-reuse run's");
+    if (!m.passesAgree || !results.perTensor->passesAgree)
+        return fail("a later pass computed other outputs than the first from the same inputs");
     if (results.cpuMatch && !*results.cpuMatch)
         return fail("the GPU's outputs are off the CPU executor's: " + results.cpuComparison);
     return kOk;

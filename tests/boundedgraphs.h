@@ -131,8 +131,10 @@ inline void checkEveryPlanner(const core::Workload& w, const core::RunOptions& o
         for (auto allocation : { core::Allocation::Arena, core::Allocation::PerTensor }) {
             auto o = options;
             o.allocation = allocation;
+            o.repeat = 2; // the second pass must start from the inputs again, wherever the plan reused their room
             const auto run = core::runOnCpu(*w.graph, w.schedule, w.problem, *plan, w.bufferTensor, o);
             QVERIFY2(run, run ? "" : run.error().message.c_str());
+            QVERIFY2(run->passesAgree, planner->name().data());
             const auto mismatch = core::compareOutputs(*w.graph, reference, run->outputs);
             QVERIFY2(mismatch.empty(), (std::string(planner->name()) + ": " + mismatch).c_str());
         }

@@ -110,6 +110,9 @@ struct Measurement {
     LatencyStats latencyMs;          // whole forward pass
     std::vector<OpMeasurement> ops;  // in schedule order
     std::vector<HostTensor> outputs; // graph outputs, in graph order
+    // Every later pass computed the first pass's outputs bit for bit (CPU executor; each pass starts
+    // from the same inputs, so a difference means one pass read what another left behind).
+    bool passesAgree = true;
 };
 
 // Runs `graph` under `schedule` with the activations placed by `plan` (a plan for `problem`);
