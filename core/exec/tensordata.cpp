@@ -156,8 +156,23 @@ using DeclareOuter = std::function<bool(const std::string& name, onnx::ValueInfo
 // constants decoded, the element type of every value it computes from ONNX type inference over the
 // branch (its outer reads declared by `declare`), and the graphs of the If, Loop and Scan ops in it.
 // A branch that cannot run says why (Branch::unsupported).
+// The outer values whose element types a Loop or Scan body's formal inputs take, formal by formal
+// ("" where none: a Loop's iteration number and condition; every formal of an If branch).
+std::vector<std::string> actualsOf(const onnx::NodeProto& node)
+{
+    std::vector<std::string> actuals;
+    if (node.op_type() == "Loop") {
+        actuals = { std::string(), std::string() };
+        for (int k = 2; k < node.input_size(); ++k)
+            actuals.push_back(node.input(k));
+    } else if (node.op_type() == "Scan") {
+        actuals.assign(node.input().begin(), node.input().end()); // opset 9 on: formals = state, then scan inputs
+    }
+    return actuals;
+}
+
 Expected<exec::Branch> loadBranch(const onnx::ModelProto& model, const onnx::GraphProto& body, const DeclareOuter& declare,
-    const std::filesystem::path& baseDir, const std::string& file)
+    const std::vector<std::string>& actuals, const std::filesystem::path& baseDir, const std::string& file)
 {
     exec::Branch b;
     onnx::ModelProto sub;
@@ -172,6 +187,21 @@ Expected<exec::Branch> loadBranch(const onnx::ModelProto& model, const onnx::Gra
     *g->mutable_input() = body.input();
     for (const auto& vi : body.input())
         b.formals.push_back(vi.name());
+    // A formal declared without an element type (a function's expansion may leave it open) takes
+    // its actual's, so that inference can type what the body computes from it. Only the element
+    // type: a carried value's shape may change from one iteration to the next.
+    for (int k = 0; k < g->input_size() && std::size_t(k) < actuals.size(); ++k) {
+        auto* type = g->mutable_input(k)->mutable_type();
+        onnx::ValueInfoProto actual;
+        if (actuals[std::size_t(k)].empty() || type->has_sequence_type() || type->has_optional_type() || type->has_map_type()
+            || (type->has_tensor_type() && type->tensor_type().elem_type() != 0) || !declare(actuals[std::size_t(k)], actual))
+            continue;
+        if (actual.type().has_tensor_type())
+            type->mutable_tensor_type()->set_elem_type(actual.type().tensor_type().elem_type());
+        else if (actual.type().has_sequence_type() && actual.type().sequence_type().elem_type().has_tensor_type())
+            type->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type()->set_elem_type(
+                actual.type().sequence_type().elem_type().tensor_type().elem_type());
+    }
     std::vector<std::string> reads;
     std::unordered_set<std::string> seen;
     onnxdetail::freeNames(body, reads, seen);
@@ -201,7 +231,7 @@ Expected<exec::Branch> loadBranch(const onnx::ModelProto& model, const onnx::Gra
         typeOf(vi);
     for (const auto& vi : sub.graph().output())
         typeOf(vi);
-    for (const auto& vi : body.input())
+    for (const auto& vi : sub.graph().input())
         typeOf(vi);
     for (const auto& t : body.initializer()) {
         auto h = decode(t, baseDir, file);
@@ -246,7 +276,7 @@ Expected<exec::Branch> loadBranch(const onnx::ModelProto& model, const onnx::Gra
             };
             for (const auto& attribute : inferred.attribute())
                 if (attribute.name() == a.name() && attribute.has_g()) {
-                    auto nested = loadBranch(model, attribute.g(), here, baseDir, file);
+                    auto nested = loadBranch(model, attribute.g(), here, actualsOf(inferred), baseDir, file);
                     if (!nested)
                         return nested.error();
                     auto& graphs = b.nested[std::size_t(i)];
@@ -402,7 +432,7 @@ Expected<ModelData> loadTensorData(const std::filesystem::path& modelFile, const
                 for (const auto& a : node.attribute()) {
                     if (!a.has_g() || (a.name() != "then_branch" && a.name() != "else_branch" && a.name() != "body"))
                         continue;
-                    auto branch = loadBranch(*model, a.g(), declareFromGraph, baseDir, file);
+                    auto branch = loadBranch(*model, a.g(), declareFromGraph, actualsOf(node), baseDir, file);
                     if (!branch)
                         return branch.error();
                     (a.name() == "then_branch" ? subgraphs->then : a.name() == "else_branch" ? subgraphs->otherwise : subgraphs->body)
