@@ -300,7 +300,7 @@ void TestExecutor::backendNodeTests()
              "test_dropout", "test_argmax_", "test_argmin_", "test_cumsum_", "test_tril", "test_triu", "test_gather_elements",
              "test_and", "test_or", "test_xor", "test_tan", "test_asin", "test_acos", "test_atan", "test_sinh", "test_cosh",
              "test_asinh", "test_acosh", "test_atanh", "test_sign", "test_round", "test_selu", "test_thresholdedrelu", "test_celu",
-             "test_shrink", "test_einsum_batch_diagonal", "test_einsum_batch_matmul", "test_einsum_inner_prod", "test_einsum_sum",
+             "test_shrink", "test_range_float_type_positive_delta_expanded", "test_einsum_batch_diagonal", "test_einsum_batch_matmul", "test_einsum_inner_prod", "test_einsum_sum",
              "test_einsum_transpose", "test_lstm_defaults", "test_lstm_with_peepholes", "test_gru_defaults", "test_gru_seq_length",
              "test_simple_rnn_defaults", "test_rnn_seq_length", "test_depthtospace_crd", "test_depthtospace_dcr", "test_spacetodepth",
              "test_gathernd", "test_scatter_elements", "test_top_k", "test_hardmax", "test_onehot", "test_isnan", "test_isinf", "test_reduce_log_sum_asc", "test_reduce_log_sum_exp", "test_lrn", "test_mvn", "test_mean_", "test_castlike", "test_eyelike",
