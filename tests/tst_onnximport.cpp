@@ -278,6 +278,7 @@ private slots:
     void initTestCase() { QVERIFY(m_dir.isValid()); }
     void convReluChain();
     void exporterReshapeChain();
+    void roiAlignWithoutModeIsNoted();
     void resizeWithComputedSizes();
     void foldedShapesFeedLayoutOps();
     void opset18ReduceSplitPad();
@@ -1353,6 +1354,33 @@ void TestOnnxImport::foldArithmetic()
     add.add_output("out");
     ValueFacts unknown;
     QVERIFY(!core::onnxdetail::foldNode(add, { &zero, &unknown }));
+}
+
+// A PyTorch file at opset 16+ with RoiAlign lacking coordinate_transformation_mode gets a note
+// (torchvision's exporter wrote aligned=False so; the file reads half_pixel); one stating it does not.
+void TestOnnxImport::roiAlignWithoutModeIsNoted()
+{
+    for (const bool stated : { false, true }) {
+        ModelBuilder b(17);
+        b.model().set_producer_name("pytorch");
+        b.input("feats", TensorProto::FLOAT, { 1, 4, 8, 8 });
+        b.input("rois", TensorProto::FLOAT, { 3, 4 });
+        b.input("batch", TensorProto::INT64, { 3 });
+        auto& roi = b.node("RoiAlign", { "feats", "rois", "batch" }, { "pooled" }, "box_roi_pool/RoiAlign");
+        attr(roi, "output_height", std::int64_t(2));
+        attr(roi, "output_width", std::int64_t(2));
+        if (stated) {
+            auto* a = roi.add_attribute();
+            a->set_name("coordinate_transformation_mode");
+            a->set_type(onnx::AttributeProto::STRING);
+            a->set_s("output_half_pixel");
+        }
+        b.output("pooled");
+        IMPORT(g, b.save(m_dir, QStringLiteral("roialign.onnx")));
+        QCOMPARE(tensor(g, "pooled").shape, (std::vector<std::int64_t> { 3, 4, 2, 2 }));
+        const bool noted = notesOf(g).find("RoiAlign 'box_roi_pool/RoiAlign' states no coordinate_transformation_mode") != std::string::npos;
+        QVERIFY2(noted != stated, notesOf(g).c_str());
+    }
 }
 
 QTEST_GUILESS_MAIN(TestOnnxImport)

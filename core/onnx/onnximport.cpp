@@ -118,6 +118,31 @@ bool becomeConstants(const Op& op, Graph& g, const std::unordered_map<std::strin
     return true;
 }
 
+// torchvision before 0.15 exports roi_align(aligned=False) as RoiAlign without
+// coordinate_transformation_mode, which opset 16 on reads as half_pixel, while torch computed
+// output_half_pixel: the file's detections then differ from the model it came from. Says so for
+// a PyTorch file at opset 16 or later; empty otherwise.
+std::string roiAlignModeNote(const onnx::ModelProto& model)
+{
+    if (model.producer_name() != "pytorch")
+        return {};
+    const bool opset16 = std::any_of(model.opset_import().begin(), model.opset_import().end(),
+        [](const auto& o) { return (o.domain().empty() || o.domain() == "ai.onnx") && o.version() >= 16; });
+    int unstated = 0;
+    std::string first;
+    for (const auto& node : model.graph().node())
+        if (node.op_type() == "RoiAlign" && std::none_of(node.attribute().begin(), node.attribute().end(),
+                                               [](const auto& a) { return a.name() == "coordinate_transformation_mode"; })) {
+            if (unstated++ == 0)
+                first = node.name();
+        }
+    if (!opset16 || unstated == 0)
+        return {};
+    return "RoiAlign '" + first + "'" + (unstated > 1 ? " and " + std::to_string(unstated - 1) + " more" : std::string())
+        + (unstated > 1 ? " state" : " states") + " no coordinate_transformation_mode: opset 16 on reads half_pixel, but torchvision's exporter (before 0.15)"
+          " writes it so for roi_align(aligned=False), which computes output_half_pixel; runs follow the file";
+}
+
 Expected<Graph> importImpl(const std::filesystem::path& file, const ShapeBindings& bindings)
 {
     const std::string fileName = file.string();
@@ -242,6 +267,8 @@ Expected<Graph> importImpl(const std::filesystem::path& file, const ShapeBinding
         g.ops.push_back(std::move(op));
     }
 
+    if (const auto note = roiAlignModeNote(model); !note.empty())
+        notes.push_back(note);
     const auto folds = foldAtLoad(g, weightAlias, computed);
     const auto producer = producers(g);
     if (folds.computed > 0) {
