@@ -298,30 +298,26 @@ Expected<Measurement> runOnCpu(const Graph& graph, const Schedule& schedule, con
                 options.progress(r * int(steps.size()) + int(s) + 1, totalOps);
         }
         totals.push_back(std::chrono::duration<double, std::milli>(Clock::now() - runStart).count());
-        if (r > 0)
-            for (std::size_t k = 0; k < graph.outputs.size() && m.passesAgree; ++k) {
-                const auto t = graph.outputs[k];
-                const auto view = exec::runtimeView(graph, t, layout->address[t], shapes);
-                const Bytes bytes = shapes.known[std::size_t(t)] ? view.bytes() : graph.tensors[t].size;
-                const auto& first = m.outputs[k];
-                const Bytes held = view.data ? std::max<Bytes>(bytes, 0) : 0;
-                m.passesAgree = view.shape == first.shape && Bytes(first.data.size()) == held
-                    && (held == 0 || std::equal(first.data.begin(), first.data.end(), view.data));
-            }
+        // Graph outputs as this pass left them: the first pass's are the run's; every later pass
+        // must compute the same bytes.
+        std::vector<HostTensor> outputs;
+        for (auto t : graph.outputs) {
+            const auto view = exec::runtimeView(graph, t, layout->address[t], shapes);
+            HostTensor h;
+            h.dtype = view.dtype;
+            h.shape = view.shape;
+            h.sequence = graph.tensors[t].sequence;
+            h.items.assign(view.items.begin(), view.items.end());
+            const Bytes bytes = shapes.known[std::size_t(t)] ? view.bytes() : graph.tensors[t].size;
+            if (view.data)
+                h.data.assign(view.data, view.data + std::max<Bytes>(bytes, 0));
+            outputs.push_back(std::move(h));
+        }
         if (r == 0) {
             exec::countBounds(graph, [&](TensorIndex t) { return bool(layout->placement.tensors[std::size_t(t)].stored); }, shapes, m);
-            for (auto t : graph.outputs) {
-                const auto view = exec::runtimeView(graph, t, layout->address[t], shapes);
-                HostTensor h;
-                h.dtype = view.dtype;
-                h.shape = view.shape;
-                h.sequence = graph.tensors[t].sequence;
-                h.items.assign(view.items.begin(), view.items.end());
-                const Bytes bytes = shapes.known[std::size_t(t)] ? view.bytes() : graph.tensors[t].size;
-                if (view.data)
-                    h.data.assign(view.data, view.data + std::max<Bytes>(bytes, 0));
-                m.outputs.push_back(std::move(h));
-            }
+            m.outputs = std::move(outputs);
+        } else {
+            m.passesAgree = m.passesAgree && outputs == m.outputs;
         }
         for (std::size_t b = 0; b < owned.size(); ++b) {
             owned[b].reset();

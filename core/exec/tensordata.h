@@ -28,6 +28,7 @@ struct HostTensor {
     std::vector<std::vector<std::int64_t>> items;
 
     std::int64_t elementCount() const;
+    bool operator==(const HostTensor&) const = default; // same type, shape and bytes
 };
 
 namespace exec {
