@@ -3,6 +3,7 @@
 #include "opparams.h"
 
 #include "exec/opattrs.h"
+#include "graph/shapemath.h"
 
 #include <algorithm>
 
@@ -266,21 +267,17 @@ bool permuteParams(const core::exec::KernelCall& c, PermuteParams& p)
     const auto bytes = core::dtypeBytes(x.dtype);
     if (x.dtype != y.dtype || x.count != y.count || y.rank() != rank || rank > kernels::kMaxRank || rank < 1 || (bytes != 4 && bytes != 8))
         return false;
-    auto perm = std::vector<std::int64_t>(std::size_t(rank));
-    for (int i = 0; i < rank; ++i)
-        perm[std::size_t(i)] = rank - 1 - i;
-    if (const auto* given = c.attrInts("perm"); given && !given->empty()) {
-        if (int(given->size()) != rank)
-            return false;
-        perm = *given;
-    }
+    const auto order = core::transposeOrder(c.attrInts("perm"), std::size_t(rank));
+    if (!order)
+        return false;
+    const auto& perm = *order;
     const auto strides = core::exec::stridesOf(x.shape);
     p = {};
     p.rank = rank;
     p.bytes = int(bytes);
     for (int i = 0; i < rank; ++i) {
         const auto axis = perm[std::size_t(i)];
-        if (axis < 0 || axis >= rank || y.shape[std::size_t(i)] != x.shape[std::size_t(axis)])
+        if (y.shape[std::size_t(i)] != x.shape[std::size_t(axis)])
             return false;
         p.inStride[i] = strides[std::size_t(axis)];
         p.outDims[i] = y.shape[std::size_t(i)];

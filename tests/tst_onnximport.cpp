@@ -299,6 +299,10 @@ private slots:
     void badInput();
     void bindingErrors();
     void constantSizeAgainstInputShape();
+    void staleStatedShapesComputedAgain();
+    void nodesOutOfOrderAreSorted();
+    void nodeCycleIsRefused_data();
+    void nodeCycleIsRefused();
     void inconsistentShapes_data();
     void inconsistentShapes();
     void fiveHundredOps();
@@ -1076,6 +1080,96 @@ void TestOnnxImport::bindingErrors()
 
 // A segmentation head traced at 8x8: the pooled branch is resized back to the constant size
 // [1,3,8,8] and joined with the feature map. At another --input-shape the Concat cannot run.
+void TestOnnxImport::staleStatedShapesComputedAgain()
+{
+    // A batch edited in the input's declared shape alone: the stored output and intermediate
+    // shapes still say batch 1. The ops decide, as in a runtime, and import says so.
+    auto build = [&](const QString& name, const std::string& producer) {
+        ModelBuilder b;
+        b.model().set_producer_name(producer);
+        b.input("x", TensorProto::FLOAT, { 3, 4 });
+        b.floats("w", { 4, 5 });
+        b.node("MatMul", { "x", "w" }, { "h" }, "proj");
+        b.node("Relu", { "h" }, { "y" }, "act");
+        auto* hidden = b.graph()->add_value_info();
+        hidden->set_name("h");
+        const std::vector<Dim> batchOne { 1, 5 };
+        ModelBuilder::setType(hidden->mutable_type(), TensorProto::FLOAT, &batchOne);
+        auto* out = b.graph()->add_output();
+        out->set_name("y");
+        ModelBuilder::setType(out->mutable_type(), TensorProto::FLOAT, &batchOne);
+        return b.save(m_dir, name);
+    };
+    IMPORT(g, build(QStringLiteral("stale_batch.onnx"), "pytorch"));
+    QCOMPARE(tensor(g, "h").shape, (std::vector<std::int64_t> { 3, 5 }));
+    QCOMPARE(tensor(g, "y").shape, (std::vector<std::int64_t> { 3, 5 }));
+    const auto notes = notesOf(g);
+    QVERIFY2(notes.find("states shape [1,5] for 'h'") != std::string::npos, notes.c_str());
+    QVERIFY2(notes.find("computes [3,5]") != std::string::npos, notes.c_str());
+    // MemPlan's exports state every size on purpose: their stated shapes stand.
+    IMPORT(exported, build(QStringLiteral("stated_by_memplan.onnx"), "memplan"));
+    QCOMPARE(tensor(exported, "y").shape, (std::vector<std::int64_t> { 1, 5 }));
+}
+
+void TestOnnxImport::nodesOutOfOrderAreSorted()
+{
+    // Written consumers first, as graph-editing tools sometimes leave a file: an If whose branch
+    // reads 'h' from the outer graph, a Relu reading it, then the MatMul making it, and a Reshape
+    // whose target shape comes from a Constant written after it.
+    ModelBuilder b;
+    b.input("x", TensorProto::FLOAT, { 2, 8 });
+    b.input("cond", TensorProto::BOOL, {});
+    b.floats("w", { 8, 6 });
+    addIfBranches(b.node("If", { "cond" }, { "picked" }, "choose"), "Neg", "Relu", { "h" }, { 2, 6 });
+    b.node("Relu", { "h" }, { "r" }, "act");
+    b.node("Reshape", { "r", "target" }, { "y" }, "flat");
+    b.node("MatMul", { "x", "w" }, { "h" }, "proj");
+    auto& target = b.node("Constant", {}, { "target" }, "target_shape");
+    auto* value = target.add_attribute();
+    value->set_name("value");
+    value->set_type(onnx::AttributeProto::TENSOR);
+    value->mutable_t()->set_data_type(TensorProto::INT64);
+    value->mutable_t()->add_dims(1);
+    value->mutable_t()->add_int64_data(-1);
+    b.output("y");
+    b.output("picked");
+    IMPORT(g, b.save(m_dir, QStringLiteral("out_of_order.onnx")));
+    QCOMPARE(tensor(g, "y").shape, (std::vector<std::int64_t> { 12 }));
+    QCOMPARE(tensor(g, "picked").shape, (std::vector<std::int64_t> { 2, 6 }));
+    std::vector<std::string> order;
+    for (const auto& op : g.ops)
+        order.push_back(op.name);
+    QCOMPARE(order, (std::vector<std::string> { "proj", "choose", "act", "flat" }));
+    const auto notes = notesOf(g);
+    QVERIFY2(notes.find("not in dependency order") != std::string::npos, notes.c_str());
+    QVERIFY2(notes.find("node 0 'choose' (If) reads 'h', which node 3 'proj' (MatMul) makes") != std::string::npos, notes.c_str());
+}
+
+void TestOnnxImport::nodeCycleIsRefused_data()
+{
+    QTest::addColumn<bool>("selfRead");
+    QTest::addColumn<QString>("expected");
+    QTest::newRow("two nodes") << false << QStringLiteral("form a cycle, so no order runs them: 'scale' (Mul) -> 'mix' (Add) -> 'scale' (Mul)");
+    QTest::newRow("own output") << true << QStringLiteral("node 0 'mix' (Add) reads 'm', its own output");
+}
+
+void TestOnnxImport::nodeCycleIsRefused()
+{
+    QFETCH(bool, selfRead);
+    QFETCH(QString, expected);
+    ModelBuilder b;
+    b.input("x", TensorProto::FLOAT, { 4 });
+    b.node("Add", { "x", selfRead ? "m" : "s" }, { "m" }, "mix");
+    b.node("Mul", { "m", "m" }, { "s" }, "scale");
+    b.output("s");
+    const QString path = b.save(m_dir, QStringLiteral("cycle_%1.onnx").arg(int(selfRead)));
+    const auto result = importOnnx(path.toStdString());
+    QVERIFY(!result);
+    QCOMPARE(result.error().code, ErrorCode::InvalidModel);
+    QVERIFY2(result.error().message.find(expected.toStdString()) != std::string::npos, result.error().message.c_str());
+    QVERIFY2(result.error().message.find(path.toStdString()) != std::string::npos, result.error().message.c_str());
+}
+
 void TestOnnxImport::constantSizeAgainstInputShape()
 {
     ModelBuilder b(13);
@@ -1171,6 +1265,33 @@ void TestOnnxImport::inconsistentShapes_data()
         b.ints("shape", { 1, 8, n });
         b.node("Reshape", { "x", "shape" }, { "y" }, "flatten");
     }) << qint64(16) << qint64(49) << QStringLiteral("input 'x' [1,8,4,4] holds 128 elements but its output 'y' [1,8,49] holds 392");
+    // A Shape reads each result: ONNX 1.12's data propagation for Shape crashed on the missing
+    // type that a failed ONNX inference leaves.
+    QTest::newRow("Reshape target") << Build([](ModelBuilder& b, std::int64_t n) {
+        b.input("x", TensorProto::FLOAT, { 2, 3, 4 });
+        b.ints("target", { n, -1 });
+        b.node("Reshape", { "x", "target" }, { "r" }, "fold");
+        b.node("Shape", { "r" }, { "s" });
+        b.node("ConstantOfShape", { "s" }, { "y" });
+    }) << qint64(2) << qint64(-1) << QStringLiteral("op 'fold' (Reshape): input 'x' [2,3,4] cannot take the target shape [-1,-1]: more than one -1");
+    QTest::newRow("Reshape copy") << Build([](ModelBuilder& b, std::int64_t n) {
+        b.input("x", TensorProto::FLOAT, { 2, 12 });
+        b.ints("target", { 0, 0, n });
+        b.node("Reshape", { "x", "target" }, { "r" }, "split");
+        b.node("Shape", { "r" }, { "s" });
+        b.node("ConstantOfShape", { "s" }, { "y" });
+    }) << qint64(1) << qint64(0) << QStringLiteral("0 at position 2 would copy dimension 2 of the input, which has rank 2");
+    QTest::newRow("Transpose perm") << Build([](ModelBuilder& b, std::int64_t n) {
+        b.input("x", TensorProto::FLOAT, { 2, 3, 4 });
+        attr(b.node("Transpose", { "x" }, { "t" }, "swap"), "perm", std::vector<std::int64_t> { 0, n, 1 });
+        b.node("Shape", { "t" }, { "s" });
+        b.node("ConstantOfShape", { "s" }, { "y" });
+    }) << qint64(2) << qint64(0) << QStringLiteral("op 'swap' (Transpose): perm [0,0,1] is not an order of the 3 axes of input 'x' [2,3,4]");
+    QTest::newRow("Expand") << Build([](ModelBuilder& b, std::int64_t n) {
+        b.input("x", TensorProto::FLOAT, { 2, 1, 64 });
+        b.ints("target", { n });
+        b.node("Expand", { "x", "target" }, { "y" }, "widen");
+    }) << qint64(64) << qint64(2) << QStringLiteral("op 'widen' (Expand): input 'x' [2,1,64] does not broadcast to the target shape [2] (dimension 2 of the broadcast shape: 64 vs 2)");
     QTest::newRow("STFT") << Build([](ModelBuilder& b, std::int64_t n) {
         b.input("signal", TensorProto::FLOAT, { 1, 40, 1 });
         b.ints("step", { 8 });

@@ -7,6 +7,7 @@
 // not be read.
 #include "exec/kernels.h"
 #include "exec/opattrs.h"
+#include "graph/shapemath.h"
 
 #include <algorithm>
 #include <array>
@@ -84,16 +85,13 @@ bool transpose(const KernelCall& c)
     const auto &x = c.in[0], &y = c.out[0];
     if (!sameBytes(x, y) || x.rank() != y.rank())
         return false;
-    Shape perm(x.rank());
-    if (const auto* p = c.attrInts("perm"); p && p->size() == perm.size())
-        perm = *p;
-    else
-        for (int i = 0; i < x.rank(); ++i)
-            perm[i] = x.rank() - 1 - i;
+    const auto perm = transposeOrder(c.attrInts("perm"), std::size_t(x.rank()));
+    if (!perm)
+        return false;
     const auto s = stridesOf(x.shape);
     Shape inStrides(x.rank());
     for (int d = 0; d < x.rank(); ++d) {
-        const int from = normAxis(perm[d], x.rank());
+        const auto from = std::size_t((*perm)[std::size_t(d)]);
         if (x.shape[from] != y.shape[d])
             return false;
         inStrides[d] = s[from];

@@ -81,20 +81,12 @@ bool broadcastAll(const KernelCall& c, std::vector<Shape>& s)
 bool transpose(const KernelCall& c, std::vector<Shape>& s)
 {
     const auto& x = c.in[0].shape;
-    Shape perm;
-    if (const auto* p = c.attrInts("perm"))
-        perm = *p;
-    else
-        for (int d = int(x.size()) - 1; d >= 0; --d)
-            perm.push_back(d);
-    if (perm.size() != x.size())
+    const auto perm = transposeOrder(c.attrInts("perm"), x.size());
+    if (!perm)
         return false;
     Shape y;
-    for (auto p : perm) {
-        if (p < 0 || p >= std::int64_t(x.size()))
-            return false;
+    for (auto p : *perm)
         y.push_back(x[std::size_t(p)]);
-    }
     s = { y };
     return true;
 }

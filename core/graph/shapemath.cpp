@@ -127,6 +127,25 @@ std::optional<Dims> reshapeDims(const Dims& input, const std::vector<std::int64_
     return out;
 }
 
+std::optional<std::vector<std::int64_t>> transposeOrder(const std::vector<std::int64_t>* perm, std::size_t rank)
+{
+    if (!perm || perm->empty()) {
+        std::vector<std::int64_t> reversed(rank);
+        for (std::size_t d = 0; d < rank; ++d)
+            reversed[d] = std::int64_t(rank - 1 - d);
+        return reversed;
+    }
+    if (perm->size() != rank)
+        return std::nullopt;
+    std::vector<bool> seen(rank, false);
+    for (auto p : *perm) {
+        if (p < 0 || p >= std::int64_t(rank) || seen[std::size_t(p)])
+            return std::nullopt;
+        seen[std::size_t(p)] = true;
+    }
+    return *perm;
+}
+
 std::int64_t windowOutputLength(std::int64_t size, const WindowAxis& a, const std::string& autoPad, bool ceilMode, bool transposed)
 {
     if (size < 0 || a.kernel < 0)

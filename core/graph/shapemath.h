@@ -47,6 +47,11 @@ struct WindowAxis {
 };
 std::int64_t windowOutputLength(std::int64_t size, const WindowAxis& axis, const std::string& autoPad, bool ceilMode, bool transposed);
 
+// Transpose's order of input axes for an input of `rank`: `perm` when the op states one (null or
+// empty: none), else the axes reversed. nullopt when `perm` is not an order of the axes (another length,
+// a repeated or out-of-range axis), which ONNX leaves undefined.
+std::optional<std::vector<std::int64_t>> transposeOrder(const std::vector<std::int64_t>* perm, std::size_t rank);
+
 // Normalises a possibly negative axis against `rank`; nullopt when out of range.
 std::optional<std::int64_t> normalizeAxis(std::int64_t axis, std::int64_t rank);
 

@@ -2,7 +2,10 @@
 // SPDX-FileCopyrightText: MemPlan authors
 #include "onnx/onnxconsistency.h"
 
+#include "graph/shapemath.h"
 #include "onnx/onnxvalue.h"
+
+#include <algorithm>
 
 #include <set>
 #include <string_view>
@@ -22,6 +25,15 @@ const std::set<std::string_view> kBroadcast {
 
 bool known(std::int64_t d) { return d >= 0; }
 
+// "[0,0,-1]": integers as written (dimsText prints unknown dims, -1, as "?").
+std::string listText(const std::vector<std::int64_t>& values)
+{
+    std::string text = "[";
+    for (std::size_t i = 0; i < values.size(); ++i)
+        text += (i ? "," : "") + std::to_string(values[i]);
+    return text + "]";
+}
+
 // Two dimensions that cannot be the same size after broadcasting (1 stretches; unknown matches).
 bool clash(std::int64_t a, std::int64_t b) { return known(a) && known(b) && a != b && a != 1 && b != 1; }
 
@@ -33,9 +45,10 @@ std::int64_t intAttribute(const Op& op, const std::string& name, std::int64_t fa
 
 class Checker {
 public:
-    Checker(const Graph& g, const Op& op)
+    Checker(const Graph& g, const Op& op, const KnownValues& values)
         : m_graph(g)
         , m_op(op)
+        , m_values(values)
     {
     }
 
@@ -59,6 +72,10 @@ public:
             return conv();
         if (m_op.type == "Reshape")
             return reshape();
+        if (m_op.type == "Transpose")
+            return transpose();
+        if (m_op.type == "Expand")
+            return expand();
         if (m_op.type == "STFT")
             return stft();
         return std::nullopt;
@@ -164,10 +181,54 @@ private:
         const auto& y = m_graph.tensors[m_op.outputs[0]];
         const auto in = elementCount(dims(0));
         const auto out = y.rankKnown && !y.estimated ? elementCount(y.shape) : -1;
-        if (in < 0 || out < 0 || in == out)
+        if (in >= 0 && out >= 0 && in != out)
+            return "input " + input(0) + " holds " + std::to_string(in) + " elements but its output '" + y.name + "' "
+                + dimsText(y.shape) + " holds " + std::to_string(out);
+        const auto* shape = m_op.inputs.size() >= 2 && m_values ? m_values(m_op.inputs[1]) : nullptr;
+        if (!shape || reshapeDims(dims(0), *shape, intAttribute(m_op, "allowzero", 0) != 0))
             return std::nullopt;
-        return "input " + input(0) + " holds " + std::to_string(in) + " elements but its output '" + y.name + "' "
-            + dimsText(y.shape) + " holds " + std::to_string(out);
+        return "input " + input(0) + " cannot take the target shape " + listText(*shape) + ": " + reshapeFault(*shape);
+    }
+
+    // Why reshapeDims refused `shape` for input 0.
+    std::string reshapeFault(const std::vector<std::int64_t>& shape) const
+    {
+        const bool allowZero = intAttribute(m_op, "allowzero", 0) != 0;
+        const auto count = [&](std::int64_t v) { return std::count(shape.begin(), shape.end(), v); };
+        if (count(-1) > 1)
+            return "more than one -1";
+        if (std::any_of(shape.begin(), shape.end(), [](std::int64_t d) { return d < -1; }))
+            return "a size below -1";
+        if (!allowZero)
+            for (std::size_t i = dims(0).size(); i < shape.size(); ++i)
+                if (shape[i] == 0)
+                    return "0 at position " + std::to_string(i) + " would copy dimension " + std::to_string(i)
+                        + " of the input, which has rank " + std::to_string(dims(0).size());
+        if (allowZero && count(0) > 0)
+            return "with allowzero set a 0 is a size of zero, not a copy of the input's dimension, so the input's "
+                + std::to_string(elementCount(dims(0))) + " elements do not fit";
+        return "the input's " + std::to_string(elementCount(dims(0))) + " elements do not divide into it (-1 has no whole size)";
+    }
+
+    std::optional<std::string> expand() const
+    {
+        const auto* shape = m_op.inputs.size() >= 2 && m_values ? m_values(m_op.inputs[1]) : nullptr;
+        if (!shape)
+            return std::nullopt;
+        if (const auto why = broadcastClash(dims(0), Dims(shape->begin(), shape->end())); !why.empty())
+            return "input " + input(0) + " does not broadcast to the target shape " + listText(*shape) + " (" + why + ")";
+        return std::nullopt;
+    }
+
+    std::optional<std::string> transpose() const
+    {
+        const auto it = m_op.attributes.find("perm");
+        if (it == m_op.attributes.end() || m_op.inputs.empty())
+            return std::nullopt;
+        const auto& perm = it->second.ints;
+        if (transposeOrder(&perm, dims(0).size()))
+            return std::nullopt;
+        return "perm " + listText(perm) + " is not an order of the " + std::to_string(dims(0).size()) + " axes of input " + input(0);
     }
 
     // A window (a float vector after the frame step) longer than the signal leaves no frame.
@@ -187,17 +248,18 @@ private:
 
     const Graph& m_graph;
     const Op& m_op;
+    const KnownValues& m_values;
 };
 
 } // namespace
 
-std::optional<ShapeConflict> firstShapeConflict(const Graph& graph)
+std::optional<ShapeConflict> firstShapeConflict(const Graph& graph, const KnownValues& values)
 {
     for (OpIndex i = 0; i < OpIndex(graph.ops.size()); ++i) {
         const auto& op = graph.ops[i];
         if (!op.domain.empty() && op.domain != "ai.onnx")
             continue;
-        if (auto why = Checker(graph, op).check())
+        if (auto why = Checker(graph, op, values).check())
             return ShapeConflict { i, "op '" + op.name + "' (" + op.type + "): " + *why };
     }
     return std::nullopt;

@@ -4,6 +4,7 @@
 
 #include "graph/graph.h"
 
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -20,6 +21,9 @@ struct ShapeConflict {
     std::string message; // "op 'X' (Concat): inputs 'a' [1,4,2] and 'b' [1,4,3] differ in dimension 2 ..."
 };
 
-std::optional<ShapeConflict> firstShapeConflict(const Graph& graph);
+// The contents of a small integer tensor when known (a Reshape's target shape), else null.
+using KnownValues = std::function<const std::vector<std::int64_t>*(TensorIndex)>;
+
+std::optional<ShapeConflict> firstShapeConflict(const Graph& graph, const KnownValues& values = {});
 
 } // namespace core

@@ -123,19 +123,14 @@ std::optional<Values> foldConcat(const onnx::NodeProto& node, const std::vector<
 std::optional<Values> foldTranspose(const onnx::NodeProto& node, const ConstValue& in)
 {
     const std::size_t rank = in.dims.size();
-    std::vector<std::int64_t> perm(rank);
-    for (std::size_t d = 0; d < rank; ++d)
-        perm[d] = std::int64_t(rank - 1 - d);
-    if (auto p = attrInts(node, "perm"))
-        perm = *p;
-    if (perm.size() != rank)
+    const auto stated = attrInts(node, "perm");
+    const auto order = transposeOrder(stated ? &*stated : nullptr, rank);
+    if (!order)
         return std::nullopt;
+    const auto& perm = *order;
     Dims dims(rank);
-    for (std::size_t d = 0; d < rank; ++d) {
-        if (perm[d] < 0 || perm[d] >= std::int64_t(rank))
-            return std::nullopt;
-        dims[d] = in.dims[perm[d]];
-    }
+    for (std::size_t d = 0; d < rank; ++d)
+        dims[d] = in.dims[std::size_t(perm[d])];
     std::vector<std::int64_t> strides(rank, 1);
     for (std::size_t d = rank; d-- > 1;)
         strides[d - 1] = strides[d] * in.dims[d];

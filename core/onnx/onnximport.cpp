@@ -146,14 +146,14 @@ std::string roiAlignModeNote(const onnx::ModelProto& model)
 Expected<Graph> importImpl(const std::filesystem::path& file, const ShapeBindings& bindings)
 {
     const std::string fileName = file.string();
-    auto loaded = readModel(file);
+    std::vector<std::string> notes;
+    auto loaded = readModel(file, &notes);
     if (!loaded)
         return loaded.error();
     onnx::ModelProto& model = *loaded;
     if (auto s = validateModel(model, fileName); !s)
         return s.error();
 
-    std::vector<std::string> notes;
     try {
         onnx::checker::check_model(model);
     } catch (const std::exception& e) {
@@ -189,6 +189,21 @@ Expected<Graph> importImpl(const std::filesystem::path& file, const ShapeBinding
             givenSequences[vi.name()] = f;
         }
     auto inferred = inferModel(model, initializers, names, 0, givenSequences);
+    // MemPlan's own exports state every size on purpose (their ops need not compute it again).
+    if (!inferred.stale.empty() && model.producer_name() != "memplan") {
+        // As a runtime does, the ops decide: the stored shapes were left from other input shapes
+        // (an input's dims edited by hand, say), so they are dropped and the shapes computed again.
+        const auto& first = inferred.stale.front();
+        notes.push_back("the file states shape " + dimsText(first.stated) + " for '" + first.name + "'"
+                        + (inferred.stale.size() > 1 ? " (and " + std::to_string(inferred.stale.size() - 1) + " more)" : std::string())
+                        + " but its producer computes " + dimsText(first.computed)
+                        + " from the input shapes: the file's stored shapes were ignored and computed again");
+        model.mutable_graph()->clear_value_info();
+        for (auto& vi : *model.mutable_graph()->mutable_output())
+            if (vi.type().has_tensor_type())
+                vi.mutable_type()->mutable_tensor_type()->clear_shape();
+        inferred = inferModel(model, initializers, names, 0, givenSequences);
+    }
     notes.insert(notes.end(), inferred.notes.begin(), inferred.notes.end());
 
     std::unordered_set<std::string> weightNames;
@@ -308,7 +323,11 @@ Expected<Graph> importImpl(const std::filesystem::path& file, const ShapeBinding
                         + joinNames(bounded, 5));
 
     // A contradiction is the cause of any size that stays unknown below it: report it first.
-    if (const auto conflict = firstShapeConflict(g)) {
+    const KnownValues knownValues = [&](TensorIndex t) -> const std::vector<std::int64_t>* {
+        const auto it = inferred.facts.find(g.tensors[std::size_t(t)].name);
+        return it != inferred.facts.end() && it->second.value && !it->second.value->isReal() ? &it->second.value->ints : nullptr;
+    };
+    if (const auto conflict = firstShapeConflict(g, knownValues)) {
         const bool bound = !bindings.dims.empty() || !bindings.inputShapes.empty();
         return makeError(ErrorCode::InvalidModel,
                          fileName + ": " + conflict->message + "; "

@@ -213,6 +213,24 @@ InferenceResult inferModel(const onnx::ModelProto& model, const std::vector<cons
         declare(vi);
     for (const auto& vi : graph.output())
         declare(vi);
+    // A stated shape that a producer contradicts is recorded once (see InferenceResult::stale).
+    std::unordered_set<std::string> statedNames;
+    for (const auto* list : { &graph.value_info(), &graph.output() })
+        for (const auto& vi : *list)
+            if (!initializerNames.count(vi.name()) && !inputNames.count(vi.name()))
+                statedNames.insert(vi.name());
+    auto checkStated = [&](const std::string& name, const ValueFacts& current, const ValueFacts& computed) {
+        if (!statedNames.count(name) || !current.rankKnown || !computed.rankKnown || current.estimated || computed.estimated
+            || current.kind != ValueKind::Tensor || computed.kind != ValueKind::Tensor)
+            return;
+        bool differs = current.dims.size() != computed.dims.size();
+        for (std::size_t d = 0; !differs && d < current.dims.size(); ++d)
+            differs = current.dims[d] >= 0 && computed.dims[d] >= 0 && current.dims[d] != computed.dims[d];
+        if (differs) {
+            r.stale.push_back({ name, current.dims, computed.dims });
+            statedNames.erase(name);
+        }
+    };
 
     // Per node: which facts it reads and writes (pointers stay valid: the map is complete).
     const int n = graph.node_size();
@@ -309,7 +327,7 @@ InferenceResult inferModel(const onnx::ModelProto& model, const std::vector<cons
                 if (vi.type().has_tensor_type())
                     vi.mutable_type()->mutable_tensor_type()->clear_shape();
         std::unordered_set<std::string> defined = baseDefined;
-        std::unordered_set<std::string> stated;
+        std::unordered_set<std::string> stated, typed;
         auto state = [&](const std::string& name) {
             auto it = facts.find(name);
             if (it == facts.end() || initializerNames.count(name) || inputNames.count(name) || !stated.insert(name).second)
@@ -320,10 +338,12 @@ InferenceResult inferModel(const onnx::ModelProto& model, const std::vector<cons
                 writeConst(*f.value, *t);
                 t->set_name(name);
                 defined.insert(name);
+                typed.insert(name);
                 return;
             }
             if (f.kind != ValueKind::Tensor || (!f.rankKnown && f.elemType == 0))
                 return;
+            typed.insert(name);
             if (auto out = outputIndex.find(name); out != outputIndex.end()) {
                 auto* type = g->mutable_output(out->second)->mutable_type();
                 if (!type->has_sequence_type() && !type->has_optional_type() && !type->has_map_type())
@@ -334,6 +354,20 @@ InferenceResult inferModel(const onnx::ModelProto& model, const std::vector<cons
             vi->set_name(name);
             factsToType(f, *vi->mutable_type());
             defined.insert(name);
+        };
+        // ONNX 1.12's data propagation for Shape dereferences its input's type unchecked; a producer
+        // whose inference fails (a Reshape to [-1,-1], a Transpose by [0,0], a batch of 0) leaves
+        // none. A tensor type with neither element type nor shape stands in: inference fills it.
+        auto typeReadInput = [&](const onnx::NodeProto& node) {
+            if (node.op_type() != "Shape" || node.input_size() < 1 || node.input(0).empty())
+                return;
+            const auto& name = node.input(0);
+            if (typed.count(name) || baseDefined.count(name))
+                return;
+            auto* vi = g->add_value_info();
+            vi->set_name(name);
+            vi->mutable_type()->mutable_tensor_type();
+            typed.insert(name);
         };
         if (tier == 0)
             for (const auto& [name, f] : facts)
@@ -352,6 +386,7 @@ InferenceResult inferModel(const onnx::ModelProto& model, const std::vector<cons
                 continue;
             }
             workIndex[i] = g->node_size();
+            typeReadInput(node);
             *g->add_node() = node;
             for (const auto& out : node.output())
                 defined.insert(out);
@@ -417,8 +452,11 @@ InferenceResult inferModel(const onnx::ModelProto& model, const std::vector<cons
             bool progress = false;
             auto absorb = [&](const onnx::ValueInfoProto& vi) {
                 auto it = facts.find(vi.name());
-                if (it != facts.end() && vi.has_type() && !it->second.value && !initializerNames.count(vi.name()))
-                    progress = mergeFacts(it->second, factsFromType(vi.type())) || progress;
+                if (it != facts.end() && vi.has_type() && !it->second.value && !initializerNames.count(vi.name())) {
+                    const auto inferred = factsFromType(vi.type());
+                    checkStated(vi.name(), it->second, inferred);
+                    progress = mergeFacts(it->second, inferred) || progress;
+                }
             };
             for (const auto& vi : g->value_info())
                 absorb(vi);
@@ -436,6 +474,7 @@ InferenceResult inferModel(const onnx::ModelProto& model, const std::vector<cons
                                 continue;
                             auto& f = *writes[i][k];
                             const bool estimated = f.estimated;
+                            checkStated(node.output(int(k)), f, tensorFacts((*values)[k].elemType, (*values)[k].dims, false));
                             f = tensorFacts((*values)[k].elemType, (*values)[k].dims, estimated);
                             f.value = std::make_shared<const ConstValue>(std::move((*values)[k]));
                         }
@@ -475,8 +514,10 @@ InferenceResult inferModel(const onnx::ModelProto& model, const std::vector<cons
                 }
                 const auto outs = applyShapeRule(in);
                 for (std::size_t k = 0; k < outs.size() && k < writes[i].size(); ++k)
-                    if (writes[i][k] && outs[k].kind != ValueKind::Unknown)
+                    if (writes[i][k] && outs[k].kind != ValueKind::Unknown) {
+                        checkStated(node.output(int(k)), *writes[i][k], outs[k]);
                         progress = mergeFacts(*writes[i][k], outs[k]) || progress;
+                    }
             }
             if (!progress && phase == 1)
                 for (auto& [name, f] : facts)

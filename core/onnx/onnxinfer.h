@@ -28,6 +28,13 @@ struct InferenceResult {
     std::vector<bool> owned;                           // per top-level node: sized by MemPlan's rules
     int rounds = 0;
     std::vector<std::string> notes;
+    // Values whose shape the file states (value_info, graph outputs) but whose producer computes
+    // another from its inputs: the file's stored shapes were left from other input shapes.
+    struct StaleShape {
+        std::string name;
+        Dims stated, computed;
+    };
+    std::vector<StaleShape> stale;
 };
 
 // `model` holds the graph without initializers; `initializers` are the model's initializers (read

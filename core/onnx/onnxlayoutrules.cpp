@@ -606,20 +606,13 @@ bool applyLayoutRule(const RuleInput& in, std::vector<ValueFacts>& out)
     if (op == "Transpose") {
         if (!rankKnown(x))
             return true;
-        const std::size_t rank = x->dims.size();
-        std::vector<std::int64_t> perm(rank);
-        for (std::size_t d = 0; d < rank; ++d)
-            perm[d] = std::int64_t(rank - 1 - d);
-        if (auto p = attrInts(node, "perm"))
-            perm = *p;
-        if (perm.size() != rank)
+        const auto stated = attrInts(node, "perm");
+        const auto perm = transposeOrder(stated ? &*stated : nullptr, x->dims.size());
+        if (!perm)
             return true;
         Dims dims;
-        for (auto p : perm) {
-            if (p < 0 || p >= std::int64_t(rank))
-                return true;
-            dims.push_back(x->dims[p]);
-        }
+        for (auto p : *perm)
+            dims.push_back(x->dims[std::size_t(p)]);
         out[0] = facts(in, x->elemType, dims);
         return true;
     }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: MemPlan authors
 #include "onnx/onnxload.h"
+#include "onnx/onnxorder.h"
 
 #include "onnx/onnxvalue.h"
 
@@ -84,7 +85,7 @@ std::string joinNames(const std::vector<std::string>& names, std::size_t limit)
     return text;
 }
 
-Expected<onnx::ModelProto> readModel(const std::filesystem::path& file)
+Expected<onnx::ModelProto> readModel(const std::filesystem::path& file, std::vector<std::string>* notes)
 {
     const std::string name = file.string();
     try {
@@ -120,6 +121,12 @@ Expected<onnx::ModelProto> readModel(const std::filesystem::path& file)
                 return invalid(name, "not an ONNX model (it looks like a text file)");
             return invalid(name, std::string("not an ONNX model: ") + (model.has_graph() ? "no IR version" : "no graph"));
         }
+        const auto late = sortNodes(model, name);
+        if (!late)
+            return late.error();
+        if (notes && !late->empty())
+            notes->push_back("the file's nodes are not in dependency order, which ONNX requires (" + *late
+                             + "); they run in an order that is, as in a runtime");
         return model;
     } catch (const std::exception& e) {
         return invalid(name, std::string("cannot be read: ") + e.what());

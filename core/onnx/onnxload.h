@@ -17,8 +17,9 @@
 namespace core::onnxdetail {
 
 // Parses the file; Io when it cannot be read, InvalidModel when it is not an ONNX model
-// (text, random bytes, truncated protobuf, no graph).
-Expected<onnx::ModelProto> readModel(const std::filesystem::path& file);
+// (text, random bytes, truncated protobuf, no graph) or its nodes form a cycle. Nodes out of
+// dependency order are put in order (sortNodes), and `notes`, when given, says so.
+Expected<onnx::ModelProto> readModel(const std::filesystem::path& file, std::vector<std::string>* notes = nullptr);
 
 // Declared types of inputs, outputs, value_info and initializers: known data types, no negative
 // dims, byte sizes that fit in 64 bits. Also: the graph has nodes, every top-level node input is

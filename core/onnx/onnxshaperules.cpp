@@ -325,6 +325,14 @@ bool maxUnpoolRule(const RuleInput& in, std::vector<ValueFacts>& out)
         return true;
     }
     const std::size_t spatial = x->dims.size() - 2;
+    if (in.node->input_size() > 2 && !in.node->input(2).empty()) {
+        // output_shape known only at run time: it picks the spatial sizes, not the pooling attributes.
+        Dims dims(x->dims.size(), -1);
+        dims[0] = x->dims[0];
+        dims[1] = x->dims[1];
+        out[0] = tensorFacts(x->elemType, dims, x->estimated);
+        return true;
+    }
     const auto kernel = attrInts(*in.node, "kernel_shape").value_or(std::vector<std::int64_t> {});
     const auto strides = attrInts(*in.node, "strides").value_or(std::vector<std::int64_t>(spatial, 1));
     const auto pads = attrInts(*in.node, "pads").value_or(std::vector<std::int64_t>(2 * spatial, 0));
