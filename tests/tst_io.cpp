@@ -385,6 +385,10 @@ void TestIo::jsonErrors_data()
         invalid, strings({ "bad.json:7:", "ops[0] 'relu'", "output 'z'", "not a declared tensor" }));
     row("inputs not a list", graphText({ kX, kY }, { R"({"name": "relu", "type": "Relu", "inputs": "x", "outputs": ["y"]})" }), invalid,
         strings({ "bad.json:7:", "'relu'", "\"inputs\" must be a list" }));
+    row("no outputs", graphText({ kX, kY }, { kRelu, R"({"name": "sink", "type": "Softmax", "inputs": ["y"], "outputs": []})" }),
+        invalid, strings({ "bad.json:8:", "ops[1] 'sink'", "at least one tensor" }));
+    row("output listed twice", graphText({ kX, kY }, { R"({"name": "relu", "type": "Relu", "inputs": ["x"], "outputs": ["y", "y"]})" }),
+        invalid, strings({ "bad.json:7:", "ops[0] 'relu'", "lists output 'y' twice" }));
     row("produced twice", graphText({ kX, kY }, { kRelu, R"({"name": "again", "type": "Neg", "inputs": ["x"], "outputs": ["y"]})" }),
         invalid, strings({ "bad.json:8:", "ops[1] 'again'", "'y'", "ops[0] 'relu'" }));
     row("attributes not an object", graphText({ kX, kY }, { R"({"name": "relu", "type": "Relu", "inputs": ["x"], "outputs": ["y"], "attributes": [1]})" }),

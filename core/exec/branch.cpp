@@ -52,9 +52,11 @@ Value copyOf(const TensorView& v)
     return c;
 }
 
-// The most elements a data-dependent op's output can hold, from its inputs.
+// The most elements a data-dependent op's output can hold, from its inputs (0 without input 0).
 std::int64_t sizingRoom(const KernelCall& c)
 {
+    if (!c.has(0))
+        return 0;
     if (c.op->type == "NonZero")
         return c.in[0].rank() * c.in[0].count;
     if (c.op->type == "NonMaxSuppression")
@@ -136,6 +138,11 @@ public:
             }
             m_heldBytes = std::max(m_heldBytes, m_held + inner);
             ok = true;
+        } else if (!call.has(0) && !call.in.empty()) {
+            // As at the top level (prepareOp): kernels and shape rules read input 0; only a
+            // sequence op (SequenceEmpty) may read nothing.
+            why = op.type + " '" + op.name + "': its first input is missing";
+            return false;
         } else if (const auto sequenceKernel = op.domain.empty() ? findSequenceKernel(op.type, touchesSequence(call, outNames)) : nullptr) {
             std::int64_t room = 0; // a sequence op holds at most what it reads
             for (const auto& x : call.in)
@@ -151,7 +158,7 @@ public:
                 results[k].shape = shapes[k];
                 results[k].items = std::move(items[k]);
             }
-        } else if (const auto sizing = findSizingKernel(op.type)) {
+        } else if (const auto sizing = call.has(0) ? findSizingKernel(op.type) : nullptr) {
             const std::int64_t room = sizingRoom(call);
             for (std::size_t k = 0; k < outNames.size(); ++k) {
                 results.push_back(allocate(types[k], { room }, room));
@@ -162,7 +169,7 @@ public:
                 ok = elementCount(shapes[k]) >= 0 && elementCount(shapes[k]) <= room;
                 results[k].shape = shapes[k];
             }
-        } else if (runtimeShapes(call, shapes)) {
+        } else if (call.has(0) && runtimeShapes(call, shapes)) {
             bool empty = true;
             for (std::size_t k = 0; k < outNames.size(); ++k) {
                 results.push_back(allocate(types[k], shapes[k], elementCount(shapes[k])));
@@ -250,6 +257,18 @@ bool evalIf(const Subgraphs& branches, const KernelCall& call, std::size_t outpu
         results.push_back(copyOf(r));
     }
     return true;
+}
+
+// The bytes the plan gives output `slot` of `call`, or -1 when the call holds no room for it (a
+// nested op's outputs are allocated once it has run; a sequence's room holds its elements).
+Bytes plannedRoom(const KernelCall& call, std::size_t slot)
+{
+    for (std::size_t k = 0; k < call.out.size(); ++k)
+        if ((call.outSlots.empty() ? k : std::size_t(call.outSlots[k])) == slot) {
+            const auto& room = call.out[k];
+            return room.data && !room.sequence ? room.count * dtypeBytes(room.dtype) : -1;
+        }
+    return -1;
 }
 
 bool evalLoop(const Subgraphs& loop, const KernelCall& call, std::size_t outputs, const OuterLookup& outer,
@@ -346,6 +365,21 @@ bool evalLoop(const Subgraphs& loop, const KernelCall& call, std::size_t outputs
         for (const auto& b : scanBytes)
             total += Bytes(b.size());
         heldBytes = std::max(heldBytes, total);
+        // A result that outgrew its planned room cannot fit it at the end: a scan output only grows,
+        // and so, in practice, does a carried one (a tensor a Loop with no trip count concatenates
+        // to would otherwise grow for kMaxLoopIterations iterations, quadratic in time).
+        for (std::size_t j = 0; j < outputs; ++j) {
+            const Bytes room = plannedRoom(call, j);
+            const bool isCarried = j < carriedCount;
+            if (room < 0 || (isCarried && carried[j].sequence))
+                continue;
+            const Bytes size = isCarried ? elementCount(carried[j].shape) * dtypeBytes(carried[j].dtype) : Bytes(scanBytes[j - carriedCount].size());
+            if (size > room) {
+                why = "output " + std::to_string(j) + " ('" + body.results[1 + j] + "') outgrew the room the plan gives it ("
+                    + std::to_string(room) + " bytes) in iteration " + std::to_string(done + 1);
+                return false;
+            }
+        }
     }
     results = std::move(carried);
     for (std::size_t k = 0; k < scans; ++k) {

@@ -95,6 +95,7 @@ PreparedCall prepareCall(const Graph& g, const Op& op, const std::vector<int>* s
     // An empty sequence (SequenceEmpty's) has no bytes to store, and needs none.
     const auto holds = [&](TensorIndex t) { return access.stored(t) || (sequenceOp && g.tensors[std::size_t(t)].size == 0); };
     bool stored = (sequenceOp && p.inTensor.empty()) || (!p.inTensor.empty() && p.inTensor[0] >= 0 && holds(p.inTensor[0]));
+    stored = stored && !op.outputs.empty(); // kernels write output 0 (a JSON graph may list none)
     // A data-dependent op is dynamic even when the model declares its output shapes.
     p.dynamic = (ownCode && findSizingKernel(op.type)) || sequenceOp;
     for (auto t : op.outputs) {

@@ -212,7 +212,9 @@ Expected<exec::Branch> loadBranch(const onnx::ModelProto& model, const onnx::Gra
             *g->add_input() = std::move(vi);
     }
     try {
-        onnx::shape_inference::InferShapes(sub, onnx::OpSchemaRegistry::Instance(), onnx::ShapeInferenceOptions(false, 0, true));
+        // Element types are all the executor takes from here. Without data propagation, too:
+        // ONNX 1.12's for Shape dereferences the missing type a failed inference leaves.
+        onnx::shape_inference::InferShapes(sub, onnx::OpSchemaRegistry::Instance(), onnx::ShapeInferenceOptions(false, 0, false));
     } catch (const std::exception& e) {
         b.unsupported = "type inference over the branch failed: " + std::string(e.what()).substr(0, 200);
     }

@@ -471,7 +471,11 @@ private:
             return s;
         if (auto s = tensorList(entry, "captured", line, where, op.captured, false); !s)
             return s;
+        if (op.outputs.empty())
+            return fail(line, where, "every op writes at least one tensor: \"outputs\" lists none");
         for (auto t : op.outputs) {
+            if (m_producer[t] == static_cast<OpIndex>(i))
+                return fail(line, where, "lists output " + quote(m_graph.tensors[t].name) + " twice");
             if (m_producer[t] >= 0) {
                 const auto& first = m_graph.ops[m_producer[t]];
                 return fail(line, where,
