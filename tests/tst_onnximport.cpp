@@ -1292,6 +1292,12 @@ void TestOnnxImport::inconsistentShapes_data()
         b.ints("target", { n });
         b.node("Expand", { "x", "target" }, { "y" }, "widen");
     }) << qint64(64) << qint64(2) << QStringLiteral("op 'widen' (Expand): input 'x' [2,1,64] does not broadcast to the target shape [2] (dimension 2 of the broadcast shape: 64 vs 2)");
+    QTest::newRow("Split parts") << Build([](ModelBuilder& b, std::int64_t n) {
+        b.input("x", TensorProto::FLOAT, { 2, 6 });
+        auto& split = b.node("Split", { "x" }, { "y", "rest" }, "halves");
+        attr(split, "axis", std::int64_t(1));
+        attr(split, "num_outputs", n);
+    }) << qint64(2) << (qint64(1) << 31) << QStringLiteral("op 'halves' (Split): num_outputs is 2147483648 but the op has 2 outputs (one per part)");
     QTest::newRow("STFT") << Build([](ModelBuilder& b, std::int64_t n) {
         b.input("signal", TensorProto::FLOAT, { 1, 40, 1 });
         b.ints("step", { 8 });

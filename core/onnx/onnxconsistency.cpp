@@ -76,6 +76,12 @@ public:
             return transpose();
         if (m_op.type == "Expand")
             return expand();
+        if (m_op.type == "Split" && m_op.attributes.count("num_outputs")) {
+            const auto parts = intAttribute(m_op, "num_outputs", 0);
+            if (parts != std::int64_t(m_op.outputs.size()))
+                return "num_outputs is " + std::to_string(parts) + " but the op has " + std::to_string(m_op.outputs.size())
+                    + " outputs (one per part)";
+        }
         if (m_op.type == "STFT")
             return stft();
         return std::nullopt;

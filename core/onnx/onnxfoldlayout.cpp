@@ -245,7 +245,7 @@ std::optional<Values> foldSplit(const onnx::NodeProto& node, const std::vector<c
         sizes = *s;
     } else {
         const std::int64_t parts = attrInt(node, "num_outputs", node.output_size());
-        if (parts <= 0)
+        if (parts != node.output_size() || parts <= 0) // one output per part, as ONNX requires
             return std::nullopt;
         const std::int64_t each = (extent + parts - 1) / parts;
         for (std::int64_t p = 0, left = extent; p < parts; ++p, left -= each)

@@ -158,8 +158,9 @@ bool splitRule(const RuleInput& in, std::vector<ValueFacts>& out)
         if (extent < 0)
             return true;
         // Equal parts; with num_outputs (opset 18) the last part may be smaller.
+        // ONNX requires one output per part; any other num_outputs (2^31, say) defines nothing.
         const std::int64_t parts = attrInt(node, "num_outputs", std::int64_t(out.size()));
-        if (parts <= 0)
+        if (parts != std::int64_t(out.size()) || parts <= 0)
             return true;
         const std::int64_t each = (extent + parts - 1) / parts;
         for (std::int64_t p = 0, left = extent; p < parts; ++p, left -= each)
