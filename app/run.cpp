@@ -444,8 +444,8 @@ int runCommand(const std::vector<std::string>& words)
     referenceOptions.repeat = 1;
     const auto reference = core::runOnCpu(graph, workload.schedule, workload.problem, core::noReusePlan(workload.problem),
         workload.bufferTensor, referenceOptions);
-    if (!reference)
-        return fail(spec + ": " + reference.error().message);
+    if (!reference) // every tensor its own room: the most memory of any run here
+        return fail(spec + ": the no-reuse reference run: " + reference.error().message);
     // CPU: the no-reuse reference above, the arena, per-tensor. GPU: its own no-reuse reference
     // (the bit-for-bit check stays on one device), the arena, per-tensor and the pool.
     std::optional<core::Measurement> measured, perTensor, pool, deviceReference;

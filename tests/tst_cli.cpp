@@ -234,6 +234,20 @@ private slots:
     }
 
     // Data-dependent ops run for real: the report says how much of the bounds the data filled.
+    void runTooLargeForMemorySaysWhich()
+    {
+        // 3 x 2^20 x 2^20 floats per tensor: the plan is fine (a number), the runs cannot allocate it.
+        // The first to try is the no-reuse reference, which needs the most; the message says so.
+        const QString model = QStringLiteral(MEMPLAN_SOURCE_DIR "/tests/models/tricky/cnn_float32.onnx");
+        if (!QFile::exists(model))
+            QSKIP("tests/models/tricky/cnn_float32.onnx is missing: run scripts/make_models.sh to make the test models");
+        const auto run = memplan({ QStringLiteral("run"), model, QStringLiteral("--repeat"), QStringLiteral("1"),
+            QStringLiteral("--input-shape"), QStringLiteral("X=1,3,1048576,1048576") });
+        QCOMPARE(run.exitCode, 1);
+        QVERIFY2(run.err.contains(QStringLiteral("the no-reuse reference run: cannot allocate an arena of ")), qPrintable(run.err));
+        QVERIFY2(run.err.contains(QStringLiteral(" TiB (")), qPrintable(run.err));
+    }
+
     void runReportsBoundsFilled()
     {
         const QString model = QStringLiteral(MEMPLAN_SOURCE_DIR "/tests/models/tricky/nonzero_gather.onnx");

@@ -8,6 +8,7 @@
 #include "exec/opcall.h"
 #include "exec/runshape.h"
 #include "exec/workspace.h"
+#include "util/format.h"
 #include "util/stats.h"
 
 #include <malloc.h>
@@ -68,11 +69,11 @@ Expected<Layout> makeLayout(const Graph& g, const PlanProblem& problem, const Pl
     if (arena) {
         layout.arena = allocate(plan.arenaSize, problem.alignment);
         if (!layout.arena)
-            return makeError(ErrorCode::Io, "cannot allocate an arena of " + std::to_string(plan.arenaSize) + " bytes");
+            return makeError(ErrorCode::Io, "cannot allocate an arena of " + formatBytes(plan.arenaSize) + " (" + std::to_string(plan.arenaSize) + " bytes)");
     }
     layout.side = allocate(layout.sideBytes, kHostAlignment);
     if (!layout.side)
-        return makeError(ErrorCode::Io, "cannot allocate " + std::to_string(layout.sideBytes) + " bytes for weights");
+        return makeError(ErrorCode::Io, "cannot allocate " + formatBytes(layout.sideBytes) + " (" + std::to_string(layout.sideBytes) + " bytes) for weights");
     for (std::size_t t = 0; t < g.tensors.size(); ++t) {
         const auto& p = placement->tensors[t];
         layout.bufferOf[t] = p.buffer;
