@@ -554,6 +554,9 @@ void TestIo::csvErrors_data()
     row("upper below lower", "id,lower,upper,size\n0,6,5,4\n", 2, "upper (5) must be greater than lower (6)");
     row("duplicate id", "id,lower,upper,size\n7,0,1,4\n8,0,1,4\n\n7,1,2,4\n", 5, "duplicate id '7' (first on line 2)");
     row("empty id", "id,lower,upper,size\n,0,1,4\n", 2, "empty id");
+    // Two buffers of 2^62 bytes: offsets past 2^63 would overflow; planners produced invalid plans.
+    row("sizes beyond 2^60 in all", "id,lower,upper,size\n0,0,1,4611686018427387904\nbig,0,1,4611686018427387905\n", 0,
+        "more than 2^60 bytes (1 EiB) in all, beyond any memory; the largest, 'big', holds");
 }
 
 void TestIo::csvErrors()

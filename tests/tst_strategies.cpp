@@ -239,6 +239,13 @@ void TestStrategies::deviceErrors_data()
     QTest::newRow("negative bandwidth")
         << QStringLiteral(R"({"name":"x","memory_capacity_bytes":1,"memory_bandwidth_gb_s":-5,"host_link_gb_s":1,"flops":{"float32":1}})")
         << QStringLiteral("memory_bandwidth_gb_s");
+    // 1e308 bytes became a negative 64-bit capacity, and the over-capacity warning crashed.
+    QTest::newRow("capacity beyond 2^60")
+        << QStringLiteral(R"({"name":"x","memory_capacity_bytes":1e308,"memory_bandwidth_gb_s":5,"host_link_gb_s":1,"flops":{"float32":1}})")
+        << QStringLiteral("memory_capacity_bytes");
+    QTest::newRow("alignment beyond 2^30")
+        << QStringLiteral(R"({"name":"x","memory_capacity_bytes":1,"memory_bandwidth_gb_s":5,"host_link_gb_s":1,"alignment":1e12,"flops":{"float32":1}})")
+        << QStringLiteral("alignment");
     QTest::newRow("no host link")
         << QStringLiteral(R"({"name":"x","memory_capacity_bytes":1,"memory_bandwidth_gb_s":5,"flops":{"float32":1}})")
         << QStringLiteral("host_link_gb_s");

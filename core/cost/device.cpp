@@ -54,14 +54,16 @@ Expected<DeviceProfile> parseDeviceProfile(const std::string& jsonText, const st
     if (doc.contains("description") && doc["description"].is_string())
         profile.description = doc["description"].get<std::string>();
     double capacity = 0, bandwidth = 0, link = 0, alignment = 256;
-    if (!positive("memory_capacity_bytes", capacity))
-        return missing("memory_capacity_bytes", "is missing or not a positive number");
+    // Byte counts become 64-bit integers: 2^60 (an exbibyte) is far beyond any device and far from overflow.
+    constexpr double kMostBytes = double(std::int64_t(1) << 60);
+    if (!positive("memory_capacity_bytes", capacity) || capacity > kMostBytes)
+        return missing("memory_capacity_bytes", "is missing or not a positive number of bytes up to 2^60");
     if (!positive("memory_bandwidth_gb_s", bandwidth))
         return missing("memory_bandwidth_gb_s", "is missing or not a positive number (GB/s)");
     if (!positive("host_link_gb_s", link))
         return missing("host_link_gb_s", "is missing or not a positive number (GB/s)");
-    if (doc.contains("alignment") && !positive("alignment", alignment))
-        return missing("alignment", "is not a positive number of bytes");
+    if (doc.contains("alignment") && (!positive("alignment", alignment) || alignment > double(std::int64_t(1) << 30)))
+        return missing("alignment", "is not a positive number of bytes up to 2^30");
     double chipLink = 0, chipLatency = 0;
     if (doc.contains("chip_link_gb_s") && !positive("chip_link_gb_s", chipLink))
         return missing("chip_link_gb_s", "is not a positive number (GB/s)");

@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <new>
+#include <stdexcept>
 
 namespace core::exec {
 
@@ -558,8 +560,18 @@ bool runControlFlow(const Subgraphs& graphs, const KernelCall& call, const std::
     std::vector<Shape>& shapes, std::vector<std::vector<Shape>>& items, Bytes& heldBytes, std::string& why, const CancelToken& cancel)
 {
     std::vector<Value> results;
-    if (bounded.size() != call.out.size() || !evaluate(graphs, call, call.out.size(), outer, results, heldBytes, why, cancel))
+    try {
+        if (bounded.size() != call.out.size() || !evaluate(graphs, call, call.out.size(), outer, results, heldBytes, why, cancel))
+            return false;
+    } catch (const std::bad_alloc&) {
+        // The values inside are host allocations of run-time sizes, which a shape argument can make
+        // as large as it likes (a Resize to 2^40 pixels).
+        why = "a value inside the " + call.op->type + "'s graph is larger than the host can allocate";
         return false;
+    } catch (const std::length_error&) {
+        why = "a value inside the " + call.op->type + "'s graph is larger than the host can allocate";
+        return false;
+    }
     // Every result must fit its planned room before any is written.
     for (std::size_t k = 0; k < call.out.size(); ++k) {
         const auto r = results[k].view();

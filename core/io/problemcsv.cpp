@@ -219,6 +219,8 @@ Expected<CsvProblem> parseProblemCsv(const std::string& text, const std::string&
         if (hasOffset)
             result.offsets->push_back(values[Offset]);
     }
+    if (auto s = checkProblemSize(problem); !s)
+        return makeError(s.error().code, source + ": " + s.error().message);
     return result;
 }
 

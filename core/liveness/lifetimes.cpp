@@ -99,6 +99,8 @@ Expected<GraphProblem> makeProblem(const Graph& graph, const Schedule& schedule,
             result.bufferTensor.push_back(-1);
             result.bufferOp.push_back(o);
         }
+    if (auto s = checkProblemSize(result.problem); !s)
+        return s.error();
     if (weights.tensorCount > 0)
         result.regions.push_back(weights);
     if (persistent.tensorCount > 0)

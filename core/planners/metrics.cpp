@@ -2,6 +2,8 @@
 // SPDX-FileCopyrightText: MemPlan authors
 #include "planners/metrics.h"
 
+#include "util/format.h"
+
 #include <algorithm>
 #include <set>
 
@@ -12,6 +14,25 @@ Bytes alignUp(Bytes value, Bytes alignment)
     if (alignment <= 1)
         return value;
     return (value + alignment - 1) / alignment * alignment;
+}
+
+Status checkProblemSize(const PlanProblem& problem)
+{
+    Bytes total = 0;
+    const Buffer* largest = nullptr;
+    bool over = false;
+    for (const auto& b : problem.buffers) {
+        if (!largest || b.size > largest->size)
+            largest = &b;
+        const Bytes room = kMostProblemBytes - total;
+        const Bytes aligned = b.size > room ? room + 1 : alignUp(b.size, problem.alignment);
+        over = over || aligned > room || b.size < 0; // negative: a size that overflowed on its way here
+        total = over ? kMostProblemBytes : total + aligned;
+    }
+    if (!over)
+        return {};
+    return makeError(ErrorCode::InvalidModel, "the buffers need more than 2^60 bytes (1 EiB) in all, beyond any memory; the largest, '"
+        + largest->name + "', holds " + formatBytes(largest->size) + " (" + std::to_string(largest->size) + " bytes)");
 }
 
 namespace {

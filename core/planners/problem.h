@@ -62,4 +62,11 @@ struct Plan {
 
 Bytes alignUp(Bytes value, Bytes alignment);
 
+// The most bytes a problem's buffers may need in all: 2^60 (an exbibyte), far beyond any memory,
+// so that no offset plus size a planner computes can overflow 64 bits.
+constexpr Bytes kMostProblemBytes = Bytes(1) << 60;
+// InvalidModel when the buffers' sizes (aligned) add up to more than kMostProblemBytes, naming the
+// largest buffer; planners may then add offsets and sizes freely.
+Status checkProblemSize(const PlanProblem& problem);
+
 } // namespace core
