@@ -261,14 +261,14 @@ bool evalIf(const Subgraphs& branches, const KernelCall& call, std::size_t outpu
     return true;
 }
 
-// The bytes the plan gives output `slot` of `call`, or -1 when the call holds no room for it (a
-// nested op's outputs are allocated once it has run; a sequence's room holds its elements).
+// The bytes the plan gives output `slot` of `call` (a sequence's: its elements'), or -1 when the
+// call holds no room for it (a nested op's outputs are allocated once it has run).
 Bytes plannedRoom(const KernelCall& call, std::size_t slot)
 {
     for (std::size_t k = 0; k < call.out.size(); ++k)
         if ((call.outSlots.empty() ? k : std::size_t(call.outSlots[k])) == slot) {
             const auto& room = call.out[k];
-            return room.data && !room.sequence ? room.count * dtypeBytes(room.dtype) : -1;
+            return room.data ? room.count * dtypeBytes(room.dtype) : -1;
         }
     return -1;
 }
@@ -373,8 +373,8 @@ bool evalLoop(const Subgraphs& loop, const KernelCall& call, std::size_t outputs
         for (std::size_t j = 0; j < outputs; ++j) {
             const Bytes room = plannedRoom(call, j);
             const bool isCarried = j < carriedCount;
-            if (room < 0 || (isCarried && carried[j].sequence))
-                continue;
+            if (room < 0)
+                continue; // a sequence's shape is { its elements }, so it is measured the same way
             const Bytes size = isCarried ? elementCount(carried[j].shape) * dtypeBytes(carried[j].dtype) : Bytes(scanBytes[j - carriedCount].size());
             if (size > room) {
                 why = "output " + std::to_string(j) + " ('" + body.results[1 + j] + "') outgrew the room the plan gives it ("
