@@ -54,11 +54,9 @@ Value copyOf(const TensorView& v)
     return c;
 }
 
-// The most elements a data-dependent op's output can hold, from its inputs (0 without input 0).
+// The most elements a data-dependent op's output can hold, from its inputs; the call has input 0.
 std::int64_t sizingRoom(const KernelCall& c)
 {
-    if (!c.has(0))
-        return 0;
     if (c.op->type == "NonZero")
         return c.in[0].rank() * c.in[0].count;
     if (c.op->type == "NonMaxSuppression")
@@ -374,7 +372,8 @@ bool evalLoop(const Subgraphs& loop, const KernelCall& call, std::size_t outputs
             const Bytes room = plannedRoom(call, j);
             const bool isCarried = j < carriedCount;
             if (room < 0)
-                continue; // a sequence's shape is { its elements }, so it is measured the same way
+                continue;
+            // A sequence's shape is { its elements }, so it is measured as a tensor is.
             const Bytes size = isCarried ? elementCount(carried[j].shape) * dtypeBytes(carried[j].dtype) : Bytes(scanBytes[j - carriedCount].size());
             if (size > room) {
                 why = "output " + std::to_string(j) + " ('" + body.results[1 + j] + "') outgrew the room the plan gives it ("
@@ -560,17 +559,19 @@ bool runControlFlow(const Subgraphs& graphs, const KernelCall& call, const std::
     std::vector<Shape>& shapes, std::vector<std::vector<Shape>>& items, Bytes& heldBytes, std::string& why, const CancelToken& cancel)
 {
     std::vector<Value> results;
+    // The values inside are host allocations of run-time sizes, which a shape argument can make as
+    // large as it likes (a Resize to 2^40 pixels).
+    const auto tooLarge = [&] {
+        why = "a value inside the " + call.op->type + "'s graph is larger than the host can allocate";
+        return false;
+    };
     try {
         if (bounded.size() != call.out.size() || !evaluate(graphs, call, call.out.size(), outer, results, heldBytes, why, cancel))
             return false;
     } catch (const std::bad_alloc&) {
-        // The values inside are host allocations of run-time sizes, which a shape argument can make
-        // as large as it likes (a Resize to 2^40 pixels).
-        why = "a value inside the " + call.op->type + "'s graph is larger than the host can allocate";
-        return false;
+        return tooLarge();
     } catch (const std::length_error&) {
-        why = "a value inside the " + call.op->type + "'s graph is larger than the host can allocate";
-        return false;
+        return tooLarge();
     }
     // Every result must fit its planned room before any is written.
     for (std::size_t k = 0; k < call.out.size(); ++k) {

@@ -75,6 +75,12 @@ std::string opNameOf(const onnx::NodeProto& node, int index)
     return node.name().empty() ? node.op_type() + "_" + std::to_string(index) : node.name();
 }
 
+std::string nodeDescription(const onnx::GraphProto& g, int index)
+{
+    const auto& node = g.node(index);
+    return "node " + std::to_string(index) + " '" + (node.name().empty() ? node.op_type() : node.name()) + "' (" + node.op_type() + ")";
+}
+
 std::string joinNames(const std::vector<std::string>& names, std::size_t limit)
 {
     std::string text;
@@ -173,11 +179,7 @@ Status validateModel(const onnx::ModelProto& model, const std::string& file)
         definedBy.emplace(vi.name(), "graph input");
     for (const auto& name : initializers)
         definedBy.emplace(name, "initializer");
-    auto nodeName = [&](int i) {
-        const auto& node = graph.node(i);
-        return "node " + std::to_string(i) + " '" + (node.name().empty() ? node.op_type() : node.name()) + "' ("
-            + node.op_type() + ")";
-    };
+    auto nodeName = [&](int i) { return nodeDescription(graph, i); };
     for (int i = 0; i < graph.node_size(); ++i)
         for (const auto& out : graph.node(i).output()) {
             if (out.empty())

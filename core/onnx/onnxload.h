@@ -46,6 +46,9 @@ std::vector<std::string> symbolicInputDims(const onnx::GraphProto& graph);
 // values and rank mismatches are InvalidArgument errors that list what the model offers.
 Status applyBindings(onnx::ModelProto& model, const ShapeBindings& bindings, const std::string& file);
 
+// "node 3 'conv1' (Conv)": a node of `g` as errors and notes name it (its op type when it has no name).
+std::string nodeDescription(const onnx::GraphProto& g, int index);
+
 // The name an imported op gets: the node's name, or "<op_type>_<index in the node list>" when it has none.
 std::string opNameOf(const onnx::NodeProto& node, int index);
 

@@ -15,12 +15,6 @@ namespace core::onnxdetail {
 
 namespace {
 
-std::string describe(const onnx::GraphProto& g, int i)
-{
-    const auto& node = g.node(i);
-    return "node " + std::to_string(i) + " '" + (node.name().empty() ? node.op_type() : node.name()) + "' (" + node.op_type() + ")";
-}
-
 std::string nodeLabel(const onnx::GraphProto& g, int i)
 {
     const auto& node = g.node(i);
@@ -51,12 +45,12 @@ Status sortGraph(onnx::GraphProto& g, const std::string& file, std::string& late
                 continue;
             const int p = it->second;
             if (p == i)
-                return makeError(ErrorCode::InvalidModel, file + ": " + describe(g, i) + " reads '" + name + "', its own output");
+                return makeError(ErrorCode::InvalidModel, file + ": " + nodeDescription(g, i) + " reads '" + name + "', its own output");
             waitsFor[i].push_back(p);
             readers[p].push_back(i);
             ++pending[i];
             if (late.empty() && p > i)
-                late = describe(g, i) + " reads '" + name + "', which " + describe(g, p) + " makes";
+                late = nodeDescription(g, i) + " reads '" + name + "', which " + nodeDescription(g, p) + " makes";
         }
     }
 
