@@ -102,6 +102,12 @@ void loopRule(const RuleInput& in, std::vector<ValueFacts>& out)
         if (1 + i < body.size() && body[1 + i].kind != ValueKind::Unknown)
             out[i] = body[1 + i];
         const auto* initial = inputAt(in, 2 + i);
+        // A carried sequence whose body result holds bytes the body cannot tell (it inserts an element
+        // of unknown size) holds neither its entry bytes nor any other known amount.
+        if (out[i].kind == ValueKind::Sequence && out[i].bytes < 0) {
+            out[i] = {};
+            continue;
+        }
         // A carried sequence that grows by the same bytes every iteration (a list built by
         // SequenceInsert): what it enters with plus M times that growth, a bound when a condition may stop early.
         if (out[i].kind == ValueKind::Sequence && initial && initial->kind == ValueKind::Sequence && initial->bytes >= 0

@@ -107,6 +107,15 @@ std::vector<ValueFacts> inferBody(const onnx::ModelProto& model, const onnx::Gra
     freeNames(body, read, seen);
     for (const auto& name : read) {
         const ValueFacts* f = outer(name);
+        if (f && f->kind == ValueKind::Sequence && f->bytes >= 0) {
+            // An outer list the body reads (SequenceAt(x, i) in a Loop over x): a typed sequence input
+            // holding the bytes it holds outside.
+            auto* vi = g->add_input();
+            vi->set_name(name);
+            factsToType(*f, *vi->mutable_type()->mutable_sequence_type()->mutable_elem_type());
+            declare(*vi, *f);
+            continue;
+        }
         if (!f || f->kind != ValueKind::Tensor)
             continue; // unknown there: nodes reading it stay unknown here
         if (f->value) {
