@@ -90,12 +90,20 @@ bool matchesSchema(const onnx::NodeProto& node, const std::unordered_map<std::st
 
 // Conv/pool inference in ONNX 1.12 indexes its attributes by the input's spatial rank and divides
 // by strides: attributes that do not fit the input crash it. Such nodes stay with MemPlan's rules.
+bool isWindowed(const onnx::NodeProto& node)
+{
+    static const std::unordered_set<std::string> windowed { "Conv", "ConvTranspose", "ConvInteger", "QLinearConv",
+        "AveragePool", "MaxPool", "LpPool", "MaxUnpool", "DeformConv", "MaxRoiPool" };
+    return windowed.count(node.op_type()) > 0;
+}
+
+// The input a convolution reads its kernel's dims from.
+int weightInput(const onnx::NodeProto& node) { return node.op_type() == "QLinearConv" ? 3 : 1; }
+
 bool plausibleWindowAttributes(const onnx::NodeProto& node, const std::vector<const ValueFacts*>& inputs)
 {
     const ValueFacts* input = inputs.empty() ? nullptr : inputs[0];
-    static const std::unordered_set<std::string> windowed { "Conv", "ConvTranspose", "ConvInteger", "QLinearConv",
-        "AveragePool", "MaxPool", "LpPool", "MaxUnpool", "DeformConv", "MaxRoiPool" };
-    if (!windowed.count(node.op_type()))
+    if (!isWindowed(node))
         return true;
     if (!input || !input->rankKnown || input->dims.size() < 3)
         return false;
@@ -112,7 +120,7 @@ bool plausibleWindowAttributes(const onnx::NodeProto& node, const std::vector<co
                 return false;
     }
     // Convolutions read the kernel's dims by the same rank.
-    const std::size_t weightIndex = node.op_type() == "QLinearConv" ? 3 : 1;
+    const auto weightIndex = std::size_t(weightInput(node));
     if (node.op_type().find("Conv") != std::string::npos) {
         const ValueFacts* weight = weightIndex < inputs.size() ? inputs[weightIndex] : nullptr;
         if (!weight || !weight->rankKnown || weight->dims.size() != input->dims.size())
@@ -384,6 +392,15 @@ InferenceResult inferModel(const onnx::ModelProto& model, const std::vector<cons
                 for (const auto& out : node.output())
                     state(out); // ONNX cannot infer these: say what we know
                 continue;
+            }
+            // The two checks above judge the inputs by MemPlan's facts: ONNX must see the same ranks.
+            // Once shapes computed in the copy are no longer stated (tier 1), a producer that MemPlan
+            // and ONNX read differently (in a model whose ops contradict each other) would hand ONNX
+            // a rank its inference function indexes past (Conv's dilations by the kernel's rank).
+            if (tier > 0 && node.input_size() > 0 && (isWindowed(node) || findAttr(node, "axis"))) {
+                state(node.input(0));
+                if (isWindowed(node) && node.input_size() > weightInput(node))
+                    state(node.input(weightInput(node)));
             }
             workIndex[i] = g->node_size();
             typeReadInput(node);
