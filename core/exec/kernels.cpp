@@ -268,6 +268,7 @@ Kernel findKernel(const std::string& opType)
         addSampleKernels(t);
         addLossKernels(t);
         addSignalKernels(t);
+        addTextKernels(t);
         return t;
     }();
     const auto it = table.find(opType);

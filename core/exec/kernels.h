@@ -149,6 +149,7 @@ void addIntegerKernels(std::map<std::string, Kernel>& table);
 void addSampleKernels(std::map<std::string, Kernel>& table);
 void addLossKernels(std::map<std::string, Kernel>& table);
 void addSignalKernels(std::map<std::string, Kernel>& table);
+void addTextKernels(std::map<std::string, Kernel>& table);
 void addOptimizerKernels(std::map<std::string, Kernel>& table); // domain ai.onnx.preview.training
 
 } // namespace core::exec
