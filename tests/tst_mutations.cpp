@@ -251,7 +251,10 @@ void TestMutations::brokenModelsFailCleanly()
     int loaded = 0;
     const bool trace = qEnvironmentVariableIsSet("MEMPLAN_MUTATION_TRACE");
     // Cases past the default range that once crashed, run every time.
-    std::vector<int> numbers { 171574 }; // a Conv MemPlan and ONNX read at different ranks
+    std::vector<int> numbers {
+        171574, // a Conv MemPlan and ONNX read at different ranks
+        220026, // SplitToSequence into 2^40 empty slices
+    };
     for (int k = first; k < first + cases; ++k)
         numbers.push_back(k);
     for (int k : numbers) {

@@ -195,6 +195,10 @@ void copyBlock(const TensorView& x, std::size_t axis, std::int64_t begin, std::i
         std::memcpy(to + o * length * inner, x.data + (o * dim + begin) * inner, std::size_t(length * inner));
 }
 
+// The most elements a split makes: each keeps its shape on the host, so an axis of 2^40 empty
+// slices (a tensor with another dimension 0) would take terabytes of shapes for no data.
+constexpr std::int64_t kMostSplitElements = 1 << 20;
+
 bool splitToSequence(const KernelCall& c, std::vector<Shape>& shapes, std::vector<std::vector<Shape>>& items)
 {
     if (!oneOutput(c) || !c.has(0) || c.in[0].sequence || !c.out[0].sequence || c.out[0].dtype != c.in[0].dtype || c.in[0].rank() < 1)
@@ -205,11 +209,13 @@ bool splitToSequence(const KernelCall& c, std::vector<Shape>& shapes, std::vecto
     std::vector<std::int64_t> lengths;
     bool keep = true;
     if (!c.has(1)) {
+        if (dim > kMostSplitElements)
+            return false;
         lengths.assign(std::size_t(dim), 1);
         keep = c.attrInt("keepdims", 1) != 0;
     } else if (c.in[1].rank() == 0) {
         const std::int64_t chunk = intAt(c.in[1], 0);
-        if (chunk <= 0)
+        if (chunk <= 0 || dim / chunk >= kMostSplitElements)
             return false;
         for (std::int64_t at = 0; at < dim; at += chunk)
             lengths.push_back(std::min(chunk, dim - at));
