@@ -254,6 +254,7 @@ void TestMutations::brokenModelsFailCleanly()
     std::vector<int> numbers {
         171574, // a Conv MemPlan and ONNX read at different ranks
         220026, // SplitToSequence into 2^40 empty slices
+        459179, // an Expand to 2^40 elements folded at import (24 GB)
     };
     for (int k = first; k < first + cases; ++k)
         numbers.push_back(k);

@@ -347,10 +347,10 @@ std::optional<Values> foldReshaping(const std::string& op, const onnx::NodeProto
                 if (d < 0)
                     return std::nullopt;
             // Broadcast x against a tensor of the requested shape; only x's values are read.
-            std::vector<std::int64_t> zeros(std::size_t(std::max<std::int64_t>(elementCount(shape.dims), 0)), 0);
-            if (std::int64_t(zeros.size()) > kFoldLimit)
+            const std::int64_t count = elementCount(shape.dims);
+            if (count < 0 || count > kFoldLimit)
                 return std::nullopt;
-            shape.ints = std::move(zeros);
+            shape.ints.assign(std::size_t(count), 0);
             ConstValue out = emptyLike(x.elemType, {});
             if (!forEachBroadcast({ &x, &shape }, out.dims,
                                   [&](std::int64_t, const std::vector<std::int64_t>& at) { pushFrom(out, x, at[0]); }))

@@ -147,6 +147,25 @@ bool plausibleAxis(const onnx::NodeProto& node, const std::vector<const ValueFac
     return a->i() >= -(high + 1) && a->i() <= high;
 }
 
+// The input ONNX 1.12 reads a result shape from (-1 for other ops). Without its values, ONNX takes
+// the result's rank from the input's length, one dimension object per entry.
+int shapeInputOf(const onnx::NodeProto& node)
+{
+    if (node.op_type() == "Reshape" || node.op_type() == "Expand")
+        return 1;
+    return node.op_type() == "ConstantOfShape" ? 0 : -1;
+}
+
+// A shape input of more entries than any tensor has dimensions (2^30 of them: gigabytes of
+// dimension objects in ONNX's inference) keeps the node away from ONNX.
+bool plausibleShapeInput(const onnx::NodeProto& node, const std::vector<const ValueFacts*>& inputs)
+{
+    constexpr std::int64_t kMostShapeEntries = 64;
+    const int k = shapeInputOf(node);
+    const ValueFacts* shape = k >= 0 && std::size_t(k) < inputs.size() ? inputs[std::size_t(k)] : nullptr;
+    return !shape || !shape->rankKnown || shape->dims.size() != 1 || shape->dims[0] <= kMostShapeEntries;
+}
+
 bool hasSubgraph(const onnx::NodeProto& node)
 {
     for (const auto& a : node.attribute())
@@ -387,20 +406,23 @@ InferenceResult inferModel(const onnx::ModelProto& model, const std::vector<cons
             const bool include = !r.folded[i] && !excluded[i]
                 && std::all_of(node.input().begin(), node.input().end(), isDefined)
                 && std::all_of(captured[i].begin(), captured[i].end(), isDefined)
-                && plausibleWindowAttributes(node, reads[i]) && plausibleAxis(node, reads[i]);
+                && plausibleWindowAttributes(node, reads[i]) && plausibleAxis(node, reads[i])
+                && plausibleShapeInput(node, reads[i]);
             if (!include) {
                 for (const auto& out : node.output())
                     state(out); // ONNX cannot infer these: say what we know
                 continue;
             }
-            // The two checks above judge the inputs by MemPlan's facts: ONNX must see the same ranks.
+            // The checks above judge the inputs by MemPlan's facts: ONNX must see the same ranks.
             // Once shapes computed in the copy are no longer stated (tier 1), a producer that MemPlan
             // and ONNX read differently (in a model whose ops contradict each other) would hand ONNX
             // a rank its inference function indexes past (Conv's dilations by the kernel's rank).
-            if (tier > 0 && node.input_size() > 0 && (isWindowed(node) || findAttr(node, "axis"))) {
+            if (tier > 0 && node.input_size() > 0 && (isWindowed(node) || findAttr(node, "axis") || shapeInputOf(node) >= 0)) {
                 state(node.input(0));
                 if (isWindowed(node) && node.input_size() > weightInput(node))
                     state(node.input(weightInput(node)));
+                if (shapeInputOf(node) > 0 && node.input_size() > shapeInputOf(node))
+                    state(node.input(shapeInputOf(node)));
             }
             workIndex[i] = g->node_size();
             typeReadInput(node);
