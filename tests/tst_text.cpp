@@ -65,14 +65,14 @@ core::Attribute text(const char* t)
 }
 
 // Unigrams 2 and 3, bigrams (3, 3) and (1, 3); pool entry k goes to output column {3, 0, 1, 2}[k].
-core::Op vectorizer(const char* mode, std::int64_t minLength = 1)
+core::Op vectorizer(const char* mode, std::int64_t minLength = 1, std::int64_t maxLength = 2, std::int64_t maxSkip = 1)
 {
     core::Op op;
     op.type = "TfIdfVectorizer";
     op.attributes["mode"] = text(mode);
     op.attributes["min_gram_length"] = ints({ minLength });
-    op.attributes["max_gram_length"] = ints({ 2 });
-    op.attributes["max_skip_count"] = ints({ 1 });
+    op.attributes["max_gram_length"] = ints({ maxLength });
+    op.attributes["max_skip_count"] = ints({ maxSkip });
     op.attributes["pool_int64s"] = ints({ 2, 3, 3, 3, 1, 3 });
     op.attributes["ngram_counts"] = ints({ 0, 2 });
     op.attributes["ngram_indexes"] = ints({ 3, 0, 1, 2 });
@@ -87,23 +87,27 @@ class TestText : public QObject {
 private slots:
     // Row [1, 3, 3, 2, 3]: '2' once, '3' three times; (3, 3) at stride 1 (positions 1, 2) and stride 2
     // (2, 4); (1, 3) at stride 1 (0, 1) and stride 2 (0, 2). Row [2, 2, 1, 1, 1]: '2' twice, no bigram
-    // of the pool at either stride.
+    // of the pool at either stride. Lengths and skips of 2^62 count what the pool and the row allow:
+    // every stride, (3, 3) and (1, 3) each three times in the first row.
     void countsWeightsAndSkips_data()
     {
         QTest::addColumn<QString>("mode");
         QTest::addColumn<int>("minLength");
+        QTest::addColumn<qint64>("most");
         QTest::addColumn<std::vector<float>>("expected");
-        QTest::newRow("TF") << "TF" << 1 << std::vector<float> { 3, 2, 2, 1, 0, 0, 0, 2 };
-        QTest::newRow("IDF") << "IDF" << 1 << std::vector<float> { 2, 4, 8, 0.5f, 0, 0, 0, 0.5f };
-        QTest::newRow("TFIDF") << "TFIDF" << 1 << std::vector<float> { 6, 8, 16, 0.5f, 0, 0, 0, 1 };
-        QTest::newRow("TF, bigrams only") << "TF" << 2 << std::vector<float> { 0, 2, 2, 0, 0, 0, 0, 0 };
+        QTest::newRow("TF") << "TF" << 1 << qint64(-1) << std::vector<float> { 3, 2, 2, 1, 0, 0, 0, 2 };
+        QTest::newRow("IDF") << "IDF" << 1 << qint64(-1) << std::vector<float> { 2, 4, 8, 0.5f, 0, 0, 0, 0.5f };
+        QTest::newRow("TFIDF") << "TFIDF" << 1 << qint64(-1) << std::vector<float> { 6, 8, 16, 0.5f, 0, 0, 0, 1 };
+        QTest::newRow("TF, bigrams only") << "TF" << 2 << qint64(-1) << std::vector<float> { 0, 2, 2, 0, 0, 0, 0, 0 };
+        QTest::newRow("TF, 2^62 lengths and skips") << "TF" << 1 << (qint64(1) << 62) << std::vector<float> { 3, 3, 3, 1, 0, 0, 0, 2 };
     }
     void countsWeightsAndSkips()
     {
         QFETCH(QString, mode);
         QFETCH(int, minLength);
+        QFETCH(qint64, most);
         QFETCH(std::vector<float>, expected);
-        const auto op = vectorizer(mode.toLatin1().constData(), minLength);
+        const auto op = most < 0 ? vectorizer(mode.toLatin1().constData(), minLength) : vectorizer(mode.toLatin1().constData(), minLength, most, most);
         Buf x = ids({ 2, 5 }, { 1, 3, 3, 2, 3, 2, 2, 1, 1, 1 });
         Buf y = output({ 2, 4 });
         QVERIFY(run(op, x, y));

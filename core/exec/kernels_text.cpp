@@ -72,17 +72,18 @@ bool tfIdfVectorizer(const KernelCall& c)
     std::vector<std::int64_t> gram;
     for (std::int64_t r = 0; r < rows; ++r) {
         std::fill(counts.begin(), counts.end(), 0);
-        for (std::int64_t n = minLength; n <= maxLength; ++n) {
-            const auto level = grams.byLength.find(n);
-            if (level == grams.byLength.end())
+        // Only the pool's lengths and the strides at which an n-gram fits in the row: the
+        // attributes alone may ask for 2^62 of either.
+        for (const auto& [n, level] : grams.byLength) {
+            if (n < minLength || n > maxLength)
                 continue;
-            const std::int64_t lastStride = n == 1 ? 1 : maxSkip + 1;
+            const std::int64_t lastStride = n == 1 ? 1 : std::min(std::min(maxSkip, width) + 1, width / (n - 1));
             for (std::int64_t stride = 1; stride <= lastStride; ++stride)
                 for (std::int64_t start = 0; start + (n - 1) * stride < width; ++start) {
                     gram.clear();
                     for (std::int64_t k = 0; k < n; ++k)
                         gram.push_back(id(r * width + start + k * stride));
-                    if (const auto hit = level->second.find(gram); hit != level->second.end())
+                    if (const auto hit = level.find(gram); hit != level.end())
                         ++counts[hit->second];
                 }
         }
