@@ -195,6 +195,31 @@ void addValue(google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>* list, co
     ModelBuilder::setType(v->mutable_type(), type, &dims);
 }
 
+// Gives Loop node `loop` its body graph, with the iteration number "i" and the condition "cond_in"
+// as its first two inputs; the caller adds the carried ones, the nodes and the outputs.
+onnx::GraphProto* loopBody(onnx::NodeProto& loop)
+{
+    auto* a = loop.add_attribute();
+    a->set_name("body");
+    a->set_type(onnx::AttributeProto::GRAPH);
+    auto* body = a->mutable_g();
+    body->set_name("body");
+    addValue(body->mutable_input(), "i", TensorProto::INT64, {});
+    addValue(body->mutable_input(), "cond_in", TensorProto::BOOL, {});
+    return body;
+}
+
+// Appends a node of `type` reading `inputs` and writing `output` to `body`.
+onnx::NodeProto* bodyNode(onnx::GraphProto* body, const char* type, const std::vector<std::string>& inputs, const char* output)
+{
+    auto* n = body->add_node();
+    n->set_op_type(type);
+    for (const auto& i : inputs)
+        n->add_input(i);
+    n->add_output(output);
+    return n;
+}
+
 // Constant node holding an int64 vector.
 void constInts(ModelBuilder& b, const std::string& out, const std::vector<std::int64_t>& values, bool scalar = false)
 {
@@ -279,6 +304,8 @@ private slots:
     void convReluChain();
     void exporterReshapeChain();
     void roiAlignWithoutModeIsNoted();
+    void loopOverASplitList_data();
+    void loopOverASplitList();
     void resizeWithComputedSizes();
     void foldedShapesFeedLayoutOps();
     void opset18ReduceSplitPad();
@@ -779,23 +806,9 @@ void TestOnnxImport::loopScanOutput()
     b.input("x", TensorProto::FLOAT, { 3 });
     b.ints("parts", { 2, 3 });
     attr(b.node("ReduceSum", { "parts" }, { "trips" }), "keepdims", std::int64_t(0));
-    auto& loop = b.node("Loop", { "trips", "", "x" }, { "final", "stacked" });
-    auto* a = loop.add_attribute();
-    a->set_name("body");
-    a->set_type(onnx::AttributeProto::GRAPH);
-    auto* body = a->mutable_g();
-    body->set_name("body");
-    addValue(body->mutable_input(), "i", TensorProto::INT64, {});
-    addValue(body->mutable_input(), "cond_in", TensorProto::BOOL, {});
+    auto* body = loopBody(b.node("Loop", { "trips", "", "x" }, { "final", "stacked" }));
     addValue(body->mutable_input(), "x_in", TensorProto::FLOAT, { 3 });
-    auto node = [&](const char* type, std::vector<std::string> in, const char* out) {
-        auto* n = body->add_node();
-        n->set_op_type(type);
-        for (auto& i : in)
-            n->add_input(i);
-        n->add_output(out);
-        return n;
-    };
+    auto node = [&](const char* type, std::vector<std::string> in, const char* out) { return bodyNode(body, type, std::move(in), out); };
     node("Identity", { "cond_in" }, "cond_out");
     attr(*node("Cast", { "i" }, "fi"), "to", std::int64_t(TensorProto::FLOAT));
     node("Add", { "x_in", "fi" }, "x_out");
@@ -1508,6 +1521,65 @@ void TestOnnxImport::roiAlignWithoutModeIsNoted()
         const bool noted = notesOf(g).find("RoiAlign 'box_roi_pool/RoiAlign' states no coordinate_transformation_mode") != std::string::npos;
         QVERIFY2(noted != stated, notesOf(g).c_str());
     }
+}
+
+// torch.jit.script's `for p in torch.split(x, 2): outs.append(relu(p))` then `torch.cat(outs)`:
+// SplitToSequence, a Loop over SequenceLength of the list, SequenceAt/SequenceInsert in the body,
+// ConcatFromSequence. The list's length and element shape are known, so SequenceLength folds like
+// Shape, the Loop's trip count is 3 and the list it builds is planned at exactly 3 x [2, 8]; every
+// op runs for real (before: one iteration's guess, and a synthetic Loop). A chunk that does not
+// divide the axis (4 of 6: pieces [4, 8] and [2, 8]) leaves the element shape open: the list is then
+// sized from the bytes SequenceAt may read (at most the whole list), and still runs.
+void TestOnnxImport::loopOverASplitList_data()
+{
+    QTest::addColumn<std::int64_t>("chunk");
+    QTest::addColumn<std::int64_t>("listBytes");
+    QTest::newRow("chunks of 2") << std::int64_t(2) << std::int64_t(3 * 2 * 8 * 4);
+    QTest::newRow("chunks of 4") << std::int64_t(4) << std::int64_t(-1);
+}
+
+void TestOnnxImport::loopOverASplitList()
+{
+    QFETCH(std::int64_t, chunk);
+    QFETCH(std::int64_t, listBytes);
+    ModelBuilder b(17);
+    b.input("x", TensorProto::FLOAT, { 6, 8 });
+    b.ints("chunk", { chunk }, {});
+    b.node("SplitToSequence", { "x", "chunk" }, { "parts" });
+    b.node("SequenceLength", { "parts" }, { "n" });
+    attr(b.node("SequenceEmpty", {}, { "empty" }), "dtype", std::int64_t(TensorProto::FLOAT));
+    auto* body = loopBody(b.node("Loop", { "n", "", "empty" }, { "outs" }, "loop"));
+    auto* list = body->add_input();
+    list->set_name("acc_in");
+    list->mutable_type()->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type()->set_elem_type(TensorProto::FLOAT);
+    bodyNode(body, "SequenceAt", { "parts", "i" }, "part");
+    bodyNode(body, "Relu", { "part" }, "relu");
+    bodyNode(body, "SequenceInsert", { "acc_in", "relu" }, "acc_out");
+    bodyNode(body, "Identity", { "cond_in" }, "cond_out");
+    body->add_output()->set_name("cond_out");
+    *body->add_output() = *list;
+    body->mutable_output(1)->set_name("acc_out");
+    attr(b.node("ConcatFromSequence", { "outs" }, { "y" }), "axis", std::int64_t(0));
+    b.output("y");
+    const QString path = b.save(m_dir, QStringLiteral("split_list_loop.onnx"));
+    IMPORT(g, path);
+    if (listBytes >= 0) {
+        QCOMPARE(tensor(g, "outs").size, listBytes);
+        QVERIFY2(notesOf(g).find("folded 1 integer op") != std::string::npos, notesOf(g).c_str());
+    }
+    std::vector<float> x(48);
+    for (std::size_t i = 0; i < x.size(); ++i)
+        x[i] = float(i % 7) - 3.0f;
+    Measurement run;
+    runWithWeights(path, g, { 6, 8 }, x, run);
+    if (QTest::currentTestFailed())
+        return;
+    QCOMPARE(run.opsSynthetic, 0);
+    QCOMPARE(run.outputs.size(), std::size_t(1));
+    QCOMPARE(run.outputs[0].data.size(), x.size() * sizeof(float));
+    const auto* y = reinterpret_cast<const float*>(run.outputs[0].data.data());
+    for (std::size_t i = 0; i < x.size(); ++i)
+        QCOMPARE(y[i], std::max(x[i], 0.0f));
 }
 
 QTEST_GUILESS_MAIN(TestOnnxImport)

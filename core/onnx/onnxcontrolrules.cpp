@@ -49,6 +49,7 @@ ValueFacts unionFacts(const ValueFacts& a, const ValueFacts& b)
         return f;
     }
     const std::int64_t ba = factsBytes(a), bb = factsBytes(b);
+    f.length = a.length == b.length ? a.length : -1;
     f.rankKnown = false;
     f.dims.clear();
     f.bytes = ba < 0 || bb < 0 ? -1 : std::max(ba, bb);
@@ -134,6 +135,8 @@ void loopRule(const RuleInput& in, std::vector<ValueFacts>& out)
         }
         if (initial)
             mergeFacts(out[i], *initial);
+        if (out[i].kind == ValueKind::Sequence) // kept only when no iteration changes it
+            out[i].length = initial && 1 + i < body.size() && body[1 + i].length == initial->length ? initial->length : -1;
         out[i].value = nullptr;
     }
     // Scan outputs stack one body output per iteration.
@@ -192,14 +195,74 @@ void scanRule(const RuleInput& in, std::vector<ValueFacts>& out)
     }
 }
 
+// Whether `f` (a tensor, or a sequence's elements) has a known rank and every dim known.
+bool knownDims(const ValueFacts* f)
+{
+    return f && f->rankKnown && std::all_of(f->dims.begin(), f->dims.end(), [](std::int64_t d) { return d >= 0; });
+}
+
+// Gives sequence `s` its element count and, when every element has them, the elements' dims.
+void setElements(ValueFacts& s, std::int64_t length, const Dims* dims)
+{
+    s.length = length;
+    if (dims) {
+        s.rankKnown = true;
+        s.dims = *dims;
+    }
+}
+
+// The sequences SplitToSequence makes of x: their count, and their dims when every piece has the
+// same; false when the split is not known.
+bool splitPieces(const RuleInput& in, const ValueFacts& x, std::int64_t& length, std::optional<Dims>& dims)
+{
+    if (!knownDims(&x) || x.dims.empty())
+        return false;
+    const auto axis = normalizeAxis(attrInt(*in.node, "axis", 0), std::int64_t(x.dims.size()));
+    if (!axis)
+        return false;
+    const std::int64_t dim = x.dims[std::size_t(*axis)];
+    Dims piece = x.dims;
+    const auto* split = inputAt(in, 1);
+    if (!split) {
+        length = dim;
+        piece[std::size_t(*axis)] = 1;
+        if (attrInt(*in.node, "keepdims", 1) == 0)
+            piece.erase(piece.begin() + *axis);
+        dims = piece;
+        return true;
+    }
+    const auto values = constInts(split);
+    if (!values || values->empty())
+        return false;
+    if (split->rankKnown && split->dims.empty()) { // one chunk length; the last piece may be shorter
+        const std::int64_t chunk = (*values)[0];
+        if (chunk <= 0)
+            return false;
+        length = (dim + chunk - 1) / chunk;
+        piece[std::size_t(*axis)] = chunk;
+        if (dim % chunk == 0)
+            dims = piece;
+        return true;
+    }
+    length = std::int64_t(values->size());
+    if (std::all_of(values->begin(), values->end(), [&](std::int64_t v) { return v == values->front(); })) {
+        piece[std::size_t(*axis)] = values->front();
+        dims = piece;
+    }
+    return true;
+}
+
 bool sequenceRule(const RuleInput& in, std::vector<ValueFacts>& out)
 {
     const auto& op = in.node->op_type();
     const auto* x = inputAt(in, 0);
     auto bytesOf = [&](std::size_t i) { return inputAt(in, i) ? factsBytes(*inputAt(in, i)) : std::int64_t(-1); };
     auto estimatedAt = [&](std::size_t i) { return inputAt(in, i) && inputAt(in, i)->estimated; };
+    // Every element of sequence x has the dims `x->dims`, and x knows how many it holds.
+    const bool uniform = x && x->kind == ValueKind::Sequence && x->length >= 0 && knownDims(x);
     if (op == "SequenceEmpty") {
         out[0] = sequenceFacts(int(attrInt(*in.node, "dtype", TensorProto::FLOAT)), 0, false);
+        out[0].length = 0;
         return true;
     }
     if (op == "SequenceConstruct") {
@@ -213,23 +276,54 @@ bool sequenceRule(const RuleInput& in, std::vector<ValueFacts>& out)
             estimated = estimated || estimatedAt(i);
         }
         out[0] = sequenceFacts(x ? x->elemType : 0, total, estimated);
+        const bool same = knownDims(x) && std::all_of(in.inputs.begin(), in.inputs.end(), [&](const ValueFacts* f) {
+            return knownDims(f) && f->dims == x->dims;
+        });
+        setElements(out[0], std::int64_t(in.inputs.size()), same ? &x->dims : nullptr);
         return true;
     }
     if (op == "SequenceInsert") {
         const std::int64_t s = bytesOf(0), t = bytesOf(1);
-        if (s >= 0 && t >= 0)
+        if (s >= 0 && t >= 0) {
             out[0] = sequenceFacts(x->elemType, s + t, estimatedAt(0) || estimatedAt(1));
+            const auto* tensor = inputAt(in, 1);
+            if (x->length >= 0 && knownDims(tensor) && !tensor->estimated)
+                setElements(out[0], x->length + 1, x->length == 0 || (uniform && x->dims == tensor->dims) ? &tensor->dims : nullptr);
+        }
         return true;
     }
     if (op == "SequenceErase") {
         if (bytesOf(0) >= 0)
             out[0] = sequenceFacts(x->elemType, bytesOf(0), true); // at most what it held
+        if (bytesOf(0) >= 0 && x->length > 0)
+            setElements(out[0], x->length - 1, uniform ? &x->dims : nullptr);
         return true;
     }
     if (op == "SplitToSequence") {
-        if (bytesOf(0) >= 0)
+        if (bytesOf(0) >= 0) {
             out[0] = sequenceFacts(x->elemType, bytesOf(0), estimatedAt(0));
+            std::int64_t length = -1;
+            std::optional<Dims> dims;
+            if (!x->estimated && splitPieces(in, *x, length, dims))
+                setElements(out[0], length, dims ? &*dims : nullptr);
+        }
         return true;
+    }
+    if (op == "SequenceAt" && uniform && x->length > 0) { // exactly one element's dims
+        out[0] = tensorFacts(x->elemType, x->dims, x->estimated);
+        return true;
+    }
+    if (op == "ConcatFromSequence" && uniform && x->length > 0) {
+        const bool stack = attrInt(*in.node, "new_axis", 0) != 0;
+        Dims dims = x->dims;
+        if (const auto axis = normalizeAxis(attrInt(*in.node, "axis", 0), std::int64_t(dims.size()) + (stack ? 1 : 0))) {
+            if (stack)
+                dims.insert(dims.begin() + *axis, x->length);
+            else if (*axis < std::int64_t(dims.size()))
+                dims[std::size_t(*axis)] *= x->length;
+            out[0] = tensorFacts(x->elemType, dims, x->estimated);
+            return true;
+        }
     }
     if (op == "SequenceAt" || op == "ConcatFromSequence") {
         // Concatenating holds exactly the sequence's bytes; one element holds at most all of them.

@@ -19,7 +19,7 @@ using onnx::TensorProto;
 namespace {
 
 const std::unordered_set<std::string> kFoldable {
-    "Constant", "Shape", "Size", "Gather", "Slice", "Concat", "Unsqueeze", "Squeeze", "Cast", "CastLike", "Range",
+    "Constant", "Shape", "Size", "SequenceLength", "Gather", "Slice", "Concat", "Unsqueeze", "Squeeze", "Cast", "CastLike", "Range",
     "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "Not", "And", "Or", "Xor", "Where",
     "ConstantOfShape", "Expand", "Reshape", "Flatten", "Add", "Sub", "Mul", "Div", "Mod", "Pow", "Neg", "Abs",
     "Min", "Max", "Sum", "Floor", "Ceil", "Round", "Sqrt", "Reciprocal", "Sign", "Identity", "ReduceProd",
@@ -285,6 +285,11 @@ std::optional<Values> foldImpl(const onnx::NodeProto& node, const std::vector<co
     const std::string& op = node.op_type();
     if (op == "Constant")
         return foldConstant(node);
+    if (op == "SequenceLength") { // as Shape: the count is known where the contents are not
+        if (inputs.empty() || !inputs[0] || inputs[0]->kind != ValueKind::Sequence || inputs[0]->length < 0)
+            return std::nullopt;
+        return Values { ConstValue { TensorProto::INT64, {}, { inputs[0]->length }, {} } };
+    }
     if (op == "Shape" || op == "Size") {
         if (inputs.empty() || !inputs[0] || !inputs[0]->fullyKnown())
             return std::nullopt;

@@ -290,8 +290,8 @@ Expected<Graph> importImpl(const std::filesystem::path& file, const ShapeBinding
         const auto plural = [](int n, const char* what) { return std::to_string(n) + " " + what + (n > 1 ? "s" : ""); };
         notes.push_back("folded " + plural(folds.computed, "integer op") + " into constants (shape arithmetic, constant fills)"
                         + ", as a runtime does at load; " + (folds.computed > 1 ? "they" : "it")
-                        + (folds.unread > 0 ? " and " + plural(folds.unread, "op") + " only they read" : std::string())
-                        + " leave the schedule");
+                        + (folds.unread > 0 ? " and " + plural(folds.unread, "op") + (folds.computed > 1 ? " only they read" : " only it reads") : std::string())
+                        + (folds.computed > 1 || folds.unread > 0 ? " leave" : " leaves") + " the schedule");
     }
     if (folds.constants > 0)
         notes.push_back(std::to_string(folds.constants) + " Constant op" + (folds.constants > 1 ? "s are weights, not steps" : " is a weight, not a step")

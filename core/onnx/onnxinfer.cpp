@@ -183,7 +183,7 @@ void appendKey(std::string& key, const ValueFacts* f)
         return;
     }
     key += std::to_string(int(f->kind)) + ':' + std::to_string(f->elemType) + ':' + (f->rankKnown ? dimsText(f->dims) : "?")
-        + ':' + std::to_string(f->bytes) + (f->estimated ? "e" : "") + (f->value ? "v" : "") + ';';
+        + ':' + std::to_string(f->bytes) + ':' + std::to_string(f->length) + (f->estimated ? "e" : "") + (f->value ? "v" : "") + ';';
 }
 
 } // namespace

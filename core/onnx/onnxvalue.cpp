@@ -43,7 +43,7 @@ bool ValueFacts::fullyKnown() const
 
 int ValueFacts::knownCount() const
 {
-    int n = (kind != ValueKind::Unknown) + (elemType != 0) + rankKnown + (bytes >= 0) + (value != nullptr);
+    int n = (kind != ValueKind::Unknown) + (elemType != 0) + rankKnown + (bytes >= 0) + (length >= 0) + (value != nullptr);
     for (auto d : dims)
         n += d >= 0;
     return n;
@@ -183,6 +183,10 @@ bool mergeFacts(ValueFacts& into, const ValueFacts& from)
     if (into.bytes < 0 && from.bytes >= 0) {
         into.bytes = from.bytes;
         into.estimated = into.estimated || from.estimated;
+        changed = true;
+    }
+    if (into.length < 0 && from.length >= 0) {
+        into.length = from.length;
         changed = true;
     }
     if (!into.value && from.value) {

@@ -44,6 +44,7 @@ struct ValueFacts {
     bool rankKnown = false;
     Dims dims;
     std::int64_t bytes = -1;  // total size when the dims cannot tell it (sequences, maps, shapeless estimates)
+    std::int64_t length = -1; // a sequence's element count when known; `dims` then fit every element
     bool estimated = false;   // an upper bound, not the exact size
     bool optional = false;    // an optional-typed value (sized as its element)
     std::shared_ptr<const ConstValue> value; // folded value
