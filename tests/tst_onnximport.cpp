@@ -1529,22 +1529,30 @@ void TestOnnxImport::roiAlignWithoutModeIsNoted()
 // Shape, the Loop's trip count is 3 and the list it builds is planned at exactly 3 x [2, 8]; every
 // op runs for real (before: one iteration's guess, and a synthetic Loop). A chunk that does not
 // divide the axis (4 of 6: pieces [4, 8] and [2, 8]) leaves the element shape open: the list is then
-// sized from the bytes SequenceAt may read (at most the whole list), and still runs.
+// sized from the bytes SequenceAt may read (at most the whole list), and still runs. A list of split
+// lengths does the same: equal ones give the element shape, unequal ones leave it open.
 void TestOnnxImport::loopOverASplitList_data()
 {
-    QTest::addColumn<std::int64_t>("chunk");
+    QTest::addColumn<std::vector<std::int64_t>>("split");
+    QTest::addColumn<bool>("scalar");
     QTest::addColumn<std::int64_t>("listBytes");
-    QTest::newRow("chunks of 2") << std::int64_t(2) << std::int64_t(3 * 2 * 8 * 4);
-    QTest::newRow("chunks of 4") << std::int64_t(4) << std::int64_t(-1);
+    QTest::newRow("chunks of 2") << std::vector<std::int64_t> { 2 } << true << std::int64_t(3 * 2 * 8 * 4);
+    QTest::newRow("chunks of 4") << std::vector<std::int64_t> { 4 } << true << std::int64_t(-1);
+    QTest::newRow("split 2, 2, 2") << std::vector<std::int64_t> { 2, 2, 2 } << false << std::int64_t(3 * 2 * 8 * 4);
+    QTest::newRow("split 4, 2") << std::vector<std::int64_t> { 4, 2 } << false << std::int64_t(-1);
 }
 
 void TestOnnxImport::loopOverASplitList()
 {
-    QFETCH(std::int64_t, chunk);
+    QFETCH(std::vector<std::int64_t>, split);
+    QFETCH(bool, scalar);
     QFETCH(std::int64_t, listBytes);
     ModelBuilder b(17);
     b.input("x", TensorProto::FLOAT, { 6, 8 });
-    b.ints("chunk", { chunk }, {});
+    if (scalar)
+        b.ints("chunk", split, {});
+    else
+        b.ints("chunk", split);
     b.node("SplitToSequence", { "x", "chunk" }, { "parts" });
     b.node("SequenceLength", { "parts" }, { "n" });
     attr(b.node("SequenceEmpty", {}, { "empty" }), "dtype", std::int64_t(TensorProto::FLOAT));

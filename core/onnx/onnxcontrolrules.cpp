@@ -238,12 +238,20 @@ bool splitPieces(const RuleInput& in, const ValueFacts& x, std::int64_t& length,
         const std::int64_t chunk = (*values)[0];
         if (chunk <= 0)
             return false;
-        length = (dim + chunk - 1) / chunk;
+        length = dim / chunk + (dim % chunk != 0);
         piece[std::size_t(*axis)] = chunk;
         if (dim % chunk == 0)
             dims = piece;
         return true;
     }
+    std::int64_t total = 0;
+    for (const auto v : *values) {
+        if (v < 0 || v > dim - total)
+            return false;
+        total += v;
+    }
+    if (total != dim) // the split the run refuses
+        return false;
     length = std::int64_t(values->size());
     if (std::all_of(values->begin(), values->end(), [&](std::int64_t v) { return v == values->front(); })) {
         piece[std::size_t(*axis)] = values->front();
