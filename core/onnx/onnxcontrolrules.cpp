@@ -195,12 +195,6 @@ void scanRule(const RuleInput& in, std::vector<ValueFacts>& out)
     }
 }
 
-// Whether `f` (a tensor, or a sequence's elements) has a known rank and every dim known.
-bool knownDims(const ValueFacts* f)
-{
-    return f && f->rankKnown && std::all_of(f->dims.begin(), f->dims.end(), [](std::int64_t d) { return d >= 0; });
-}
-
 // Gives sequence `s` its element count and, when every element has them, the elements' dims.
 void setElements(ValueFacts& s, std::int64_t length, const Dims* dims)
 {
@@ -215,7 +209,7 @@ void setElements(ValueFacts& s, std::int64_t length, const Dims* dims)
 // same; false when the split is not known.
 bool splitPieces(const RuleInput& in, const ValueFacts& x, std::int64_t& length, std::optional<Dims>& dims)
 {
-    if (!knownDims(&x) || x.dims.empty())
+    if (!x.dimsKnown() || x.dims.empty())
         return false;
     const auto axis = normalizeAxis(attrInt(*in.node, "axis", 0), std::int64_t(x.dims.size()));
     if (!axis)
@@ -267,7 +261,7 @@ bool sequenceRule(const RuleInput& in, std::vector<ValueFacts>& out)
     auto bytesOf = [&](std::size_t i) { return inputAt(in, i) ? factsBytes(*inputAt(in, i)) : std::int64_t(-1); };
     auto estimatedAt = [&](std::size_t i) { return inputAt(in, i) && inputAt(in, i)->estimated; };
     // Every element of sequence x has the dims `x->dims`, and x knows how many it holds.
-    const bool uniform = x && x->kind == ValueKind::Sequence && x->length >= 0 && knownDims(x);
+    const bool uniform = x && x->kind == ValueKind::Sequence && x->length >= 0 && x->dimsKnown();
     if (op == "SequenceEmpty") {
         out[0] = sequenceFacts(int(attrInt(*in.node, "dtype", TensorProto::FLOAT)), 0, false);
         out[0].length = 0;
@@ -284,8 +278,8 @@ bool sequenceRule(const RuleInput& in, std::vector<ValueFacts>& out)
             estimated = estimated || estimatedAt(i);
         }
         out[0] = sequenceFacts(x ? x->elemType : 0, total, estimated);
-        const bool same = knownDims(x) && std::all_of(in.inputs.begin(), in.inputs.end(), [&](const ValueFacts* f) {
-            return knownDims(f) && f->dims == x->dims;
+        const bool same = x && x->dimsKnown() && std::all_of(in.inputs.begin(), in.inputs.end(), [&](const ValueFacts* f) {
+            return f && f->dimsKnown() && f->dims == x->dims;
         });
         setElements(out[0], std::int64_t(in.inputs.size()), same ? &x->dims : nullptr);
         return true;
@@ -295,7 +289,7 @@ bool sequenceRule(const RuleInput& in, std::vector<ValueFacts>& out)
         if (s >= 0 && t >= 0) {
             out[0] = sequenceFacts(x->elemType, s + t, estimatedAt(0) || estimatedAt(1));
             const auto* tensor = inputAt(in, 1);
-            if (x->length >= 0 && knownDims(tensor) && !tensor->estimated)
+            if (x->length >= 0 && tensor && tensor->dimsKnown() && !tensor->estimated)
                 setElements(out[0], x->length + 1, x->length == 0 || (uniform && x->dims == tensor->dims) ? &tensor->dims : nullptr);
         }
         return true;

@@ -166,6 +166,25 @@ bool plausibleShapeInput(const onnx::NodeProto& node, const std::vector<const Va
     return !shape || !shape->rankKnown || shape->dims.size() != 1 || shape->dims[0] <= kMostShapeEntries;
 }
 
+// Whether ONNX 1.12's inference of `node` can be trusted with MemPlan's facts of its inputs.
+bool plausibleOnFacts(const onnx::NodeProto& node, const std::vector<const ValueFacts*>& inputs)
+{
+    return plausibleWindowAttributes(node, inputs) && plausibleAxis(node, inputs) && plausibleShapeInput(node, inputs);
+}
+
+// The inputs `plausibleOnFacts` judges; ONNX must see the same facts of them as MemPlan did.
+std::vector<int> judgedInputs(const onnx::NodeProto& node)
+{
+    std::vector<int> k;
+    if (isWindowed(node) || findAttr(node, "axis") || shapeInputOf(node) >= 0)
+        k.push_back(0);
+    if (isWindowed(node))
+        k.push_back(weightInput(node));
+    if (shapeInputOf(node) > 0)
+        k.push_back(shapeInputOf(node));
+    return k;
+}
+
 bool hasSubgraph(const onnx::NodeProto& node)
 {
     for (const auto& a : node.attribute())
@@ -406,24 +425,19 @@ InferenceResult inferModel(const onnx::ModelProto& model, const std::vector<cons
             const bool include = !r.folded[i] && !excluded[i]
                 && std::all_of(node.input().begin(), node.input().end(), isDefined)
                 && std::all_of(captured[i].begin(), captured[i].end(), isDefined)
-                && plausibleWindowAttributes(node, reads[i]) && plausibleAxis(node, reads[i])
-                && plausibleShapeInput(node, reads[i]);
+                && plausibleOnFacts(node, reads[i]);
             if (!include) {
                 for (const auto& out : node.output())
                     state(out); // ONNX cannot infer these: say what we know
                 continue;
             }
-            // The checks above judge the inputs by MemPlan's facts: ONNX must see the same ranks.
             // Once shapes computed in the copy are no longer stated (tier 1), a producer that MemPlan
             // and ONNX read differently (in a model whose ops contradict each other) would hand ONNX
             // a rank its inference function indexes past (Conv's dilations by the kernel's rank).
-            if (tier > 0 && node.input_size() > 0 && (isWindowed(node) || findAttr(node, "axis") || shapeInputOf(node) >= 0)) {
-                state(node.input(0));
-                if (isWindowed(node) && node.input_size() > weightInput(node))
-                    state(node.input(weightInput(node)));
-                if (shapeInputOf(node) > 0 && node.input_size() > shapeInputOf(node))
-                    state(node.input(shapeInputOf(node)));
-            }
+            if (tier > 0)
+                for (int k : judgedInputs(node))
+                    if (k < node.input_size())
+                        state(node.input(k));
             workIndex[i] = g->node_size();
             typeReadInput(node);
             *g->add_node() = node;

@@ -31,15 +31,12 @@ std::int64_t ConstValue::integer(std::int64_t i) const
     return static_cast<std::int64_t>(v);
 }
 
-bool ValueFacts::fullyKnown() const
+bool ValueFacts::dimsKnown() const
 {
-    if (kind != ValueKind::Tensor || !rankKnown)
-        return false;
-    for (auto d : dims)
-        if (d < 0)
-            return false;
-    return true;
+    return rankKnown && std::all_of(dims.begin(), dims.end(), [](std::int64_t d) { return d >= 0; });
 }
+
+bool ValueFacts::fullyKnown() const { return kind == ValueKind::Tensor && dimsKnown(); }
 
 int ValueFacts::knownCount() const
 {

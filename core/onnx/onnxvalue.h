@@ -49,7 +49,8 @@ struct ValueFacts {
     bool optional = false;    // an optional-typed value (sized as its element)
     std::shared_ptr<const ConstValue> value; // folded value
 
-    bool fullyKnown() const; // tensor with known rank and every dim known
+    bool dimsKnown() const;  // known rank and every dim known (a tensor's, or a sequence's elements')
+    bool fullyKnown() const; // a tensor whose dims are known
     int knownCount() const;  // how much is known; grows monotonically as inference progresses
 };
 
