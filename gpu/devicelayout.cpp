@@ -125,7 +125,7 @@ core::Expected<InputImages> inputImages(const Graph& g, const Layout& layout, co
         std::vector<std::byte> data(std::size_t(tensor.size));
         const auto it = options.inputs.find(tensor.name);
         if (it == options.inputs.end())
-            core::exec::fillRandom(tensor, data.data(), options.seed, false);
+            core::exec::inputContents(tensor, data.data(), options.seed);
         else if (auto st = core::exec::checkGivenInput(tensor, it->second); !st)
             return st.error();
         else

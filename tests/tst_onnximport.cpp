@@ -306,6 +306,7 @@ private slots:
     void roiAlignWithoutModeIsNoted();
     void loopOverASplitList_data();
     void loopOverASplitList();
+    void givenValuesSizeWhatIsComputedFromThem();
     void resizeWithComputedSizes();
     void foldedShapesFeedLayoutOps();
     void opset18ReduceSplitPad();
@@ -1588,6 +1589,73 @@ void TestOnnxImport::loopOverASplitList()
     const auto* y = reinterpret_cast<const float*>(run.outputs[0].data.data());
     for (std::size_t i = 0; i < x.size(); ++i)
         QCOMPARE(y[i], std::max(x[i], 0.0f));
+}
+
+// A Range whose limit is computed from an input's value (a window's length, a loop's count): with
+// no value import cannot size it; given by file (ShapeBindings::inputValues, as `memplan run --input`
+// gives them) it sizes the Range, and the integer op computing the limit stays a step of the
+// schedule, since the model must still compute it from its input. A run with another value than
+// the plan's is refused where its result outgrows the planned room.
+void TestOnnxImport::givenValuesSizeWhatIsComputedFromThem()
+{
+    ModelBuilder b;
+    b.input("n", TensorProto::INT64, {});
+    b.ints("zero", { 0 }, {});
+    b.ints("one", { 1 }, {});
+    b.node("Add", { "n", "one" }, { "m" });
+    b.node("Range", { "zero", "m", "one" }, { "r" });
+    attr(b.node("Cast", { "r" }, { "y" }), "to", std::int64_t(TensorProto::FLOAT));
+    b.output("y");
+    const QString path = b.save(m_dir, QStringLiteral("given_value_range.onnx"));
+    const auto unsized = importOnnx(path.toStdString());
+    QVERIFY(!unsized);
+    QVERIFY2(unsized.error().message.find("'r' (from Range_1)") != std::string::npos, unsized.error().message.c_str());
+
+    auto given = [](std::int64_t v) {
+        InputValue value { DType::Int64, {}, std::vector<std::byte>(sizeof v) };
+        std::memcpy(value.data.data(), &v, sizeof v);
+        return value;
+    };
+    ShapeBindings bindings;
+    bindings.inputValues["n"] = given(5);
+    IMPORT(g, path, bindings);
+    QCOMPARE(tensor(g, "r").shape, (std::vector<std::int64_t> { 6 }));
+    QCOMPARE(tensor(g, "y").size, Bytes(6 * 4));
+    QCOMPARE(g.ops.size(), std::size_t(3)); // Add still runs
+    QCOMPARE(tensor(g, "m").kind, TensorKind::Activation);
+    QVERIFY2(notesOf(g).find("the values given for 'n' size what 3 ops compute from them") != std::string::npos, notesOf(g).c_str());
+
+    auto w = workloadFromGraph(g, path.toStdString(), {});
+    QVERIFY2(w, w ? "" : w.error().message.c_str());
+    auto data = loadTensorData(path.toStdString(), g);
+    QVERIFY2(data, data ? "" : data.error().message.c_str());
+    const auto plan = noReusePlan(w->problem);
+    QVERIFY(validatePlan(w->problem, plan).ok());
+    RunOptions options;
+    options.modelData = std::make_shared<const ModelData>(std::move(*data));
+    auto runWith = [&](std::int64_t n) {
+        const auto v = given(n);
+        options.inputs["n"] = HostTensor { v.dtype, v.shape, v.data };
+        return runOnCpu(*w->graph, w->schedule, w->problem, plan, w->bufferTensor, options);
+    };
+    const auto run = runWith(5);
+    QVERIFY2(run, run ? "" : run.error().message.c_str());
+    QCOMPARE(run->opsSynthetic, 0);
+    QCOMPARE(run->opsReal, 3);
+    QCOMPARE(run->outputs[0].data.size(), std::size_t(6 * 4));
+    const auto* y = reinterpret_cast<const float*>(run->outputs[0].data.data());
+    for (int i = 0; i < 6; ++i)
+        QCOMPARE(y[i], float(i));
+    // With no file for n the run gives it the value the plan was made for; another value is refused
+    // (Range would write 8 values in the room of 6).
+    options.inputs.clear();
+    const auto planned = runOnCpu(*w->graph, w->schedule, w->problem, plan, w->bufferTensor, options);
+    QVERIFY2(planned, planned ? "" : planned.error().message.c_str());
+    QVERIFY(planned->outputs[0].data == run->outputs[0].data);
+    const auto other = runWith(7);
+    QVERIFY(!other);
+    QVERIFY2(other.error().message.find("input 'n': the plan was made for the values a file gave it") != std::string::npos,
+        other.error().message.c_str());
 }
 
 QTEST_GUILESS_MAIN(TestOnnxImport)

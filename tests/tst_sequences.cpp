@@ -3,7 +3,8 @@
 // ONNX sequences on the CPU executor: a sequence lives in its planned room as its elements packed in
 // order, their shapes beside it. The sequence kernels against ONNX's rules, a list built in a Loop
 // (tricky/list_loop) sized at import and run for real in every planner's arena, a swapped sequence,
-// sequence inputs given as files, and the sequence models of Debian's libonnx-testdata.
+// sequence inputs given as files (their length and element shapes sizing a loop over them), and the
+// sequence models of Debian's libonnx-testdata.
 #include "boundedgraphs.h"
 #include "clirun.h"
 #include "exec/runshape.h"
@@ -456,6 +457,48 @@ private slots:
                 QVERIFY(saved->second.data == stored->second.data);
             }
         }
+    }
+
+    // A Loop over a list input (SequenceMap's expansion, its trip count SequenceLength(x)): the
+    // file sizes the list's count and element shapes, so the loop and the list it builds are sized
+    // and run for real, giving the stored output. A run of that plan with another list is refused.
+    void listInputFromItsFileSizesItsLoop()
+    {
+        const auto dir = kTestData / "node" / "test_sequence_map_extract_shapes_expanded";
+        if (!fs::exists(dir))
+            QSKIP("libonnx-testdata is not installed");
+        const auto model = dir / "model.onnx";
+        const auto set = dir / "test_data_set_0";
+        QTemporaryDir out;
+        const auto run = memplan({ QStringLiteral("run"), QString::fromStdString(model.string()), QStringLiteral("--repeat"),
+            QStringLiteral("1"), QStringLiteral("--input"), QStringLiteral("in_seq=%1").arg(QString::fromStdString((set / "input_0.pb").string())),
+            QStringLiteral("--save-outputs"), out.path() });
+        QVERIFY2(run.exitCode == 0, qPrintable(run.err));
+        QVERIFY2(run.out.contains(QStringLiteral(" real, 0 synthetic")), qPrintable(run.out));
+        const auto saved = core::readSequenceFile(out.filePath(QStringLiteral("output_0.pb")).toStdString());
+        const auto stored = core::readSequenceFile(set / "output_0.pb");
+        QVERIFY2(saved && stored, saved ? "" : saved.error().message.c_str());
+        QCOMPARE(saved->second.items, stored->second.items);
+        QVERIFY(saved->second.data == stored->second.data);
+
+        core::LoadOptions load;
+        auto given = core::readGivenInputs(model, { { "in_seq", set / "input_0.pb" } }, load.bindings);
+        QVERIFY2(given, given ? "" : given.error().message.c_str());
+        QVERIFY(load.bindings.sequenceElements.at("in_seq").size() >= 2);
+        const auto w = core::loadWorkload(model.string(), load);
+        QVERIFY2(w, w ? "" : w.error().message.c_str());
+        const auto plan = core::noReusePlan(w->problem);
+        QVERIFY(core::validatePlan(w->problem, plan).ok());
+        core::RunOptions options;
+        auto shorter = given->at("in_seq");
+        const auto last = core::elementCount(shorter.items.back());
+        shorter.items.pop_back();
+        shorter.data.resize(shorter.data.size() - std::size_t(last) * sizeof(float));
+        options.inputs["in_seq"] = shorter;
+        const auto refused = core::runOnCpu(*w->graph, w->schedule, w->problem, plan, w->bufferTensor, options);
+        QVERIFY(!refused);
+        QVERIFY2(refused.error().message.find("input 'in_seq': the plan was made for the element shapes") != std::string::npos,
+            refused.error().message.c_str());
     }
 
     // libonnx-testdata's sequence models (SequenceEmpty/Construct/Insert/Erase/At/Length,

@@ -107,7 +107,7 @@ Status fillGraphInputs(const Graph& g, const Layout& layout, const RunOptions& o
             continue;
         const auto it = options.inputs.find(tensor.name);
         if (it == options.inputs.end()) {
-            exec::fillRandom(tensor, p, options.seed, false);
+            exec::inputContents(tensor, p, options.seed);
             continue;
         }
         if (auto s = exec::checkGivenInput(tensor, it->second); !s)

@@ -94,6 +94,12 @@ void fillRandom(const Tensor& t, std::byte* p, std::uint64_t seed, bool isWeight
     }
 }
 
+void inputContents(const Tensor& t, std::byte* p, std::uint64_t seed)
+{
+    if (!writeFoldedValues(t, p, elementsOf(t)))
+        fillRandom(t, p, seed, false);
+}
+
 void weightContents(const Graph& g, TensorIndex t, std::byte* p, const RunOptions& options)
 {
     const auto& tensor = g.tensors[t];

@@ -4,7 +4,7 @@
 
 // Host-side pieces of the CPU executor that another executor (the CUDA one) reuses so that both
 // start from the same bits and run ops without a device kernel exactly as the CPU does:
-// - fillRandom: the deterministic contents of a weight or input nobody gave;
+// - fillRandom, inputContents: the deterministic contents of a weight or input nobody gave;
 // - weightContents: a weight's or persistent tensor's contents as the CPU executor loads them;
 // - runHostOp: one op on host views, with the CPU executor's rules (exec/opcall.h: Constant,
 //   ConstantOfShape, the real kernel, constant values import folded, else the synthetic kernel);
@@ -18,6 +18,10 @@ namespace core::exec {
 // Per tensor its own stream (seed ^ hash(name)): float in [-1, 1) (weights scaled by 1/sqrt(fan-in),
 // 1-D weights near 1), integers in [0, 4) (weights 0).
 void fillRandom(const Tensor& t, std::byte* p, std::uint64_t seed, bool isWeight);
+
+// A graph input nobody gave: the values given by file when the plan was made (Tensor::values; the
+// plan holds for them only), else fillRandom.
+void inputContents(const Tensor& t, std::byte* p, std::uint64_t seed);
 
 // Writes tensor t's contents (t.size bytes) to p: the model's data, the values import folded
 // (Tensor::values, any integer or bool type), else fillRandom.

@@ -215,6 +215,8 @@ void seedSequenceInputs(const Graph& g, const RunOptions& options, RuntimeShapes
         auto& items = shapes.items[std::size_t(t)];
         if (it != options.inputs.end() && it->second.sequence)
             items.assign(it->second.items.begin(), it->second.items.end());
+        else if (!tensor.items.empty())
+            items = tensor.items;
         else
             items = { Shape { room } };
         std::int64_t total = 0;
@@ -228,8 +230,20 @@ void seedSequenceInputs(const Graph& g, const RunOptions& options, RuntimeShapes
 Status checkGivenInput(const Tensor& tensor, const HostTensor& given)
 {
     const Bytes bytes = Bytes(given.data.size());
-    if (given.dtype == tensor.dtype && given.sequence == tensor.sequence && (tensor.sequence ? bytes <= tensor.size : bytes == tensor.size))
-        return {};
+    if (given.dtype == tensor.dtype && given.sequence == tensor.sequence && (tensor.sequence ? bytes <= tensor.size : bytes == tensor.size)) {
+        // The plan was sized by the contents a file gave at import: other contents would not fit it.
+        const auto planned = [&] {
+            if (!tensor.items.empty())
+                return given.items == tensor.items;
+            std::vector<std::byte> values(given.data.size());
+            return tensor.values.empty() || (writeFoldedValues(tensor, values.data(), given.elementCount()) && values == given.data);
+        };
+        if (planned())
+            return {};
+        return makeError(ErrorCode::InvalidArgument, "input '" + tensor.name + "': the plan was made for the "
+                + (tensor.items.empty() ? std::string("values") : std::string("element shapes"))
+                + " a file gave it at import, and these differ: import the model with this input");
+    }
     const auto what = [](bool sequence, DType dtype, Bytes size) {
         return std::string(sequence ? "a sequence of " : "") + std::string(dtypeName(dtype)) + " of " + std::to_string(size) + " bytes";
     };

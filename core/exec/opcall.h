@@ -77,11 +77,13 @@ struct RuntimeShapes {
 };
 
 // Sets the run-time shapes of the graph inputs that are sequences (their items): those of the
-// given input (RunOptions::inputs), else one element filling the planned room, as fillRandom fills it.
+// given input (RunOptions::inputs), else those a file gave at import (Tensor::items), else one
+// element filling the planned room, as fillRandom fills it.
 void seedSequenceInputs(const Graph& g, const RunOptions& options, RuntimeShapes& shapes);
 
-// Checks a given graph input against its tensor: the element type, and the size (a sequence's at
-// most the planned room). Errors name the input.
+// Checks a given graph input against its tensor: the element type, the size (a sequence's at most
+// the planned room), and the contents that sized the plan (Tensor::values, Tensor::items). Errors
+// name the input.
 Status checkGivenInput(const Tensor& tensor, const HostTensor& given);
 
 // Tensor t at `data` as a run knows it: its run-time shape when `shapes` has one, else the graph's

@@ -538,8 +538,13 @@ Expected<std::map<std::string, HostTensor>> readGivenInputs(const std::filesyste
             if (h.data.empty())
                 h.dtype = d->dtype;
             bindings.sequenceBytes[name] = Bytes(h.data.size());
-        } else if (!d->fixedShape && !bindings.inputShapes.count(name)) {
-            bindings.inputShapes[name] = h.shape;
+            bindings.sequenceElements[name] = h.items;
+        } else {
+            if (!d->fixedShape && !bindings.inputShapes.count(name))
+                bindings.inputShapes[name] = h.shape;
+            const auto count = h.elementCount();
+            if (count >= 0 && count <= kMostGivenValues && onnxdetail::isIntegerType(onnxdetail::onnxFromDType(h.dtype)))
+                bindings.inputValues[name] = InputValue { h.dtype, h.shape, h.data };
         }
         given[name] = std::move(h);
     }

@@ -82,8 +82,10 @@ Expected<std::vector<DeclaredInput>> declaredInputs(const std::filesystem::path&
 // Reads the files given for the graph inputs of ONNX model `modelFile` (input name -> .pb file: a
 // SequenceProto for a sequence input, else a TensorProto) and adds to `bindings` what they fix: a
 // tensor input whose declared shape has an open dimension takes the file's shape (unless `bindings`
-// gives it one), a sequence input the bytes its elements hold. An empty sequence takes the declared
-// element type. Errors name the input or the file.
+// gives it one) and, when it holds at most kMostGivenValues integers (or bools), its values; a
+// sequence input the bytes and shapes of its elements. An empty sequence takes the declared element type. Errors
+// name the input or the file.
+constexpr std::int64_t kMostGivenValues = 4096;
 Expected<std::map<std::string, HostTensor>> readGivenInputs(const std::filesystem::path& modelFile,
     const std::vector<std::pair<std::string, std::filesystem::path>>& files, ShapeBindings& bindings);
 

@@ -4,6 +4,7 @@
 
 #include "util/expected.h"
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -50,8 +51,11 @@ struct Tensor {
     // room and keeps their shapes beside it.
     bool sequence = false;
     // Contents of a small integer constant (a shape argument such as Reshape's), when known; empty otherwise.
-    // Lets an exporter write a model whose shape inference gives the same shapes.
+    // Lets an exporter write a model whose shape inference gives the same shapes. On a graph input:
+    // the values given by file that sized the plan (ShapeBindings::inputValues); a run needs them.
     std::vector<std::int64_t> values;
+    // A sequence graph input given by file: its elements' shapes, which sized the plan; a run needs them.
+    std::vector<std::vector<std::int64_t>> items;
 };
 
 // An op attribute as a model file states it: integers, floats or a string (one of them in use).
@@ -97,11 +101,22 @@ struct Graph {
     std::optional<TensorIndex> findTensor(std::string_view name) const;
 };
 
-// Values the user gives for what the model leaves open (--dim, --input-shape).
+// The contents of a small graph input given by file: raw little-endian elements of `dtype`.
+struct InputValue {
+    DType dtype = DType::Undefined;
+    std::vector<std::int64_t> shape;
+    std::vector<std::byte> data;
+};
+
+// Values the user gives for what the model leaves open (--dim, --input-shape, --input files).
 struct ShapeBindings {
     std::map<std::string, std::int64_t> dims;                      // symbolic dimension name -> value
     std::map<std::string, std::vector<std::int64_t>> inputShapes; // graph input name -> full shape
     std::map<std::string, Bytes> sequenceBytes; // graph input that is a sequence -> the bytes of its elements
+    std::map<std::string, std::vector<std::vector<std::int64_t>>> sequenceElements; // ... -> its elements' shapes
+    // Graph input -> its values, for the shapes computed from them (a window's size, a loop's trip
+    // count). Ops that read them still run: the plan holds for these values only.
+    std::map<std::string, InputValue> inputValues;
 };
 
 // Element count × element size, or kUnknownSize when a dimension is unknown, negative or the product overflows.

@@ -6,6 +6,7 @@
 #include "onnx/onnxinfer.h"
 #include "onnx/onnxload.h"
 #include "onnx/onnxloadfold.h"
+#include "onnx/onnxshaperules.h"
 #include "onnx/onnxvalue.h"
 
 #include <onnx/checker.h>
@@ -95,7 +96,8 @@ std::vector<TensorKind> tensorKinds(const onnx::GraphProto& graph, std::unordere
 // An op import evaluated whose outputs are all integer (or bool) activations with known values:
 // makes each output a weight holding them (Tensor::values) and returns true, so foldAtLoad can
 // remove the op. Float results stay computed at run time: import evaluates in double precision,
-// which need not give the bits a float32 kernel gives.
+// which need not give the bits a float32 kernel gives. So do values computed from a given input
+// (ConstValue::given): the model must still compute them from its input.
 bool becomeConstants(const Op& op, Graph& g, const std::unordered_map<std::string, ValueFacts>& facts)
 {
     if (op.outputs.empty())
@@ -106,7 +108,7 @@ bool becomeConstants(const Op& op, Graph& g, const std::unordered_map<std::strin
         if (tensor.kind != TensorKind::Activation || it == facts.end() || !it->second.value || it->second.estimated)
             return false;
         const auto& value = *it->second.value;
-        if (!isIntegerType(value.elemType) || dtypeFromOnnx(value.elemType) != tensor.dtype
+        if (value.given || !isIntegerType(value.elemType) || dtypeFromOnnx(value.elemType) != tensor.dtype
             || value.count() != elementCount(value.dims) || tensorBytes(tensor.dtype, value.dims) != tensor.size)
             return false;
     }
@@ -116,6 +118,58 @@ bool becomeConstants(const Op& op, Graph& g, const std::unordered_map<std::strin
         tensor.values = facts.at(tensor.name).value->ints;
     }
     return true;
+}
+
+// What the given input files tell import beyond the inputs' types: a sequence's bytes, length and
+// (when its elements share it) element shape; a small tensor's values.
+std::unordered_map<std::string, ValueFacts> givenFacts(const onnx::GraphProto& graph, const ShapeBindings& bindings)
+{
+    std::unordered_map<std::string, ValueFacts> given;
+    for (const auto& vi : graph.input()) {
+        if (const auto it = bindings.sequenceBytes.find(vi.name()); it != bindings.sequenceBytes.end()) {
+            ValueFacts f = factsFromType(vi.type());
+            f.bytes = it->second;
+            // Elements that contradict the declared element shape tell nothing more than their bytes
+            // (the run checks what it reads).
+            const auto fits = [&](const std::vector<std::int64_t>& shape) {
+                if (!f.rankKnown)
+                    return true;
+                if (shape.size() != f.dims.size())
+                    return false;
+                for (std::size_t d = 0; d < shape.size(); ++d)
+                    if (f.dims[d] >= 0 && f.dims[d] != shape[d])
+                        return false;
+                return true;
+            };
+            const auto e = bindings.sequenceElements.find(vi.name());
+            if (e != bindings.sequenceElements.end() && std::all_of(e->second.begin(), e->second.end(), fits)) {
+                const auto& shapes = e->second;
+                f.length = std::int64_t(shapes.size());
+                const bool shared = !shapes.empty()
+                    && std::all_of(shapes.begin(), shapes.end(), [&](const auto& s) { return s == shapes.front(); });
+                if (shared) {
+                    f.rankKnown = true;
+                    f.dims = shapes.front();
+                }
+            }
+            given[vi.name()] = f;
+        }
+        if (const auto it = bindings.inputValues.find(vi.name()); it != bindings.inputValues.end() && it->second.dtype != DType::Undefined) {
+            onnx::TensorProto t;
+            t.set_data_type(onnxFromDType(it->second.dtype));
+            for (const auto d : it->second.shape)
+                t.add_dims(d);
+            t.set_raw_data(std::string(reinterpret_cast<const char*>(it->second.data.data()), it->second.data.size()));
+            auto value = readConst(t, std::int64_t(it->second.data.size())); // elements <= bytes
+            if (value && isIntegerType(value->elemType)) {
+                value->given = true;
+                ValueFacts f = tensorFacts(value->elemType, value->dims, false);
+                f.value = std::make_shared<const ConstValue>(std::move(*value));
+                given[vi.name()] = f;
+            }
+        }
+    }
+    return given;
 }
 
 // torchvision before 0.15 exports roi_align(aligned=False) as RoiAlign without
@@ -180,15 +234,8 @@ Expected<Graph> importImpl(const std::filesystem::path& file, const ShapeBinding
     for (std::size_t i = 0; i < names.size(); ++i)
         index.emplace(names[i], TensorIndex(i));
 
-    // Sequence inputs given with their contents hold exactly those bytes.
-    std::unordered_map<std::string, ValueFacts> givenSequences;
-    for (const auto& vi : graph.input())
-        if (const auto it = bindings.sequenceBytes.find(vi.name()); it != bindings.sequenceBytes.end()) {
-            ValueFacts f = factsFromType(vi.type());
-            f.bytes = it->second;
-            givenSequences[vi.name()] = f;
-        }
-    auto inferred = inferModel(model, initializers, names, 0, givenSequences);
+    const auto givenInputs = givenFacts(graph, bindings);
+    auto inferred = inferModel(model, initializers, names, 0, givenInputs);
     // MemPlan's own exports state every size on purpose (their ops need not compute it again).
     if (!inferred.stale.empty() && model.producer_name() != "memplan") {
         // As a runtime does, the ops decide: the stored shapes were left from other input shapes
@@ -202,7 +249,7 @@ Expected<Graph> importImpl(const std::filesystem::path& file, const ShapeBinding
         for (auto& vi : *model.mutable_graph()->mutable_output())
             if (vi.type().has_tensor_type())
                 vi.mutable_type()->mutable_tensor_type()->clear_shape();
-        inferred = inferModel(model, initializers, names, 0, givenSequences);
+        inferred = inferModel(model, initializers, names, 0, givenInputs);
     }
     notes.insert(notes.end(), inferred.notes.begin(), inferred.notes.end());
 
@@ -235,6 +282,13 @@ Expected<Graph> importImpl(const std::filesystem::path& file, const ShapeBinding
             ++sequences;
         if (f.kind == ValueKind::Sequence)
             t.sequence = t.estimated = true;
+        // What a given file told import about an input, the run must be given again.
+        if (const auto given = givenInputs.find(names[i]); given != givenInputs.end()) {
+            if (given->second.value)
+                t.values = given->second.value->ints;
+            if (const auto e = bindings.sequenceElements.find(names[i]); e != bindings.sequenceElements.end() && given->second.length >= 0)
+                t.items = e->second;
+        }
         const std::int64_t bytes = factsBytes(f);
         t.size = bytes >= 0 ? bytes : kUnknownSize;
         if (t.rankKnown && t.dtype != DType::Undefined && t.size == kUnknownSize && elementCount(t.shape) < 0
@@ -292,6 +346,22 @@ Expected<Graph> importImpl(const std::filesystem::path& file, const ShapeBinding
                         + ", as a runtime does at load; " + (folds.computed > 1 ? "they" : "it")
                         + (folds.unread > 0 ? " and " + plural(folds.unread, "op") + (folds.computed > 1 ? " only they read" : " only it reads") : std::string())
                         + (folds.computed > 1 || folds.unread > 0 ? " leave" : " leaves") + " the schedule");
+    }
+    // What import evaluated from values given by file sizes the plan for those values only.
+    int fromGiven = 0;
+    for (int i = 0; i < graph.node_size(); ++i)
+        fromGiven += inferred.folded[i] && std::any_of(graph.node(i).output().begin(), graph.node(i).output().end(), [&](const std::string& out) {
+            const auto it = inferred.facts.find(out);
+            return it != inferred.facts.end() && it->second.value && it->second.value->given;
+        });
+    if (fromGiven > 0) {
+        std::vector<std::string> names;
+        for (const auto& [name, f] : givenInputs)
+            if (f.value)
+                names.push_back("'" + name + "'");
+        std::sort(names.begin(), names.end());
+        notes.push_back("the values given for " + joinNames(names, 8) + " size what " + std::to_string(fromGiven) + " op"
+                        + (fromGiven > 1 ? "s compute" : " computes") + " from them: the plan holds for these values (the ops still run)");
     }
     if (folds.constants > 0)
         notes.push_back(std::to_string(folds.constants) + " Constant op" + (folds.constants > 1 ? "s are weights, not steps" : " is a weight, not a step")

@@ -209,7 +209,7 @@ void appendKey(std::string& key, const ValueFacts* f)
 
 InferenceResult inferModel(const onnx::ModelProto& model, const std::vector<const onnx::TensorProto*>& initializers,
                            const std::vector<std::string>& names, int depth,
-                           const std::unordered_map<std::string, ValueFacts>& sequences)
+                           const std::unordered_map<std::string, ValueFacts>& given)
 {
     InferenceResult r;
     const auto& graph = model.graph();
@@ -251,7 +251,7 @@ InferenceResult inferModel(const onnx::ModelProto& model, const std::vector<cons
     for (const auto& vi : graph.input()) {
         inputNames.insert(vi.name());
         declare(vi);
-        if (const auto s = sequences.find(vi.name()); s != sequences.end())
+        if (const auto s = given.find(vi.name()); s != given.end())
             if (auto it = facts.find(vi.name()); it != facts.end())
                 mergeFacts(it->second, s->second);
     }
@@ -522,7 +522,12 @@ InferenceResult inferModel(const onnx::ModelProto& model, const std::vector<cons
                 const auto& node = graph.node(i);
                 if (domains[i].empty() && isFoldable(node.op_type())) {
                     if (auto values = foldNode(node, reads[i])) {
+                        // Shape and Size read only dims, which the given files fix as well.
+                        const bool readsValues = node.op_type() != "Shape" && node.op_type() != "Size";
+                        const bool fromGiven = readsValues && std::any_of(reads[i].begin(), reads[i].end(),
+                            [](const ValueFacts* f) { return f && f->value && f->value->given; });
                         for (std::size_t k = 0; k < values->size(); ++k) {
+                            (*values)[k].given = fromGiven;
                             if (!writes[i][k])
                                 continue;
                             auto& f = *writes[i][k];

@@ -39,12 +39,12 @@ struct InferenceResult {
 
 // `model` holds the graph without initializers; `initializers` are the model's initializers (read
 // for dims and, when small, values). `names` lists every top-level value name. `depth` counts the
-// subgraphs around `model`'s graph (0: the model itself); see inferSubgraphOutputs. `sequences`:
-// facts of graph inputs that are sequences, which a type cannot carry (a Loop's carried sequence
-// enters its body with the bytes it holds).
+// subgraphs around `model`'s graph (0: the model itself); see inferSubgraphOutputs. `given`:
+// facts of graph inputs that a type cannot carry (a sequence's bytes and length, as a Loop's
+// carried sequence enters its body or a file gives it; a value given by file, ConstValue::given).
 InferenceResult inferModel(const onnx::ModelProto& model, const std::vector<const onnx::TensorProto*>& initializers,
                            const std::vector<std::string>& names, int depth = 0,
-                           const std::unordered_map<std::string, ValueFacts>& sequences = {});
+                           const std::unordered_map<std::string, ValueFacts>& given = {});
 
 // Subgraphs nested deeper than this keep the output types ONNX inference gives them.
 constexpr int kMaxSubgraphDepth = 4;

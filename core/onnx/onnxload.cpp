@@ -360,6 +360,13 @@ Status applyBindings(onnx::ModelProto& model, const ShapeBindings& bindings, con
         if (bytes < 0)
             return bad("input '" + name + "': a sequence cannot hold " + std::to_string(bytes) + " bytes");
     }
+    for (const auto& [name, value] : bindings.inputValues) {
+        const auto it = std::find_if(graph->input().begin(), graph->input().end(), [&](const auto& vi) { return vi.name() == name; });
+        if (it == graph->input().end())
+            return bad("unknown input '" + name + "'");
+        if (it->type().has_sequence_type())
+            return bad("input '" + name + "' is a sequence; its values cannot be given as a tensor");
+    }
     if (bindings.inputShapes.empty())
         return {};
     std::unordered_set<std::string> initializers;

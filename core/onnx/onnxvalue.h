@@ -28,6 +28,9 @@ struct ConstValue {
     Dims dims;
     std::vector<std::int64_t> ints;
     std::vector<double> reals;
+    // Read from, or computed from, a graph input's given value (ShapeBindings::inputValues): it
+    // sizes what is computed from it, but the ops computing it still run.
+    bool given = false;
 
     bool isReal() const;
     std::int64_t count() const { return isReal() ? std::int64_t(reals.size()) : std::int64_t(ints.size()); }
