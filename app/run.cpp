@@ -50,7 +50,9 @@ predicted vs measured memory (per step and peak) and latency of both allocation 
   --planner NAME        planner to use (default best-of-greedy)
   --repeat N            timed runs of each allocation mode (default 5); latency median, p50, p99
   --json FILE           write the measurement as JSON
-  --input NAME=FILE.pb  a graph input from an ONNX TensorProto file (repeatable); others random
+  --input NAME=FILE.pb  a graph input from an ONNX TensorProto file (a SequenceProto for a list;
+                        repeatable); others random. The file also fixes what the model leaves
+                        open: its shape, a list's element shapes, a small integer input's values
   --save-outputs DIR    write every graph output as DIR/output_K.pb (graph-output order)
   --seed N              seed for random inputs and for weights the model does not store (default 1)
   --alignment N, --dim NAME=V, --input-shape NAME=D0,D1,..., --workspaces   as for `memplan plan`
@@ -83,6 +85,17 @@ bool isOnnxFile(const std::string& spec)
         return false;
     const auto ext = std::filesystem::path(spec).extension().string();
     return ext != ".json" && ext != ".csv";
+}
+
+// Graph inputs whose given contents sized the plan (Tensor::values, Tensor::items): a run with
+// other contents for them is refused.
+std::vector<std::string> sizedByTheirContents(const core::Graph& g)
+{
+    std::vector<std::string> names;
+    for (const auto t : g.inputs)
+        if (const auto& tensor = g.tensors[std::size_t(t)]; !tensor.values.empty() || !tensor.items.empty())
+            names.push_back(tensor.name);
+    return names;
 }
 
 // Op workspace buffers of the problem: how many, and their planned bytes.
@@ -148,6 +161,7 @@ nlohmann::ordered_json toJson(const RunResults& r)
     j["bounded_tensors"] = m.boundedTensors;
     j["bounded_bytes"] = m.boundedBytes;
     j["bounded_used_bytes"] = m.boundedUsedBytes;
+    j["inputs_sized_by_contents"] = sizedByTheirContents(*w.graph);
     if (r.pool) {
         j["device_name"] = r.deviceName;
         j["ops_on_host"] = m.opsHost;
@@ -250,6 +264,11 @@ void printTable(const RunResults& r)
                     "what host ops wrote; %d precomputed: constant inputs, computed once, copied in)",
             m.opsHost, m.opsHostWaited, m.opsPrecomputed);
     std::printf("\n");
+    std::string given;
+    for (const auto& name : sizedByTheirContents(*w.graph))
+        given += (given.empty() ? "'" : ", '") + name + "'";
+    if (!given.empty())
+        std::printf("given       the plan is sized for the contents given for %s (a run with other contents is refused)\n", given.c_str());
     if (m.boundedTensors > 0)
         std::printf("bounds      %d tensors sized by an upper bound: %s of bounds, the data filled %s "
                     "(%d ops on run-time shapes)\n",

@@ -475,6 +475,7 @@ private slots:
             QStringLiteral("--save-outputs"), out.path() });
         QVERIFY2(run.exitCode == 0, qPrintable(run.err));
         QVERIFY2(run.out.contains(QStringLiteral(" real, 0 synthetic")), qPrintable(run.out));
+        QVERIFY2(run.out.contains(QStringLiteral("given       the plan is sized for the contents given for 'in_seq'")), qPrintable(run.out));
         const auto saved = core::readSequenceFile(out.filePath(QStringLiteral("output_0.pb")).toStdString());
         const auto stored = core::readSequenceFile(set / "output_0.pb");
         QVERIFY2(saved && stored, saved ? "" : saved.error().message.c_str());
