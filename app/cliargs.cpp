@@ -4,6 +4,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <filesystem>
 
 using core::ErrorCode;
 using core::makeError;
@@ -72,8 +73,24 @@ std::optional<long long> parseInteger(const std::string& text)
     return value;
 }
 
+namespace {
+
+// "NAME=FILE.pb" of --input as its two parts; nullopt when malformed.
+std::optional<std::pair<std::string, std::filesystem::path>> inputFile(const std::string& item)
+{
+    const auto eq = item.find('=');
+    if (eq == std::string::npos || eq == 0)
+        return std::nullopt;
+    return std::pair<std::string, std::filesystem::path> { item.substr(0, eq), item.substr(eq + 1) };
+}
+
+} // namespace
+
 core::Expected<core::LoadOptions> loadOptionsFrom(const CliArgs& args)
 {
+    for (const auto& item : args.values("input"))
+        if (!inputFile(item))
+            return makeError(ErrorCode::InvalidArgument, "--input '" + item + "': expected NAME=FILE.pb");
     core::LoadOptions options;
     options.workspaces = args.has("workspaces");
     if (const auto text = args.value("alignment")) {
@@ -108,6 +125,40 @@ core::Expected<core::LoadOptions> loadOptionsFrom(const CliArgs& args)
         options.bindings.inputShapes[binding.substr(0, eq)] = shape;
     }
     return options;
+}
+
+bool isOnnxFile(const std::string& spec)
+{
+    if (spec.rfind("example:", 0) == 0)
+        return false;
+    const auto ext = std::filesystem::path(spec).extension().string();
+    return ext != ".json" && ext != ".csv";
+}
+
+core::Expected<std::map<std::string, core::HostTensor>> givenInputsFrom(const CliArgs& args, const std::string& model,
+    core::ShapeBindings& bindings)
+{
+    std::vector<std::pair<std::string, std::filesystem::path>> files;
+    for (const auto& item : args.values("input")) {
+        auto file = inputFile(item);
+        if (!file)
+            return makeError(ErrorCode::InvalidArgument, "--input '" + item + "': expected NAME=FILE.pb");
+        files.push_back(std::move(*file));
+    }
+    if (files.empty())
+        return std::map<std::string, core::HostTensor> {};
+    if (isOnnxFile(model))
+        return core::readGivenInputs(model, files, bindings);
+    if (model.rfind("example:", 0) != 0 && std::filesystem::path(model).extension() == ".csv")
+        return makeError(ErrorCode::InvalidArgument, "--input: " + model + " is an allocation problem; it has no graph inputs");
+    std::map<std::string, core::HostTensor> given;
+    for (const auto& [name, file] : files) {
+        auto tensor = core::readTensorFile(file);
+        if (!tensor)
+            return tensor.error();
+        given[name] = std::move(tensor->second);
+    }
+    return given;
 }
 
 std::optional<double> parseSeconds(const std::string& text)

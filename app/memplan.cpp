@@ -49,13 +49,16 @@ or example:NAME. Sizes print in KiB/MiB/GiB; JSON and CSV carry exact bytes.
 const char* const kModelOptionsHelp = R"(  --alignment N         activation alignment in bytes (default 256 for graphs, 1 for CSV problems)
   --dim NAME=V          value of a symbolic dimension, repeatable (e.g. --dim batch=1)
   --input-shape X=D,..  full shape of graph input X, repeatable (e.g. --input-shape x=1,3,224,224)
+  --input X=FILE.pb     graph input X's contents as an ONNX TensorProto (SequenceProto for a list),
+                        repeatable: fixes its shape, a list's element shapes, a small integer
+                        input's values (a Range's length, a loop's count)
 )";
 
 const char* const kWorkspacesHelp = R"(  --workspaces          plan each Conv's im2col workspace as a buffer of its own ("<op> workspace",
                         kind workspace, live for its op's step) instead of leaving it to kernel scratch
 )";
 
-const std::set<std::string> kModelOptions { "alignment", "dim", "input-shape" };
+const std::set<std::string> kModelOptions { "alignment", "dim", "input-shape", "input" };
 
 std::string plannerList()
 {
@@ -113,6 +116,16 @@ std::optional<core::Workload> loadModel(const std::string& command, const CliArg
     auto options = loadOptionsFrom(args);
     if (!options) {
         exitCode = fail(command + ": " + options.error().message, kExitUsage);
+        return std::nullopt;
+    }
+    // Files given for an ONNX model's inputs fix what its declared shapes leave open.
+    if (args.has("input") && !isOnnxFile(args.positional[0])) {
+        exitCode = fail(command + ": --input fixes what an ONNX model's inputs leave open; " + args.positional[0] + " is not an ONNX model",
+            kExitUsage);
+        return std::nullopt;
+    }
+    if (auto given = givenInputsFrom(args, args.positional[0], options->bindings); !given) {
+        exitCode = fail(command + ": " + given.error().message);
         return std::nullopt;
     }
     auto workload = core::loadWorkload(args.positional[0], *options);

@@ -79,14 +79,6 @@ int fail(const std::string& message, int code = kError)
     return code;
 }
 
-bool isOnnxFile(const std::string& spec)
-{
-    if (spec.rfind("example:", 0) == 0)
-        return false;
-    const auto ext = std::filesystem::path(spec).extension().string();
-    return ext != ".json" && ext != ".csv";
-}
-
 // Graph inputs whose given contents sized the plan (Tensor::values, Tensor::items): a run with
 // other contents for them is refused.
 std::vector<std::string> sizedByTheirContents(const core::Graph& g)
@@ -401,28 +393,11 @@ int runCommand(const std::vector<std::string>& words)
     if (!loadOptions)
         return fail(loadOptions.error().message, kUsage);
     const auto& spec = args->positional[0];
-    std::vector<std::pair<std::string, std::filesystem::path>> inputFiles;
-    for (const auto& item : args->values("input")) {
-        const auto eq = item.find('=');
-        if (eq == std::string::npos || eq == 0)
-            return fail("--input '" + item + "': expected NAME=FILE.pb", kUsage);
-        inputFiles.emplace_back(item.substr(0, eq), item.substr(eq + 1));
-    }
-    // An ONNX model's inputs given as files also fix the sizes its declared shapes leave open (a
-    // symbolic batch, a sequence's length); a sequence input reads a SequenceProto file.
-    if (isOnnxFile(spec) && !inputFiles.empty()) {
-        auto given = core::readGivenInputs(spec, inputFiles, loadOptions->bindings);
-        if (!given)
-            return fail(given.error().message);
-        options.inputs = std::move(*given);
-    } else {
-        for (const auto& [name, file] : inputFiles) {
-            auto tensor = core::readTensorFile(file);
-            if (!tensor)
-                return fail(tensor.error().message);
-            options.inputs[name] = std::move(tensor->second);
-        }
-    }
+    // An ONNX model's inputs given as files also fix what its declared shapes leave open.
+    auto given = givenInputsFrom(*args, spec, loadOptions->bindings);
+    if (!given)
+        return fail(given.error().message);
+    options.inputs = std::move(*given);
     auto loaded = core::loadWorkload(spec, *loadOptions);
     if (!loaded)
         return fail(loaded.error().message);

@@ -461,7 +461,8 @@ private slots:
 
     // A Loop over a list input (SequenceMap's expansion, its trip count SequenceLength(x)): the
     // file sizes the list's count and element shapes, so the loop and the list it builds are sized
-    // and run for real, giving the stored output. A run of that plan with another list is refused.
+    // and run for real, giving the stored output (`memplan plan` takes the file too). A run of that
+    // plan with another list is refused.
     void listInputFromItsFileSizesItsLoop()
     {
         const auto dir = kTestData / "node" / "test_sequence_map_extract_shapes_expanded";
@@ -481,6 +482,13 @@ private slots:
         QVERIFY2(saved && stored, saved ? "" : saved.error().message.c_str());
         QCOMPARE(saved->second.items, stored->second.items);
         QVERIFY(saved->second.data == stored->second.data);
+
+        // `memplan plan` takes the same files: without one the list has no known size.
+        const auto planned = memplan({ QStringLiteral("plan"), QString::fromStdString(model.string()), QStringLiteral("--input"),
+            QStringLiteral("in_seq=%1").arg(QString::fromStdString((set / "input_0.pb").string())) });
+        QVERIFY2(planned.exitCode == 0 && planned.out.contains(QStringLiteral("arena")), qPrintable(planned.err));
+        const auto unplanned = memplan({ QStringLiteral("plan"), QString::fromStdString(model.string()) });
+        QVERIFY2(unplanned.exitCode == 1 && unplanned.err.contains(QStringLiteral("'in_seq'")), qPrintable(unplanned.err));
 
         core::LoadOptions load;
         auto given = core::readGivenInputs(model, { { "in_seq", set / "input_0.pb" } }, load.bindings);
