@@ -255,6 +255,7 @@ void TestMutations::brokenModelsFailCleanly()
         171574, // a Conv MemPlan and ONNX read at different ranks
         220026, // SplitToSequence into 2^40 empty slices
         459179, // an Expand to 2^40 elements folded at import (24 GB)
+        1104895, // a Loop appending 27 654 rows to a list, each append copying the list (minutes)
     };
     for (int k = first; k < first + cases; ++k)
         numbers.push_back(k);

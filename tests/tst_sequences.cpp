@@ -510,6 +510,31 @@ private slots:
             refused.error().message.c_str());
     }
 
+    // A list a sequence op writes holds at most 4096 items (each op writes a new list, so a loop
+    // appending n items costs O(n^2)): appending the 4096th is done, the 4097th refused, the room
+    // untouched. Items of no elements count too.
+    void listsHoldAtMost4096Items()
+    {
+        std::vector<float> one { 5 };
+        std::vector<float> t { 9 };
+        std::vector<float> room(4, -7.0f);
+        for (const std::size_t held : { std::size_t(4095), std::size_t(4096) }) {
+            std::fill(room.begin(), room.end(), -7.0f);
+            std::vector<Shape> items(held, Shape { 0 });
+            items[0] = { 1 };
+            SequenceCall c;
+            c.op.type = "SequenceInsert";
+            c.call.in = { sequenceView(one, items), floatView(t, { 1 }) };
+            c.call.out = { sequenceView(room, {}) };
+            c.call.out[0].count = std::int64_t(room.size());
+            const bool done = c.run();
+            QCOMPARE(done, held < 4096);
+            QCOMPARE(room[1], done ? 9.0f : -7.0f);
+            if (done)
+                QCOMPARE(c.items[0].size(), std::size_t(4096));
+        }
+    }
+
     // libonnx-testdata's sequence models (SequenceEmpty/Construct/Insert/Erase/At/Length,
     // SplitToSequence, ConcatFromSequence, Identity of a sequence) against their stored outputs, on
     // real kernels only; model 8 has a symbolic dimension, bound from its test data.
