@@ -355,12 +355,12 @@ Expected<Graph> importImpl(const std::filesystem::path& file, const ShapeBinding
             return it != inferred.facts.end() && it->second.value && it->second.value->given;
         });
     if (fromGiven > 0) {
-        std::vector<std::string> names;
+        std::vector<std::string> givenNames;
         for (const auto& [name, f] : givenInputs)
             if (f.value)
-                names.push_back("'" + name + "'");
-        std::sort(names.begin(), names.end());
-        notes.push_back("the values given for " + joinNames(names, 8) + " size what " + std::to_string(fromGiven) + " op"
+                givenNames.push_back("'" + name + "'");
+        std::sort(givenNames.begin(), givenNames.end());
+        notes.push_back("the values given for " + joinNames(givenNames, 8) + " size what " + std::to_string(fromGiven) + " op"
                         + (fromGiven > 1 ? "s compute" : " computes") + " from them: the plan holds for these values (the ops still run)");
     }
     if (folds.constants > 0)
