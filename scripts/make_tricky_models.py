@@ -634,6 +634,36 @@ def loop_concat_rows():
     return model(loop_concat_rows, 17, g, {"rows": [3, 8]})
 
 
+def loop_without_end():
+    """Opset 17: a Loop that never ends, inside one that runs once. The outer
+    Loop (trip count 1) runs an inner Loop with no trip count whose condition
+    stays true and which concatenates X [1, 4096] to its carried tensor every
+    iteration (16 KiB more each time), as a broken while-loop export would. The
+    inner Loop's result has no planned room of its own to outgrow, so only the
+    bound on what a Loop's iterations may write stops it. Import guesses one
+    iteration of growth: 'rows' [1, 4096], an upper bound the run overruns."""
+    inner = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+         helper.make_node("Concat", ["acc_in", "X"], ["acc_out"], axis=0)],
+        "grows_forever",
+        [inp("i", I64, []), inp("cond_in", B, []), inp("acc_in", F, [None, 4096])],
+        [out("cond_out", B), out("acc_out", F)])
+    outer = helper.make_graph(
+        [helper.make_node("Identity", ["c_in"], ["c_out"]),
+         helper.make_node("Loop", ["", "keep_going", "outer_acc_in"], ["inner_acc"], body=inner)],
+        "runs_once",
+        [inp("j", I64, []), inp("c_in", B, []), inp("outer_acc_in", F, [None, 4096])],
+        [out("c_out", B), out("inner_acc", F)])
+    g = helper.make_graph(
+        [helper.make_node("Loop", ["trip", "keep_going", "empty"], ["rows"], body=outer)],
+        "loop_without_end",
+        [inp("X", F, [1, 4096])],
+        [out("rows", F)],
+        initializer=[i64("trip", 1), init("keep_going", np.array(True)),
+                     init("empty", np.zeros((0, 4096), dtype=np.float32))])
+    return model(loop_without_end, 17, g, {"rows": [1, 4096]})
+
+
 FIXTURES = [
     opset18_reduce_split,
     opset18_pad_axes,
@@ -653,6 +683,7 @@ FIXTURES = [
     list_loop,
     roi_pool_kept,
     loop_concat_rows,
+    loop_without_end,
 ]
 
 

@@ -256,6 +256,7 @@ void TestMutations::brokenModelsFailCleanly()
         220026, // SplitToSequence into 2^40 empty slices
         459179, // an Expand to 2^40 elements folded at import (24 GB)
         1104895, // a Loop appending 27 654 rows to a list, each append copying the list (minutes)
+        1422270, // a Loop that never ends growing a result planned empty (quadratic: hours)
     };
     for (int k = first; k < first + cases; ++k)
         numbers.push_back(k);

@@ -84,6 +84,7 @@ private slots:
     void loopRunsItsBodyEachIteration();
     void loopBodyHoldsAnIf();
     void loopStopsWhenCancelled();
+    void loopThatNeverEndsIsStopped();
     void scanRunsItsBodyPerSlice();
     void shapeRules();
     void sizingKernels();
@@ -449,6 +450,32 @@ void TestRunShapes::loopStopsWhenCancelled()
     QVERIFY2(core::exec::runControlFlow(*graphs, call, { false, false }, outer, shapes, items, held, why, core::CancelToken(flag)), why.c_str());
     QCOMPARE(acc[7], 40.0f);
     QCOMPARE(shapes, (std::vector<Shape> { { 1, 8 }, { 5, 1, 8 } }));
+}
+
+// tricky/loop_without_end.onnx: a Loop whose condition stays true grows its carried tensor by
+// 16 KiB per iteration inside a Loop that runs once. The inner result has no planned room, so the
+// bound on what a Loop's iterations write (kMostLoopBytes) stops it: both Loops refused, the outer
+// synthetic, naming the inner one and the iteration it stopped at.
+void TestRunShapes::loopThatNeverEndsIsStopped()
+{
+    const auto file = fixture("loop_without_end");
+    if (!std::filesystem::exists(file))
+        QSKIP("tests/models/tricky/loop_without_end.onnx is missing: run scripts/make_models.sh to make the test models");
+    const auto w = core::loadWorkload(file, {});
+    QVERIFY2(w, w ? "" : w.error().message.c_str());
+    auto options = withModelData(file, *w->graph);
+    QVERIFY(options.modelData);
+    options.inputs["X"] = floats({ 1, 4096 }, std::vector<float>(4096, 1.0f));
+    const auto plan = core::noReusePlan(w->problem);
+    QVERIFY(core::validatePlan(w->problem, plan).ok());
+    const auto run = core::runOnCpu(*w->graph, w->schedule, w->problem, plan, w->bufferTensor, options);
+    QVERIFY2(run, run ? "" : run.error().message.c_str());
+    QCOMPARE(run->ops.size(), std::size_t(1));
+    const auto& loop = run->ops.front();
+    QVERIFY(!loop.real);
+    // Each iteration writes the whole carried tensor again: 16 KiB x n(n+1)/2 passes 4 GiB at n = 724.
+    QVERIFY2(loop.refusal.find("Loop 'Loop_1': its body wrote more than 4 GiB in all by iteration 724") != std::string::npos,
+        loop.refusal.c_str());
 }
 
 // tricky/scan_axes.onnx: a state and two scan inputs, one scanned along axis 1 from the end; one

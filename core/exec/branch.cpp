@@ -78,6 +78,21 @@ public:
     // A formal input's value for this run of the graph.
     void bind(const std::string& name, Value value) { m_values[name] = std::move(value); }
 
+    // Moves out the value `name` holds in this run (a formal's or an op's result); false when the
+    // run holds none of that name (a constant, an outer value).
+    bool take(const std::string& name, Value& value)
+    {
+        const auto it = m_values.find(name);
+        if (it == m_values.end())
+            return false;
+        value = std::move(it->second);
+        m_values.erase(it);
+        return true;
+    }
+
+    // The bytes the values this run computed hold (the formals bound to it not counted).
+    Bytes heldNow() const { return m_held; }
+
     bool find(const std::string& name, TensorView& view)
     {
         if (auto it = m_values.find(name); it != m_values.end()) {
@@ -260,13 +275,15 @@ bool evalIf(const Subgraphs& branches, const KernelCall& call, std::size_t outpu
 }
 
 // The bytes the plan gives output `slot` of `call` (a sequence's: its elements'), or -1 when the
-// call holds no room for it (a nested op's outputs are allocated once it has run).
+// call holds no room for it (a nested op's outputs are allocated once it has run: their views are
+// blank). A planned output with no bytes (nothing in the arena: the plan expects it empty) has a
+// room of 0.
 Bytes plannedRoom(const KernelCall& call, std::size_t slot)
 {
     for (std::size_t k = 0; k < call.out.size(); ++k)
         if ((call.outSlots.empty() ? k : std::size_t(call.outSlots[k])) == slot) {
             const auto& room = call.out[k];
-            return room.data ? room.count * dtypeBytes(room.dtype) : -1;
+            return room.dtype == DType::Undefined ? -1 : std::max<std::int64_t>(room.count, 0) * dtypeBytes(room.dtype);
         }
     return -1;
 }
@@ -316,6 +333,7 @@ bool evalLoop(const Subgraphs& loop, const KernelCall& call, std::size_t outputs
         if (const auto t = body.types.find(body.results[1 + carriedCount + k]); t != body.types.end())
             scanType[k] = t->second; // the type of a scan output no iteration produced
     std::int64_t done = 0;
+    Bytes written = 0; // by the body, over all iterations
     for (; done < trips && keepGoing; ++done) {
         if (done == kMaxLoopIterations) {
             why = "more than " + std::to_string(kMaxLoopIterations) + " iterations";
@@ -329,8 +347,11 @@ bool evalLoop(const Subgraphs& loop, const KernelCall& call, std::size_t outputs
         condition.bytes[0] = std::byte { 1 };
         run.bind(body.formals[0], std::move(iteration));
         run.bind(body.formals[1], std::move(condition));
-        for (std::size_t k = 0; k < carriedCount; ++k)
-            run.bind(body.formals[2 + k], carried[k]);
+        Bytes entering = 0; // the carried values, held by the run while it runs
+        for (std::size_t k = 0; k < carriedCount; ++k) {
+            entering += Bytes(carried[k].bytes.size());
+            run.bind(body.formals[2 + k], std::move(carried[k]));
+        }
         if (!run.runAll(why))
             return false;
         TensorView v;
@@ -339,13 +360,8 @@ bool evalLoop(const Subgraphs& loop, const KernelCall& call, std::size_t outputs
             return false;
         }
         keepGoing = v.data[0] != std::byte { 0 };
-        for (std::size_t k = 0; k < carriedCount; ++k) {
-            if (!run.find(body.results[1 + k], v)) {
-                why = "the body's result '" + body.results[1 + k] + "' was not computed";
-                return false;
-            }
-            carried[k] = copyOf(v);
-        }
+        // Scan slices are read first: carried results are then moved out of the run (a result
+        // named twice, or read from outside the body, is copied).
         for (std::size_t k = 0; k < scans; ++k) {
             if (!run.find(body.results[1 + carriedCount + k], v)) {
                 why = "the body's result '" + body.results[1 + carriedCount + k] + "' was not computed";
@@ -359,9 +375,19 @@ bool evalLoop(const Subgraphs& loop, const KernelCall& call, std::size_t outputs
             scanType[k] = v.dtype;
             scanBytes[k].insert(scanBytes[k].end(), v.data, v.data + v.bytes());
         }
-        Bytes total = held;
-        for (const auto& c : carried)
-            total += Bytes(c.bytes.size());
+        for (std::size_t k = 0; k < carriedCount; ++k) {
+            const auto& name = body.results[1 + k];
+            const bool namedAgain = std::find(body.results.begin() + 2 + std::ptrdiff_t(k), body.results.begin() + 1 + std::ptrdiff_t(carriedCount), name)
+                != body.results.begin() + 1 + std::ptrdiff_t(carriedCount);
+            if (!namedAgain && run.take(name, carried[k]))
+                continue;
+            if (!run.find(name, v)) {
+                why = "the body's result '" + name + "' was not computed";
+                return false;
+            }
+            carried[k] = copyOf(v);
+        }
+        Bytes total = held + entering; // the carried results are among the values the run held
         for (const auto& b : scanBytes)
             total += Bytes(b.size());
         heldBytes = std::max(heldBytes, total);
@@ -380,6 +406,12 @@ bool evalLoop(const Subgraphs& loop, const KernelCall& call, std::size_t outputs
                     + std::to_string(room) + " bytes) in iteration " + std::to_string(done + 1);
                 return false;
             }
+        }
+        written += run.heldNow();
+        if (written > kMostLoopBytes) {
+            why = "its body wrote more than " + std::to_string(kMostLoopBytes >> 30) + " GiB in all by iteration " + std::to_string(done + 1)
+                + " (the most a Loop's iterations may write)";
+            return false;
         }
     }
     results = std::move(carried);

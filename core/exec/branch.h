@@ -68,6 +68,11 @@ using OuterLookup = std::function<bool(const std::string& name, TensorView& view
 //   final states, then each scan output's values stacked along scan_output_axes (from the end for
 //   scan_output_directions 1). A Scan-8 (batch axis) does not run.
 constexpr std::int64_t kMaxLoopIterations = 1 << 20;
+// The most bytes a Loop's body may write over all its iterations (each iteration's values summed):
+// a carried tensor that grows every iteration costs time quadratic in the iterations, and one in a
+// nested Loop (whose results have no planned room to outgrow) would otherwise grow for
+// kMaxLoopIterations iterations.
+constexpr Bytes kMostLoopBytes = Bytes(4) << 30;
 // `cancel` is checked before every op of every iteration: a cancelled run stops inside a long Loop
 // or Scan too (false, why "the run was cancelled").
 bool runControlFlow(const Subgraphs& graphs, const KernelCall& call, const std::vector<bool>& bounded, const OuterLookup& outer,
