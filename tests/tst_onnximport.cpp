@@ -307,6 +307,7 @@ private slots:
     void loopOverASplitList_data();
     void loopOverASplitList();
     void givenValuesSizeWhatIsComputedFromThem();
+    void givenValuesThatMakeNoShapeAreNamed();
     void resizeWithComputedSizes();
     void foldedShapesFeedLayoutOps();
     void opset18ReduceSplitPad();
@@ -319,6 +320,7 @@ private slots:
     void nonZeroIsEstimated();
     void ifCapturesOuterTensors();
     void loopScanOutput();
+    void loopCarriedShapeTheBodyCannotTellIsAnEstimate();
     void dataDependentOpsInsideSubgraphs();
     void sequencesAreEstimated();
     void exportRoundTrip();
@@ -823,6 +825,32 @@ void TestOnnxImport::loopScanOutput()
     QCOMPARE(tensor(g, "final").shape, (std::vector<std::int64_t> { 3 }));
     QCOMPARE(tensor(g, "stacked").shape, (std::vector<std::int64_t> { 5, 3 }));
     QVERIFY(!tensor(g, "stacked").estimated); // no condition input: exactly M iterations
+}
+
+// A carried value whose body result comes from an op no rule sizes (a custom-domain op): its
+// entry shape is only a guess that it keeps its shape, so the Loop's output is an estimate (the
+// run checks it), not the entry's exact size.
+void TestOnnxImport::loopCarriedShapeTheBodyCannotTellIsAnEstimate()
+{
+    ModelBuilder b(17);
+    b.input("x", TensorProto::FLOAT, { 3 });
+    b.ints("trips", { 4 }, {});
+    auto* body = loopBody(b.node("Loop", { "trips", "", "x" }, { "final" }));
+    addValue(body->mutable_input(), "x_in", TensorProto::FLOAT, { 3 });
+    bodyNode(body, "Identity", { "cond_in" }, "cond_out");
+    bodyNode(body, "Mystery", { "x_in" }, "x_out")->set_domain("com.example");
+    addValue(body->mutable_output(), "cond_out", TensorProto::BOOL, {});
+    auto* carried = body->add_output();
+    carried->set_name("x_out");
+    ModelBuilder::setType(carried->mutable_type(), TensorProto::FLOAT, nullptr); // no shape stated
+    b.output("final");
+    auto* opset = b.model().add_opset_import();
+    opset->set_domain("com.example");
+    opset->set_version(1);
+    IMPORT(g, b.save(m_dir, QStringLiteral("loop_mystery.onnx")));
+    QCOMPARE(tensor(g, "final").shape, (std::vector<std::int64_t> { 3 }));
+    QVERIFY(tensor(g, "final").estimated);
+    QVERIFY2(notesOf(g).find("sized by an estimate") != std::string::npos, notesOf(g).c_str());
 }
 
 // Detection exporters wrap batched NMS in an If (empty result when there are no boxes): the
@@ -1656,6 +1684,31 @@ void TestOnnxImport::givenValuesSizeWhatIsComputedFromThem()
     QVERIFY(!other);
     QVERIFY2(other.error().message.find("input 'n': the plan was made for the values a file gave it") != std::string::npos,
         other.error().message.c_str());
+}
+
+// A given shape with a negative dimension leaves ConstantOfShape unsized: the message names the
+// op as reading given values, not as depending on values known only at run time.
+void TestOnnxImport::givenValuesThatMakeNoShapeAreNamed()
+{
+    ModelBuilder b;
+    b.input("n", TensorProto::INT64, { 2 });
+    b.node("ConstantOfShape", { "n" }, { "y" });
+    b.node("Relu", { "y" }, { "z" });
+    b.output("z");
+    const QString path = b.save(m_dir, QStringLiteral("given_negative_shape.onnx"));
+    const auto open = importOnnx(path.toStdString());
+    QVERIFY(!open);
+    QVERIFY2(open.error().message.find("values known only at run time") != std::string::npos, open.error().message.c_str());
+    ShapeBindings bindings;
+    const std::int64_t dims[] = { 3, -4 };
+    bindings.inputValues["n"] = InputValue { DType::Int64, { 2 }, std::vector<std::byte>(sizeof dims) };
+    std::memcpy(bindings.inputValues["n"].data.data(), dims, sizeof dims);
+    const auto invalid = importOnnx(path.toStdString(), bindings);
+    QVERIFY(!invalid);
+    QVERIFY2(invalid.error().message.find("sizes first become unknown at ConstantOfShape_0 (ConstantOfShape): ConstantOfShape_0 reads values "
+                                         "given by file (--input) that make no valid output shape")
+            != std::string::npos,
+        invalid.error().message.c_str());
 }
 
 QTEST_GUILESS_MAIN(TestOnnxImport)

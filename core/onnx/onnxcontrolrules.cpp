@@ -89,6 +89,21 @@ int growthAxis(const ValueFacts* before, const ValueFacts& after)
     return axis;
 }
 
+// Whether a carried value's entry facts know a rank or dim its body result does not.
+bool entryFillsShape(const ValueFacts& result, const ValueFacts& entry)
+{
+    if (!entry.rankKnown || entry.kind != ValueKind::Tensor)
+        return false;
+    if (!result.rankKnown)
+        return true;
+    if (result.dims.size() != entry.dims.size())
+        return false;
+    for (std::size_t d = 0; d < result.dims.size(); ++d)
+        if (result.dims[d] < 0 && entry.dims[d] >= 0)
+            return true;
+    return false;
+}
+
 void loopRule(const RuleInput& in, std::vector<ValueFacts>& out)
 {
     if (in.subgraphOutputs.size() != 1)
@@ -133,8 +148,18 @@ void loopRule(const RuleInput& in, std::vector<ValueFacts>& out)
             dim = initial->dims[std::size_t(axis)] + std::max<std::int64_t>(trips, 1) * (dim - initial->dims[std::size_t(axis)]);
             out[i].estimated = out[i].estimated || estimated || trips < 0;
         }
-        if (initial)
+        // The entry's type holds whatever the iterations do; a rank or dim the body's result does
+        // not know, taken from the entry, is a guess that the value keeps its shape (the run
+        // checks it): made only when guesses are allowed, and an estimate.
+        if (initial && entryFillsShape(out[i], *initial) && !in.allowGuesses) {
+            ValueFacts typeOnly;
+            typeOnly.kind = initial->kind;
+            typeOnly.elemType = initial->elemType;
+            mergeFacts(out[i], typeOnly);
+        } else if (initial) {
+            out[i].estimated = out[i].estimated || entryFillsShape(out[i], *initial);
             mergeFacts(out[i], *initial);
+        }
         if (out[i].kind == ValueKind::Sequence) // kept only when no iteration changes it
             out[i].length = initial && 1 + i < body.size() && body[1 + i].length == initial->length ? initial->length : -1;
         out[i].value = nullptr;

@@ -12,6 +12,7 @@
 #include <onnx/checker.h>
 
 #include <algorithm>
+#include <functional>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -23,9 +24,11 @@ using namespace onnxdetail;
 namespace {
 
 // What the user can do about unsized tensors: bind symbolic dims, fix open inputs, or know where
-// the run-time dependence starts.
+// the run-time dependence starts. `fromGiven(name)`: the value import knows for `name` was given
+// by a file (read from it or computed from it).
 std::string hintFor(const onnx::GraphProto& graph, const std::unordered_set<std::string>& weights, const Graph& g,
-                    const std::vector<TensorIndex>& unsized, const std::vector<OpIndex>& producer)
+                    const std::vector<TensorIndex>& unsized, const std::vector<OpIndex>& producer,
+                    const std::function<bool(const std::string&)>& fromGiven)
 {
     const auto symbols = symbolicInputDims(graph);
     if (!symbols.empty()) {
@@ -46,20 +49,26 @@ std::string hintFor(const onnx::GraphProto& graph, const std::unordered_set<std:
                 + (vi.type().has_tensor_type() ? ": pass it, e.g. --input-shape " + vi.name() + "=1,..." : std::string());
     }
     // Name where sizes first become unknown: ops whose inputs are all sized.
-    std::vector<std::string> roots;
+    std::vector<std::string> roots, givenRoots;
     std::unordered_set<OpIndex> seen;
     for (auto t : unsized) {
         const OpIndex p = producer[t];
         if (p < 0 || !seen.insert(p).second)
             continue;
         const auto& op = g.ops[p];
-        if (std::all_of(op.inputs.begin(), op.inputs.end(), [&](TensorIndex in) { return g.tensors[in].size != kUnknownSize; }))
-            roots.push_back(op.name + " (" + op.type + ")");
+        if (!std::all_of(op.inputs.begin(), op.inputs.end(), [&](TensorIndex in) { return g.tensors[in].size != kUnknownSize; }))
+            continue;
+        roots.push_back(op.name + " (" + op.type + ")");
+        if (std::any_of(op.inputs.begin(), op.inputs.end(), [&](TensorIndex in) { return fromGiven(g.tensors[in].name); }))
+            givenRoots.push_back(op.name);
     }
     if (roots.empty())
         return "the model's inputs have fixed shapes, but some values have no known type or shape";
-    return "sizes first become unknown at " + joinNames(roots, 3)
-        + ": the output shape depends on values known only at run time, or there is no shape rule for the op";
+    const std::string where = "sizes first become unknown at " + joinNames(roots, 3);
+    if (!givenRoots.empty()) // the values are known: a run would read the same ones
+        return where + ": " + joinNames(givenRoots, 3) + " reads values given by file (--input) that make no valid output shape,"
+            + " or there is no shape rule for the op";
+    return where + ": the output shape depends on values known only at run time, or there is no shape rule for the op";
 }
 
 // Kinds: initializer > graph input > graph output > Constant output > activation. An Identity of
@@ -413,7 +422,10 @@ Expected<Graph> importImpl(const std::filesystem::path& file, const ShapeBinding
                              + (producer[t] >= 0 ? "from " + g.ops[producer[t]].name : std::string("graph input")) + ")");
         return makeError(ErrorCode::InvalidModel,
                          fileName + ": " + std::to_string(unsized.size()) + " tensor" + (unsized.size() > 1 ? "s have" : " has")
-                             + " no known size: " + joinNames(listed, 5) + "; " + hintFor(graph, weightNames, g, unsized, producer));
+                             + " no known size: " + joinNames(listed, 5) + "; " + hintFor(graph, weightNames, g, unsized, producer, [&](const std::string& name) {
+                                 const auto it = inferred.facts.find(name);
+                                 return it != inferred.facts.end() && it->second.value && it->second.value->given;
+                             }));
     }
     g.notes = std::move(notes);
     return g;
