@@ -156,7 +156,7 @@ bool needsRunTimeShapes(const Graph& g, const core::Op& op, core::OpIndex opInde
         return false;
     if (core::exec::findSizingKernel(op.type))
         return true;
-    return (op.type == "If" || op.type == "Loop" || op.type == "Scan") && options.modelData && options.modelData->subgraphs.contains(opIndex);
+    return core::exec::runsGraphs(op.type) && options.modelData && options.modelData->subgraphs.contains(opIndex);
 }
 
 // A shaped op's call on its host views (its inputs', outputs' and captured tensors').

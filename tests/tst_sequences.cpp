@@ -459,6 +459,73 @@ private slots:
         }
     }
 
+    // SequenceMap itself: its body runs once per element of the first list (element i of each
+    // list, a tensor input whole) and each output lists one body result per element, of the body's
+    // element type (extract_shapes: int64 shapes of float tensors). Every case of libonnx-testdata,
+    // its lists given by file, gives the stored outputs on real kernels; a second list of another
+    // length is refused (the SequenceMap runs synthetic, saying why).
+    void sequenceMapRunsItsBodyPerElement()
+    {
+        const auto node = kTestData / "node";
+        if (!fs::exists(node / "test_sequence_map_add_2_sequences"))
+            QSKIP("libonnx-testdata is not installed");
+        QTemporaryDir dir;
+        for (const char* name : { "test_sequence_map_add_1_sequence_1_tensor", "test_sequence_map_add_2_sequences",
+                 "test_sequence_map_extract_shapes", "test_sequence_map_identity_1_sequence",
+                 "test_sequence_map_identity_1_sequence_1_tensor", "test_sequence_map_identity_2_sequences" }) {
+            const auto model = node / name / "model.onnx";
+            const auto set = node / name / "test_data_set_0";
+            const auto inputs = core::declaredInputs(model);
+            QVERIFY2(inputs, inputs ? "" : inputs.error().message.c_str());
+            QStringList args { QStringLiteral("run"), QString::fromStdString(model.string()), QStringLiteral("--repeat"), QStringLiteral("1"),
+                QStringLiteral("--save-outputs"), dir.path() };
+            for (std::size_t k = 0; k < inputs->size(); ++k)
+                args << QStringLiteral("--input")
+                     << QStringLiteral("%1=%2").arg(QString::fromStdString((*inputs)[k].name),
+                            QString::fromStdString((set / ("input_" + std::to_string(k) + ".pb")).string()));
+            const auto run = memplan(args);
+            QVERIFY2(run.exitCode == 0, qPrintable(run.err));
+            QVERIFY2(run.out.contains(QStringLiteral("1 real, 0 synthetic")), qPrintable(QString::fromLatin1(name) + run.out));
+            for (int k = 0; fs::exists(set / ("output_" + std::to_string(k) + ".pb")); ++k) {
+                const auto file = "output_" + std::to_string(k) + ".pb";
+                const auto saved = core::readSequenceFile(dir.filePath(QString::fromStdString(file)).toStdString());
+                const auto stored = core::readSequenceFile(set / file);
+                QVERIFY2(saved && stored, saved ? "" : saved.error().message.c_str());
+                QCOMPARE(saved->second.dtype, stored->second.dtype);
+                QCOMPARE(saved->second.items, stored->second.items);
+                QVERIFY(saved->second.data == stored->second.data);
+            }
+        }
+
+        // add_2_sequences with a second list one element short, given at import too.
+        const auto model = node / "test_sequence_map_add_2_sequences" / "model.onnx";
+        const auto set = node / "test_sequence_map_add_2_sequences" / "test_data_set_0";
+        auto shorter = core::readSequenceFile(set / "input_1.pb");
+        QVERIFY2(shorter, shorter ? "" : shorter.error().message.c_str());
+        auto& list = shorter->second;
+        const auto last = core::elementCount(list.items.back());
+        list.items.pop_back();
+        list.data.resize(list.data.size() - std::size_t(last) * sizeof(float));
+        const auto file = dir.filePath(QStringLiteral("short.pb")).toStdString();
+        QVERIFY(core::writeTensorFile(file, shorter->first, list));
+        core::LoadOptions load;
+        auto given = core::readGivenInputs(model, { { "x0", set / "input_0.pb" }, { "x1", file } }, load.bindings);
+        QVERIFY2(given, given ? "" : given.error().message.c_str());
+        const auto w = core::loadWorkload(model.string(), load);
+        QVERIFY2(w, w ? "" : w.error().message.c_str());
+        const auto plan = core::noReusePlan(w->problem);
+        QVERIFY(core::validatePlan(w->problem, plan).ok());
+        core::RunOptions options;
+        options.inputs = *given;
+        auto data = core::loadTensorData(model, *w->graph);
+        QVERIFY2(data, data ? "" : data.error().message.c_str());
+        options.modelData = std::make_shared<const core::ModelData>(std::move(*data));
+        const auto refused = core::runOnCpu(*w->graph, w->schedule, w->problem, plan, w->bufferTensor, options);
+        QVERIFY2(refused, refused ? "" : refused.error().message.c_str());
+        QCOMPARE(refused->opsSynthetic, 1);
+        QVERIFY2(refused->ops.front().refusal == "input 1 holds 2 elements, input 0 3", refused->ops.front().refusal.c_str());
+    }
+
     // A Loop over a list input (SequenceMap's expansion, its trip count SequenceLength(x)): the
     // file sizes the list's count and element shapes, so the loop and the list it builds are sized
     // and run for real, giving the stored output (`memplan plan` takes the file too). A run of that

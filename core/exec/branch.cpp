@@ -570,6 +570,115 @@ bool evalScan(const Subgraphs& scan, const KernelCall& call, std::size_t outputs
     return true;
 }
 
+bool evalSequenceMap(const Subgraphs& map, const KernelCall& call, std::size_t outputs, const OuterLookup& outer,
+    std::vector<Value>& results, Bytes& heldBytes, std::string& why, const CancelToken& cancel)
+{
+    const Branch& body = map.body;
+    if (!body.unsupported.empty()) {
+        why = body.unsupported;
+        return false;
+    }
+    if (body.formals.size() != call.in.size() || body.results.size() != outputs) {
+        why = "the body's inputs and outputs do not match the SequenceMap's";
+        return false;
+    }
+    if (call.in.empty() || !call.has(0) || !call.in[0].sequence) {
+        why = "input 0 is not a sequence";
+        return false;
+    }
+    const auto length = std::int64_t(call.in[0].items.size());
+    // Where each element of each sequence input starts (elements lie packed in order).
+    std::vector<std::vector<std::int64_t>> starts(call.in.size());
+    for (std::size_t k = 0; k < call.in.size(); ++k) {
+        const auto& x = call.in[k];
+        if (!call.has(k)) {
+            why = "input " + std::to_string(k) + " is left out";
+            return false;
+        }
+        if (!x.sequence)
+            continue;
+        if (std::int64_t(x.items.size()) != length) {
+            why = "input " + std::to_string(k) + " holds " + std::to_string(x.items.size()) + " elements, input 0 "
+                + std::to_string(length);
+            return false;
+        }
+        std::int64_t at = 0;
+        for (const auto& item : x.items) {
+            starts[k].push_back(at);
+            at += elementCount(item);
+        }
+        if (at != x.count) {
+            why = "input " + std::to_string(k) + "'s element shapes do not add up to its elements";
+            return false;
+        }
+    }
+    std::vector<Value> lists(outputs);
+    for (std::size_t j = 0; j < outputs; ++j) {
+        lists[j].sequence = true;
+        if (const auto t = body.types.find(body.results[j]); t != body.types.end())
+            lists[j].dtype = t->second; // the type of a list no iteration added to
+    }
+    for (std::int64_t i = 0; i < length; ++i) {
+        Bytes held = 0;
+        BranchRun run(body, outer, held, cancel);
+        Bytes bound = 0;
+        for (std::size_t k = 0; k < call.in.size(); ++k) {
+            const auto& x = call.in[k];
+            if (!x.sequence) {
+                run.bind(body.formals[k], copyOf(x));
+                continue;
+            }
+            const Shape& shape = x.items[std::size_t(i)];
+            Value element = allocate(x.dtype, shape, elementCount(shape));
+            const Bytes w = dtypeBytes(x.dtype);
+            if (elementCount(shape) > 0)
+                std::memcpy(element.bytes.data(), x.data + starts[k][std::size_t(i)] * w, std::size_t(elementCount(shape) * w));
+            bound += Bytes(element.bytes.size());
+            run.bind(body.formals[k], std::move(element));
+        }
+        if (!run.runAll(why))
+            return false;
+        Bytes total = held + bound;
+        for (std::size_t j = 0; j < outputs; ++j) {
+            TensorView v;
+            if (!run.find(body.results[j], v)) {
+                why = "the body's result '" + body.results[j] + "' was not computed";
+                return false;
+            }
+            if (v.sequence) {
+                why = "the body's result '" + body.results[j] + "' is a sequence, not one element";
+                return false;
+            }
+            auto& list = lists[j];
+            if (i > 0 && v.dtype != list.dtype) {
+                why = "the body's result '" + body.results[j] + "' changes type between elements";
+                return false;
+            }
+            list.dtype = v.dtype;
+            list.items.push_back(v.shape);
+            list.bytes.insert(list.bytes.end(), v.data, v.data + v.bytes());
+            total += Bytes(list.bytes.size());
+            const Bytes room = plannedRoom(call, j);
+            if (room >= 0 && Bytes(list.bytes.size()) > room) {
+                why = "output " + std::to_string(j) + " ('" + body.results[j] + "') outgrew the room the plan gives it ("
+                    + std::to_string(room) + " bytes) at element " + std::to_string(i);
+                return false;
+            }
+        }
+        heldBytes = std::max(heldBytes, total);
+    }
+    for (auto& list : lists) {
+        std::int64_t count = 0;
+        for (const auto& item : list.items)
+            count += elementCount(item);
+        list.shape = { count };
+        if (list.bytes.empty())
+            list.bytes.resize(8); // never empty: an empty list is present
+    }
+    results = std::move(lists);
+    return true;
+}
+
 bool evaluate(const Subgraphs& graphs, const KernelCall& call, std::size_t outputs, const OuterLookup& outer,
     std::vector<Value>& results, Bytes& heldBytes, std::string& why, const CancelToken& cancel)
 {
@@ -581,11 +690,18 @@ bool evaluate(const Subgraphs& graphs, const KernelCall& call, std::size_t outpu
         return evalLoop(graphs, call, outputs, outer, results, heldBytes, why, cancel);
     if (type == "Scan")
         return evalScan(graphs, call, outputs, outer, results, heldBytes, why, cancel);
+    if (type == "SequenceMap")
+        return evalSequenceMap(graphs, call, outputs, outer, results, heldBytes, why, cancel);
     why = type + " has no graphs to run";
     return false;
 }
 
 } // namespace
+
+bool runsGraphs(const std::string& type)
+{
+    return type == "If" || type == "Loop" || type == "Scan" || type == "SequenceMap";
+}
 
 bool runControlFlow(const Subgraphs& graphs, const KernelCall& call, const std::vector<bool>& bounded, const OuterLookup& outer,
     std::vector<Shape>& shapes, std::vector<std::vector<Shape>>& items, Bytes& heldBytes, std::string& why, const CancelToken& cancel)

@@ -2,8 +2,8 @@
 // SPDX-FileCopyrightText: MemPlan authors
 #pragma once
 
-// If, Loop and Scan on the CPU executor: the branch the condition picks (a Loop or Scan: its body,
-// once per iteration) runs op by op, on the same kernels and run-time shape rules as the top level
+// If, Loop, Scan and SequenceMap on the CPU executor: the branch the condition picks (a Loop,
+// Scan or SequenceMap: its body, once per iteration or element) runs op by op, on the same kernels and run-time shape rules as the top level
 // (exec/runshape.h), and its results become the op's outputs.
 // - A branch is planned as part of its If (one op), so its values live outside the arena: each one
 //   its own host allocation of its run-time size, held until the branch ends; the most held at
@@ -47,8 +47,11 @@ struct Branch {
 // The graphs of one control-flow op: an If's two branches, or a Loop's or Scan's body.
 struct Subgraphs {
     Branch then, otherwise; // If
-    Branch body;            // Loop, Scan
+    Branch body;            // Loop, Scan, SequenceMap
 };
+
+// The ops whose graphs runControlFlow runs (default domain): If, Loop, Scan and SequenceMap.
+bool runsGraphs(const std::string& type);
 
 // Finds an outer value by name: its view (run-time shape) or false when the branch may not read it.
 using OuterLookup = std::function<bool(const std::string& name, TensorView& view)>;
@@ -67,6 +70,9 @@ using OuterLookup = std::function<bool(const std::string& name, TensorView& view
 //   slice along each scan input's axis (scan_input_axes, scan_input_directions); outputs are the
 //   final states, then each scan output's values stacked along scan_output_axes (from the end for
 //   scan_output_directions 1). A Scan-8 (batch axis) does not run.
+// - SequenceMap (input 0 a sequence, then sequences of its length or tensors): the body runs once
+//   per element, reading element i of each sequence and each tensor whole; output k is the list of
+//   the body's result k, one element per iteration.
 constexpr std::int64_t kMaxLoopIterations = 1 << 20;
 // The most bytes a Loop's body may write over all its iterations (each iteration's values summed):
 // a carried tensor that grows every iteration costs time quadratic in the iterations, and one in a

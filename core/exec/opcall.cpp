@@ -289,7 +289,7 @@ PreparedCall prepareOp(const Graph& g, const Op& op, OpIndex opIndex, const RunO
     if (options.modelData)
         if (auto it = options.modelData->outputSlots.find(opIndex); it != options.modelData->outputSlots.end())
             p.call.outSlots = it->second;
-    if (options.modelData && (op.type == "If" || op.type == "Loop" || op.type == "Scan") && isDefaultDomain(op))
+    if (options.modelData && runsGraphs(op.type) && isDefaultDomain(op))
         if (auto it = options.modelData->subgraphs.find(opIndex); it != options.modelData->subgraphs.end()) {
             p.subgraphs = it->second;
             p.dynamic = true;

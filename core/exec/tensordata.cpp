@@ -259,7 +259,7 @@ Expected<exec::Branch> loadBranch(const onnx::ModelProto& model, const onnx::Gra
             }
             if (!(a.has_g() || a.graphs_size() > 0) || !b.unsupported.empty())
                 continue;
-            const bool controlFlow = (op.type == "If" || op.type == "Loop" || op.type == "Scan") && op.domain.empty();
+            const bool controlFlow = exec::runsGraphs(op.type) && op.domain.empty();
             if (!controlFlow || !a.has_g()) {
                 b.unsupported = op.type + " '" + op.name + "' holds a subgraph the executor does not run";
                 continue;
@@ -428,7 +428,7 @@ Expected<ModelData> loadTensorData(const std::filesystem::path& modelFile, const
             };
             recordGaps(node.input(), data.inputSlots);
             recordGaps(node.output(), data.outputSlots);
-            const bool controlFlow = node.op_type() == "If" || node.op_type() == "Loop" || node.op_type() == "Scan";
+            const bool controlFlow = exec::runsGraphs(node.op_type());
             if (controlFlow && (node.domain().empty() || node.domain() == "ai.onnx")) {
                 auto subgraphs = std::make_shared<exec::Subgraphs>();
                 for (const auto& a : node.attribute()) {

@@ -367,13 +367,25 @@ bool sequenceRule(const RuleInput& in, std::vector<ValueFacts>& out)
         return true;
     }
     if (op == "SequenceMap") {
-        if (!in.allowGuesses)
-            return true;
+        // The body runs once per element of input 0: output k holds one body result k per element.
+        // With the length known and a body result of known dims, that is exact (or a bound when
+        // the result is); otherwise a guess the run checks: what all the inputs hold.
+        const auto* body = in.subgraphOutputs.size() == 1 ? &in.subgraphOutputs[0] : nullptr;
+        const std::int64_t length = x && x->kind == ValueKind::Sequence ? x->length : -1;
         std::int64_t total = 0;
         for (std::size_t i = 0; i < in.inputs.size(); ++i)
             total += std::max<std::int64_t>(bytesOf(i), 0);
-        for (auto& o : out)
-            o = sequenceFacts(x ? x->elemType : 0, total, true);
+        for (std::size_t k = 0; k < out.size(); ++k) {
+            const ValueFacts* result = body && k < body->size() ? &(*body)[k] : nullptr;
+            const int elemType = result && result->elemType != 0 ? result->elemType : x ? x->elemType : 0;
+            const std::int64_t each = result && result->kind == ValueKind::Tensor ? factsBytes(*result) : -1;
+            if (length >= 0 && each >= 0) {
+                out[k] = sequenceFacts(elemType, length * each, result->estimated || x->estimated);
+                setElements(out[k], length, result->dimsKnown() && !result->estimated ? &result->dims : nullptr);
+            } else if (in.allowGuesses) {
+                out[k] = sequenceFacts(elemType, total, true);
+            }
+        }
         return true;
     }
     if (op == "Optional") {

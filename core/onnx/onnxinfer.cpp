@@ -39,7 +39,7 @@ std::vector<std::vector<ValueFacts>> subgraphOutputs(const onnx::NodeProto& node
     if (node.op_type() == "If") {
         add("then_branch");
         add("else_branch");
-    } else if (node.op_type() == "Loop" || node.op_type() == "Scan") {
+    } else if (node.op_type() == "Loop" || node.op_type() == "Scan" || node.op_type() == "SequenceMap") {
         add("body");
     }
     return result;

@@ -19,7 +19,7 @@ namespace core::onnxdetail {
 
 namespace {
 
-// Facts the body sees for its formal inputs, from the node's inputs (Loop, Scan-9+); empty for If.
+// Facts the body sees for its formal inputs, from the node's inputs (Loop, Scan-9+, SequenceMap); empty for If.
 std::vector<ValueFacts> formalInputs(const onnx::NodeProto& node, const onnx::GraphProto& body, int opset,
                                      const std::vector<const ValueFacts*>& inputs)
 {
@@ -36,6 +36,22 @@ std::vector<ValueFacts> formalInputs(const onnx::NodeProto& node, const onnx::Gr
                 formal[k] = *f;
                 formal[k].value = nullptr;
             }
+    } else if (node.op_type() == "SequenceMap") {
+        // One element of each sequence input (its dims when every element has the same); a tensor
+        // input as it is, every iteration.
+        for (std::size_t k = 0; k < formal.size(); ++k) {
+            const auto* f = input(k);
+            if (!f)
+                continue;
+            if (f->kind != ValueKind::Sequence) {
+                formal[k] = *f;
+                continue;
+            }
+            const bool uniform = f->length >= 0 && f->dimsKnown();
+            formal[k] = uniform ? tensorFacts(f->elemType, f->dims, f->estimated) : ValueFacts {};
+            formal[k].kind = ValueKind::Tensor;
+            formal[k].elemType = f->elemType;
+        }
     } else if (node.op_type() == "Scan" && opset >= 9) {
         const std::int64_t scans = attrInt(node, "num_scan_inputs", 0);
         const std::int64_t states = std::int64_t(inputs.size()) - scans;
@@ -165,7 +181,7 @@ std::vector<std::vector<ValueFacts>> inferSubgraphOutputs(const onnx::ModelProto
     if (node.op_type() == "If") {
         run("then_branch");
         run("else_branch");
-    } else if (node.op_type() == "Loop" || node.op_type() == "Scan") {
+    } else if (node.op_type() == "Loop" || node.op_type() == "Scan" || node.op_type() == "SequenceMap") {
         run("body");
     }
     return result;
