@@ -3,6 +3,9 @@
 // memplan-studio [MODEL]                  the desktop application; MODEL defaults to example:unet
 // memplan-studio --screenshot DIR [MODEL] renders every view and the window to DIR/*.png, then exits
 //                 (with --run: after running the plan on the CPU, so the measurements show)
+// --dim NAME=V and --input-shape NAME=D0,D1,... fix what an ONNX model's inputs leave open, as for
+// memplan (File > Input Sizes in the window).
+#include "cliargs.h"
 #include "mainwindow.h"
 #include "planners/planner.h"
 #include "plandocument.h"
@@ -54,6 +57,13 @@ int main(int argc, char** argv)
         QStringLiteral("With --screenshot: run the plan on the CPU first, so the pictures show the measured memory "
                        "and the latency lane."));
     parser.addOption(runOption);
+    const QCommandLineOption dimOption(QStringLiteral("dim"),
+        QStringLiteral("Value of a symbolic input dimension, as for memplan (repeatable)."), QStringLiteral("NAME=V"));
+    parser.addOption(dimOption);
+    const QCommandLineOption inputShapeOption(QStringLiteral("input-shape"),
+        QStringLiteral("Shape of a graph input whose declared shape is open, as for memplan (repeatable)."),
+        QStringLiteral("NAME=D0,D1,..."));
+    parser.addOption(inputShapeOption);
     const QCommandLineOption workspacesOption(QStringLiteral("workspaces"),
         QStringLiteral("Plan each convolution's im2col workspace as a buffer of its own (the toolbar's Workspaces box)."));
     parser.addOption(workspacesOption);
@@ -66,6 +76,17 @@ int main(int argc, char** argv)
         return 1;
     }
     const QString model = parser.positionalArguments().value(0, QStringLiteral("example:unet"));
+    // The command line's own reader of --dim and --input-shape, for the same checks and messages.
+    CliArgs sizes;
+    for (const auto& v : parser.values(dimOption))
+        sizes.options.emplace("dim", v.toStdString());
+    for (const auto& v : parser.values(inputShapeOption))
+        sizes.options.emplace("input-shape", v.toStdString());
+    const auto load = loadOptionsFrom(sizes);
+    if (!load) {
+        printError(QString::fromStdString(load.error().message));
+        return 1;
+    }
 
     MainWindow window;
     // Screenshots must not depend on what an earlier interactive session left in the settings.
@@ -125,6 +146,9 @@ int main(int argc, char** argv)
     if (parser.isSet(workspacesOption))
         window.workspacesCheck()->setChecked(true); // before the first load: nothing to re-load yet
     window.show();
-    window.openFile(model);
+    if (load->bindings.dims.empty() && load->bindings.inputShapes.empty())
+        window.openFile(model);
+    else
+        window.openFileWithSizes(model, load->bindings);
     return app.exec();
 }

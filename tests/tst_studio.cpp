@@ -5,6 +5,7 @@
 // play-mode narration.
 #include "arenalayoutview.h"
 #include "coloringview.h"
+#include "inputsizesdialog.h"
 #include "lifetimebarsview.h"
 #include "mainwindow.h"
 #include "memorycurveview.h"
@@ -24,7 +25,11 @@
 
 #include <QAbstractItemModelTester>
 #include <QComboBox>
+#include <QDialogButtonBox>
 #include <QDoubleSpinBox>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSpinBox>
 #include <QElapsedTimer>
 #include <QLabel>
 #include <QFile>
@@ -45,6 +50,8 @@
 #include <QUrl>
 
 #include <memory>
+
+#include <onnx/onnx_pb.h>
 
 namespace {
 
@@ -119,6 +126,7 @@ private slots:
     void cursorReportsLiveSet();
     void exportsImagesAndPlan();
     void corruptFileKeepsPreviousModel();
+    void inputSizesOpenAModelWithOpenInputs();
     void summaryListsImportNotes();
     void renderScreenshots();
     void alignmentReloads();
@@ -592,6 +600,117 @@ void TestStudio::summaryListsImportNotes()
     m_window->openFile(QStringLiteral("example:unet"));
     QTRY_VERIFY_WITH_TIMEOUT(planned.count() >= 1, kTimeout);
     QVERIFY(!m_window->summaryPanel()->summaryText().contains(QStringLiteral("\nNotes\n")));
+}
+
+namespace {
+
+// y = x + z, x [batch, 4] (a symbolic dimension), z [?, 4] (an unnamed one).
+QString writeOpenInputsModel(const QTemporaryDir& dir)
+{
+    onnx::ModelProto m;
+    m.set_ir_version(8);
+    m.add_opset_import()->set_version(17);
+    auto* g = m.mutable_graph();
+    g->set_name("open_inputs");
+    const auto input = [&](const char* name, const char* param) {
+        auto* t = g->add_input();
+        t->set_name(name);
+        auto* type = t->mutable_type()->mutable_tensor_type();
+        type->set_elem_type(onnx::TensorProto::FLOAT);
+        auto* first = type->mutable_shape()->add_dim();
+        if (param)
+            first->set_dim_param(param);
+        type->mutable_shape()->add_dim()->set_dim_value(4);
+    };
+    input("x", "batch");
+    input("z", nullptr);
+    auto* add = g->add_node();
+    add->set_op_type("Add");
+    add->add_input("x");
+    add->add_input("z");
+    add->add_output("y");
+    auto* y = g->add_output();
+    y->set_name("y");
+    y->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+    const QString path = dir.filePath(QStringLiteral("open_inputs.onnx"));
+    QFile file(path);
+    if (file.open(QIODevice::WriteOnly))
+        file.write(QByteArray::fromStdString(m.SerializeAsString()));
+    return path;
+}
+
+} // namespace
+
+// A model whose inputs leave sizes open does not load as it is: the banner offers File > Input
+// Sizes, whose dialog asks for the symbolic dimension and the open shape (refusing a shape of the
+// wrong rank or one contradicting a declared dimension); with them the model loads, keeps them on
+// a reload, and another model drops them.
+void TestStudio::inputSizesOpenAModelWithOpenInputs()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString path = writeOpenInputsModel(dir);
+    QVERIFY(!m_window->inputSizesAction()->isEnabled());
+    QSignalSpy failed(m_window.get(), &MainWindow::errorOccurred);
+    m_window->openFile(path);
+    QTRY_COMPARE_WITH_TIMEOUT(failed.count(), 1, kTimeout);
+    QVERIFY2(m_window->messageBanner()->text().contains(QStringLiteral("symbolic dimension batch")),
+        qPrintable(m_window->messageBanner()->text()));
+    QCOMPARE(m_window->messageBanner()->remedy(), m_window->inputSizesAction());
+    QVERIFY(m_window->inputSizesAction()->isEnabled());
+    const auto& open = m_window->openInputs();
+    QCOMPARE(open.symbols, (std::vector<std::string> { "batch" }));
+    QCOMPARE(open.inputs.size(), std::size_t(1)); // x's dims are all named or numbers
+    QCOMPARE(open.inputs[0].name, std::string("z"));
+    QCOMPARE(open.inputs[0].dims, (std::vector<std::string> { "?", "4" }));
+
+    InputSizesDialog dialog(open, m_window->shapeBindings());
+    auto* ok = dialog.findChild<QDialogButtonBox*>()->button(QDialogButtonBox::Ok);
+    QVERIFY(dialog.dimBox(QStringLiteral("batch")) && dialog.shapeField(QStringLiteral("z")));
+    QCOMPARE(dialog.dimBox(QStringLiteral("batch"))->value(), 1);
+    QVERIFY(!ok->isEnabled()); // z has no shape yet
+    dialog.shapeField(QStringLiteral("z"))->setText(QStringLiteral("2"));
+    QVERIFY2(dialog.problem().contains(QStringLiteral("declared with 2 dimensions")), qPrintable(dialog.problem()));
+    dialog.shapeField(QStringLiteral("z"))->setText(QStringLiteral("2,5"));
+    QVERIFY2(dialog.problem().contains(QStringLiteral("declares dimension 1 as 4")), qPrintable(dialog.problem()));
+    QVERIFY(!ok->isEnabled());
+    dialog.shapeField(QStringLiteral("z"))->setText(QStringLiteral("2 x 4"));
+    QVERIFY2(dialog.problem().isEmpty(), qPrintable(dialog.problem()));
+    QVERIFY(ok->isEnabled());
+    dialog.dimBox(QStringLiteral("batch"))->setValue(2);
+    const auto bindings = dialog.bindings();
+    QCOMPARE(bindings.dims.at("batch"), std::int64_t(2));
+    QCOMPARE(bindings.inputShapes.at("z"), (std::vector<std::int64_t> { 2, 4 }));
+
+    QSignalSpy planned(m_window.get(), &MainWindow::planDisplayed);
+    m_window->openFileWithSizes(path, bindings);
+    QTRY_VERIFY_WITH_TIMEOUT(planned.count() >= 1, kTimeout);
+    QCOMPARE(m_window->currentSpec(), path);
+    const auto& graph = *m_window->document()->workload()->graph;
+    const auto x = std::find_if(graph.tensors.begin(), graph.tensors.end(), [](const core::Tensor& t) { return t.name == "x"; });
+    QVERIFY(x != graph.tensors.end());
+    QCOMPARE(x->shape, (std::vector<std::int64_t> { 2, 4 }));
+    QVERIFY(!m_window->messageBanner()->isVisible());
+    const QString summary = m_window->summaryPanel()->summaryText();
+    QVERIFY2(summary.contains(QStringLiteral("planned for the sizes given: batch = 2, input 'z' [2,4]")), qPrintable(summary));
+    QVERIFY(m_window->inputSizesAction()->isEnabled()); // the sizes can be changed again
+    QCOMPARE(m_window->shapeBindings().dims.at("batch"), std::int64_t(2));
+
+    // A reload (another alignment) keeps the sizes.
+    planned.clear();
+    m_window->setAlignment(64);
+    QTRY_VERIFY_WITH_TIMEOUT(planned.count() >= 1, kTimeout);
+    QCOMPARE(m_window->currentSpec(), path);
+    planned.clear();
+    m_window->setAlignment(0);
+    QTRY_VERIFY_WITH_TIMEOUT(planned.count() >= 1, kTimeout);
+
+    // Another model: no sizes to set, none kept.
+    planned.clear();
+    m_window->openFile(QStringLiteral("example:unet"));
+    QTRY_VERIFY_WITH_TIMEOUT(planned.count() >= 1, kTimeout);
+    QVERIFY(!m_window->inputSizesAction()->isEnabled());
+    QVERIFY(m_window->shapeBindings().dims.empty());
 }
 
 void TestStudio::corruptFileKeepsPreviousModel()

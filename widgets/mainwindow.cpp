@@ -60,12 +60,22 @@ MainWindow::MainWindow(QWidget* parent)
     createScenarioMenu();
 
     connect(m_controller, &PlanningController::loadFinished, this, &MainWindow::onLoadFinished);
+    connect(m_controller, &PlanningController::inputsOpen, this, [this](const QString& spec, const core::OpenInputs& open) {
+        m_openInputsSpec = spec;
+        m_openInputs = open;
+    });
     connect(m_controller, &PlanningController::loadFailed, this, [this](const QString& message) {
         const QString name = displayName(m_pendingSpec);
         const QString text = message.contains(name) ? message : tr("%1: %2").arg(name, message);
+        const bool sizable = !m_openInputsSpec.isEmpty() && m_openInputsSpec == m_pendingSpec;
         m_pendingSpec.clear();
-        onFailure(tr("Could not open %1. %2").arg(name, text)
-            + (m_currentSpec.isEmpty() ? QString() : tr(" — still showing %1.").arg(displayName(m_currentSpec))));
+        // The model still on display keeps its sizes to change.
+        m_inputSizesAction->setEnabled(sizable || (!m_openInputsSpec.isEmpty() && m_openInputsSpec == m_currentSpec));
+        const QString full = tr("Could not open %1. %2").arg(name, text)
+            + (sizable ? tr(" Input Sizes… gives them here.") : QString())
+            + (m_currentSpec.isEmpty() ? QString() : tr(" — still showing %1.").arg(displayName(m_currentSpec)));
+        m_banner->showMessage(full, MessageBanner::Type::Error, sizable ? m_inputSizesAction : nullptr);
+        emit errorOccurred(full);
     });
     connect(m_controller, &PlanningController::planReady, this, &MainWindow::onPlanReady);
     connect(m_controller, &PlanningController::planFailed, this,
@@ -124,20 +134,40 @@ void MainWindow::setWorkspaces(bool on)
     m_workspacesCheck->setChecked(on); // toggled() re-loads
 }
 
+namespace {
+QString resolvedSpec(const QString& spec)
+{
+    const QString s = spec.trimmed();
+    return s.isEmpty() || s.startsWith(QLatin1String("example:")) ? s : QFileInfo(s).absoluteFilePath();
+}
+} // namespace
+
 void MainWindow::openFile(const QString& spec)
 {
-    QString resolved = spec.trimmed();
+    const QString resolved = resolvedSpec(spec);
     if (resolved.isEmpty())
         return;
-    if (!resolved.startsWith(QLatin1String("example:")))
-        resolved = QFileInfo(resolved).absoluteFilePath();
     m_pendingSpec = resolved;
     core::LoadOptions options;
+    options.bindings = resolved == m_bindingsSpec ? m_bindings : core::ShapeBindings {};
     if (m_alignmentSpin->value() > 0)
         options.alignment = m_alignmentSpin->value();
     options.workspaces = m_workspacesCheck->isChecked();
     m_play->pause();
     m_controller->requestLoad(resolved, options);
+}
+
+void MainWindow::openFileWithSizes(const QString& spec, const core::ShapeBindings& bindings)
+{
+    m_bindingsSpec = resolvedSpec(spec);
+    m_bindings = bindings;
+    openFile(spec);
+}
+
+core::ShapeBindings MainWindow::shapeBindings() const
+{
+    const QString spec = m_pendingSpec.isEmpty() ? m_currentSpec : m_pendingSpec;
+    return !spec.isEmpty() && spec == m_bindingsSpec ? m_bindings : core::ShapeBindings {};
 }
 
 void MainWindow::reload()
@@ -192,6 +222,11 @@ void MainWindow::onLoadFinished(std::shared_ptr<const core::Workload> workload)
     m_currentSpec = m_pendingSpec.isEmpty() ? QString::fromStdString(workload->source) : m_pendingSpec;
     m_pendingSpec.clear();
     m_banner->hide();
+    if (m_openInputsSpec != m_currentSpec) { // another model: its own sizes, if any, come with its next load
+        m_openInputs = {};
+        m_openInputsSpec.clear();
+    }
+    m_inputSizesAction->setEnabled(!m_openInputsSpec.isEmpty());
     m_document->setWorkload(workload);
     addRecentFile(m_currentSpec);
     updateTitle();

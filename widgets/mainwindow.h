@@ -3,6 +3,7 @@
 #pragma once
 
 #include "io/workload.h"
+#include "onnx/onnximport.h"
 
 #include <QMainWindow>
 #include <QString>
@@ -97,6 +98,12 @@ public:
     // Plan each Conv's im2col workspace as a buffer of its own (core::LoadOptions::workspaces). Re-loads.
     void setWorkspaces(bool on);
     QCheckBox* workspacesCheck() const { return m_workspacesCheck; }
+    // File > Input Sizes: enabled once a load of an ONNX model says what its inputs leave open
+    // (after a failed load, or one given sizes), for that model.
+    QAction* inputSizesAction() const { return m_inputSizesAction; }
+    const core::OpenInputs& openInputs() const { return m_openInputs; }
+    // The sizes the model on display (or being loaded) was given; empty for any other.
+    core::ShapeBindings shapeBindings() const;
 
     // Exports; `error` gets a message naming the file on failure.
     bool exportPlanJson(const QString& path, QString* error = nullptr) const;
@@ -113,6 +120,10 @@ public slots:
     // `spec`: a file path or "example:NAME". Loads in the background; on failure the banner names
     // the file and the previous model stays.
     void openFile(const QString& spec);
+    // openFile with symbolic dimensions and input shapes fixed (as --dim and --input-shape do); they
+    // stay with `spec` for reloads (alignment, workspaces) until another model is opened.
+    void openFileWithSizes(const QString& spec, const core::ShapeBindings& bindings);
+    void showInputSizes(); // the dialog for the open model's sizes; reloads with them on OK
     void openFileDialog();
     void fit();
     // Stops the running plan and keeps the best plan found so far (search planners); see PlanningController::stop.
@@ -224,6 +235,11 @@ private:
 
     QString m_currentSpec; // on display
     QString m_pendingSpec; // being loaded
+    core::ShapeBindings m_bindings; // sizes given for m_bindingsSpec
+    QString m_bindingsSpec;
+    core::OpenInputs m_openInputs; // what m_openInputsSpec's inputs leave open
+    QString m_openInputsSpec;
+    QAction* m_inputSizesAction = nullptr;
     QString m_planningWith; // planner of the running plan, for the progress line
     bool m_syncingSelection = false;
 

@@ -6,6 +6,7 @@
 
 #include "arenalayoutview.h"
 #include "coloringview.h"
+#include "inputsizesdialog.h"
 #include "latencylane.h"
 #include "lifetimebarsview.h"
 #include "mainwindowshared.h"
@@ -63,6 +64,16 @@ void MainWindow::openFileDialog()
            "files (*)"));
     if (!path.isEmpty())
         openFile(path);
+}
+
+void MainWindow::showInputSizes()
+{
+    if (m_openInputsSpec.isEmpty())
+        return;
+    const QString spec = m_openInputsSpec;
+    InputSizesDialog dialog(m_openInputs, spec == m_bindingsSpec ? m_bindings : core::ShapeBindings {}, this);
+    if (dialog.exec() == QDialog::Accepted)
+        openFileWithSizes(spec, dialog.bindings());
 }
 
 void MainWindow::dragEnterEvent(QDragEnterEvent* event)

@@ -11,6 +11,7 @@ MessageBanner::MessageBanner(QWidget* parent)
     : QFrame(parent)
     , m_icon(new QLabel(this))
     , m_text(new QLabel(this))
+    , m_action(new QToolButton(this))
     , m_close(new QToolButton(this))
 {
     setObjectName(QStringLiteral("messageBanner"));
@@ -25,12 +26,19 @@ MessageBanner::MessageBanner(QWidget* parent)
     layout->setContentsMargins(10, 6, 6, 6);
     layout->addWidget(m_icon, 0, Qt::AlignTop);
     layout->addWidget(m_text, 1);
+    layout->addWidget(m_action, 0, Qt::AlignTop);
     layout->addWidget(m_close, 0, Qt::AlignTop);
+    m_action->setToolButtonStyle(Qt::ToolButtonTextOnly);
+    m_action->hide();
     hide();
 }
 
-void MessageBanner::showMessage(const QString& text, Type type)
+void MessageBanner::showMessage(const QString& text, Type type, QAction* action)
 {
+    m_remedy = action;
+    m_action->setVisible(action != nullptr);
+    if (action)
+        m_action->setDefaultAction(action);
     m_type = type;
     const bool error = type == Type::Error;
     setStyleSheet(error

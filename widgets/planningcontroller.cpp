@@ -11,6 +11,7 @@
 #include <QThreadPool>
 
 #include <algorithm>
+#include <filesystem>
 #include <optional>
 
 PlanningController::PlanningController(QObject* parent)
@@ -64,13 +65,21 @@ void PlanningController::requestLoad(const QString& spec, const core::LoadOption
             workload = std::make_shared<const core::Workload>(std::move(*result));
         else
             error = QString::fromStdString(result.error().message);
+        // What a user could fix: asked where the load failed, or where sizes were given (to change them).
+        std::optional<core::OpenInputs> open;
+        const bool sized = !options.bindings.dims.empty() || !options.bindings.inputShapes.empty();
+        if (std::filesystem::path(spec).extension() == ".onnx" && (!result || sized))
+            if (auto found = core::openInputs(spec); found && !found->empty())
+                open = std::move(*found);
         // Posted to the application object so a controller deleted meanwhile is noticed on the UI thread.
         QMetaObject::invokeMethod(
             QCoreApplication::instance(),
-            [self, generation, workload = std::move(workload), error] {
+            [self, generation, workload = std::move(workload), error, open = std::move(open), spec] {
                 if (!self || generation != self->m_loadGeneration)
                     return; // stale, or the window is gone
                 self->setBusy(false, self->m_planning);
+                if (open)
+                    emit self->inputsOpen(QString::fromStdString(spec), *open);
                 if (workload)
                     emit self->loadFinished(workload);
                 else

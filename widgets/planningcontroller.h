@@ -3,6 +3,7 @@
 #pragma once
 
 #include "io/workload.h"
+#include "onnx/onnximport.h"
 #include "planners/problem.h"
 
 #include <QObject>
@@ -46,6 +47,9 @@ signals:
     void loadStarted(const QString& spec);
     void loadFinished(std::shared_ptr<const core::Workload> workload);
     void loadFailed(const QString& message);
+    // Before loadFinished or loadFailed of an ONNX file whose load failed or was given sizes
+    // (LoadOptions::bindings): what its inputs leave open (core::openInputs), read in the worker.
+    void inputsOpen(const QString& spec, const core::OpenInputs& open);
     void planStarted(const QString& plannerName);
     void planReady(const core::Plan& plan);
     void planFailed(const QString& message);

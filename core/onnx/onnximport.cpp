@@ -226,6 +226,14 @@ Expected<Graph> importImpl(const std::filesystem::path& file, const ShapeBinding
     }
     if (auto s = applyBindings(model, bindings, fileName); !s)
         return s.error();
+    if (!bindings.dims.empty() || !bindings.inputShapes.empty()) {
+        std::vector<std::string> given;
+        for (const auto& [name, value] : bindings.dims)
+            given.push_back(name + " = " + std::to_string(value));
+        for (const auto& [name, dims] : bindings.inputShapes)
+            given.push_back("input '" + name + "' " + dimsText(dims));
+        notes.push_back("planned for the sizes given: " + joinNames(given, 16));
+    }
 
     // Weights stay out of the copies inference makes; only their dims and small values are read.
     google::protobuf::RepeatedPtrField<onnx::TensorProto> weights;
@@ -432,6 +440,33 @@ Expected<Graph> importImpl(const std::filesystem::path& file, const ShapeBinding
 }
 
 } // namespace
+
+Expected<OpenInputs> openInputs(const std::filesystem::path& file)
+{
+    auto model = readModel(file);
+    if (!model)
+        return model.error();
+    const auto& graph = model->graph();
+    OpenInputs open;
+    open.symbols = symbolicInputDims(graph);
+    std::unordered_set<std::string> initializers;
+    for (const auto& t : graph.initializer())
+        initializers.insert(t.name());
+    for (const auto& vi : graph.input()) {
+        if (initializers.count(vi.name()) || !vi.type().has_tensor_type())
+            continue;
+        const auto& type = vi.type().tensor_type();
+        OpenInputs::Input input { vi.name(), {}, type.has_shape() };
+        bool fixable = !input.shapeDeclared;
+        for (const auto& d : type.shape().dim()) {
+            input.dims.push_back(d.has_dim_value() ? std::to_string(d.dim_value()) : !d.dim_param().empty() ? d.dim_param() : "?");
+            fixable = fixable || input.dims.back() == "?";
+        }
+        if (fixable)
+            open.inputs.push_back(std::move(input));
+    }
+    return open;
+}
 
 Expected<Graph> importOnnx(const std::filesystem::path& file, const ShapeBindings& bindings)
 {

@@ -17,6 +17,21 @@ namespace core {
 // is missing, not ONNX, corrupt, or a tensor needed for planning stays unsized (with a --dim hint).
 Expected<Graph> importOnnx(const std::filesystem::path& file, const ShapeBindings& bindings = {});
 
+// What an ONNX model's declared graph inputs leave open, for a user to fix (ShapeBindings): its
+// symbolic dimension names in order of first use, and each tensor input (initializers and sequences
+// aside) with a dimension that is neither a number nor a name, or with no shape at all.
+struct OpenInputs {
+    struct Input {
+        std::string name;
+        std::vector<std::string> dims; // as declared: "3", "batch", "?"; empty when no shape is declared
+        bool shapeDeclared = false;
+    };
+    std::vector<std::string> symbols;
+    std::vector<Input> inputs;
+    bool empty() const { return symbols.empty() && inputs.empty(); }
+};
+Expected<OpenInputs> openInputs(const std::filesystem::path& file);
+
 // Writes a graph as an ONNX model (ops keep their type and names; weights become initializers
 // filled with zeros). Used to export the built-in examples.
 Status exportOnnx(const Graph& graph, const std::filesystem::path& file);
