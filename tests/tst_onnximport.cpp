@@ -321,6 +321,7 @@ private slots:
     void ifCapturesOuterTensors();
     void loopScanOutput();
     void loopCarriedShapeTheBodyCannotTellIsAnEstimate();
+    void loopGrowingByItsIterationNumberIsInferredPerIteration();
     void dataDependentOpsInsideSubgraphs();
     void sequencesAreEstimated();
     void exportRoundTrip();
@@ -825,6 +826,44 @@ void TestOnnxImport::loopScanOutput()
     QCOMPARE(tensor(g, "final").shape, (std::vector<std::int64_t> { 3 }));
     QCOMPARE(tensor(g, "stacked").shape, (std::vector<std::int64_t> { 5, 3 }));
     QVERIFY(!tensor(g, "stacked").estimated); // no condition input: exactly M iterations
+}
+
+// acc = concat(acc, x[0 : i + 1]) for i in range(4): one body inference, with i unknown, cannot
+// size the slice; inferring the body once per iteration (its number known) gives 1 + 2 + 3 + 4
+// elements exactly. Its condition, cond_in passed on, is known true in every iteration.
+void TestOnnxImport::loopGrowingByItsIterationNumberIsInferredPerIteration()
+{
+    ModelBuilder b(17);
+    b.input("x", TensorProto::FLOAT, { 8 });
+    b.ints("trips", { 4 }, {});
+    b.floats("empty", { 0 }, 0.0f);
+    b.ints("keep", { 1 }, {});
+    attr(b.node("Cast", { "keep" }, { "keep_going" }), "to", std::int64_t(TensorProto::BOOL));
+    auto* body = loopBody(b.node("Loop", { "trips", "keep_going", "empty" }, { "acc" }));
+    addValue(body->mutable_input(), "acc_in", TensorProto::FLOAT, { Dim { -1 } });
+    auto node = [&](const char* type, std::vector<std::string> in, const char* out) { return bodyNode(body, type, std::move(in), out); };
+    node("Identity", { "cond_in" }, "cond_out");
+    auto* one = node("Constant", {}, "one");
+    auto* value = one->add_attribute();
+    value->set_name("value");
+    value->set_type(onnx::AttributeProto::TENSOR);
+    value->mutable_t()->set_data_type(TensorProto::INT64);
+    value->mutable_t()->add_dims(1);
+    value->mutable_t()->add_int64_data(1);
+    auto* zero = node("Constant", {}, "zero");
+    *zero->mutable_attribute() = one->attribute();
+    zero->mutable_attribute(0)->mutable_t()->set_int64_data(0, 0);
+    node("Add", { "i", "one" }, "end");
+    node("Slice", { "x", "zero", "end" }, "part");
+    attr(*node("Concat", { "acc_in", "part" }, "acc_out"), "axis", std::int64_t(0));
+    addValue(body->mutable_output(), "cond_out", TensorProto::BOOL, {});
+    auto* acc = body->add_output();
+    acc->set_name("acc_out");
+    ModelBuilder::setType(acc->mutable_type(), TensorProto::FLOAT, nullptr);
+    b.output("acc");
+    IMPORT(g, b.save(m_dir, QStringLiteral("loop_by_iteration.onnx")));
+    QCOMPARE(tensor(g, "acc").shape, (std::vector<std::int64_t> { 10 }));
+    QVERIFY(!tensor(g, "acc").estimated);
 }
 
 // A carried value whose body result comes from an op no rule sizes (a custom-domain op): its

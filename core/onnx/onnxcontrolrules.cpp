@@ -108,6 +108,10 @@ void loopRule(const RuleInput& in, std::vector<ValueFacts>& out)
 {
     if (in.subgraphOutputs.size() != 1)
         return;
+    if (in.unrolled.size() == out.size()) { // every iteration inferred: the outputs as they end
+        out = in.unrolled;
+        return;
+    }
     const auto& body = in.subgraphOutputs[0];
     const std::size_t carried = in.inputs.size() >= 2 ? in.inputs.size() - 2 : 0;
     std::int64_t trips = -1;

@@ -361,6 +361,7 @@ InferenceResult inferModel(const onnx::ModelProto& model, const std::vector<cons
     // Subgraph outputs inferred over the subgraph itself, and what it was inferred from.
     std::vector<std::string> nestedKey(n);
     std::vector<std::vector<std::vector<ValueFacts>>> nested(n);
+    std::vector<std::vector<ValueFacts>> unrolled(n); // a Loop's outputs inferred per iteration
     const OuterLookup outer = [&](const std::string& name) -> const ValueFacts* {
         auto it = facts.find(name);
         return it == facts.end() ? nullptr : &it->second;
@@ -559,6 +560,8 @@ InferenceResult inferModel(const onnx::ModelProto& model, const std::vector<cons
                         if (key != nestedKey[i]) {
                             nestedKey[i] = std::move(key);
                             nested[i] = inferSubgraphOutputs(model, node, in.opset, reads[i], outer, depth);
+                            unrolled[i] = node.op_type() == "Loop" ? unrolledLoopOutputs(model, node, reads[i], outer, depth)
+                                                                   : std::vector<ValueFacts> {};
                         }
                         if (nested[i].size() == in.subgraphOutputs.size())
                             for (std::size_t k = 0; k < nested[i].size(); ++k)
@@ -570,6 +573,7 @@ InferenceResult inferModel(const onnx::ModelProto& model, const std::vector<cons
                             for (auto& f : outs)
                                 guessSequenceBytes(f);
                 }
+                in.unrolled = unrolled[i];
                 const auto outs = applyShapeRule(in);
                 for (std::size_t k = 0; k < outs.size() && k < writes[i].size(); ++k)
                     if (writes[i][k] && outs[k].kind != ValueKind::Unknown) {

@@ -61,4 +61,17 @@ std::vector<std::vector<ValueFacts>> inferSubgraphOutputs(const onnx::ModelProto
                                                           int opset, const std::vector<const ValueFacts*>& inputs,
                                                           const OuterLookup& outer, int depth);
 
+// A Loop's outputs from inferring its body once per iteration, each iteration seeing its number
+// and the carried values the one before produced: exact where one body inference with an unknown
+// iteration number is not (a list growing by i + 1 elements in iteration i). Only for a Loop of the
+// model's own graph (depth 0: nested Loops keep the one-inference rule, so the cost stays linear)
+// with a trip count known at import of 1 to kMostUnrolledIterations, at most kMostUnrolledNodes
+// body nodes inferred in all, a condition that enters true, and a body whose condition result import
+// can tell in every iteration (a false one ends the loop there); empty otherwise, or when a result
+// is not fully known or a scan output changes shape between iterations.
+constexpr std::int64_t kMostUnrolledIterations = 32;
+constexpr std::int64_t kMostUnrolledNodes = 4096;
+std::vector<ValueFacts> unrolledLoopOutputs(const onnx::ModelProto& model, const onnx::NodeProto& node,
+                                            const std::vector<const ValueFacts*>& inputs, const OuterLookup& outer, int depth);
+
 } // namespace core::onnxdetail

@@ -26,6 +26,8 @@ struct RuleInput {
     std::vector<const ValueFacts*> inputs;     // aligned with node->input(), nullptr when absent
     // Output facts of each graph attribute (If: then/else; Loop/Scan: body), in attribute order.
     std::vector<std::vector<ValueFacts>> subgraphOutputs;
+    // A Loop's outputs from inferring its body per iteration (unrolledLoopOutputs); empty when not.
+    std::vector<ValueFacts> unrolled;
     // Second phase: allow guesses that later facts could have made exact (TopK with unknown k sized
     // by its axis, a Loop with unknown trip count sized for one iteration, sequences by their inputs).
     bool allowGuesses = false;

@@ -92,6 +92,10 @@ std::vector<ValueFacts> inferBody(const onnx::ModelProto& model, const onnx::Gra
 
     std::unordered_set<std::string> estimated; // values computed from an upper bound
     std::unordered_map<std::string, ValueFacts> sequences; // formal sequences with the bytes they enter with
+    // Outer constants and formals with a known value (an unrolled Loop's iteration number) become
+    // initializers, so folding inside sees them.
+    std::deque<onnx::TensorProto> constants;
+    std::vector<const onnx::TensorProto*> initializers;
     auto declare = [&](onnx::ValueInfoProto& vi, const ValueFacts& f) {
         if (f.kind == ValueKind::Sequence && f.bytes >= 0 && vi.type().has_sequence_type()) {
             sequences[vi.name()] = f;
@@ -111,11 +115,15 @@ std::vector<ValueFacts> inferBody(const onnx::ModelProto& model, const onnx::Gra
         auto* vi = g->add_input();
         *vi = body.input(k);
         declare(*vi, formal[std::size_t(k)]);
+        if (const auto& f = formal[std::size_t(k)]; f.kind == ValueKind::Tensor && f.value) {
+            auto& t = constants.emplace_back();
+            writeConst(*f.value, t);
+            t.set_name(vi->name());
+            initializers.push_back(&t);
+        }
     }
 
-    // Outer values: constants become initializers (so folding inside sees them), the rest typed inputs.
-    std::deque<onnx::TensorProto> constants;
-    std::vector<const onnx::TensorProto*> initializers;
+    // Outer values: constants become initializers, the rest typed inputs.
     for (const auto& t : body.initializer())
         initializers.push_back(&t);
     std::vector<std::string> read;
@@ -164,7 +172,80 @@ std::vector<ValueFacts> inferBody(const onnx::ModelProto& model, const onnx::Gra
     return outs;
 }
 
+// A scalar of `elemType` holding `v`, as import knows a value.
+ValueFacts scalar(int elemType, std::int64_t v)
+{
+    ValueFacts f = tensorFacts(elemType, {});
+    auto value = std::make_shared<ConstValue>();
+    value->elemType = elemType;
+    value->ints = { v };
+    f.value = std::move(value);
+    return f;
+}
+
 } // namespace
+
+std::vector<ValueFacts> unrolledLoopOutputs(const onnx::ModelProto& model, const onnx::NodeProto& node,
+                                            const std::vector<const ValueFacts*>& inputs, const OuterLookup& outer, int depth)
+{
+    const auto* a = findAttr(node, "body");
+    if (!a || !a->has_g())
+        return {};
+    const auto& body = a->g();
+    const auto input = [&](std::size_t k) -> const ValueFacts* { return k < inputs.size() ? inputs[k] : nullptr; };
+    const auto known = [](const ValueFacts* f) { return f && f->value && !f->value->isReal() && f->value->count() == 1; };
+    if (!known(input(0)) || (input(1) && (!known(input(1)) || input(1)->value->integer(0) == 0)))
+        return {};
+    const std::int64_t trips = input(0)->value->integer(0);
+    const std::size_t carried = inputs.size() > 2 ? inputs.size() - 2 : 0;
+    if (trips < 1 || trips > kMostUnrolledIterations || trips * body.node_size() > kMostUnrolledNodes || depth > 0
+        || std::size_t(body.input_size()) != 2 + carried || std::size_t(body.output_size()) < 1 + carried)
+        return {};
+    std::vector<ValueFacts> state;
+    for (std::size_t k = 0; k < carried; ++k) {
+        if (!input(2 + k))
+            return {};
+        state.push_back(*input(2 + k));
+    }
+    const std::size_t scanCount = std::size_t(body.output_size()) - 1 - carried;
+    std::vector<ValueFacts> scans(scanCount);
+    std::int64_t done = 0;
+    while (done < trips) {
+        std::vector<ValueFacts> formal { scalar(onnx::TensorProto::INT64, done), scalar(onnx::TensorProto::BOOL, 1) };
+        formal.insert(formal.end(), state.begin(), state.end());
+        const auto outs = inferBody(model, body, formal, outer, depth);
+        ++done;
+        if (outs.size() != std::size_t(body.output_size()) || !known(&outs[0]))
+            return {}; // the loop may stop in any iteration
+        for (std::size_t k = 0; k < carried; ++k) {
+            const auto& result = outs[1 + k];
+            const bool sized = result.kind == ValueKind::Tensor ? result.dimsKnown() : result.kind == ValueKind::Sequence && result.bytes >= 0;
+            if (!sized)
+                return {}; // the one-inference rule may still guess it
+            state[k] = result;
+        }
+        for (std::size_t j = 0; j < scanCount; ++j) {
+            const auto& slice = outs[1 + carried + j];
+            if (slice.kind != ValueKind::Tensor || !slice.dimsKnown()
+                || (done > 1 && (slice.dims != scans[j].dims || slice.elemType != scans[j].elemType)))
+                return {};
+            const bool estimated = scans[j].estimated || slice.estimated;
+            scans[j] = slice;
+            scans[j].estimated = estimated;
+        }
+        if (outs[0].value->integer(0) == 0)
+            break;
+    }
+    std::vector<ValueFacts> out = std::move(state);
+    for (auto& f : out)
+        f.value = nullptr; // the run computes them; only their sizes are planned
+    for (auto& slice : scans) {
+        Dims dims { done };
+        dims.insert(dims.end(), slice.dims.begin(), slice.dims.end());
+        out.push_back(tensorFacts(slice.elemType, std::move(dims), slice.estimated));
+    }
+    return out;
+}
 
 std::vector<std::vector<ValueFacts>> inferSubgraphOutputs(const onnx::ModelProto& model, const onnx::NodeProto& node,
                                                           int opset, const std::vector<const ValueFacts*>& inputs,
