@@ -340,7 +340,8 @@ void TestExecutor::backendNodeTests()
     }
     // SequenceMap itself, not only its expansion into a Loop (which the prefixes above also match).
     // test_loop13_seq: a list growing by i + 1 elements in iteration i, sized by inferring each iteration.
-    for (const char* name : { "test_sequence_map_add_2_sequences", "test_sequence_map_extract_shapes", "test_loop13_seq" })
+    // test_scan_sum: a Scan-8, its batch axis first.
+    for (const char* name : { "test_sequence_map_add_2_sequences", "test_sequence_map_extract_shapes", "test_loop13_seq", "test_scan_sum" })
         QVERIFY2(std::find(passed.begin(), passed.end(), name) != passed.end(), name);
 }
 

@@ -220,6 +220,27 @@ onnx::NodeProto* bodyNode(onnx::GraphProto* body, const char* type, const std::v
     return n;
 }
 
+// An imported graph ready to run: its workload, its no-reuse plan and options holding the model's
+// data; empty with `why` set when a step fails.
+struct Runnable {
+    Workload workload;
+    Plan plan;
+    RunOptions options;
+};
+std::optional<Runnable> runnable(const Graph& g, const QString& path, std::string& why)
+{
+    auto w = workloadFromGraph(g, path.toStdString(), {});
+    auto data = loadTensorData(path.toStdString(), g);
+    if (!w || !data) {
+        why = !w ? w.error().message : data.error().message;
+        return std::nullopt;
+    }
+    Runnable r { std::move(*w), {}, {} };
+    r.plan = noReusePlan(r.workload.problem);
+    r.options.modelData = std::make_shared<const ModelData>(std::move(*data));
+    return r;
+}
+
 // Constant node holding an int64 vector.
 void constInts(ModelBuilder& b, const std::string& out, const std::vector<std::int64_t>& values, bool scalar = false)
 {
@@ -322,6 +343,7 @@ private slots:
     void loopScanOutput();
     void loopCarriedShapeTheBodyCannotTellIsAnEstimate();
     void loopGrowingByItsIterationNumberIsInferredPerIteration();
+    void scan8RunsEachBatchEntry();
     void dataDependentOpsInsideSubgraphs();
     void sequencesAreEstimated();
     void exportRoundTrip();
@@ -864,6 +886,68 @@ void TestOnnxImport::loopGrowingByItsIterationNumberIsInferredPerIteration()
     IMPORT(g, b.save(m_dir, QStringLiteral("loop_by_iteration.onnx")));
     QCOMPARE(tensor(g, "acc").shape, (std::vector<std::int64_t> { 10 }));
     QVERIFY(!tensor(g, "acc").estimated);
+}
+
+// Scan-8 (opset 8): states and scan inputs carry a batch axis first. Each batch entry scans its own
+// rows: y[b] sums x[b, t, :] over t, z[b, t] is the running sum. A sequence_lens shorter than
+// the scan axis is refused (the Scan runs synthetic, saying so).
+void TestOnnxImport::scan8RunsEachBatchEntry()
+{
+    for (const bool shortLens : { false, true }) {
+        ModelBuilder b(8);
+        b.input("initial", TensorProto::FLOAT, { 2, 2 });
+        b.input("x", TensorProto::FLOAT, { 2, 3, 2 });
+        if (shortLens)
+            b.ints("lens", { 3, 2 });
+        auto& scan = b.node("Scan", { shortLens ? "lens" : "", "initial", "x" }, { "y", "z" });
+        attr(scan, "num_scan_inputs", std::int64_t(1));
+        auto* a = scan.add_attribute();
+        a->set_name("body");
+        a->set_type(onnx::AttributeProto::GRAPH);
+        auto* body = a->mutable_g();
+        body->set_name("body");
+        addValue(body->mutable_input(), "sum_in", TensorProto::FLOAT, { 2 });
+        addValue(body->mutable_input(), "next", TensorProto::FLOAT, { 2 });
+        bodyNode(body, "Add", { "sum_in", "next" }, "sum_out");
+        bodyNode(body, "Identity", { "sum_out" }, "scan_out");
+        addValue(body->mutable_output(), "sum_out", TensorProto::FLOAT, { 2 });
+        addValue(body->mutable_output(), "scan_out", TensorProto::FLOAT, { 2 });
+        b.output("y");
+        b.output("z");
+        const QString path = b.save(m_dir, QStringLiteral("scan8.onnx"));
+        IMPORT(g, path);
+        QCOMPARE(tensor(g, "z").shape, (std::vector<std::int64_t> { 2, 3, 2 }));
+        std::string why;
+        auto w = runnable(g, path, why);
+        QVERIFY2(w, why.c_str());
+        const auto& plan = w->plan;
+        QVERIFY(validatePlan(w->workload.problem, plan).ok());
+        auto& options = w->options;
+        const auto floats = [](std::vector<std::int64_t> shape, std::vector<float> v) {
+            HostTensor h { DType::Float32, std::move(shape), std::vector<std::byte>(v.size() * sizeof(float)) };
+            std::memcpy(h.data.data(), v.data(), h.data.size());
+            return h;
+        };
+        options.inputs["initial"] = floats({ 2, 2 }, { 0, 0, 100, 100 });
+        options.inputs["x"] = floats({ 2, 3, 2 }, { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12 });
+        const auto& wl = w->workload;
+        const auto run = runOnCpu(*wl.graph, wl.schedule, wl.problem, plan, wl.bufferTensor, options);
+        QVERIFY2(run, run ? "" : run.error().message.c_str());
+        if (shortLens) {
+            QCOMPARE(run->opsSynthetic, 1);
+            QVERIFY2(run->ops.front().refusal == "a Scan-8 with sequence_lens shorter than its scan axis is not run",
+                run->ops.front().refusal.c_str());
+            continue;
+        }
+        QCOMPARE(run->opsSynthetic, 0);
+        const auto values = [](const HostTensor& h) {
+            std::vector<float> v(h.data.size() / sizeof(float));
+            std::memcpy(v.data(), h.data.data(), h.data.size());
+            return v;
+        };
+        QCOMPARE(values(run->outputs[0]), (std::vector<float> { 9, 12, 127, 130 }));
+        QCOMPARE(values(run->outputs[1]), (std::vector<float> { 1, 2, 4, 6, 9, 12, 107, 108, 116, 118, 127, 130 }));
+    }
 }
 
 // A carried value whose body result comes from an op no rule sizes (a custom-domain op): its
@@ -1692,14 +1776,13 @@ void TestOnnxImport::givenValuesSizeWhatIsComputedFromThem()
     QCOMPARE(tensor(g, "m").kind, TensorKind::Activation);
     QVERIFY2(notesOf(g).find("the values given for 'n' size what 3 ops compute from them") != std::string::npos, notesOf(g).c_str());
 
-    auto w = workloadFromGraph(g, path.toStdString(), {});
-    QVERIFY2(w, w ? "" : w.error().message.c_str());
-    auto data = loadTensorData(path.toStdString(), g);
-    QVERIFY2(data, data ? "" : data.error().message.c_str());
-    const auto plan = noReusePlan(w->problem);
+    std::string why;
+    auto r = runnable(g, path, why);
+    QVERIFY2(r, why.c_str());
+    const auto* w = &r->workload;
+    const auto& plan = r->plan;
     QVERIFY(validatePlan(w->problem, plan).ok());
-    RunOptions options;
-    options.modelData = std::make_shared<const ModelData>(std::move(*data));
+    auto& options = r->options;
     auto runWith = [&](std::int64_t n) {
         const auto v = given(n);
         options.inputs["n"] = HostTensor { v.dtype, v.shape, v.data };

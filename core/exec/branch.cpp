@@ -457,8 +457,7 @@ bool evalScan(const Subgraphs& scan, const KernelCall& call, std::size_t outputs
     const std::int64_t scanInputs = call.attrInt("num_scan_inputs", 0);
     const std::size_t inputs = call.in.size();
     if (body.formals.size() != inputs) {
-        why = body.formals.size() + 1 == inputs ? "a Scan-8 (batch axis, sequence_lens) is not run"
-                                                : "the body's inputs do not match the Scan's";
+        why = "the body's inputs do not match the Scan's";
         return false;
     }
     if (scanInputs < 1 || std::size_t(scanInputs) > inputs || body.results.size() < inputs - std::size_t(scanInputs)
@@ -565,6 +564,82 @@ bool evalScan(const Subgraphs& scan, const KernelCall& call, std::size_t outputs
                 std::memcpy(out.bytes.data() + ((o * length + p) * split.inner) * w, e.bytes.data() + o * split.inner * w,
                     std::size_t(split.inner * w));
         }
+        results.push_back(std::move(out));
+    }
+    return true;
+}
+
+// Scan-8: input 0 the optional sequence_lens, then states and scan inputs with a leading batch
+// axis (scan inputs: [batch, sequence, ...]). Each batch entry runs as a Scan-9 over its slices
+// (evalScan on views into the batch entry), and its results are stacked along a new batch axis.
+// Sequence lengths shorter than the scan axis, and reversed scan directions, are refused.
+bool evalScan8(const Subgraphs& scan, const KernelCall& call, std::size_t outputs, const OuterLookup& outer,
+    std::vector<Value>& results, Bytes& heldBytes, std::string& why, const CancelToken& cancel)
+{
+    if (call.in.size() < 2) {
+        why = "the Scan has no state or scan input";
+        return false;
+    }
+    const auto directions = call.attrIntsOr("directions", 0, std::size_t(std::max<std::int64_t>(call.attrInt("num_scan_inputs", 0), 0)));
+    if (std::any_of(directions.begin(), directions.end(), [](std::int64_t d) { return d != 0; })) {
+        why = "a Scan-8 scanning in reverse is not run";
+        return false;
+    }
+    std::int64_t batch = -1;
+    for (std::size_t k = 1; k < call.in.size(); ++k) {
+        const auto& x = call.in[k];
+        if (!x.present() || x.rank() < 1 || (batch >= 0 && x.shape[0] != batch)) {
+            why = "input " + std::to_string(k) + " has no batch axis of the common size";
+            return false;
+        }
+        batch = x.shape[0];
+    }
+    if (call.has(0)) {
+        const auto& lens = call.in[0];
+        const std::int64_t scanInputs = call.attrInt("num_scan_inputs", 0);
+        const auto& first = call.in[call.in.size() - std::size_t(std::max<std::int64_t>(scanInputs, 1))];
+        for (std::int64_t b = 0; b < lens.count; ++b)
+            if (first.rank() < 2 || intAt(lens, b) != first.shape[1]) {
+                why = "a Scan-8 with sequence_lens shorter than its scan axis is not run";
+                return false;
+            }
+    }
+    KernelCall entry = call; // one batch entry: views past the batch axis, no sequence_lens
+    entry.in.erase(entry.in.begin());
+    entry.out.clear();
+    entry.outSlots.clear();
+    std::vector<std::vector<Value>> perEntry;
+    for (std::int64_t b = 0; b < batch; ++b) {
+        for (std::size_t k = 1; k < call.in.size(); ++k) {
+            const auto& x = call.in[k];
+            auto& v = entry.in[k - 1];
+            v.shape.assign(x.shape.begin() + 1, x.shape.end());
+            v.count = elementCount(v.shape);
+            v.data = x.data + b * v.count * dtypeBytes(x.dtype);
+        }
+        std::vector<Value> one;
+        if (!evalScan(scan, entry, outputs, outer, one, heldBytes, why, cancel))
+            return false;
+        if (!perEntry.empty())
+            for (std::size_t j = 0; j < one.size(); ++j)
+                if (one[j].shape != perEntry.front()[j].shape || one[j].dtype != perEntry.front()[j].dtype) {
+                    why = "output " + std::to_string(j) + " changes shape between batch entries";
+                    return false;
+                }
+        perEntry.push_back(std::move(one));
+    }
+    if (perEntry.empty()) {
+        why = "a Scan-8 with a batch of 0 has no element shape for its outputs";
+        return false;
+    }
+    for (std::size_t j = 0; j < outputs; ++j) {
+        const auto& first = perEntry.front()[j];
+        Shape stacked { batch };
+        stacked.insert(stacked.end(), first.shape.begin(), first.shape.end());
+        Value out = allocate(first.dtype, stacked, elementCount(stacked));
+        const std::size_t each = std::size_t(elementCount(first.shape) * dtypeBytes(first.dtype));
+        for (std::int64_t b = 0; b < batch; ++b)
+            std::memcpy(out.bytes.data() + std::size_t(b) * each, perEntry[std::size_t(b)][j].bytes.data(), each);
         results.push_back(std::move(out));
     }
     return true;
@@ -688,6 +763,8 @@ bool evaluate(const Subgraphs& graphs, const KernelCall& call, std::size_t outpu
         return evalIf(graphs, call, outputs, outer, results, heldBytes, why, cancel);
     if (type == "Loop")
         return evalLoop(graphs, call, outputs, outer, results, heldBytes, why, cancel);
+    if (type == "Scan" && graphs.body.formals.size() + 1 == call.in.size())
+        return evalScan8(graphs, call, outputs, outer, results, heldBytes, why, cancel);
     if (type == "Scan")
         return evalScan(graphs, call, outputs, outer, results, heldBytes, why, cancel);
     if (type == "SequenceMap")

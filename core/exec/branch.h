@@ -69,7 +69,9 @@ using OuterLookup = std::function<bool(const std::string& name, TensorView& view
 // - Scan (opset 9 on: N state values, then num_scan_inputs scan inputs): the body runs once per
 //   slice along each scan input's axis (scan_input_axes, scan_input_directions); outputs are the
 //   final states, then each scan output's values stacked along scan_output_axes (from the end for
-//   scan_output_directions 1). A Scan-8 (batch axis) does not run.
+//   scan_output_directions 1). A Scan-8 (input 0 sequence_lens, then states and scan inputs with a
+//   batch axis first) runs each batch entry so and stacks the results along the batch axis; a
+//   sequence_lens shorter than the scan axis, or a reversed direction, is refused.
 // - SequenceMap (input 0 a sequence, then sequences of its length or tensors): the body runs once
 //   per element, reading element i of each sequence and each tensor whole; output k is the list of
 //   the body's result k, one element per iteration.

@@ -167,6 +167,9 @@ std::vector<std::string> actualsOf(const onnx::NodeProto& node)
             actuals.push_back(node.input(k));
     } else if (node.op_type() == "Scan") {
         actuals.assign(node.input().begin(), node.input().end()); // opset 9 on: formals = state, then scan inputs
+        const auto* body = onnxdetail::findAttr(node, "body");
+        if (body && body->has_g() && body->g().input_size() + 1 == node.input_size())
+            actuals.erase(actuals.begin()); // Scan-8: sequence_lens first, and no formal for it
     }
     return actuals;
 }
