@@ -78,22 +78,6 @@ struct CaseResult {
     std::string detail;
 };
 
-// What a data set's files fixed at import, as text: data sets that fix the same share a plan.
-std::string bindingKey(const core::ShapeBindings& b)
-{
-    std::string key;
-    for (const auto& [name, shape] : b.inputShapes)
-        key += name + ":" + std::to_string(shape.size()) + ":" + std::string(reinterpret_cast<const char*>(shape.data()), shape.size() * 8) + ";";
-    for (const auto& [name, v] : b.inputValues)
-        key += name + "=" + std::string(reinterpret_cast<const char*>(v.data.data()), v.data.size()) + ";";
-    for (const auto& [name, items] : b.sequenceElements)
-        for (const auto& shape : items)
-            key += name + "[" + std::string(reinterpret_cast<const char*>(shape.data()), shape.size() * 8) + "];";
-    for (const auto& [name, bytes] : b.sequenceBytes)
-        key += name + "#" + std::to_string(bytes) + ";";
-    return key;
-}
-
 // Runs one backend test folder (model.onnx + test_data_set_*) with no reuse. Each data set's inputs
 // fix what the model's declared input shapes leave open (symbolic dimensions, sequences' lengths,
 // small integer inputs' values), as `memplan run --input` does: the model is imported again for a
@@ -112,7 +96,7 @@ CaseResult runCase(const fs::path& dir)
         return result;
     std::optional<core::Workload> workload;
     std::shared_ptr<const core::ModelData> modelData;
-    std::string importedFor;
+    core::ShapeBindings importedFor; // what the data set files fixed at the last import
     bool any = false;
     for (const auto& set : sets) {
         std::vector<std::pair<std::string, fs::path>> files;
@@ -122,7 +106,7 @@ CaseResult runCase(const fs::path& dir)
         auto given = core::readGivenInputs(model, files, bindings);
         if (!given)
             return result;
-        if (!workload || bindingKey(bindings) != importedFor) {
+        if (!workload || bindings != importedFor) {
             auto graph = core::importOnnx(model, bindings);
             if (!graph)
                 return result;
@@ -134,7 +118,7 @@ CaseResult runCase(const fs::path& dir)
                 return result;
             workload = std::move(*imported);
             modelData = std::make_shared<const core::ModelData>(std::move(*data));
-            importedFor = bindingKey(bindings);
+            importedFor = bindings;
         }
         core::RunOptions options;
         options.modelData = modelData;

@@ -106,6 +106,7 @@ struct InputValue {
     DType dtype = DType::Undefined;
     std::vector<std::int64_t> shape;
     std::vector<std::byte> data;
+    bool operator==(const InputValue&) const = default;
 };
 
 // Values the user gives for what the model leaves open (--dim, --input-shape, --input files).
@@ -117,6 +118,7 @@ struct ShapeBindings {
     // Graph input -> its values, for the shapes computed from them (a window's size, a loop's trip
     // count). Ops that read them still run: the plan holds for these values only.
     std::map<std::string, InputValue> inputValues;
+    bool operator==(const ShapeBindings&) const = default; // the same sizes and values: the same import
 };
 
 // Element count × element size, or kUnknownSize when a dimension is unknown, negative or the product overflows.
