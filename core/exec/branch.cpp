@@ -662,7 +662,7 @@ bool evalSequenceMap(const Subgraphs& map, const KernelCall& call, std::size_t o
         return false;
     }
     const auto length = std::int64_t(call.in[0].items.size());
-    // Where each element of each sequence input starts (elements lie packed in order).
+    // Where each element of each sequence input starts, in bytes (elements lie packed in order).
     std::vector<std::vector<std::int64_t>> starts(call.in.size());
     for (std::size_t k = 0; k < call.in.size(); ++k) {
         const auto& x = call.in[k];
@@ -677,12 +677,11 @@ bool evalSequenceMap(const Subgraphs& map, const KernelCall& call, std::size_t o
                 + std::to_string(length);
             return false;
         }
-        std::int64_t at = 0;
-        for (const auto& item : x.items) {
-            starts[k].push_back(at);
-            at += elementCount(item);
-        }
-        if (at != x.count) {
+        starts[k] = itemOffsets(x);
+        std::int64_t elements = 0;
+        for (const auto& item : x.items)
+            elements += elementCount(item);
+        if (elements != x.count) {
             why = "input " + std::to_string(k) + "'s element shapes do not add up to its elements";
             return false;
         }
@@ -707,7 +706,7 @@ bool evalSequenceMap(const Subgraphs& map, const KernelCall& call, std::size_t o
             Value element = allocate(x.dtype, shape, elementCount(shape));
             const Bytes w = dtypeBytes(x.dtype);
             if (elementCount(shape) > 0)
-                std::memcpy(element.bytes.data(), x.data + starts[k][std::size_t(i)] * w, std::size_t(elementCount(shape) * w));
+                std::memcpy(element.bytes.data(), x.data + starts[k][std::size_t(i)], std::size_t(elementCount(shape) * w));
             bound += Bytes(element.bytes.size());
             run.bind(body.formals[k], std::move(element));
         }

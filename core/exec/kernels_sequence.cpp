@@ -11,6 +11,18 @@
 
 namespace core::exec {
 
+std::vector<std::int64_t> itemOffsets(const TensorView& s)
+{
+    std::vector<std::int64_t> offsets;
+    offsets.reserve(s.items.size());
+    std::int64_t elements = 0;
+    for (const auto& item : s.items) {
+        offsets.push_back(elements * dtypeBytes(s.dtype));
+        elements += elementCount(item);
+    }
+    return offsets;
+}
+
 namespace {
 
 std::int64_t countOf(const Shape& s) { return elementCount(s); }
@@ -22,19 +34,6 @@ std::int64_t itemOffset(const TensorView& s, std::size_t i)
     for (std::size_t k = 0; k < i; ++k)
         elements += countOf(s.items[k]);
     return elements * dtypeBytes(s.dtype);
-}
-
-// Byte offset of every item of sequence view s, in one pass (a list may hold many items).
-std::vector<std::int64_t> itemOffsets(const TensorView& s)
-{
-    std::vector<std::int64_t> offsets;
-    offsets.reserve(s.items.size());
-    std::int64_t elements = 0;
-    for (const auto& item : s.items) {
-        offsets.push_back(elements * dtypeBytes(s.dtype));
-        elements += countOf(item);
-    }
-    return offsets;
 }
 
 std::int64_t totalOf(const std::vector<Shape>& items)

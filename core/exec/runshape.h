@@ -44,4 +44,7 @@ using SequenceKernel = bool (*)(const KernelCall& call, std::vector<Shape>& shap
 // nullptr for any other op.
 SequenceKernel findSequenceKernel(const std::string& opType, bool touchesSequence);
 
+// Byte offset of every item of sequence view s, in one pass (a list may hold many items).
+std::vector<std::int64_t> itemOffsets(const TensorView& s);
+
 } // namespace core::exec
