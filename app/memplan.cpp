@@ -49,9 +49,9 @@ or example:NAME. Sizes print in KiB/MiB/GiB; JSON and CSV carry exact bytes.
 const char* const kModelOptionsHelp = R"(  --alignment N         activation alignment in bytes (default 256 for graphs, 1 for CSV problems)
   --dim NAME=V          value of a symbolic dimension, repeatable (e.g. --dim batch=1)
   --input-shape X=D,..  full shape of graph input X, repeatable (e.g. --input-shape x=1,3,224,224)
-  --input X=FILE.pb     graph input X's contents as an ONNX TensorProto (SequenceProto for a list),
-                        repeatable: fixes its shape, a list's element shapes, a small integer
-                        input's values (a Range's length, a loop's count)
+  --input X=FILE.pb     graph input X's contents as an ONNX TensorProto (SequenceProto for a list,
+                        OptionalProto for an optional), repeatable: fixes its shape, a list's element
+                        shapes, a small integer input's values (a Range's length, a loop's count)
 )";
 
 const char* const kWorkspacesHelp = R"(  --workspaces          plan each Conv's im2col workspace as a buffer of its own ("<op> workspace",

@@ -50,9 +50,10 @@ predicted vs measured memory (per step and peak) and latency of both allocation 
   --planner NAME        planner to use (default best-of-greedy)
   --repeat N            timed runs of each allocation mode (default 5); latency median, p50, p99
   --json FILE           write the measurement as JSON
-  --input NAME=FILE.pb  a graph input from an ONNX TensorProto file (a SequenceProto for a list;
-                        repeatable); others random. The file also fixes what the model leaves
-                        open: its shape, a list's element shapes, a small integer input's values
+  --input NAME=FILE.pb  a graph input from an ONNX TensorProto file (a SequenceProto for a list,
+                        an OptionalProto for an optional; repeatable); others random. The file
+                        also fixes what the model leaves open: its shape, a list's element shapes,
+                        a small integer input's values
   --save-outputs DIR    write every graph output as DIR/output_K.pb (graph-output order)
   --seed N              seed for random inputs and for weights the model does not store (default 1)
   --alignment N, --dim NAME=V, --input-shape NAME=D0,D1,..., --workspaces   as for `memplan plan`

@@ -102,16 +102,11 @@ core::Status Passes::poolInUse(Bytes& used)
 core::Status Passes::readOutputs(const core::exec::RuntimeShapes& runShapes)
 {
     for (auto t : graph.outputs) {
-        core::HostTensor h;
-        const auto& tensor = graph.tensors[t];
-        const auto view = core::exec::runtimeView(graph, t, nullptr, runShapes);
-        h.dtype = tensor.dtype;
-        h.shape = view.shape;
-        h.sequence = tensor.sequence;
-        h.items.assign(view.items.begin(), view.items.end());
-        if (const auto* q = layout.address[t]) {
-            h.data.resize(std::size_t(std::max<Bytes>(runShapes.known[std::size_t(t)] ? view.bytes() : tensor.size, 0)));
-            CUDA_TRY(cudaMemcpy(h.data.data(), q, h.data.size(), cudaMemcpyDefault), "reading output '" + tensor.name + "'");
+        Bytes bytes = 0;
+        core::HostTensor h = core::exec::outputHeader(graph, t, runShapes, bytes);
+        if (const auto* q = layout.address[t]; q && bytes > 0) {
+            h.data.resize(std::size_t(bytes));
+            CUDA_TRY(cudaMemcpy(h.data.data(), q, h.data.size(), cudaMemcpyDefault), "reading output '" + graph.tensors[t].name + "'");
         }
         outputs.push_back(std::move(h));
     }
@@ -126,7 +121,7 @@ core::Status Passes::run(Pass kind, int passIndex)
     state.poolStream = pool ? ctx.compute : nullptr;
     state.arrival.assign(graph.tensors.size(), nullptr);
     state.shapes.reset(graph.tensors.size());
-    core::exec::seedSequenceInputs(graph, options, state.shapes);
+    core::exec::seedInputShapes(graph, options, state.shapes);
     Bytes baseline = 0, live = 0; // live: bytes of the buffers allocated (arena: holding a value still to be read)
     if (kind == Pass::Traced && pool) {
         CUDA_TRY(cudaStreamSynchronize(ctx.compute), "synchronising before the traced pass");

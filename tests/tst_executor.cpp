@@ -46,6 +46,10 @@ std::string closeEnough(const T* e, const T* a, std::size_t n, T rtol = T(1e-3))
 
 std::string closeEnough(const core::HostTensor& expected, const core::HostTensor& actual)
 {
+    if (expected.none != actual.none)
+        return expected.none ? "expected an optional holding nothing" : "expected a value, got an optional holding nothing";
+    if (expected.none)
+        return {};
     if (expected.sequence != actual.sequence || expected.items != actual.items)
         return "the sequence's element shapes differ";
     if (expected.sequence && expected.data.empty() && actual.data.empty())
@@ -138,7 +142,7 @@ CaseResult runCase(const fs::path& dir)
         }
         for (std::size_t k = 0; k < run->outputs.size(); ++k) {
             const auto file = set / ("output_" + std::to_string(k) + ".pb");
-            auto out = run->outputs[k].sequence ? core::readSequenceFile(file) : core::readTensorFile(file);
+            auto out = core::readValueFile(file, run->outputs[k]);
             if (!out)
                 return result;
             // This test data stores a bfloat16 output as uint16, truncated; Cast rounds to nearest even.
@@ -325,7 +329,11 @@ void TestExecutor::backendNodeTests()
     // SequenceMap itself, not only its expansion into a Loop (which the prefixes above also match).
     // test_loop13_seq: a list growing by i + 1 elements in iteration i, sized by inferring each iteration.
     // test_scan_sum: a Scan-8, its batch axis first.
-    for (const char* name : { "test_sequence_map_add_2_sequences", "test_sequence_map_extract_shapes", "test_loop13_seq", "test_scan_sum" })
+    // Optionals: given holding nothing (has_element_empty), an If returning one, a Loop carrying one
+    // into a list (loop16_seq_none).
+    for (const char* name : { "test_sequence_map_add_2_sequences", "test_sequence_map_extract_shapes", "test_loop13_seq", "test_scan_sum",
+             "test_identity_opt", "test_if_opt", "test_optional_get_element", "test_optional_get_element_sequence",
+             "test_optional_has_element", "test_optional_has_element_empty", "test_loop16_seq_none" })
         QVERIFY2(std::find(passed.begin(), passed.end(), name) != passed.end(), name);
 }
 

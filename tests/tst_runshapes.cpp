@@ -441,13 +441,14 @@ void TestRunShapes::loopStopsWhenCancelled()
     auto flag = std::make_shared<std::atomic<bool>>(true);
     std::vector<Shape> shapes;
     std::vector<std::vector<Shape>> items;
+    std::vector<bool> none;
     core::Bytes held = 0;
     std::string why;
-    QVERIFY(!core::exec::runControlFlow(*graphs, call, { false, false }, outer, shapes, items, held, why, core::CancelToken(flag)));
+    QVERIFY(!core::exec::runControlFlow(*graphs, call, { false, false }, outer, shapes, items, none, held, why, core::CancelToken(flag)));
     QCOMPARE(why, std::string("the run was cancelled"));
     QCOMPARE(acc, std::vector<float>(8, -1.0f));
     flag->store(false);
-    QVERIFY2(core::exec::runControlFlow(*graphs, call, { false, false }, outer, shapes, items, held, why, core::CancelToken(flag)), why.c_str());
+    QVERIFY2(core::exec::runControlFlow(*graphs, call, { false, false }, outer, shapes, items, none, held, why, core::CancelToken(flag)), why.c_str());
     QCOMPARE(acc[7], 40.0f);
     QCOMPARE(shapes, (std::vector<Shape> { { 1, 8 }, { 5, 1, 8 } }));
 }

@@ -21,13 +21,14 @@ struct Value {
     std::vector<std::byte> bytes;
     bool sequence = false;
     std::vector<Shape> items; // a sequence's element shapes (shape: { total elements })
+    bool none = false;        // an optional holding nothing (shape { 0 }): its view has no data
     TensorView view()
     {
         TensorView v;
         v.dtype = dtype;
         v.shape = shape;
         v.count = elementCount(shape);
-        v.data = bytes.data();
+        v.data = none ? nullptr : bytes.data();
         v.sequence = sequence;
         v.items = items;
         return v;
@@ -43,9 +44,22 @@ Value allocate(DType dtype, Shape shape, std::int64_t room)
     return v;
 }
 
-// A copy of a view's elements as a value of its own.
+// An optional holding nothing.
+Value noneValue(DType dtype, bool sequence)
+{
+    Value v;
+    v.dtype = dtype;
+    v.shape = { 0 };
+    v.sequence = sequence;
+    v.none = true;
+    return v;
+}
+
+// A copy of a view's elements as a value of its own; a view without data is an optional holding nothing.
 Value copyOf(const TensorView& v)
 {
+    if (!v.present())
+        return noneValue(v.dtype, v.sequence);
     Value c = allocate(v.dtype, v.shape, v.count);
     c.sequence = v.sequence;
     c.items = v.items;
@@ -153,6 +167,25 @@ public:
             }
             m_heldBytes = std::max(m_heldBytes, m_held + inner);
             ok = true;
+        } else if (op.domain.empty() && isOptionalOp(op.type, touchesOptional(inNames, outNames))) {
+            if (outNames.size() != 1) {
+                why = op.type + " '" + op.name + "': not one output";
+                return false;
+            }
+            const std::int64_t room = op.type == "OptionalHasElement" ? 1 : call.has(0) ? call.in[0].count : 0;
+            results.push_back(allocate(types[0], { room }, room));
+            results.back().sequence = m_branch.sequences.count(outNames[0]) > 0;
+            call.out[0] = results.back().view();
+            Shape shape;
+            std::vector<Shape> items;
+            std::string nothing;
+            ok = runOptionalOp(call, shape, items, results.back().none, nothing);
+            if (!ok && !nothing.empty()) {
+                why = op.type + " '" + op.name + "': " + nothing;
+                return false;
+            }
+            results.back().shape = results.back().none ? Shape { 0 } : shape;
+            results.back().items = std::move(items);
         } else if (!call.has(0) && !call.in.empty()) {
             // As at the top level (prepareOp): kernels and shape rules read input 0; only a
             // sequence op (SequenceEmpty) may read nothing.
@@ -212,6 +245,13 @@ public:
         }
         m_heldBytes = std::max(m_heldBytes, m_held);
         return true;
+    }
+
+    // Whether the call reads an optional (`inNames`) or writes one (`outNames`).
+    bool touchesOptional(const std::vector<std::string>& inNames, const std::vector<std::string>& outNames) const
+    {
+        const auto optional = [&](const std::string& n) { return m_branch.optionals.count(n) > 0; };
+        return std::any_of(inNames.begin(), inNames.end(), optional) || std::any_of(outNames.begin(), outNames.end(), optional);
     }
 
     // Whether the call reads a sequence or writes one (`outNames`).
@@ -320,7 +360,8 @@ bool evalLoop(const Subgraphs& loop, const KernelCall& call, std::size_t outputs
     }
     std::vector<Value> carried;
     for (std::size_t k = 0; k < carriedCount; ++k) {
-        if (!call.has(2 + k)) {
+        // Without data: an optional holding nothing, which only an optional formal may take.
+        if (!call.has(2 + k) && !body.optionals.count(body.formals[2 + k])) {
             why = "a carried value is left out";
             return false;
         }
@@ -780,7 +821,8 @@ bool runsGraphs(const std::string& type)
 }
 
 bool runControlFlow(const Subgraphs& graphs, const KernelCall& call, const std::vector<bool>& bounded, const OuterLookup& outer,
-    std::vector<Shape>& shapes, std::vector<std::vector<Shape>>& items, Bytes& heldBytes, std::string& why, const CancelToken& cancel)
+    std::vector<Shape>& shapes, std::vector<std::vector<Shape>>& items, std::vector<bool>& none, Bytes& heldBytes, std::string& why,
+    const CancelToken& cancel)
 {
     std::vector<Value> results;
     // The values inside are host allocations of run-time sizes, which a shape argument can make as
@@ -799,6 +841,8 @@ bool runControlFlow(const Subgraphs& graphs, const KernelCall& call, const std::
     }
     // Every result must fit its planned room before any is written.
     for (std::size_t k = 0; k < call.out.size(); ++k) {
+        if (results[k].none)
+            continue; // nothing to write (whether its output may hold nothing is the caller's to check)
         const auto r = results[k].view();
         const auto& room = call.out[k];
         if (r.sequence != room.sequence) {
@@ -813,12 +857,14 @@ bool runControlFlow(const Subgraphs& graphs, const KernelCall& call, const std::
     }
     shapes.clear();
     items.clear();
+    none.clear();
     for (std::size_t k = 0; k < call.out.size(); ++k) {
         const auto r = results[k].view();
-        if (r.count > 0)
+        if (r.count > 0 && !results[k].none)
             std::memcpy(call.out[k].data, r.data, std::size_t(r.bytes()));
         shapes.push_back(r.shape);
         items.push_back(r.items);
+        none.push_back(results[k].none);
     }
     return true;
 }

@@ -36,6 +36,7 @@ struct Branch {
     std::vector<std::vector<std::string>> inputs, outputs; // per op, value names by ONNX slot ("": left out)
     std::map<std::string, DType> types;          // every value the branch computes (a sequence: its elements')
     std::set<std::string> sequences;             // the values among them that are sequences
+    std::set<std::string> optionals;             // ... and that are optionals (of a tensor or a sequence)
     std::map<std::string, HostTensor> constants; // initializers and Constant outputs
     std::map<std::size_t, HostTensor> fills;     // ConstantOfShape `value` by op position
     std::map<std::size_t, std::shared_ptr<const Subgraphs>> nested; // an If/Loop/Scan's graphs by op position
@@ -57,7 +58,9 @@ bool runsGraphs(const std::string& type);
 using OuterLookup = std::function<bool(const std::string& name, TensorView& view)>;
 
 // Runs control-flow op `call.op` (If, Loop or Scan) on `graphs` and writes its results into call.out
-// (each the op's planned room), setting shapes[k] to each result's run-time shape (a sequence: items[k] to its elements'). `bounded[k]`:
+// (each the op's planned room), setting shapes[k] to each result's run-time shape (a sequence: items[k]
+// to its elements'; an optional holding nothing: none[k], shape { 0 }). A view without data read
+// by the graphs (an outer value, a carried one) is an optional holding nothing. `bounded[k]`:
 // output k is sized by an upper bound (the result may be smaller), else it must fill its room
 // exactly. `heldBytes` grows to the most the graphs held at once. False, writing nothing past any
 // room, when the op cannot run; `why` says why.
@@ -84,7 +87,7 @@ constexpr Bytes kMostLoopBytes = Bytes(4) << 30;
 // `cancel` is checked before every op of every iteration: a cancelled run stops inside a long Loop
 // or Scan too (false, why "the run was cancelled").
 bool runControlFlow(const Subgraphs& graphs, const KernelCall& call, const std::vector<bool>& bounded, const OuterLookup& outer,
-    std::vector<Shape>& shapes, std::vector<std::vector<Shape>>& items, Bytes& heldBytes, std::string& why,
+    std::vector<Shape>& shapes, std::vector<std::vector<Shape>>& items, std::vector<bool>& none, Bytes& heldBytes, std::string& why,
     const CancelToken& cancel = {});
 
 } // namespace core::exec

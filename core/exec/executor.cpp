@@ -257,7 +257,7 @@ Expected<Measurement> runOnCpu(const Graph& graph, const Schedule& schedule, con
         if (auto s = fillGraphInputs(graph, *layout, options); !s)
             return s.error();
         shapes.reset(graph.tensors.size());
-        exec::seedSequenceInputs(graph, options, shapes);
+        exec::seedInputShapes(graph, options, shapes);
         const auto runStart = Clock::now();
         for (std::size_t s = 0; s < steps.size(); ++s) {
             if (options.cancel.isCancelled())
@@ -303,15 +303,10 @@ Expected<Measurement> runOnCpu(const Graph& graph, const Schedule& schedule, con
         // must compute the same bytes.
         std::vector<HostTensor> outputs;
         for (auto t : graph.outputs) {
-            const auto view = exec::runtimeView(graph, t, layout->address[t], shapes);
-            HostTensor h;
-            h.dtype = view.dtype;
-            h.shape = view.shape;
-            h.sequence = graph.tensors[t].sequence;
-            h.items.assign(view.items.begin(), view.items.end());
-            const Bytes bytes = shapes.known[std::size_t(t)] ? view.bytes() : graph.tensors[t].size;
-            if (view.data)
-                h.data.assign(view.data, view.data + std::max<Bytes>(bytes, 0));
+            Bytes bytes = 0;
+            HostTensor h = exec::outputHeader(graph, t, shapes, bytes);
+            if (const auto* p = layout->address[t]; p && bytes > 0)
+                h.data.assign(p, p + bytes);
             outputs.push_back(std::move(h));
         }
         if (r == 0) {
@@ -353,6 +348,8 @@ std::string compareOutputs(const Graph& graph, const std::vector<HostTensor>& ex
         const auto& a = expected[k].data;
         const auto& b = actual[k].data;
         const std::string name = k < graph.outputs.size() ? graph.tensors[graph.outputs[k]].name : std::to_string(k);
+        if (expected[k].none != actual[k].none)
+            return "output '" + name + "': " + (expected[k].none ? "the reference run's" : "this run's") + " holds nothing, the other's a value";
         if (a.size() != b.size())
             return "output '" + name + "': different sizes";
         if (expected[k].items != actual[k].items)

@@ -86,18 +86,23 @@ PreparedCall prepareCall(const Graph& g, const Op& op, const std::vector<int>* s
     // Kernels need every input they read present; an unsized tensor runs synthetic. An estimated
     // output's static shape is only a bound: its op runs synthetic unless the run knows run-time
     // shapes (runWithShapes).
-    // A sequence op runs its sequence kernel; SequenceEmpty reads nothing.
-    const auto isSequence = [&](TensorIndex t) { return t >= 0 && g.tensors[std::size_t(t)].sequence; };
-    const bool touchesSequence = std::any_of(op.inputs.begin(), op.inputs.end(), isSequence)
-        || std::any_of(op.outputs.begin(), op.outputs.end(), isSequence);
-    const auto sequenceKernel = ownCode ? findSequenceKernel(op.type, touchesSequence) : nullptr;
+    // A sequence op runs its sequence kernel; SequenceEmpty reads nothing. An optional op runs its
+    // optional kernel (an Identity of an optional holding a sequence too); Optional() reads nothing.
+    const auto touches = [&](bool Tensor::*kind) {
+        const auto is = [&](TensorIndex t) { return t >= 0 && g.tensors[std::size_t(t)].*kind; };
+        return std::any_of(op.inputs.begin(), op.inputs.end(), is) || std::any_of(op.outputs.begin(), op.outputs.end(), is);
+    };
+    const bool optionalOp = ownCode && isOptionalOp(op.type, touches(&Tensor::optional));
+    const auto sequenceKernel = ownCode && !optionalOp ? findSequenceKernel(op.type, touches(&Tensor::sequence)) : nullptr;
     const bool sequenceOp = sequenceKernel != nullptr;
-    // An empty sequence (SequenceEmpty's) has no bytes to store, and needs none.
-    const auto holds = [&](TensorIndex t) { return access.stored(t) || (sequenceOp && g.tensors[std::size_t(t)].size == 0); };
-    bool stored = (sequenceOp && p.inTensor.empty()) || (!p.inTensor.empty() && p.inTensor[0] >= 0 && holds(p.inTensor[0]));
+    // An empty sequence (SequenceEmpty's) or an optional holding nothing (Optional()'s) has no bytes
+    // to store, and needs none.
+    const bool valueOp = sequenceOp || optionalOp;
+    const auto holds = [&](TensorIndex t) { return access.stored(t) || (valueOp && g.tensors[std::size_t(t)].size == 0); };
+    bool stored = (valueOp && p.inTensor.empty()) || (!p.inTensor.empty() && p.inTensor[0] >= 0 && holds(p.inTensor[0]));
     stored = stored && !op.outputs.empty(); // kernels write output 0 (a JSON graph may list none)
     // A data-dependent op is dynamic even when the model declares its output shapes.
-    p.dynamic = (ownCode && findSizingKernel(op.type)) || sequenceOp;
+    p.dynamic = (ownCode && findSizingKernel(op.type)) || valueOp;
     for (auto t : op.outputs) {
         stored = stored && holds(t);
         p.dynamic = p.dynamic || g.tensors[t].estimated;
@@ -106,6 +111,7 @@ PreparedCall prepareCall(const Graph& g, const Op& op, const std::vector<int>* s
         p.shapedKernel = p.kernel;
         p.sizing = findSizingKernel(op.type);
         p.sequence = sequenceOp ? sequenceKernel : nullptr;
+        p.optional = optionalOp;
     }
     if (p.dynamic || !stored)
         p.kernel = nullptr;
@@ -200,21 +206,57 @@ TensorView runtimeView(const Graph& g, TensorIndex t, std::byte* data, const Run
         v.shape = shapes.shape[std::size_t(t)];
         v.count = elementCount(v.shape);
         v.items = shapes.items[std::size_t(t)];
+        if (shapes.none[std::size_t(t)])
+            v.data = nullptr;
     }
     return v;
 }
 
-void seedSequenceInputs(const Graph& g, const RunOptions& options, RuntimeShapes& shapes)
+HostTensor outputHeader(const Graph& g, TensorIndex t, const RuntimeShapes& shapes, Bytes& bytes)
+{
+    const auto& tensor = g.tensors[std::size_t(t)];
+    const bool known = shapes.known[std::size_t(t)];
+    const auto view = runtimeView(g, t, nullptr, shapes);
+    HostTensor h;
+    h.dtype = tensor.dtype;
+    h.shape = view.shape;
+    h.sequence = tensor.sequence;
+    h.items.assign(view.items.begin(), view.items.end());
+    h.optional = tensor.optional;
+    h.none = known && shapes.none[std::size_t(t)];
+    bytes = h.none ? 0 : std::max<Bytes>(known ? view.bytes() : tensor.size, 0);
+    if (h.none)
+        h.shape.clear();
+    return h;
+}
+
+void seedInputShapes(const Graph& g, const RunOptions& options, RuntimeShapes& shapes)
 {
     for (auto t : g.inputs) {
         const auto& tensor = g.tensors[std::size_t(t)];
-        if (!tensor.sequence)
+        if (!tensor.sequence && !tensor.optional)
             continue;
         const auto it = options.inputs.find(tensor.name);
+        const HostTensor* given = it != options.inputs.end() ? &it->second : nullptr;
+        if (given && given->none) {
+            shapes.shape[std::size_t(t)] = { 0 };
+            shapes.none[std::size_t(t)] = shapes.known[std::size_t(t)] = true;
+            continue;
+        }
+        if (!tensor.sequence) { // an optional tensor: present, of the given shape or its planned one
+            if (given)
+                shapes.shape[std::size_t(t)] = given->shape;
+            else if (tensor.rankKnown && elementCount(tensor.shape) >= 0)
+                shapes.shape[std::size_t(t)] = tensor.shape;
+            else
+                continue; // unknown: its readers run synthetic
+            shapes.known[std::size_t(t)] = true;
+            continue;
+        }
         const std::int64_t room = tensorElements(tensor);
         auto& items = shapes.items[std::size_t(t)];
-        if (it != options.inputs.end() && it->second.sequence)
-            items.assign(it->second.items.begin(), it->second.items.end());
+        if (given && given->sequence)
+            items.assign(given->items.begin(), given->items.end());
         else if (!tensor.items.empty())
             items = tensor.items;
         else
@@ -229,6 +271,11 @@ void seedSequenceInputs(const Graph& g, const RunOptions& options, RuntimeShapes
 
 Status checkGivenInput(const Tensor& tensor, const HostTensor& given)
 {
+    if (given.optional && !tensor.optional)
+        return makeError(ErrorCode::InvalidArgument, "input '" + tensor.name + "': the model expects a "
+                + (tensor.sequence ? "sequence" : "tensor") + ", the file gives an optional");
+    if (given.none) // an optional holding nothing: nothing to place
+        return {};
     const Bytes bytes = Bytes(given.data.size());
     if (given.dtype == tensor.dtype && given.sequence == tensor.sequence && (tensor.sequence ? bytes <= tensor.size : bytes == tensor.size)) {
         // The plan was sized by the contents a file gave at import: other contents would not fit it.
@@ -345,7 +392,9 @@ void viewAs(const Graph& g, TensorView& v, TensorIndex t, const RuntimeShapes& s
         v.shape = shapes.shape[std::size_t(t)];
         v.count = elementCount(v.shape);
         v.items = shapes.items[std::size_t(t)];
-        if (g.tensors[t].sequence && !v.data && v.count == 0)
+        if (shapes.none[std::size_t(t)])
+            v.data = nullptr; // an optional holding nothing reads as left out
+        else if (g.tensors[t].sequence && !v.data && v.count == 0)
             v.data = emptyValue(); // an empty sequence has no bytes, hence no address, yet it is present
     } else {
         v = tensorView(g, t, v.data);
@@ -371,33 +420,43 @@ bool fitsRoom(const Graph& g, TensorIndex t, const TensorView& room, std::int64_
 
 // Output shapes for a dynamic op, its kernel run on them; false (outputs unspecified) when either fails.
 // outItems[k]: the element shapes of a sequence output (empty for the others).
-bool runShaped(const Graph& g, PreparedCall& p, const RunOptions& options, std::vector<Shape>& outShapes,
-    std::vector<std::vector<Shape>>& outItems)
+bool runShaped(const Graph& g, PreparedCall& p, const RunOptions& options, const RuntimeShapes& shapes,
+    std::vector<Shape>& outShapes, std::vector<std::vector<Shape>>& outItems, std::vector<bool>& outNone)
 {
     outItems.assign(p.call.out.size(), {});
+    outNone.assign(p.call.out.size(), false);
     auto& call = p.call;
     for (std::size_t k = 0; k < call.out.size(); ++k)
         call.out[k] = tensorView(g, p.outTensor[k], call.out[k].data); // the planned room
     // A value with no elements (an empty sequence, a [0, H, W] tensor a Loop starts its results
-    // from) has no address in the arena, yet it is present.
-    if (p.subgraphs || p.sequence)
+    // from) has no address in the arena, yet it is present; an optional holding nothing is not.
+    const auto holdsNothing = [&](TensorIndex t) { return g.tensors[std::size_t(t)].estimated && shapes.known[std::size_t(t)] && shapes.none[std::size_t(t)]; };
+    if (p.subgraphs || p.sequence || p.optional)
         for (std::size_t k = 0; k < call.in.size(); ++k)
-            if (p.inTensor[k] >= 0 && !call.in[k].data && call.in[k].count == 0)
+            if (p.inTensor[k] >= 0 && !call.in[k].data && call.in[k].count == 0 && !holdsNothing(p.inTensor[k]))
                 call.in[k].data = emptyValue();
+    if (p.optional) {
+        outShapes.assign(1, {});
+        bool none = false;
+        const bool ran = runOptionalOp(call, outShapes[0], outItems[0], none, p.refusal);
+        outNone.assign(1, none);
+        return ran && fitsRoom(g, p.outTensor[0], call.out[0], elementCount(outShapes[0]));
+    }
     if (p.subgraphs) {
         std::vector<bool> bounded;
         for (auto t : p.outTensor)
             bounded.push_back(g.tensors[t].estimated);
         const OuterLookup outer = [&](const std::string& name, TensorView& view) {
             for (std::size_t k = 0; k < p.captured.size(); ++k)
-                if (g.tensors[p.capturedTensor[k]].name == name && p.captured[k].present()) {
+                // An optional holding nothing has no data, yet the graphs may read it.
+                if (g.tensors[p.capturedTensor[k]].name == name && (p.captured[k].present() || g.tensors[p.capturedTensor[k]].optional)) {
                     view = p.captured[k];
                     return true;
                 }
             return false;
         };
         Bytes held = 0;
-        const bool ran = runControlFlow(*p.subgraphs, call, bounded, outer, outShapes, outItems, held, p.refusal, options.cancel);
+        const bool ran = runControlFlow(*p.subgraphs, call, bounded, outer, outShapes, outItems, outNone, held, p.refusal, options.cancel);
         noteScratchBytes(held);
         return ran;
     }
@@ -441,7 +500,7 @@ bool runWithShapes(const Graph& g, PreparedCall& p, const RunOptions& options, R
     p.refusal.clear();
     viewInputs(g, p, shapes);
     for (auto t : p.outTensor)
-        shapes.known[std::size_t(t)] = false;
+        shapes.known[std::size_t(t)] = shapes.none[std::size_t(t)] = false;
     const auto known = [&](TensorIndex t) { return t < 0 || !g.tensors[t].estimated || shapes.known[std::size_t(t)]; };
     const bool inputsKnown = std::all_of(p.inTensor.begin(), p.inTensor.end(), known)
         && (!p.subgraphs || std::all_of(p.capturedTensor.begin(), p.capturedTensor.end(), known));
@@ -456,7 +515,15 @@ bool runWithShapes(const Graph& g, PreparedCall& p, const RunOptions& options, R
         return runPrepared(g, p, options);
     std::vector<Shape> outShapes;
     std::vector<std::vector<Shape>> outItems;
-    if (p.body.empty() && runShaped(g, p, options, outShapes, outItems)) {
+    std::vector<bool> outNone;
+    // Only an optional output can hold nothing.
+    const auto noneFits = [&] {
+        for (std::size_t k = 0; k < outNone.size(); ++k)
+            if (outNone[k] && !(g.tensors[std::size_t(p.outTensor[k])].optional && g.tensors[std::size_t(p.outTensor[k])].estimated))
+                return false;
+        return true;
+    };
+    if (p.body.empty() && runShaped(g, p, options, shapes, outShapes, outItems, outNone) && noneFits()) {
         for (std::size_t k = 0; k < p.outTensor.size(); ++k) {
             const auto t = std::size_t(p.outTensor[k]);
             p.call.out[k].shape = outShapes[k];
@@ -466,6 +533,7 @@ bool runWithShapes(const Graph& g, PreparedCall& p, const RunOptions& options, R
                 shapes.shape[t] = outShapes[k];
                 shapes.known[t] = true;
                 shapes.items[t] = std::move(outItems[k]);
+                shapes.none[t] = outNone[k];
             }
         }
         return true;

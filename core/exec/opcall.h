@@ -48,6 +48,7 @@ struct PreparedCall {
     Kernel shapedKernel = nullptr;
     SizingKernel sizing = nullptr;
     SequenceKernel sequence = nullptr; // a sequence op (runshape.h): dynamic, run by runWithShapes
+    bool optional = false;             // an optional op (runOptionalOp): dynamic, run by runWithShapes
     // An If, Loop or Scan with its graphs from the model's data (runWithShapes runs them: exec/branch.h),
     // and the outer tensors they read (Op::captured) as views.
     std::shared_ptr<const Subgraphs> subgraphs;
@@ -61,11 +62,13 @@ struct RuntimeShapes {
     std::vector<Shape> shape; // per tensor
     std::vector<bool> known;  // per tensor: false until a producer set it (or after it ran synthetic)
     std::vector<std::vector<Shape>> items; // per tensor: a sequence's element shapes (TensorView::items)
+    std::vector<bool> none; // per tensor (when known): an optional holding nothing (shape { 0 })
     void reset(std::size_t tensors)
     {
         shape.assign(tensors, {});
         known.assign(tensors, false);
         items.assign(tensors, {});
+        none.assign(tensors, false);
     }
     // Tensor `to` holds what `from` holds (a copy: a swap transfer).
     void copy(std::size_t from, std::size_t to)
@@ -73,13 +76,15 @@ struct RuntimeShapes {
         known[to] = known[from];
         shape[to] = shape[from];
         items[to] = items[from];
+        none[to] = none[from];
     }
 };
 
-// Sets the run-time shapes of the graph inputs that are sequences (their items): those of the
-// given input (RunOptions::inputs), else those a file gave at import (Tensor::items), else one
-// element filling the planned room, as fillRandom fills it.
-void seedSequenceInputs(const Graph& g, const RunOptions& options, RuntimeShapes& shapes);
+// Sets the run-time shapes of the graph inputs that are sequences (their items) or optionals: those
+// of the given input (RunOptions::inputs; an optional given as holding nothing is so), else those a
+// file gave at import (Tensor::items), else one element filling the planned room, as fillRandom
+// fills it (an optional tensor not given: present, of its planned shape).
+void seedInputShapes(const Graph& g, const RunOptions& options, RuntimeShapes& shapes);
 
 // Checks a given graph input against its tensor: the element type, the size (a sequence's at most
 // the planned room), and the contents that sized the plan (Tensor::values, Tensor::items). Errors
@@ -87,8 +92,12 @@ void seedSequenceInputs(const Graph& g, const RunOptions& options, RuntimeShapes
 Status checkGivenInput(const Tensor& tensor, const HostTensor& given);
 
 // Tensor t at `data` as a run knows it: its run-time shape when `shapes` has one, else the graph's
-// (tensorView). A graph output is read back over this view.
+// (tensorView); no data for an optional holding nothing. A graph output is read back over this view.
 TensorView runtimeView(const Graph& g, TensorIndex t, std::byte* data, const RuntimeShapes& shapes);
+
+// Graph output t as a run left it, all but its bytes (dtype, shape, sequence items, optional, none),
+// and how many bytes of its room to read back into it (0 for an optional holding nothing).
+HostTensor outputHeader(const Graph& g, TensorIndex t, const RuntimeShapes& shapes, Bytes& bytes);
 
 // Adds the run's tensors sized by an upper bound that have memory (`stored`) to m's boundedTensors,
 // boundedBytes and boundedUsedBytes (the bytes of their run-time shapes; the whole bound when unknown).

@@ -44,6 +44,16 @@ using SequenceKernel = bool (*)(const KernelCall& call, std::vector<Shape>& shap
 // nullptr for any other op.
 SequenceKernel findSequenceKernel(const std::string& opType, bool touchesSequence);
 
+// An optional op's kernel (ONNX optionals, exec/kernels_optional.cpp): Optional,
+// OptionalGetElement, OptionalHasElement, and Identity when it reads or writes an optional
+// (`touchesOptional`). An input view without data is an optional holding nothing (Optional's input
+// left out is the same). On success out[0] holds the value packed from the start of its room,
+// `shape` and `items` as a sequence kernel gives them, and `none` says the output is an optional
+// holding nothing (shape { 0 }, nothing written). False, nothing specified, when the call is not
+// supported or does not fit; `why` is then set when the input holds nothing to get.
+bool isOptionalOp(const std::string& opType, bool touchesOptional);
+bool runOptionalOp(const KernelCall& call, Shape& shape, std::vector<Shape>& items, bool& none, std::string& why);
+
 // Byte offset of every item of sequence view s, in one pass (a list may hold many items).
 std::vector<std::int64_t> itemOffsets(const TensorView& s);
 

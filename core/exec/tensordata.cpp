@@ -222,15 +222,21 @@ Expected<exec::Branch> loadBranch(const onnx::ModelProto& model, const onnx::Gra
         b.unsupported = "type inference over the branch failed: " + std::string(e.what()).substr(0, 200);
     }
     auto typeOf = [&](const onnx::ValueInfoProto& vi) {
-        if (vi.type().has_tensor_type()) {
-            if (const auto d = onnxdetail::dtypeFromOnnx(vi.type().tensor_type().elem_type()))
+        const onnx::TypeProto* type = &vi.type();
+        const bool optional = type->has_optional_type();
+        if (optional)
+            type = &type->optional_type().elem_type();
+        if (type->has_tensor_type()) {
+            if (const auto d = onnxdetail::dtypeFromOnnx(type->tensor_type().elem_type()))
                 b.types[vi.name()] = *d;
-        } else if (vi.type().has_sequence_type() && vi.type().sequence_type().elem_type().has_tensor_type()) {
-            if (const auto d = onnxdetail::dtypeFromOnnx(vi.type().sequence_type().elem_type().tensor_type().elem_type())) {
+        } else if (type->has_sequence_type() && type->sequence_type().elem_type().has_tensor_type()) {
+            if (const auto d = onnxdetail::dtypeFromOnnx(type->sequence_type().elem_type().tensor_type().elem_type())) {
                 b.types[vi.name()] = *d;
                 b.sequences.insert(vi.name());
             }
         }
+        if (optional && b.types.count(vi.name()))
+            b.optionals.insert(vi.name());
     };
     for (const auto& vi : sub.graph().value_info())
         typeOf(vi);
@@ -272,6 +278,8 @@ Expected<exec::Branch> loadBranch(const onnx::ModelProto& model, const onnx::Gra
             const DeclareOuter here = [&](const std::string& name, onnx::ValueInfoProto& vi) {
                 if (const auto t = b.types.find(name); t != b.types.end()) {
                     auto* type = vi.mutable_type();
+                    if (b.optionals.count(name))
+                        type = type->mutable_optional_type()->mutable_elem_type();
                     if (b.sequences.count(name))
                         type = type->mutable_sequence_type()->mutable_elem_type();
                     type->mutable_tensor_type()->set_elem_type(onnxdetail::onnxFromDType(t->second));
@@ -396,12 +404,12 @@ Expected<ModelData> loadTensorData(const std::filesystem::path& modelFile, const
             if (!t)
                 return false;
             const auto& tensor = graph.tensors[std::size_t(*t)];
+            auto* value = tensor.optional ? vi.mutable_type()->mutable_optional_type()->mutable_elem_type() : vi.mutable_type();
             if (tensor.sequence) {
-                vi.mutable_type()->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type()->set_elem_type(
-                    onnxdetail::onnxFromDType(tensor.dtype));
+                value->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type()->set_elem_type(onnxdetail::onnxFromDType(tensor.dtype));
                 return true;
             }
-            auto* type = vi.mutable_type()->mutable_tensor_type();
+            auto* type = value->mutable_tensor_type();
             type->set_elem_type(onnxdetail::onnxFromDType(tensor.dtype));
             if (tensor.rankKnown) {
                 auto* shape = type->mutable_shape();
@@ -467,14 +475,27 @@ Expected<ModelData> loadTensorData(const std::filesystem::path& modelFile, const
     return data;
 }
 
-Expected<std::pair<std::string, HostTensor>> readTensorFile(const std::filesystem::path& file)
+namespace {
+
+// Reads `file` as one protobuf message of type `kind` (errors name the file).
+template <typename Message>
+Status parseFile(const std::filesystem::path& file, Message& message, const char* kind)
 {
     std::ifstream in(file, std::ios::binary);
     if (!in)
         return makeError(ErrorCode::Io, file.string() + ": cannot open");
+    if (!message.ParseFromIstream(&in))
+        return makeError(ErrorCode::InvalidArgument, file.string() + ": not an ONNX " + kind + " file");
+    return {};
+}
+
+} // namespace
+
+Expected<std::pair<std::string, HostTensor>> readTensorFile(const std::filesystem::path& file)
+{
     TensorProto t;
-    if (!t.ParseFromIstream(&in))
-        return makeError(ErrorCode::InvalidArgument, file.string() + ": not an ONNX TensorProto file");
+    if (auto read = parseFile(file, t, "TensorProto"); !read)
+        return read.error();
     auto h = decode(t, file.parent_path(), file.string());
     if (!h)
         return h.error();
@@ -496,6 +517,10 @@ Expected<std::vector<DeclaredInput>> declaredInputs(const std::filesystem::path&
         DeclaredInput d;
         d.name = vi.name();
         const onnx::TypeProto* type = &vi.type();
+        if (type->has_optional_type()) {
+            d.optional = true;
+            type = &type->optional_type().elem_type();
+        }
         if (type->has_sequence_type()) {
             d.sequence = true;
             type = &type->sequence_type().elem_type();
@@ -527,7 +552,9 @@ Expected<std::map<std::string, HostTensor>> readGivenInputs(const std::filesyste
             return makeError(ErrorCode::InvalidArgument, "input '" + name + "': " + modelFile.string()
                                  + " has no such graph input (its inputs: " + (names.empty() ? "none" : names) + ")");
         }
-        auto read = d->sequence ? readSequenceFile(file) : readTensorFile(file);
+        auto read = d->optional ? readOptionalFile(file) : d->sequence ? readSequenceFile(file) : readTensorFile(file);
+        if (!read && d->optional)
+            return read.error();
         if (!read) {
             // The other kind of file given by mistake reads as nonsense: say which kind it is.
             const bool other = d->sequence ? bool(readTensorFile(file)) : bool(readSequenceFile(file));
@@ -537,7 +564,13 @@ Expected<std::map<std::string, HostTensor>> readGivenInputs(const std::filesyste
             return read.error();
         }
         HostTensor h = std::move(read->second);
-        if (d->sequence) {
+        if (d->optional && !h.none && h.sequence != d->sequence)
+            return makeError(ErrorCode::InvalidArgument, "input '" + name + "' is an optional " + (d->sequence ? "sequence" : "tensor")
+                                 + ", but " + file.string() + " holds an optional " + (h.sequence ? "sequence" : "tensor"));
+        if (h.none) {
+            h.dtype = d->dtype; // nothing to size the plan by: the declared type does
+            h.sequence = d->sequence;
+        } else if (d->sequence) {
             if (h.data.empty())
                 h.dtype = d->dtype;
             bindings.sequenceBytes[name] = Bytes(h.data.size());
@@ -554,14 +587,11 @@ Expected<std::map<std::string, HostTensor>> readGivenInputs(const std::filesyste
     return given;
 }
 
-Expected<std::pair<std::string, HostTensor>> readSequenceFile(const std::filesystem::path& file)
+namespace {
+
+// The tensors of sequence `s` (read from `file`) as one HostTensor (sequence = true).
+Expected<HostTensor> sequenceValue(const onnx::SequenceProto& s, const std::filesystem::path& file)
 {
-    std::ifstream in(file, std::ios::binary);
-    if (!in)
-        return makeError(ErrorCode::Io, file.string() + ": cannot open");
-    onnx::SequenceProto s;
-    if (!s.ParseFromIstream(&in))
-        return makeError(ErrorCode::InvalidArgument, file.string() + ": not an ONNX SequenceProto file");
     if (s.elem_type() != onnx::SequenceProto::TENSOR && !(s.elem_type() == onnx::SequenceProto::UNDEFINED && s.tensor_values_size() == 0))
         return makeError(ErrorCode::InvalidArgument, file.string() + ": a sequence of " + std::to_string(s.elem_type())
                              + " values (only sequences of tensors are read)");
@@ -579,7 +609,51 @@ Expected<std::pair<std::string, HostTensor>> readSequenceFile(const std::filesys
         h.data.insert(h.data.end(), e->data.begin(), e->data.end());
     }
     h.shape = { std::int64_t(h.data.size()) / std::max<Bytes>(dtypeBytes(h.dtype), 1) };
-    return std::make_pair(s.name(), std::move(h));
+    return h;
+}
+
+} // namespace
+
+Expected<std::pair<std::string, HostTensor>> readSequenceFile(const std::filesystem::path& file)
+{
+    onnx::SequenceProto s;
+    if (auto read = parseFile(file, s, "SequenceProto"); !read)
+        return read.error();
+    auto h = sequenceValue(s, file);
+    if (!h)
+        return h.error();
+    return std::make_pair(s.name(), std::move(*h));
+}
+
+Expected<std::pair<std::string, HostTensor>> readOptionalFile(const std::filesystem::path& file)
+{
+    onnx::OptionalProto o;
+    if (auto read = parseFile(file, o, "OptionalProto"); !read)
+        return read.error();
+    HostTensor h;
+    if (o.elem_type() == onnx::OptionalProto::TENSOR && o.has_tensor_value()) {
+        auto t = decode(o.tensor_value(), file.parent_path(), file.string());
+        if (!t)
+            return t.error();
+        h = std::move(*t);
+    } else if (o.elem_type() == onnx::OptionalProto::SEQUENCE && o.has_sequence_value()) {
+        auto sequence = sequenceValue(o.sequence_value(), file);
+        if (!sequence)
+            return sequence.error();
+        h = std::move(*sequence);
+    } else if (o.has_tensor_value() || o.has_sequence_value() || o.has_sparse_tensor_value() || o.has_map_value() || o.has_optional_value()) {
+        return makeError(ErrorCode::InvalidArgument, file.string() + ": an optional of element type " + std::to_string(o.elem_type())
+                             + " (only optionals of tensors and of sequences of tensors are read)");
+    } else {
+        h.none = true;
+    }
+    h.optional = true;
+    return std::make_pair(o.name(), std::move(h));
+}
+
+Expected<std::pair<std::string, HostTensor>> readValueFile(const std::filesystem::path& file, const HostTensor& like)
+{
+    return like.optional ? readOptionalFile(file) : like.sequence ? readSequenceFile(file) : readTensorFile(file);
 }
 
 Status writeTensorFile(const std::filesystem::path& file, const std::string& name, const HostTensor& tensor)
@@ -590,20 +664,42 @@ Status writeTensorFile(const std::filesystem::path& file, const std::string& nam
             t.add_dims(d);
         t.set_raw_data(std::string(reinterpret_cast<const char*>(data), bytes));
     };
-    std::ofstream out(file, std::ios::binary | std::ios::trunc);
-    bool written = false;
-    if (tensor.sequence) {
-        onnx::SequenceProto s;
-        s.set_name(name);
+    const auto fillSequence = [&](onnx::SequenceProto& s) {
         s.set_elem_type(onnx::SequenceProto::TENSOR);
         std::size_t at = 0;
         for (const auto& item : tensor.items) {
             const auto bytes = std::size_t(std::max<std::int64_t>(elementCount(item), 0) * dtypeBytes(tensor.dtype));
             if (at + bytes > tensor.data.size())
-                return makeError(ErrorCode::InvalidArgument, file.string() + ": the sequence's element shapes exceed its data");
+                return false;
             fill(*s.add_tensor_values(), tensor.dtype, item, tensor.data.data() + at, bytes);
             at += bytes;
         }
+        return true;
+    };
+    const auto tooShort = [&] {
+        return makeError(ErrorCode::InvalidArgument, file.string() + ": the sequence's element shapes exceed its data");
+    };
+    std::ofstream out(file, std::ios::binary | std::ios::trunc);
+    bool written = false;
+    if (tensor.optional) {
+        onnx::OptionalProto o;
+        o.set_name(name);
+        if (tensor.none) {
+            o.set_elem_type(onnx::OptionalProto::UNDEFINED);
+        } else if (tensor.sequence) {
+            o.set_elem_type(onnx::OptionalProto::SEQUENCE);
+            if (!fillSequence(*o.mutable_sequence_value()))
+                return tooShort();
+        } else {
+            o.set_elem_type(onnx::OptionalProto::TENSOR);
+            fill(*o.mutable_tensor_value(), tensor.dtype, tensor.shape, tensor.data.data(), tensor.data.size());
+        }
+        written = out && o.SerializeToOstream(&out);
+    } else if (tensor.sequence) {
+        onnx::SequenceProto s;
+        s.set_name(name);
+        if (!fillSequence(s))
+            return tooShort();
         written = out && s.SerializeToOstream(&out);
     } else {
         TensorProto t;

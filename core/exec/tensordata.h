@@ -26,6 +26,10 @@ struct HostTensor {
     // shapes; `shape` is { total elements }.
     bool sequence = false;
     std::vector<std::vector<std::int64_t>> items;
+    // An ONNX optional (an OptionalProto file): it holds the tensor or sequence above, or, when
+    // `none`, nothing (no data; dtype may be Undefined).
+    bool optional = false;
+    bool none = false;
 
     std::int64_t elementCount() const;
     bool operator==(const HostTensor&) const = default; // same type, shape and bytes
@@ -69,18 +73,25 @@ Expected<std::pair<std::string, HostTensor>> readTensorFile(const std::filesyste
 // One SequenceProto file of tensors (the ONNX backend test data's sequence values): its name and
 // the elements as one HostTensor (sequence = true); an empty sequence has dtype Undefined.
 Expected<std::pair<std::string, HostTensor>> readSequenceFile(const std::filesystem::path& file);
-// A graph input as the model file declares it (initializers excluded): a sequence or a tensor, its
-// element type, and whether every dimension of its declared shape is a number.
+// One OptionalProto file (the ONNX backend test data's optional values): its name and its value
+// (optional = true), a tensor, a sequence of tensors or none.
+Expected<std::pair<std::string, HostTensor>> readOptionalFile(const std::filesystem::path& file);
+// The file of a value like `like` (an output the executor computed): readOptionalFile for an
+// optional, readSequenceFile for a sequence, else readTensorFile.
+Expected<std::pair<std::string, HostTensor>> readValueFile(const std::filesystem::path& file, const HostTensor& like);
+// A graph input as the model file declares it (initializers excluded): a sequence or a tensor, either
+// maybe optional, its element type, and whether every dimension of its declared shape is a number.
 struct DeclaredInput {
     std::string name;
+    bool optional = false;
     bool sequence = false;
     DType dtype = DType::Undefined;
     bool fixedShape = false;
 };
 Expected<std::vector<DeclaredInput>> declaredInputs(const std::filesystem::path& modelFile);
 
-// Reads the files given for the graph inputs of ONNX model `modelFile` (input name -> .pb file: a
-// SequenceProto for a sequence input, else a TensorProto) and adds to `bindings` what they fix: a
+// Reads the files given for the graph inputs of ONNX model `modelFile` (input name -> .pb file: an
+// OptionalProto for an optional input, a SequenceProto for a sequence, else a TensorProto) and adds to `bindings` what they fix: a
 // tensor input whose declared shape has an open dimension takes the file's shape (unless `bindings`
 // gives it one) and, when it holds at most kMostGivenValues integers (or bools), its values; a
 // sequence input the bytes and shapes of its elements. An empty sequence takes the declared element type. Errors
@@ -89,7 +100,8 @@ constexpr std::int64_t kMostGivenValues = 4096;
 Expected<std::map<std::string, HostTensor>> readGivenInputs(const std::filesystem::path& modelFile,
     const std::vector<std::pair<std::string, std::filesystem::path>>& files, ShapeBindings& bindings);
 
-// Writes `tensor` as a TensorProto named `name` with raw_data (a sequence: a SequenceProto of them).
+// Writes `tensor` as a TensorProto named `name` with raw_data (a sequence: a SequenceProto of them;
+// an optional: an OptionalProto holding either, or nothing).
 Status writeTensorFile(const std::filesystem::path& file, const std::string& name, const HostTensor& tensor);
 
 } // namespace core

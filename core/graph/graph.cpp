@@ -109,7 +109,7 @@ Bytes tensorBytes(DType dtype, const std::vector<std::int64_t>& shape)
 
 std::string tensorTypeText(const Tensor& t, std::string_view times)
 {
-    std::string text(dtypeName(t.dtype));
+    std::string text = (t.optional ? "optional " : "") + std::string(dtypeName(t.dtype));
     if (t.sequence)
         return text + " sequence";
     if (!t.rankKnown)

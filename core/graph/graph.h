@@ -50,6 +50,10 @@ struct Tensor {
     // bytes, so it is estimated too. An executor packs the elements in order from the start of its
     // room and keeps their shapes beside it.
     bool sequence = false;
+    // An ONNX optional: it holds its element (a tensor, or a sequence when `sequence`) or nothing.
+    // Planned as its element's room, which is then an upper bound, so it is estimated too; a run
+    // knows whether it holds anything only once its producer has run.
+    bool optional = false;
     // Contents of a small integer constant (a shape argument such as Reshape's), when known; empty otherwise.
     // Lets an exporter write a model whose shape inference gives the same shapes. On a graph input:
     // the values given by file that sized the plan (ShapeBindings::inputValues); a run needs them.
@@ -126,7 +130,7 @@ Bytes tensorBytes(DType dtype, const std::vector<std::int64_t>& shape);
 
 // "uint8 1x96x112x112": element type and shape with `times` between dimensions; ? for a dimension
 // import could not infer, "float32 ?" when even the rank is unknown, "int64 scalar" for rank 0,
-// "float32 sequence" for a sequence.
+// "float32 sequence" for a sequence; "optional " before either for an optional.
 std::string tensorTypeText(const Tensor& t, std::string_view times = "x");
 
 // Sets Tensor::size from dtype and shape for every tensor whose size is still unknown.

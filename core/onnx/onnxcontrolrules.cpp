@@ -36,6 +36,7 @@ ValueFacts unionFacts(const ValueFacts& a, const ValueFacts& b)
     ValueFacts f = a;
     f.value = nullptr;
     f.estimated = a.estimated || b.estimated;
+    f.optional = a.optional || b.optional;
     if (a.kind == ValueKind::Tensor && b.kind == ValueKind::Tensor && a.rankKnown && b.rankKnown
         && a.dims.size() == b.dims.size()) {
         for (std::size_t d = 0; d < f.dims.size(); ++d) {
@@ -393,10 +394,15 @@ bool sequenceRule(const RuleInput& in, std::vector<ValueFacts>& out)
         return true;
     }
     if (op == "Optional") {
-        if (x)
+        // Without an input it holds nothing: no bytes, of the element its `type` attribute names.
+        if (x) {
             out[0] = *x;
-        else
-            out[0] = sequenceFacts(0, 0, false), out[0].kind = ValueKind::Tensor;
+        } else {
+            const auto* type = findAttr(*in.node, "type");
+            const ValueFacts declared = type && type->has_tp() ? factsFromType(type->tp()) : ValueFacts {};
+            out[0] = sequenceFacts(declared.elemType, 0, false);
+            out[0].kind = declared.kind == ValueKind::Sequence ? ValueKind::Sequence : ValueKind::Tensor;
+        }
         out[0].optional = true;
         out[0].value = nullptr;
         return true;

@@ -299,6 +299,8 @@ Expected<Graph> importImpl(const std::filesystem::path& file, const ShapeBinding
             ++sequences;
         if (f.kind == ValueKind::Sequence)
             t.sequence = t.estimated = true;
+        if (f.optional)
+            t.optional = t.estimated = true;
         // What a given file told import about an input, the run must be given again.
         if (const auto given = givenInputs.find(names[i]); given != givenInputs.end()) {
             if (given->second.value)

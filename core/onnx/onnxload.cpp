@@ -355,7 +355,8 @@ Status applyBindings(onnx::ModelProto& model, const ShapeBindings& bindings, con
         const auto it = std::find_if(graph->input().begin(), graph->input().end(), [&](const auto& vi) { return vi.name() == name; });
         if (it == graph->input().end())
             return bad("unknown input '" + name + "'");
-        if (!it->type().has_sequence_type())
+        const auto& type = it->type().has_optional_type() ? it->type().optional_type().elem_type() : it->type();
+        if (!type.has_sequence_type())
             return bad("input '" + name + "' is not a sequence");
         if (bytes < 0)
             return bad("input '" + name + "': a sequence cannot hold " + std::to_string(bytes) + " bytes");
@@ -388,6 +389,8 @@ Status applyBindings(onnx::ModelProto& model, const ShapeBindings& bindings, con
             if (d < 0)
                 return bad("input '" + name + "': the given shape " + dimsText(shape) + " has a negative dimension");
         auto* type = it->second->mutable_type();
+        if (type->has_optional_type()) // an optional tensor: the tensor it holds
+            type = type->mutable_optional_type()->mutable_elem_type();
         if (!type->has_tensor_type() && type->value_case() != onnx::TypeProto::VALUE_NOT_SET)
             return bad("input '" + name + "' is not a tensor; its shape cannot be set");
         auto* tensor = type->mutable_tensor_type();

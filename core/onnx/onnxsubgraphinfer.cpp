@@ -97,7 +97,9 @@ std::vector<ValueFacts> inferBody(const onnx::ModelProto& model, const onnx::Gra
     std::deque<onnx::TensorProto> constants;
     std::vector<const onnx::TensorProto*> initializers;
     auto declare = [&](onnx::ValueInfoProto& vi, const ValueFacts& f) {
-        if (f.kind == ValueKind::Sequence && f.bytes >= 0 && vi.type().has_sequence_type()) {
+        // An optional is declared by its element's type (ValueFacts::optional says the rest).
+        auto* type = vi.type().has_optional_type() ? vi.mutable_type()->mutable_optional_type()->mutable_elem_type() : vi.mutable_type();
+        if (f.kind == ValueKind::Sequence && f.bytes >= 0 && type->has_sequence_type()) {
             sequences[vi.name()] = f;
             if (f.estimated)
                 estimated.insert(vi.name());
@@ -106,8 +108,8 @@ std::vector<ValueFacts> inferBody(const onnx::ModelProto& model, const onnx::Gra
             return;
         ValueFacts merged = vi.has_type() ? factsFromType(vi.type()) : ValueFacts {};
         mergeFacts(merged, f);
-        if (merged.kind == ValueKind::Tensor && !vi.type().has_sequence_type() && !vi.type().has_optional_type())
-            factsToType(merged, *vi.mutable_type());
+        if (merged.kind == ValueKind::Tensor && !type->has_sequence_type())
+            factsToType(merged, *type);
         if (f.estimated)
             estimated.insert(vi.name());
     };
