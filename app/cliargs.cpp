@@ -135,8 +135,7 @@ bool isOnnxFile(const std::string& spec)
     return ext != ".json" && ext != ".csv";
 }
 
-core::Expected<std::map<std::string, core::HostTensor>> givenInputsFrom(const CliArgs& args, const std::string& model,
-    core::ShapeBindings& bindings)
+core::Expected<std::vector<std::pair<std::string, std::filesystem::path>>> inputFilesFrom(const CliArgs& args)
 {
     std::vector<std::pair<std::string, std::filesystem::path>> files;
     for (const auto& item : args.values("input")) {
@@ -145,20 +144,7 @@ core::Expected<std::map<std::string, core::HostTensor>> givenInputsFrom(const Cl
             return makeError(ErrorCode::InvalidArgument, "--input '" + item + "': expected NAME=FILE.pb");
         files.push_back(std::move(*file));
     }
-    if (files.empty())
-        return std::map<std::string, core::HostTensor> {};
-    if (isOnnxFile(model))
-        return core::readGivenInputs(model, files, bindings);
-    if (model.rfind("example:", 0) != 0 && std::filesystem::path(model).extension() == ".csv")
-        return makeError(ErrorCode::InvalidArgument, "--input: " + model + " is an allocation problem; it has no graph inputs");
-    std::map<std::string, core::HostTensor> given;
-    for (const auto& [name, file] : files) {
-        auto tensor = core::readTensorFile(file);
-        if (!tensor)
-            return tensor.error();
-        given[name] = std::move(tensor->second);
-    }
-    return given;
+    return files;
 }
 
 std::optional<double> parseSeconds(const std::string& text)

@@ -29,18 +29,16 @@ core::Expected<CliArgs> parseCliArgs(const std::vector<std::string>& words, cons
 
 // --alignment, --dim NAME=V, --input-shape NAME=D0,D1,... and --workspaces into LoadOptions, with
 // clear errors (usage errors naming the option); --input is only checked for its form here
-// (givenInputsFrom reads the files).
+// (inputFilesFrom lists the files).
 core::Expected<core::LoadOptions> loadOptionsFrom(const CliArgs& args);
 
 // An ONNX model file (not a .json graph, a .csv problem or an example:NAME).
 bool isOnnxFile(const std::string& spec);
 
-// The graph inputs `--input NAME=FILE.pb` gives, read. For an ONNX model through
-// core::readGivenInputs, which adds to `bindings` what the files fix (shapes, a list's element
-// shapes, a small integer input's values); for a .json graph as plain TensorProto files. Errors name
-// the option or the file.
-core::Expected<std::map<std::string, core::HostTensor>> givenInputsFrom(const CliArgs& args, const std::string& model,
-    core::ShapeBindings& bindings);
+// The graph inputs `--input NAME=FILE.pb` gives, as LoadOptions::inputFiles (core::loadWorkload
+// reads them: an ONNX model's through core::readGivenInputs, which adds what they fix to the
+// bindings). Errors name the option.
+core::Expected<std::vector<std::pair<std::string, std::filesystem::path>>> inputFilesFrom(const CliArgs& args);
 
 // Whole-string integer parse; no sign, spaces or trailing text.
 std::optional<long long> parseInteger(const std::string& text);

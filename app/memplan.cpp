@@ -124,13 +124,15 @@ std::optional<core::Workload> loadModel(const std::string& command, const CliArg
             kExitUsage);
         return std::nullopt;
     }
-    if (auto given = givenInputsFrom(args, args.positional[0], options->bindings); !given) {
-        exitCode = fail(command + ": " + given.error().message);
+    auto files = inputFilesFrom(args);
+    if (!files) {
+        exitCode = fail(command + ": " + files.error().message);
         return std::nullopt;
     }
+    options->inputFiles = std::move(*files);
     auto workload = core::loadWorkload(args.positional[0], *options);
     if (!workload) {
-        exitCode = fail(workload.error().message);
+        exitCode = fail((options->inputFiles.empty() ? "" : command + ": ") + workload.error().message);
         return std::nullopt;
     }
     if (options->workspaces && !workload->graph) {

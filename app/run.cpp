@@ -395,13 +395,14 @@ int runCommand(const std::vector<std::string>& words)
         return fail(loadOptions.error().message, kUsage);
     const auto& spec = args->positional[0];
     // An ONNX model's inputs given as files also fix what its declared shapes leave open.
-    auto given = givenInputsFrom(*args, spec, loadOptions->bindings);
-    if (!given)
-        return fail(given.error().message);
-    options.inputs = std::move(*given);
+    auto files = inputFilesFrom(*args);
+    if (!files)
+        return fail(files.error().message);
+    loadOptions->inputFiles = std::move(*files);
     auto loaded = core::loadWorkload(spec, *loadOptions);
     if (!loaded)
         return fail(loaded.error().message);
+    options.inputs = loaded->givenInputs;
     if (!loaded->graph)
         return fail(spec + ": an allocation problem has no ops to run; give a model (.onnx, .json) or a graph example");
     const core::Workload original = *loaded;

@@ -3,8 +3,8 @@
 // memplan-studio [MODEL]                  the desktop application; MODEL defaults to example:unet
 // memplan-studio --screenshot DIR [MODEL] renders every view and the window to DIR/*.png, then exits
 //                 (with --run: after running the plan on the CPU, so the measurements show)
-// --dim NAME=V and --input-shape NAME=D0,D1,... fix what an ONNX model's inputs leave open, as for
-// memplan (File > Input Sizes in the window).
+// --dim NAME=V, --input-shape NAME=D0,D1,... and --input NAME=FILE.pb fix what an ONNX model's
+// inputs leave open, as for memplan (File > Input Sizes in the window); a run takes the files' contents.
 #include "cliargs.h"
 #include "mainwindow.h"
 #include "planners/planner.h"
@@ -64,6 +64,11 @@ int main(int argc, char** argv)
         QStringLiteral("Shape of a graph input whose declared shape is open, as for memplan (repeatable)."),
         QStringLiteral("NAME=D0,D1,..."));
     parser.addOption(inputShapeOption);
+    const QCommandLineOption inputOption(QStringLiteral("input"),
+        QStringLiteral("Contents of a graph input from an ONNX TensorProto, SequenceProto or OptionalProto file, as for "
+                       "memplan: fixes its shape and the sizes computed from its values; a run uses it (repeatable)."),
+        QStringLiteral("NAME=FILE.pb"));
+    parser.addOption(inputOption);
     const QCommandLineOption workspacesOption(QStringLiteral("workspaces"),
         QStringLiteral("Plan each convolution's im2col workspace as a buffer of its own (the toolbar's Workspaces box)."));
     parser.addOption(workspacesOption);
@@ -82,9 +87,12 @@ int main(int argc, char** argv)
         sizes.options.emplace("dim", v.toStdString());
     for (const auto& v : parser.values(inputShapeOption))
         sizes.options.emplace("input-shape", v.toStdString());
+    for (const auto& v : parser.values(inputOption))
+        sizes.options.emplace("input", v.toStdString());
     const auto load = loadOptionsFrom(sizes);
-    if (!load) {
-        printError(QString::fromStdString(load.error().message));
+    const auto files = inputFilesFrom(sizes);
+    if (!load || !files) {
+        printError(QString::fromStdString((!load ? load.error() : files.error()).message));
         return 1;
     }
 
@@ -146,9 +154,9 @@ int main(int argc, char** argv)
     if (parser.isSet(workspacesOption))
         window.workspacesCheck()->setChecked(true); // before the first load: nothing to re-load yet
     window.show();
-    if (load->bindings.dims.empty() && load->bindings.inputShapes.empty())
+    if (load->bindings.dims.empty() && load->bindings.inputShapes.empty() && files->empty())
         window.openFile(model);
     else
-        window.openFileWithSizes(model, load->bindings);
+        window.openFileWithSizes(model, load->bindings, *files);
     return app.exec();
 }

@@ -6,9 +6,11 @@
 #include "qcp.h" // first: see qcp.h
 
 #include "cudadevice.h"
+#include "inputsizesdialog.h"
 #include "latencylane.h"
 #include "mainwindow.h"
 #include "memorycurveview.h"
+#include "messagebanner.h"
 #include "plandocument.h"
 #include "runcontroller.h"
 #include "runmeasurement.h"
@@ -17,6 +19,7 @@
 #include "tolerancespinbox.h"
 
 #include "cost/opcost.h"
+#include "exec/tensordata.h"
 #include "planners/metrics.h"
 #include "planners/planner.h"
 #include "planners/validate.h"
@@ -24,6 +27,9 @@
 
 #include <QAction>
 #include <QComboBox>
+#include <QDialogButtonBox>
+#include <QLineEdit>
+#include <QPushButton>
 #include <QDir>
 #include <QElapsedTimer>
 #include <QImage>
@@ -36,6 +42,8 @@
 #include <QTest>
 
 #include <algorithm>
+#include <cmath>
+#include <cstring>
 #include <memory>
 
 namespace {
@@ -78,6 +86,7 @@ private slots:
     void newModelClearsMeasurement();
     void dataDependentRunShowsBounds();
     void allocationProblemCannotRun();
+    void inputFilesSizeAndFeedTheRun();
 
 private:
     bool openAndWait(const QString& spec);
@@ -511,6 +520,74 @@ void TestRunStudio::allocationProblemCannotRun()
     QVERIFY(openAndWait(QStringLiteral("example:hotel")));
     QVERIFY(!m_window->runAction()->isEnabled());
     QVERIFY(!m_window->document()->measurement());
+}
+
+
+// A window function whose length is an input's value (test_hannwindow_expanded) does not load
+// without it: the banner offers File > Input Sizes, whose dialog takes a file for the input (a
+// missing file keeps OK off); with it the model loads, its window sized by the file's value, and
+// the run is real and gives the stored output. The files' contents feed the run: an optional
+// float input (test_optional_get_element, given as --input gives it) comes back out unchanged.
+void TestRunStudio::inputFilesSizeAndFeedTheRun()
+{
+    const QString node = QStringLiteral("/usr/share/libonnx-testdata/data/node/");
+    if (!QDir(node).exists())
+        QSKIP("libonnx-testdata is not installed");
+    const QString window = node + QStringLiteral("test_hannwindow_expanded/");
+    QSignalSpy failed(m_window.get(), &MainWindow::errorOccurred);
+    m_window->openFile(window + QStringLiteral("model.onnx"));
+    QTRY_COMPARE_WITH_TIMEOUT(failed.count(), 1, kTimeout);
+    QCOMPARE(m_window->messageBanner()->remedy(), m_window->inputSizesAction());
+    QCOMPARE(m_window->openInputs().names, (std::vector<std::string> { "x" }));
+
+    InputSizesDialog dialog(m_window->openInputs(), m_window->shapeBindings(), m_window->inputFiles());
+    auto* ok = dialog.findChild<QDialogButtonBox*>()->button(QDialogButtonBox::Ok);
+    QVERIFY(dialog.fileField(QStringLiteral("x")));
+    QVERIFY(ok->isEnabled()); // no file: random contents
+    dialog.fileField(QStringLiteral("x"))->setText(window + QStringLiteral("no_such_file.pb"));
+    QVERIFY2(dialog.problem().contains(QStringLiteral("The file for input x does not exist")), qPrintable(dialog.problem()));
+    QVERIFY(!ok->isEnabled());
+    const QString input = window + QStringLiteral("test_data_set_0/input_0.pb");
+    dialog.fileField(QStringLiteral("x"))->setText(input);
+    QVERIFY(ok->isEnabled());
+    QCOMPARE(dialog.files().size(), std::size_t(1));
+
+    QSignalSpy planned(m_window.get(), &MainWindow::planDisplayed);
+    m_window->openFileWithSizes(window + QStringLiteral("model.onnx"), dialog.bindings(), dialog.files());
+    QTRY_VERIFY_WITH_TIMEOUT(planned.count() >= 1, kTimeout);
+    QCOMPARE(m_window->inputFiles().size(), std::size_t(1));
+    QVERIFY(m_window->document()->workload()->givenInputs.count("x"));
+    QVERIFY(runAndWait());
+    const auto* run = m_window->document()->measurement();
+    QVERIFY(run);
+    QCOMPARE(run->arena.opsSynthetic, 0);
+    QVERIFY(run->arenaMatches);
+    const auto stored = core::readTensorFile((window + QStringLiteral("test_data_set_0/output_0.pb")).toStdString());
+    QVERIFY(stored);
+    QCOMPARE(run->arena.outputs.size(), std::size_t(1));
+    QCOMPARE(run->arena.outputs[0].shape, stored->second.shape);
+    QCOMPARE(run->arena.outputs[0].data.size(), stored->second.data.size());
+    for (std::size_t i = 0; i < stored->second.data.size() / sizeof(float); ++i) {
+        float expected = 0, got = 0;
+        std::memcpy(&expected, stored->second.data.data() + i * sizeof(float), sizeof(float));
+        std::memcpy(&got, run->arena.outputs[0].data.data() + i * sizeof(float), sizeof(float));
+        QVERIFY2(std::fabs(expected - got) <= 1e-4f, qPrintable(QStringLiteral("element %1").arg(i)));
+    }
+
+    const QString unwrap = node + QStringLiteral("test_optional_get_element/");
+    planned.clear();
+    m_window->openFileWithSizes(unwrap + QStringLiteral("model.onnx"), {},
+        { { "optional_input", (unwrap + QStringLiteral("test_data_set_0/input_0.pb")).toStdString() } });
+    QTRY_VERIFY_WITH_TIMEOUT(planned.count() >= 1, kTimeout);
+    QVERIFY(runAndWait());
+    run = m_window->document()->measurement();
+    QVERIFY(run);
+    QCOMPARE(run->arena.opsSynthetic, 0);
+    const auto given = core::readOptionalFile((unwrap + QStringLiteral("test_data_set_0/input_0.pb")).toStdString());
+    QVERIFY(given);
+    QVERIFY(run->arena.outputs[0].data == given->second.data);
+
+    QVERIFY(openAndWait(QStringLiteral("example:cnn"))); // as the other tests expect
 }
 
 QTEST_MAIN(TestRunStudio)

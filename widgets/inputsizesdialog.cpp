@@ -3,7 +3,10 @@
 #include "inputsizesdialog.h"
 
 #include <QDialogButtonBox>
+#include <QFileDialog>
+#include <QFileInfo>
 #include <QFormLayout>
+#include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
@@ -58,7 +61,7 @@ QString joined(const std::vector<std::string>& dims)
 
 } // namespace
 
-InputSizesDialog::InputSizesDialog(const core::OpenInputs& open, const core::ShapeBindings& current, QWidget* parent)
+InputSizesDialog::InputSizesDialog(const core::OpenInputs& open, const core::ShapeBindings& current, const InputFiles& files, QWidget* parent)
     : QDialog(parent)
     , m_open(open)
     , m_current(current)
@@ -68,8 +71,9 @@ InputSizesDialog::InputSizesDialog(const core::OpenInputs& open, const core::Sha
     setWindowTitle(tr("Input Sizes"));
     setMinimumWidth(440);
     auto* layout = new QVBoxLayout(this);
-    auto* intro = new QLabel(tr("The model's inputs leave these sizes open. MemPlan plans for the values given here "
-                                "(as --dim and --input-shape do on the command line)."),
+    auto* intro = new QLabel(tr("MemPlan plans for the sizes given here (as --dim, --input-shape and --input do on the "
+                                "command line). A file gives an input's contents: its shape, the values or list elements "
+                                "that size what the model computes from them, and the input of a run."),
         this);
     intro->setWordWrap(true);
     layout->addWidget(intro);
@@ -99,6 +103,28 @@ InputSizesDialog::InputSizesDialog(const core::OpenInputs& open, const core::Sha
         m_shapes.push_back(field);
         connect(field, &QLineEdit::textChanged, this, &InputSizesDialog::validate);
     }
+    for (const auto& name : m_open.names) {
+        auto* field = new QLineEdit(this);
+        field->setObjectName(QStringLiteral("file:") + QString::fromStdString(name));
+        field->setPlaceholderText(tr("no file: random contents"));
+        const auto given = std::find_if(files.begin(), files.end(), [&](const auto& f) { return f.first == name; });
+        if (given != files.end())
+            field->setText(QString::fromStdString(given->second.string()));
+        auto* browse = new QPushButton(tr("Browse…"), this);
+        browse->setToolTip(tr("Choose a TensorProto, SequenceProto or OptionalProto file (.pb) for input %1").arg(QString::fromStdString(name)));
+        connect(browse, &QPushButton::clicked, this, [this, field, name] {
+            const QString path = QFileDialog::getOpenFileName(this, tr("Contents of input %1").arg(QString::fromStdString(name)),
+                field->text().isEmpty() ? QString() : QFileInfo(field->text()).absolutePath(), tr("ONNX tensor files (*.pb);;All files (*)"));
+            if (!path.isEmpty())
+                field->setText(path);
+        });
+        auto* row = new QHBoxLayout;
+        row->addWidget(field, 1);
+        row->addWidget(browse);
+        form->addRow(tr("Contents of input %1:").arg(QString::fromStdString(name)), row);
+        m_files.push_back(field);
+        connect(field, &QLineEdit::textChanged, this, &InputSizesDialog::validate);
+    }
     layout->addLayout(form);
     m_problem->setWordWrap(true);
     m_problem->setStyleSheet(QStringLiteral("color: #b02a2a;"));
@@ -112,9 +138,16 @@ InputSizesDialog::InputSizesDialog(const core::OpenInputs& open, const core::Sha
 QString InputSizesDialog::problem() const
 {
     std::vector<std::int64_t> dims;
+    for (std::size_t k = 0; k < m_files.size(); ++k) {
+        const QString path = m_files[k]->text().trimmed();
+        if (!path.isEmpty() && !QFileInfo(path).isFile())
+            return tr("The file for input %1 does not exist: %2").arg(QString::fromStdString(m_open.names[k]), path);
+    }
     for (std::size_t k = 0; k < m_shapes.size(); ++k) {
         const auto& input = m_open.inputs[k];
         const QString name = QString::fromStdString(input.name);
+        if (m_shapes[k]->text().trimmed().isEmpty() && hasFile(input.name))
+            continue; // the file gives the shape
         if (!parseShape(m_shapes[k]->text(), dims))
             return tr("Give input %1 a shape of positive whole numbers, e.g. 1,3,224,224.").arg(name);
         if (input.shapeDeclared && dims.size() != input.dims.size())
@@ -150,10 +183,38 @@ core::ShapeBindings InputSizesDialog::bindings() const
     for (std::size_t k = 0; k < m_dims.size(); ++k)
         b.dims[m_open.symbols[k]] = m_dims[k]->value();
     std::vector<std::int64_t> dims;
-    for (std::size_t k = 0; k < m_shapes.size(); ++k)
+    for (std::size_t k = 0; k < m_shapes.size(); ++k) {
         if (parseShape(m_shapes[k]->text(), dims))
             b.inputShapes[m_open.inputs[k].name] = dims;
+        else
+            b.inputShapes.erase(m_open.inputs[k].name); // left to its file
+    }
     return b;
+}
+
+InputSizesDialog::InputFiles InputSizesDialog::files() const
+{
+    InputFiles files;
+    for (std::size_t k = 0; k < m_files.size(); ++k)
+        if (const QString path = m_files[k]->text().trimmed(); !path.isEmpty())
+            files.emplace_back(m_open.names[k], std::filesystem::path(path.toStdString()));
+    return files;
+}
+
+bool InputSizesDialog::hasFile(const std::string& input) const
+{
+    for (std::size_t k = 0; k < m_files.size(); ++k)
+        if (m_open.names[k] == input && !m_files[k]->text().trimmed().isEmpty())
+            return true;
+    return false;
+}
+
+QLineEdit* InputSizesDialog::fileField(const QString& input) const
+{
+    for (std::size_t k = 0; k < m_files.size(); ++k)
+        if (QString::fromStdString(m_open.names[k]) == input)
+            return m_files[k];
+    return nullptr;
 }
 
 QSpinBox* InputSizesDialog::dimBox(const QString& symbol) const

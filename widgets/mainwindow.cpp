@@ -149,7 +149,10 @@ void MainWindow::openFile(const QString& spec)
         return;
     m_pendingSpec = resolved;
     core::LoadOptions options;
-    options.bindings = resolved == m_bindingsSpec ? m_bindings : core::ShapeBindings {};
+    if (resolved == m_bindingsSpec) {
+        options.bindings = m_bindings;
+        options.inputFiles = m_inputFiles;
+    }
     if (m_alignmentSpin->value() > 0)
         options.alignment = m_alignmentSpin->value();
     options.workspaces = m_workspacesCheck->isChecked();
@@ -157,10 +160,12 @@ void MainWindow::openFile(const QString& spec)
     m_controller->requestLoad(resolved, options);
 }
 
-void MainWindow::openFileWithSizes(const QString& spec, const core::ShapeBindings& bindings)
+void MainWindow::openFileWithSizes(const QString& spec, const core::ShapeBindings& bindings,
+    const std::vector<std::pair<std::string, std::filesystem::path>>& inputFiles)
 {
     m_bindingsSpec = resolvedSpec(spec);
     m_bindings = bindings;
+    m_inputFiles = inputFiles;
     openFile(spec);
 }
 
@@ -168,6 +173,12 @@ core::ShapeBindings MainWindow::shapeBindings() const
 {
     const QString spec = m_pendingSpec.isEmpty() ? m_currentSpec : m_pendingSpec;
     return !spec.isEmpty() && spec == m_bindingsSpec ? m_bindings : core::ShapeBindings {};
+}
+
+std::vector<std::pair<std::string, std::filesystem::path>> MainWindow::inputFiles() const
+{
+    const QString spec = m_pendingSpec.isEmpty() ? m_currentSpec : m_pendingSpec;
+    return !spec.isEmpty() && spec == m_bindingsSpec ? m_inputFiles : std::vector<std::pair<std::string, std::filesystem::path>> {};
 }
 
 void MainWindow::reload()

@@ -104,6 +104,8 @@ public:
     const core::OpenInputs& openInputs() const { return m_openInputs; }
     // The sizes the model on display (or being loaded) was given; empty for any other.
     core::ShapeBindings shapeBindings() const;
+    // The input files given for the model being shown or loaded (File > Input Sizes, --input).
+    std::vector<std::pair<std::string, std::filesystem::path>> inputFiles() const;
 
     // Exports; `error` gets a message naming the file on failure.
     bool exportPlanJson(const QString& path, QString* error = nullptr) const;
@@ -122,7 +124,8 @@ public slots:
     void openFile(const QString& spec);
     // openFile with symbolic dimensions and input shapes fixed (as --dim and --input-shape do); they
     // stay with `spec` for reloads (alignment, workspaces) until another model is opened.
-    void openFileWithSizes(const QString& spec, const core::ShapeBindings& bindings);
+    void openFileWithSizes(const QString& spec, const core::ShapeBindings& bindings,
+        const std::vector<std::pair<std::string, std::filesystem::path>>& inputFiles = {});
     void showInputSizes(); // the dialog for the open model's sizes; reloads with them on OK
     void openFileDialog();
     void fit();
@@ -236,6 +239,7 @@ private:
     QString m_currentSpec; // on display
     QString m_pendingSpec; // being loaded
     core::ShapeBindings m_bindings; // sizes given for m_bindingsSpec
+    std::vector<std::pair<std::string, std::filesystem::path>> m_inputFiles; // and its inputs' files
     QString m_bindingsSpec;
     core::OpenInputs m_openInputs; // what m_openInputsSpec's inputs leave open
     QString m_openInputsSpec;

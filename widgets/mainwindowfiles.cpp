@@ -71,9 +71,10 @@ void MainWindow::showInputSizes()
     if (m_openInputsSpec.isEmpty())
         return;
     const QString spec = m_openInputsSpec;
-    InputSizesDialog dialog(m_openInputs, spec == m_bindingsSpec ? m_bindings : core::ShapeBindings {}, this);
+    const bool given = spec == m_bindingsSpec;
+    InputSizesDialog dialog(m_openInputs, given ? m_bindings : core::ShapeBindings {}, given ? m_inputFiles : InputSizesDialog::InputFiles {}, this);
     if (dialog.exec() == QDialog::Accepted)
-        openFileWithSizes(spec, dialog.bindings());
+        openFileWithSizes(spec, dialog.bindings(), dialog.files());
 }
 
 void MainWindow::dragEnterEvent(QDragEnterEvent* event)

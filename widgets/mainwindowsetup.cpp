@@ -192,7 +192,8 @@ void MainWindow::createActions()
         action->setStatusTip(QString::fromStdString(example.description));
     }
     m_inputSizesAction = file->addAction(tr("&Input Sizes…"), this, &MainWindow::showInputSizes);
-    m_inputSizesAction->setToolTip(tr("Give the sizes the model's inputs leave open (symbolic dimensions, open shapes)"));
+    m_inputSizesAction->setToolTip(
+        tr("Give the sizes the model's inputs leave open (symbolic dimensions, open shapes) and files for their contents"));
     m_inputSizesAction->setEnabled(false);
     m_recentMenu = file->addMenu(tr("Open &Recent"));
     connect(m_recentMenu, &QMenu::aboutToShow, this, &MainWindow::rebuildRecentMenu);

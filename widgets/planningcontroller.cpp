@@ -67,7 +67,7 @@ void PlanningController::requestLoad(const QString& spec, const core::LoadOption
             error = QString::fromStdString(result.error().message);
         // What a user could fix: asked where the load failed, or where sizes were given (to change them).
         std::optional<core::OpenInputs> open;
-        const bool sized = !options.bindings.dims.empty() || !options.bindings.inputShapes.empty();
+        const bool sized = !options.bindings.dims.empty() || !options.bindings.inputShapes.empty() || !options.inputFiles.empty();
         if (std::filesystem::path(spec).extension() == ".onnx" && (!result || sized))
             if (auto found = core::openInputs(spec); found && !found->empty())
                 open = std::move(*found);

@@ -34,7 +34,7 @@ core::Expected<std::shared_ptr<const core::ModelData>> modelDataFor(const core::
 {
     if (!isOnnxSource(workload.source))
         return std::shared_ptr<const core::ModelData>();
-    auto imported = core::importOnnx(workload.source);
+    auto imported = core::importOnnx(workload.source, workload.bindings); // the sizes the workload was loaded with
     if (!imported)
         return imported.error();
     auto data = core::loadTensorData(workload.source, *imported);
@@ -122,6 +122,7 @@ core::Expected<RunMeasurement> runJob(std::shared_ptr<const core::Workload> work
         return modelData.error();
     core::RunOptions options;
     options.modelData = *modelData;
+    options.inputs = w.givenInputs;
     options.cancel = cancel;
     if (device == RunDevice::Cuda) {
         if (!cudaDeviceStatus().available)

@@ -651,6 +651,27 @@ Expected<std::pair<std::string, HostTensor>> readOptionalFile(const std::filesys
     return std::make_pair(o.name(), std::move(h));
 }
 
+Expected<std::map<std::string, HostTensor>> readInputFiles(const std::string& spec,
+    const std::vector<std::pair<std::string, std::filesystem::path>>& files, ShapeBindings& bindings)
+{
+    if (files.empty())
+        return std::map<std::string, HostTensor> {};
+    const bool example = spec.rfind("example:", 0) == 0;
+    const auto ext = std::filesystem::path(spec).extension().string();
+    if (!example && ext == ".csv")
+        return makeError(ErrorCode::InvalidArgument, spec + " is an allocation problem; it has no graph inputs to give files for");
+    if (!example && ext != ".json")
+        return readGivenInputs(spec, files, bindings);
+    std::map<std::string, HostTensor> given;
+    for (const auto& [name, file] : files) {
+        auto tensor = readTensorFile(file);
+        if (!tensor)
+            return tensor.error();
+        given[name] = std::move(tensor->second);
+    }
+    return given;
+}
+
 Expected<std::pair<std::string, HostTensor>> readValueFile(const std::filesystem::path& file, const HostTensor& like)
 {
     return like.optional ? readOptionalFile(file) : like.sequence ? readSequenceFile(file) : readTensorFile(file);

@@ -100,6 +100,12 @@ constexpr std::int64_t kMostGivenValues = 4096;
 Expected<std::map<std::string, HostTensor>> readGivenInputs(const std::filesystem::path& modelFile,
     const std::vector<std::pair<std::string, std::filesystem::path>>& files, ShapeBindings& bindings);
 
+// Graph inputs given as files (input name -> .pb file) for the model `spec` names: an ONNX model's
+// through readGivenInputs (adding to `bindings` what they fix), a JSON graph's or an example's as
+// TensorProto files; an allocation problem (.csv) has no graph inputs to give. No files: none.
+Expected<std::map<std::string, HostTensor>> readInputFiles(const std::string& spec,
+    const std::vector<std::pair<std::string, std::filesystem::path>>& files, ShapeBindings& bindings);
+
 // Writes `tensor` as a TensorProto named `name` with raw_data (a sequence: a SequenceProto of them;
 // an optional: an OptionalProto holding either, or nothing).
 Status writeTensorFile(const std::filesystem::path& file, const std::string& name, const HostTensor& tensor);

@@ -78,7 +78,9 @@ Expected<Workload> workloadFromGraph(Graph graph, const std::string& source, con
     return workload;
 }
 
-Expected<Workload> loadWorkload(const std::string& spec, const LoadOptions& options)
+namespace {
+
+Expected<Workload> loadSized(const std::string& spec, const LoadOptions& options)
 {
     static const std::string kExamplePrefix = "example:";
     if (spec.rfind(kExamplePrefix, 0) == 0) {
@@ -109,6 +111,22 @@ Expected<Workload> loadWorkload(const std::string& spec, const LoadOptions& opti
     if (!graph)
         return graph.error();
     return workloadFromGraph(std::move(*graph), spec, options);
+}
+
+} // namespace
+
+Expected<Workload> loadWorkload(const std::string& spec, const LoadOptions& options)
+{
+    LoadOptions sized = options;
+    auto given = readInputFiles(spec, options.inputFiles, sized.bindings);
+    if (!given)
+        return given.error();
+    auto workload = loadSized(spec, sized);
+    if (workload) {
+        workload->bindings = std::move(sized.bindings);
+        workload->givenInputs = std::move(*given);
+    }
+    return workload;
 }
 
 } // namespace core

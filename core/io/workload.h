@@ -2,12 +2,16 @@
 // SPDX-FileCopyrightText: MemPlan authors
 #pragma once
 
+#include "exec/tensordata.h"
 #include "liveness/lifetimes.h"
 #include "planners/problem.h"
 #include "schedule/schedule.h"
 
+#include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace core {
@@ -19,6 +23,9 @@ struct LoadOptions {
     // Plan op workspaces as buffers (ProblemOptions::workspaces). Graphs only: an allocation problem
     // has no ops, so it loads as it is (Workload::workspaces stays false).
     bool workspaces = false;
+    // Graph inputs given as files (input name -> .pb file, as `--input NAME=FILE.pb`): read by
+    // readInputFiles, which adds to `bindings` what they fix; the workload keeps their contents.
+    std::vector<std::pair<std::string, std::filesystem::path>> inputFiles;
 };
 
 // Everything loaded from one source, ready to plan.
@@ -32,9 +39,15 @@ struct Workload {
     std::vector<OpIndex> bufferOp;         // per buffer, the op whose workspace it is, else -1 (empty without a graph)
     bool workspaces = false;               // the problem plans op workspaces; re-planning keeps them
     std::vector<std::string> notes;        // facts the report should mention
+    // What the load was given for the graph's inputs: the sizes (LoadOptions::bindings with what the
+    // input files fixed) and the files' contents by input name. A run of this workload takes the
+    // contents as its inputs, and an import of its model for the run's data the sizes.
+    ShapeBindings bindings;
+    std::map<std::string, HostTensor> givenInputs;
 };
 
 // `spec` is a path (.onnx, .json, .csv, chosen by extension, then by content) or "example:NAME".
+// Input files (LoadOptions::inputFiles) are read first; their errors name the input or the file.
 Expected<Workload> loadWorkload(const std::string& spec, const LoadOptions& options);
 
 // Schedules (model order), computes lifetimes and builds the problem for an already-imported graph.

@@ -455,7 +455,10 @@ Expected<OpenInputs> openInputs(const std::filesystem::path& file)
     for (const auto& t : graph.initializer())
         initializers.insert(t.name());
     for (const auto& vi : graph.input()) {
-        if (initializers.count(vi.name()) || !vi.type().has_tensor_type())
+        if (initializers.count(vi.name()))
+            continue;
+        open.names.push_back(vi.name());
+        if (!vi.type().has_tensor_type())
             continue;
         const auto& type = vi.type().tensor_type();
         OpenInputs::Input input { vi.name(), {}, type.has_shape() };

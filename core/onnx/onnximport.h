@@ -19,7 +19,8 @@ Expected<Graph> importOnnx(const std::filesystem::path& file, const ShapeBinding
 
 // What an ONNX model's declared graph inputs leave open, for a user to fix (ShapeBindings): its
 // symbolic dimension names in order of first use, and each tensor input (initializers and sequences
-// aside) with a dimension that is neither a number nor a name, or with no shape at all.
+// aside) with a dimension that is neither a number nor a name, or with no shape at all; and the
+// name of every graph input (initializers aside), whose contents a file may give (readGivenInputs).
 struct OpenInputs {
     struct Input {
         std::string name;
@@ -28,7 +29,8 @@ struct OpenInputs {
     };
     std::vector<std::string> symbols;
     std::vector<Input> inputs;
-    bool empty() const { return symbols.empty() && inputs.empty(); }
+    std::vector<std::string> names;
+    bool empty() const { return symbols.empty() && inputs.empty() && names.empty(); }
 };
 Expected<OpenInputs> openInputs(const std::filesystem::path& file);
 

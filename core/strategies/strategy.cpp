@@ -277,6 +277,8 @@ Expected<StrategyRun> applyStrategies(const Workload& workload, const std::vecto
     StrategyRun run;
     run.workload.source = workload.source;
     run.workload.notes = workload.notes;
+    run.workload.bindings = workload.bindings;
+    run.workload.givenInputs = workload.givenInputs;
     run.workload.schedule = state.schedule;
     run.workload.problem = std::move(built->problem);
     run.workload.regions = std::move(built->regions);

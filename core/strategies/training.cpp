@@ -323,6 +323,8 @@ Expected<Workload> appendBackwardPass(const Workload& workload, const TrainingOp
     Workload result;
     result.source = workload.source;
     result.notes = workload.notes;
+    result.bindings = workload.bindings;
+    result.givenInputs = workload.givenInputs;
     result.notes.push_back("training mode: backward pass of " + std::to_string(gradientOps) + " gradient ops, "
         + std::to_string(accumulations) + " gradient accumulations and " + std::to_string(weightGradients)
         + " weight gradients after the " + std::to_string(forward.size()) + " forward ops"
