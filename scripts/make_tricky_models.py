@@ -634,6 +634,33 @@ def loop_concat_rows():
     return model(loop_concat_rows, 17, g, {"rows": [3, 8]})
 
 
+def list_loop_long():
+    """Opset 17: a Loop of 4000 iterations appending a row to a list. Row i
+    is 256 floats of value i (Cast, Expand); the carried list starts as
+    SequenceEmpty and ends with 4000 rows of 1 KiB, stacked by
+    ConcatFromSequence into [4000, 256]. Written as a new list per append, the
+    loop would copy O(n^2) bytes (8 GB); the list is appended to in place."""
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+         helper.make_node("Cast", ["i"], ["value"], to=F),
+         helper.make_node("Expand", ["value", "width"], ["row"]),
+         helper.make_node("SequenceInsert", ["acc_in", "row"], ["acc_out"])],
+        "append_row",
+        [inp("i", I64, []), inp("cond_in", B, []), helper.make_tensor_sequence_value_info("acc_in", F, [256])],
+        [out("cond_out", B), helper.make_tensor_sequence_value_info("acc_out", F, [256])])
+    nodes = [
+        helper.make_node("SequenceEmpty", [], ["empty"], dtype=F),
+        helper.make_node("Loop", ["trip", "keep_going", "empty"], ["rows"], body=body),
+        helper.make_node("ConcatFromSequence", ["rows"], ["stacked"], axis=0, new_axis=1),
+        helper.make_node("SequenceLength", ["rows"], ["count"]),
+    ]
+    g = helper.make_graph(
+        nodes, "list_loop_long", [],
+        [out("stacked", F), out("count", I64)],
+        initializer=[i64("trip", 4000), init("keep_going", np.array(True)), i64("width", [256])])
+    return model(list_loop_long, 17, g, {"stacked": [4000, 256], "count": []})
+
+
 def loop_without_end():
     """Opset 17: a Loop that never ends, inside one that runs once. The outer
     Loop (trip count 1) runs an inner Loop with no trip count whose condition
@@ -684,6 +711,7 @@ FIXTURES = [
     roi_pool_kept,
     loop_concat_rows,
     loop_without_end,
+    list_loop_long,
 ]
 
 

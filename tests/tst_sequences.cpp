@@ -234,6 +234,31 @@ private slots:
         fs::remove(saved);
     }
 
+    // tricky/list_loop_long: 4000 iterations each appending a 1 KiB row of value i to a list. The
+    // append grows the list in place (written as a new list per append the loop copied O(n^2) bytes
+    // and was refused after 4 GiB at iteration 2895): every op real, the rows in order, the same bits
+    // in every planner's arena.
+    void longListLoopAppendsInPlace()
+    {
+        const auto file = boundedgraphs::fixture("list_loop_long");
+        if (!fs::exists(file))
+            QSKIP("tests/models/tricky/ fixtures are missing: run scripts/make_models.sh to make the test models");
+        const auto w = core::loadWorkload(file, {});
+        QVERIFY2(w, w ? "" : w.error().message.c_str());
+        const auto& g = *w->graph;
+        QCOMPARE(g.tensors[std::size_t(*g.findTensor("rows"))].size, core::Bytes(4000 * 256 * 4));
+        const auto options = boundedgraphs::withModelData(file, g);
+        const auto run = core::runOnCpu(g, w->schedule, w->problem, core::noReusePlan(w->problem), w->bufferTensor, options);
+        QVERIFY2(run, run ? "" : run.error().message.c_str());
+        QVERIFY2(run->opsSynthetic == 0, run->ops[1].refusal.c_str());
+        QCOMPARE(run->outputs[0].shape, (std::vector<std::int64_t> { 4000, 256 }));
+        const auto stacked = boundedgraphs::valuesOf<float>(run->outputs[0]);
+        for (std::size_t r = 0; r < 4000; r += 333)
+            QCOMPARE(stacked[r * 256 + 255], float(r));
+        QCOMPARE(boundedgraphs::valuesOf<std::int64_t>(run->outputs[1]), (std::vector<std::int64_t> { 4000 }));
+        boundedgraphs::checkEveryPlanner(*w, options, run->outputs);
+    }
+
     // tests/models/scripted_rows.onnx (scripts/make_models.py): torch.jit.script of a loop appending
     // each row's Linear + ReLU to a list and stacking it; torch exports SequenceEmpty, a Loop of
     // SequenceInsert (trip count x.size(0), folded at import) and ConcatFromSequence. The list is

@@ -128,6 +128,8 @@ public:
     bool run(std::size_t i, std::string& why)
     {
         const Op& op = m_branch.ops[i];
+        if (appendInPlace(i))
+            return true;
         KernelCall call;
         call.op = &op;
         const auto& inNames = m_branch.inputs[i];
@@ -244,6 +246,45 @@ public:
             m_values[outNames[k]] = std::move(results[k]);
         }
         m_heldBytes = std::max(m_heldBytes, m_held);
+        return true;
+    }
+
+    // SequenceInsert at the end of a list that only this op reads (the list a Loop body builds, one
+    // item per iteration): the list grows in place, so a loop appending n items copies O(n) bytes
+    // instead of O(n^2), and counts as written only what it adds. False when the call is not such an
+    // append (a later op or nested graph may read the list, the op names a position, the types
+    // differ, the list is full): the sequence kernel then writes a new list, or refuses.
+    // Decided before the list is viewed: a view copies its item shapes.
+    bool appendInPlace(std::size_t i)
+    {
+        const Op& op = m_branch.ops[i];
+        const auto& inNames = m_branch.inputs[i];
+        const auto& outNames = m_branch.outputs[i];
+        if (!op.domain.empty() || op.type != "SequenceInsert" || inNames.size() != 2 || outNames.size() != 1 || inNames[0] == inNames[1]
+            || inNames[1].empty() || !m_branch.sequences.count(outNames[0]))
+            return false;
+        const auto it = m_values.find(inNames[0]);
+        if (it == m_values.end() || !it->second.sequence || it->second.none || it->second.items.size() >= kMostListItems)
+            return false;
+        TensorView x;
+        if (!find(inNames[1], x) || !x.present() || x.sequence || x.dtype != it->second.dtype || dtypeBytes(x.dtype) <= 0)
+            return false;
+        if (std::find(m_branch.results.begin(), m_branch.results.end(), inNames[0]) != m_branch.results.end())
+            return false;
+        for (std::size_t j = i + 1; j < m_branch.ops.size(); ++j)
+            if (m_branch.nested.count(j) || std::find(m_branch.inputs[j].begin(), m_branch.inputs[j].end(), inNames[0]) != m_branch.inputs[j].end())
+                return false; // read later (a nested graph reads outer values by name)
+        Value list = std::move(it->second);
+        m_values.erase(it);
+        const Bytes w = dtypeBytes(x.dtype), used = elementCount(list.shape) * w, added = x.count * w;
+        list.bytes.resize(std::size_t(std::max<Bytes>(used + added, 8))); // never empty: a value with no data holds nothing
+        if (added > 0)
+            std::memcpy(list.bytes.data() + used, x.data, std::size_t(added));
+        list.items.push_back(x.shape);
+        list.shape = { elementCount(list.shape) + x.count };
+        m_held += added;
+        m_heldBytes = std::max(m_heldBytes, m_held);
+        m_values[outNames[0]] = std::move(list);
         return true;
     }
 

@@ -70,11 +70,6 @@ struct Piece {
     Shape shape;
 };
 
-// The most items a list a sequence op writes may hold. Every sequence op writes a new list, so a
-// loop that appends n items copies O(n^2) bytes and item shapes: a loop of 27 000 iterations
-// appending 64-byte rows took minutes (and items of no elements never outgrow the room at all).
-constexpr std::size_t kMostListItems = 4096;
-
 bool writeSequence(const KernelCall& c, const std::vector<Piece>& pieces, std::vector<Shape>& shapes, std::vector<std::vector<Shape>>& items)
 {
     const auto& out = c.out[0];

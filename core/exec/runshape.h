@@ -38,6 +38,12 @@ SizingKernel findSizingKernel(const std::string& opType);
 // start of its room. False, nothing specified, when the call is not supported or does not fit.
 using SequenceKernel = bool (*)(const KernelCall& call, std::vector<Shape>& shapes, std::vector<std::vector<Shape>>& items);
 
+// The most items a list a sequence op writes may hold. Every sequence op writes a new list (only a
+// Loop body's append to a list nothing else reads grows it in place: exec/branch.h), so a loop that
+// appends n items copies O(n^2) bytes and item shapes: a loop of 27 000 iterations appending 64-byte
+// rows took minutes (and items of no elements never outgrow the room at all).
+constexpr std::size_t kMostListItems = 4096;
+
 // The kernel of SequenceEmpty, SequenceConstruct, SequenceInsert, SequenceErase, SequenceAt,
 // SequenceLength, SplitToSequence, ConcatFromSequence, and of Identity, SwapOut and SwapIn when the
 // call reads or writes a sequence (`touchesSequence`: they copy tensors with their own kernels);
