@@ -669,6 +669,14 @@ void TestStudio::inputSizesOpenAModelWithOpenInputs()
     QVERIFY(dialog.dimBox(QStringLiteral("batch")) && dialog.shapeField(QStringLiteral("z")));
     QCOMPARE(dialog.dimBox(QStringLiteral("batch"))->value(), 1);
     QVERIFY(!ok->isEnabled()); // z has no shape yet
+    QVERIFY2(dialog.problem().contains(QStringLiteral("(e.g. 1,4) or a file with its contents")), qPrintable(dialog.problem()));
+    QVERIFY(dialog.fileField(QStringLiteral("x")) && dialog.fileField(QStringLiteral("z")));
+    dialog.fileField(QStringLiteral("z"))->setText(path); // a file gives z's shape (read at the load)
+    QVERIFY2(dialog.problem().isEmpty(), qPrintable(dialog.problem()));
+    QCOMPARE(dialog.files().size(), std::size_t(1));
+    QVERIFY(!dialog.bindings().inputShapes.count("z"));
+    dialog.fileField(QStringLiteral("z"))->clear();
+    QVERIFY(!ok->isEnabled());
     dialog.shapeField(QStringLiteral("z"))->setText(QStringLiteral("2"));
     QVERIFY2(dialog.problem().contains(QStringLiteral("declared with 2 dimensions")), qPrintable(dialog.problem()));
     dialog.shapeField(QStringLiteral("z"))->setText(QStringLiteral("2,5"));

@@ -149,7 +149,8 @@ QString InputSizesDialog::problem() const
         if (m_shapes[k]->text().trimmed().isEmpty() && hasFile(input.name))
             continue; // the file gives the shape
         if (!parseShape(m_shapes[k]->text(), dims))
-            return tr("Give input %1 a shape of positive whole numbers, e.g. 1,3,224,224.").arg(name);
+            return tr("Give input %1 a shape of positive whole numbers (e.g. %2) or a file with its contents.")
+                .arg(name, input.shapeDeclared && !input.dims.empty() ? example(input.dims) : QStringLiteral("1,3,224,224"));
         if (input.shapeDeclared && dims.size() != input.dims.size())
             return tr("Input %1 is declared with %2 dimensions (%3); the shape given has %4.")
                 .arg(name)
