@@ -91,6 +91,9 @@ public:
 
     // A formal input's value for this run of the graph.
     void bind(const std::string& name, Value value) { m_values[name] = std::move(value); }
+    // A formal input this run reads in place, from memory that outlives it (SequenceMap's tensor
+    // inputs and list elements): kernels never write their inputs, and a result that names it is copied.
+    void lend(const std::string& name, const TensorView& view) { m_lent[name] = view; }
 
     // Moves out the value `name` holds in this run (a formal's or an op's result); false when the
     // run holds none of that name (a constant, an outer value).
@@ -111,6 +114,10 @@ public:
     {
         if (auto it = m_values.find(name); it != m_values.end()) {
             view = it->second.view();
+            return true;
+        }
+        if (auto it = m_lent.find(name); it != m_lent.end()) {
+            view = it->second;
             return true;
         }
         if (auto it = m_branch.constants.find(name); it != m_branch.constants.end()) {
@@ -322,6 +329,7 @@ private:
     const CancelToken& m_cancel;
     Bytes m_held = 0;
     std::map<std::string, Value> m_values;
+    std::map<std::string, TensorView> m_lent;
     std::int64_t m_empty = 0;
 };
 
@@ -777,24 +785,22 @@ bool evalSequenceMap(const Subgraphs& map, const KernelCall& call, std::size_t o
     for (std::int64_t i = 0; i < length; ++i) {
         Bytes held = 0;
         BranchRun run(body, outer, held, cancel);
-        Bytes bound = 0;
         for (std::size_t k = 0; k < call.in.size(); ++k) {
             const auto& x = call.in[k];
             if (!x.sequence) {
-                run.bind(body.formals[k], copyOf(x));
+                run.lend(body.formals[k], x); // a tensor input, whole
                 continue;
             }
-            const Shape& shape = x.items[std::size_t(i)];
-            Value element = allocate(x.dtype, shape, elementCount(shape));
-            const Bytes w = dtypeBytes(x.dtype);
-            if (elementCount(shape) > 0)
-                std::memcpy(element.bytes.data(), x.data + starts[k][std::size_t(i)], std::size_t(elementCount(shape) * w));
-            bound += Bytes(element.bytes.size());
-            run.bind(body.formals[k], std::move(element));
+            TensorView element; // element i of the list, read where the list holds it
+            element.dtype = x.dtype;
+            element.shape = x.items[std::size_t(i)];
+            element.count = elementCount(element.shape);
+            element.data = x.data + starts[k][std::size_t(i)];
+            run.lend(body.formals[k], element);
         }
         if (!run.runAll(why))
             return false;
-        Bytes total = held + bound;
+        Bytes total = held;
         for (std::size_t j = 0; j < outputs; ++j) {
             TensorView v;
             if (!run.find(body.results[j], v)) {
