@@ -419,7 +419,8 @@ bool fitsRoom(const Graph& g, TensorIndex t, const TensorView& room, std::int64_
 }
 
 // Output shapes for a dynamic op, its kernel run on them; false (outputs unspecified) when either fails.
-// outItems[k]: the element shapes of a sequence output (empty for the others).
+// outItems[k]: the element shapes of a sequence output (empty for the others); outNone[k]: the
+// output is an optional holding nothing.
 bool runShaped(const Graph& g, PreparedCall& p, const RunOptions& options, const RuntimeShapes& shapes,
     std::vector<Shape>& outShapes, std::vector<std::vector<Shape>>& outItems, std::vector<bool>& outNone)
 {
