@@ -37,6 +37,7 @@
 #include <QSpinBox>
 #include <QSplitter>
 #include <QStatusBar>
+#include <QStyledItemDelegate>
 #include <QTabWidget>
 #include <QTableView>
 #include <QTimer>
@@ -51,6 +52,20 @@ namespace {
 using mainwindow::plannerUsesTimeLimit;
 
 const auto kPlannerKey = QStringLiteral("planner");
+
+// A type reads from its start ("optional float32 sequence (estimate)"): where the table elides
+// names on the left, this column elides on the right.
+class ElideRightDelegate : public QStyledItemDelegate {
+public:
+    using QStyledItemDelegate::QStyledItemDelegate;
+
+protected:
+    void initStyleOption(QStyleOptionViewItem* option, const QModelIndex& index) const override
+    {
+        QStyledItemDelegate::initStyleOption(option, index);
+        option->textElideMode = Qt::ElideRight;
+    }
+};
 
 } // namespace
 
@@ -136,6 +151,7 @@ void MainWindow::createDocks()
     const int widths[] = { 180, 72, 172, 125, 130, stepWidth, stepWidth, 72, 90, 40 };
     for (int c = 0; c < TensorTableModel::ColumnCount; ++c)
         m_table->setColumnWidth(c, widths[c]);
+    m_table->setItemDelegateForColumn(TensorTableModel::Type, new ElideRightDelegate(m_table));
 
     auto* tableLayout = new QVBoxLayout(tablePane);
     tableLayout->setContentsMargins(4, 4, 4, 4);
