@@ -575,6 +575,11 @@ void TestRunStudio::inputFilesSizeAndFeedTheRun()
     }
 
     const QString unwrap = node + QStringLiteral("test_optional_get_element/");
+    // A model that loads as it is: its inputs may still be given files.
+    QVERIFY(openAndWait(unwrap + QStringLiteral("model.onnx")));
+    QVERIFY(m_window->inputSizesAction()->isEnabled());
+    QCOMPARE(m_window->openInputs().names, (std::vector<std::string> { "optional_input" }));
+    QVERIFY(m_window->openInputs().symbols.empty() && m_window->openInputs().inputs.empty());
     planned.clear();
     m_window->openFileWithSizes(unwrap + QStringLiteral("model.onnx"), {},
         { { "optional_input", (unwrap + QStringLiteral("test_data_set_0/input_0.pb")).toStdString() } });

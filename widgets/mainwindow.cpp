@@ -236,6 +236,12 @@ void MainWindow::onLoadFinished(std::shared_ptr<const core::Workload> workload)
     if (m_openInputsSpec != m_currentSpec) { // another model: its own sizes, if any, come with its next load
         m_openInputs = {};
         m_openInputsSpec.clear();
+        // A model file that loads as it is leaves nothing open, but its inputs may still be given files.
+        if (workload->graph && !workload->graph->inputs.empty() && !m_currentSpec.startsWith(QLatin1String("example:"))) {
+            for (const auto t : workload->graph->inputs)
+                m_openInputs.names.push_back(workload->graph->tensors[static_cast<std::size_t>(t)].name);
+            m_openInputsSpec = m_currentSpec;
+        }
     }
     m_inputSizesAction->setEnabled(!m_openInputsSpec.isEmpty());
     m_document->setWorkload(workload);
