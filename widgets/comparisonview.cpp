@@ -137,9 +137,7 @@ ComparisonView::ComparisonView(QWidget* parent)
     m_plot->setBackground(ViewPalette::background());
     m_plot->axisRect()->setBackground(ViewPalette::plotBackground());
     m_plot->xAxis->setLabel(tr("step"));
-    m_stepTicker = QSharedPointer<QCPAxisTickerFixed>(new QCPAxisTickerFixed);
-    m_stepTicker->setScaleStrategy(QCPAxisTickerFixed::ssMultiples); // whole steps only
-    m_plot->xAxis->setTicker(m_stepTicker);
+    m_plot->xAxis->setTicker(QSharedPointer<QCPAxisTicker>(new StepTicker));
     m_plot->legend->setVisible(true);
     m_plot->legend->setBrush(QColor(255, 255, 255, 220));
     m_plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
@@ -387,7 +385,6 @@ void ComparisonView::refresh()
     }
     m_plot->yAxis->setLabel(tr("live memory (%1)").arg(unit.name));
     m_plot->xAxis->setRange(0, steps);
-    m_stepTicker->setTickStep(std::max(1.0, std::ceil(steps / 12)));
     m_plot->yAxis->setRange(0, top / unit.divisor * 1.15);
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }

@@ -13,7 +13,6 @@
 
 class QCheckBox;
 class QComboBox;
-class QCPAxisTickerFixed;
 class QCustomPlot;
 class QLabel;
 class QTableWidget;
@@ -70,5 +69,4 @@ private:
     QLabel* m_header = nullptr;
     QTableWidget* m_table = nullptr;
     QCustomPlot* m_plot = nullptr;
-    QSharedPointer<QCPAxisTickerFixed> m_stepTicker;
 };

@@ -46,12 +46,6 @@ void setStepData(QCPGraph* graph, const std::vector<core::Bytes>& curve, double 
     graph->setData(keys, values, true);
 }
 
-// Ticks only on whole steps: QCustomPlot's default ticker would put ticks at 10.5 when zoomed in.
-class StepTicker : public QCPAxisTicker {
-protected:
-    double getTickStep(const QCPRange& range) override { return std::max(1.0, QCPAxisTicker::getTickStep(range)); }
-};
-
 void setFlat(QCPGraph* graph, double steps, double value)
 {
     graph->setData(QVector<double> { 0, steps }, QVector<double> { value, value }, true);

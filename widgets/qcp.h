@@ -25,3 +25,10 @@ inline void styleAxis(QCPAxis* axis, const QFont& font)
     axis->grid()->setPen(QPen(ViewPalette::gridLine()));
     axis->grid()->setSubGridVisible(false);
 }
+
+// Ticks only on whole steps, at round numbers: QCustomPlot's default ticker would put ticks at
+// 10.5 when zoomed in.
+class StepTicker : public QCPAxisTicker {
+protected:
+    double getTickStep(const QCPRange& range) override { return std::max(1.0, QCPAxisTicker::getTickStep(range)); }
+};

@@ -127,7 +127,7 @@ Expected<Transformed> FusionStrategy::apply(Transformed state, const StrategyOpt
         std::string names;
         for (auto t : intermediates)
             names += (names.empty() ? "" : ", ") + graph.tensors[t].name;
-        report.details.push_back(fused.name + " (" + types + "): drops " + names);
+        report.details.push_back(types + ": " + fused.name + " (drops " + names + ")"); // types first: names are long paths
         // The fused op takes the last op's slot in the schedule; the others leave it.
         for (std::size_t i = 0; i + 1 < members.size(); ++i)
             removed[members[i]] = true;
