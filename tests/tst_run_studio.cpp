@@ -188,9 +188,11 @@ void TestRunStudio::runOverlaysMeasurement()
     QVERIFY(!m_window->memoryCurveView()->showsMeasured());
     QCOMPARE(m_window->latencyLane()->entryCount(), 0);
     QVERIFY(!m_window->latencyLane()->isVisible()); // no room taken before a run
+    QVERIFY(!m_window->exportLatencyAction()->isEnabled());
     m_window->repeatSpin()->setValue(2);
     QVERIFY(runAndWait());
     QVERIFY(m_window->latencyLane()->isVisible());
+    QVERIFY(m_window->exportLatencyAction()->isEnabled());
     const PlanDocument* doc = m_window->document();
     const RunMeasurement* run = doc->measurement();
     QVERIFY(run);
@@ -467,6 +469,7 @@ void TestRunStudio::replanClearsMeasurement()
     QVERIFY(!m_window->memoryCurveView()->showsMeasuredAllocator());
     QCOMPARE(m_window->latencyLane()->entryCount(), 0);
     QVERIFY(!m_window->latencyLane()->isVisible());
+    QVERIFY(!m_window->exportLatencyAction()->isEnabled());
     QVERIFY(!m_window->summaryPanel()->summaryText().contains(QStringLiteral("Measured on")));
 
     // A run started for the old plan and overtaken by a new plan never reaches the document.

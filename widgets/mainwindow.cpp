@@ -107,6 +107,7 @@ void MainWindow::connectDocument()
     connect(m_document, &PlanDocument::workloadChanged, this, &MainWindow::updateCursorLabel);
     connect(m_document, &PlanDocument::planChanged, this, &MainWindow::updateActions);
     connect(m_document, &PlanDocument::workloadChanged, this, &MainWindow::updateActions);
+    connect(m_document, &PlanDocument::measurementChanged, this, &MainWindow::updateActions);
 }
 
 // ---------------------------------------------------------------- loading and planning
@@ -348,6 +349,7 @@ void MainWindow::updateActions()
     const bool plan = m_document->hasPlan();
     m_exportJsonAction->setEnabled(plan);
     m_exportCsvAction->setEnabled(plan);
+    m_exportLatencyAction->setEnabled(plan && m_document->measurement());
     m_playAction->setEnabled(plan);
     m_stepBackAction->setEnabled(plan);
     m_stepForwardAction->setEnabled(plan);

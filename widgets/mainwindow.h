@@ -84,6 +84,7 @@ public:
     RunController* runController() const { return m_runController; }
     LatencyLane* latencyLane() const { return m_latencyLane; }
     QAction* runAction() const { return m_runAction; }
+    QAction* exportLatencyAction() const { return m_exportLatencyAction; } // File > Export, after a run
     QAction* cancelRunAction() const { return m_cancelRunAction; }
     QComboBox* deviceCombo() const { return m_deviceCombo; } // "cpu"; "cuda" disabled without a device
     QSpinBox* repeatSpin() const { return m_repeatSpin; }   // timed runs per allocation mode
@@ -221,6 +222,7 @@ private:
     QAction* m_stepForwardAction = nullptr;
     QAction* m_exportJsonAction = nullptr;
     QAction* m_exportCsvAction = nullptr;
+    QAction* m_exportLatencyAction = nullptr;
     QMenu* m_recentMenu = nullptr;
     QMenu* m_exportMenu = nullptr;
 

@@ -164,6 +164,8 @@ void MainWindow::exportViewDialog(QWidget* view, const QString& baseName)
         ok = m_arenaLayout->exportImage(path, &error);
     else if (view == m_coloring)
         ok = m_coloring->exportImage(path, &error);
+    else if (view == m_latencyLane)
+        ok = m_latencyLane->exportImage(path, &error);
     if (ok)
         statusBar()->showMessage(tr("Wrote %1").arg(QDir::toNativeSeparators(path)), 5000);
     else

@@ -226,6 +226,9 @@ void MainWindow::createActions()
         m_exportMenu->addAction(
             tr("%1 as PNG or SVG…").arg(title), this, [this, target, base] { exportViewDialog(target, base); });
     }
+    // The lane has bars only after a run (updateActions enables it then).
+    m_exportLatencyAction = m_exportMenu->addAction(
+        tr("Per-op Latency as PNG or SVG…"), this, [this] { exportViewDialog(m_latencyLane, QStringLiteral("latency-lane")); });
     m_exportMenu->addAction(tr("Window as PNG…"), this, [this] { exportViewDialog(this, QStringLiteral("window")); });
     m_exportMenu->addSeparator();
     m_exportJsonAction = m_exportMenu->addAction(tr("Plan as &JSON…"), this, [this] { exportPlanDialog(true); });
