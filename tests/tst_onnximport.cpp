@@ -328,6 +328,7 @@ private slots:
     void loopOverASplitList_data();
     void loopOverASplitList();
     void givenValuesSizeWhatIsComputedFromThem();
+    void givenValuesThatSizeNothingBindNothing();
     void givenValuesThatMakeNoShapeAreNamed();
     void resizeWithComputedSizes();
     void foldedShapesFeedLayoutOps();
@@ -1774,7 +1775,7 @@ void TestOnnxImport::givenValuesSizeWhatIsComputedFromThem()
     QCOMPARE(tensor(g, "y").size, Bytes(6 * 4));
     QCOMPARE(g.ops.size(), std::size_t(3)); // Add still runs
     QCOMPARE(tensor(g, "m").kind, TensorKind::Activation);
-    QVERIFY2(notesOf(g).find("the values given for 'n' size what 3 ops compute from them") != std::string::npos, notesOf(g).c_str());
+    QVERIFY2(notesOf(g).find("the values given for 'n' size 2 values ('r', 'y'): the plan holds") != std::string::npos, notesOf(g).c_str());
 
     std::string why;
     auto r = runnable(g, path, why);
@@ -1806,6 +1807,53 @@ void TestOnnxImport::givenValuesSizeWhatIsComputedFromThem()
     QVERIFY(!other);
     QVERIFY2(other.error().message.find("input 'n': the plan was made for the values a file gave it") != std::string::npos,
         other.error().message.c_str());
+}
+
+// Given values bind the plan only where they size something: token ids the model only computes
+// with are not kept (a run may take other ids, and no note claims they sized the plan), while a
+// shape read straight from an input, with no op computing from it, is.
+void TestOnnxImport::givenValuesThatSizeNothingBindNothing()
+{
+    ModelBuilder b;
+    b.input("ids", TensorProto::INT64, { 1, 4 });
+    b.input("shape", TensorProto::INT64, { 2 });
+    b.input("x", TensorProto::FLOAT, { 8 });
+    b.ints("one", { 1 }, {});
+    b.node("Add", { "ids", "one" }, { "ids1" });
+    attr(b.node("Cast", { "ids1" }, { "f" }), "to", std::int64_t(TensorProto::FLOAT));
+    b.node("Reshape", { "x", "shape" }, { "y" });
+    b.output("f");
+    b.output("y");
+    const QString path = b.save(m_dir, QStringLiteral("given_ids_and_shape.onnx"));
+    auto given = [](std::vector<std::int64_t> values, std::vector<std::int64_t> shape) {
+        InputValue value { DType::Int64, std::move(shape), std::vector<std::byte>(values.size() * sizeof(std::int64_t)) };
+        std::memcpy(value.data.data(), values.data(), value.data.size());
+        return value;
+    };
+    ShapeBindings bindings;
+    bindings.inputValues["ids"] = given({ 7, 8, 9, 10 }, { 1, 4 });
+    bindings.inputValues["shape"] = given({ 2, 4 }, { 2 });
+    IMPORT(g, path, bindings);
+    QCOMPARE(tensor(g, "y").shape, (std::vector<std::int64_t> { 2, 4 }));
+    QVERIFY(tensor(g, "ids").values.empty()); // sizes nothing
+    QCOMPARE(tensor(g, "shape").values, (std::vector<std::int64_t> { 2, 4 }));
+    QCOMPARE(tensor(g, "ids1").kind, TensorKind::Activation); // computed from a given input: still an op
+    QVERIFY2(notesOf(g).find("the values given for 'shape' size 1 value ('y'): the plan holds for these input values")
+            != std::string::npos,
+        notesOf(g).c_str());
+    QVERIFY2(notesOf(g).find("'ids'") == std::string::npos, notesOf(g).c_str());
+
+    // Ids alone: no note, nothing kept.
+    ShapeBindings idsOnly;
+    idsOnly.inputValues["ids"] = bindings.inputValues["ids"];
+    ModelBuilder fixed;
+    fixed.input("ids", TensorProto::INT64, { 1, 4 });
+    fixed.ints("one", { 1 }, {});
+    fixed.node("Add", { "ids", "one" }, { "ids1" });
+    fixed.output("ids1", TensorProto::INT64);
+    IMPORT(h, fixed.save(m_dir, QStringLiteral("given_ids.onnx")), idsOnly);
+    QVERIFY(tensor(h, "ids").values.empty());
+    QVERIFY2(notesOf(h).find("the values given") == std::string::npos, notesOf(h).c_str());
 }
 
 // A given shape with a negative dimension leaves ConstantOfShape unsized: the message names the

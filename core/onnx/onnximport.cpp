@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -206,6 +207,29 @@ std::string roiAlignModeNote(const onnx::ModelProto& model)
           " writes it so for roi_align(aligned=False), which computes output_half_pixel; runs follow the file";
 }
 
+// The values whose size inference tells differently without the value given for graph input
+// `input` (its shape kept): what that value sizes, in the order of `names`. Empty when it sizes
+// nothing, as token ids a model only computes with.
+std::vector<std::string> sizedByGivenValue(const onnx::ModelProto& model, const std::vector<const onnx::TensorProto*>& initializers,
+    const std::vector<std::string>& names, std::unordered_map<std::string, ValueFacts> given, const std::string& input,
+    const InferenceResult& with)
+{
+    given[input].value.reset();
+    const auto without = inferModel(model, initializers, names, 0, given);
+    std::vector<std::string> sized;
+    for (const auto& name : names) {
+        const auto a = with.facts.find(name), b = without.facts.find(name);
+        if (a == with.facts.end())
+            continue;
+        const bool same = b != without.facts.end() && factsBytes(a->second) == factsBytes(b->second)
+            && a->second.estimated == b->second.estimated && a->second.rankKnown == b->second.rankKnown
+            && a->second.dims == b->second.dims && a->second.length == b->second.length;
+        if (!same)
+            sized.push_back(name);
+    }
+    return sized;
+}
+
 Expected<Graph> importImpl(const std::filesystem::path& file, const ShapeBindings& bindings)
 {
     const std::string fileName = file.string();
@@ -269,6 +293,13 @@ Expected<Graph> importImpl(const std::filesystem::path& file, const ShapeBinding
         inferred = inferModel(model, initializers, names, 0, givenInputs);
     }
     notes.insert(notes.end(), inferred.notes.begin(), inferred.notes.end());
+    // A given value binds the plan (Tensor::values: a run must be given it again) only where it
+    // sizes something; each such input costs one more inference.
+    std::map<std::string, std::vector<std::string>> sizedBy; // given input -> the values its contents size
+    for (const auto& [name, f] : givenInputs)
+        if (f.value)
+            if (auto sized = sizedByGivenValue(model, initializers, names, givenInputs, name, inferred); !sized.empty())
+                sizedBy[name] = std::move(sized);
 
     std::unordered_set<std::string> weightNames;
     for (const auto* t : initializers)
@@ -303,7 +334,7 @@ Expected<Graph> importImpl(const std::filesystem::path& file, const ShapeBinding
             t.optional = t.estimated = true;
         // What a given file told import about an input, the run must be given again.
         if (const auto given = givenInputs.find(names[i]); given != givenInputs.end()) {
-            if (given->second.value)
+            if (given->second.value && sizedBy.count(names[i]))
                 t.values = given->second.value->ints;
             if (const auto e = bindings.sequenceElements.find(names[i]); e != bindings.sequenceElements.end() && given->second.length >= 0)
                 t.items = e->second;
@@ -366,21 +397,21 @@ Expected<Graph> importImpl(const std::filesystem::path& file, const ShapeBinding
                         + (folds.unread > 0 ? " and " + plural(folds.unread, "op") + (folds.computed > 1 ? " only they read" : " only it reads") : std::string())
                         + (folds.computed > 1 || folds.unread > 0 ? " leave" : " leaves") + " the schedule");
     }
-    // What import evaluated from values given by file sizes the plan for those values only.
-    int fromGiven = 0;
-    for (int i = 0; i < graph.node_size(); ++i)
-        fromGiven += inferred.folded[i] && std::any_of(graph.node(i).output().begin(), graph.node(i).output().end(), [&](const std::string& out) {
-            const auto it = inferred.facts.find(out);
-            return it != inferred.facts.end() && it->second.value && it->second.value->given;
-        });
-    if (fromGiven > 0) {
+    // The plan holds for the given values that size something, and only for them.
+    if (!sizedBy.empty()) {
         std::vector<std::string> givenNames;
-        for (const auto& [name, f] : givenInputs)
-            if (f.value)
-                givenNames.push_back("'" + name + "'");
-        std::sort(givenNames.begin(), givenNames.end());
-        notes.push_back("the values given for " + joinNames(givenNames, 8) + " size what " + std::to_string(fromGiven) + " op"
-                        + (fromGiven > 1 ? "s compute" : " computes") + " from them: the plan holds for these values (the ops still run)");
+        std::set<std::string> sized;
+        for (const auto& [name, values] : sizedBy) {
+            givenNames.push_back("'" + name + "'");
+            sized.insert(values.begin(), values.end());
+        }
+        std::vector<std::string> sizedNames; // in graph order
+        for (const auto& name : names)
+            if (sized.count(name))
+                sizedNames.push_back("'" + name + "'");
+        notes.push_back("the values given for " + joinNames(givenNames, 8) + " size " + std::to_string(sizedNames.size()) + " value"
+                        + (sizedNames.size() > 1 ? "s" : "") + " (" + joinNames(sizedNames, 4)
+                        + "): the plan holds for these input values (the ops computing them still run)");
     }
     if (folds.constants > 0)
         notes.push_back(std::to_string(folds.constants) + " Constant op" + (folds.constants > 1 ? "s are weights, not steps" : " is a weight, not a step")
