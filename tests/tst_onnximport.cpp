@@ -1242,6 +1242,31 @@ void TestOnnxImport::bindingErrors()
     ShapeBindings wrongRank;
     wrongRank.inputShapes["x"] = { 1, 3 };
     check(wrongRank, "input 'x' has rank 4");
+    // A symbolic dimension has one size: a given shape may not contradict the size given for it.
+    ShapeBindings contradicting;
+    contradicting.dims["batch"] = 2;
+    contradicting.inputShapes["x"] = { 3, 3, 16, 16 };
+    check(contradicting, "input 'x': its dimension 0 is 'batch', which is given as 2, but the shape given for it, [3,3,16,16], makes it 3");
+    ShapeBindings agreeing = contradicting;
+    agreeing.dims["batch"] = 3;
+    QVERIFY(importOnnx(path.toStdString(), agreeing));
+
+    // ... nor another given shape that names it.
+    ModelBuilder two;
+    two.input("a", TensorProto::FLOAT, { "n", 4 });
+    two.input("b", TensorProto::FLOAT, { "n", 4 });
+    two.node("Add", { "a", "b" }, { "y" });
+    two.output("y");
+    const QString twoPath = two.save(m_dir, QStringLiteral("bind_shared.onnx"));
+    ShapeBindings twoSizes;
+    twoSizes.inputShapes["a"] = { 2, 4 };
+    twoSizes.inputShapes["b"] = { 5, 4 };
+    const auto shared = importOnnx(twoPath.toStdString(), twoSizes);
+    QVERIFY(!shared);
+    QVERIFY2(shared.error().message.find("input 'b': its dimension 0 is 'n', which the shape given for input 'a' makes 2, but the shape given "
+                                         "for it, [5,4], makes it 5")
+            != std::string::npos,
+        shared.error().message.c_str());
 }
 
 // A segmentation head traced at 8x8: the pooled branch is resized back to the constant size

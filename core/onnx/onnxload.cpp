@@ -12,6 +12,7 @@
 #include <climits>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -314,6 +315,30 @@ Status applyBindings(onnx::ModelProto& model, const ShapeBindings& bindings, con
 {
     auto* graph = model.mutable_graph();
     auto bad = [&](const std::string& what) { return makeError(ErrorCode::InvalidArgument, file + ": " + what); };
+
+    // A symbolic dimension has one size: a shape given for an input that names it must agree with
+    // the size given for the dimension, and with the other given shapes that name it.
+    std::map<std::string, std::pair<std::int64_t, std::string>> sizeOf; // dim_param -> size, and what gave it
+    for (const auto& [dim, value] : bindings.dims)
+        sizeOf[dim] = { value, "is given as " + std::to_string(value) };
+    for (const auto& [name, shape] : bindings.inputShapes) {
+        const auto vi = std::find_if(graph->input().begin(), graph->input().end(), [&](const auto& v) { return v.name() == name; });
+        if (vi == graph->input().end())
+            continue; // refused below, with the model's inputs
+        const auto& type = vi->type().has_optional_type() ? vi->type().optional_type().elem_type() : vi->type();
+        if (!type.has_tensor_type() || !type.tensor_type().has_shape() || type.tensor_type().shape().dim_size() != int(shape.size()))
+            continue;
+        for (int d = 0; d < int(shape.size()); ++d) {
+            const auto& dim = type.tensor_type().shape().dim(d);
+            if (dim.has_dim_value() || dim.dim_param().empty())
+                continue;
+            const auto [it, first] = sizeOf.try_emplace(dim.dim_param(), shape[d], "the shape given for input '" + name + "' makes "
+                    + std::to_string(shape[d]));
+            if (!first && it->second.first != shape[d])
+                return bad("input '" + name + "': its dimension " + std::to_string(d) + " is '" + dim.dim_param() + "', which "
+                           + it->second.second + ", but the shape given for it, " + dimsText(shape) + ", makes it " + std::to_string(shape[d]));
+        }
+    }
 
     if (!bindings.dims.empty()) {
         // Any dim_param in the graph's declared types may be bound; the hint lists the inputs' ones.
