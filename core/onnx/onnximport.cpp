@@ -8,6 +8,7 @@
 #include "onnx/onnxloadfold.h"
 #include "onnx/onnxshaperules.h"
 #include "onnx/onnxvalue.h"
+#include "util/format.h"
 
 #include <onnx/checker.h>
 
@@ -429,18 +430,27 @@ Expected<Graph> importImpl(const std::filesystem::path& file, const ShapeBinding
         notes.push_back(std::to_string(sequences) + " sequence/map value" + (sequences > 1 ? "s" : "")
                         + " sized by an estimate of the tensors they hold");
     std::vector<std::string> bounded;
+    int downstream = 0; // estimated because an input is: counted, with their bytes, not named
+    Bytes downstreamBytes = 0;
     for (std::size_t t = 0; t < g.tensors.size(); ++t) {
         if (!g.tensors[t].estimated || g.tensors[t].sequence || producer[t] < 0)
             continue; // sequences have their own note
-        // Report where estimates start, not everything downstream of them.
+        // Name where estimates start, not everything downstream of them.
         const auto& op = g.ops[producer[t]];
         if (std::none_of(op.inputs.begin(), op.inputs.end(), [&](TensorIndex in) { return g.tensors[in].estimated; }))
             bounded.push_back("'" + g.tensors[t].name + "' (" + op.name + ")");
+        else if (g.tensors[t].kind != TensorKind::Weight) {
+            ++downstream;
+            downstreamBytes += std::max<Bytes>(g.tensors[t].size, 0);
+        }
     }
     if (!bounded.empty())
         notes.push_back(std::to_string(bounded.size()) + " tensor" + (bounded.size() > 1 ? "s have" : " has")
                         + " data-dependent shapes, sized by an estimate (an upper bound where one exists): "
-                        + joinNames(bounded, 5));
+                        + joinNames(bounded, 5)
+                        + (downstream > 0 ? "; " + std::to_string(downstream) + " tensor" + (downstream > 1 ? "s" : "") + " computed from "
+                                   + (bounded.size() > 1 ? "them" : "it") + " are bounded too (" + formatBytes(downstreamBytes) + " in all)"
+                                            : std::string()));
 
     // A contradiction is the cause of any size that stays unknown below it: report it first.
     const KnownValues knownValues = [&](TensorIndex t) -> const std::vector<std::int64_t>* {
