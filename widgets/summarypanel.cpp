@@ -24,6 +24,14 @@ QString elided(const QString& text, int pixels = 150)
     return QFontMetrics(QApplication::font()).elidedText(text, Qt::ElideLeft, pixels);
 }
 
+// A file name in a value column (bold): both ends say what it is ("keypointrc…fpn.onnx").
+QString elidedFileName(const QString& name, int pixels = 130)
+{
+    QFont bold = QApplication::font();
+    bold.setBold(true);
+    return QFontMetrics(bold).elidedText(name, Qt::ElideMiddle, pixels);
+}
+
 QString bytesText(core::Bytes bytes) { return QString::fromStdString(core::formatBytes(bytes)); }
 
 QString opNameAt(const core::Workload& workload, core::Step step)
@@ -63,7 +71,7 @@ struct Rows {
         // The value never breaks (non-breaking spaces); the gray hint after it wraps in a narrow panel.
         QString unbroken = value.toHtmlEscaped();
         unbroken.replace(QLatin1Char(' '), QChar(0x00A0));
-        html += QStringLiteral("<tr><td style='padding-right:10px; white-space:nowrap'>%1</td><td><b>%2</b>%3</td></tr>")
+        html += QStringLiteral("<tr><td style='padding-right:10px; white-space:nowrap'>%1</td><td><b style='white-space:nowrap'>%2</b>%3</td></tr>")
                     .arg(label.toHtmlEscaped(), unbroken,
                         hint.isEmpty()
                             ? QString()
@@ -194,7 +202,7 @@ void SummaryPanel::refresh()
     const QString source = QString::fromStdString(workload->source);
     rows.section(tr("Model"));
     rows.row(
-        tr("Source"), elided(source.startsWith(QLatin1String("example:")) ? source : QFileInfo(source).fileName()));
+        tr("Source"), elidedFileName(source.startsWith(QLatin1String("example:")) ? source : QFileInfo(source).fileName()));
     rows.row(tr("Tensors"), QString::number(problem.buffers.size()), tr("buffers"));
     rows.row(tr("Steps"), QString::number(problem.steps));
     rows.row(tr("Alignment"), QStringLiteral("%1 B").arg(problem.alignment));
