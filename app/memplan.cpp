@@ -7,6 +7,7 @@
 #include "scenariocli.h"
 #include "strategycli.h"
 #include "cliargs.h"
+#include "render.h"
 
 #include "examples/examples.h"
 #include "io/jsongraph.h"
@@ -36,6 +37,7 @@ commands:
   compare MODEL    run every planner on a model and print one table
   examples         list the built-in examples (use them as example:NAME)
   export MODEL     write a model as ONNX, JSON graph or allocation-problem CSV
+  render MODEL     draw the plan's memory curve, lifetime bars, arena layout and coloring to PNG or SVG
   bench            time every planner on random problems of 1k, 10k and 100k buffers
   bench allocation DIR   lower bound and each planner's arena, time and optimality per problem .csv
   run MODEL        execute the plan on the CPU; check it against a no-reuse run; measure
@@ -143,6 +145,83 @@ std::optional<core::Workload> loadModel(const std::string& command, const CliArg
     return std::move(*workload);
 }
 
+const char* const kPlannerOptionsHelp = R"(  --planner NAME        planner to use (default best-of-greedy)
+  --time-limit T        search time for the exact planner: 10s, 500ms, 2m or seconds (default 5s)
+  --capacity SIZE       exact: stop at the first plan within SIZE (bytes, or with KiB/MiB/GiB)
+)";
+
+// The options planModel reads, and a command's own valued options `extra`.
+std::set<std::string> planValuedOptions(std::set<std::string> extra)
+{
+    auto valued = kModelOptions;
+    valued.insert({ "planner", "time-limit", "capacity" });
+    valued.merge(extra);
+    valued.merge(strategyValuedOptions());
+    return valued;
+}
+
+std::set<std::string> planSwitches()
+{
+    auto switches = strategySwitches();
+    switches.insert("workspaces");
+    return switches;
+}
+
+// A model planned as `plan` and `render` do: loaded with the model options, transformed by the
+// training and strategy flags, planned with --planner (--time-limit, --capacity) and validated.
+struct Planned {
+    core::Workload workload;
+    core::Plan plan;
+    std::vector<core::StrategyReport> strategyReports;
+    std::string plannerName;
+};
+
+std::optional<Planned> planModel(const std::string& command, const CliArgs& args, int& code)
+{
+    const auto failWith = [&](const std::string& message, int exit = kExitError) {
+        code = fail(message, exit);
+        return std::nullopt;
+    };
+    core::PlanOptions options;
+    if (const auto text = args.value("time-limit")) {
+        const auto seconds = parseSeconds(*text);
+        if (!seconds)
+            return failWith(command + ": --time-limit '" + *text + "': expected a duration such as 10s, 500ms, 2m or 2.5 (seconds)", kExitUsage);
+        options.timeLimitSeconds = *seconds;
+    }
+    if (const auto text = args.value("capacity")) {
+        const auto bytes = parseByteSize(*text);
+        if (!bytes)
+            return failWith(command + ": --capacity '" + *text + "': expected a size such as 1048576, 512KiB, 24MiB or 2GiB", kExitUsage);
+        options.capacity = *bytes;
+    }
+    Planned planned;
+    planned.plannerName = args.value("planner").value_or(std::string(core::kDefaultPlanner));
+    const auto* planner = core::plannerByName(planned.plannerName);
+    if (!planner)
+        return failWith(command + ": unknown planner '" + planned.plannerName + "'; choose one of:\n" + plannerList(), kExitUsage);
+    if (const auto status = checkTrainingFlags(args); !status)
+        return failWith(command + ": " + status.error().message, kExitUsage);
+    auto workload = loadModel(command, args, code);
+    if (!workload)
+        return std::nullopt;
+    if (const auto status = applyTrainingFlag(args, *workload); !status)
+        return failWith(command + ": " + status.error().message);
+    if (const auto status = checkCheckpointTarget(args, *workload); !status)
+        return failWith(command + ": " + status.error().message, kExitUsage);
+    if (const auto status = applyStrategyFlags(args, *workload, planned.strategyReports); !status)
+        return failWith(command + ": " + status.error().message);
+    auto plan = core::runPlanner(*planner, workload->problem, {}, options);
+    if (!plan)
+        return failWith(workload->source + ": " + plan.error().message);
+    const auto check = core::validatePlan(workload->problem, *plan);
+    if (!check.ok())
+        return failWith(workload->source + ": planner '" + planned.plannerName + "' produced an invalid plan: " + check.message);
+    planned.workload = std::move(*workload);
+    planned.plan = std::move(*plan);
+    return planned;
+}
+
 int commandPlan(const std::vector<std::string>& words)
 {
     const std::string help = std::string(R"(usage: memplan plan MODEL [--planner NAME] [--json FILE] [--csv FILE] [options]
@@ -151,19 +230,11 @@ Plans MODEL and prints the lower bound, the arena, fragmentation, colors, planni
 the largest buffers alive at the peak step (with their element type and shape). Every plan is
 checked by the independent validator.
 
-  --planner NAME        planner to use (default best-of-greedy)
   --json FILE           write the plan as JSON (exact bytes; see DESIGN.md)
   --csv FILE            write the plan as allocation-problem CSV with an offset column
-  --time-limit T        search time for the exact planner: 10s, 500ms, 2m or seconds (default 5s)
-  --capacity SIZE       exact: stop at the first plan within SIZE (bytes, or with KiB/MiB/GiB)
-)") + kModelOptionsHelp + kWorkspacesHelp + strategyHelp() + trainingHelp() + chipHelp() + "\nplanners:\n" + plannerList();
+)") + kPlannerOptionsHelp + kModelOptionsHelp + kWorkspacesHelp + strategyHelp() + trainingHelp() + chipHelp() + "\nplanners:\n" + plannerList();
     int code = kExitOk;
-    auto valued = kModelOptions;
-    valued.insert({ "planner", "json", "csv", "time-limit", "capacity", "chips" });
-    valued.merge(strategyValuedOptions());
-    auto switches = strategySwitches();
-    switches.insert("workspaces");
-    const auto args = parseOrExplain("plan", words, valued, switches, help, code);
+    const auto args = parseOrExplain("plan", words, planValuedOptions({ "json", "csv", "chips" }), planSwitches(), help, code);
     if (!args)
         return code;
     const auto chips = chipsFrom(*args);
@@ -178,54 +249,23 @@ checked by the independent validator.
                         + " yet: the partition plans the model as loaded",
                     kExitUsage);
     }
-    core::PlanOptions options;
-    if (const auto text = args->value("time-limit")) {
-        const auto seconds = parseSeconds(*text);
-        if (!seconds)
-            return fail("plan: --time-limit '" + *text + "': expected a duration such as 10s, 500ms, 2m or 2.5 (seconds)", kExitUsage);
-        options.timeLimitSeconds = *seconds;
-    }
-    if (const auto text = args->value("capacity")) {
-        const auto bytes = parseByteSize(*text);
-        if (!bytes)
-            return fail("plan: --capacity '" + *text + "': expected a size such as 1048576, 512KiB, 24MiB or 2GiB", kExitUsage);
-        options.capacity = *bytes;
-    }
-    const auto plannerName = args->value("planner").value_or(std::string(core::kDefaultPlanner));
-    const auto* planner = core::plannerByName(plannerName);
-    if (!planner)
-        return fail("plan: unknown planner '" + plannerName + "'; choose one of:\n" + plannerList(), kExitUsage);
-    if (const auto status = checkTrainingFlags(*args); !status)
-        return fail("plan: " + status.error().message, kExitUsage);
-    auto workload = loadModel("plan", *args, code);
-    if (!workload)
+    auto planned = planModel("plan", *args, code);
+    if (!planned)
         return code;
-    if (const auto status = applyTrainingFlag(*args, *workload); !status)
-        return fail("plan: " + status.error().message);
-    if (const auto status = checkCheckpointTarget(*args, *workload); !status)
-        return fail("plan: " + status.error().message, kExitUsage);
-    std::vector<core::StrategyReport> strategyReports;
-    if (const auto status = applyStrategyFlags(*args, *workload, strategyReports); !status)
-        return fail("plan: " + status.error().message);
-    const auto plan = core::runPlanner(*planner, workload->problem, {}, options);
-    if (!plan)
-        return fail(workload->source + ": " + plan.error().message);
-    const auto check = core::validatePlan(workload->problem, *plan);
-    if (!check.ok())
-        return fail(workload->source + ": planner '" + plannerName + "' produced an invalid plan: " + check.message);
-    std::cout << core::formatReport(*workload, *plan) << formatStrategyReports(strategyReports);
+    auto& [workload, plan, strategyReports, plannerName] = *planned;
+    std::cout << core::formatReport(workload, plan) << formatStrategyReports(strategyReports);
     nlohmann::ordered_json multiChip;
-    const auto chipText = chipReport(*args, *workload, *plan, plannerName, multiChip);
+    const auto chipText = chipReport(*args, workload, plan, plannerName, multiChip);
     if (!chipText)
         return fail("plan: " + chipText.error().message);
     std::cout << *chipText;
     std::string error;
-    auto planJson = addStrategiesToPlanJson(core::exportPlanJson(*workload, *plan), strategyReports);
+    auto planJson = addStrategiesToPlanJson(core::exportPlanJson(workload, plan), strategyReports);
     if (!multiChip.is_null())
         planJson = core::addMultiChipToPlanJson(planJson, multiChip);
     if (const auto path = args->value("json"); path && !writeFile(*path, planJson, error))
         return fail(error);
-    if (const auto path = args->value("csv"); path && !writeFile(*path, core::exportProblemCsv(workload->problem, &*plan), error))
+    if (const auto path = args->value("csv"); path && !writeFile(*path, core::exportProblemCsv(workload.problem, &plan), error))
         return fail(error);
     return kExitOk;
 }
@@ -339,6 +379,48 @@ domain ai.memplan.training); with --checkpoint sqrt|N also its checkpoint recomp
     return kExitOk;
 }
 
+int commandRender(const std::vector<std::string>& words)
+{
+    const std::string help = std::string(R"(usage: memplan render MODEL [--out DIR] [--format png|svg] [--size WxH] [--planner NAME] [options]
+
+Plans MODEL as `memplan plan` does (the same planner, model, training and strategy options) and
+draws the Studio's views of the plan to image files, without a window or a display:
+DIR/memory-curve, lifetime-bars, arena-layout and coloring, each .png or .svg.
+
+  --out DIR             folder for the images, created when missing (default: .)
+  --format png|svg      image format (default png)
+  --size WxH            pixels of each image (default 1400x420; 400x200 to 8000x8000)
+)") + kPlannerOptionsHelp + kModelOptionsHelp + kWorkspacesHelp + strategyHelp() + trainingHelp() + "\nplanners:\n" + plannerList();
+    int code = kExitOk;
+    const auto args = parseOrExplain("render", words, planValuedOptions({ "out", "format", "size" }), planSwitches(), help, code);
+    if (!args)
+        return code;
+    RenderOptions options;
+    options.outDir = args->value("out").value_or(".");
+    options.format = args->value("format").value_or("png");
+    if (options.format != "png" && options.format != "svg")
+        return fail("render: --format '" + options.format + "': expected png or svg", kExitUsage);
+    if (const auto size = args->value("size")) {
+        const auto x = size->find('x');
+        const auto w = x == std::string::npos ? std::nullopt : parseInteger(size->substr(0, x));
+        const auto h = x == std::string::npos ? std::nullopt : parseInteger(size->substr(x + 1));
+        if (!w || !h || *w < 400 || *h < 200 || *w > 8000 || *h > 8000)
+            return fail("render: --size '" + *size + "': expected WIDTHxHEIGHT in pixels, 400x200 to 8000x8000", kExitUsage);
+        options.width = int(*w);
+        options.height = int(*h);
+    }
+    const auto planned = planModel("render", *args, code);
+    if (!planned)
+        return code;
+    std::vector<std::filesystem::path> written;
+    std::string error;
+    if (!renderViews(planned->workload, planned->plan, options, written, error))
+        return fail("render: " + error);
+    for (const auto& path : written)
+        std::cout << path.string() << "\n";
+    return kExitOk;
+}
+
 } // namespace
 
 int main(int argc, char** argv)
@@ -363,6 +445,8 @@ int main(int argc, char** argv)
             return commandExamples(words);
         if (command == "export")
             return commandExport(words);
+        if (command == "render")
+            return commandRender(words);
         if (command == "run")
             return runCommand(words);
         if (command == "scenario")

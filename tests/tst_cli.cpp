@@ -7,6 +7,8 @@
 #include "io/workload.h"
 
 #include <QFile>
+#include <QImage>
+#include <QSet>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -14,6 +16,8 @@
 #include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QTest>
+
+#include <cmath>
 
 namespace {
 using Run = CliRun;
@@ -274,9 +278,66 @@ private slots:
         QVERIFY2(used > 0 && used < 40 * 12 && used % 40 == 0, qPrintable(QString::number(used)));
     }
 
+    // render draws the Studio's four views of the plan it makes, without a display (no
+    // QT_QPA_PLATFORM, no DISPLAY): PNG at the size asked for, with the views' colours; SVG; the
+    // strategy flags change the plan drawn.
+    void renderDrawsTheViews()
+    {
+        QTemporaryDir dir;
+        auto environment = QProcessEnvironment::systemEnvironment();
+        environment.remove(QStringLiteral("QT_QPA_PLATFORM"));
+        environment.remove(QStringLiteral("DISPLAY"));
+        environment.remove(QStringLiteral("WAYLAND_DISPLAY"));
+        const QString png = dir.filePath(QStringLiteral("png"));
+        const auto run = runProgram(QStringLiteral(MEMPLAN_CLI),
+            { QStringLiteral("render"), QStringLiteral("example:unet"), QStringLiteral("--out"), png, QStringLiteral("--size"),
+                QStringLiteral("900x300") },
+            environment);
+        QVERIFY2(run.exitCode == 0, qPrintable(run.err));
+        QVERIFY2(run.err.isEmpty(), qPrintable(run.err)); // no platform chatter
+        const QStringList views { QStringLiteral("memory-curve"), QStringLiteral("lifetime-bars"), QStringLiteral("arena-layout"),
+            QStringLiteral("coloring") };
+        for (const auto& view : views) {
+            const QString path = png + QLatin1Char('/') + view + QStringLiteral(".png");
+            QVERIFY2(run.out.contains(path), qPrintable(run.out));
+            const QImage image(path);
+            QVERIFY2(!image.isNull(), qPrintable(path));
+            QCOMPARE(image.size(), QSize(900, 300));
+            QSet<QRgb> colours;
+            for (int y = 0; y < image.height(); y += 3)
+                for (int x = 0; x < image.width(); x += 3)
+                    colours.insert(image.pixel(x, y));
+            QVERIFY2(colours.size() > 20, qPrintable(view)); // drawn, not blank
+        }
+
+        const QString svg = dir.filePath(QStringLiteral("svg"));
+        const auto vector = memplan({ QStringLiteral("render"), QStringLiteral("example:transformer"), QStringLiteral("--out"), svg,
+            QStringLiteral("--format"), QStringLiteral("svg"), QStringLiteral("--fuse"), QStringLiteral("--inplace") });
+        QVERIFY2(vector.exitCode == 0, qPrintable(vector.err));
+        for (const auto& view : views) {
+            QFile file(svg + QLatin1Char('/') + view + QStringLiteral(".svg"));
+            QVERIFY2(file.open(QIODevice::ReadOnly), qPrintable(file.fileName()));
+            QVERIFY(file.readAll().contains("<svg"));
+        }
+        // The curve drawn is the plan's: its title names the arena (MiB) the fused, in-place plan has,
+        // which is not the unfused one's.
+        const QRegularExpression mib(QStringLiteral("arena\\s+([0-9.]+) MiB"));
+        const auto arenaOf = [&](const QStringList& strategies) {
+            return mib.match(memplan(QStringList { QStringLiteral("plan"), QStringLiteral("example:transformer") } + strategies).out)
+                .captured(1)
+                .toDouble();
+        };
+        const double fused = arenaOf({ QStringLiteral("--fuse"), QStringLiteral("--inplace") });
+        QVERIFY(fused > 0 && std::abs(fused - arenaOf({})) > 0.1);
+        QFile curve(svg + QStringLiteral("/memory-curve.svg"));
+        QVERIFY(curve.open(QIODevice::ReadOnly));
+        const double drawn = mib.match(QString::fromUtf8(curve.readAll())).captured(1).toDouble();
+        QVERIFY2(std::abs(drawn - fused) < 0.01, qPrintable(QStringLiteral("%1 vs %2").arg(drawn).arg(fused)));
+    }
+
     void helpOnEveryCommand()
     {
-        for (const char* command : { "plan", "compare", "examples", "export", "bench", "run" }) {
+        for (const char* command : { "plan", "compare", "examples", "export", "bench", "run", "render" }) {
             const auto run = memplan({ QLatin1String(command), QStringLiteral("--help") });
             QCOMPARE(run.exitCode, 0);
             QVERIFY2(run.out.startsWith(QStringLiteral("usage: memplan ") + QLatin1String(command)), command);
@@ -332,6 +393,15 @@ private slots:
             << QStringList { QStringLiteral("run"), QStringLiteral("example:cnn"), QStringLiteral("--fuse"), QStringLiteral("--profile"),
                    QStringLiteral("nosuch") }
             << none << QString() << 2 << QStringLiteral("nosuch");
+        QTest::addRow("render: bad format")
+            << QStringList { QStringLiteral("render"), QStringLiteral("example:hotel"), QStringLiteral("--format"), QStringLiteral("gif") }
+            << none << QString() << 2 << QStringLiteral("--format 'gif'");
+        QTest::addRow("render: bad size")
+            << QStringList { QStringLiteral("render"), QStringLiteral("example:hotel"), QStringLiteral("--size"), QStringLiteral("300") }
+            << none << QString() << 2 << QStringLiteral("--size '300'");
+        QTest::addRow("render: folder is a file")
+            << QStringList { QStringLiteral("render"), QStringLiteral("example:hotel"), QStringLiteral("--out"), QStringLiteral("FILE") }
+            << QByteArray("not a folder\n") << QStringLiteral("taken") << 1 << QStringLiteral("cannot create the folder");
         QTest::addRow("two models") << QStringList { QStringLiteral("plan"), QStringLiteral("example:hotel"), QStringLiteral("example:cnn") }
                                     << none << QString() << 2 << QStringLiteral("one MODEL");
     }

@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+#include "render.h"
+
+#include "arenalayoutview.h"
+#include "coloringview.h"
+#include "lifetimebarsview.h"
+#include "memorycurveview.h"
+#include "plandocument.h"
+
+#include <QApplication>
+#include <QString>
+
+#include <cstdio>
+#include <memory>
+#include <system_error>
+
+namespace {
+// Qt's platform chatter (no XDG_RUNTIME_DIR, what the offscreen platform cannot do) is not the
+// user's business: failures come back through renderViews' result. Critical messages still show.
+void quietHandler(QtMsgType type, const QMessageLogContext&, const QString& message)
+{
+    if (type == QtCriticalMsg || type == QtFatalMsg)
+        std::fprintf(stderr, "%s\n", qPrintable(message));
+}
+} // namespace
+
+bool renderViews(const core::Workload& workload, const core::Plan& plan, const RenderOptions& options,
+    std::vector<std::filesystem::path>& written, std::string& error)
+{
+    std::error_code ec;
+    std::filesystem::create_directories(options.outDir, ec);
+    if (ec) {
+        error = options.outDir.string() + ": cannot create the folder: " + ec.message();
+        return false;
+    }
+    // Drawing needs no display: the offscreen platform, unless the caller chose one.
+    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
+        qputenv("QT_QPA_PLATFORM", "offscreen");
+    qInstallMessageHandler(quietHandler);
+    static int argc = 1;
+    static char name[] = "memplan";
+    static char* argv[] = { name, nullptr };
+    const QApplication app(argc, argv);
+
+    PlanDocument document;
+    document.setWorkload(std::make_shared<const core::Workload>(workload));
+    document.setPlan(plan);
+    MemoryCurveView curve(&document);
+    LifetimeBarsView bars(&document);
+    ArenaLayoutView arena(&document);
+    ColoringView coloring(&document);
+    const std::pair<QWidget*, const char*> views[]
+        = { { &curve, "memory-curve" }, { &bars, "lifetime-bars" }, { &arena, "arena-layout" }, { &coloring, "coloring" } };
+    for (const auto& [view, stem] : views) {
+        view->resize(options.width, options.height); // exportImage draws at the widget's size
+        const auto path = options.outDir / (std::string(stem) + "." + options.format);
+        const QString file = QString::fromStdString(path.string());
+        QString message;
+        const bool ok = view == &curve ? curve.exportImage(file, &message) : static_cast<TimelineView*>(view)->exportImage(file, &message);
+        if (!ok) {
+            error = message.isEmpty() ? path.string() + ": cannot write the image file" : message.toStdString();
+            return false;
+        }
+        written.push_back(path);
+    }
+    return true;
+}
