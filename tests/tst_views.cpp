@@ -625,6 +625,23 @@ void TestViews::curveOverlay()
     QVERIFY(view.grab().toImage() != plain);
     document.setBudget(0);
     QVERIFY(!view.showsBudget());
+
+    // A short curve gets fewer memory ticks, so their labels keep apart (about 30 px each); an
+    // exported image gets the ticks of its own height.
+    view.show(); // a hidden widget gets its resize events only when shown
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    const auto ticksAt = [&](int height) {
+        view.resize(900, height);
+        view.plot()->replot();
+        return view.plot()->yAxis->tickVector().size();
+    };
+    const auto tall = ticksAt(400), shortCurve = ticksAt(150);
+    QVERIFY2(shortCurve >= 2 && shortCurve < tall, qPrintable(QStringLiteral("%1 ticks at 150 px, %2 at 400 px").arg(shortCurve).arg(tall)));
+    MemoryCurveView hidden(&document); // never shown: no resize events
+    hidden.resize(900, 150);
+    QTemporaryDir dir;
+    QVERIFY(hidden.exportImage(dir.filePath(QStringLiteral("short.png"))));
+    QCOMPARE(hidden.plot()->yAxis->tickVector().size(), shortCurve);
 }
 
 void TestViews::noPlanIsNotACrash()

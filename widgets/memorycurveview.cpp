@@ -435,6 +435,19 @@ void MemoryCurveView::keyPressEvent(QKeyEvent* event)
     }
 }
 
+void MemoryCurveView::resizeEvent(QResizeEvent* event)
+{
+    QWidget::resizeEvent(event);
+    fitMemoryTicks(height());
+}
+
+void MemoryCurveView::fitMemoryTicks(int pixels)
+{
+    // About one memory tick per 30 pixels of plot (the title row and the step axis take about 80):
+    // QCustomPlot's five crowd the labels of a short curve into each other.
+    m_plot->yAxis->ticker()->setTickCount(std::clamp((pixels - 80) / 30, 2, 5));
+}
+
 bool MemoryCurveView::exportImage(const QString& path, QString* error)
 {
     auto fail = [error](const QString& message) {
@@ -446,6 +459,7 @@ bool MemoryCurveView::exportImage(const QString& path, QString* error)
     if (!(isVisible() || testAttribute(Qt::WA_Resized)) || s.width() < 200 || s.height() < 120)
         s = sizeHint();
     const QString suffix = QFileInfo(path).suffix().toLower();
+    fitMemoryTicks(s.height()); // a view never shown has had no resize event
     m_plot->replot(QCustomPlot::rpImmediateRefresh);
     if (suffix == QLatin1String("png")) {
         if (!m_plot->savePng(path, s.width(), s.height()))

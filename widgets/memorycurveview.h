@@ -46,6 +46,8 @@ public:
 
 protected:
     void keyPressEvent(QKeyEvent* event) override;
+    void resizeEvent(QResizeEvent* event) override;
+    void fitMemoryTicks(int pixels); // memory ticks for a plot `pixels` high
 
 private:
     void rebuild();
