@@ -47,6 +47,14 @@ Expected<Transformed> FusionStrategy::apply(Transformed state, const StrategyOpt
     for (auto t : graph.outputs)
         isOutput[t] = true;
 
+    // An op that reads or writes a tensor sized by an upper bound (its shape known only at run time:
+    // after NonZero, NMS, ...) stays out of every group: a fused kernel runs on planned shapes.
+    const auto bounded = [&](OpIndex o) {
+        const auto& op = graph.ops[o];
+        const auto estimated = [&](TensorIndex t) { return graph.tensors[std::size_t(t)].estimated; };
+        return std::any_of(op.inputs.begin(), op.inputs.end(), estimated) || std::any_of(op.outputs.begin(), op.outputs.end(), estimated);
+    };
+
     StrategyReport report;
     report.name = std::string(name());
     std::vector<bool> inChain(graph.ops.size(), false);
@@ -56,7 +64,7 @@ Expected<Transformed> FusionStrategy::apply(Transformed state, const StrategyOpt
         const auto first = order[s];
         const auto& head = graph.ops[first];
         if (inChain[first] || head.outputs.size() != 1 || !head.captured.empty()
-            || !(isAnchor(head.type) || isEpilogue(head.type)))
+            || !(isAnchor(head.type) || isEpilogue(head.type)) || bounded(first))
             continue;
         if (head.type == "DequantizeLinear")
             continue; // a prologue of its reader's chain
@@ -70,7 +78,7 @@ Expected<Transformed> FusionStrategy::apply(Transformed state, const StrategyOpt
                 break;
             const auto next = readers[t][0];
             const auto& op = graph.ops[next];
-            if (inChain[next] || !isEpilogue(op.type) || op.outputs.size() != 1 || !op.captured.empty())
+            if (inChain[next] || !isEpilogue(op.type) || op.outputs.size() != 1 || !op.captured.empty() || bounded(next))
                 break;
             chain.push_back(next);
         }
@@ -84,7 +92,7 @@ Expected<Transformed> FusionStrategy::apply(Transformed state, const StrategyOpt
                 if (producer < 0 || graph.tensors[t].kind != TensorKind::Activation || isOutput[t] || readers[t].size() != 1)
                     continue;
                 const auto& dq = graph.ops[producer];
-                if (dq.type == "DequantizeLinear" && !inChain[producer] && dq.outputs.size() == 1 && dq.captured.empty()
+                if (dq.type == "DequantizeLinear" && !inChain[producer] && dq.outputs.size() == 1 && dq.captured.empty() && !bounded(producer)
                     && std::find(members.begin(), members.end(), producer) == members.end())
                     members.push_back(producer);
             }
