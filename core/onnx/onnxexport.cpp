@@ -128,6 +128,13 @@ Status exportImpl(const Graph& graph, const std::filesystem::path& file)
     auto bad = [&](const std::string& what) { return makeError(ErrorCode::InvalidArgument, fileName + ": " + what); };
     const auto count = TensorIndex(graph.tensors.size());
     auto valid = [&](TensorIndex t) { return t >= 0 && t < count; };
+    // A graph keeps only what an If, Loop or Scan's subgraphs read, not the subgraphs: a file
+    // without them would be another model, planned differently.
+    for (const auto& op : graph.ops)
+        if ((op.domain.empty() || op.domain == "ai.onnx")
+            && (op.type == "If" || op.type == "Loop" || op.type == "Scan" || op.type == "SequenceMap"))
+            return bad("op '" + op.name + "' (" + op.type + ") runs subgraphs, which MemPlan's graph does not keep, so it cannot "
+                       "be written as ONNX; export the plan's sizes with --graph-json or --csv");
 
     onnx::ModelProto model;
     model.set_ir_version(8);
