@@ -333,6 +333,11 @@ Expected<Graph> importImpl(const std::filesystem::path& file, const ShapeBinding
             t.sequence = t.estimated = true;
         if (f.optional)
             t.optional = t.estimated = true;
+        // A small integer weight (an initializer, a Constant's output) keeps its values, as folded
+        // constants do: an exported file holds them, so a Reshape's target shape survives.
+        if (t.kind == TensorKind::Weight && f.value && !f.value->given && isIntegerType(f.value->elemType)
+            && f.value->count() == elementCount(f.value->dims))
+            t.values = f.value->ints;
         // What a given file told import about an input, the run must be given again.
         if (const auto given = givenInputs.find(names[i]); given != givenInputs.end()) {
             if (given->second.value && sizedBy.count(names[i]))
