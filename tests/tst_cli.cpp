@@ -335,6 +335,29 @@ private slots:
         QVERIFY2(std::abs(drawn - fused) < 0.01, qPrintable(QStringLiteral("%1 vs %2").arg(drawn).arg(fused)));
     }
 
+    // A strategy that would raise the peak is not kept: a checkpoint policy whose recomputed
+    // segments, with op workspaces, need more than keeping everything.
+    void strategyThatRaisesThePeakIsNotKept()
+    {
+        QTemporaryDir dir;
+        const auto json = dir.filePath(QStringLiteral("plan.json"));
+        const QStringList training { QStringLiteral("plan"), QStringLiteral("example:cnn"), QStringLiteral("--training"),
+            QStringLiteral("--workspaces") };
+        const auto plain = memplan(training);
+        const auto run = memplan(training + QStringList { QStringLiteral("--checkpoint"), QStringLiteral("sqrt"), QStringLiteral("--json"), json });
+        QVERIFY2(run.exitCode == 0, qPrintable(run.err));
+        QVERIFY2(run.out.contains(QStringLiteral("not applied: it would raise the lower bound from")), qPrintable(run.out));
+        const QRegularExpression bound(QStringLiteral("lower bound\\s+(\\S+ \\S+)"));
+        QCOMPARE(bound.match(run.out).captured(1), bound.match(plain.out).captured(1)); // the plan without the policy
+        QFile file(json);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const auto strategies = QJsonDocument::fromJson(file.readAll()).object().value(QStringLiteral("strategies")).toArray();
+        QCOMPARE(strategies.size(), 1);
+        const auto report = strategies[0].toObject();
+        QCOMPARE(report.value(QStringLiteral("saved_bytes")).toInteger(), 0);
+        QCOMPARE(report.value(QStringLiteral("extra_flops")).toDouble(), 0.0);
+    }
+
     void helpOnEveryCommand()
     {
         for (const char* command : { "plan", "compare", "examples", "export", "bench", "run", "render" }) {

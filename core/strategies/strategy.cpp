@@ -160,6 +160,7 @@ const Strategy* strategyByName(std::string_view name)
 Expected<Transformed> runStrategy(const Strategy& strategy, Transformed state, const StrategyOptions& options)
 {
     const Bytes before = transformedLowerBound(state, options.alignment, options.workspaces);
+    Transformed untouched = state;
     auto result = strategy.apply(std::move(state), options);
     if (!result)
         return result;
@@ -170,7 +171,17 @@ Expected<Transformed> runStrategy(const Strategy& strategy, Transformed state, c
     auto& report = result->reports.back();
     report.lowerBoundBefore = before;
     report.lowerBoundAfter = transformedLowerBound(*result, options.alignment, options.workspaces);
-    return result;
+    if (report.lowerBoundAfter <= before)
+        return result;
+    // A strategy that raises the peak is not kept (a fused group's scratch with op workspaces, a
+    // checkpoint policy on a small graph): the state goes on as it was, and the report says why.
+    StrategyReport kept;
+    kept.name = report.name;
+    kept.lowerBoundBefore = kept.lowerBoundAfter = before;
+    kept.details.push_back("not applied: it would raise the lower bound from " + formatBytes(before) + " to "
+        + formatBytes(report.lowerBoundAfter));
+    untouched.reports.push_back(std::move(kept));
+    return untouched;
 }
 
 namespace {
