@@ -141,6 +141,27 @@ bool readTimeLimit(const CliArgs& args, core::PlanOptions& options)
     return true;
 }
 
+// The allocation-problem .csv files in `dir`, sorted; a folder that cannot be read or holds none
+// has been reported (nullopt).
+std::optional<std::vector<std::filesystem::path>> problemFiles(const std::string& dir)
+{
+    std::vector<std::filesystem::path> files;
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator(dir, ec))
+        if (entry.path().extension() == ".csv")
+            files.push_back(entry.path());
+    if (ec) {
+        std::cerr << "memplan: bench: " << dir << ": " << ec.message() << "\n";
+        return std::nullopt;
+    }
+    if (files.empty()) {
+        std::cerr << "memplan: bench: " << dir << ": no allocation-problem .csv files in this folder\n";
+        return std::nullopt;
+    }
+    std::sort(files.begin(), files.end());
+    return files;
+}
+
 int benchAllocation(const CliArgs& args)
 {
     if (args.positional.size() != 2) {
@@ -164,16 +185,9 @@ int benchAllocation(const CliArgs& args)
             if (const auto* planner = core::plannerByName(name))
                 planners.push_back(planner);
 
-    std::vector<std::filesystem::path> files;
-    std::error_code ec;
-    for (const auto& entry : std::filesystem::directory_iterator(args.positional[1], ec))
-        if (entry.path().extension() == ".csv")
-            files.push_back(entry.path());
-    if (ec) {
-        std::cerr << "memplan: bench: " << args.positional[1] << ": " << ec.message() << "\n";
+    const auto files = problemFiles(args.positional[1]);
+    if (!files)
         return 1;
-    }
-    std::sort(files.begin(), files.end());
     std::printf("%-14s %7s %12s", "problem", "buffers", "lower bound");
     for (const auto* planner : planners)
         std::printf(" | %-30s", std::string(planner->name()).c_str());
@@ -181,7 +195,7 @@ int benchAllocation(const CliArgs& args)
     for (std::size_t i = 0; i < planners.size(); ++i)
         std::printf(" | %9s %7s %8s %3s", "arena", "over", "time", "opt");
     std::printf("\n");
-    for (const auto& file : files) {
+    for (const auto& file : *files) {
         const auto csv = core::importProblemCsv(file);
         if (!csv) {
             std::cerr << "memplan: bench: " << csv.error().message << "\n";
@@ -272,6 +286,11 @@ int runBench(const CliArgs& args)
         std::cerr << "memplan: bench: --seed expects a whole number\n";
         return 2;
     }
+    // The folder is read before anything runs: a wrong one fails fast, not after the random rows.
+    std::optional<std::vector<std::filesystem::path>> problems;
+    if (const auto dir = args.value("problems"))
+        if (problems = problemFiles(*dir); !problems)
+            return 1;
 
     std::printf("%-22s %8s  %-18s %10s %12s %12s %8s\n", "problem", "buffers", "planner", "time", "lower bound", "arena", "ratio");
     for (const int n : sizes) {
@@ -286,18 +305,8 @@ int runBench(const CliArgs& args)
         }
     }
 
-    if (const auto dir = args.value("problems")) {
-        std::vector<std::filesystem::path> files;
-        std::error_code ec;
-        for (const auto& entry : std::filesystem::directory_iterator(*dir, ec))
-            if (entry.path().extension() == ".csv")
-                files.push_back(entry.path());
-        if (ec) {
-            std::cerr << "memplan: bench: " << *dir << ": " << ec.message() << "\n";
-            return 1;
-        }
-        std::sort(files.begin(), files.end());
-        for (const auto& file : files) {
+    if (problems) {
+        for (const auto& file : *problems) {
             const auto csv = core::importProblemCsv(file);
             if (!csv) {
                 std::cerr << "memplan: bench: " << csv.error().message << "\n";

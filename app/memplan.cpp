@@ -174,9 +174,12 @@ struct Planned {
     core::Plan plan;
     std::vector<core::StrategyReport> strategyReports;
     std::string plannerName;
+    // With keepOriginal and strategies applied: the workload before them and what they did.
+    std::optional<core::Workload> original;
+    core::Transformed state;
 };
 
-std::optional<Planned> planModel(const std::string& command, const CliArgs& args, int& code)
+std::optional<Planned> planModel(const std::string& command, const CliArgs& args, int& code, bool keepOriginal = false)
 {
     const auto failWith = [&](const std::string& message, int exit = kExitError) {
         code = fail(message, exit);
@@ -200,7 +203,7 @@ std::optional<Planned> planModel(const std::string& command, const CliArgs& args
     const auto* planner = core::plannerByName(planned.plannerName);
     if (!planner)
         return failWith(command + ": unknown planner '" + planned.plannerName + "'; choose one of:\n" + plannerList(), kExitUsage);
-    if (const auto status = checkTrainingFlags(args); !status)
+    if (const auto status = checkStrategyOptions(args); !status)
         return failWith(command + ": " + status.error().message, kExitUsage);
     auto workload = loadModel(command, args, code);
     if (!workload)
@@ -209,8 +212,12 @@ std::optional<Planned> planModel(const std::string& command, const CliArgs& args
         return failWith(command + ": " + status.error().message);
     if (const auto status = checkCheckpointTarget(args, *workload); !status)
         return failWith(command + ": " + status.error().message, kExitUsage);
-    if (const auto status = applyStrategyFlags(args, *workload, planned.strategyReports); !status)
+    if (keepOriginal)
+        planned.original = *workload;
+    if (const auto status = applyStrategyFlags(args, *workload, planned.strategyReports, "device", &planned.state); !status)
         return failWith(command + ": " + status.error().message);
+    if (planned.strategyReports.empty())
+        planned.original.reset();
     auto plan = core::runPlanner(*planner, workload->problem, {}, options);
     if (!plan)
         return failWith(workload->source + ": " + plan.error().message);
@@ -252,13 +259,15 @@ checked by the independent validator.
     auto planned = planModel("plan", *args, code);
     if (!planned)
         return code;
-    auto& [workload, plan, strategyReports, plannerName] = *planned;
-    std::cout << core::formatReport(workload, plan) << formatStrategyReports(strategyReports);
+    const auto& workload = planned->workload;
+    const auto& plan = planned->plan;
+    const auto& strategyReports = planned->strategyReports;
+    const auto& plannerName = planned->plannerName;
     nlohmann::ordered_json multiChip;
     const auto chipText = chipReport(*args, workload, plan, plannerName, multiChip);
     if (!chipText)
         return fail("plan: " + chipText.error().message);
-    std::cout << *chipText;
+    std::cout << core::formatReport(workload, plan) << formatStrategyReports(strategyReports) << *chipText;
     std::string error;
     auto planJson = addStrategiesToPlanJson(core::exportPlanJson(workload, plan), strategyReports);
     if (!multiChip.is_null())
@@ -293,7 +302,7 @@ With --training, the rows also include recompute with the checkpoint policy (--c
         for (const char* flag : { "fuse", "inplace", "reorder", "recompute", "swap", "budget" })
             if (args->has(flag))
                 return fail(std::string("compare: --strategies compares every combination itself; drop --") + flag, kExitUsage);
-    if (const auto status = checkTrainingFlags(*args); !status)
+    if (const auto status = checkStrategyOptions(*args); !status)
         return fail("compare: " + status.error().message, kExitUsage);
     auto workload = loadModel("compare", *args, code);
     if (!workload)
@@ -352,7 +361,7 @@ domain ai.memplan.training); with --checkpoint sqrt|N also its checkpoint recomp
         return code;
     if (!args->has("onnx") && !args->has("graph-json") && !args->has("csv"))
         return fail("export: say what to write: --onnx FILE, --graph-json FILE or --csv FILE", kExitUsage);
-    if (const auto status = checkTrainingFlags(*args); !status)
+    if (const auto status = checkStrategyOptions(*args); !status)
         return fail("export: " + status.error().message, kExitUsage);
     auto workload = loadModel("export", *args, code);
     if (!workload)
@@ -389,7 +398,9 @@ DIR/memory-curve, lifetime-bars, arena-layout and coloring, each .png or .svg.
 
   --out DIR             folder for the images, created when missing (default: .)
   --format png|svg      image format (default png)
-  --size WxH            pixels of each image (default 1400x420; 400x200 to 8000x8000)
+  --size WxH            pixels of each image (400x200 to 8000x8000; default 1400x420, with the lifetime
+                        bars and coloring as tall as their rows need, up to 8000; a view whose rows
+                        do not fit says which it shows)
 )") + kPlannerOptionsHelp + kModelOptionsHelp + kWorkspacesHelp + strategyHelp() + trainingHelp() + "\nplanners:\n" + plannerList();
     int code = kExitOk;
     const auto args = parseOrExplain("render", words, planValuedOptions({ "out", "format", "size" }), planSwitches(), help, code);
@@ -408,13 +419,15 @@ DIR/memory-curve, lifetime-bars, arena-layout and coloring, each .png or .svg.
             return fail("render: --size '" + *size + "': expected WIDTHxHEIGHT in pixels, 400x200 to 8000x8000", kExitUsage);
         options.width = int(*w);
         options.height = int(*h);
+        options.fitRows = false;
     }
-    const auto planned = planModel("render", *args, code);
+    const auto planned = planModel("render", *args, code, true);
     if (!planned)
         return code;
     std::vector<std::filesystem::path> written;
     std::string error;
-    if (!renderViews(planned->workload, planned->plan, options, written, error))
+    const StrategyMarking marking { planned->original ? &*planned->original : nullptr, &planned->state };
+    if (!renderViews(planned->workload, planned->plan, options, written, error, marking))
         return fail("render: " + error);
     for (const auto& path : written)
         std::cout << path.string() << "\n";

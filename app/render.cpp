@@ -7,10 +7,12 @@
 #include "lifetimebarsview.h"
 #include "memorycurveview.h"
 #include "plandocument.h"
+#include "strategymarks.h"
 
 #include <QApplication>
 #include <QString>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <system_error>
@@ -26,7 +28,7 @@ void quietHandler(QtMsgType type, const QMessageLogContext&, const QString& mess
 } // namespace
 
 bool renderViews(const core::Workload& workload, const core::Plan& plan, const RenderOptions& options,
-    std::vector<std::filesystem::path>& written, std::string& error)
+    std::vector<std::filesystem::path>& written, std::string& error, const StrategyMarking& marking)
 {
     std::error_code ec;
     std::filesystem::create_directories(options.outDir, ec);
@@ -44,7 +46,10 @@ bool renderViews(const core::Workload& workload, const core::Plan& plan, const R
     const QApplication app(argc, argv);
 
     PlanDocument document;
-    document.setWorkload(std::make_shared<const core::Workload>(workload));
+    const auto shown = std::make_shared<const core::Workload>(workload);
+    if (marking.original && marking.state) // first: the views read the facts when the workload arrives
+        document.setStrategyFacts(std::make_shared<const StrategyFacts>(computeStrategyFacts(*marking.original, shown, *marking.state)));
+    document.setWorkload(shown);
     document.setPlan(plan);
     MemoryCurveView curve(&document);
     LifetimeBarsView bars(&document);
@@ -53,7 +58,10 @@ bool renderViews(const core::Workload& workload, const core::Plan& plan, const R
     const std::pair<QWidget*, const char*> views[]
         = { { &curve, "memory-curve" }, { &bars, "lifetime-bars" }, { &arena, "arena-layout" }, { &coloring, "coloring" } };
     for (const auto& [view, stem] : views) {
-        view->resize(options.width, options.height); // exportImage draws at the widget's size
+        int height = options.height;
+        if (options.fitRows && view != &curve)
+            height = std::clamp(static_cast<TimelineView*>(view)->heightForAllRows(options.width), height, 8000);
+        view->resize(options.width, height); // exportImage draws at the widget's size
         const auto path = options.outDir / (std::string(stem) + "." + options.format);
         const QString file = QString::fromStdString(path.string());
         QString message;

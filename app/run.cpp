@@ -390,6 +390,8 @@ int runCommand(const std::vector<std::string>& words)
     const auto* planner = core::plannerByName(plannerName);
     if (!planner)
         return fail("unknown planner '" + plannerName + "'", kUsage);
+    if (auto s = checkStrategyOptions(*args, "profile"); !s)
+        return fail(s.error().message, kUsage);
     auto loadOptions = loadOptionsFrom(*args);
     if (!loadOptions)
         return fail(loadOptions.error().message, kUsage);

@@ -37,6 +37,11 @@ std::optional<int> checkpointEvery(const std::string& text)
     return static_cast<int>(*n);
 }
 
+core::Error budgetError(const std::string& text)
+{
+    return core::makeError(core::ErrorCode::InvalidArgument, "--budget '" + text + "': expected a size such as 1048576, 512KiB, 24MiB or 2GiB");
+}
+
 std::string deviceNames()
 {
     std::string names;
@@ -70,16 +75,17 @@ std::string trainingHelp()
 )";
 }
 
-core::Status checkTrainingFlags(const CliArgs& args)
+core::Status checkStrategyOptions(const CliArgs& args, const std::string& profileOption)
 {
     if (args.has("persistent-grads") && !args.has("training"))
         return core::makeError(core::ErrorCode::InvalidArgument, "--persistent-grads needs --training");
-    const auto text = args.value("checkpoint");
-    if (!text)
-        return {};
-    if (!checkpointEvery(*text))
+    if (const auto text = args.value("checkpoint"); text && !checkpointEvery(*text))
         return core::makeError(core::ErrorCode::InvalidArgument,
             "--checkpoint '" + *text + "': expected sqrt or a whole number of forward ops (>= 1)");
+    if (const auto text = args.value("budget"); text && !parseByteSize(*text))
+        return budgetError(*text);
+    if (auto device = deviceFrom(args, profileOption); !device)
+        return device.error();
     return {};
 }
 
@@ -125,7 +131,7 @@ std::string strategyHelp(const std::string& profileOption)
 }
 
 core::Status applyStrategyFlags(const CliArgs& args, core::Workload& workload, std::vector<core::StrategyReport>& reports,
-    const std::string& profileOption)
+    const std::string& profileOption, core::Transformed* state)
 {
     std::vector<std::string> names;
     for (const auto& flag : kStrategyFlags)
@@ -146,8 +152,7 @@ core::Status applyStrategyFlags(const CliArgs& args, core::Workload& workload, s
     if (const auto text = args.value("budget")) {
         const auto budget = parseByteSize(*text);
         if (!budget)
-            return core::makeError(core::ErrorCode::InvalidArgument,
-                "--budget '" + *text + "': expected a size such as 1048576, 512KiB, 24MiB or 2GiB");
+            return budgetError(*text);
         const auto plannerName = args.value("planner").value_or(std::string(core::kDefaultPlanner));
         const auto* planner = core::plannerByName(plannerName);
         if (!planner)
@@ -162,6 +167,8 @@ core::Status applyStrategyFlags(const CliArgs& args, core::Workload& workload, s
             label = "no strategy";
         workload = std::move(choice->run.workload);
         reports = std::move(choice->run.reports);
+        if (state)
+            *state = std::move(choice->run.state);
         workload.notes.push_back(choice->fits
                 ? "budget " + core::formatBytes(*budget) + " met with " + label + " (least estimated time of "
                     + std::to_string(choice->combinationsTried) + " combinations)"
@@ -175,6 +182,8 @@ core::Status applyStrategyFlags(const CliArgs& args, core::Workload& workload, s
         return run.error();
     workload = std::move(run->workload);
     reports = std::move(run->reports);
+    if (state)
+        *state = std::move(run->state);
     workload.notes.push_back("strategies costed on device '" + options.device.name + "'");
     return {};
 }

@@ -20,9 +20,10 @@ std::string trainingHelp(); // --training, --checkpoint, --persistent-grads
 // The device profile for costs: the one `--OPTION NAME|FILE` names, else the default (h200).
 core::Expected<core::DeviceProfile> deviceFrom(const CliArgs& args, const std::string& option = "device");
 
-// Checks --checkpoint (sqrt or a whole number >= 1) and that --persistent-grads comes with --training;
-// a bad one is a command-line error (exit 2).
-core::Status checkTrainingFlags(const CliArgs& args);
+// Checks, before anything loads, what the strategy and training options say: --checkpoint (sqrt or a
+// whole number >= 1), --budget (a size), the device profile `--OPTION` names, and that
+// --persistent-grads comes with --training; a bad one is a command-line error (exit 2).
+core::Status checkStrategyOptions(const CliArgs& args, const std::string& profileOption = "device");
 // After loading (and --training): --checkpoint needs a graph with a backward pass (also exit 2).
 core::Status checkCheckpointTarget(const CliArgs& args, const core::Workload& workload);
 
@@ -34,8 +35,9 @@ core::Status applyTrainingFlag(const CliArgs& args, core::Workload& workload);
 // alone. Errors: unknown device, a workload without a graph.
 // `profileOption` names the option that selects the device profile for costs: "device" for
 // `memplan plan`/`compare`, "profile" for `memplan run` (where --device picks the executor).
+// `state`, when given, receives what the strategies did (core::Transformed), for marking the views.
 core::Status applyStrategyFlags(const CliArgs& args, core::Workload& workload, std::vector<core::StrategyReport>& reports,
-    const std::string& profileOption = "device");
+    const std::string& profileOption = "device", core::Transformed* state = nullptr);
 
 // The help lines of the strategy flags with the profile option spelled `--OPTION` (see strategyHelp()).
 std::string strategyHelp(const std::string& profileOption);

@@ -331,8 +331,35 @@ private slots:
         QVERIFY(fused > 0 && std::abs(fused - arenaOf({})) > 0.1);
         QFile curve(svg + QStringLiteral("/memory-curve.svg"));
         QVERIFY(curve.open(QIODevice::ReadOnly));
-        const double drawn = mib.match(QString::fromUtf8(curve.readAll())).captured(1).toDouble();
+        const auto drawnCurve = QString::fromUtf8(curve.readAll());
+        const double drawn = mib.match(drawnCurve).captured(1).toDouble();
         QVERIFY2(std::abs(drawn - fused) < 0.01, qPrintable(QStringLiteral("%1 vs %2").arg(drawn).arg(fused)));
+        // As in the Studio, the curve before the strategies is drawn beside it, and only when strategies ran.
+        QVERIFY(drawnCurve.contains(QStringLiteral("before strategies")));
+        const QString plain = dir.filePath(QStringLiteral("plain"));
+        QCOMPARE(memplan({ QStringLiteral("render"), QStringLiteral("example:transformer"), QStringLiteral("--out"), plain,
+                             QStringLiteral("--format"), QStringLiteral("svg") })
+                     .exitCode,
+            0);
+        QFile plainCurve(plain + QStringLiteral("/memory-curve.svg"));
+        QVERIFY(plainCurve.open(QIODevice::ReadOnly));
+        QVERIFY(!plainCurve.readAll().contains("before strategies"));
+        // Without --size the row views grow to show every row; with it, a cut-off view says which rows it shows.
+        QFile plainBars(plain + QStringLiteral("/lifetime-bars.svg"));
+        QVERIFY(plainBars.open(QIODevice::ReadOnly));
+        const auto allRows = QString::fromUtf8(plainBars.readAll());
+        QVERIFY(allRows.contains(QStringLiteral("119 buffers")) && !allRows.contains(QStringLiteral(" shown")));
+        const QRegularExpression height(QStringLiteral("viewBox=\"0 0 1400 ([0-9]+)\""));
+        QVERIFY2(height.match(allRows).captured(1).toDouble() > 1500, qPrintable(height.match(allRows).captured(0)));
+        const QString cut = dir.filePath(QStringLiteral("cut"));
+        QCOMPARE(memplan({ QStringLiteral("render"), QStringLiteral("example:transformer"), QStringLiteral("--out"), cut,
+                             QStringLiteral("--format"), QStringLiteral("svg"), QStringLiteral("--size"), QStringLiteral("1000x400") })
+                     .exitCode,
+            0);
+        QFile cutBars(cut + QStringLiteral("/lifetime-bars.svg"));
+        QVERIFY(cutBars.open(QIODevice::ReadOnly));
+        const auto someRows = QString::fromUtf8(cutBars.readAll());
+        QVERIFY2(QRegularExpression(QStringLiteral("rows 1–1[0-9] of 119 shown")).match(someRows).hasMatch(), "no note of the rows shown");
     }
 
     // A strategy that would raise the peak is not kept: a checkpoint policy whose recomputed
@@ -366,6 +393,51 @@ private slots:
             QVERIFY2(run.out.startsWith(QStringLiteral("usage: memplan ") + QLatin1String(command)), command);
         }
         QCOMPARE(memplan({ QStringLiteral("--help") }).exitCode, 0);
+    }
+
+    // An --input file the model could not take (another element type or size) is refused by every
+    // command that plans, with the message a run gives, not only by `memplan run`.
+    void inputFileTheModelCannotTakeIsRefused()
+    {
+        const QString node = QStringLiteral("/usr/share/libonnx-testdata/data/node/");
+        const QString model = node + QStringLiteral("test_relu/model.onnx"); // x: float [3,4,5]
+        if (!QFile::exists(model))
+            QSKIP("libonnx-testdata is not installed");
+        const QString fits = node + QStringLiteral("test_relu/test_data_set_0/input_0.pb");
+        const QString shorter = node + QStringLiteral("test_add_bcast/test_data_set_0/input_1.pb"); // float [5]
+        const QString doubles = node + QStringLiteral("test_cast_FLOAT_to_DOUBLE/test_data_set_0/output_0.pb"); // double [3,4]
+        QTemporaryDir dir;
+        for (const char* command : { "plan", "compare", "export", "run" }) {
+            QStringList base { QLatin1String(command), model };
+            if (base[0] == QLatin1String("export"))
+                base << QStringLiteral("--csv") << dir.filePath(QStringLiteral("problem.csv"));
+            base << QStringLiteral("--input");
+            const auto taken = memplan(base + QStringList { QStringLiteral("x=") + fits });
+            QVERIFY2(taken.exitCode == 0, qPrintable(command + (": " + taken.err)));
+            const auto small = memplan(base + QStringList { QStringLiteral("x=") + shorter });
+            QVERIFY2(small.exitCode == 1 && small.out.isEmpty(), qPrintable(command + (": " + small.out + small.err)));
+            QVERIFY2(small.err.contains(QStringLiteral("input 'x': the model expects float32 3x4x5 (240 bytes), the file gives float32 5 (20 bytes)")),
+                qPrintable(small.err));
+            const auto typed = memplan(base + QStringList { QStringLiteral("x=") + doubles });
+            QVERIFY2(typed.exitCode == 1 && typed.err.contains(QStringLiteral("the file gives float64 3x4 (96 bytes)")), qPrintable(typed.err));
+            const auto unknown = memplan(base + QStringList { QStringLiteral("y=") + fits });
+            QVERIFY2(unknown.exitCode == 1 && unknown.err.contains(QStringLiteral("input 'y'")), qPrintable(unknown.err));
+        }
+    }
+
+    // A folder without allocation problems is an error, not an empty table: before anything runs.
+    void benchOnFolderWithoutProblems()
+    {
+        QTemporaryDir dir;
+        write(dir, QStringLiteral("notes.txt"), "not a problem\n");
+        for (const auto& arguments : { QStringList { QStringLiteral("bench"), QStringLiteral("allocation"), dir.path() },
+                 QStringList { QStringLiteral("bench"), QStringLiteral("--sizes"), QStringLiteral("10"), QStringLiteral("--problems"), dir.path() } }) {
+            const auto run = memplan(arguments);
+            QCOMPARE(run.exitCode, 1);
+            QVERIFY2(run.out.isEmpty(), qPrintable(run.out));
+            QVERIFY2(run.err == QStringLiteral("memplan: bench: %1: no allocation-problem .csv files in this folder\n").arg(dir.path()),
+                qPrintable(run.err));
+        }
     }
 
     void badInput_data()
@@ -425,6 +497,29 @@ private slots:
         QTest::addRow("render: folder is a file")
             << QStringList { QStringLiteral("render"), QStringLiteral("example:hotel"), QStringLiteral("--out"), QStringLiteral("FILE") }
             << QByteArray("not a folder\n") << QStringLiteral("taken") << 1 << QStringLiteral("cannot create the folder");
+        QTest::addRow("--dim on an example")
+            << QStringList { QStringLiteral("plan"), QStringLiteral("example:cnn"), QStringLiteral("--dim"), QStringLiteral("batch=4") }
+            << none << QString() << 1 << QStringLiteral("example:cnn: --dim does not apply: a built-in example has fixed sizes");
+        QTest::addRow("--input-shape on an allocation problem")
+            << QStringList { QStringLiteral("run"), QStringLiteral("FILE"), QStringLiteral("--input-shape"), QStringLiteral("x=1,2") }
+            << QByteArray("id,lower,upper,size\n0,0,4,64\n") << QStringLiteral("problem.csv") << 1
+            << QStringLiteral("--input-shape does not apply: an allocation problem has fixed sizes");
+        QTest::addRow("plan: bad budget")
+            << QStringList { QStringLiteral("plan"), QStringLiteral("example:unet"), QStringLiteral("--budget"), QStringLiteral("abc") }
+            << none << QString() << 2 << QStringLiteral("--budget 'abc'");
+        QTest::addRow("compare: bad budget")
+            << QStringList { QStringLiteral("compare"), QStringLiteral("example:unet"), QStringLiteral("--budget"), QStringLiteral("1XB") }
+            << none << QString() << 2 << QStringLiteral("--budget '1XB'");
+        QTest::addRow("plan: unknown device")
+            << QStringList { QStringLiteral("plan"), QStringLiteral("example:unet"), QStringLiteral("--device"), QStringLiteral("foo") }
+            << none << QString() << 2 << QStringLiteral("'foo'");
+        QTest::addRow("run: unknown profile without strategies")
+            << QStringList { QStringLiteral("run"), QStringLiteral("example:cnn"), QStringLiteral("--profile"), QStringLiteral("foo") }
+            << none << QString() << 2 << QStringLiteral("'foo'");
+        QTest::addRow("plan: more chips than ops")
+            << QStringList { QStringLiteral("plan"), QStringLiteral("example:cnn"), QStringLiteral("--device"), QStringLiteral("groq-lpu"),
+                   QStringLiteral("--chips"), QStringLiteral("100000") }
+            << none << QString() << 1 << QStringLiteral("100000");
         QTest::addRow("two models") << QStringList { QStringLiteral("plan"), QStringLiteral("example:hotel"), QStringLiteral("example:cnn") }
                                     << none << QString() << 2 << QStringLiteral("one MODEL");
     }

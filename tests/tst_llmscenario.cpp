@@ -480,7 +480,7 @@ void TestLlmScenario::badConfig_data()
         QStringLiteral("exceeds max length (1000)"), QStringLiteral("chunk tokens (20) must be a multiple of block tokens (16)"),
         QStringLiteral("capacity (0 bytes)"), QStringLiteral("output lengths: 3 given but the batch has 2"),
         QStringLiteral("output length of sequence 1 is 0"), QStringLiteral("block tokens (0) must be between"),
-        QStringLiteral("the timeline is too long") };
+        QStringLiteral("the timeline is too long"), QStringLiteral("holds no block of KV cache: one block of 16 tokens needs") };
     for (int i = 0; i < expected.size(); ++i)
         QTest::addRow("%d", i) << i << expected[i];
 }
@@ -505,6 +505,7 @@ void TestLlmScenario::badConfig()
     case 10: c.outputLengths = { 5, 0 }; break;
     case 11: c.blockTokens = 0; break;
     case 12: c.arrivalInterval = 100000; break; // 1.5 million steps
+    case 13: c.capacity = c.kvBytesPerToken() * c.blockTokens - 1; break; // one byte short of a block
     }
     const auto status = core::validateLlmConfig(c);
     QVERIFY(!status);
@@ -599,6 +600,8 @@ void TestLlmScenario::cliErrors_data()
                                << QStringLiteral("--prompt-len '10..x'");
     QTest::newRow("capacity") << QStringList { QStringLiteral("--capacity"), QStringLiteral("lots") } << 2
                               << QStringLiteral("--capacity 'lots'");
+    QTest::newRow("capacity under one block") << QStringList { QStringLiteral("--capacity"), QStringLiteral("1") } << 2
+                                              << QStringLiteral("capacity (1 bytes) holds no block of KV cache: one block of 8 tokens needs 4096 bytes");
     QTest::newRow("planner") << QStringList { QStringLiteral("--planner"), QStringLiteral("nope") } << 2
                              << QStringLiteral("unknown planner 'nope'");
     QTest::newRow("option") << QStringList { QStringLiteral("--colour") } << 2 << QStringLiteral("unknown option '--colour'");

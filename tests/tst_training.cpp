@@ -516,6 +516,16 @@ void TestTraining::cli()
     QVERIFY2(persistent.exitCode == 0 && persistent.out.contains(QStringLiteral("persistent       44.6 MiB")), qPrintable(persistent.out));
     const auto alone = memplan({ QStringLiteral("plan"), QStringLiteral("example:cnn"), QStringLiteral("--persistent-grads") });
     QCOMPARE(alone.exitCode, 2);
+    // An ONNX export keeps them persistent (the file's metadata names them): the same arena and region again.
+    const auto persistentOnnx = dir.filePath(QStringLiteral("persistent.onnx"));
+    const auto exportedPersistent = memplan({ QStringLiteral("export"), QStringLiteral("example:cnn"), QStringLiteral("--training"),
+        QStringLiteral("--persistent-grads"), QStringLiteral("--onnx"), persistentOnnx });
+    QVERIFY2(exportedPersistent.exitCode == 0, qPrintable(exportedPersistent.err));
+    const auto replanned = memplan({ QStringLiteral("plan"), persistentOnnx });
+    QVERIFY2(replanned.exitCode == 0 && replanned.out.contains(QStringLiteral("persistent       44.6 MiB")), qPrintable(replanned.out));
+    const auto arena = [](const QString& report) { return report.split(QLatin1Char('\n')).filter(QStringLiteral("arena  ")).value(0); };
+    QVERIFY2(!arena(persistent.out).isEmpty() && arena(replanned.out) == arena(persistent.out),
+        qPrintable(arena(persistent.out) + QStringLiteral(" / ") + arena(replanned.out)));
 }
 
 QTEST_GUILESS_MAIN(TestTraining)

@@ -258,3 +258,5 @@ void ColoringView::revealBuffer(int buffer)
     else if ((row + 1) * h > scrollOffset() + f.plot.height())
         setScrollOffset((row + 1) * h - f.plot.height());
 }
+
+int ColoringView::rowCount() const { return slotCount(); }

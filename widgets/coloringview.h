@@ -36,6 +36,7 @@ protected:
     void paintLabels(QPainter& painter, const Frame& frame) const override;
     int bufferAt(const Frame& frame, QPointF pos) const override;
     int contentHeight(const Frame& frame) const override;
+    int rowCount() const override;
     void revealBuffer(int buffer) override;
 
 private:

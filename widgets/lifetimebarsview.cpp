@@ -335,3 +335,5 @@ void LifetimeBarsView::revealBuffer(int buffer)
     else if (top + h > scrollOffset() + f.plot.height())
         setScrollOffset(((top + 2 * h - f.plot.height()) / h + 1) * h); // whole rows at the top
 }
+
+int LifetimeBarsView::rowCount() const { return static_cast<int>(m_rows.size()); }

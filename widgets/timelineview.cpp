@@ -127,6 +127,18 @@ void TimelineView::setScrollOffset(int pixels) { m_scrollBar->setValue(pixels); 
 
 int TimelineView::contentHeight(const Frame&) const { return 0; }
 
+int TimelineView::rowCount() const { return 0; }
+
+int TimelineView::heightForAllRows(int width) const
+{
+    if (rowCount() == 0)
+        return 0;
+    constexpr int kProbe = 1000;
+    const int chrome = kProbe - frameFor(QSize(width, kProbe)).plot.height();
+    // With a one-pixel plot every row takes its smallest height.
+    return chrome + contentHeight(frameFor(QSize(width, chrome + 1)));
+}
+
 void TimelineView::revealBuffer(int) { }
 
 int TimelineView::paintLegend(QPainter&, const QRect&) const { return 0; }
@@ -242,6 +254,27 @@ void TimelineView::render(QPainter& painter, QSize size) const
     painter.drawRect(QRectF(f.plot).adjusted(0.5, 0.5, -0.5, -0.5));
     paintAxis(painter, f);
     paintCursor(painter, f);
+    paintRowsShown(painter, f);
+}
+
+void TimelineView::paintRowsShown(QPainter& painter, const Frame& f) const
+{
+    // A window has its scroll bar to say rows are cut off; a picture of the view says it in words.
+    const int rows = rowCount(), content = contentHeight(f);
+    if (rows == 0 || content <= f.plot.height() || painter.device() == static_cast<const QPaintDevice*>(this))
+        return;
+    const double rowHeight = double(content) / rows;
+    const int first = int(scrollOffset() / rowHeight);
+    const int last = std::min(rows, int((scrollOffset() + f.plot.height()) / rowHeight));
+    const QString text = QStringLiteral("rows %1–%2 of %3 shown").arg(first + 1).arg(last).arg(rows);
+    const QFontMetrics fm(font());
+    QRect box(0, 0, fm.horizontalAdvance(text) + 12, fm.height() + 4);
+    box.moveBottomRight(f.plot.bottomRight() - QPoint(4, 4));
+    painter.setPen(QPen(QColor(0xC4C8CE), 1));
+    painter.setBrush(ViewPalette::background());
+    painter.drawRect(box);
+    painter.setPen(ViewPalette::axisText());
+    painter.drawText(box, Qt::AlignCenter, text);
 }
 
 void TimelineView::paintAxis(QPainter& painter, const Frame& f) const

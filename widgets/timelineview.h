@@ -58,6 +58,9 @@ public:
     // Width of the label column left of every plot, so stacked views line up on the time axis.
     static int labelColumnRight();
     static int rightMarginWidth(); // right of every plot: room for a scroll bar
+    // Widget height at `width` that shows every row of a row-based view at the smallest row height
+    // (0 for a view without rows), for exports that should not cut rows off.
+    int heightForAllRows(int width) const;
 
 protected:
     virtual void rebuild() = 0;
@@ -68,6 +71,7 @@ protected:
     virtual void paintLabels(QPainter& painter, const Frame& frame) const; // clipped to frame.labels
     virtual int bufferAt(const Frame& frame, QPointF pos) const = 0; // pos anywhere in the widget
     virtual int contentHeight(const Frame& frame) const; // > plot height: show a vertical scroll bar
+    virtual int rowCount() const; // rows of a row-based view (contentHeight spreads over them); 0 otherwise
     virtual void revealBuffer(int buffer); // selection changed elsewhere: scroll to it
     virtual QString emptyText() const;
 
@@ -102,6 +106,7 @@ private:
     void paintAxis(QPainter& painter, const Frame& frame) const;
     void paintCursor(QPainter& painter, const Frame& frame) const;
     void paintCursorBand(QPainter& painter, const Frame& frame) const;
+    void paintRowsShown(QPainter& painter, const Frame& frame) const; // pictures: which rows a cut-off view shows
     QRectF cursorFlag(const Frame& frame) const; // the step label on the axis strip; empty without cursor
     void setCursorFromX(const Frame& frame, double x);
     void updateHover(QPointF pos, QPoint globalPos);

@@ -100,24 +100,19 @@ void fillWeights(const Graph& g, const Layout& layout, const RunOptions& options
 // Graph inputs into their places (PerTensor: once their buffers are allocated); errors name the tensor.
 Status fillGraphInputs(const Graph& g, const Layout& layout, const RunOptions& options)
 {
+    if (auto s = exec::checkGivenInputs(g, options.inputs); !s)
+        return s;
     for (auto t : g.inputs) {
         const auto& tensor = g.tensors[t];
         std::byte* p = layout.address[t];
         if (!p)
             continue;
         const auto it = options.inputs.find(tensor.name);
-        if (it == options.inputs.end()) {
+        if (it == options.inputs.end())
             exec::inputContents(tensor, p, options.seed);
-            continue;
-        }
-        if (auto s = exec::checkGivenInput(tensor, it->second); !s)
-            return s.error();
-        if (!it->second.data.empty())
+        else if (!it->second.data.empty())
             std::memcpy(p, it->second.data.data(), it->second.data.size());
     }
-    for (const auto& [name, value] : options.inputs)
-        if (!g.findTensor(name) || std::none_of(g.inputs.begin(), g.inputs.end(), [&](TensorIndex t) { return g.tensors[t].name == name; }))
-            return makeError(ErrorCode::InvalidArgument, "input '" + name + "': the model has no such graph input");
     return {};
 }
 

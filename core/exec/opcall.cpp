@@ -294,9 +294,28 @@ Status checkGivenInput(const Tensor& tensor, const HostTensor& given)
     const auto what = [](bool sequence, DType dtype, Bytes size) {
         return std::string(sequence ? "a sequence of " : "") + std::string(dtypeName(dtype)) + " of " + std::to_string(size) + " bytes";
     };
+    if (!tensor.sequence && !given.sequence && tensor.rankKnown) { // two tensors: their shapes say more than their bytes
+        Tensor file = tensor;
+        file.dtype = given.dtype;
+        file.shape = given.shape;
+        return makeError(ErrorCode::InvalidArgument, "input '" + tensor.name + "': the model expects " + tensorTypeText(tensor)
+                + " (" + std::to_string(tensor.size) + " bytes), the file gives " + tensorTypeText(file) + " (" + std::to_string(bytes) + " bytes)");
+    }
     return makeError(ErrorCode::InvalidArgument, "input '" + tensor.name + "': the model expects "
             + (tensor.sequence ? "at most " : "") + what(tensor.sequence, tensor.dtype, tensor.size) + ", the file gives "
             + what(given.sequence, given.dtype, bytes));
+}
+
+Status checkGivenInputs(const Graph& g, const std::map<std::string, HostTensor>& inputs)
+{
+    for (const auto& [name, value] : inputs) {
+        const auto t = std::find_if(g.inputs.begin(), g.inputs.end(), [&](TensorIndex i) { return g.tensors[i].name == name; });
+        if (t == g.inputs.end())
+            return makeError(ErrorCode::InvalidArgument, "input '" + name + "': the model has no such graph input");
+        if (auto s = checkGivenInput(g.tensors[*t], value); !s)
+            return s;
+    }
+    return {};
 }
 
 void countBounds(const Graph& g, const std::function<bool(TensorIndex)>& stored, const RuntimeShapes& shapes, Measurement& m)

@@ -90,6 +90,9 @@ void seedInputShapes(const Graph& g, const RunOptions& options, RuntimeShapes& s
 // the planned room), and the contents that sized the plan (Tensor::values, Tensor::items). Errors
 // name the input.
 Status checkGivenInput(const Tensor& tensor, const HostTensor& given);
+// Every given input (name -> contents) against its graph input by checkGivenInput; a name that is
+// not a graph input of g is an error too.
+Status checkGivenInputs(const Graph& g, const std::map<std::string, HostTensor>& inputs);
 
 // Tensor t at `data` as a run knows it: its run-time shape when `shapes` has one, else the graph's
 // (tensorView); no data for an optional holding nothing. A graph output is read back over this view.

@@ -3,6 +3,7 @@
 #include "io/workload.h"
 
 #include "examples/examples.h"
+#include "exec/opcall.h"
 #include "io/jsongraph.h"
 #include "io/problemcsv.h"
 #include "onnx/onnximport.h"
@@ -80,6 +81,17 @@ Expected<Workload> workloadFromGraph(Graph graph, const std::string& source, con
 
 namespace {
 
+// Sizes given for a source whose sizes are fixed (a built-in example, an allocation problem) would
+// be ignored: they are refused instead.
+Status checkNoSizesGiven(const std::string& spec, const LoadOptions& options, const std::string& what)
+{
+    if (options.bindings.dims.empty() && options.bindings.inputShapes.empty())
+        return {};
+    const auto option = options.bindings.dims.empty() ? "--input-shape" : "--dim";
+    return makeError(ErrorCode::InvalidArgument, spec + ": " + option + " does not apply: " + what
+            + " has fixed sizes (sizes are given to ONNX models and JSON graphs)");
+}
+
 Expected<Workload> loadSized(const std::string& spec, const LoadOptions& options)
 {
     static const std::string kExamplePrefix = "example:";
@@ -87,6 +99,8 @@ Expected<Workload> loadSized(const std::string& spec, const LoadOptions& options
         auto example = buildExample(spec.substr(kExamplePrefix.size()));
         if (!example)
             return example.error();
+        if (auto s = checkNoSizesGiven(spec, options, "a built-in example"); !s)
+            return s.error();
         if (example->problem)
             return workloadFromProblem(std::move(*example->problem), spec, options);
         return workloadFromGraph(std::move(*example->graph), spec, options);
@@ -105,6 +119,8 @@ Expected<Workload> loadSized(const std::string& spec, const LoadOptions& options
         auto csv = importProblemCsv(spec);
         if (!csv)
             return csv.error();
+        if (auto s = checkNoSizesGiven(spec, options, "an allocation problem"); !s)
+            return s.error();
         return workloadFromProblem(std::move(csv->problem), spec, options);
     }
     auto graph = ext == ".json" ? importJsonGraph(spec, options.bindings) : importOnnx(spec, options.bindings);
@@ -122,6 +138,11 @@ Expected<Workload> loadWorkload(const std::string& spec, const LoadOptions& opti
     if (!given)
         return given.error();
     auto workload = loadSized(spec, sized);
+    // A plan is only as good as the inputs it was made for: contents that a run would refuse
+    // (another element type or size) are refused here too.
+    if (workload && workload->graph)
+        if (auto s = exec::checkGivenInputs(*workload->graph, *given); !s)
+            return s.error();
     if (workload) {
         workload->bindings = std::move(sized.bindings);
         workload->givenInputs = std::move(*given);

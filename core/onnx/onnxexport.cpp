@@ -218,6 +218,16 @@ Status exportImpl(const Graph& graph, const std::filesystem::path& file)
     for (TensorIndex t = 0; t < count; ++t)
         if (produced[t] && !outputs.count(t))
             writeValueInfo(graph.tensors[t], *g->add_value_info());
+    // ONNX has no word for a tensor an op writes that lives outside the arena; MemPlan's import reads it back.
+    std::string persistent;
+    for (TensorIndex t = 0; t < count; ++t)
+        if (produced[t] && graph.tensors[t].kind == TensorKind::Persistent)
+            persistent += (persistent.empty() ? "" : "\n") + graph.tensors[t].name;
+    if (!persistent.empty()) {
+        auto* entry = model.add_metadata_props();
+        entry->set_key(std::string(kPersistentKey));
+        entry->set_value(persistent);
+    }
 
     if (model.ByteSizeLong() > std::size_t(INT_MAX))
         return bad("the model would be larger than 2 GiB, the protobuf limit");

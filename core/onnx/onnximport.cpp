@@ -104,6 +104,22 @@ std::vector<TensorKind> tensorKinds(const onnx::GraphProto& graph, std::unordere
     return kinds;
 }
 
+// The tensors a MemPlan export marked persistent (kPersistentKey: names, one per line): state an op
+// writes that lives outside the arena, such as weight gradients a framework preallocates.
+std::vector<std::string> persistentNames(const onnx::ModelProto& model)
+{
+    std::vector<std::string> names;
+    for (const auto& entry : model.metadata_props())
+        if (entry.key() == kPersistentKey)
+            for (std::size_t start = 0; start < entry.value().size();) {
+                const auto end = std::min(entry.value().find('\n', start), entry.value().size());
+                if (end > start)
+                    names.push_back(entry.value().substr(start, end - start));
+                start = end + 1;
+            }
+    return names;
+}
+
 // An op import evaluated whose outputs are all integer (or bool) activations with known values:
 // makes each output a weight holding them (Tensor::values) and returns true, so foldAtLoad can
 // remove the op. Float results stay computed at run time: import evaluates in double precision,
@@ -308,7 +324,10 @@ Expected<Graph> importImpl(const std::filesystem::path& file, const ShapeBinding
     for (const auto& s : graph.sparse_initializer())
         weightNames.insert(s.values().name());
     std::vector<bool> weightAlias;
-    const auto kinds = tensorKinds(graph, index, weightNames, weightAlias);
+    auto kinds = tensorKinds(graph, index, weightNames, weightAlias);
+    for (const auto& name : persistentNames(model))
+        if (const auto it = index.find(name); it != index.end() && kinds[std::size_t(it->second)] == TensorKind::Activation)
+            kinds[std::size_t(it->second)] = TensorKind::Persistent;
     for (const auto& vi : graph.input())
         if (!weightNames.count(vi.name()))
             g.inputs.push_back(index[vi.name()]);

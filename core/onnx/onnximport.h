@@ -35,7 +35,10 @@ struct OpenInputs {
 Expected<OpenInputs> openInputs(const std::filesystem::path& file);
 
 // Writes a graph as an ONNX model (ops keep their type and names; weights become initializers
-// filled with zeros). Used to export the built-in examples.
+// filled with zeros, but for the small integer values import kept). Tensors an op writes that are
+// persistent (outside the arena) are named in the model's metadata under kPersistentKey, which
+// importOnnx reads back. Used to export the built-in examples and transformed graphs.
+inline constexpr std::string_view kPersistentKey = "memplan.persistent";
 Status exportOnnx(const Graph& graph, const std::filesystem::path& file);
 
 } // namespace core

@@ -3,6 +3,7 @@
 #include "scenarios/llmscenario.h"
 
 #include "scenarios/llmstepgraph.h"
+#include "util/format.h"
 
 #include <algorithm>
 
@@ -105,6 +106,9 @@ Status validateLlmConfig(const LlmConfig& c)
     const auto perToken = static_cast<long double>(2) * c.layers * c.effectiveKvHeads() * c.headDim() * c.dtypeBytes;
     if (perToken * static_cast<long double>(std::max(c.maxLength, c.effectiveChunkTokens())) > static_cast<long double>(Bytes(1) << 52))
         return invalid("a sequence of max length (" + str(c.maxLength) + " tokens) would need more than 2^52 bytes of KV cache");
+    if (const Bytes block = c.kvBytesPerToken() * c.blockTokens; c.capacity < block)
+        return invalid("capacity (" + str(c.capacity) + " bytes) holds no block of KV cache: one block of " + str(c.blockTokens)
+            + " tokens needs " + str(block) + " bytes (" + formatBytes(block) + ")");
     if (std::int64_t(c.arrivalInterval) * (c.batch - 1) + output > kMaxSteps)
         return invalid("the timeline is too long: arrival interval x (batch - 1) + the longest output must be at most "
             + str(kMaxSteps) + " steps");
