@@ -23,6 +23,8 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <regex>
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -208,6 +210,7 @@ private slots:
     void unetTrainingRecomputeAndSwap_data();
     void unetTrainingRecomputeAndSwap();
     void unetTrainingBudget();
+    void reportedStepsAreFinalSteps();
     void swapStallWhenTransferExceedsGap();
     void unknownStrategyAndProblemWithoutGraph();
     void budgetFeasibleAndInfeasible();
@@ -840,6 +843,43 @@ Plan validPlan(const PlanProblem& problem)
     return std::move(*plan);
 }
 } // namespace
+
+// Every step a report names is a step of the final schedule (the one the views draw), though
+// recompute and swap insert ops after and before the places they report: the op a swap says the
+// value leaves after reads it, the op it comes back at is its SwapIn, the read is of the copy.
+void TestStrategies::reportedStepsAreFinalSteps()
+{
+    StrategyOptions options;
+    options.leaveOutOutdone = false;
+    const auto run = applyStrategies(unetTraining(false), { "recompute", "swap" }, options);
+    QVERIFY2(run, run ? "" : run.error().message.c_str());
+    const auto& graph = *run->workload.graph;
+    const auto& order = run->workload.schedule.order;
+    const auto opAt = [&](int step) -> const Op& { return graph.ops[std::size_t(order[std::size_t(step)])]; };
+    const auto reads = [&](const Op& op, const std::string& tensor) {
+        return std::any_of(op.inputs.begin(), op.inputs.end(), [&](TensorIndex t) { return graph.tensors[t].name == tensor; });
+    };
+    const std::regex trip(R"(^(\S+): .* to host after step (\d+), prefetched back at step (\d+) for its read at step (\d+);)");
+    const std::regex dropped(R"(^(\S+): .* dropped after step (\d+), recomputed before step (\d+) by)");
+    int trips = 0, drops = 0;
+    for (const auto& report : run->reports)
+        for (const auto& detail : report.details) {
+            QVERIFY2(detail.find('\x1e') == std::string::npos, detail.c_str());
+            std::smatch m;
+            if (std::regex_search(detail, m, trip)) {
+                ++trips;
+                const std::string name = m[1];
+                QVERIFY2(reads(opAt(std::stoi(m[2])), name), detail.c_str());
+                QVERIFY2(opAt(std::stoi(m[3])).type == "SwapIn", detail.c_str());
+                QVERIFY2(reads(opAt(std::stoi(m[4])), name + ".swapin"), detail.c_str());
+            } else if (std::regex_search(detail, m, dropped)) {
+                ++drops;
+                QVERIFY2(reads(opAt(std::stoi(m[2])), m[1]), detail.c_str());
+                QVERIFY2(std::stoi(m[3]) > std::stoi(m[2]), detail.c_str());
+            }
+        }
+    QVERIFY2(trips >= 3 && drops >= 3, qPrintable(QStringLiteral("%1 trips, %2 drops").arg(trips).arg(drops)));
+}
 
 void TestStrategies::unetTrainingRecomputeAndSwap_data()
 {

@@ -11,6 +11,7 @@
 #include "memorycurveview.h"
 #include "palette.h"
 #include "plandocument.h"
+#include "strategystyle.h"
 #include "timeaxis.h"
 
 #include "io/workload.h"
@@ -220,6 +221,17 @@ void TestViews::ticks()
         QVERIFY(t >= 0 && t <= 97);
     }
     QCOMPARE(niceTicks(0, 3, 20, 1), (std::vector<double> { 0, 1, 2, 3 }));
+    // The memory and comparison charts' step axis: whole steps on the 1-2-5 grid at every range
+    // (QCustomPlot alone picks 2.5 at some, and labels 3, 5, 8 ...).
+    struct Probe : StepTicker {
+        using StepTicker::getTickStep;
+    } probe;
+    for (double steps = 1; steps <= 5000; steps += 1) {
+        const double step = probe.getTickStep(QCPRange(0, steps));
+        const double mantissa = step / std::pow(10.0, std::floor(std::log10(step)));
+        QVERIFY2(step >= 1 && step == std::round(step) && (mantissa == 1 || mantissa == 2 || mantissa == 5),
+            qPrintable(QStringLiteral("%1 steps: a tick every %2").arg(steps).arg(step)));
+    }
     const auto bytes = byteTicks(0, 3.0 * 1024 * 1024, 6);
     QVERIFY(bytes.size() >= 3 && bytes.size() <= 7);
     for (double t : bytes) // multiples of 512 KiB at this range
@@ -303,6 +315,11 @@ void TestViews::palette()
         for (auto b : kinds)
             if (a != b)
                 QVERIFY(ViewPalette::colorDistance(ViewPalette::kindColor(a), ViewPalette::kindColor(b)) > 20);
+    // A strategy mark's colour is no kind's: an input must not read as an in-place buffer.
+    for (int bit = 0; bit < kStrategyMarkCount; ++bit)
+        for (auto kind : kinds)
+            QVERIFY2(ViewPalette::colorDistance(StrategyStyle::markColor(StrategyMark(1u << bit)), ViewPalette::kindColor(kind)) > 20,
+                qPrintable(QStringLiteral("mark %1 and kind %2").arg(bit).arg(int(kind))));
     QCOMPARE(ViewPalette::textColorOn(Qt::white), QColor(0x1E1E1E));
     QCOMPARE(ViewPalette::textColorOn(QColor(0x1F3A60)), QColor(Qt::white));
     QVERIFY(ViewPalette::colorDistance(ViewPalette::indexColor(3), ViewPalette::indexColor(3)) < 1e-9);

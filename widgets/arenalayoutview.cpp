@@ -74,6 +74,9 @@ int ArenaLayoutView::paintLegend(QPainter& painter, const QRect& fullArea) const
     if (document()->anyBounded())
         if (const int bounded = paintBoundedLegend(painter, used > 0 ? fullArea.adjusted(0, 0, -used - 12, 0) : fullArea); bounded > 0)
             used += (used > 0 ? 12 : 0) + bounded;
+    // The kinds the fills stand for, then the hatch of free space, each when there is room.
+    if (const int kinds = paintKindLegend(painter, used > 0 ? fullArea.adjusted(0, 0, -used - 12, 0) : fullArea); kinds > 0)
+        used += (used > 0 ? 12 : 0) + kinds;
     const QRect area = used > 0 ? fullArea.adjusted(0, 0, -used - 12, 0) : fullArea;
     const QFontMetrics fm(font());
     const QString text = QStringLiteral("free space in the arena");
@@ -178,10 +181,11 @@ void ArenaLayoutView::paintPlot(QPainter& painter, const Frame& frame) const
             if (facts->marks[i] != MarkNone && buffers[i].size > 0)
                 StrategyStyle::paintMarked(painter, bufferRect(frame, i).intersected(plotF), facts->marks[i]);
         });
+        std::vector<QRectF> labels;
         for (const HostTrip& trip : facts->trips) {
             const QRectF out = bufferRect(frame, trip.outBuffer), in = bufferRect(frame, trip.inBuffer);
             StrategyStyle::paintHostTrip(
-                painter, QPointF(out.right(), out.center().y()), QPointF(in.left(), in.center().y()));
+                painter, QPointF(out.right(), out.center().y()), QPointF(in.left(), in.center().y()), &labels);
         }
     }
 
@@ -213,10 +217,34 @@ void ArenaLayoutView::paintPlot(QPainter& painter, const Frame& frame) const
     const core::Bytes lower = document()->metrics().lowerBound;
     const double lowerY = y.valueToY(static_cast<double>(lower));
     const int lineH = fm.height();
+    // Whether a label box would cover no buffer (the lower bound's line runs through them).
+    const auto coversNothing = [&](const QRectF& box) {
+        bool clear = true;
+        m_index.forEach(frame.time.xToStep(box.left()), frame.time.xToStep(box.right()), [&](int i) {
+            clear = clear && !(buffers[i].size > 0 && bufferRect(frame, i).intersects(box));
+        });
+        return clear;
+    };
     auto label = [&](double atY, const QString& text, bool above, const QColor& color) {
         const int w = fm.horizontalAdvance(text) + 8;
-        QRectF box(plotF.right() - w - 6, above ? atY - lineH - 3 : atY + 3, w, lineH + 1);
-        box.moveTop(std::clamp(box.top(), plotF.top() + 1, plotF.bottom() - box.height()));
+        const auto boxAt = [&](bool over) {
+            QRectF box(plotF.right() - w - 6, over ? atY - lineH - 3 : atY + 3, w, lineH + 1);
+            box.moveTop(std::clamp(box.top(), plotF.top() + 1, plotF.bottom() - box.height()));
+            return box;
+        };
+        QRectF box = boxAt(above);
+        // At the right end when that is free, else the free place along the line nearest to it, on
+        // the side asked for, then on the other.
+        for (const bool over : { above, !above }) {
+            for (QRectF at = boxAt(over); at.left() >= plotF.left() + 4 && !coversNothing(box); at.translate(-w / 2.0, 0))
+                if (coversNothing(at))
+                    box = at;
+        }
+        // Nowhere free along the line (a dense layout): above the arena line at the left, where no
+        // buffer can be, in the line's colour.
+        if (const QRectF top(plotF.left() + 6, std::max(plotF.top() + 1, arenaY - lineH - 3), w, lineH + 1);
+            !coversNothing(box) && coversNothing(top))
+            box = top;
         painter.setPen(Qt::NoPen);
         painter.setBrush(QColor(255, 255, 255, 225));
         painter.drawRoundedRect(box, 2, 2);

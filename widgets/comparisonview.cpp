@@ -139,8 +139,21 @@ ComparisonView::ComparisonView(QWidget* parent)
     m_plot->xAxis->setLabel(tr("step"));
     m_plot->xAxis->setTicker(QSharedPointer<QCPAxisTicker>(new StepTicker));
     m_plot->legend->setVisible(true);
-    m_plot->legend->setBrush(QColor(255, 255, 255, 220));
-    m_plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+    // The legend in a row above the plot, right-aligned, so it never covers a curve (A's peak sat
+    // under it in the plot's corner).
+    auto* header = new QCPLayoutGrid;
+    m_plot->plotLayout()->insertRow(0);
+    m_plot->plotLayout()->addElement(0, 0, header);
+    m_plot->plotLayout()->setRowSpacing(0);
+    header->addElement(0, 0, new QCPTextElement(m_plot, QString()));
+    m_plot->axisRect()->insetLayout()->take(m_plot->legend);
+    m_plot->axisRect()->insetLayout()->simplify();
+    header->addElement(0, 1, m_plot->legend);
+    header->setColumnStretchFactors({ 1.0, 0.001 });
+    m_plot->legend->setFillOrder(QCPLegend::foColumnsFirst);
+    m_plot->legend->setWrap(4);
+    m_plot->legend->setBrush(Qt::NoBrush);
+    m_plot->legend->setBorderPen(Qt::NoPen);
     for (int s = 0; s < 2; ++s) {
         QCPGraph* live = m_plot->addGraph();
         live->setLineStyle(QCPGraph::lsStepLeft);

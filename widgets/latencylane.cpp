@@ -134,8 +134,9 @@ int LatencyLane::paintLegend(QPainter& painter, const QRect& area) const
         QString text;
         bool tick;
     };
-    std::vector<Item> items { { kReal, QStringLiteral("%1 run, real kernel").arg(runName(shownRun())), false },
-        { kSynthetic, QStringLiteral("synthetic kernel"), false } };
+    std::vector<Item> items { { kReal, QStringLiteral("%1 run, real kernel").arg(runName(shownRun())), false } };
+    if (std::find(m_real.begin(), m_real.end(), false) != m_real.end()) // only what the bars show
+        items.push_back({ kSynthetic, QStringLiteral("synthetic kernel"), false });
     if (!m_tickMs.empty())
         items.push_back({ kTick, QStringLiteral("%1 run").arg(runName(tickRun())), true });
     if (const RunMeasurement* m = document()->measurement(); m && !m_rooflineMs.empty())

@@ -19,7 +19,7 @@ namespace {
 // workspace's "<op> workspace" keeps its suffix and the end of the op's name.
 QString elidedLabel(const QFontMetrics& metrics, const QString& name, int width)
 {
-    return metrics.elidedText(name, Qt::ElideLeft, width);
+    return TimelineView::elideName(metrics, name, width);
 }
 
 } // namespace
@@ -191,31 +191,8 @@ int LifetimeBarsView::paintLegend(QPainter& painter, const QRect& fullArea) cons
     if (m_colorMode != ColorMode::Kind)
         return used;
     const QRect area = used > 0 ? fullArea.adjusted(0, 0, -used - 12, 0) : fullArea;
-    const core::Workload* workload = document()->workload();
-    bool present[core::kKindCount] = {};
-    for (const auto& b : workload->problem.buffers)
-        present[static_cast<int>(b.kind)] = true;
-    const QFontMetrics fm(font());
-    // Right-aligned row of swatches: ■ activation  ■ input ...
-    const core::TensorKind kinds[] = { core::TensorKind::Input, core::TensorKind::Activation, core::TensorKind::Output,
-        core::TensorKind::Weight, core::TensorKind::Persistent, core::TensorKind::Workspace };
-    int x = area.right();
-    for (int i = core::kKindCount - 1; i >= 0; --i) {
-        if (!present[static_cast<int>(kinds[i])])
-            continue;
-        const auto name = core::kindName(kinds[i]);
-        const QString text = QString::fromUtf8(name.data(), static_cast<int>(name.size()));
-        const int w = fm.horizontalAdvance(text);
-        if (x - w - 16 < area.left())
-            break;
-        x -= w;
-        painter.setPen(ViewPalette::axisText());
-        painter.drawText(QRect(x, area.top(), w, area.height()), Qt::AlignVCenter | Qt::AlignLeft, text);
-        x -= 14;
-        painter.fillRect(QRect(x, area.center().y() - 5, 10, 10), ViewPalette::kindColor(kinds[i]));
-        x -= 14;
-    }
-    return fullArea.right() - x;
+    const int kinds = paintKindLegend(painter, area);
+    return kinds > 0 ? fullArea.right() - area.right() + kinds : used;
 }
 
 void LifetimeBarsView::paintPlot(QPainter& painter, const Frame& frame) const

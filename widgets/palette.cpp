@@ -37,7 +37,7 @@ QColor kindColor(core::TensorKind kind)
     case core::TensorKind::Weight:
         return QColor(0xEDC948); // yellow
     case core::TensorKind::Persistent:
-        return QColor(0xB07AA1); // purple
+        return QColor(0x1F6F6B); // dark teal (purple is the swap marks')
     case core::TensorKind::Workspace:
         return QColor(0x9C755F); // brown: an op's temporary memory, live for one step
     }

@@ -11,6 +11,7 @@
 #include <qcustomplot.h>
 
 #include "palette.h"
+#include "timeaxis.h"
 
 // The Studio's look for a QCustomPlot axis: muted lines, no sub-grid, the views' axis text colour.
 inline void styleAxis(QCPAxis* axis, const QFont& font)
@@ -26,9 +27,9 @@ inline void styleAxis(QCPAxis* axis, const QFont& font)
     axis->grid()->setSubGridVisible(false);
 }
 
-// Ticks only on whole steps, at round numbers: QCustomPlot's default ticker would put ticks at
-// 10.5 when zoomed in.
+// Ticks only on whole steps, on the 1-2-5 grid: QCustomPlot's default ticker would put ticks at
+// 10.5 when zoomed in, and every 2.5 steps (labelled 3, 5, 8, ...) at some ranges.
 class StepTicker : public QCPAxisTicker {
 protected:
-    double getTickStep(const QCPRange& range) override { return std::max(1.0, QCPAxisTicker::getTickStep(range)); }
+    double getTickStep(const QCPRange& range) override { return std::max(1.0, niceStep(range.size() / (tickCount() + 1e-10))); }
 };

@@ -2,6 +2,8 @@
 // SPDX-FileCopyrightText: MemPlan authors
 #include "strategystyle.h"
 
+#include <algorithm>
+
 #include "palette.h"
 #include "plandocument.h"
 
@@ -34,7 +36,7 @@ QColor markColor(StrategyMark mark)
     case MarkSwapIn:
         return QColor(0x6A3D9A); // dark purple: after the trip
     case MarkInPlace:
-        return QColor(0x59A14F); // green
+        return QColor(0xE377C2); // magenta (green is the input kind's)
     case MarkFused:
         return QColor(0x17BECF); // cyan
     case MarkNone:
@@ -77,7 +79,7 @@ void paintMarked(QPainter& painter, const QRectF& rect, unsigned marks)
     painter.restore();
 }
 
-void paintHostTrip(QPainter& painter, QPointF from, QPointF to)
+void paintHostTrip(QPainter& painter, QPointF from, QPointF to, std::vector<QRectF>* labels)
 {
     painter.save();
     painter.setRenderHint(QPainter::Antialiasing, true);
@@ -89,8 +91,20 @@ void paintHostTrip(QPainter& painter, QPointF from, QPointF to)
     if (std::abs(to.x() - from.x()) > fm.horizontalAdvance(text) + 12) {
         const QRectF box(mid.x() - fm.horizontalAdvance(text) / 2.0 - 3, mid.y() - fm.height() - 1,
             fm.horizontalAdvance(text) + 6, fm.height());
-        painter.setPen(hostTripColor());
-        painter.drawText(box, Qt::AlignCenter, text);
+        const QRectF room = box.adjusted(-8, -4, 8, 4); // labels keep apart, so each reads alone
+        const bool clear = !labels
+            || std::none_of(labels->begin(), labels->end(), [&](const QRectF& other) { return other.intersects(room); });
+        if (clear) {
+            QColor backdrop = ViewPalette::background();
+            backdrop.setAlpha(220); // readable over the buffers it crosses
+            painter.setPen(Qt::NoPen);
+            painter.setBrush(backdrop);
+            painter.drawRoundedRect(box, 3, 3);
+            painter.setPen(hostTripColor());
+            painter.drawText(box, Qt::AlignCenter, text);
+            if (labels)
+                labels->push_back(box);
+        }
     }
     painter.restore();
 }

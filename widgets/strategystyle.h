@@ -9,6 +9,8 @@
 #include <QRect>
 #include <QRectF>
 
+#include <vector>
+
 class PlanDocument;
 class QPainter;
 
@@ -26,7 +28,8 @@ QColor hostTripColor();
 // Hatch and outline over an already filled `rect`.
 void paintMarked(QPainter& painter, const QRectF& rect, unsigned marks);
 // A dashed line from `from` to `to` with a small "host" label when there is room.
-void paintHostTrip(QPainter& painter, QPointF from, QPointF to);
+// `labels`, when given, holds the "host" labels already drawn: one that would overlap them is left out.
+void paintHostTrip(QPainter& painter, QPointF from, QPointF to, std::vector<QRectF>* labels = nullptr);
 
 // Right-aligned legend of the marks in `present` (plus the host trip when `trips`), in `area`;
 // returns the width used (0 when nothing is present or nothing fits).

@@ -6,15 +6,18 @@
 
 #include <cmath>
 
-namespace {
 double niceStep(double rough)
 {
+    if (!(rough > 0))
+        return 1;
     const double power = std::pow(10.0, std::floor(std::log10(rough)));
     for (double m : { 1.0, 2.0, 5.0, 10.0 })
         if (m * power >= rough)
             return m * power;
     return 10 * power;
 }
+
+namespace {
 
 std::vector<double> ticksWithStep(double first, double last, double step)
 {

@@ -35,6 +35,9 @@ struct OffsetAxis {
     double yToValue(double y) const { return low + (bottom - y) / pixelsPerByte(); }
 };
 
+// The smallest step of the 1-2-5 grid (..., 0.5, 1, 2, 5, 10, ...) at least `rough` (> 0; else 1).
+double niceStep(double rough);
+
 // Tick positions in [first, last] on a 1-2-5 grid with at most `maxTicks` ticks, each a multiple of
 // `minStep` (1 for steps: no tick between two steps). Empty when the range is empty.
 std::vector<double> niceTicks(double first, double last, int maxTicks, double minStep = 0);

@@ -129,6 +129,34 @@ int TimelineView::contentHeight(const Frame&) const { return 0; }
 
 int TimelineView::rowCount() const { return 0; }
 
+int TimelineView::paintKindLegend(QPainter& painter, const QRect& area) const
+{
+    bool present[core::kKindCount] = {};
+    for (const auto& b : m_document->workload()->problem.buffers)
+        present[static_cast<int>(b.kind)] = true;
+    const QFontMetrics fm(font());
+    // Right-aligned row of swatches: ■ input  ■ activation ...
+    const core::TensorKind kinds[] = { core::TensorKind::Input, core::TensorKind::Activation, core::TensorKind::Output,
+        core::TensorKind::Weight, core::TensorKind::Persistent, core::TensorKind::Workspace };
+    int x = area.right();
+    for (int i = core::kKindCount - 1; i >= 0; --i) {
+        if (!present[static_cast<int>(kinds[i])])
+            continue;
+        const auto name = core::kindName(kinds[i]);
+        const QString text = QString::fromUtf8(name.data(), static_cast<int>(name.size()));
+        const int w = fm.horizontalAdvance(text);
+        if (x - w - 16 < area.left())
+            break;
+        x -= w;
+        painter.setPen(ViewPalette::axisText());
+        painter.drawText(QRect(x, area.top(), w, area.height()), Qt::AlignVCenter | Qt::AlignLeft, text);
+        x -= 14;
+        painter.fillRect(QRect(x, area.center().y() - 5, 10, 10), ViewPalette::kindColor(kinds[i]));
+        x -= 14;
+    }
+    return area.right() - x;
+}
+
 int TimelineView::heightForAllRows(int width) const
 {
     if (rowCount() == 0)
@@ -147,10 +175,29 @@ QString TimelineView::fitName(const QFontMetrics& metrics, const QString& name, 
 {
     if (width <= 0)
         return {};
+    const QString elided = elideName(metrics, name, width);
+    return elided.size() >= std::min<qsizetype>(8, name.size()) ? elided : QString();
+}
+
+QString TimelineView::elideName(const QFontMetrics& metrics, const QString& name, int width)
+{
     if (metrics.horizontalAdvance(name) <= width)
         return name;
-    const QString elided = metrics.elidedText(name, Qt::ElideMiddle, width);
-    return elided.size() >= std::min<qsizetype>(8, name.size()) ? elided : QString();
+    // Exported names are paths that share long prefixes and end in "_output_0": the end of the path
+    // tells buffers apart, the suffix does not (the tooltip keeps the whole name).
+    QString shown = name;
+    if (shown.endsWith(QLatin1String("_output_0")) && shown.size() > 9)
+        shown.chop(9);
+    // A path component that the next one repeats ("/layer1/layer1.0/conv1") says nothing more.
+    if (shown.startsWith(QLatin1Char('/'))) {
+        const QStringList parts = shown.split(QLatin1Char('/'), Qt::SkipEmptyParts);
+        QStringList kept;
+        for (qsizetype i = 0; i < parts.size(); ++i)
+            if (i + 1 == parts.size() || !parts[i + 1].startsWith(parts[i]))
+                kept << parts[i];
+        shown = kept.join(QLatin1Char('/'));
+    }
+    return metrics.elidedText(shown, Qt::ElideLeft, width);
 }
 
 void TimelineView::paintLabels(QPainter&, const Frame&) const { }
@@ -208,13 +255,15 @@ void TimelineView::render(QPainter& painter, QSize size) const
     painter.setFont(font());
     const QFontMetrics fm(font());
 
-    // Caption: legend on the right, the title elided to what is left.
-    int legendWidth = 0;
-    if (m_document->hasPlan())
-        legendWidth = paintLegend(painter, f.caption);
-    painter.setPen(ViewPalette::axisText());
+    // Caption: the title on the left, whole when it takes at most half the line; the legend right of
+    // it in what is left (its entries drop out when short of room), the title elided only past half.
     QFont bold = font();
     bold.setBold(true);
+    const int titleWidth = QFontMetrics(bold).horizontalAdvance(caption());
+    int legendWidth = 0;
+    if (m_document->hasPlan())
+        legendWidth = paintLegend(painter, f.caption.adjusted(std::min(titleWidth + 24, f.caption.width() / 2), 0, 0, 0));
+    painter.setPen(ViewPalette::axisText());
     painter.setFont(bold);
     const int titleSpace = f.caption.width() - (legendWidth > 0 ? legendWidth + 24 : 0);
     painter.drawText(f.caption, Qt::AlignLeft | Qt::AlignVCenter,

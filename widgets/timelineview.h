@@ -58,6 +58,9 @@ public:
     // Width of the label column left of every plot, so stacked views line up on the time axis.
     static int labelColumnRight();
     static int rightMarginWidth(); // right of every plot: room for a scroll bar
+    // `name` in `width`: whole when it fits, else without an exporter's "_output_0" and elided at its
+    // start, where exported paths repeat themselves.
+    static QString elideName(const QFontMetrics& metrics, const QString& name, int width);
     // Widget height at `width` that shows every row of a row-based view at the smallest row height
     // (0 for a view without rows), for exports that should not cut rows off.
     int heightForAllRows(int width) const;
@@ -82,9 +85,11 @@ protected:
     static void paintOutline(QPainter& painter, const QRectF& rect, bool selected);
     // Stipples a buffer whose size is an upper bound (PlanDocument::boundedBuffers).
     static void paintBounded(QPainter& painter, const QRectF& rect);
+    // Swatches of the buffer kinds present, right-aligned in `area`, as many as fit; the width used.
+    int paintKindLegend(QPainter& painter, const QRect& area) const;
     // The legend entry for stippled buffers, right-aligned in `area`; the width it used (0: no room).
     int paintBoundedLegend(QPainter& painter, const QRect& area) const;
-    // `name` elided in the middle to `width`, or empty when too little of it would remain to read.
+    // elideName, or empty when too little of the name would remain to read.
     static QString fitName(const QFontMetrics& metrics, const QString& name, int width);
     static constexpr double kDim = 0.3; // how far buffers that are not highlighted fade towards white
     void setScrollOffset(int pixels);

@@ -134,7 +134,8 @@ std::optional<GapRewrite> recomputeGap(const Transformed& current, const IdleGap
     auto result = recomputeBefore(current, Recomputation { { gap.tensor }, gap.to, RecomputeStrategy::kMaxChain, {} }, device);
     if (result)
         result->detail = current.graph.tensors[gap.tensor].name + ": " + formatBytes(gap.size) + " dropped after step "
-            + std::to_string(gap.from) + ", recomputed before step " + std::to_string(gap.to) + " by " + result->detail;
+            + stepOf(current.schedule.order[std::size_t(gap.from)], gap.from) + ", recomputed before step "
+            + stepOf(current.schedule.order[std::size_t(gap.to)], gap.to) + " by " + result->detail;
     return result;
 }
 
@@ -196,8 +197,10 @@ Transformed checkpointSegments(Transformed state, const StrategyOptions& options
             }
         if (r.targets.empty())
             continue;
+        const std::string before = r.at < state.schedule.steps() ? stepOf(state.schedule.order[std::size_t(r.at)], r.at) : std::to_string(r.at);
         auto rewrite = recomputeBefore(state, r, options.device);
-        const auto range = "segment of forward steps " + std::to_string(segment * k) + "-" + std::to_string((segment + 1) * k - 2);
+        const auto range = "segment of forward steps " + stepOf(forwardOps[std::size_t(segment * k)], segment * k) + "-"
+            + stepOf(forwardOps[std::size_t(std::max(segment * k, (segment + 1) * k - 2))], std::max(segment * k, (segment + 1) * k - 2));
         if (!rewrite) {
             report.details.push_back(range + ": kept (an op in it cannot be re-run)");
             continue;
@@ -206,7 +209,7 @@ Transformed checkpointSegments(Transformed state, const StrategyOptions& options
         report.extraFlops += rewrite->extraFlops;
         report.extraSeconds += rewrite->extraSeconds;
         report.details.push_back(range + ": " + std::to_string(r.targets.size()) + " tensors (" + formatBytes(bytes)
-            + ") dropped after the forward pass, recomputed before step " + std::to_string(r.at) + " by " + rewrite->detail);
+            + ") dropped after the forward pass, recomputed before step " + before + " by " + rewrite->detail);
         state = std::move(rewrite->state);
     }
     if (recomputed == 0)

@@ -185,6 +185,39 @@ Expected<Transformed> runStrategy(const Strategy& strategy, Transformed state, c
 }
 
 namespace {
+constexpr char kStepOpen = '\x1e', kStepClose = '\x1f'; // around "OP,STEP" in a detail; never in a name
+} // namespace
+
+std::string stepOf(OpIndex op, Step now)
+{
+    return kStepOpen + std::to_string(op) + "," + std::to_string(now) + kStepClose;
+}
+
+void resolveSteps(std::vector<StrategyReport>& reports, const Schedule& schedule)
+{
+    std::map<OpIndex, Step> stepOfOp;
+    for (Step s = 0; s < schedule.steps(); ++s)
+        stepOfOp[schedule.order[std::size_t(s)]] = s;
+    for (auto& report : reports)
+        for (auto& detail : report.details) {
+            std::string out;
+            std::size_t at = 0;
+            for (auto open = detail.find(kStepOpen); open != std::string::npos; open = detail.find(kStepOpen, at)) {
+                const auto close = detail.find(kStepClose, open);
+                const auto comma = detail.find(',', open);
+                if (close == std::string::npos || comma > close)
+                    break;
+                const OpIndex op = std::stoll(detail.substr(open + 1, comma - open - 1));
+                const auto found = stepOfOp.find(op);
+                out += detail.substr(at, open - at)
+                    + (found != stepOfOp.end() ? std::to_string(found->second) : detail.substr(comma + 1, close - comma - 1));
+                at = close + 1;
+            }
+            detail = out + detail.substr(at);
+        }
+}
+
+namespace {
 
 bool named(const std::vector<std::string>& names, std::string_view name)
 {
@@ -203,6 +236,7 @@ Expected<Transformed> runPipeline(const Workload& workload, const std::vector<st
             return makeError(next.error().code, workload.source + ": " + std::string(strategy->name()) + ": " + next.error().message);
         state = std::move(*next);
     }
+    resolveSteps(state.reports, state.schedule);
     return state;
 }
 

@@ -131,5 +131,11 @@ Expected<StrategyRun> applyStrategies(const Workload& workload, const std::vecto
 std::vector<std::vector<Step>> readSteps(const Graph& graph, const Schedule& schedule);
 // Inserts `op` into the graph and runs it at `step` (later ops move one step down); returns its op index.
 OpIndex insertOp(Transformed& state, Op op, Step step);
+// A step named in a report detail: later rewrites insert ops and move it, so the detail holds the op
+// run there (and `now`, its step when written) until resolveSteps writes the op's final step.
+std::string stepOf(OpIndex op, Step now);
+// Replaces every stepOf in the details with the op's step in `schedule` (the step it was written
+// with when the op no longer runs). runPipeline calls it on the schedule it ends with.
+void resolveSteps(std::vector<StrategyReport>& reports, const Schedule& schedule);
 
 } // namespace core

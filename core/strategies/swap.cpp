@@ -76,6 +76,7 @@ std::optional<GapRewrite> swapGap(const Transformed& current, const IdleGap& gap
     // the just-in-time trip, which the prefetch below may move the SwapIn of.
     for (Step s = gap.to; s < state.schedule.steps(); ++s)
         replaceTensor(state.graph.ops[state.schedule.order[s]], t, back); // a fused op's body reads `back` too
+    const OpIndex lastReader = state.schedule.order[std::size_t(gap.from)], nextReader = state.schedule.order[std::size_t(gap.to)];
     const auto swapIn = insertOp(state, Op { name + ".swap_in", "SwapIn", "", {}, { host }, { back }, {}, {} }, gap.to);
     insertOp(state, Op { name + ".swap_out", "SwapOut", "", {}, { t }, { host }, {}, {} }, gap.from + 1);
     const Step jit = gap.to + 1;
@@ -99,9 +100,10 @@ std::optional<GapRewrite> swapGap(const Transformed& current, const IdleGap& gap
     result.transferSeconds = 2 * transfer;
     result.extraSeconds = prefetch.stall;
     const auto ahead = jit - prefetch.swapIn;
-    result.detail = name + ": " + formatBytes(gap.size) + " to host after step " + std::to_string(gap.from) + ", back before step "
-        + std::to_string(gap.to) + (ahead > 0 ? " (prefetched " + std::to_string(ahead) + (ahead == 1 ? " op" : " ops") + " ahead)" : "")
-        + "; transfer 2 × " + milliseconds(transfer) + " over a " + milliseconds(gapSeconds) + " gap, stall " + milliseconds(prefetch.stall);
+    result.detail = name + ": " + formatBytes(gap.size) + " to host after step " + stepOf(lastReader, gap.from)
+        + (ahead > 0 ? ", prefetched back at step " + stepOf(swapIn, prefetch.swapIn) + " for its read at step "
+                     : ", back just before its read at step ")
+        + stepOf(nextReader, jit + 1) + "; transfer 2 × " + milliseconds(transfer) + " over a " + milliseconds(gapSeconds) + " gap, stall " + milliseconds(prefetch.stall);
     return result;
 }
 } // namespace
