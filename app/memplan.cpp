@@ -398,7 +398,7 @@ DIR/memory-curve, lifetime-bars, arena-layout and coloring, each .png or .svg.
 
   --out DIR             folder for the images, created when missing (default: .)
   --format png|svg      image format (default png)
-  --size WxH            pixels of each image (400x200 to 8000x8000; default 1400x420, with the lifetime
+  --size WxH            pixels of each image (640x240 to 8000x8000; default 1400x420, with the lifetime
                         bars and coloring as tall as their rows need, up to 8000; a view whose rows
                         do not fit says which it shows)
 )") + kPlannerOptionsHelp + kModelOptionsHelp + kWorkspacesHelp + strategyHelp() + trainingHelp() + "\nplanners:\n" + plannerList();
@@ -415,8 +415,8 @@ DIR/memory-curve, lifetime-bars, arena-layout and coloring, each .png or .svg.
         const auto x = size->find('x');
         const auto w = x == std::string::npos ? std::nullopt : parseInteger(size->substr(0, x));
         const auto h = x == std::string::npos ? std::nullopt : parseInteger(size->substr(x + 1));
-        if (!w || !h || *w < 400 || *h < 200 || *w > 8000 || *h > 8000)
-            return fail("render: --size '" + *size + "': expected WIDTHxHEIGHT in pixels, 400x200 to 8000x8000", kExitUsage);
+        if (!w || !h || *w < 640 || *h < 240 || *w > 8000 || *h > 8000)
+            return fail("render: --size '" + *size + "': expected WIDTHxHEIGHT in pixels, 640x240 to 8000x8000", kExitUsage);
         options.width = int(*w);
         options.height = int(*h);
         options.fitRows = false;

@@ -88,10 +88,11 @@ MemoryCurveView::MemoryCurveView(PlanDocument* document, QWidget* parent)
     bold.setBold(true);
     // Header row above the plot: the title on the left, the legend in one line on the right, so the
     // legend never covers the curve.
-    auto* header = new QCPLayoutGrid;
+    auto* header = m_header = new QCPLayoutGrid;
     m_plot->plotLayout()->insertRow(0);
     m_plot->plotLayout()->addElement(0, 0, header);
     m_plot->plotLayout()->setRowSpacing(0);
+    m_plot->plotLayout()->setRowStretchFactor(0, 0.001); // the header as tall as its text, the plot the rest
     m_title = new QCPTextElement(m_plot, QString(), bold);
     m_title->setTextColor(ViewPalette::axisText());
     m_title->setTextFlags(Qt::AlignLeft | Qt::AlignVCenter);
@@ -307,6 +308,7 @@ void MemoryCurveView::updateMeasuredSeries()
     // Three measured series make the legend too wide for one row of three beside the title: two columns.
     m_plot->legend->setWrap(pool ? 2 : 3);
     m_plot->legend->setFillOrder(QCPLegend::foColumnsFirst, true); // re-lays the items out at the new wrap
+    fitHeader(width());
     if (!run) {
         m_measured->setName(QStringLiteral("measured"));
         return;
@@ -438,14 +440,33 @@ void MemoryCurveView::keyPressEvent(QKeyEvent* event)
 void MemoryCurveView::resizeEvent(QResizeEvent* event)
 {
     QWidget::resizeEvent(event);
+    fitHeader(width());
     fitMemoryTicks(height());
+}
+
+void MemoryCurveView::fitHeader(int pixels)
+{
+    const bool beside = m_header->hasElement(0, 1) && m_header->element(0, 1) == m_plot->legend;
+    const auto widthOf = [](const QCPLayoutElement* e) { return e->minimumOuterSizeHint().width(); }; // public in the base
+    const int needed = widthOf(m_title) + widthOf(m_plot->legend);
+    if (beside == (needed <= pixels))
+        return;
+    m_header->take(m_plot->legend);
+    m_header->simplify();
+    if (needed <= pixels) {
+        m_header->addElement(0, 1, m_plot->legend);
+        m_header->setColumnStretchFactors({ 1.0, 0.001 });
+    } else {
+        m_header->addElement(1, 0, m_plot->legend);
+    }
 }
 
 void MemoryCurveView::fitMemoryTicks(int pixels)
 {
     // About one memory tick per 30 pixels of plot (the title row and the step axis take about 80):
     // QCustomPlot's five crowd the labels of a short curve into each other.
-    m_plot->yAxis->ticker()->setTickCount(std::clamp((pixels - 80) / 30, 2, 5));
+    const bool stacked = m_header->hasElement(1, 0); // the legend's own row takes about 24 more
+    m_plot->yAxis->ticker()->setTickCount(std::clamp((pixels - (stacked ? 104 : 80)) / 30, 2, 5));
 }
 
 bool MemoryCurveView::exportImage(const QString& path, QString* error)
@@ -459,7 +480,8 @@ bool MemoryCurveView::exportImage(const QString& path, QString* error)
     if (!(isVisible() || testAttribute(Qt::WA_Resized)) || s.width() < 200 || s.height() < 120)
         s = sizeHint();
     const QString suffix = QFileInfo(path).suffix().toLower();
-    fitMemoryTicks(s.height()); // a view never shown has had no resize event
+    fitHeader(s.width()); // a view never shown has had no resize event
+    fitMemoryTicks(s.height());
     m_plot->replot(QCustomPlot::rpImmediateRefresh);
     if (suffix == QLatin1String("png")) {
         if (!m_plot->savePng(path, s.width(), s.height()))

@@ -9,6 +9,7 @@
 class PlanDocument;
 class QCustomPlot;
 class QCPGraph;
+class QCPLayoutGrid;
 class QCPItemRect;
 class QCPItemStraightLine;
 class QCPTextElement;
@@ -48,6 +49,8 @@ protected:
     void keyPressEvent(QKeyEvent* event) override;
     void resizeEvent(QResizeEvent* event) override;
     void fitMemoryTicks(int pixels); // memory ticks for a plot `pixels` high
+    // The legend beside the title when both fit in `pixels` of width, else on a row under it.
+    void fitHeader(int pixels);
 
 private:
     void rebuild();
@@ -64,6 +67,7 @@ private:
     PlanDocument* m_document;
     QCustomPlot* m_plot;
     QCPTextElement* m_title;
+    QCPLayoutGrid* m_header; // the title, then the legend beside it or under it (fitHeader)
     QCPGraph* m_live;
     QCPGraph* m_arena;
     QCPGraph* m_lower;
