@@ -168,6 +168,7 @@ private slots:
     void leftEdgeColoring_data();
     void leftEdgeColoring();
     void palette();
+    void namesThatDoNotFit();
     void rendersContent();
     void exportsPngAndSvg();
     void clickSelectsAndHoverHighlights();
@@ -323,6 +324,22 @@ void TestViews::palette()
     QCOMPARE(ViewPalette::textColorOn(Qt::white), QColor(0x1E1E1E));
     QCOMPARE(ViewPalette::textColorOn(QColor(0x1F3A60)), QColor(Qt::white));
     QVERIFY(ViewPalette::colorDistance(ViewPalette::indexColor(3), ViewPalette::indexColor(3)) < 1e-9);
+}
+
+// A name that does not fit loses what tells buffers apart last: the exporter's "_output_0" and a
+// path component the next one repeats go first, then the name is cut at its start.
+void TestViews::namesThatDoNotFit()
+{
+    const QFontMetrics fm(QApplication::font());
+    const QString exported = QStringLiteral("/layer1/layer1.0/conv1/Conv_output_0");
+    QCOMPARE(TimelineView::elideName(fm, exported, fm.horizontalAdvance(exported)), exported); // fits: whole
+    const QString shortened = QStringLiteral("layer1.0/conv1/Conv");
+    QCOMPARE(TimelineView::elideName(fm, exported, fm.horizontalAdvance(shortened)), shortened);
+    const QString cut = TimelineView::elideName(fm, exported, fm.horizontalAdvance(QStringLiteral("conv1/Conv")) + fm.horizontalAdvance(QStringLiteral("…")));
+    QVERIFY2(cut.startsWith(QStringLiteral("…")) && cut.endsWith(QStringLiteral("conv1/Conv")), qPrintable(cut));
+    // Names that are not exported paths are only cut.
+    const QString plain = QStringLiteral("layers.0.attn.q_transpose.out");
+    QVERIFY(TimelineView::elideName(fm, plain, 120).endsWith(QStringLiteral("q_transpose.out")));
 }
 
 void TestViews::rendersContent()
