@@ -181,6 +181,7 @@ private slots:
     void coloringViewUsesPlanSlots();
     void boundedBuffersAreStippled();
     void curveOverlay();
+    void curveArenaAtTheBound();
     void noPlanIsNotACrash();
     void largeWorkload();
     void screenshots();
@@ -632,6 +633,26 @@ void TestViews::coloringViewUsesPlanSlots()
     view.resize(900, 300);
     const QImage image = view.grab().toImage();
     QVERIFY(contentPixels(image) > 900 * 300 / 4);
+}
+
+// An arena at the lower bound is drawn and named as one line; above it, both lines show.
+void TestViews::curveArenaAtTheBound()
+{
+    const auto names = [](const MemoryCurveView& view) {
+        QStringList legend;
+        for (int i = 0; i < view.plot()->legend->itemCount(); ++i)
+            if (auto* item = qobject_cast<QCPPlottableLegendItem*>(view.plot()->legend->item(i)))
+                legend << item->plottable()->name();
+        return legend.join(QStringLiteral(" | "));
+    };
+    PlanDocument document;
+    open(document, loadExample("example:unet"), "best-of-greedy");
+    MemoryCurveView view(&document);
+    QCOMPARE(document.metrics().arena, document.metrics().lowerBound);
+    QCOMPARE(names(view), QStringLiteral("live bytes | arena = lower bound 64 MiB"));
+    open(document, loadExample("example:unet"), "first-fit");
+    QVERIFY(document.metrics().arena > document.metrics().lowerBound);
+    QCOMPARE(names(view), QStringLiteral("live bytes | lower bound 64 MiB | arena 129 MiB"));
 }
 
 void TestViews::curveOverlay()

@@ -200,16 +200,22 @@ void MemoryCurveView::rebuild()
     m_yMax = top / m_unit.divisor * 1.12;
 
     setStepData(m_live, live, m_unit.divisor);
+    // An arena at the lower bound is one line, named so (the dashed bound would hide under it).
+    const bool atBound = plan && arena == lower;
+    setFlat(m_lower, steps, static_cast<double>(lower) / m_unit.divisor);
+    m_lower->setName(QStringLiteral("lower bound %1").arg(shortBytes(static_cast<double>(lower))));
+    m_lower->setVisible(workload != nullptr && !atBound);
+    m_lower->removeFromLegend();
+    if (m_lower->visible())
+        m_lower->addToLegend();
     m_arena->setVisible(plan != nullptr);
     m_arena->removeFromLegend();
     if (plan) {
         setFlat(m_arena, steps, static_cast<double>(arena) / m_unit.divisor);
-        m_arena->setName(QStringLiteral("arena %1").arg(shortBytes(static_cast<double>(arena))));
+        m_arena->setName((atBound ? QStringLiteral("arena = lower bound %1") : QStringLiteral("arena %1"))
+                             .arg(shortBytes(static_cast<double>(arena))));
         m_arena->addToLegend();
     }
-    setFlat(m_lower, steps, static_cast<double>(lower) / m_unit.divisor);
-    m_lower->setName(QStringLiteral("lower bound %1").arg(shortBytes(static_cast<double>(lower))));
-    m_lower->setVisible(workload != nullptr);
     m_measured->setVisible(!measured.empty());
     m_measured->removeFromLegend();
     if (!measured.empty()) {
