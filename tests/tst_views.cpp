@@ -182,6 +182,7 @@ private slots:
     void boundedBuffersAreStippled();
     void curveOverlay();
     void curveArenaAtTheBound();
+    void curveHeaderRows();
     void noPlanIsNotACrash();
     void largeWorkload();
     void screenshots();
@@ -653,6 +654,54 @@ void TestViews::curveArenaAtTheBound()
     open(document, loadExample("example:unet"), "first-fit");
     QVERIFY(document.metrics().arena > document.metrics().lowerBound);
     QCOMPARE(names(view), QStringLiteral("live bytes | lower bound 64 MiB | arena 129 MiB"));
+}
+
+// The memory curve's header takes as few rows as its width allows, and its legend never runs past
+// the view or over the title.
+void TestViews::curveHeaderRows()
+{
+    PlanDocument document;
+    open(document, loadExample("example:unet"), "first-fit"); // arena above the bound: both lines
+    MemoryCurveView view(&document);
+    document.setMeasuredCurve(document.liveCurve());
+    document.setBudget(document.metrics().arena * 3 / 2);
+    QCPLegend* legend = view.plot()->legend;
+    QStringList names;
+    for (int i = 0; i < legend->itemCount(); ++i)
+        if (auto* item = qobject_cast<QCPPlottableLegendItem*>(legend->item(i)))
+            names << item->plottable()->name();
+    QCOMPARE(names.join(QStringLiteral(" | ")), QStringLiteral("live bytes | lower bound 64 MiB | arena 129 MiB | measured | budget 193 MiB"));
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    auto* header = qobject_cast<QCPLayoutGrid*>(view.plot()->plotLayout()->element(0, 0));
+    QVERIFY(header);
+    auto* title = qobject_cast<QCPTextElement*>(header->element(0, 0));
+    QVERIFY(title);
+    struct Layout {
+        bool beside;
+        int rows;
+    };
+    const auto layoutAt = [&](int width) {
+        view.resize(width, 300);
+        view.plot()->replot();
+        const QRect box = legend->outerRect();
+        const QRect text(title->outerRect().topLeft(), static_cast<const QCPLayoutElement*>(title)->minimumOuterSizeHint()); // public in the base
+        [&] {
+            QVERIFY2(box.right() < view.width(), qPrintable(QStringLiteral("legend to x=%1 in %2 px").arg(box.right()).arg(view.width())));
+            QVERIFY2(!box.intersects(text), qPrintable(QStringLiteral("legend over the title at %1 px").arg(width)));
+        }();
+        return Layout { box.top() < text.bottom(), legend->rowCount() };
+    };
+    const Layout wide = layoutAt(1800);
+    QVERIFY(wide.beside);
+    QCOMPARE(wide.rows, 1);
+    const Layout middle = layoutAt(900); // too narrow beside the title, wide enough for one row of its own
+    QVERIFY(!middle.beside);
+    QCOMPARE(middle.rows, 1);
+    const Layout narrow = layoutAt(420); // the view's narrowest
+    QVERIFY(!narrow.beside);
+    QVERIFY(narrow.rows >= 2);
+    QVERIFY(!QTest::currentTestFailed());
 }
 
 void TestViews::curveOverlay()

@@ -16,11 +16,13 @@
 #include "playcontroller.h"
 #include "summarypanel.h"
 #include "tensortablemodel.h"
+#include "timelineview.h"
 
 #include "examples/examples.h"
 #include "planners/planner.h"
 
 #include <QAction>
+#include <QApplication>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDockWidget>
@@ -35,6 +37,7 @@
 #include <QProgressBar>
 #include <QSettings>
 #include <QSpinBox>
+#include <QStyle>
 #include <QSplitter>
 #include <QStatusBar>
 #include <QStyledItemDelegate>
@@ -64,6 +67,24 @@ protected:
     {
         QStyledItemDelegate::initStyleOption(option, index);
         option->textElideMode = Qt::ElideRight;
+    }
+};
+
+// Tensor and op names as the views shorten them ("layer3.2/conv1/Conv" for
+// "/layer3/layer3.2/conv1/Conv_output_0"): the table's own left elision cuts every row of a block
+// to the same "…r3.2/conv1/Conv_output_0". The tooltip keeps the whole name.
+class NameDelegate : public QStyledItemDelegate {
+public:
+    using QStyledItemDelegate::QStyledItemDelegate;
+
+protected:
+    void initStyleOption(QStyleOptionViewItem* option, const QModelIndex& index) const override
+    {
+        QStyledItemDelegate::initStyleOption(option, index);
+        const QWidget* widget = option->widget;
+        const QStyle* style = widget ? widget->style() : QApplication::style();
+        const int margin = style->pixelMetric(QStyle::PM_FocusFrameHMargin, nullptr, widget) + 1;
+        option->text = TimelineView::elideName(option->fontMetrics, option->text, option->rect.width() - 2 * margin);
     }
 };
 
@@ -152,6 +173,8 @@ void MainWindow::createDocks()
     for (int c = 0; c < TensorTableModel::ColumnCount; ++c)
         m_table->setColumnWidth(c, widths[c]);
     m_table->setItemDelegateForColumn(TensorTableModel::Type, new ElideRightDelegate(m_table));
+    m_table->setItemDelegateForColumn(TensorTableModel::Name, new NameDelegate(m_table));
+    m_table->setItemDelegateForColumn(TensorTableModel::Producer, new NameDelegate(m_table));
 
     auto* tableLayout = new QVBoxLayout(tablePane);
     tableLayout->setContentsMargins(4, 4, 4, 4);

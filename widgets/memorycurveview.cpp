@@ -102,8 +102,7 @@ MemoryCurveView::MemoryCurveView(PlanDocument* document, QWidget* parent)
     m_plot->axisRect()->insetLayout()->simplify();
     header->addElement(0, 1, m_plot->legend);
     header->setColumnStretchFactors({ 1.0, 0.001 });
-    m_plot->legend->setFillOrder(QCPLegend::foColumnsFirst);
-    m_plot->legend->setWrap(3); // a second row once a run adds its two measured series
+    m_plot->legend->setFillOrder(QCPLegend::foColumnsFirst); // columns as many as fit (fitHeader)
     m_plot->legend->setMargins(QMargins(4, 6, TimelineView::rightMarginWidth() - 6, 2));
 
     m_live = m_plot->addGraph();
@@ -250,6 +249,7 @@ void MemoryCurveView::rebuild()
     } else {
         m_title->setText(QStringLiteral("Memory curve"));
     }
+    fitHeader(width()); // the title and the legend entries changed
     updateRange();
     updateHighlight();
 }
@@ -311,10 +311,6 @@ void MemoryCurveView::updateMeasuredSeries()
                                     .arg(shortBytes(static_cast<double>(run->pool->stepPeakBytes))));
         m_measuredPool->addToLegend();
     }
-    // Three measured series make the legend too wide for one row of three beside the title: two columns.
-    m_plot->legend->setWrap(pool ? 2 : 3);
-    m_plot->legend->setFillOrder(QCPLegend::foColumnsFirst, true); // re-lays the items out at the new wrap
-    fitHeader(width());
     if (!run) {
         m_measured->setName(QStringLiteral("measured"));
         return;
@@ -450,29 +446,43 @@ void MemoryCurveView::resizeEvent(QResizeEvent* event)
     fitMemoryTicks(height());
 }
 
+// The header in as few rows as the width allows: the legend in one row beside the title; else on
+// its own row under the title, with as many columns as fit.
 void MemoryCurveView::fitHeader(int pixels)
 {
-    const bool beside = m_header->hasElement(0, 1) && m_header->element(0, 1) == m_plot->legend;
-    const auto widthOf = [](const QCPLayoutElement* e) { return e->minimumOuterSizeHint().width(); }; // public in the base
-    const int needed = widthOf(m_title) + widthOf(m_plot->legend);
-    if (beside == (needed <= pixels))
+    QCPLegend* legend = m_plot->legend;
+    const auto widthAt = [legend](int columns) {
+        legend->setWrap(columns);
+        legend->setFillOrder(QCPLegend::foColumnsFirst, true); // re-lays the items out at the new wrap
+        return legend->minimumOuterSizeHint().width(); // public in the base
+    };
+    int columns = 0; // the entries (itemCount() counts a grid's empty cells too)
+    for (int i = 0; i < legend->itemCount(); ++i)
+        columns += legend->item(i) != nullptr;
+    columns = std::max(columns, 1);
+    const int title = static_cast<const QCPLayoutElement*>(m_title)->minimumOuterSizeHint().width();
+    const bool beside = title + widthAt(columns) <= pixels;
+    while (!beside && columns > 1 && widthAt(columns) > pixels)
+        --columns;
+    const bool wasBeside = m_header->hasElement(0, 1) && m_header->element(0, 1) == legend;
+    if (beside == wasBeside)
         return;
-    m_header->take(m_plot->legend);
+    m_header->take(legend);
     m_header->simplify();
-    if (needed <= pixels) {
-        m_header->addElement(0, 1, m_plot->legend);
+    if (beside) {
+        m_header->addElement(0, 1, legend);
         m_header->setColumnStretchFactors({ 1.0, 0.001 });
     } else {
-        m_header->addElement(1, 0, m_plot->legend);
+        m_header->addElement(1, 0, legend);
     }
 }
 
 void MemoryCurveView::fitMemoryTicks(int pixels)
 {
-    // About one memory tick per 30 pixels of plot (the title row and the step axis take about 80):
+    // About one memory tick per 30 pixels of plot (the header and the step axis take the rest):
     // QCustomPlot's five crowd the labels of a short curve into each other.
-    const bool stacked = m_header->hasElement(1, 0); // the legend's own row takes about 24 more
-    m_plot->yAxis->ticker()->setTickCount(std::clamp((pixels - (stacked ? 104 : 80)) / 30, 2, 5));
+    const int header = m_header->minimumOuterSizeHint().height(); // public in the base
+    m_plot->yAxis->ticker()->setTickCount(std::clamp((pixels - header - 56) / 30, 2, 5));
 }
 
 bool MemoryCurveView::exportImage(const QString& path, QString* error)

@@ -49,7 +49,8 @@ protected:
     void keyPressEvent(QKeyEvent* event) override;
     void resizeEvent(QResizeEvent* event) override;
     void fitMemoryTicks(int pixels); // memory ticks for a plot `pixels` high
-    // The legend beside the title when both fit in `pixels` of width, else on a row under it.
+    // The legend in one row beside the title when both fit in `pixels` of width, else under it in
+    // as few rows as fit.
     void fitHeader(int pixels);
 
 private:

@@ -5,6 +5,7 @@
 #include "plandocument.h"
 #include "runmeasurement.h"
 #include "strategymarks.h"
+#include "timelineview.h"
 #include "tolerancespinbox.h"
 #include "util/format.h"
 
@@ -17,11 +18,11 @@
 
 namespace {
 
-// Long tensor and op names lose their beginning ("…/denselayer1/relu1/Relu_output_0"): exported names are
-// paths whose distinctive part is at the end. Keeps the panel at two readable columns.
+// Long tensor and op names lose their beginning, as in the views ("…denselayer1/relu1/Relu"): exported
+// names are paths whose distinctive part is at the end. Keeps the panel at two readable columns.
 QString elided(const QString& text, int pixels = 150)
 {
-    return QFontMetrics(QApplication::font()).elidedText(text, Qt::ElideLeft, pixels);
+    return TimelineView::elideName(QFontMetrics(QApplication::font()), text, pixels);
 }
 
 // A file name in a value column (bold): both ends say what it is ("keypointrc…fpn.onnx").

@@ -159,8 +159,8 @@ QVariant TensorTableModel::data(const QModelIndex& index, int role) const
         }
         if (index.column() == Size)
             return QStringLiteral("%L1 bytes").arg(buffer.size);
-        if (index.column() == Type)
-            return data(index, Qt::DisplayRole); // the whole type where the column elides it
+        if (index.column() == Type || index.column() == Producer)
+            return data(index, Qt::DisplayRole); // the whole text where the column shortens it
         return {};
     case Qt::DisplayRole:
     case SortRole:
