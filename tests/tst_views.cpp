@@ -25,6 +25,7 @@
 #include <QPainter>
 #include <QSignalSpy>
 #include <QSvgRenderer>
+#include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QWheelEvent>
@@ -386,6 +387,18 @@ void TestViews::exportsPngAndSvg()
         QVERIFY2(text.startsWith("<?xml") || text.contains("<svg"), qPrintable(svg));
         QVERIFY(text.contains("</svg>"));
         QVERIFY(text.size() > 2000);
+        // Text names a family a browser can find: the one it was drawn with, then the CSS generic.
+        const QStringList families = [&] {
+            QStringList found;
+            static const QRegularExpression family(QStringLiteral("font-family=\"([^\"]*)\""));
+            for (auto it = family.globalMatch(QString::fromUtf8(text)); it.hasNext();)
+                found << it.next().captured(1);
+            found.removeDuplicates();
+            return found;
+        }();
+        QVERIFY2(!families.isEmpty(), qPrintable(svg));
+        for (const QString& f : families)
+            QVERIFY2(f.endsWith(QLatin1String(", sans-serif")) && !f.startsWith(QLatin1String("Sans Serif")), qPrintable(f));
         QVERIFY(!exportImage(view, dir.filePath(name + QStringLiteral(".xyz")), &error));
         QVERIFY(error.contains(QStringLiteral("xyz")));
     }

@@ -518,7 +518,9 @@ bool MemoryCurveView::exportImage(const QString& path, QString* error)
         painter.setMode(QCPPainter::pmNoCaching);
         m_plot->toPainter(&painter, s.width(), s.height());
         painter.end();
-        return QFileInfo(path).size() > 0 || fail(QStringLiteral("%1: the SVG file is empty").arg(path));
+        if (QFileInfo(path).size() <= 0)
+            return fail(QStringLiteral("%1: the SVG file is empty").arg(path));
+        return portableSvgFonts(path) || fail(QStringLiteral("%1: cannot write the SVG file").arg(path));
     }
     return fail(QStringLiteral("%1: unknown image format '%2'; use .png or .svg").arg(path, suffix));
 }

@@ -7,11 +7,15 @@
 #include "strategymarks.h"
 #include "util/format.h"
 
+#include <QFile>
 #include <QFileInfo>
+#include <QFontInfo>
+#include <QHash>
 #include <QImage>
 #include <QKeyEvent>
 #include <QMouseEvent>
 #include <QPainter>
+#include <QRegularExpression>
 #include <QScrollBar>
 #include <QSvgGenerator>
 #include <QToolTip>
@@ -52,7 +56,7 @@ bool exportPainting(
         painter.end();
         if (QFileInfo(path).size() <= 0)
             return fail(QStringLiteral("%1: the SVG file is empty").arg(path));
-        return true;
+        return portableSvgFonts(path) || fail(QStringLiteral("%1: cannot write the SVG file").arg(path));
     }
     if (suffix == QLatin1String("png") || suffix == QLatin1String("jpg") || suffix == QLatin1String("jpeg")
         || suffix == QLatin1String("bmp")) {
@@ -67,6 +71,38 @@ bool exportPainting(
         return true;
     }
     return fail(QStringLiteral("%1: unknown image format '%2'; use .png or .svg").arg(path, suffix));
+}
+
+bool portableSvgFonts(const QString& path)
+{
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly))
+        return false;
+    QString svg = QString::fromUtf8(file.readAll());
+    file.close();
+    static const QRegularExpression family(QStringLiteral("font-family=\"([^\",]*)\""));
+    QHash<QString, QString> portable; // the families seen, each resolved once
+    QString out;
+    out.reserve(svg.size() + svg.size() / 16);
+    qsizetype last = 0;
+    for (auto it = family.globalMatch(svg); it.hasNext();) {
+        const QRegularExpressionMatch match = it.next();
+        const QString name = match.captured(1);
+        auto found = portable.find(name);
+        if (found == portable.end()) {
+            const QString drawn = QFontInfo(QFont(name)).family();
+            found = portable.insert(name, drawn.isEmpty() ? QStringLiteral("sans-serif") : QStringLiteral("%1, sans-serif").arg(drawn));
+        }
+        out += QStringView(svg).mid(last, match.capturedStart(1) - last);
+        out += *found;
+        last = match.capturedEnd(1);
+    }
+    if (last == 0)
+        return true; // no text
+    out += QStringView(svg).mid(last);
+    if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate))
+        return false;
+    return file.write(out.toUtf8()) >= 0;
 }
 
 TimelineView::TimelineView(PlanDocument* document, QWidget* parent)
