@@ -236,6 +236,31 @@ void TestViews::ticks()
         QVERIFY2(step >= 1 && step == std::round(step) && (mantissa == 1 || mantissa == 2 || mantissa == 5),
             qPrintable(QStringLiteral("%1 steps: a tick every %2").arg(steps).arg(step)));
     }
+    // Wide steps: the ticks sit at step centres and say the step they are in, as the timeline views'
+    // labels do; narrow ones stay on the step boundaries.
+    {
+        QCustomPlot plot;
+        QSharedPointer<StepTicker> ticker(new StepTicker);
+        plot.xAxis->setTicker(ticker);
+        plot.xAxis->setRange(0, 49);
+        fitStepTicks(plot.xAxis, 1200); // 24.5 px a step
+        QVERIFY(ticker->centred());
+        QVector<double> ticks, subTicks;
+        QVector<QString> labels;
+        ticker->generate(plot.xAxis->range(), QLocale::c(), QLatin1Char('f'), 0, ticks, &subTicks, &labels);
+        QVERIFY(!ticks.isEmpty());
+        for (qsizetype i = 0; i < ticks.size(); ++i) {
+            QCOMPARE(ticks[i] - std::floor(ticks[i]), 0.5);
+            QCOMPARE(labels[i], QString::number(std::floor(ticks[i])));
+        }
+        fitStepTicks(plot.xAxis, 1100); // 22.4 px a step
+        QVERIFY(!ticker->centred());
+        ticker->generate(plot.xAxis->range(), QLocale::c(), QLatin1Char('f'), 0, ticks, &subTicks, &labels);
+        for (qsizetype i = 0; i < ticks.size(); ++i) {
+            QCOMPARE(ticks[i], std::round(ticks[i]));
+            QCOMPARE(labels[i], QString::number(ticks[i]));
+        }
+    }
     const auto bytes = byteTicks(0, 3.0 * 1024 * 1024, 6);
     QVERIFY(bytes.size() >= 3 && bytes.size() <= 7);
     for (double t : bytes) // multiples of 512 KiB at this range

@@ -398,6 +398,7 @@ void ComparisonView::refresh()
     }
     m_plot->yAxis->setLabel(tr("live memory (%1)").arg(unit.name));
     m_plot->xAxis->setRange(0, steps);
+    fitStepTicks(m_plot->xAxis, m_plot->axisRect()->width()); // the last layout's width: close enough for labels
     m_plot->yAxis->setRange(0, top / unit.divisor * 1.15);
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }

@@ -257,6 +257,7 @@ void MemoryCurveView::rebuild()
 void MemoryCurveView::updateRange()
 {
     m_plot->xAxis->setRange(m_document->firstVisibleStep(), m_document->lastVisibleStep());
+    fitStepTicks(m_plot->xAxis, plotWidth(width()));
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
@@ -444,7 +445,10 @@ void MemoryCurveView::resizeEvent(QResizeEvent* event)
     QWidget::resizeEvent(event);
     fitHeader(width());
     fitMemoryTicks(height());
+    fitStepTicks(m_plot->xAxis, plotWidth(width()));
 }
+
+int MemoryCurveView::plotWidth(int pixels) { return pixels - TimelineView::labelColumnRight() - TimelineView::rightMarginWidth(); }
 
 // The header in as few rows as the width allows: the legend in one row beside the title; else on
 // its own row under the title, with as many columns as fit.
@@ -498,6 +502,7 @@ bool MemoryCurveView::exportImage(const QString& path, QString* error)
     const QString suffix = QFileInfo(path).suffix().toLower();
     fitHeader(s.width()); // a view never shown has had no resize event
     fitMemoryTicks(s.height());
+    fitStepTicks(m_plot->xAxis, plotWidth(s.width()));
     m_plot->replot(QCustomPlot::rpImmediateRefresh);
     if (suffix == QLatin1String("png")) {
         if (!m_plot->savePng(path, s.width(), s.height()))

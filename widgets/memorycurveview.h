@@ -52,6 +52,7 @@ protected:
     // The legend in one row beside the title when both fit in `pixels` of width, else under it in
     // as few rows as fit.
     void fitHeader(int pixels);
+    static int plotWidth(int pixels); // the plot's width in a view `pixels` wide
 
 private:
     void rebuild();

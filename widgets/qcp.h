@@ -29,7 +29,36 @@ inline void styleAxis(QCPAxis* axis, const QFont& font)
 
 // Ticks only on whole steps, on the 1-2-5 grid: QCustomPlot's default ticker would put ticks at
 // 10.5 when zoomed in, and every 2.5 steps (labelled 3, 5, 8, ...) at some ranges.
+// Centred (setCentred), a tick sits at the centre of the step it labels, as the timeline views put
+// their labels when steps are wide (centreStepLabels).
 class StepTicker : public QCPAxisTicker {
+public:
+    void setCentred(bool centred) { m_centred = centred; }
+    bool centred() const { return m_centred; }
+
 protected:
     double getTickStep(const QCPRange& range) override { return std::max(1.0, niceStep(range.size() / (tickCount() + 1e-10))); }
+    QVector<double> createTickVector(double tickStep, const QCPRange& range) override
+    {
+        QVector<double> ticks = QCPAxisTicker::createTickVector(tickStep, range);
+        if (m_centred)
+            for (double& tick : ticks)
+                tick += 0.5;
+        return ticks;
+    }
+    QString getTickLabel(double tick, const QLocale&, QChar, int) override
+    {
+        return QString::number(static_cast<long long>(std::floor(tick + 1e-6))); // the step a tick is in
+    }
+
+private:
+    bool m_centred = false;
 };
+
+// Centres a StepTicker axis's labels when its steps are wide over `plotPixels` (the axis rect's width,
+// passed because an export lays the plot out at another size than the widget's).
+inline void fitStepTicks(QCPAxis* axis, int plotPixels)
+{
+    if (auto ticker = axis->ticker().dynamicCast<StepTicker>())
+        ticker->setCentred(centreStepLabels(plotPixels / std::max(axis->range().size(), 1e-9)));
+}

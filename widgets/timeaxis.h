@@ -22,6 +22,10 @@ struct TimeAxis {
     double xToStep(double x) const { return first + (x - left) / pixelsPerStep(); }
 };
 
+// Step labels sit at the centre of their step (step s covers [s, s+1)) when steps are this wide, at
+// the step's left edge otherwise; every view on the time axis follows the same rule.
+inline bool centreStepLabels(double pixelsPerStep) { return pixelsPerStep >= 24; }
+
 // A byte axis drawn upwards: bytes [low, high] over pixels bottom (low) .. top (high); bottom > top.
 struct OffsetAxis {
     double low = 0;

@@ -368,8 +368,7 @@ void TimelineView::paintAxis(QPainter& painter, const Frame& f) const
     painter.fillRect(f.axis, ViewPalette::background());
     painter.setPen(ViewPalette::axisText());
     const double pxPerStep = f.time.pixelsPerStep();
-    // Label ticks at the centre of their step when steps are wide, at the step's left edge otherwise.
-    const bool centred = pxPerStep >= 24;
+    const bool centred = centreStepLabels(pxPerStep);
     const int maxLabel = fm.horizontalAdvance(QString::number(static_cast<int>(f.time.last))) + 24;
     const auto ticks = niceTicks(std::floor(f.time.first), f.time.last, std::max(2, f.plot.width() / maxLabel), 1);
     int lastRight = f.axis.left() - 1000;
