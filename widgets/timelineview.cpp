@@ -348,9 +348,10 @@ void TimelineView::paintRowsShown(QPainter& painter, const Frame& f) const
     const int rows = rowCount(), content = contentHeight(f);
     if (rows == 0 || content <= f.plot.height() || painter.device() == static_cast<const QPaintDevice*>(this))
         return;
+    // A row counts as shown when at least half of it is (its label is drawn whole).
     const double rowHeight = double(content) / rows;
-    const int first = int(scrollOffset() / rowHeight);
-    const int last = std::min(rows, int((scrollOffset() + f.plot.height()) / rowHeight));
+    const int first = int(std::lround(scrollOffset() / rowHeight));
+    const int last = std::min(rows, int(std::lround((scrollOffset() + f.plot.height()) / rowHeight)));
     const QString text = QStringLiteral("rows %1–%2 of %3 shown").arg(first + 1).arg(last).arg(rows);
     const QFontMetrics fm(font());
     QRect box(0, 0, fm.horizontalAdvance(text) + 12, fm.height() + 4);
