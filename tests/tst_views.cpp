@@ -181,6 +181,7 @@ private slots:
     void sortAndColorModes();
     void coloringViewUsesPlanSlots();
     void boundedBuffersAreStippled();
+    void tooSmallBuffersInTheLegend();
     void curveOverlay();
     void curveArenaAtTheBound();
     void curveHeaderRows();
@@ -654,6 +655,41 @@ void TestViews::boundedBuffersAreStippled()
                 changed += a.pixel(x, y) != b.pixel(x, y);
         QVERIFY2(changed > 200, std::to_string(changed).c_str());
     }
+}
+
+// Buffers too small to draw one by one merge into grey; the legend names that grey exactly when
+// some are in view.
+void TestViews::tooSmallBuffersInTheLegend()
+{
+    const auto greyInCaption = [](TimelineView& view) {
+        view.resize(1000, 400);
+        const QImage image = view.grab().toImage();
+        const QRect caption = view.frame().caption;
+        int grey = 0;
+        for (int y = caption.top(); y <= caption.bottom(); ++y)
+            for (int x = caption.left(); x <= caption.right(); ++x)
+                grey += (image.pixel(x, y) & 0xFFFFFF) == (ViewPalette::denseFill().rgb() & 0xFFFFFF);
+        return grey > 0;
+    };
+    PlanDocument document;
+    ArenaLayoutView arena(&document);
+    ColoringView coloring(&document);
+    open(document, syntheticWorkload(3000, 500), "greedy-by-size"); // 64 B to 1 MiB: many under a pixel high
+    QVERIFY(greyInCaption(arena));
+    QVERIFY(!greyInCaption(coloring)); // about 1.6 px a step: every buffer at least a pixel wide
+    open(document, syntheticWorkload(3000, 5000), "greedy-by-size"); // 0.16 px a step: one-step buffers are not
+    QVERIFY(greyInCaption(coloring));
+    document.setVisibleSteps(1000, 1100);
+    QVERIFY(!greyInCaption(coloring));
+
+    core::PlanProblem problem; // ten buffers of 1 MiB: none under a pixel
+    problem.steps = 10;
+    for (int i = 0; i < 10; ++i)
+        problem.buffers.push_back({ "b" + std::to_string(i), { i, i + 1 }, 1 << 20, core::TensorKind::Activation, { "b" } });
+    open(document, std::make_shared<const core::Workload>(core::workloadFromProblem(std::move(problem), "even", {})),
+        "greedy-by-size");
+    QVERIFY(!greyInCaption(arena));
+    QVERIFY(!greyInCaption(coloring));
 }
 
 void TestViews::coloringViewUsesPlanSlots()

@@ -65,7 +65,7 @@ QString ArenaLayoutView::caption() const
         .arg(m.fragmentation * 100, 0, 'f', 1);
 }
 
-int ArenaLayoutView::paintLegend(QPainter& painter, const QRect& fullArea) const
+int ArenaLayoutView::paintLegend(QPainter& painter, const QRect& fullArea, const Frame& frame) const
 {
     // Strategy marks first (rightmost), then the free-space swatch when there is room.
     int used = 0;
@@ -77,6 +77,9 @@ int ArenaLayoutView::paintLegend(QPainter& painter, const QRect& fullArea) const
     // The kinds the fills stand for, then the hatch of free space, each when there is room.
     if (const int kinds = paintKindLegend(painter, used > 0 ? fullArea.adjusted(0, 0, -used - 12, 0) : fullArea); kinds > 0)
         used += (used > 0 ? 12 : 0) + kinds;
+    if (anyTooSmall(frame))
+        if (const int dense = paintDenseLegend(painter, used > 0 ? fullArea.adjusted(0, 0, -used - 12, 0) : fullArea); dense > 0)
+            used += (used > 0 ? 12 : 0) + dense;
     const QRect area = used > 0 ? fullArea.adjusted(0, 0, -used - 12, 0) : fullArea;
     const QFontMetrics fm(font());
     const QString text = QStringLiteral("free space in the arena");
@@ -92,6 +95,30 @@ int ArenaLayoutView::paintLegend(QPainter& painter, const QRect& fullArea) const
     painter.setPen(ViewPalette::axisText());
     painter.drawText(QRect(area.right() - w, area.top(), w, area.height()), Qt::AlignVCenter, text);
     return fullArea.right() - area.right() + w + 18;
+}
+
+std::optional<QRectF> ArenaLayoutView::shownRect(const Frame& frame, int buffer) const
+{
+    if (document()->workload()->problem.buffers[buffer].size <= 0)
+        return std::nullopt;
+    const QRectF plot(frame.plot);
+    QRectF r = bufferRect(frame, buffer);
+    if (r.right() < plot.left() || r.left() > plot.right() + 1 || r.bottom() < plot.top())
+        return std::nullopt;
+    r.setLeft(std::max(r.left(), plot.left() - 1));
+    r.setRight(std::min(r.right(), plot.right() + 2));
+    return r;
+}
+
+bool ArenaLayoutView::anyTooSmall(const Frame& frame) const
+{
+    bool found = false;
+    m_index.forEach(frame.time.first, frame.time.last, [&](int i) {
+        if (!found)
+            if (const auto r = shownRect(frame, i))
+                found = tooSmall(*r);
+    });
+    return found;
 }
 
 void ArenaLayoutView::paintPlot(QPainter& painter, const Frame& frame) const
@@ -120,14 +147,11 @@ void ArenaLayoutView::paintPlot(QPainter& painter, const Frame& frame) const
     int covered = 0;
     const double first = frame.time.first, last = frame.time.last;
     m_index.forEach(first, last, [&](int i) {
-        if (buffers[i].size <= 0)
+        const auto shown = shownRect(frame, i);
+        if (!shown)
             return;
-        QRectF r = bufferRect(frame, i);
-        if (r.right() < plotF.left() || r.left() > plotF.right() + 1 || r.bottom() < plotF.top())
-            return;
-        r.setLeft(std::max(r.left(), plotF.left() - 1));
-        r.setRight(std::min(r.right(), plotF.right() + 2));
-        if (r.width() < 1.0 || r.height() < 1.0) {
+        const QRectF r = *shown;
+        if (tooSmall(r)) {
             if (coverage.isNull()) {
                 coverage = QImage(frame.plot.size(), QImage::Format_ARGB32_Premultiplied);
                 coverage.fill(Qt::transparent);

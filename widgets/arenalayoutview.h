@@ -7,6 +7,7 @@
 
 #include <QColor>
 
+#include <optional>
 #include <vector>
 
 // The plan in time × memory: x = step, y = offset in bytes; each buffer is the rectangle
@@ -28,12 +29,17 @@ public:
 protected:
     void rebuild() override;
     QString caption() const override;
-    int paintLegend(QPainter& painter, const QRect& area) const override;
+    int paintLegend(QPainter& painter, const QRect& area, const Frame& frame) const override;
     void paintPlot(QPainter& painter, const Frame& frame) const override;
     void paintLabels(QPainter& painter, const Frame& frame) const override;
     int bufferAt(const Frame& frame, QPointF pos) const override;
 
 private:
+    // Drawn merged into one grey coverage image, not one by one (paintPlot).
+    static bool tooSmall(const QRectF& r) { return r.width() < 1.0 || r.height() < 1.0; }
+    bool anyTooSmall(const Frame& frame) const; // some buffer in view is tooSmall
+    // The buffer's rectangle clipped to the plot's width, or none when it is empty or out of view.
+    std::optional<QRectF> shownRect(const Frame& frame, int buffer) const;
     IntervalIndex m_index;
     std::vector<QColor> m_colors; // per buffer
     double m_top = 1; // bytes at the top of the plot

@@ -131,14 +131,35 @@ QString ColoringView::caption() const
     return text;
 }
 
+std::pair<int, int> ColoringView::rowsInView(const Frame& frame) const
+{
+    const int h = rowHeight(frame), scroll = scrollOffset();
+    return { std::max(0, scroll / h), std::min(slotCount() - 1, (scroll + frame.plot.height()) / h) };
+}
+
+int ColoringView::paintLegend(QPainter& painter, const QRect& area, const Frame& frame) const
+{
+    // A buffer under a pixel wide joins the grey run paintPlot merges; only when steps are that narrow.
+    if (frame.time.pixelsPerStep() >= 1.0)
+        return 0;
+    const auto& buffers = document()->workload()->problem.buffers;
+    const auto [firstRow, lastRow] = rowsInView(frame);
+    for (int row = firstRow; row <= lastRow; ++row)
+        for (int i : m_slots[row].buffers) {
+            const auto& life = buffers[i].lifetime;
+            if (life.end > frame.time.first && life.start <= frame.time.last && bufferRect(frame, i).width() < 1.0)
+                return paintDenseLegend(painter, area);
+        }
+    return 0;
+}
+
 void ColoringView::paintPlot(QPainter& painter, const Frame& frame) const
 {
     const core::Workload* workload = document()->workload();
     const auto& buffers = workload->problem.buffers;
     const int h = rowHeight(frame);
     const int scroll = scrollOffset();
-    const int firstRow = std::max(0, scroll / h);
-    const int lastRow = std::min(slotCount() - 1, (scroll + frame.plot.height()) / h);
+    const auto [firstRow, lastRow] = rowsInView(frame);
     const bool dim = hasHighlight();
     const QFontMetrics fm(font());
     const double left = frame.plot.left() - 2, right = frame.plot.right() + 2;

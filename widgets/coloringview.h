@@ -7,6 +7,7 @@
 
 #include <QColor>
 
+#include <utility>
 #include <vector>
 
 // Left-edge interval-graph coloring: buffers in order of start (ties: input order) take the lowest
@@ -32,6 +33,7 @@ public:
 protected:
     void rebuild() override;
     QString caption() const override;
+    int paintLegend(QPainter& painter, const QRect& area, const Frame& frame) const override;
     void paintPlot(QPainter& painter, const Frame& frame) const override;
     void paintLabels(QPainter& painter, const Frame& frame) const override;
     int bufferAt(const Frame& frame, QPointF pos) const override;
@@ -46,6 +48,7 @@ private:
         core::Bytes size = 0; // largest member
     };
     std::vector<int> m_colors; // per buffer
+    std::pair<int, int> rowsInView(const Frame& frame) const; // first and last row at least partly shown
     std::vector<Slot> m_slots;
     bool m_planColors = false;
 };

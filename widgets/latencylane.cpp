@@ -124,7 +124,7 @@ QString LatencyLane::caption() const
         .arg(msText(bars->latencyMs.p50), msText(bars->latencyMs.p99));
 }
 
-int LatencyLane::paintLegend(QPainter& painter, const QRect& area) const
+int LatencyLane::paintLegend(QPainter& painter, const QRect& area, const Frame&) const
 {
     if (m_barMs.empty())
         return 0;

@@ -49,7 +49,7 @@ public:
 protected:
     void rebuild() override;
     QString caption() const override;
-    int paintLegend(QPainter& painter, const QRect& area) const override;
+    int paintLegend(QPainter& painter, const QRect& area, const Frame& frame) const override;
     void paintPlot(QPainter& painter, const Frame& frame) const override;
     void paintLabels(QPainter& painter, const Frame& frame) const override;
     int bufferAt(const Frame& frame, QPointF pos) const override;

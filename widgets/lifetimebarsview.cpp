@@ -179,7 +179,7 @@ QString LifetimeBarsView::caption() const
         .arg(QLatin1String(order), colorText);
 }
 
-int LifetimeBarsView::paintLegend(QPainter& painter, const QRect& fullArea) const
+int LifetimeBarsView::paintLegend(QPainter& painter, const QRect& fullArea, const Frame&) const
 {
     // Strategy marks first (rightmost), then the kinds in what room is left.
     int used = 0;

@@ -205,7 +205,20 @@ int TimelineView::heightForAllRows(int width) const
 
 void TimelineView::revealBuffer(int) { }
 
-int TimelineView::paintLegend(QPainter&, const QRect&) const { return 0; }
+int TimelineView::paintLegend(QPainter&, const QRect&, const Frame&) const { return 0; }
+
+int TimelineView::paintDenseLegend(QPainter& painter, const QRect& area) const
+{
+    const QFontMetrics fm(font());
+    const QString text = QStringLiteral("buffers under a pixel");
+    const int w = fm.horizontalAdvance(text);
+    if (area.width() < w + 20)
+        return 0;
+    painter.fillRect(QRect(area.right() - w - 14, area.center().y() - 5, 10, 10), ViewPalette::denseFill());
+    painter.setPen(ViewPalette::axisText());
+    painter.drawText(QRect(area.right() - w, area.top(), w, area.height()), Qt::AlignVCenter, text);
+    return w + 14;
+}
 
 QString TimelineView::fitName(const QFontMetrics& metrics, const QString& name, int width)
 {
@@ -298,7 +311,7 @@ void TimelineView::render(QPainter& painter, QSize size) const
     const int titleWidth = QFontMetrics(bold).horizontalAdvance(caption());
     int legendWidth = 0;
     if (m_document->hasPlan())
-        legendWidth = paintLegend(painter, f.caption.adjusted(std::min(titleWidth + 24, f.caption.width() / 2), 0, 0, 0));
+        legendWidth = paintLegend(painter, f.caption.adjusted(std::min(titleWidth + 24, f.caption.width() / 2), 0, 0, 0), f);
     painter.setPen(ViewPalette::axisText());
     painter.setFont(bold);
     const int titleSpace = f.caption.width() - (legendWidth > 0 ? legendWidth + 24 : 0);

@@ -68,8 +68,9 @@ public:
 protected:
     virtual void rebuild() = 0;
     virtual QString caption() const = 0;
-    // Paints a legend right-aligned in `area` (the caption line) and returns the width it used.
-    virtual int paintLegend(QPainter& painter, const QRect& area) const;
+    // Paints a legend right-aligned in `area` (the caption line) of a painting laid out as `frame`,
+    // and returns the width it used.
+    virtual int paintLegend(QPainter& painter, const QRect& area, const Frame& frame) const;
     virtual void paintPlot(QPainter& painter, const Frame& frame) const = 0; // clipped to frame.plot
     virtual void paintLabels(QPainter& painter, const Frame& frame) const; // clipped to frame.labels
     virtual int bufferAt(const Frame& frame, QPointF pos) const = 0; // pos anywhere in the widget
@@ -87,6 +88,9 @@ protected:
     static void paintBounded(QPainter& painter, const QRectF& rect);
     // Swatches of the buffer kinds present, right-aligned in `area`, as many as fit; the width used.
     int paintKindLegend(QPainter& painter, const QRect& area) const;
+    // The legend entry for the grey of buffers too small to draw one by one (merged where they lie),
+    // right-aligned in `area`; the width it used (0: no room).
+    int paintDenseLegend(QPainter& painter, const QRect& area) const;
     // The legend entry for stippled buffers, right-aligned in `area`; the width it used (0: no room).
     int paintBoundedLegend(QPainter& painter, const QRect& area) const;
     // elideName, or empty when too little of the name would remain to read.
