@@ -28,14 +28,24 @@ void printError(const QString& message) { std::fprintf(stderr, "memplan-studio: 
 
 int main(int argc, char** argv)
 {
-    // Without a display every QApplication aborts; a screenshot needs none, so go offscreen first.
-    bool screenshot = false;
-    for (int i = 1; i < argc; ++i)
-        screenshot = screenshot || std::strcmp(argv[i], "--screenshot") == 0
-            || std::strncmp(argv[i], "--screenshot=", 13) == 0;
-    if (screenshot && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM") && qEnvironmentVariableIsEmpty("DISPLAY")
-        && qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY"))
+    // Without a display every QApplication aborts. A screenshot, --help and --version need none, so
+    // they go offscreen; the window itself gets one line that says what to do instead.
+    bool windowless = false;
+    for (int i = 1; i < argc; ++i) {
+        const char* a = argv[i];
+        windowless = windowless || std::strcmp(a, "--screenshot") == 0 || std::strncmp(a, "--screenshot=", 13) == 0
+            || std::strcmp(a, "--help") == 0 || std::strcmp(a, "-h") == 0 || std::strcmp(a, "--help-all") == 0
+            || std::strcmp(a, "--version") == 0 || std::strcmp(a, "-v") == 0;
+    }
+    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM") && qEnvironmentVariableIsEmpty("DISPLAY")
+        && qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY")) {
+        if (!windowless) {
+            printError(QStringLiteral("no display to open the window on (DISPLAY and WAYLAND_DISPLAY are not set); "
+                                      "use --screenshot DIR, or `memplan render`, to draw the views to image files"));
+            return 1;
+        }
         qputenv("QT_QPA_PLATFORM", "offscreen");
+    }
 
     QApplication app(argc, argv);
     QApplication::setOrganizationName(QStringLiteral("MemPlan"));

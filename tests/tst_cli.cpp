@@ -278,6 +278,21 @@ private slots:
         QVERIFY2(used > 0 && used < 40 * 12 && used % 40 == 0, qPrintable(QString::number(used)));
     }
 
+    // Without a display the Studio says so in one line instead of Qt's abort; --help needs none.
+    void studioWithoutDisplay()
+    {
+        auto environment = QProcessEnvironment::systemEnvironment();
+        for (const char* name : { "QT_QPA_PLATFORM", "DISPLAY", "WAYLAND_DISPLAY" })
+            environment.remove(QLatin1String(name));
+        const auto window = runProgram(QStringLiteral(MEMPLAN_STUDIO), { QStringLiteral("example:cnn") }, environment);
+        QCOMPARE(window.exitCode, 1);
+        QVERIFY2(window.err.contains(QStringLiteral("memplan-studio: no display")) && window.err.contains(QStringLiteral("--screenshot")),
+            qPrintable(window.err));
+        const auto help = runProgram(QStringLiteral(MEMPLAN_STUDIO), { QStringLiteral("--help") }, environment);
+        QCOMPARE(help.exitCode, 0);
+        QVERIFY2(help.out.contains(QStringLiteral("--screenshot")), qPrintable(help.out + help.err));
+    }
+
     // render draws the Studio's four views of the plan it makes, without a display (no
     // QT_QPA_PLATFORM, no DISPLAY): PNG at the size asked for, with the views' colours; SVG; the
     // strategy flags change the plan drawn.
