@@ -137,7 +137,9 @@ ComparisonView::ComparisonView(QWidget* parent)
     m_plot->setBackground(ViewPalette::background());
     m_plot->axisRect()->setBackground(ViewPalette::plotBackground());
     m_plot->xAxis->setLabel(tr("step"));
-    m_plot->xAxis->setTicker(QSharedPointer<QCPAxisTicker>(new StepTicker));
+    QSharedPointer<QCPAxisTicker> steps(new StepTicker);
+    steps->setTickCount(10); // as the memory curve: QCustomPlot's five left 0, 50, 100 on a 122-step chart
+    m_plot->xAxis->setTicker(steps);
     m_plot->legend->setVisible(true);
     // The legend in a row above the plot, right-aligned, so it never covers a curve (A's peak sat
     // under it in the plot's corner).
