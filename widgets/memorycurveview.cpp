@@ -9,6 +9,7 @@
 #include "strategymarks.h"
 #include "runmeasurement.h"
 #include "timelineview.h"
+#include "viewexport.h"
 #include "util/format.h"
 
 #include <QFileInfo>
