@@ -2,6 +2,7 @@
 // SPDX-FileCopyrightText: MemPlan authors
 #include "cliargs.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <filesystem>
@@ -175,14 +176,28 @@ std::optional<long long> parseByteSize(const std::string& text)
         const char* suffix;
         long long bytes;
     };
-    for (const Unit unit : { Unit { "KiB", 1LL << 10 }, Unit { "MiB", 1LL << 20 }, Unit { "GiB", 1LL << 30 }, Unit { "K", 1LL << 10 },
-             Unit { "M", 1LL << 20 }, Unit { "G", 1LL << 30 }, Unit { "B", 1 }, Unit { "", 1 } }) {
+    for (const Unit unit : { Unit { "KiB", 1LL << 10 }, Unit { "MiB", 1LL << 20 }, Unit { "GiB", 1LL << 30 },
+             Unit { "TiB", 1LL << 40 }, Unit { "K", 1LL << 10 }, Unit { "M", 1LL << 20 }, Unit { "G", 1LL << 30 },
+             Unit { "T", 1LL << 40 }, Unit { "B", 1 }, Unit { "", 1 } }) {
         const std::string suffix = unit.suffix;
         if (text.size() <= suffix.size() || text.compare(text.size() - suffix.size(), suffix.size(), suffix) != 0)
             continue;
         std::string number = text.substr(0, text.size() - suffix.size());
         while (!number.empty() && number.back() == ' ')
             number.pop_back();
+        if (const auto dot = number.find('.'); dot != std::string::npos) {
+            // "1.50": digits on both sides of one dot, with a unit larger than a byte.
+            const std::string whole = number.substr(0, dot), fraction = number.substr(dot + 1);
+            const auto digits = [](const std::string& s) {
+                return !s.empty() && s.size() <= 18 && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+            };
+            if (unit.bytes == 1 || !digits(whole) || !digits(fraction))
+                return std::nullopt;
+            const long double value = std::stold(whole + "." + fraction) * static_cast<long double>(unit.bytes);
+            if (!(value >= 0.5L) || value > static_cast<long double>(1LL << 62))
+                return std::nullopt;
+            return std::llround(value);
+        }
         const auto value = parseInteger(number);
         if (!value || *value <= 0 || *value > (1LL << 62) / unit.bytes)
             return std::nullopt;

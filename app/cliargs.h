@@ -45,5 +45,6 @@ std::optional<long long> parseInteger(const std::string& text);
 
 // Duration for --time-limit: "10s", "500ms", "2m" or a plain number of seconds ("2.5"); > 0.
 std::optional<double> parseSeconds(const std::string& text);
-// Size for --capacity: whole bytes, optionally with B, KiB, MiB or GiB (also K, M, G; binary); > 0.
+// Size for --capacity: whole bytes, optionally with B, KiB, MiB, GiB or TiB (also K, M, G, T; binary),
+// a unit taking a decimal fraction as the reports print sizes ("1.50 GiB", rounded to whole bytes); > 0.
 std::optional<long long> parseByteSize(const std::string& text);

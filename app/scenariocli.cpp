@@ -23,9 +23,11 @@ scenarios:
   llm              LLM decode: KV cache as contiguous, paged and two-level pools; activation arena per step
 )";
 
-const char* const kLlmHelp = R"(usage: memplan scenario llm [--layers N] [--hidden N] [--heads N] [--kv-heads N] [--batch N]
-                           [--block-tokens N] [--capacity SIZE] [--prompt-len L] [--output-len L]
-                           [--max-len N] [--seed N] [--dtype-bytes 1|2|4] [--planner NAME] [--json FILE]
+const char* const kLlmHelp = R"(usage: memplan scenario llm [--layers N] [--hidden N] [--heads N] [--kv-heads N] [--ffn N]
+                           [--dtype-bytes 1|2|4] [--batch N] [--prompt-len L] [--output-len L]
+                           [--max-len N] [--arrival-interval N] [--seed N] [--capacity SIZE]
+                           [--block-tokens N] [--chunk-tokens N] [--planner NAME] [--time-limit T]
+                           [--json FILE]
 
 A decoder-only transformer serves a batch of sequences: each prefills its prompt in its first step,
 then adds one token per decode step to its KV cache and releases the cache after its last output
@@ -43,7 +45,7 @@ model:
   --heads N             attention heads (default 32); head dim = hidden / heads
   --kv-heads N          KV heads (default = heads; fewer: grouped-query attention, must divide heads)
   --ffn N               MLP width (default 4 x hidden)
-  --dtype-bytes N       bytes per value of the cache and activations: 1, 2 or 4 (default 2)
+  --dtype-bytes N       bytes per value of the weights, the cache and the activations: 1, 2 or 4 (default 2)
 sequences:
   --batch N             sequences (default 16)
   --prompt-len L        prompt tokens: MIN..MAX drawn per sequence with --seed, N for all, or a list
@@ -149,17 +151,20 @@ int runLlm(const std::vector<std::string>& words)
 
     core::LlmConfig config;
     std::string error;
-    readNumber(*args, "layers", config.layers, 1, INT_MAX, error);
-    readNumber(*args, "hidden", config.hidden, 1, LLONG_MAX, error);
-    readNumber(*args, "heads", config.heads, 1, INT_MAX, error);
-    readNumber(*args, "kv-heads", config.kvHeads, 1, INT_MAX, error);
-    readNumber(*args, "ffn", config.ffn, 1, LLONG_MAX, error);
+    using L = core::LlmLimits;
+    readNumber(*args, "layers", config.layers, 1, L::layers, error);
+    readNumber(*args, "hidden", config.hidden, 1, L::hidden, error);
+    readNumber(*args, "heads", config.heads, 1, L::heads, error);
+    readNumber(*args, "kv-heads", config.kvHeads, 1, L::heads, error);
+    readNumber(*args, "ffn", config.ffn, 1, L::ffn, error);
     readNumber(*args, "dtype-bytes", config.dtypeBytes, 1, 4, error);
-    readNumber(*args, "batch", config.batch, 1, INT_MAX, error);
-    readNumber(*args, "max-len", config.maxLength, 1, LLONG_MAX, error);
-    readNumber(*args, "arrival-interval", config.arrivalInterval, 0, INT_MAX, error);
+    if (error.empty() && config.dtypeBytes == 3)
+        error = "--dtype-bytes '3': expected 1, 2 or 4";
+    readNumber(*args, "batch", config.batch, 1, L::batch, error);
+    readNumber(*args, "max-len", config.maxLength, 1, L::maxLength, error);
+    readNumber(*args, "arrival-interval", config.arrivalInterval, 0, L::arrivalInterval, error);
     readNumber(*args, "seed", config.seed, 0, LLONG_MAX, error);
-    readNumber(*args, "block-tokens", config.blockTokens, 1, LLONG_MAX, error);
+    readNumber(*args, "block-tokens", config.blockTokens, 1, L::blockTokens, error);
     readNumber(*args, "chunk-tokens", config.chunkTokens, 1, LLONG_MAX, error);
     readLengths(*args, "prompt-len", config.promptLengths, config.promptRange, error);
     readLengths(*args, "output-len", config.outputLengths, config.outputRange, error);

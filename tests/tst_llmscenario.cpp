@@ -84,6 +84,7 @@ private slots:
     void scenarioArenaGrowsWithContext();
     void badConfig_data();
     void badConfig();
+    void listsPairInStep();
     void blockMap();
     void cliReportAndJson();
     void cliErrors_data();
@@ -514,6 +515,32 @@ void TestLlmScenario::badConfig()
     QVERIFY(!core::runLlmScenario(c)); // the run checks too, and does not crash
 }
 
+// Length lists repeat over the batch in step: only the pairs that meet must fit max length.
+void TestLlmScenario::listsPairInStep()
+{
+    core::LlmConfig c;
+    c.batch = 2;
+    c.maxLength = 4096;
+    c.promptLengths = { 100, 3000 };
+    c.outputLengths = { 2000, 10 }; // 2100 and 3010 tokens
+    QVERIFY2(core::validateLlmConfig(c), "in-step pairs that fit were refused");
+    QVERIFY(core::runLlmScenario(c));
+    c.outputLengths = { 10, 2000 }; // 110 and 5000
+    auto status = core::validateLlmConfig(c);
+    QVERIFY(!status);
+    QVERIFY2(QString::fromStdString(status.error().message).contains(QStringLiteral("prompt 3000 plus output 2000 tokens exceeds max length (4096)")),
+        status.error().message.c_str());
+    c.batch = 6;
+    c.outputLengths = { 2000, 10, 10 }; // lengths 2 and 3: sequence 3 pairs prompt 3000 with output 2000
+    QVERIFY(!core::validateLlmConfig(c));
+    c.promptLengths = { 100, 3000, 100, 3000 };
+    c.outputLengths = { 2000, 10 }; // lengths 4 and 2: 3000 always meets 10
+    QVERIFY(core::validateLlmConfig(c));
+    c.promptRange = { 1, 3000 };
+    c.promptLengths.clear(); // drawn: its longest may meet any output
+    QVERIFY(!core::validateLlmConfig(c));
+}
+
 void TestLlmScenario::blockMap()
 {
     auto c = tinyConfig();
@@ -573,12 +600,25 @@ void TestLlmScenario::cliReportAndJson()
         QStringLiteral("arena")).toArray();
     QCOMPARE(arena.size(), steps);
 
-    // A capacity too small for four contiguous regions: the refusal is reported, not an error.
+    QCOMPARE(config.value(QStringLiteral("prompt_lengths")).toObject().value(QStringLiteral("list")).toArray().size(), 0);
+
+    // A capacity too small for four contiguous regions: the refusal is reported, not an error. A
+    // size takes a decimal fraction, as the report prints sizes. Refused in the first step, no step
+    // ran: the table shows "-" and the JSON null for the peaks.
     arguments = kSmallModel;
-    arguments << QStringLiteral("--capacity") << QStringLiteral("1MiB") << QStringLiteral("--max-len") << QStringLiteral("1024");
+    arguments << QStringLiteral("--capacity") << QStringLiteral("1.00MiB") << QStringLiteral("--max-len") << QStringLiteral("1024")
+              << QStringLiteral("--json") << json;
     const auto tight = memplan(arguments);
     QVERIFY2(tight.exitCode == 0, qPrintable(tight.err));
+    QVERIFY2(tight.out.contains(QStringLiteral("capacity 1.00 MiB")), qPrintable(tight.out));
     QVERIFY2(tight.out.contains(QStringLiteral("step 0, sequence 2")), qPrintable(tight.out));
+    QFile tightFile(json);
+    QVERIFY(tightFile.open(QIODevice::ReadOnly));
+    const auto contiguous = QJsonDocument::fromJson(tightFile.readAll()).object().value(QStringLiteral("policies")).toArray()[0].toObject();
+    QCOMPARE(contiguous.value(QStringLiteral("name")).toString(), QStringLiteral("contiguous"));
+    QCOMPARE(contiguous.value(QStringLiteral("steps_run")).toInt(), 0);
+    QVERIFY(contiguous.value(QStringLiteral("peak_in_use_bytes")).isNull());
+    QVERIFY(contiguous.value(QStringLiteral("waste_fraction")).isNull());
 
     const auto help = memplan({ QStringLiteral("scenario"), QStringLiteral("llm"), QStringLiteral("--help") });
     QCOMPARE(help.exitCode, 0);
@@ -602,6 +642,12 @@ void TestLlmScenario::cliErrors_data()
                               << QStringLiteral("--capacity 'lots'");
     QTest::newRow("capacity under one block") << QStringList { QStringLiteral("--capacity"), QStringLiteral("1") } << 2
                                               << QStringLiteral("capacity (1 bytes) holds no block of KV cache: one block of 8 tokens needs 4096 bytes");
+    QTest::newRow("layers past the limit") << QStringList { QStringLiteral("--layers"), QStringLiteral("1000000") } << 2
+                                           << QStringLiteral("--layers '1000000': expected a whole number from 1 to 10000");
+    QTest::newRow("dtype bytes") << QStringList { QStringLiteral("--dtype-bytes"), QStringLiteral("3") } << 2
+                                 << QStringLiteral("--dtype-bytes '3': expected 1, 2 or 4");
+    QTest::newRow("capacity in bytes with a fraction") << QStringList { QStringLiteral("--capacity"), QStringLiteral("1.5") } << 2
+                                                       << QStringLiteral("--capacity '1.5'");
     QTest::newRow("planner") << QStringList { QStringLiteral("--planner"), QStringLiteral("nope") } << 2
                              << QStringLiteral("unknown planner 'nope'");
     QTest::newRow("option") << QStringList { QStringLiteral("--colour") } << 2 << QStringLiteral("unknown option '--colour'");

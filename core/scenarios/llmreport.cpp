@@ -35,9 +35,16 @@ std::string refusalText(const std::optional<KvRefusal>& refusal)
 {
     if (!refusal)
         return "none";
+    // Enough bytes free yet refused: they lie in no whole free unit (a two-level pool carves its small
+    // blocks out of chunks, so less than a chunk free holds no block either).
+    const bool scattered = refusal->freeBytes >= refusal->requested;
     return "step " + std::to_string(refusal->step) + ", sequence " + std::to_string(refusal->sequence) + " (needs "
-        + formatBytes(refusal->requested) + ", " + formatBytes(refusal->freeBytes) + " free)";
+        + formatBytes(refusal->requested) + "; " + formatBytes(refusal->freeBytes) + " free"
+        + (scattered ? ", in no whole free unit)" : ")");
 }
+
+// Refused in the first step: no step ran, so there are no peaks to show.
+bool anyStepRan(const KvPolicyRun& run) { return !run.refusal || run.refusal->step > 0; }
 
 template <class F>
 OrderedJson series(const std::vector<KvStepStats>& steps, F field)
@@ -77,8 +84,7 @@ std::string formatLlmReport(const LlmScenarioResult& r)
     out += line;
     for (const auto& p : r.policies) {
         const auto largest = p.largest.atLimit ? ">= " + std::to_string(p.largest.batch) : std::to_string(p.largest.batch);
-        // Refused in the first step: no step ran, so there are no peaks to show.
-        const bool ran = !p.run.refusal || p.run.refusal->step > 0;
+        const bool ran = anyStepRan(p.run);
         auto bytes = [ran](Bytes value) { return ran ? formatBytes(value) : std::string("-"); };
         std::snprintf(line, sizeof line, "%-11s %12s %14s %8s %14s %12lld %14s  %s\n",
             std::string(kvPolicyName(p.run.policy)).c_str(), bytes(p.run.peakInUse).c_str(), bytes(p.run.peakReserved).c_str(),
@@ -123,9 +129,14 @@ std::string exportLlmJson(const LlmScenarioResult& r)
     config["ffn"] = c.effectiveFfn();
     config["dtype_bytes"] = c.dtypeBytes;
     config["batch"] = c.batch;
-    // Lengths as given: an explicit list, or the range they were drawn from.
+    // Lengths as given, one shape for every form: {min, max, list}; the list repeats over the batch,
+    // and is empty when the lengths were drawn from [min, max].
     auto lengthSpec = [](const std::vector<std::int64_t>& list, const LengthRange& range) {
-        return list.empty() ? OrderedJson { { "min", range.min }, { "max", range.max } } : OrderedJson(list);
+        OrderedJson spec;
+        spec["min"] = list.empty() ? range.min : *std::min_element(list.begin(), list.end());
+        spec["max"] = list.empty() ? range.max : *std::max_element(list.begin(), list.end());
+        spec["list"] = list;
+        return spec;
     };
     config["prompt_lengths"] = lengthSpec(c.promptLengths, c.promptRange);
     config["output_lengths"] = lengthSpec(c.outputLengths, c.outputRange);
@@ -149,11 +160,15 @@ std::string exportLlmJson(const LlmScenarioResult& r)
         const auto& run = p.run;
         OrderedJson entry;
         entry["name"] = std::string(kvPolicyName(run.policy));
-        entry["peak_in_use_bytes"] = run.peakInUse;
-        entry["peak_reserved_bytes"] = run.peakReserved;
-        entry["peak_internal_bytes"] = run.peakInternal;
-        entry["peak_external_bytes"] = run.peakExternal;
-        entry["waste_fraction"] = run.wasteFraction;
+        // Peaks and waste cover the steps run (steps_run, fewer than steps after a refusal); none ran: null.
+        const bool ran = anyStepRan(run);
+        const auto peak = [ran](auto value) { return ran ? OrderedJson(value) : OrderedJson(nullptr); };
+        entry["steps_run"] = run.steps.size();
+        entry["peak_in_use_bytes"] = peak(run.peakInUse);
+        entry["peak_reserved_bytes"] = peak(run.peakReserved);
+        entry["peak_internal_bytes"] = peak(run.peakInternal);
+        entry["peak_external_bytes"] = peak(run.peakExternal);
+        entry["waste_fraction"] = peak(run.wasteFraction);
         entry["allocations"] = run.allocations;
         entry["largest_batch"] = p.largest.batch;
         entry["largest_batch_at_limit"] = p.largest.atLimit;

@@ -6,6 +6,8 @@
 #include "util/format.h"
 
 #include <algorithm>
+#include <numeric>
+#include <utility>
 
 namespace core {
 
@@ -57,6 +59,29 @@ std::int64_t longest(const std::vector<std::int64_t>& list, const LengthRange& r
     return list.empty() ? range.max : *std::max_element(list.begin(), list.end());
 }
 
+// The longest prompt and output one sequence can pair, at any batch (the largest-batch search runs
+// more sequences than the batch). Lists repeat over the batch in step, so sequence i pairs prompt
+// i mod P with output i mod O: entries a and b meet exactly when a = b mod gcd(P, O). A drawn range
+// can pair its maximum with anything.
+std::pair<std::int64_t, std::int64_t> longestPair(const LlmConfig& c)
+{
+    const auto& prompts = c.promptLengths;
+    const auto& outputs = c.outputLengths;
+    if (prompts.empty() || outputs.empty())
+        return { longest(prompts, c.promptRange), longest(outputs, c.outputRange) };
+    const std::size_t g = std::gcd(prompts.size(), outputs.size());
+    std::vector<std::int64_t> prompt(g, 0), output(g, 0);
+    for (std::size_t a = 0; a < prompts.size(); ++a)
+        prompt[a % g] = std::max(prompt[a % g], prompts[a]);
+    for (std::size_t b = 0; b < outputs.size(); ++b)
+        output[b % g] = std::max(output[b % g], outputs[b]);
+    std::pair<std::int64_t, std::int64_t> best { 0, 0 };
+    for (std::size_t r = 0; r < g; ++r)
+        if (prompt[r] + output[r] > best.first + best.second)
+            best = { prompt[r], output[r] };
+    return best;
+}
+
 // Longest timeline a run simulates (each step is stored per policy in the series).
 constexpr std::int64_t kMaxSteps = 1'000'000;
 
@@ -76,10 +101,11 @@ KvPoolConfig LlmConfig::poolConfig() const
 
 Status validateLlmConfig(const LlmConfig& c)
 {
-    for (const auto& status : { checkRange("layers", c.layers, 1, 10'000), checkRange("hidden", c.hidden, 1, 1'000'000),
-             checkRange("heads", c.heads, 1, 100'000), checkRange("batch", c.batch, 1, 1'000'000),
-             checkRange("max length", c.maxLength, 1, 100'000'000), checkRange("block tokens", c.blockTokens, 1, 1'000'000),
-             checkRange("ffn", c.ffn, 0, 10'000'000), checkRange("arrival interval", c.arrivalInterval, 0, 1'000'000) })
+    using L = LlmLimits;
+    for (const auto& status : { checkRange("layers", c.layers, 1, L::layers), checkRange("hidden", c.hidden, 1, L::hidden),
+             checkRange("heads", c.heads, 1, L::heads), checkRange("batch", c.batch, 1, L::batch),
+             checkRange("max length", c.maxLength, 1, L::maxLength), checkRange("block tokens", c.blockTokens, 1, L::blockTokens),
+             checkRange("ffn", c.ffn, 0, L::ffn), checkRange("arrival interval", c.arrivalInterval, 0, L::arrivalInterval) })
         if (!status)
             return status;
     if (c.hidden % c.heads != 0)
@@ -98,10 +124,10 @@ Status validateLlmConfig(const LlmConfig& c)
         return s;
     if (const auto s = checkLengths("output", c.outputLengths, c.outputRange, c.batch); !s)
         return s;
-    const auto prompt = longest(c.promptLengths, c.promptRange), output = longest(c.outputLengths, c.outputRange);
-    if (prompt > c.maxLength - output)
-        return invalid("the longest prompt (" + str(prompt) + ") plus the longest output (" + str(output)
-            + ") exceeds max length (" + str(c.maxLength) + ")");
+    if (const auto [prompt, output] = longestPair(c); prompt > c.maxLength - output)
+        return invalid("a sequence of prompt " + str(prompt) + " plus output " + str(output) + " tokens exceeds max length ("
+            + str(c.maxLength) + ")");
+    const auto output = longest(c.outputLengths, c.outputRange);
     // Every byte count below stays far from overflow: one sequence's region at most 2^52 bytes.
     const auto perToken = static_cast<long double>(2) * c.layers * c.effectiveKvHeads() * c.headDim() * c.dtypeBytes;
     if (perToken * static_cast<long double>(std::max(c.maxLength, c.effectiveChunkTokens())) > static_cast<long double>(Bytes(1) << 52))

@@ -19,6 +19,13 @@ namespace core {
 // This file holds the scenario's configuration, its timeline and the whole run (KV policies,
 // largest batch per policy, per-step activation arena).
 
+// The largest values validateLlmConfig accepts (the command line reads options within them).
+struct LlmLimits {
+    static constexpr std::int64_t layers = 10'000, hidden = 1'000'000, heads = 100'000, batch = 1'000'000,
+                                  maxLength = 100'000'000, blockTokens = 1'000'000, ffn = 10'000'000,
+                                  arrivalInterval = 1'000'000;
+};
+
 // Inclusive range of token counts, drawn uniformly per sequence.
 struct LengthRange {
     std::int64_t min = 0;
