@@ -204,7 +204,7 @@ std::optional<Planned> planModel(const std::string& command, const CliArgs& args
     if (!planner)
         return failWith(command + ": unknown planner '" + planned.plannerName + "'; choose one of:\n" + plannerList(), kExitUsage);
     if (const auto status = checkStrategyOptions(args); !status)
-        return failWith(command + ": " + status.error().message, kExitUsage);
+        return failWith(command + ": " + status.error().message, strategyOptionsExitCode(status.error()));
     auto workload = loadModel(command, args, code);
     if (!workload)
         return std::nullopt;
@@ -237,7 +237,7 @@ Plans MODEL and prints the lower bound, the arena, fragmentation, colors, planni
 the largest buffers alive at the peak step (with their element type and shape). Every plan is
 checked by the independent validator.
 
-  --json FILE           write the plan as JSON (exact bytes; see DESIGN.md)
+  --json FILE           write the plan as JSON (exact bytes; see README.md, File formats)
   --csv FILE            write the plan as allocation-problem CSV with an offset column
 )") + kPlannerOptionsHelp + kModelOptionsHelp + kWorkspacesHelp + strategyHelp() + trainingHelp() + chipHelp() + "\nplanners:\n" + plannerList();
     int code = kExitOk;
@@ -303,7 +303,7 @@ With --training, the rows also include recompute with the checkpoint policy (--c
             if (args->has(flag))
                 return fail(std::string("compare: --strategies compares every combination itself; drop --") + flag, kExitUsage);
     if (const auto status = checkStrategyOptions(*args); !status)
-        return fail("compare: " + status.error().message, kExitUsage);
+        return fail("compare: " + status.error().message, strategyOptionsExitCode(status.error()));
     auto workload = loadModel("compare", *args, code);
     if (!workload)
         return code;
@@ -362,7 +362,7 @@ domain ai.memplan.training); with --checkpoint sqrt|N also its checkpoint recomp
     if (!args->has("onnx") && !args->has("graph-json") && !args->has("csv"))
         return fail("export: say what to write: --onnx FILE, --graph-json FILE or --csv FILE", kExitUsage);
     if (const auto status = checkStrategyOptions(*args); !status)
-        return fail("export: " + status.error().message, kExitUsage);
+        return fail("export: " + status.error().message, strategyOptionsExitCode(status.error()));
     auto workload = loadModel("export", *args, code);
     if (!workload)
         return code;

@@ -391,7 +391,7 @@ int runCommand(const std::vector<std::string>& words)
     if (!planner)
         return fail("unknown planner '" + plannerName + "'", kUsage);
     if (auto s = checkStrategyOptions(*args, "profile"); !s)
-        return fail(s.error().message, kUsage);
+        return fail(s.error().message, strategyOptionsExitCode(s.error()));
     auto loadOptions = loadOptionsFrom(*args);
     if (!loadOptions)
         return fail(loadOptions.error().message, kUsage);

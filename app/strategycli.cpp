@@ -89,6 +89,8 @@ core::Status checkStrategyOptions(const CliArgs& args, const std::string& profil
     return {};
 }
 
+int strategyOptionsExitCode(const core::Error& error) { return error.code == core::ErrorCode::InvalidArgument ? 2 : 1; }
+
 core::Status checkCheckpointTarget(const CliArgs& args, const core::Workload& workload)
 {
     if (!args.has("checkpoint") || !workload.graph || core::backwardStart(*workload.graph, workload.schedule) < workload.schedule.steps())
@@ -116,7 +118,7 @@ std::string strategyHelp(const std::string& profileOption)
 {
     std::string option = "--" + profileOption + " NAME|FILE";
     option.resize(std::max<std::size_t>(option.size() + 1, 22), ' ');
-    return R"(strategies (applied in this order; see DESIGN.md):
+    return R"(strategies (applied in this order; see README.md, Strategies):
   --fuse                fuse Conv/Gemm/MatMul with BatchNorm, bias and activation, elementwise chains, and
                         quantized groups (DequantizeLinear -> op -> QuantizeLinear: the float tensors go)
   --reorder             memory-aware topological order (kept only when it lowers the peak)

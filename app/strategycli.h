@@ -22,8 +22,11 @@ core::Expected<core::DeviceProfile> deviceFrom(const CliArgs& args, const std::s
 
 // Checks, before anything loads, what the strategy and training options say: --checkpoint (sqrt or a
 // whole number >= 1), --budget (a size), the device profile `--OPTION` names, and that
-// --persistent-grads comes with --training; a bad one is a command-line error (exit 2).
+// --persistent-grads comes with --training.
 core::Status checkStrategyOptions(const CliArgs& args, const std::string& profileOption = "device");
+// The exit code for checkStrategyOptions's error: 2 for a bad command line; 1 for a profile file
+// that cannot be read or is not a profile (bad input, as a broken model file is).
+int strategyOptionsExitCode(const core::Error& error);
 // After loading (and --training): --checkpoint needs a graph with a backward pass (also exit 2).
 core::Status checkCheckpointTarget(const CliArgs& args, const core::Workload& workload);
 

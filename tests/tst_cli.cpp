@@ -528,6 +528,13 @@ private slots:
         QTest::addRow("plan: unknown device")
             << QStringList { QStringLiteral("plan"), QStringLiteral("example:unet"), QStringLiteral("--device"), QStringLiteral("foo") }
             << none << QString() << 2 << QStringLiteral("'foo'");
+        QTest::addRow("plan: profile file that is not one")
+            << QStringList { QStringLiteral("plan"), QStringLiteral("example:unet"), QStringLiteral("--device"), QStringLiteral("FILE") }
+            << QByteArray(R"({"name":"big","memory_capacity_bytes":2305843009213693952})") << QStringLiteral("big.json") << 1
+            << QStringLiteral("big.json: field 'memory_capacity_bytes'");
+        QTest::addRow("run: missing profile file")
+            << QStringList { QStringLiteral("run"), QStringLiteral("example:cnn"), QStringLiteral("--profile"), QStringLiteral("/no/such/device.json") }
+            << none << QString() << 1 << QStringLiteral("/no/such/device.json: cannot read the device profile");
         QTest::addRow("run: unknown profile without strategies")
             << QStringList { QStringLiteral("run"), QStringLiteral("example:cnn"), QStringLiteral("--profile"), QStringLiteral("foo") }
             << none << QString() << 2 << QStringLiteral("'foo'");

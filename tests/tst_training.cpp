@@ -412,7 +412,14 @@ void TestTraining::checkpointOnRealModels()
             ckpt / 1048576.0, report.extraFlops, ratio, greedyArena / 1048576.0);
         QVERIFY(inference < train);
         QVERIFY(report.lowerBoundAfter <= report.lowerBoundBefore);
-        QVERIFY(ratio > 0.3 && ratio <= 1.05);
+        if (report.lowerBoundAfter == report.lowerBoundBefore) {
+            // The weight gradients' pile at the end is the peak: checkpoints cannot lower it, so the
+            // policy is not applied (no recomputation for the same peak), and the report says so.
+            QCOMPARE(report.extraFlops, 0.0);
+            QVERIFY(!report.details.empty() && report.details[0].starts_with("not applied: it would leave the lower bound"));
+        } else {
+            QVERIFY2(ratio > 0.3 && ratio <= 1.05, qPrintable(QString::number(ratio)));
+        }
         // Without the weight gradients piling up at the end, the peak is the activations kept for the backward pass.
         if (!inArena)
             QVERIFY(report.lowerBoundAfter < report.lowerBoundBefore);
@@ -464,10 +471,16 @@ void TestTraining::cli()
     QVERIFY2(train.exitCode == 0, qPrintable(train.err));
     QVERIFY2(train.out.contains(QStringLiteral("training mode: backward pass")), qPrintable(train.out));
     const auto ckpt = memplan({ QStringLiteral("plan"), QStringLiteral("example:cnn"), QStringLiteral("--training"),
-        QStringLiteral("--checkpoint"), QStringLiteral("sqrt") });
+        QStringLiteral("--persistent-grads"), QStringLiteral("--checkpoint"), QStringLiteral("sqrt") });
     QVERIFY2(ckpt.exitCode == 0, qPrintable(ckpt.err));
     QVERIFY2(ckpt.out.contains(QStringLiteral("strategy recompute")) && ckpt.out.contains(QStringLiteral("checkpoint policy")),
         qPrintable(ckpt.out));
+    // With the weight gradients in the arena their pile at the end is the peak: nothing to gain.
+    const auto useless = memplan({ QStringLiteral("plan"), QStringLiteral("example:cnn"), QStringLiteral("--training"),
+        QStringLiteral("--checkpoint"), QStringLiteral("sqrt") });
+    QVERIFY2(useless.exitCode == 0, qPrintable(useless.err));
+    QVERIFY2(useless.out.contains(QStringLiteral("not applied: it would leave the lower bound at 54.3 MiB and add")),
+        qPrintable(useless.out));
     const auto every4 = memplan({ QStringLiteral("plan"), QStringLiteral("example:unet"), QStringLiteral("--training"),
         QStringLiteral("--checkpoint=4") });
     QVERIFY2(every4.exitCode == 0, qPrintable(every4.err));
@@ -502,7 +515,8 @@ void TestTraining::cli()
     // The exported training graph plans again, and its backward pass is recognised: --checkpoint works on it.
     const auto again = memplan({ QStringLiteral("plan"), path, QStringLiteral("--checkpoint"), QStringLiteral("sqrt") });
     QVERIFY2(again.exitCode == 0, qPrintable(again.err));
-    QVERIFY2(again.out.contains(QStringLiteral("checkpoint policy")), qPrintable(again.out));
+    QVERIFY2(again.out.contains(QStringLiteral("strategy recompute")) && again.out.contains(QStringLiteral("not applied: it would leave")),
+        qPrintable(again.out)); // as on example:cnn itself: recognised, and nothing to gain
     const auto onnx = dir.filePath(QStringLiteral("train.onnx"));
     const auto exportedOnnx = memplan({ QStringLiteral("export"), QStringLiteral("example:unet"), QStringLiteral("--training"),
         QStringLiteral("--onnx"), onnx });

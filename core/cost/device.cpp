@@ -26,18 +26,19 @@ double DeviceProfile::flopsFor(DType dtype) const
     return best;
 }
 
+// A profile file that is not one is bad input (InvalidModel), as a broken model file is.
 Expected<DeviceProfile> parseDeviceProfile(const std::string& jsonText, const std::string& file)
 {
     nlohmann::json doc;
     try {
         doc = nlohmann::json::parse(jsonText);
     } catch (const nlohmann::json::parse_error& e) {
-        return makeError(ErrorCode::InvalidArgument, file + ": not valid JSON: " + e.what());
+        return makeError(ErrorCode::InvalidModel, file + ": not valid JSON: " + e.what());
     }
     if (!doc.is_object())
-        return makeError(ErrorCode::InvalidArgument, file + ": a device profile is a JSON object");
+        return makeError(ErrorCode::InvalidModel, file + ": a device profile is a JSON object");
     auto missing = [&](const char* field, const char* what) {
-        return makeError(ErrorCode::InvalidArgument, file + ": field '" + field + "' " + what);
+        return makeError(ErrorCode::InvalidModel, file + ": field '" + field + "' " + what);
     };
     auto positive = [&](const char* field, double& out) -> bool {
         const auto it = doc.find(field);
@@ -83,9 +84,9 @@ Expected<DeviceProfile> parseDeviceProfile(const std::string& jsonText, const st
         return missing("flops", "is missing or not an object of dtype -> FLOP/s");
     for (const auto& [dtype, rate] : flops->items()) {
         if (!parseDType(dtype))
-            return makeError(ErrorCode::InvalidArgument, file + ": flops: unknown dtype '" + dtype + "'");
+            return makeError(ErrorCode::InvalidModel, file + ": flops: unknown dtype '" + dtype + "'");
         if (!rate.is_number() || rate.get<double>() <= 0)
-            return makeError(ErrorCode::InvalidArgument, file + ": flops." + dtype + " is not a positive number (FLOP/s)");
+            return makeError(ErrorCode::InvalidModel, file + ": flops." + dtype + " is not a positive number (FLOP/s)");
         profile.flops[std::string(dtypeName(*parseDType(dtype)))] = rate.get<double>();
     }
     return profile;

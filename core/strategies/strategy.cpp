@@ -11,6 +11,7 @@
 #include "util/format.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 
 namespace core {
@@ -157,6 +158,15 @@ const Strategy* strategyByName(std::string_view name)
     return nullptr;
 }
 
+namespace {
+std::string flops(double value)
+{
+    char text[32];
+    std::snprintf(text, sizeof text, "%.3g", value);
+    return text;
+}
+} // namespace
+
 Expected<Transformed> runStrategy(const Strategy& strategy, Transformed state, const StrategyOptions& options)
 {
     const Bytes before = transformedLowerBound(state, options.alignment, options.workspaces);
@@ -171,15 +181,23 @@ Expected<Transformed> runStrategy(const Strategy& strategy, Transformed state, c
     auto& report = result->reports.back();
     report.lowerBoundBefore = before;
     report.lowerBoundAfter = transformedLowerBound(*result, options.alignment, options.workspaces);
-    if (report.lowerBoundAfter <= before)
+    // Kept when it lowers the peak, or leaves it where it was at no cost (fusion and in-place save
+    // time even then). Not kept when it raises the peak (a fused group's scratch with op workspaces,
+    // a checkpoint policy on a small graph) or only adds work or transfers for the same peak: the
+    // state goes on as it was, and the report says why.
+    const bool costs = report.extraFlops > 0 || report.swappedBytes > 0;
+    if (report.lowerBoundAfter < before || (report.lowerBoundAfter == before && !costs))
         return result;
-    // A strategy that raises the peak is not kept (a fused group's scratch with op workspaces, a
-    // checkpoint policy on a small graph): the state goes on as it was, and the report says why.
     StrategyReport kept;
     kept.name = report.name;
     kept.lowerBoundBefore = kept.lowerBoundAfter = before;
-    kept.details.push_back("not applied: it would raise the lower bound from " + formatBytes(before) + " to "
-        + formatBytes(report.lowerBoundAfter));
+    if (report.lowerBoundAfter > before)
+        kept.details.push_back("not applied: it would raise the lower bound from " + formatBytes(before) + " to "
+            + formatBytes(report.lowerBoundAfter));
+    else
+        kept.details.push_back("not applied: it would leave the lower bound at " + formatBytes(before) + " and add "
+            + (report.extraFlops > 0 ? flops(report.extraFlops) + " extra FLOPs of recomputation"
+                                     : formatBytes(report.swappedBytes) + " of host transfers"));
     untouched.reports.push_back(std::move(kept));
     return untouched;
 }
