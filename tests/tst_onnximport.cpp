@@ -1288,6 +1288,24 @@ void TestOnnxImport::bindingErrors()
     agreeing.dims["batch"] = 3;
     QVERIFY(importOnnx(path.toStdString(), agreeing));
 
+    // A given shape past a dimension the model declares as a number, where a constant was made for
+    // the declared size: the message names both shapes.
+    ModelBuilder fixed;
+    fixed.input("x", TensorProto::FLOAT, { 1, "seq", 4 });
+    fixed.floats("w", { 4, 4 });
+    fixed.node("MatMul", { "x", "w" }, { "y" }, "project");
+    fixed.output("y");
+    const QString fixedPath = fixed.save(m_dir, QStringLiteral("bind_fixed.onnx"));
+    ShapeBindings narrower;
+    narrower.inputShapes["x"] = { 1, 3, 2 };
+    const auto contradicted = importOnnx(fixedPath.toStdString(), narrower);
+    QVERIFY(!contradicted);
+    QVERIFY2(contradicted.error().message.find("'project'") != std::string::npos
+            && contradicted.error().message.find("'x' [1,3,2] where the model declares 1xseqx4") != std::string::npos,
+        contradicted.error().message.c_str());
+    narrower.inputShapes["x"] = { 1, 3, 4 }; // the symbolic dimension alone: fine
+    QVERIFY(importOnnx(fixedPath.toStdString(), narrower));
+
     // ... nor another given shape that names it.
     ModelBuilder two;
     two.input("a", TensorProto::FLOAT, { "n", 4 });

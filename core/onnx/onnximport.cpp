@@ -265,6 +265,24 @@ Expected<Graph> importImpl(const std::filesystem::path& file, const ShapeBinding
         what = what.substr(0, what.find('\n')).substr(0, 200);
         notes.push_back("ONNX checker: " + what + " (ignored)");
     }
+    // Given input shapes that differ from a dimension the model declares as a number: named if the
+    // model then contradicts itself (a constant made for the declared size).
+    std::vector<std::string> overridden;
+    for (const auto& input : model.graph().input()) {
+        const auto given = bindings.inputShapes.find(input.name());
+        if (given == bindings.inputShapes.end() || !input.type().tensor_type().has_shape())
+            continue;
+        const auto& dims = input.type().tensor_type().shape().dim();
+        bool differs = dims.size() != static_cast<int>(given->second.size());
+        std::string declared;
+        for (int k = 0; k < dims.size(); ++k) {
+            const auto& d = dims[k];
+            declared += (k ? "x" : "") + (d.has_dim_value() ? std::to_string(d.dim_value()) : d.dim_param().empty() ? "?" : d.dim_param());
+            differs = differs || (d.has_dim_value() && k < static_cast<int>(given->second.size()) && d.dim_value() != given->second[std::size_t(k)]);
+        }
+        if (differs)
+            overridden.push_back("'" + input.name() + "' " + dimsText(given->second) + " where the model declares " + declared);
+    }
     if (auto s = applyBindings(model, bindings, fileName); !s)
         return s.error();
     if (!bindings.dims.empty() || !bindings.inputShapes.empty()) {
@@ -485,9 +503,11 @@ Expected<Graph> importImpl(const std::filesystem::path& file, const ShapeBinding
         const bool bound = !bindings.dims.empty() || !bindings.inputShapes.empty();
         return makeError(ErrorCode::InvalidModel,
                          fileName + ": " + conflict->message + "; "
-                             + (bound ? "a size the model fixes as a constant does not follow --input-shape/--dim: "
-                                        "use the input shape the model was exported with"
-                                      : "the model cannot run at these shapes"));
+                             + (!overridden.empty() ? "the input sizes given differ from the model's (" + joinNames(overridden, 4)
+                                        + "), and a size it fixes as a constant does not follow them: use the input shape it was exported with"
+                                 : bound ? "a size the model fixes as a constant does not follow the sizes given (--input, --input-shape, "
+                                           "--dim): use the input shape the model was exported with"
+                                         : "the model cannot run at these shapes"));
     }
     const auto unsized = unsizedTensors(g);
     if (!unsized.empty()) {
