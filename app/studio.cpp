@@ -144,7 +144,10 @@ int main(int argc, char** argv)
             [&window, render, run] {
                 // Put the step cursor on the peak so the pictures show what is alive there and the narration line.
                 window.document()->setCursorStep(core::peakStep(window.document()->workload()->problem));
-                if (!run || !window.runAction()->isEnabled()) { // nothing to run in an allocation problem
+                if (!run || !window.runAction()->isEnabled()) {
+                    if (run) // an allocation problem: buffers without ops, nothing to execute
+                        printError(QStringLiteral("--run: %1 has no ops to run; the pictures show the plan only")
+                                       .arg(QString::fromStdString(window.document()->workload()->source)));
                     render();
                     return;
                 }
