@@ -203,6 +203,12 @@ std::optional<Planned> planModel(const std::string& command, const CliArgs& args
     const auto* planner = core::plannerByName(planned.plannerName);
     if (!planner)
         return failWith(command + ": unknown planner '" + planned.plannerName + "'; choose one of:\n" + plannerList(), kExitUsage);
+    // Only the exact search reads them: taken silently by another planner, they would look obeyed.
+    for (const char* exactOnly : { "time-limit", "capacity" })
+        if (args.has(exactOnly) && planned.plannerName != "exact")
+            return failWith(command + ": --" + exactOnly + " applies to the exact planner only (this plan uses "
+                    + planned.plannerName + "); add --planner exact",
+                kExitUsage);
     if (const auto status = checkStrategyOptions(args); !status)
         return failWith(command + ": " + status.error().message, strategyOptionsExitCode(status.error()));
     auto workload = loadModel(command, args, code);

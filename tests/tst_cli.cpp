@@ -528,6 +528,13 @@ private slots:
         QTest::addRow("plan: unknown device")
             << QStringList { QStringLiteral("plan"), QStringLiteral("example:unet"), QStringLiteral("--device"), QStringLiteral("foo") }
             << none << QString() << 2 << QStringLiteral("'foo'");
+        QTest::addRow("plan: --time-limit without the exact planner")
+            << QStringList { QStringLiteral("plan"), QStringLiteral("example:cnn"), QStringLiteral("--time-limit"), QStringLiteral("2s") }
+            << none << QString() << 2 << QStringLiteral("--time-limit applies to the exact planner only (this plan uses best-of-greedy)");
+        QTest::addRow("render: --capacity without the exact planner")
+            << QStringList { QStringLiteral("render"), QStringLiteral("example:cnn"), QStringLiteral("--planner"), QStringLiteral("first-fit"),
+                   QStringLiteral("--capacity"), QStringLiteral("1MiB") }
+            << none << QString() << 2 << QStringLiteral("--capacity applies to the exact planner only (this plan uses first-fit)");
         QTest::addRow("plan: profile file that is not one")
             << QStringList { QStringLiteral("plan"), QStringLiteral("example:unet"), QStringLiteral("--device"), QStringLiteral("FILE") }
             << QByteArray(R"({"name":"big","memory_capacity_bytes":2305843009213693952})") << QStringLiteral("big.json") << 1

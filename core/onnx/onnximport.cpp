@@ -470,7 +470,7 @@ Expected<Graph> importImpl(const std::filesystem::path& file, const ShapeBinding
                         + " with subgraphs: planned as single ops whose lifetime covers their captured inputs");
     if (sequences > 0)
         notes.push_back(std::to_string(sequences) + " sequence/map value" + (sequences > 1 ? "s" : "")
-                        + " sized by an estimate of the tensors they hold");
+                        + " sized by the tensors they hold (an upper bound where how many depends on the data)");
     std::vector<std::string> bounded;
     int downstream = 0; // estimated because an input is: counted, with their bytes, not named
     Bytes downstreamBytes = 0;
@@ -503,7 +503,7 @@ Expected<Graph> importImpl(const std::filesystem::path& file, const ShapeBinding
         const bool bound = !bindings.dims.empty() || !bindings.inputShapes.empty();
         return makeError(ErrorCode::InvalidModel,
                          fileName + ": " + conflict->message + "; "
-                             + (!overridden.empty() ? "the input sizes given differ from the model's (" + joinNames(overridden, 4)
+                             + (!overridden.empty() ? "the input sizes given (--input-shape or --input) differ from the model's (" + joinNames(overridden, 4)
                                         + "), and a size it fixes as a constant does not follow them: use the input shape it was exported with"
                                  : bound ? "a size the model fixes as a constant does not follow the sizes given (--input, --input-shape, "
                                            "--dim): use the input shape the model was exported with"
