@@ -72,6 +72,8 @@ struct Rows {
         // The value never breaks (non-breaking spaces); the gray hint after it wraps in a narrow panel.
         QString unbroken = value.toHtmlEscaped();
         unbroken.replace(QLatin1Char(' '), QChar(0x00A0));
+        // Nor at an elision mark ("efficien…_b0.onnx" broke after it): word joiners hold it in place.
+        unbroken.replace(QChar(0x2026), QStringLiteral("\u2060\u2026\u2060"));
         html += QStringLiteral("<tr><td style='padding-right:10px; white-space:nowrap'>%1</td><td><b style='white-space:nowrap'>%2</b>%3</td></tr>")
                     .arg(label.toHtmlEscaped(), unbroken,
                         hint.isEmpty()
