@@ -89,27 +89,42 @@ int TimelineView::rowCount() const { return 0; }
 
 int TimelineView::paintKindLegend(QPainter& painter, const QRect& area) const
 {
-    bool present[core::kKindCount] = {};
+    int count[core::kKindCount] = {};
     for (const auto& b : m_document->workload()->problem.buffers)
-        present[static_cast<int>(b.kind)] = true;
+        ++count[static_cast<int>(b.kind)];
     const QFontMetrics fm(font());
-    // Right-aligned row of swatches: ■ input  ■ activation ...
-    const core::TensorKind kinds[] = { core::TensorKind::Input, core::TensorKind::Activation, core::TensorKind::Output,
+    // Right-aligned row of swatches in a fixed order: ■ input  ■ activation ... Short of room, the
+    // kinds with the fewest buffers drop out first, so the fill of most of the plot keeps its entry.
+    const core::TensorKind order[] = { core::TensorKind::Input, core::TensorKind::Activation, core::TensorKind::Output,
         core::TensorKind::Weight, core::TensorKind::Persistent, core::TensorKind::Workspace };
+    struct Entry {
+        core::TensorKind kind;
+        QString text;
+        int width;
+    };
+    std::vector<Entry> entries;
+    int needed = 0;
+    for (const auto kind : order)
+        if (count[static_cast<int>(kind)] > 0) {
+            const auto name = core::kindName(kind);
+            const QString text = QString::fromUtf8(name.data(), static_cast<int>(name.size()));
+            entries.push_back({ kind, text, fm.horizontalAdvance(text) + 28 });
+            needed += entries.back().width;
+        }
+    while (!entries.empty() && needed > area.width()) {
+        const auto fewest = std::min_element(entries.begin(), entries.end(),
+            [&](const Entry& a, const Entry& b) { return count[static_cast<int>(a.kind)] < count[static_cast<int>(b.kind)]; });
+        needed -= fewest->width;
+        entries.erase(fewest);
+    }
     int x = area.right();
-    for (int i = core::kKindCount - 1; i >= 0; --i) {
-        if (!present[static_cast<int>(kinds[i])])
-            continue;
-        const auto name = core::kindName(kinds[i]);
-        const QString text = QString::fromUtf8(name.data(), static_cast<int>(name.size()));
-        const int w = fm.horizontalAdvance(text);
-        if (x - w - 16 < area.left())
-            break;
+    for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
+        const int w = it->width - 28;
         x -= w;
         painter.setPen(ViewPalette::axisText());
-        painter.drawText(QRect(x, area.top(), w, area.height()), Qt::AlignVCenter | Qt::AlignLeft, text);
+        painter.drawText(QRect(x, area.top(), w, area.height()), Qt::AlignVCenter | Qt::AlignLeft, it->text);
         x -= 14;
-        painter.fillRect(QRect(x, area.center().y() - 5, 10, 10), ViewPalette::kindColor(kinds[i]));
+        painter.fillRect(QRect(x, area.center().y() - 5, 10, 10), ViewPalette::kindColor(it->kind));
         x -= 14;
     }
     return area.right() - x;
@@ -252,7 +267,9 @@ void TimelineView::render(QPainter& painter, QSize size) const
 
     // Vertical grid at the step ticks, under the content.
     painter.setPen(QPen(ViewPalette::gridLine(), 1));
-    for (double t : niceTicks(f.time.first, f.time.last, std::max(2, f.plot.width() / 80), 1)) {
+    for (double t : stepTicks(f)) {
+        if (t < f.time.first - 1e-9 || t > f.time.last + 1e-9)
+            continue;
         const double x = std::floor(f.time.stepToX(t)) + 0.5;
         painter.drawLine(QPointF(x, f.plot.top()), QPointF(x, f.plot.bottom() + 1));
     }
@@ -298,6 +315,13 @@ void TimelineView::paintRowsShown(QPainter& painter, const Frame& f) const
     painter.drawText(box, Qt::AlignCenter, text);
 }
 
+std::vector<double> TimelineView::stepTicks(const Frame& f) const
+{
+    // As many as the widest label allows; the grid lines sit on the same steps.
+    const int maxLabel = QFontMetrics(font()).horizontalAdvance(QString::number(static_cast<int>(f.time.last))) + 24;
+    return niceTicks(std::floor(f.time.first), f.time.last, std::max(2, f.plot.width() / maxLabel), 1);
+}
+
 void TimelineView::paintAxis(QPainter& painter, const Frame& f) const
 {
     const QFontMetrics fm(font());
@@ -305,8 +329,7 @@ void TimelineView::paintAxis(QPainter& painter, const Frame& f) const
     painter.setPen(ViewPalette::axisText());
     const double pxPerStep = f.time.pixelsPerStep();
     const bool centred = centreStepLabels(pxPerStep);
-    const int maxLabel = fm.horizontalAdvance(QString::number(static_cast<int>(f.time.last))) + 24;
-    const auto ticks = niceTicks(std::floor(f.time.first), f.time.last, std::max(2, f.plot.width() / maxLabel), 1);
+    const auto ticks = stepTicks(f);
     int lastRight = f.axis.left() - 1000;
     const QRectF flag = cursorFlag(f);
     for (double t : ticks) {

@@ -8,6 +8,8 @@
 #include <QRect>
 #include <QWidget>
 
+#include <vector>
+
 #include <functional>
 
 class PlanDocument;
@@ -113,6 +115,7 @@ protected:
 private:
     void onDataChanged();
     void paintAxis(QPainter& painter, const Frame& frame) const;
+    std::vector<double> stepTicks(const Frame& frame) const; // labelled steps; the grid lines sit on them
     void paintCursor(QPainter& painter, const Frame& frame) const;
     void paintCursorBand(QPainter& painter, const Frame& frame) const;
     void paintRowsShown(QPainter& painter, const Frame& frame) const; // pictures: which rows a cut-off view shows
