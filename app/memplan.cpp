@@ -356,6 +356,7 @@ int commandExport(const std::vector<std::string>& words)
 
 Writes MODEL in another format: an ONNX model or a JSON graph (graphs only), or the allocation
 problem as CSV (id,lower,upper,size). Example: memplan export example:unet --onnx unet.onnx
+The ONNX model is for planning, not running: float weights are written as zeros of their size.
 With --training the graph written is the training graph (forward, then backward; gradient ops in
 domain ai.memplan.training); with --checkpoint sqrt|N also its checkpoint recomputations.
 )") + kModelOptionsHelp + trainingHelp();

@@ -44,7 +44,7 @@ QString flopsText(double flops)
 QString msText(double seconds)
 {
     if (seconds == 0)
-        return QStringLiteral("0 ms");
+        return QStringLiteral("0 s"); // no unit to pick: the others follow their size (us, ms)
     return (seconds < 0 ? QStringLiteral("-") : QString()) + QString::fromStdString(core::formatSeconds(std::abs(seconds)));
 }
 
