@@ -383,12 +383,28 @@ domain ai.memplan.training); with --checkpoint sqrt|N also its checkpoint recomp
     if ((args->has("onnx") || args->has("graph-json")) && !workload->graph)
         return fail("export: " + workload->source + " is an allocation problem, not a graph; export it with --csv FILE");
     std::string error;
+    // Ops in schedule order, so the file's order is the plan's: strategies insert ops (a checkpoint's
+    // recomputations) at the end of the graph, before the ops that read them in the schedule.
+    core::Graph ordered;
+    if (workload->graph) {
+        ordered = *workload->graph;
+        ordered.ops.clear();
+        std::vector<bool> placed(workload->graph->ops.size(), false);
+        for (const auto op : workload->schedule.order)
+            if (op >= 0 && std::size_t(op) < placed.size() && !placed[std::size_t(op)]) {
+                ordered.ops.push_back(workload->graph->ops[std::size_t(op)]);
+                placed[std::size_t(op)] = true;
+            }
+        for (std::size_t op = 0; op < placed.size(); ++op)
+            if (!placed[op])
+                ordered.ops.push_back(workload->graph->ops[op]);
+    }
     if (const auto path = args->value("onnx")) {
-        const auto status = core::exportOnnx(*workload->graph, *path);
+        const auto status = core::exportOnnx(ordered, *path);
         if (!status)
             return fail(status.error().message);
     }
-    if (const auto path = args->value("graph-json"); path && !writeFile(*path, core::exportJsonGraph(*workload->graph), error))
+    if (const auto path = args->value("graph-json"); path && !writeFile(*path, core::exportJsonGraph(ordered), error))
         return fail(error);
     if (const auto path = args->value("csv"); path && !writeFile(*path, core::exportProblemCsv(workload->problem), error))
         return fail(error);

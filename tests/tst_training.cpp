@@ -14,6 +14,7 @@
 
 #include <QFile>
 #include <QProcess>
+#include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -512,6 +513,21 @@ void TestTraining::cli()
     QVERIFY(file.open(QIODevice::ReadOnly));
     const auto text = file.readAll();
     QVERIFY(text.contains("ConvGrad") && text.contains("LossGrad"));
+    // A checkpointed training graph is written in schedule order (its recomputations come right
+    // before the gradients that read them), so it plans again as it was planned.
+    const auto checkpointed = dir.filePath(QStringLiteral("ckpt.json"));
+    const QStringList ckptFlags { QStringLiteral("example:unet"), QStringLiteral("--training"), QStringLiteral("--persistent-grads"),
+        QStringLiteral("--checkpoint"), QStringLiteral("sqrt") };
+    QVERIFY(memplan(QStringList { QStringLiteral("export") } + ckptFlags + QStringList { QStringLiteral("--graph-json"), checkpointed }).exitCode == 0);
+    const auto direct = memplan(QStringList { QStringLiteral("plan") } + ckptFlags);
+    const auto reloaded = memplan({ QStringLiteral("plan"), checkpointed });
+    QVERIFY2(reloaded.exitCode == 0 && !reloaded.out.contains(QStringLiteral("not in dependency order")), qPrintable(reloaded.out + reloaded.err));
+    const auto boundOf = [](const QString& report) {
+        return QRegularExpression(QStringLiteral("lower bound +(\\S+ \\S+)")).match(report).captured(1);
+    };
+    QVERIFY(!boundOf(direct.out).isEmpty());
+    QCOMPARE(boundOf(reloaded.out), boundOf(direct.out));
+
     // The exported training graph plans again, and its backward pass is recognised: --checkpoint works on it.
     const auto again = memplan({ QStringLiteral("plan"), path, QStringLiteral("--checkpoint"), QStringLiteral("sqrt") });
     QVERIFY2(again.exitCode == 0, qPrintable(again.err));
