@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <functional>
 #include <map>
 
@@ -33,13 +32,6 @@ std::string uniqueTensorName(const Graph& graph, const std::string& wanted)
     for (int i = 2; graph.findTensor(name); ++i)
         name = wanted + "." + std::to_string(i);
     return name;
-}
-
-std::string flopsText(double flops)
-{
-    char text[32];
-    std::snprintf(text, sizeof text, "%.3g", flops);
-    return text;
 }
 
 // One recomputation: clones of the producers of `targets` run right before step `at`, and every read of
@@ -125,7 +117,7 @@ std::optional<GapRewrite> recomputeBefore(const Transformed& current, const Reco
         for (Step s = at; s < state.schedule.steps(); ++s)
             replaceTensor(state.graph.ops[state.schedule.order[s]], target, replacement);
     }
-    result.detail = "re-running " + names + " (" + flopsText(result.extraFlops) + " FLOPs)";
+    result.detail = "re-running " + names + " (" + formatFlops(result.extraFlops) + " FLOPs)";
     return result;
 }
 

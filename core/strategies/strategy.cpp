@@ -11,7 +11,6 @@
 #include "util/format.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <map>
 
 namespace core {
@@ -158,15 +157,6 @@ const Strategy* strategyByName(std::string_view name)
     return nullptr;
 }
 
-namespace {
-std::string flops(double value)
-{
-    char text[32];
-    std::snprintf(text, sizeof text, "%.3g", value);
-    return text;
-}
-} // namespace
-
 Expected<Transformed> runStrategy(const Strategy& strategy, Transformed state, const StrategyOptions& options)
 {
     const Bytes before = transformedLowerBound(state, options.alignment, options.workspaces);
@@ -196,7 +186,7 @@ Expected<Transformed> runStrategy(const Strategy& strategy, Transformed state, c
             + formatBytes(report.lowerBoundAfter));
     else
         kept.details.push_back("not applied: it would leave the lower bound at " + formatBytes(before) + " and add "
-            + (report.extraFlops > 0 ? flops(report.extraFlops) + " extra FLOPs of recomputation"
+            + (report.extraFlops > 0 ? formatFlops(report.extraFlops) + " extra FLOPs of recomputation"
                                      : formatBytes(report.swappedBytes) + " of host transfers"));
     untouched.reports.push_back(std::move(kept));
     return untouched;

@@ -36,6 +36,13 @@ std::string formatBytes(std::int64_t bytes)
     return threeDigits(value, units[unit]);
 }
 
+std::string formatFlops(double flops)
+{
+    char text[32];
+    std::snprintf(text, sizeof text, "%.3g", flops);
+    return text;
+}
+
 std::string formatSeconds(double seconds)
 {
     if (seconds < 1e-3)

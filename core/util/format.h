@@ -13,4 +13,7 @@ std::string formatBytes(std::int64_t bytes);
 // "0.42 ms", "12.3 ms", "1.24 s".
 std::string formatSeconds(double seconds);
 
+// A FLOP count to three significant digits: "2.58e+09", "512".
+std::string formatFlops(double flops);
+
 } // namespace core
