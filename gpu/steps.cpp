@@ -237,15 +237,9 @@ std::vector<Prepared> prepareSteps(const Graph& g, const core::Schedule& schedul
         p.opIndex = opIndex;
         p.label = "op '" + op.name + "' (" + op.type + ")";
         p.device.call.op = p.host.op = &op;
-        std::vector<int> slots;
-        if (options.modelData) {
-            if (auto it = options.modelData->inputSlots.find(opIndex); it != options.modelData->inputSlots.end())
-                slots = it->second;
-            if (auto it = options.modelData->outputSlots.find(opIndex); it != options.modelData->outputSlots.end())
-                p.device.call.outSlots = p.host.outSlots = it->second;
-        }
+        p.device.call.outSlots = p.host.outSlots = op.outputSlots;
         for (std::size_t k = 0; k < op.inputs.size(); ++k) {
-            const std::size_t slot = k < slots.size() ? std::size_t(slots[k]) : k;
+            const auto slot = std::size_t(inputSlot(op, k));
             if (p.inTensor.size() <= slot) {
                 p.inTensor.resize(slot + 1, -1);
                 p.device.call.in.resize(slot + 1);

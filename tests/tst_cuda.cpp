@@ -1145,8 +1145,8 @@ void TestCuda::recurrentOpsOnTheDevice()
                                         weight("gru_h0", { 1, batch, gh }) },
         { gruH });
     gru->attributes["direction"].text = "reverse";
-    data->inputSlots[1] = { 0, 1, 2, 3, 5 }; // no sequence_lens
-    data->outputSlots[1] = { 1 };            // Y left out
+    gru->inputSlots = { 0, 1, 2, 3, 5 }; // no sequence_lens
+    gru->outputSlots = { 1 };            // Y left out
 
     const auto gruFirstY = b.tensor("gru_first_y", { batch, seq, 1, gh }, TensorKind::Output);
     auto* gruFirst = b.op("gru_first", "GRU",

@@ -46,11 +46,8 @@ struct NodeCase {
         const auto& op = graph.ops[0];
         KernelCall c;
         c.op = &op;
-        std::vector<int> slotOf;
-        if (auto it = data.inputSlots.find(0); it != data.inputSlots.end())
-            slotOf = it->second;
         for (std::size_t i = 0; i < op.inputs.size(); ++i) {
-            const std::size_t slot = i < slotOf.size() ? std::size_t(slotOf[i]) : i;
+            const auto slot = std::size_t(core::inputSlot(op, i));
             if (c.in.size() <= slot)
                 c.in.resize(slot + 1);
             auto& bytes = storage[op.inputs[i]];
@@ -60,8 +57,7 @@ struct NodeCase {
             c.in[slot] = core::exec::tensorView(graph, op.inputs[i], bytes.data());
         }
         outputs.clear();
-        if (auto it = data.outputSlots.find(0); it != data.outputSlots.end())
-            c.outSlots = it->second; // LSTM(...) -> ("", Y_h)
+        c.outSlots = op.outputSlots; // LSTM(...) -> ("", Y_h)
         for (auto t : op.outputs) {
             outputs.emplace_back(std::size_t(std::max<core::Bytes>(graph.tensors[t].size, 1)));
             c.out.push_back(core::exec::tensorView(graph, t, outputs.back().data()));

@@ -9,6 +9,7 @@
 
 #include "exec/executor.h"
 #include "exec/tensordata.h"
+#include "io/jsongraph.h"
 #include "io/workload.h"
 #include "onnx/onnxfold.h"
 #include "onnx/onnximport.h"
@@ -349,6 +350,7 @@ private slots:
     void sequencesAreEstimated();
     void exportRoundTrip();
     void exportHandMadeGraph();
+    void exportKeepsOptionalSlots();
     void badInput_data();
     void badInput();
     void bindingErrors();
@@ -1183,6 +1185,87 @@ void TestOnnxImport::exportHandMadeGraph()
     QVERIFY(!failed);
     QCOMPARE(failed.error().code, ErrorCode::Io);
     QVERIFY(failed.error().message.find(nowhere.toStdString()) != std::string::npos);
+}
+
+void TestOnnxImport::exportKeepsOptionalSlots()
+{
+    // An optional input or output left out before a given one keeps the given one in its ONNX slot
+    // through an ONNX and a JSON round trip, and list attributes stay lists (one element, strings):
+    // Clip(x, "", max) must not read max as min, an LSTM writing only Y_h must not call it Y.
+    ModelBuilder b;
+    b.model().add_opset_import()->set_domain("com.example");
+    b.input("x", TensorProto::FLOAT, { 2, 3, 4 }); // sequence 2, batch 3, 4 features
+    b.floats("max", {}, 1.0f);
+    b.node("Clip", { "x", "", "max" }, { "c" }, "clip");
+    b.floats("W", { 1, 20, 4 });
+    b.floats("R", { 1, 20, 5 });
+    auto& lstm = b.node("LSTM", { "c", "W", "R" }, { "", "h" }, "lstm");
+    attr(lstm, "hidden_size", std::int64_t(5));
+    auto* activations = lstm.add_attribute();
+    activations->set_name("activations");
+    activations->set_type(onnx::AttributeProto::STRINGS);
+    for (const char* f : { "Sigmoid", "Tanh", "Tanh" })
+        activations->add_strings(f);
+    b.input("img", TensorProto::FLOAT, { 1, 1, 2, 2 });
+    b.floats("scales", { 4 }, 2.0f);
+    b.node("Resize", { "img", "", "scales" }, { "up" }, "resize");
+    auto& mix = b.node("Mix", { "up" }, { "m" }, "mix");
+    mix.set_domain("com.example");
+    attr(mix, "widths", std::vector<std::int64_t> { 4 });
+    const std::vector<Dim> mixed { 1, 1, 4, 4 }; // ONNX knows nothing of Mix: the file states its output
+    auto* stated = b.graph()->add_value_info();
+    stated->set_name("m");
+    ModelBuilder::setType(stated->mutable_type(), TensorProto::FLOAT, &mixed);
+    b.output("h");
+    b.output("m");
+    IMPORT(first, b.save(m_dir, QStringLiteral("slots.onnx")));
+    QCOMPARE(first.ops[0].inputSlots, (std::vector<int> { 0, 2 }));
+    QCOMPARE(first.ops[1].inputSlots, std::vector<int>());
+    QCOMPARE(first.ops[1].outputSlots, (std::vector<int> { 1 }));
+    QCOMPARE(first.ops[2].inputSlots, (std::vector<int> { 0, 2 }));
+    QCOMPARE(tensor(first, "h").size, Bytes(1 * 3 * 5 * 4));
+    QCOMPARE(first.ops[1].attributes.at("activations").text, std::string("Sigmoid,Tanh,Tanh"));
+    QVERIFY(first.ops[1].attributes.at("activations").list);
+    QVERIFY(first.ops[3].attributes.at("widths").list);
+    QVERIFY(!first.ops[1].attributes.at("hidden_size").list);
+
+    const QString copy = m_dir.filePath(QStringLiteral("copy_slots.onnx"));
+    const auto exported = exportOnnx(first, copy.toStdString());
+    QVERIFY2(exported, exported ? "" : exported.error().message.c_str());
+    onnx::ModelProto written;
+    std::ifstream in(copy.toStdString(), std::ios::binary);
+    QVERIFY(written.ParseFromIstream(&in));
+    const auto& nodes = written.graph().node();
+    QCOMPARE(nodes[0].input_size(), 3);
+    QCOMPARE(nodes[0].input(1), std::string());
+    QCOMPARE(nodes[0].input(2), std::string("max"));
+    QCOMPARE(nodes[1].output_size(), 2);
+    QCOMPARE(nodes[1].output(0), std::string());
+    QCOMPARE(nodes[2].input(1), std::string());
+    for (const auto& a : nodes[1].attribute())
+        if (a.name() == "activations") {
+            QCOMPARE(a.type(), onnx::AttributeProto::STRINGS);
+            QCOMPARE(a.strings_size(), 3);
+            QCOMPARE(a.strings(2), std::string("Tanh"));
+        }
+    QCOMPARE(nodes[3].attribute(0).type(), onnx::AttributeProto::INTS);
+
+    IMPORT(second, copy);
+    const auto json = parseJsonGraph(exportJsonGraph(first), "slots.json");
+    QVERIFY2(json, json ? "" : json.error().message.c_str());
+    for (const Graph* back : { &second, &*json }) {
+        QCOMPARE(back->ops.size(), first.ops.size());
+        for (std::size_t i = 0; i < first.ops.size(); ++i) {
+            const auto& a = first.ops[i];
+            const auto& z = back->ops[i];
+            QCOMPARE(slotNames(*back, z.inputs, z.inputSlots), slotNames(first, a.inputs, a.inputSlots));
+            QCOMPARE(slotNames(*back, z.outputs, z.outputSlots), slotNames(first, a.outputs, a.outputSlots));
+            QCOMPARE(z.inputSlots, a.inputSlots);
+            QCOMPARE(z.outputSlots, a.outputSlots);
+            QVERIFY2(z.attributes == a.attributes, a.name.c_str());
+        }
+        QCOMPARE(tensor(*back, "h").size, tensor(first, "h").size);
+    }
 }
 
 void TestOnnxImport::badInput_data()

@@ -12,7 +12,7 @@ namespace {
 using Shape = std::vector<std::int64_t>;
 using Attributes = std::map<std::string, Attribute>;
 
-Attribute ints(std::initializer_list<std::int64_t> values) { return Attribute { values, {}, {} }; }
+Attribute ints(std::initializer_list<std::int64_t> values) { return Attribute { values, {}, {}, true }; }
 Attribute integer(std::int64_t value) { return Attribute { { value }, {}, {} }; }
 Attribute real(float value) { return Attribute { {}, { value }, {} }; }
 

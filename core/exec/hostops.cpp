@@ -31,12 +31,8 @@ bool runFusedOnHost(const Graph& g, const KernelCall& call, OpIndex opIndex, con
         return false;
     }
     std::vector<std::byte*> outer(g.tensors.size(), nullptr);
-    const std::vector<int>* slots = nullptr;
-    if (options.modelData)
-        if (auto it = options.modelData->inputSlots.find(opIndex); it != options.modelData->inputSlots.end())
-            slots = &it->second;
     for (std::size_t k = 0; k < op.inputs.size(); ++k) {
-        const std::size_t slot = slots && k < slots->size() ? std::size_t((*slots)[k]) : k;
+        const auto slot = std::size_t(inputSlot(op, k));
         if (slot < call.in.size() && op.inputs[k] >= 0 && op.inputs[k] < TensorIndex(g.tensors.size()))
             outer[std::size_t(op.inputs[k])] = call.in[slot].data;
     }

@@ -58,12 +58,13 @@ bool runConstantOfShape(const KernelCall& call, OpIndex opIndex, const RunOption
     return fillConstant(call.out[0], it == options.modelData->fillValues.end() ? nullptr : &it->second);
 }
 
-PreparedCall prepareCall(const Graph& g, const Op& op, const std::vector<int>* slots, const TensorAccess& access)
+PreparedCall prepareCall(const Graph& g, const Op& op, const TensorAccess& access)
 {
     PreparedCall p;
     p.call.op = &op;
+    p.call.outSlots = op.outputSlots;
     for (std::size_t k = 0; k < op.inputs.size(); ++k) {
-        const std::size_t slot = slots && k < slots->size() ? std::size_t((*slots)[k]) : k;
+        const auto slot = std::size_t(inputSlot(op, k));
         if (p.call.in.size() <= slot) {
             p.call.in.resize(slot + 1);
             p.inTensor.resize(slot + 1, -1);
@@ -346,27 +347,15 @@ TensorView tensorView(const Graph& g, TensorIndex t, std::byte* data)
 
 PreparedCall prepareOp(const Graph& g, const Op& op, OpIndex opIndex, const RunOptions& options, const TensorAccess& access)
 {
-    const std::vector<int>* slots = nullptr;
-    if (options.modelData)
-        if (auto it = options.modelData->inputSlots.find(opIndex); it != options.modelData->inputSlots.end())
-            slots = &it->second;
-    PreparedCall p = prepareCall(g, op, slots, access);
+    PreparedCall p = prepareCall(g, op, access);
     p.opIndex = opIndex;
-    if (options.modelData)
-        if (auto it = options.modelData->outputSlots.find(opIndex); it != options.modelData->outputSlots.end())
-            p.call.outSlots = it->second;
     if (options.modelData && runsGraphs(op.type) && isDefaultDomain(op))
         if (auto it = options.modelData->subgraphs.find(opIndex); it != options.modelData->subgraphs.end()) {
             p.subgraphs = it->second;
             p.dynamic = true;
         }
-    for (std::size_t k = 0; k < op.body.size(); ++k) {
-        const std::vector<int>* bodySlots = nullptr;
-        if (options.modelData)
-            if (auto it = options.modelData->bodyInputSlots.find({ opIndex, int(k) }); it != options.modelData->bodyInputSlots.end())
-                bodySlots = &it->second;
-        p.body.push_back(prepareCall(g, op.body[k], bodySlots, access));
-    }
+    for (const auto& part : op.body)
+        p.body.push_back(prepareCall(g, part, access));
     return p;
 }
 

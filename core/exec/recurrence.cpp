@@ -76,16 +76,7 @@ bool recurrence(const KernelCall& c, Cell cell, Recurrence& r)
     if (cell == Cell::Rnn)
         r.f[0] = r.f[1] = RecurrentActivation::Tanh;
     if (const auto it = c.op->attributes.find("activations"); it != c.op->attributes.end()) {
-        std::vector<std::string> names;
-        std::string text = it->second.text;
-        // Stored as one text with the names separated by commas (a string list attribute).
-        for (std::size_t start = 0; start <= text.size();) {
-            const auto comma = text.find(',', start);
-            names.push_back(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
-            if (comma == std::string::npos)
-                break;
-            start = comma + 1;
-        }
+        const auto names = attributeStrings(it->second);
         if (int(names.size()) != perDirection * r.dirs)
             return false;
         for (int d = 0; d < r.dirs; ++d) {

@@ -346,24 +346,12 @@ ModelData remapModelData(const ModelData& data, const Graph& from, const Graph& 
         fromOp.emplace(from.ops[o].name, OpIndex(o));
     static const std::string kClone = ".recompute";
     for (std::size_t o = 0; o < to.ops.size(); ++o) {
-        for (std::size_t k = 0; k < to.ops[o].body.size(); ++k) {
-            const auto& part = to.ops[o].body[k];
-            const auto it = fromOp.find(part.name);
-            if (it == fromOp.end() || from.ops[it->second].type != part.type)
-                continue;
-            if (const auto s = data.inputSlots.find(it->second); s != data.inputSlots.end())
-                out.bodyInputSlots[{ OpIndex(o), int(k) }] = s->second;
-        }
         std::string name = to.ops[o].name;
         while (name.size() > kClone.size() && name.compare(name.size() - kClone.size(), kClone.size(), kClone) == 0)
             name.resize(name.size() - kClone.size());
         const auto it = fromOp.find(name);
         if (it == fromOp.end() || from.ops[it->second].type != to.ops[o].type)
             continue;
-        if (const auto s = data.inputSlots.find(it->second); s != data.inputSlots.end())
-            out.inputSlots[OpIndex(o)] = s->second;
-        if (const auto s = data.outputSlots.find(it->second); s != data.outputSlots.end())
-            out.outputSlots[OpIndex(o)] = s->second;
         if (const auto f = data.fillValues.find(it->second); f != data.fillValues.end())
             out.fillValues[OpIndex(o)] = f->second;
         if (const auto b = data.subgraphs.find(it->second); b != data.subgraphs.end())
@@ -428,17 +416,6 @@ Expected<ModelData> loadTensorData(const std::filesystem::path& modelFile, const
             if (graph.ops[std::size_t(o)].name != onnxdetail::opNameOf(node, i))
                 continue;
             const OpIndex op = o++;
-            // The slots of the names given, recorded when one is left out before a given one.
-            const auto recordGaps = [&](const auto& names, std::map<OpIndex, std::vector<int>>& bySlot) {
-                std::vector<int> slots;
-                for (int k = 0; k < names.size(); ++k)
-                    if (!names.Get(k).empty())
-                        slots.push_back(k);
-                if (!slots.empty() && slots.back() + 1 != int(slots.size()))
-                    bySlot[op] = std::move(slots);
-            };
-            recordGaps(node.input(), data.inputSlots);
-            recordGaps(node.output(), data.outputSlots);
             const bool controlFlow = exec::runsGraphs(node.op_type());
             if (controlFlow && (node.domain().empty() || node.domain() == "ai.onnx")) {
                 auto subgraphs = std::make_shared<exec::Subgraphs>();

@@ -45,14 +45,6 @@ struct ModelData {
     // fields such as float_data/int64_data, external data files beside the model) and the `value*`
     // attributes of Constant nodes. Weights the file gives no contents for (strings) are left out.
     std::map<TensorIndex, HostTensor> weights;
-    // Ops with an optional input left out in the middle (Clip(x, "", max)): per present input of
-    // Op::inputs, its ONNX input slot. Ops without gaps are not listed.
-    std::map<OpIndex, std::vector<int>> inputSlots;
-    // The same for the body ops of fused ops: (fused op, position in its body) -> slots.
-    std::map<std::pair<OpIndex, int>, std::vector<int>> bodyInputSlots;
-    // Ops with an optional output left out before a present one (LSTM(...) -> ("", Y_h)): per
-    // output of Op::outputs, its ONNX output slot (KernelCall::outSlots).
-    std::map<OpIndex, std::vector<int>> outputSlots;
     // ConstantOfShape ops with a `value` attribute: that one-element tensor (absent: float 0).
     std::map<OpIndex, HostTensor> fillValues;
     // If, Loop and Scan ops (default domain) and their graphs as the CPU executor runs them (exec/branch.h).

@@ -148,6 +148,44 @@ std::vector<TensorIndex> unsizedTensors(const Graph& graph)
     return result;
 }
 
+std::vector<std::string> attributeStrings(const Attribute& a)
+{
+    std::vector<std::string> strings;
+    for (std::size_t start = 0; start <= a.text.size();) {
+        const auto comma = std::min(a.text.find(',', start), a.text.size());
+        strings.push_back(a.text.substr(start, comma - start));
+        start = comma + 1;
+    }
+    return strings;
+}
+
+int inputSlot(const Op& op, std::size_t k)
+{
+    return k < op.inputSlots.size() ? op.inputSlots[k] : int(k);
+}
+
+int outputSlot(const Op& op, std::size_t k)
+{
+    return k < op.outputSlots.size() ? op.outputSlots[k] : int(k);
+}
+
+void trimSlots(std::vector<int>& slots)
+{
+    if (!slots.empty() && slots.back() + 1 == int(slots.size()))
+        slots.clear();
+}
+
+std::vector<std::string> slotNames(const Graph& graph, const std::vector<TensorIndex>& list, const std::vector<int>& slots)
+{
+    std::vector<std::string> names;
+    for (std::size_t k = 0; k < list.size(); ++k) {
+        const auto slot = std::size_t(k < slots.size() ? slots[k] : int(k));
+        names.resize(std::max(names.size(), slot), std::string());
+        names.push_back(graph.tensors[std::size_t(list[k])].name);
+    }
+    return names;
+}
+
 std::vector<TensorIndex> fusedInternals(const Op& op)
 {
     std::vector<TensorIndex> result;

@@ -62,11 +62,12 @@ struct Tensor {
     std::vector<std::vector<std::int64_t>> items;
 };
 
-// An op attribute as a model file states it: integers, floats or a string (one of them in use).
+// An op attribute as a model file states it: integers, floats or strings (one of them in use).
 struct Attribute {
     std::vector<std::int64_t> ints;
     std::vector<float> floats;
-    std::string text;
+    std::string text; // a list of strings (ONNX STRINGS) joined with ','
+    bool list = false; // the file states a list (INTS, FLOATS, STRINGS), even of one element
     bool operator==(const Attribute&) const = default;
 };
 
@@ -77,6 +78,11 @@ struct Op {
     std::map<std::string, Attribute> attributes; // scalar and list attributes (kernel_shape, strides, axis, ...)
     std::vector<TensorIndex> inputs;  // optional inputs left out
     std::vector<TensorIndex> outputs;
+    // The ONNX slot of each of `inputs` (`outputs`) when an optional one before a given one is left
+    // out: Clip(x, "", max) has inputs {x, max} and inputSlots {0, 2}; LSTM -> ("", Y_h) has
+    // outputSlots {1}. Empty when they fill slots 0..n-1. Strictly increasing, one per input (output).
+    std::vector<int> inputSlots;
+    std::vector<int> outputSlots;
     // Outer tensors read by a subgraph (If/Loop/Scan body): they live as long as the op runs.
     std::vector<TensorIndex> captured;
     // A fused op (type "Fused", made by the fuse strategy): the ops it runs, in order, each with its own
@@ -86,6 +92,15 @@ struct Op {
     // Empty for every other op. Exporters write the fused op alone (its body is not part of ONNX).
     std::vector<Op> body;
 };
+
+// The strings of a string list attribute (Attribute::text split at ','); one for a single string.
+std::vector<std::string> attributeStrings(const Attribute& a);
+
+// The ONNX slot of op.inputs[k] (op.outputs[k]): Op::inputSlots (outputSlots), else k.
+int inputSlot(const Op& op, std::size_t k);
+int outputSlot(const Op& op, std::size_t k);
+// Clears slots that are just 0..n-1, the form Op keeps when nothing before a given one is left out.
+void trimSlots(std::vector<int>& slots);
 
 // Body outputs of a fused op that the op itself does not write, in body order; empty for other ops.
 std::vector<TensorIndex> fusedInternals(const Op& op);
@@ -138,6 +153,9 @@ void computeSizes(Graph& graph);
 
 // Tensors the planner needs a size for (not weights) that have none. Empty when all are sized.
 std::vector<TensorIndex> unsizedTensors(const Graph& graph);
+
+// ONNX's spelling of an op's input (output) list: tensor names in slot order, "" where one is left out.
+std::vector<std::string> slotNames(const Graph& graph, const std::vector<TensorIndex>& list, const std::vector<int>& slots);
 
 // For each tensor, the op that produces it, or -1 (graph input, weight).
 std::vector<OpIndex> producers(const Graph& graph);

@@ -415,27 +415,33 @@ private:
         return {};
     }
 
+    // `slots` (inputs and outputs only): the position of each name, as ONNX counts them; "" leaves one out.
     Status tensorList(const json& entry, const char* key, int line, const std::string& where, std::vector<TensorIndex>& out,
-        bool skipEmpty)
+        std::vector<int>* slots)
     {
         if (!entry.contains(key))
             return {};
         const auto& list = entry[key];
         if (!list.is_array())
             return fail(line, where, std::string("\"") + key + "\" must be a list of tensor names");
-        for (const auto& item : list) {
+        for (std::size_t k = 0; k < list.size(); ++k) {
+            const auto& item = list[k];
             if (!item.is_string())
                 return fail(line, where, std::string("\"") + key + "\" must be a list of tensor names, found " + typeName(item));
             const auto name = item.get<std::string>();
-            if (name.empty() && skipEmpty)
-                continue; // an optional input left out, as ONNX writes it
+            if (name.empty() && slots)
+                continue; // an optional input (output) left out, as ONNX writes it
             const auto it = m_tensorIndex.find(name);
             if (it == m_tensorIndex.end())
                 return fail(line, where,
                     std::string(std::strcmp(key, "captured") == 0 ? "captured tensor" : std::string(key).substr(0, std::strlen(key) - 1))
                         + " " + quote(name) + " is not a declared tensor (add it to \"tensors\")");
             out.push_back(static_cast<TensorIndex>(it->second));
+            if (slots)
+                slots->push_back(int(k));
         }
+        if (slots)
+            trimSlots(*slots);
         return {};
     }
 
@@ -465,11 +471,11 @@ private:
                 return fail(line, where, "\"domain\" must be a string");
             op.domain = entry["domain"].get<std::string>();
         }
-        if (auto s = tensorList(entry, "inputs", line, where, op.inputs, true); !s)
+        if (auto s = tensorList(entry, "inputs", line, where, op.inputs, &op.inputSlots); !s)
             return s;
-        if (auto s = tensorList(entry, "outputs", line, where, op.outputs, false); !s)
+        if (auto s = tensorList(entry, "outputs", line, where, op.outputs, &op.outputSlots); !s)
             return s;
-        if (auto s = tensorList(entry, "captured", line, where, op.captured, false); !s)
+        if (auto s = tensorList(entry, "captured", line, where, op.captured, nullptr); !s)
             return s;
         if (op.outputs.empty())
             return fail(line, where, "every op writes at least one tensor: \"outputs\" lists none");
@@ -492,7 +498,7 @@ private:
                 auto attribute = parseAttribute(value);
                 if (!attribute)
                     return fail(line, where,
-                        "attribute " + quote(key) + " must be an integer, a float, a string or a list of numbers, found "
+                        "attribute " + quote(key) + " must be an integer, a float, a string or a list of numbers or strings, found "
                             + typeName(value));
                 op.attributes.emplace(key, std::move(*attribute));
             }
@@ -518,9 +524,13 @@ private:
         } else if (value.is_number_float() && isFloat(value)) {
             attribute.floats.push_back(value.get<float>());
         } else if (value.is_array()) {
+            attribute.list = true;
             const bool allIntegers = std::all_of(value.begin(), value.end(), integer);
+            const bool allStrings = !value.empty() && std::all_of(value.begin(), value.end(), [](const json& v) { return v.is_string(); });
             for (const auto& item : value) {
-                if (allIntegers)
+                if (allStrings)
+                    attribute.text += (&item == &value.front() ? "" : ",") + item.get<std::string>();
+                else if (allIntegers)
                     attribute.ints.push_back(item.get<std::int64_t>());
                 else if (isFloat(item))
                     attribute.floats.push_back(item.get<float>());
@@ -546,7 +556,7 @@ private:
             return {};
         }
         const int line = m_lines.line(key);
-        if (auto s = tensorList(root, key, line, key, out, false); !s)
+        if (auto s = tensorList(root, key, line, key, out, nullptr); !s)
             return s;
         for (std::size_t i = 0; i < out.size(); ++i) {
             if (std::find(out.begin(), out.begin() + i, out[i]) != out.begin() + i)
@@ -577,17 +587,20 @@ double shortestDouble(float value)
     return out;
 }
 
+// A list attribute is written as a JSON list even with one element, so it reads back as a list.
 OrderedJson attributeJson(const Attribute& attribute)
 {
+    if (!attribute.text.empty() && attribute.list)
+        return attributeStrings(attribute);
     if (!attribute.text.empty())
         return attribute.text;
     if (!attribute.ints.empty()) {
-        if (attribute.ints.size() == 1)
+        if (attribute.ints.size() == 1 && !attribute.list)
             return attribute.ints.front();
         return attribute.ints;
     }
     if (!attribute.floats.empty()) {
-        if (attribute.floats.size() == 1)
+        if (attribute.floats.size() == 1 && !attribute.list)
             return shortestDouble(attribute.floats.front());
         auto list = OrderedJson::array();
         for (auto f : attribute.floats)
@@ -668,8 +681,8 @@ std::string exportJsonGraph(const Graph& graph)
         entry["type"] = op.type;
         if (!op.domain.empty())
             entry["domain"] = op.domain;
-        entry["inputs"] = names(op.inputs);
-        entry["outputs"] = names(op.outputs);
+        entry["inputs"] = slotNames(graph, op.inputs, op.inputSlots);
+        entry["outputs"] = slotNames(graph, op.outputs, op.outputSlots);
         if (!op.captured.empty())
             entry["captured"] = names(op.captured);
         if (!op.attributes.empty()) {

@@ -18,8 +18,10 @@ namespace core {
 //   "inputs": ["x"], "outputs": ["y"] }
 // Every tensor an op names must be listed, with "bytes" or "dtype" + "shape" (a dimension is an integer,
 // null for unknown, or a symbolic name bound by ShapeBindings::dims); "bytes" wins over dtype × shape.
-// "kind" defaults to activation, or input/output for tensors in the "inputs"/"outputs" lists. Op
-// "attributes": name -> integer, float, string or list of numbers. Errors name the file, line and entry.
+// "kind" defaults to activation, or input/output for tensors in the "inputs"/"outputs" lists. An op's
+// "inputs" and "outputs" may hold "" for an optional one left out, as in ONNX: ["x", "", "max"].
+// Op "attributes": name -> integer, float, string, or list of numbers or of strings (a list stays
+// a list even with one element). Errors name the file, line and entry.
 // exportJsonGraph writes this format; parsing its output gives back the same graph.
 Expected<Graph> parseJsonGraph(const std::string& text, const std::string& source, const ShapeBindings& bindings = {});
 Expected<Graph> importJsonGraph(const std::filesystem::path& file, const ShapeBindings& bindings = {});

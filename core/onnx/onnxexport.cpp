@@ -17,7 +17,8 @@ using namespace onnxdetail;
 
 namespace {
 
-// Attributes ONNX defines as lists; a one-element list must not be written as a scalar.
+// Attributes ONNX defines as lists, for graphs whose attributes do not say (Attribute::list): a
+// one-element list must not be written as a scalar.
 const std::unordered_set<std::string> kListAttributes {
     "kernel_shape", "strides", "pads", "dilations", "output_padding", "output_shape", "perm", "axes", "shape",
     "sizes", "split", "starts", "ends", "steps", "scales", "pooled_shape", "repeats", "value_ints", "value_floats",
@@ -95,7 +96,7 @@ Status writeWeight(const Tensor& t, onnx::TensorProto& tensor, const std::string
 void writeAttribute(const std::string& name, const Attribute& a, onnx::AttributeProto& out)
 {
     out.set_name(name);
-    const bool list = kListAttributes.count(name) != 0;
+    const bool list = a.list || kListAttributes.count(name) != 0;
     if (!a.ints.empty()) {
         if (a.ints.size() == 1 && !list) {
             out.set_type(onnx::AttributeProto::INT);
@@ -114,6 +115,10 @@ void writeAttribute(const std::string& name, const Attribute& a, onnx::Attribute
             for (auto v : a.floats)
                 out.add_floats(v);
         }
+    } else if (a.list && !a.text.empty()) {
+        out.set_type(onnx::AttributeProto::STRINGS);
+        for (const auto& text : attributeStrings(a))
+            out.add_strings(text);
     } else if (list) {
         out.set_type(onnx::AttributeProto::INTS); // an empty list
     } else {
@@ -193,10 +198,10 @@ Status exportImpl(const Graph& graph, const std::filesystem::path& file)
         node->set_name(op.name);
         if (!op.domain.empty())
             node->set_domain(op.domain);
-        for (auto t : op.inputs)
-            node->add_input(graph.tensors[t].name);
-        for (auto t : op.outputs)
-            node->add_output(graph.tensors[t].name);
+        for (const auto& name : slotNames(graph, op.inputs, op.inputSlots))
+            node->add_input(name);
+        for (const auto& name : slotNames(graph, op.outputs, op.outputSlots))
+            node->add_output(name);
         for (const auto& [name, a] : op.attributes)
             writeAttribute(name, a, *node->add_attribute());
         // A Constant needs its value; the graph only knows its type and shape.

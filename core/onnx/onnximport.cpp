@@ -403,12 +403,18 @@ Expected<Graph> importImpl(const std::filesystem::path& file, const ShapeBinding
         for (const auto& a : node.attribute())
             if (isScalarOrListAttribute(a))
                 op.attributes.emplace(a.name(), toAttribute(a));
-        for (const auto& in : node.input())
-            if (!in.empty())
-                op.inputs.push_back(index[in]);
-        for (const auto& out : node.output())
-            if (!out.empty())
-                op.outputs.push_back(index[out]);
+        for (int k = 0; k < node.input_size(); ++k)
+            if (!node.input(k).empty()) {
+                op.inputs.push_back(index[node.input(k)]);
+                op.inputSlots.push_back(k);
+            }
+        for (int k = 0; k < node.output_size(); ++k)
+            if (!node.output(k).empty()) {
+                op.outputs.push_back(index[node.output(k)]);
+                op.outputSlots.push_back(k);
+            }
+        trimSlots(op.inputSlots);
+        trimSlots(op.outputSlots);
         for (const auto& name : subgraphReads(node))
             if (auto it = index.find(name); it != index.end())
                 op.captured.push_back(it->second);

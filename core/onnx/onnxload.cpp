@@ -468,6 +468,8 @@ Attribute toAttribute(const onnx::AttributeProto& a)
             result.floats.assign(a.floats().begin(), a.floats().end());
         break;
     }
+    result.list = a.type() == A::INTS || a.type() == A::FLOATS || a.type() == A::STRINGS
+        || (a.type() == A::UNDEFINED && (a.ints_size() || a.floats_size()));
     return result;
 }
 

@@ -77,8 +77,16 @@ std::optional<GapRewrite> swapGap(const Transformed& current, const IdleGap& gap
     for (Step s = gap.to; s < state.schedule.steps(); ++s)
         replaceTensor(state.graph.ops[state.schedule.order[s]], t, back); // a fused op's body reads `back` too
     const OpIndex lastReader = state.schedule.order[std::size_t(gap.from)], nextReader = state.schedule.order[std::size_t(gap.to)];
-    const auto swapIn = insertOp(state, Op { name + ".swap_in", "SwapIn", "", {}, { host }, { back }, {}, {} }, gap.to);
-    insertOp(state, Op { name + ".swap_out", "SwapOut", "", {}, { t }, { host }, {}, {} }, gap.from + 1);
+    const auto copyOp = [&](const char* suffix, const char* type, TensorIndex from, TensorIndex to) {
+        Op op;
+        op.name = name + suffix;
+        op.type = type;
+        op.inputs = { from };
+        op.outputs = { to };
+        return op;
+    };
+    const auto swapIn = insertOp(state, copyOp(".swap_in", "SwapIn", host, back), gap.to);
+    insertOp(state, copyOp(".swap_out", "SwapOut", t, host), gap.from + 1);
     const Step jit = gap.to + 1;
     const double transfer = static_cast<double>(gap.size) / device.hostLinkBandwidth;
     std::vector<Bytes> live; // empty: no step may hold the copy early, so the SwapIn stays just in time

@@ -135,7 +135,7 @@ Expected<Workload> appendBackwardPass(const Workload& workload, const TrainingOp
     // Dropout keeps its mask for the backward pass.
     for (auto opIndex : forward) {
         auto& op = graph.ops[opIndex];
-        if (op.type != "Dropout" || op.outputs.size() != 1 || op.inputs.empty())
+        if (op.type != "Dropout" || op.outputs.size() != 1 || !op.outputSlots.empty() || op.inputs.empty())
             continue;
         Tensor mask = graph.tensors[op.inputs[0]];
         mask.name = names.fresh(opLabel(op, opIndex) + ".mask");
