@@ -66,6 +66,8 @@ QString graphDifference(const Graph& a, const Graph& b)
             return where + QStringLiteral("name/type/domain vs '%1' %2 %3").arg(q(y.name), q(y.type), q(y.domain));
         if (x.inputs != y.inputs || x.outputs != y.outputs || x.captured != y.captured)
             return where + QStringLiteral("tensors differ");
+        if (x.inputSlots != y.inputSlots || x.outputSlots != y.outputSlots)
+            return where + QStringLiteral("slots differ");
         if (x.attributes != y.attributes)
             return where + QStringLiteral("attributes differ");
     }
@@ -73,6 +75,8 @@ QString graphDifference(const Graph& a, const Graph& b)
         return QStringLiteral("graph inputs/outputs differ");
     if (a.notes != b.notes)
         return QStringLiteral("notes differ");
+    if (a.opsets != b.opsets)
+        return QStringLiteral("opsets differ");
     return {};
 }
 
@@ -248,13 +252,17 @@ void TestIo::jsonRoundTrip()
             R"({"name": "n\u00e4me \"q\"", "dtype": "uint8", "shape": [0, 7]})",
         },
         {
-            R"({"name": "a", "type": "NonZero", "inputs": ["x"], "outputs": ["e"], "attributes": {"eps": 1e-05, "k": [3, 3], "g": 1, "f": [0.1, 0.2], "mode": "x"}})",
-            R"({"name": "b", "type": "If", "domain": "ai.onnx", "inputs": ["e"], "outputs": ["h", "u"], "captured": ["w", "s"]})",
+            R"({"name": "a", "type": "NonZero", "inputs": ["x"], "outputs": ["e"], "attributes": {"eps": 1e-05, "k": [3, 3], "g": 1, "f": [0.1, 0.2], "mode": "x", "one": [2], "names": ["p", "q"]}})",
+            R"({"name": "b", "type": "If", "domain": "ai.onnx", "inputs": ["e"], "outputs": ["", "h", "", "u"], "captured": ["w", "s"]})",
             R"({"type": "Concat", "inputs": ["h", "n\u00e4me \"q\""], "outputs": ["y"]})",
         },
-        R"("inputs": ["x"], "outputs": ["y", "u"], "notes": ["one note"])");
+        R"("inputs": ["x"], "outputs": ["y", "u"], "notes": ["one note"], "opsets": {"": 11, "com.example": 2})");
     const auto first = parseJsonGraph(text, "rt.json");
     QVERIFY2(first, first ? "" : first.error().message.c_str());
+    QCOMPARE(first->ops[1].outputSlots, (std::vector<int> { 1, 3 }));
+    QCOMPARE(first->opsets.at(""), std::int64_t(11));
+    QCOMPARE(first->ops[0].attributes.at("names").text, std::string("p,q"));
+    QVERIFY(first->ops[0].attributes.at("one").list);
     QCOMPARE(first->tensors[2].size, Bytes(8)); // rank-0 int64
     QCOMPARE(first->tensors[4].size, kUnknownSize);
     QCOMPARE(first->tensors[7].size, Bytes(0));
@@ -327,6 +335,8 @@ void TestIo::jsonErrors_data()
     row("empty", "", invalid, strings({ "bad.json:1:", "invalid JSON" }));
     row("not an object", "[1, 2]\n", invalid, strings({ "bad.json:1:", "expected a JSON object" }));
     row("unknown top-level field", "{\n  \"tensor\": []\n}", invalid, strings({ "bad.json:2:", "'tensor'", "unknown top-level" }));
+    row("opset not a number", graphText({ kX, kY }, { kRelu }, R"("inputs": ["x"], "outputs": ["y"],
+  "opsets": {"": "17"})"), invalid, strings({ "bad.json:10:", "opsets", "operator set version" }));
     row("tensors not a list", "{\n  \"tensors\": {},\n  \"ops\": []\n}", invalid, strings({ "bad.json:2:", "tensors" }));
     row("no tensors", "{\n  \"ops\": []\n}", invalid, strings({ "bad.json", "tensors" }));
     row("name wrong type", "{\n  \"name\": 3, \"tensors\": [], \"ops\": []\n}", invalid, strings({ "bad.json:2:", "name", "string" }));

@@ -351,6 +351,7 @@ private slots:
     void exportRoundTrip();
     void exportHandMadeGraph();
     void exportKeepsOptionalSlots();
+    void exportKeepsOpsetsAndFillValues();
     void badInput_data();
     void badInput();
     void bindingErrors();
@@ -1193,7 +1194,9 @@ void TestOnnxImport::exportKeepsOptionalSlots()
     // through an ONNX and a JSON round trip, and list attributes stay lists (one element, strings):
     // Clip(x, "", max) must not read max as min, an LSTM writing only Y_h must not call it Y.
     ModelBuilder b;
-    b.model().add_opset_import()->set_domain("com.example");
+    auto* example = b.model().add_opset_import();
+    example->set_domain("com.example");
+    example->set_version(1);
     b.input("x", TensorProto::FLOAT, { 2, 3, 4 }); // sequence 2, batch 3, 4 features
     b.floats("max", {}, 1.0f);
     b.node("Clip", { "x", "", "max" }, { "c" }, "clip");
@@ -1265,7 +1268,61 @@ void TestOnnxImport::exportKeepsOptionalSlots()
             QVERIFY2(z.attributes == a.attributes, a.name.c_str());
         }
         QCOMPARE(tensor(*back, "h").size, tensor(first, "h").size);
+        QCOMPARE(back->opsets, first.opsets);
     }
+}
+
+void TestOnnxImport::exportKeepsOpsetsAndFillValues()
+{
+    // An opset-11 model: its Unsqueeze takes axes as an attribute, which opset 13 made an input, so
+    // the export must say opset 11. ConstantOfShape's int64 fill (too large to fold) sets its
+    // output's element type: written as ONNX's default float zero it would come back half the size.
+    ModelBuilder b(11);
+    b.input("x", TensorProto::FLOAT, { 3, 3 });
+    b.ints("dims", { 300, 300 });
+    auto& fill = b.node("ConstantOfShape", { "dims" }, { "big" }, "fill");
+    auto* value = fill.add_attribute();
+    value->set_name("value");
+    value->set_type(onnx::AttributeProto::TENSOR);
+    value->mutable_t()->set_data_type(TensorProto::INT64);
+    value->mutable_t()->add_dims(1);
+    value->mutable_t()->add_int64_data(3);
+    attr(b.node("Unsqueeze", { "x" }, { "y" }, "unsqueeze"), "axes", std::vector<std::int64_t> { 0 });
+    b.node("Optional", { "y" }, { "maybe" }, "wrap");
+    b.node("OptionalGetElement", { "maybe" }, { "z" }, "unwrap");
+    b.output("z");
+    b.output("big", TensorProto::INT64);
+    IMPORT(first, b.save(m_dir, QStringLiteral("opset11.onnx")));
+    QCOMPARE(first.opsets.at(""), std::int64_t(11));
+    QCOMPARE(first.ops.size(), std::size_t(4));
+    QCOMPARE(first.ops[0].attributes.at("value").ints, (std::vector<std::int64_t> { 3 }));
+    QCOMPARE(tensor(first, "big").size, Bytes(300 * 300 * 8));
+    QCOMPARE(tensor(first, "y").shape, (std::vector<std::int64_t> { 1, 3, 3 }));
+    QVERIFY(tensor(first, "maybe").optional);
+
+    const QString copy = m_dir.filePath(QStringLiteral("copy_opset11.onnx"));
+    const auto exported = exportOnnx(first, copy.toStdString());
+    QVERIFY2(exported, exported ? "" : exported.error().message.c_str());
+    onnx::ModelProto written;
+    std::ifstream in(copy.toStdString(), std::ios::binary);
+    QVERIFY(written.ParseFromIstream(&in));
+    QCOMPARE(written.opset_import_size(), 1);
+    QCOMPARE(written.opset_import(0).version(), std::int64_t(11));
+    QCOMPARE(written.graph().node(0).attribute_size(), 1);
+    const auto& filled = written.graph().node(0).attribute(0);
+    QCOMPARE(filled.name(), std::string("value"));
+    QCOMPARE(filled.t().data_type(), int(TensorProto::INT64));
+    for (const auto& vi : written.graph().value_info())
+        if (vi.name() == "maybe")
+            QVERIFY(vi.type().has_optional_type());
+
+    IMPORT(second, copy);
+    QCOMPARE(second.opsets, first.opsets);
+    QCOMPARE(tensor(second, "big").dtype, DType::Int64);
+    QCOMPARE(tensor(second, "y").shape, (std::vector<std::int64_t> { 1, 3, 3 }));
+    QVERIFY(tensor(second, "maybe").optional);
+    for (const auto& t : first.tensors)
+        QVERIFY2(tensor(second, t.name).size == t.size, t.name.c_str());
 }
 
 void TestOnnxImport::badInput_data()

@@ -116,6 +116,9 @@ struct Graph {
     std::vector<TensorIndex> inputs;
     std::vector<TensorIndex> outputs;
     std::vector<std::string> notes; // facts the report should mention (folded ops, subgraphs, estimates)
+    // The operator set of each domain ("" for ONNX's own) the model file imports, so an export
+    // keeps the ops' versions (Unsqueeze's axes attribute before opset 13); empty when not from ONNX.
+    std::map<std::string, std::int64_t> opsets;
 
     std::optional<TensorIndex> findTensor(std::string_view name) const;
 };

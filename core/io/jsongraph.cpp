@@ -232,9 +232,9 @@ public:
             return fail(1, "the file", std::string("expected a JSON object { \"tensors\": [...], \"ops\": [...] }, found ") + typeName(root));
         for (const auto& [key, value] : root.items())
             if (key != "name" && key != "tensors" && key != "ops" && key != "inputs" && key != "outputs" && key != "notes"
-                && key != "comment")
+                && key != "opsets" && key != "comment")
                 return fail(m_lines.line(key), quote(key),
-                    "unknown top-level field (expected name, tensors, ops, inputs, outputs, notes)");
+                    "unknown top-level field (expected name, tensors, ops, inputs, outputs, notes, opsets)");
 
         if (root.contains("name")) {
             if (!root["name"].is_string())
@@ -252,6 +252,14 @@ public:
                     return fail(m_lines.line("notes"), "notes", "expected a list of strings");
                 m_graph.notes.push_back(note.get<std::string>());
             }
+        }
+        if (root.contains("opsets")) {
+            const auto& opsets = root["opsets"];
+            auto positive = [](const json& v) { return v.is_number_integer() && v.get<std::int64_t>() > 0; };
+            if (!opsets.is_object() || !std::all_of(opsets.begin(), opsets.end(), positive))
+                return fail(m_lines.line("opsets"), "opsets", "expected an object of domain: operator set version, e.g. {\"\": 17}");
+            for (const auto& [domain, version] : opsets.items())
+                m_graph.opsets[domain] = version.get<std::int64_t>();
         }
 
         if (!root.contains("tensors") || !root["tensors"].is_array())
@@ -696,6 +704,8 @@ std::string exportJsonGraph(const Graph& graph)
     out += "\n  ],\n  \"inputs\": " + dumpLine(names(graph.inputs)) + ",\n  \"outputs\": " + dumpLine(names(graph.outputs));
     if (!graph.notes.empty())
         out += ",\n  \"notes\": " + dumpLine(OrderedJson(graph.notes));
+    if (!graph.opsets.empty())
+        out += ",\n  \"opsets\": " + dumpLine(OrderedJson(graph.opsets));
     out += "\n}\n";
     return out;
 }

@@ -21,7 +21,8 @@ namespace core {
 // "kind" defaults to activation, or input/output for tensors in the "inputs"/"outputs" lists. An op's
 // "inputs" and "outputs" may hold "" for an optional one left out, as in ONNX: ["x", "", "max"].
 // Op "attributes": name -> integer, float, string, or list of numbers or of strings (a list stays
-// a list even with one element). Errors name the file, line and entry.
+// a list even with one element). "opsets": the ONNX operator set per domain the ops follow, as in
+// {"": 11} (an export to ONNX writes them). Errors name the file, line and entry.
 // exportJsonGraph writes this format; parsing its output gives back the same graph.
 Expected<Graph> parseJsonGraph(const std::string& text, const std::string& source, const ShapeBindings& bindings = {});
 Expected<Graph> importJsonGraph(const std::filesystem::path& file, const ShapeBindings& bindings = {});

@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: MemPlan authors
-// exportOnnx: a Graph as an ONNX model (IR 8, opset 17) whose declared types carry every size,
+// exportOnnx: a Graph as an ONNX model (IR 8, the graph's opsets or 17) whose declared types carry every size,
 // so importOnnx gives the same sizes back even for ops ONNX cannot infer.
 #include "onnx/onnximport.h"
 
 #include "onnx/onnxvalue.h"
 
 #include <climits>
+#include <cmath>
 #include <fstream>
-#include <set>
+#include <map>
 #include <unordered_set>
 
 namespace core {
@@ -26,6 +27,11 @@ const std::unordered_set<std::string> kListAttributes {
     "scan_output_directions", "image_shape", "block_shape", "classlabels_ints", "nodes_featureids",
 };
 
+bool shapeGivesSize(const Tensor& t)
+{
+    return t.rankKnown && t.dtype != DType::Undefined && tensorBytes(t.dtype, t.shape) == t.size;
+}
+
 // The declared type of a tensor: its shape when that gives its size, otherwise a flat byte-sized
 // stand-in so a re-import still finds the size.
 void writeType(const Tensor& t, onnx::TypeProto& type)
@@ -33,8 +39,7 @@ void writeType(const Tensor& t, onnx::TypeProto& type)
     ValueFacts f;
     f.kind = ValueKind::Tensor;
     f.elemType = onnxFromDType(t.dtype);
-    const bool shapeGivesSize = t.rankKnown && t.dtype != DType::Undefined && tensorBytes(t.dtype, t.shape) == t.size;
-    if (shapeGivesSize || (t.size == kUnknownSize && t.rankKnown)) {
+    if (shapeGivesSize(t) || (t.size == kUnknownSize && t.rankKnown)) {
         f.rankKnown = true;
         f.dims = t.shape;
     } else if (t.size != kUnknownSize) {
@@ -52,10 +57,17 @@ void writeType(const Tensor& t, onnx::TypeProto& type)
         type.mutable_tensor_type()->set_elem_type(onnx::TensorProto::UINT8);
 }
 
+// An optional tensor whose shape gives its size is declared an optional, so ONNX's checker and a
+// re-import see one; anything else keeps the flat stand-in that carries its size.
 void writeValueInfo(const Tensor& t, onnx::ValueInfoProto& vi)
 {
     vi.set_name(t.name);
     writeType(t, *vi.mutable_type());
+    if (t.optional && !t.sequence && shapeGivesSize(t)) {
+        onnx::TypeProto element;
+        element.Swap(vi.mutable_type());
+        *vi.mutable_type()->mutable_optional_type()->mutable_elem_type() = element;
+    }
 }
 
 // A tensor of the tensor's declared type and shape: its known values (Tensor::values), else zeros.
@@ -127,6 +139,28 @@ void writeAttribute(const std::string& name, const Attribute& a, onnx::Attribute
     }
 }
 
+// A ConstantOfShape's value: a one-element tensor of the output's element type holding the fill
+// the graph kept (Attribute "value"), or zero; left out for float32 zeros, ONNX's default.
+void writeFillValue(const Op& op, DType dtype, onnx::NodeProto& node)
+{
+    const auto it = op.attributes.find("value");
+    ConstValue fill;
+    fill.elemType = onnxFromDType(dtype);
+    fill.dims = { 1 };
+    if (fill.elemType == 0 || (it == op.attributes.end() && dtype == DType::Float32))
+        return;
+    const Attribute kept = it == op.attributes.end() ? Attribute {} : it->second;
+    const double real = !kept.floats.empty() ? double(kept.floats[0]) : !kept.ints.empty() ? double(kept.ints[0]) : 0.0;
+    if (isIntegerType(fill.elemType))
+        fill.ints = { !kept.ints.empty() ? kept.ints[0] : std::abs(real) < 9e18 ? std::int64_t(real) : 0 };
+    else
+        fill.reals = { real };
+    auto* attr = node.add_attribute();
+    attr->set_name("value");
+    attr->set_type(onnx::AttributeProto::TENSOR);
+    writeConst(fill, *attr->mutable_t());
+}
+
 Status exportImpl(const Graph& graph, const std::filesystem::path& file)
 {
     const std::string fileName = file.string();
@@ -144,17 +178,15 @@ Status exportImpl(const Graph& graph, const std::filesystem::path& file)
     onnx::ModelProto model;
     model.set_ir_version(8);
     model.set_producer_name("memplan");
-    auto* opset = model.add_opset_import();
-    opset->set_domain("");
-    opset->set_version(17);
-    std::set<std::string> domains;
+    // The file's own operator sets where the graph came from one; opset 17 and version 1 otherwise.
+    std::map<std::string, std::int64_t> opsets = graph.opsets;
+    opsets.emplace("", 17);
     for (const auto& op : graph.ops)
-        if (!op.domain.empty() && op.domain != "ai.onnx")
-            domains.insert(op.domain);
-    for (const auto& d : domains) {
+        opsets.emplace(op.domain == "ai.onnx" ? std::string() : op.domain, 1);
+    for (const auto& [domain, version] : opsets) {
         auto* o = model.add_opset_import();
-        o->set_domain(d);
-        o->set_version(1);
+        o->set_domain(domain);
+        o->set_version(version);
     }
     auto* g = model.mutable_graph();
     g->set_name(graph.name.empty() ? "memplan" : graph.name);
@@ -202,8 +234,12 @@ Status exportImpl(const Graph& graph, const std::filesystem::path& file)
             node->add_input(name);
         for (const auto& name : slotNames(graph, op.outputs, op.outputSlots))
             node->add_output(name);
+        const bool fills = op.type == "ConstantOfShape" && op.domain.empty() && op.outputs.size() == 1;
         for (const auto& [name, a] : op.attributes)
-            writeAttribute(name, a, *node->add_attribute());
+            if (!(fills && name == "value"))
+                writeAttribute(name, a, *node->add_attribute());
+        if (fills)
+            writeFillValue(op, graph.tensors[op.outputs[0]].dtype, *node);
         // A Constant needs its value; the graph only knows its type and shape.
         if (op.type == "Constant" && op.outputs.size() == 1 && !op.attributes.count("value")) {
             auto* attr = node->add_attribute();

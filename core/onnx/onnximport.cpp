@@ -199,6 +199,25 @@ std::unordered_map<std::string, ValueFacts> givenFacts(const onnx::GraphProto& g
     return given;
 }
 
+// A ConstantOfShape's fill value (a one-element tensor attribute) as a scalar attribute, so the
+// graph keeps it for an export; the output's element type is the tensor's.
+std::optional<Attribute> fillValue(const onnx::NodeProto& node)
+{
+    if (node.op_type() != "ConstantOfShape" || !(node.domain().empty() || node.domain() == "ai.onnx"))
+        return std::nullopt;
+    for (const auto& a : node.attribute())
+        if (a.name() == "value" && a.has_t())
+            if (const auto value = readConst(a.t(), 1); value && value->count() == 1) {
+                Attribute fill;
+                if (value->isReal())
+                    fill.floats = { float(value->reals[0]) };
+                else
+                    fill.ints = { value->ints[0] };
+                return fill;
+            }
+    return std::nullopt;
+}
+
 // torchvision before 0.15 exports roi_align(aligned=False) as RoiAlign without
 // coordinate_transformation_mode, which opset 16 on reads as half_pixel, while torch computed
 // output_half_pixel: the file's detections then differ from the model it came from. Says so for
@@ -305,6 +324,9 @@ Expected<Graph> importImpl(const std::filesystem::path& file, const ShapeBinding
     Graph g;
     const auto& graph = model.graph();
     g.name = graph.name().empty() ? file.stem().string() : graph.name();
+    for (const auto& o : model.opset_import())
+        if (o.version() > 0) // an unset version: an export falls back to its default
+            g.opsets[o.domain() == "ai.onnx" ? std::string() : o.domain()] = o.version();
     const std::vector<std::string> names = valueNames(graph, initializers);
     std::unordered_map<std::string, TensorIndex> index;
     for (std::size_t i = 0; i < names.size(); ++i)
@@ -403,6 +425,8 @@ Expected<Graph> importImpl(const std::filesystem::path& file, const ShapeBinding
         for (const auto& a : node.attribute())
             if (isScalarOrListAttribute(a))
                 op.attributes.emplace(a.name(), toAttribute(a));
+        if (const auto fill = fillValue(node))
+            op.attributes.emplace("value", *fill);
         for (int k = 0; k < node.input_size(); ++k)
             if (!node.input(k).empty()) {
                 op.inputs.push_back(index[node.input(k)]);
