@@ -1160,7 +1160,7 @@ void TestCuda::recurrentOpsOnTheDevice()
     auto* rnn = b.op("rnn", "RNN", { x, weight("rnn_w", { 2, rh, input }), weight("rnn_r", { 2, rh, rh }), weight("rnn_b", { 2, 2 * rh }), lens },
         { rnnY });
     rnn->attributes["direction"].text = "bidirectional";
-    rnn->attributes["activations"].text = "Relu,Tanh";
+    rnn->attributes["activations"].strings = { "Relu", "Tanh" };
 
     const auto w = b.workload("recurrent ops", 256);
     runsLikeTheCpu(w, data, 0);

@@ -252,7 +252,7 @@ void TestIo::jsonRoundTrip()
             R"({"name": "n\u00e4me \"q\"", "dtype": "uint8", "shape": [0, 7]})",
         },
         {
-            R"({"name": "a", "type": "NonZero", "inputs": ["x"], "outputs": ["e"], "attributes": {"eps": 1e-05, "k": [3, 3], "g": 1, "f": [0.1, 0.2], "mode": "x", "one": [2], "names": ["p", "q"]}})",
+            R"({"name": "a", "type": "NonZero", "inputs": ["x"], "outputs": ["e"], "attributes": {"eps": 1e-05, "k": [3, 3], "g": 1, "f": [0.1, 0.2], "mode": "x", "one": [2], "names": ["p", "q,r", ""]}})",
             R"({"name": "b", "type": "If", "domain": "ai.onnx", "inputs": ["e"], "outputs": ["", "h", "", "u"], "captured": ["w", "s"]})",
             R"({"type": "Concat", "inputs": ["h", "n\u00e4me \"q\""], "outputs": ["y"]})",
         },
@@ -261,7 +261,7 @@ void TestIo::jsonRoundTrip()
     QVERIFY2(first, first ? "" : first.error().message.c_str());
     QCOMPARE(first->ops[1].outputSlots, (std::vector<int> { 1, 3 }));
     QCOMPARE(first->opsets.at(""), std::int64_t(11));
-    QCOMPARE(first->ops[0].attributes.at("names").text, std::string("p,q"));
+    QCOMPARE(first->ops[0].attributes.at("names").strings, (std::vector<std::string> { "p", "q,r", "" }));
     QVERIFY(first->ops[0].attributes.at("one").list);
     QCOMPARE(first->tensors[2].size, Bytes(8)); // rank-0 int64
     QCOMPARE(first->tensors[4].size, kUnknownSize);
@@ -564,6 +564,9 @@ void TestIo::csvErrors_data()
     row("upper below lower", "id,lower,upper,size\n0,6,5,4\n", 2, "upper (5) must be greater than lower (6)");
     row("duplicate id", "id,lower,upper,size\n7,0,1,4\n8,0,1,4\n\n7,1,2,4\n", 5, "duplicate id '7' (first on line 2)");
     row("empty id", "id,lower,upper,size\n,0,1,4\n", 2, "empty id");
+    row("unclosed quote", "id,lower,upper,size\n0,0,1,4\n\"a\n,0,1,4\n1,0,1,4\n", 3, "quoted field opened on this line is not closed");
+    row("unclosed quote in header", "\n\"id,lower,upper,size\n0,0,1,4\n", 2, "quoted field opened on this line is not closed");
+    row("error after a two-line name", "id,lower,upper,size\n\"a\nb\",0,1,4\n\"c\",0,1,x\n", 4, "size 'x' is not an integer");
     // Two buffers of 2^62 bytes: offsets past 2^63 would overflow; planners produced invalid plans.
     row("sizes beyond 2^60 in all", "id,lower,upper,size\n0,0,1,4611686018427387904\nbig,0,1,4611686018427387905\n", 0,
         "more than 2^60 bytes (1 EiB) in all, beyond any memory; the largest, 'big', holds");
@@ -590,10 +593,11 @@ void TestIo::csvRoundTrip()
     problem.steps = 9;
     problem.buffers = { Buffer { "first", { 0, 3 }, 100, TensorKind::Activation, { "first" } },
         Buffer { "with,comma", { 2, 9 }, 40, TensorKind::Activation, { "with,comma" } },
-        Buffer { "q\"uote", { 5, 6 }, 0, TensorKind::Activation, { "q\"uote" } } };
+        Buffer { "q\"uote", { 5, 6 }, 0, TensorKind::Activation, { "q\"uote" } },
+        Buffer { "two\r\nlines, \"quoted\"\n", { 1, 2 }, 8, TensorKind::Activation, { "two\r\nlines, \"quoted\"\n" } } };
     Plan plan;
-    plan.offsets = { 0, 100, 7 };
-    plan.arenaSize = 140;
+    plan.offsets = { 0, 100, 7, 140 };
+    plan.arenaSize = 148;
 
     const auto text = exportProblemCsv(problem, &plan);
     QVERIFY2(text.rfind("id,lower,upper,size,offset\n", 0) == 0, text.c_str());

@@ -1215,6 +1215,11 @@ void TestOnnxImport::exportKeepsOptionalSlots()
     auto& mix = b.node("Mix", { "up" }, { "m" }, "mix");
     mix.set_domain("com.example");
     attr(mix, "widths", std::vector<std::int64_t> { 4 });
+    auto* labels = mix.add_attribute(); // elements holding ',' or nothing stay as they are
+    labels->set_name("labels");
+    labels->set_type(onnx::AttributeProto::STRINGS);
+    for (const char* label : { "a,b", "", "c" })
+        labels->add_strings(label);
     const std::vector<Dim> mixed { 1, 1, 4, 4 }; // ONNX knows nothing of Mix: the file states its output
     auto* stated = b.graph()->add_value_info();
     stated->set_name("m");
@@ -1227,7 +1232,8 @@ void TestOnnxImport::exportKeepsOptionalSlots()
     QCOMPARE(first.ops[1].outputSlots, (std::vector<int> { 1 }));
     QCOMPARE(first.ops[2].inputSlots, (std::vector<int> { 0, 2 }));
     QCOMPARE(tensor(first, "h").size, Bytes(1 * 3 * 5 * 4));
-    QCOMPARE(first.ops[1].attributes.at("activations").text, std::string("Sigmoid,Tanh,Tanh"));
+    QCOMPARE(first.ops[1].attributes.at("activations").strings, (std::vector<std::string> { "Sigmoid", "Tanh", "Tanh" }));
+    QCOMPARE(first.ops[3].attributes.at("labels").strings, (std::vector<std::string> { "a,b", "", "c" }));
     QVERIFY(first.ops[1].attributes.at("activations").list);
     QVERIFY(first.ops[3].attributes.at("widths").list);
     QVERIFY(!first.ops[1].attributes.at("hidden_size").list);
@@ -1245,13 +1251,17 @@ void TestOnnxImport::exportKeepsOptionalSlots()
     QCOMPARE(nodes[1].output_size(), 2);
     QCOMPARE(nodes[1].output(0), std::string());
     QCOMPARE(nodes[2].input(1), std::string());
-    for (const auto& a : nodes[1].attribute())
-        if (a.name() == "activations") {
-            QCOMPARE(a.type(), onnx::AttributeProto::STRINGS);
-            QCOMPARE(a.strings_size(), 3);
-            QCOMPARE(a.strings(2), std::string("Tanh"));
-        }
-    QCOMPARE(nodes[3].attribute(0).type(), onnx::AttributeProto::INTS);
+    auto attribute = [](const onnx::NodeProto& node, const std::string& name) {
+        const auto& all = node.attribute();
+        const auto it = std::find_if(all.begin(), all.end(), [&](const auto& a) { return a.name() == name; });
+        return it != all.end() ? *it : onnx::AttributeProto();
+    };
+    QCOMPARE(attribute(nodes[1], "activations").type(), onnx::AttributeProto::STRINGS);
+    QCOMPARE(attribute(nodes[1], "activations").strings_size(), 3);
+    QCOMPARE(attribute(nodes[1], "activations").strings(2), std::string("Tanh"));
+    QCOMPARE(attribute(nodes[3], "widths").type(), onnx::AttributeProto::INTS);
+    QCOMPARE(attribute(nodes[3], "labels").strings_size(), 3);
+    QCOMPARE(attribute(nodes[3], "labels").strings(0), std::string("a,b"));
 
     IMPORT(second, copy);
     const auto json = parseJsonGraph(exportJsonGraph(first), "slots.json");

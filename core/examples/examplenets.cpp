@@ -12,9 +12,27 @@ namespace {
 using Shape = std::vector<std::int64_t>;
 using Attributes = std::map<std::string, Attribute>;
 
-Attribute ints(std::initializer_list<std::int64_t> values) { return Attribute { values, {}, {}, true }; }
-Attribute integer(std::int64_t value) { return Attribute { { value }, {}, {} }; }
-Attribute real(float value) { return Attribute { {}, { value }, {} }; }
+Attribute ints(std::initializer_list<std::int64_t> values)
+{
+    Attribute a;
+    a.ints = values;
+    a.list = true;
+    return a;
+}
+
+Attribute integer(std::int64_t value)
+{
+    Attribute a;
+    a.ints = { value };
+    return a;
+}
+
+Attribute real(float value)
+{
+    Attribute a;
+    a.floats = { value };
+    return a;
+}
 
 // Appends tensors and ops in execution order. Shapes are worked out by the helpers below, the way
 // ONNX shape inference would, so that an exported model re-infers to the same shapes.

@@ -150,13 +150,9 @@ std::vector<TensorIndex> unsizedTensors(const Graph& graph)
 
 std::vector<std::string> attributeStrings(const Attribute& a)
 {
-    std::vector<std::string> strings;
-    for (std::size_t start = 0; start <= a.text.size();) {
-        const auto comma = std::min(a.text.find(',', start), a.text.size());
-        strings.push_back(a.text.substr(start, comma - start));
-        start = comma + 1;
-    }
-    return strings;
+    if (a.strings.empty() && !a.text.empty())
+        return { a.text };
+    return a.strings;
 }
 
 int inputSlot(const Op& op, std::size_t k)

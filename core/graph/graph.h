@@ -66,8 +66,9 @@ struct Tensor {
 struct Attribute {
     std::vector<std::int64_t> ints;
     std::vector<float> floats;
-    std::string text; // a list of strings (ONNX STRINGS) joined with ','
+    std::string text; // ONNX STRING
     bool list = false; // the file states a list (INTS, FLOATS, STRINGS), even of one element
+    std::vector<std::string> strings; // ONNX STRINGS, each element as it is (it may hold ',' or be empty)
     bool operator==(const Attribute&) const = default;
 };
 
@@ -93,7 +94,7 @@ struct Op {
     std::vector<Op> body;
 };
 
-// The strings of a string list attribute (Attribute::text split at ','); one for a single string.
+// The strings of a string attribute: a STRINGS list as it is, a single STRING as a list of one.
 std::vector<std::string> attributeStrings(const Attribute& a);
 
 // The ONNX slot of op.inputs[k] (op.outputs[k]): Op::inputSlots (outputSlots), else k.

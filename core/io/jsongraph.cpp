@@ -537,7 +537,7 @@ private:
             const bool allStrings = !value.empty() && std::all_of(value.begin(), value.end(), [](const json& v) { return v.is_string(); });
             for (const auto& item : value) {
                 if (allStrings)
-                    attribute.text += (&item == &value.front() ? "" : ",") + item.get<std::string>();
+                    attribute.strings.push_back(item.get<std::string>());
                 else if (allIntegers)
                     attribute.ints.push_back(item.get<std::int64_t>());
                 else if (isFloat(item))
@@ -598,8 +598,8 @@ double shortestDouble(float value)
 // A list attribute is written as a JSON list even with one element, so it reads back as a list.
 OrderedJson attributeJson(const Attribute& attribute)
 {
-    if (!attribute.text.empty() && attribute.list)
-        return attributeStrings(attribute);
+    if (!attribute.strings.empty())
+        return attribute.strings;
     if (!attribute.text.empty())
         return attribute.text;
     if (!attribute.ints.empty()) {

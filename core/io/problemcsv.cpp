@@ -87,6 +87,37 @@ Number parseInteger(std::string_view text, std::int64_t& value)
 
 bool isBlank(std::string_view line) { return trim(line).empty(); }
 
+// The length of the record at the start of `text`: up to its first newline outside a quoted field
+// (a quoted name may hold newlines), or all of it. A quote opens a field only at its start, as in
+// splitFields; `newlines` counts the newlines inside quotes, `open` says a quote was never closed.
+std::size_t recordLength(std::string_view text, int& newlines, bool& open)
+{
+    newlines = 0;
+    open = false;
+    bool fieldStart = true;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (open) {
+            if (c == '"' && i + 1 < text.size() && text[i + 1] == '"')
+                ++i;
+            else if (c == '"')
+                open = false;
+            else if (c == '\n')
+                ++newlines;
+        } else if (c == '\n') {
+            return i;
+        } else if (c == ',') {
+            fieldStart = true;
+        } else if (c == '"' && fieldStart) {
+            open = true;
+            fieldStart = false;
+        } else if (c != ' ' && c != '\t') {
+            fieldStart = false;
+        }
+    }
+    return text.size();
+}
+
 std::string csvField(const std::string& text)
 {
     const bool plain = text.find_first_of(",\"\r\n") == std::string::npos
@@ -111,17 +142,21 @@ Expected<CsvProblem> parseProblemCsv(const std::string& text, const std::string&
     std::string_view rest(text);
     if (rest.substr(0, 3) == "\xEF\xBB\xBF")
         rest.remove_prefix(3); // UTF-8 byte order mark (spreadsheet exports)
-    int lineNumber = 0;
-    std::string_view line;
+    int lineNumber = 0; // of the record's first line
+    int nextLineNumber = 1;
+    bool unclosedQuote = false;
+    std::string_view line; // one record: a line, or more where a quoted field holds newlines
     auto nextLine = [&]() {
         if (rest.empty())
             return false;
-        const auto newline = rest.find('\n');
-        line = rest.substr(0, newline);
-        rest.remove_prefix(newline == std::string_view::npos ? rest.size() : newline + 1);
+        int newlines = 0;
+        const auto length = recordLength(rest, newlines, unclosedQuote);
+        line = rest.substr(0, length);
+        rest.remove_prefix(std::min(length + 1, rest.size()));
         if (!line.empty() && line.back() == '\r')
             line.remove_suffix(1);
-        ++lineNumber;
+        lineNumber = nextLineNumber;
+        nextLineNumber += newlines + 1;
         return true;
     };
     auto fail = [&](const std::string& what) {
@@ -136,6 +171,8 @@ Expected<CsvProblem> parseProblemCsv(const std::string& text, const std::string&
         }
     if (!haveHeader)
         return makeError(ErrorCode::InvalidModel, source + ": empty file: expected a header line id,lower,upper,size");
+    if (unclosedQuote)
+        return fail("a quoted field opened on this line is not closed");
 
     std::vector<std::string_view> fields;
     std::vector<std::string> storage;
@@ -174,6 +211,8 @@ Expected<CsvProblem> parseProblemCsv(const std::string& text, const std::string&
     while (nextLine()) {
         if (isBlank(line))
             continue;
+        if (unclosedQuote)
+            return fail("a quoted field opened on this line is not closed");
         splitFields(line, fields, storage);
         if (fields.size() != fieldCount)
             return fail("expected " + std::to_string(fieldCount) + " fields like the header, found " + std::to_string(fields.size()));

@@ -127,9 +127,9 @@ void writeAttribute(const std::string& name, const Attribute& a, onnx::Attribute
             for (auto v : a.floats)
                 out.add_floats(v);
         }
-    } else if (a.list && !a.text.empty()) {
+    } else if (!a.strings.empty()) {
         out.set_type(onnx::AttributeProto::STRINGS);
-        for (const auto& text : attributeStrings(a))
+        for (const auto& text : a.strings)
             out.add_strings(text);
     } else if (list) {
         out.set_type(onnx::AttributeProto::INTS); // an empty list

@@ -451,10 +451,7 @@ Attribute toAttribute(const onnx::AttributeProto& a)
     case A::FLOAT: result.floats = { a.f() }; break;
     case A::FLOATS: result.floats.assign(a.floats().begin(), a.floats().end()); break;
     case A::STRING: result.text = a.s(); break;
-    case A::STRINGS:
-        for (int i = 0; i < a.strings_size(); ++i)
-            result.text += (i ? "," : "") + a.strings(i);
-        break;
+    case A::STRINGS: result.strings.assign(a.strings().begin(), a.strings().end()); break;
     default: // untyped attributes of very old models: take whichever field is set
         if (a.has_i())
             result.ints = { a.i() };
@@ -466,10 +463,12 @@ Attribute toAttribute(const onnx::AttributeProto& a)
             result.ints.assign(a.ints().begin(), a.ints().end());
         else if (a.floats_size())
             result.floats.assign(a.floats().begin(), a.floats().end());
+        else if (a.strings_size())
+            result.strings.assign(a.strings().begin(), a.strings().end());
         break;
     }
     result.list = a.type() == A::INTS || a.type() == A::FLOATS || a.type() == A::STRINGS
-        || (a.type() == A::UNDEFINED && (a.ints_size() || a.floats_size()));
+        || (a.type() == A::UNDEFINED && (a.ints_size() || a.floats_size() || a.strings_size()));
     return result;
 }
 
