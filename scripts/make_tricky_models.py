@@ -548,6 +548,56 @@ def list_loop():
     return model(list_loop, 17, g, {"stacked": [None, 8], "count": []})
 
 
+def tensor_split_list():
+    """Opset 17: torch's tensor_split as torchvision's MViT exports it. A Loop with
+    a constant trip count of 1 slices X [1, 5, 8] on axis 1 from bounds[i] to
+    bounds[i + 1] (the class token [1, 1, 8]) into a list that starts empty;
+    SequenceInsert appends the rest [1, 4, 8]; X itself is inserted at the front
+    and erased again. SequenceAt 1 and -2 read the patch tokens and the class
+    token, whose shapes differ, and ConcatFromSequence joins the list into
+    [1, 5, 8] again. An If whose condition is computed from the class token's
+    shape (its dim 1 equals 1) squeezes it to [1, 8]; the else branch, which
+    never runs, would flatten X to [1, 40]. Every size is known at import."""
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+         helper.make_node("Unsqueeze", ["i", "zero"], ["i1"]),
+         helper.make_node("Gather", ["bounds", "i1"], ["start"]),
+         helper.make_node("Add", ["i1", "one"], ["j1"]),
+         helper.make_node("Gather", ["bounds", "j1"], ["end"]),
+         helper.make_node("Slice", ["X", "start", "end", "one"], ["piece"]),
+         helper.make_node("SequenceInsert", ["acc_in", "piece"], ["acc_out"])],
+        "split_body",
+        [inp("i", I64, []), inp("cond_in", B, []), helper.make_tensor_sequence_value_info("acc_in", F, None)],
+        [out("cond_out", B), helper.make_tensor_sequence_value_info("acc_out", F, None)])
+    then_branch = helper.make_graph(
+        [helper.make_node("Squeeze", ["cls", "one"], ["squeezed"])], "squeeze_token", [], [out("squeezed", F)])
+    else_branch = helper.make_graph(
+        [helper.make_node("Flatten", ["X"], ["flat"], axis=1)], "flatten_all", [], [out("flat", F)])
+    nodes = [
+        helper.make_node("SequenceEmpty", [], ["empty"], dtype=F),
+        helper.make_node("Loop", ["trip", "keep_going", "empty"], ["head"], body=body),
+        helper.make_node("Slice", ["X", "one", "five", "one"], ["rest"]),
+        helper.make_node("SequenceInsert", ["head", "rest"], ["pieces"]),
+        helper.make_node("SequenceInsert", ["pieces", "X", "front"], ["with_x"]),
+        helper.make_node("SequenceErase", ["with_x", "front"], ["parts"]),
+        helper.make_node("SequenceAt", ["parts", "second"], ["patches"]),
+        helper.make_node("SequenceAt", ["parts", "minus_two"], ["cls"]),
+        helper.make_node("ConcatFromSequence", ["parts"], ["joined"], axis=1),
+        helper.make_node("Shape", ["cls"], ["cls_shape"]),
+        helper.make_node("Gather", ["cls_shape", "second"], ["cls_tokens"], axis=0),
+        helper.make_node("Equal", ["cls_tokens", "second"], ["one_token"]),
+        helper.make_node("If", ["one_token"], ["token"], then_branch=then_branch, else_branch=else_branch),
+        helper.make_node("Relu", ["patches"], ["patch_out"]),
+    ]
+    g = helper.make_graph(
+        nodes, "tensor_split_list",
+        [inp("X", F, [1, 5, 8])],
+        [out("patch_out", F), out("token", F), out("joined", F)],
+        initializer=[i64("trip", 1), init("keep_going", np.array(True)), i64("zero", [0]), i64("one", [1]),
+                     i64("five", [5]), i64("bounds", [0, 1]), i64("front", 0), i64("second", 1), i64("minus_two", -2)])
+    return model(tensor_split_list, 17, g, {"patch_out": [1, 4, 8], "token": [1, 8], "joined": [1, 5, 8]})
+
+
 def roi_pool_kept():
     """Opset 17: RoI pooling over the boxes a score threshold keeps, as two-stage
     detectors export it (torchvision's MultiScaleRoIAlign). NonZero(scores > 0.3)
@@ -712,6 +762,7 @@ FIXTURES = [
     loop_concat_rows,
     loop_without_end,
     list_loop_long,
+    tensor_split_list,
 ]
 
 

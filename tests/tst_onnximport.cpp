@@ -1096,7 +1096,10 @@ void TestOnnxImport::sequencesAreEstimated()
     QCOMPARE(tensor(g, "seq").size, Bytes((6 + 12) * 4)); // sum of its tensors
     QVERIFY(!tensor(g, "seq").rankKnown);
     QCOMPARE(tensor(g, "all").size, Bytes((6 + 12) * 4));
-    QVERIFY(tensor(g, "item").size >= Bytes(12 * 4)); // upper bound unless ONNX knows the element
+    // The list keeps each element's shape: element 1 and the concatenation are exact.
+    QCOMPARE(tensor(g, "item").shape, (std::vector<std::int64_t> { 4, 3 }));
+    QVERIFY(!tensor(g, "item").estimated);
+    QCOMPARE(tensor(g, "all").shape, (std::vector<std::int64_t> { 6, 3 }));
     QVERIFY2(notesOf(g).find("sequence") != std::string::npos, notesOf(g).c_str());
 }
 
@@ -1911,18 +1914,18 @@ void TestOnnxImport::roiAlignWithoutModeIsNoted()
 // ConcatFromSequence. The list's length and element shape are known, so SequenceLength folds like
 // Shape, the Loop's trip count is 3 and the list it builds is planned at exactly 3 x [2, 8]; every
 // op runs for real (before: one iteration's guess, and a synthetic Loop). A chunk that does not
-// divide the axis (4 of 6: pieces [4, 8] and [2, 8]) leaves the element shape open: the list is then
-// sized from the bytes SequenceAt may read (at most the whole list), and still runs. A list of split
-// lengths does the same: equal ones give the element shape, unequal ones leave it open.
+// divide the axis (4 of 6: pieces [4, 8] and [2, 8]) and unequal split lengths give pieces of
+// different shapes: the list keeps each piece's shape, the unrolled Loop reads piece i in
+// iteration i, and the list it builds is exact too (before: sized by the bytes SequenceAt may read).
 void TestOnnxImport::loopOverASplitList_data()
 {
     QTest::addColumn<std::vector<std::int64_t>>("split");
     QTest::addColumn<bool>("scalar");
     QTest::addColumn<std::int64_t>("listBytes");
     QTest::newRow("chunks of 2") << std::vector<std::int64_t> { 2 } << true << std::int64_t(3 * 2 * 8 * 4);
-    QTest::newRow("chunks of 4") << std::vector<std::int64_t> { 4 } << true << std::int64_t(-1);
+    QTest::newRow("chunks of 4") << std::vector<std::int64_t> { 4 } << true << std::int64_t(6 * 8 * 4);
     QTest::newRow("split 2, 2, 2") << std::vector<std::int64_t> { 2, 2, 2 } << false << std::int64_t(3 * 2 * 8 * 4);
-    QTest::newRow("split 4, 2") << std::vector<std::int64_t> { 4, 2 } << false << std::int64_t(-1);
+    QTest::newRow("split 4, 2") << std::vector<std::int64_t> { 4, 2 } << false << std::int64_t(6 * 8 * 4);
 }
 
 void TestOnnxImport::loopOverASplitList()

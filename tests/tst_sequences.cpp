@@ -259,6 +259,51 @@ private slots:
         boundedgraphs::checkEveryPlanner(*w, options, run->outputs);
     }
 
+    // tricky/tensor_split_list: torch's tensor_split as MViT exports it, a list of a class token
+    // [1, 1, 8] and the patch tokens [1, 4, 8] built by a Loop and SequenceInsert, with an insert
+    // at the front and its erase, read by SequenceAt 1 and -2, joined by ConcatFromSequence, and an
+    // If whose condition import computes from the token's shape. The list keeps each element's
+    // shape, so every tensor gets its exact size (before: no size for what SequenceAt read, and the
+    // If sized as the larger of its branches); every op runs for real, in every planner's arena.
+    void listOfUnequalPiecesIsSizedExactly()
+    {
+        const auto file = boundedgraphs::fixture("tensor_split_list");
+        if (!fs::exists(file))
+            QSKIP("tests/models/tricky/ fixtures are missing: run scripts/make_models.sh to make the test models");
+        const auto w = core::loadWorkload(file, {});
+        QVERIFY2(w, w ? "" : w.error().message.c_str());
+        const auto& g = *w->graph;
+        auto tensor = [&](const char* name) -> const core::Tensor& { return g.tensors[std::size_t(*g.findTensor(name))]; };
+        for (const auto& [name, shape] : std::vector<std::pair<const char*, Shape>> {
+                 { "patches", { 1, 4, 8 } }, { "cls", { 1, 1, 8 } }, { "joined", { 1, 5, 8 } }, { "token", { 1, 8 } } }) {
+            QVERIFY2(g.findTensor(name), name);
+            QCOMPARE(tensor(name).shape, shape);
+            QVERIFY2(!tensor(name).estimated, name);
+        }
+        QCOMPARE(tensor("parts").size, core::Bytes(5 * 8 * 4)); // what is left after the erase, exactly
+        QCOMPARE(tensor("one_token").kind, core::TensorKind::Weight); // folded: the If's condition is known at import
+        QCOMPARE(tensor("one_token").values, std::vector<std::int64_t> { 1 });
+
+        std::vector<float> x(40);
+        for (std::size_t i = 0; i < x.size(); ++i)
+            x[i] = float(int(i % 9) - 4) * 0.25f;
+        auto options = boundedgraphs::withModelData(file, g);
+        options.inputs["X"] = boundedgraphs::floats({ 1, 5, 8 }, x);
+        const auto run = core::runOnCpu(g, w->schedule, w->problem, core::noReusePlan(w->problem), w->bufferTensor, options);
+        QVERIFY2(run, run ? "" : run.error().message.c_str());
+        QCOMPARE(run->opsSynthetic, 0);
+        QCOMPARE(run->outputs[0].shape, (Shape { 1, 4, 8 }));
+        QCOMPARE(run->outputs[1].shape, (Shape { 1, 8 }));
+        QCOMPARE(run->outputs[2].shape, (Shape { 1, 5, 8 }));
+        const auto patches = boundedgraphs::valuesOf<float>(run->outputs[0]);
+        const auto token = boundedgraphs::valuesOf<float>(run->outputs[1]);
+        for (std::size_t i = 0; i < 32; ++i)
+            QCOMPARE(patches[i], std::max(x[8 + i], 0.0f));
+        QCOMPARE(token, std::vector<float>(x.begin(), x.begin() + 8));
+        QCOMPARE(boundedgraphs::valuesOf<float>(run->outputs[2]), x);
+        boundedgraphs::checkEveryPlanner(*w, options, run->outputs);
+    }
+
     // tests/models/scripted_rows.onnx (scripts/make_models.py): torch.jit.script of a loop appending
     // each row's Linear + ReLU to a list and stacking it; torch exports SequenceEmpty, a Loop of
     // SequenceInsert (trip count x.size(0), folded at import) and ConcatFromSequence. The list is

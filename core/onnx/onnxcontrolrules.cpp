@@ -51,6 +51,8 @@ ValueFacts unionFacts(const ValueFacts& a, const ValueFacts& b)
     }
     const std::int64_t ba = factsBytes(a), bb = factsBytes(b);
     f.length = a.length == b.length ? a.length : -1;
+    if (a.elementDims != b.elementDims)
+        f.elementDims.clear();
     f.rankKnown = false;
     f.dims.clear();
     f.bytes = ba < 0 || bb < 0 ? -1 : std::max(ba, bb);
@@ -66,6 +68,16 @@ void ifRule(const RuleInput& in, std::vector<ValueFacts>& out)
         return;
     const auto& a = in.subgraphOutputs[0];
     const auto& b = in.subgraphOutputs[1];
+    // A condition import knows (computed from static shapes, as torch exports a squeeze of a dim
+    // that may be 1) picks its branch: the other never runs.
+    if (const auto condition = constInts(inputAt(in, 0)); condition && condition->size() == 1) {
+        const auto& taken = (*condition)[0] != 0 ? a : b;
+        for (std::size_t i = 0; i < out.size() && i < taken.size(); ++i) {
+            out[i] = taken[i];
+            out[i].value = nullptr; // the run computes it
+        }
+        return;
+    }
     for (std::size_t i = 0; i < out.size() && i < a.size() && i < b.size(); ++i)
         out[i] = unionFacts(a[i], b[i]);
 }
@@ -165,8 +177,11 @@ void loopRule(const RuleInput& in, std::vector<ValueFacts>& out)
             out[i].estimated = out[i].estimated || entryFillsShape(out[i], *initial);
             mergeFacts(out[i], *initial);
         }
-        if (out[i].kind == ValueKind::Sequence) // kept only when no iteration changes it
+        if (out[i].kind == ValueKind::Sequence) { // kept only when no iteration changes it
             out[i].length = initial && 1 + i < body.size() && body[1 + i].length == initial->length ? initial->length : -1;
+            if (!initial || 1 + i >= body.size() || body[1 + i].elementDims != initial->elementDims)
+                out[i].elementDims.clear();
+        }
         out[i].value = nullptr;
     }
     // Scan outputs stack one body output per iteration.
@@ -235,9 +250,42 @@ void setElements(ValueFacts& s, std::int64_t length, const Dims* dims)
     }
 }
 
-// The sequences SplitToSequence makes of x: their count, and their dims when every piece has the
-// same; false when the split is not known.
-bool splitPieces(const RuleInput& in, const ValueFacts& x, std::int64_t& length, std::optional<Dims>& dims)
+// The element a sequence op's position input (input `i`) names in a sequence of `length` elements,
+// counting from the end when negative; absent, the end (SequenceInsert appends, SequenceErase drops
+// the last). nullopt when it is not known at import or out of range.
+std::optional<std::size_t> sequencePosition(const RuleInput& in, std::size_t i, std::int64_t length, bool insert)
+{
+    const std::int64_t last = insert ? length : length - 1;
+    if (!inputAt(in, i))
+        return last >= 0 ? std::optional<std::size_t>(std::size_t(last)) : std::nullopt;
+    const auto p = constInts(inputAt(in, i));
+    if (!p || p->size() != 1)
+        return std::nullopt;
+    const std::int64_t k = (*p)[0] < 0 ? (*p)[0] + length : (*p)[0];
+    if (k < 0 || k > last)
+        return std::nullopt;
+    return std::size_t(k);
+}
+
+// Concatenating elements of these dims along `axis`: the axis dims summed, every other dim equal.
+std::optional<Dims> concatenated(const std::vector<Dims>& elements, std::int64_t axis)
+{
+    if (elements.empty() || axis < 0 || axis >= std::int64_t(elements[0].size()))
+        return std::nullopt;
+    Dims dims = elements[0];
+    for (std::size_t e = 1; e < elements.size(); ++e) {
+        if (elements[e].size() != dims.size())
+            return std::nullopt;
+        for (std::size_t d = 0; d < dims.size(); ++d)
+            if (d != std::size_t(axis) && elements[e][d] != dims[d])
+                return std::nullopt;
+        dims[std::size_t(axis)] += elements[e][std::size_t(axis)];
+    }
+    return dims;
+}
+
+// The dims of each piece SplitToSequence makes of x, in order; false when the split is not known.
+bool splitPieces(const RuleInput& in, const ValueFacts& x, std::vector<Dims>& pieces)
 {
     if (!x.dimsKnown() || x.dims.empty())
         return false;
@@ -245,14 +293,17 @@ bool splitPieces(const RuleInput& in, const ValueFacts& x, std::int64_t& length,
     if (!axis)
         return false;
     const std::int64_t dim = x.dims[std::size_t(*axis)];
-    Dims piece = x.dims;
+    auto piece = [&](std::int64_t along) {
+        Dims d = x.dims;
+        d[std::size_t(*axis)] = along;
+        return d;
+    };
     const auto* split = inputAt(in, 1);
     if (!split) {
-        length = dim;
-        piece[std::size_t(*axis)] = 1;
+        Dims d = piece(1);
         if (attrInt(*in.node, "keepdims", 1) == 0)
-            piece.erase(piece.begin() + *axis);
-        dims = piece;
+            d.erase(d.begin() + *axis);
+        pieces.assign(std::size_t(dim), d);
         return true;
     }
     const auto values = constInts(split);
@@ -262,10 +313,9 @@ bool splitPieces(const RuleInput& in, const ValueFacts& x, std::int64_t& length,
         const std::int64_t chunk = (*values)[0];
         if (chunk <= 0)
             return false;
-        length = dim / chunk + (dim % chunk != 0);
-        piece[std::size_t(*axis)] = chunk;
-        if (dim % chunk == 0)
-            dims = piece;
+        pieces.assign(std::size_t(dim / chunk), piece(chunk));
+        if (dim % chunk != 0)
+            pieces.push_back(piece(dim % chunk));
         return true;
     }
     std::int64_t total = 0;
@@ -273,15 +323,9 @@ bool splitPieces(const RuleInput& in, const ValueFacts& x, std::int64_t& length,
         if (v < 0 || v > dim - total)
             return false;
         total += v;
+        pieces.push_back(piece(v));
     }
-    if (total != dim) // the split the run refuses
-        return false;
-    length = std::int64_t(values->size());
-    if (std::all_of(values->begin(), values->end(), [&](std::int64_t v) { return v == values->front(); })) {
-        piece[std::size_t(*axis)] = values->front();
-        dims = piece;
-    }
-    return true;
+    return total == dim; // else the split the run refuses
 }
 
 bool sequenceRule(const RuleInput& in, std::vector<ValueFacts>& out)
@@ -312,6 +356,9 @@ bool sequenceRule(const RuleInput& in, std::vector<ValueFacts>& out)
             return f && f->dimsKnown() && f->dims == x->dims;
         });
         setElements(out[0], std::int64_t(in.inputs.size()), same ? &x->dims : nullptr);
+        if (std::all_of(in.inputs.begin(), in.inputs.end(), [](const ValueFacts* f) { return f && f->dimsKnown() && !f->estimated; }))
+            for (const auto* f : in.inputs)
+                out[0].elementDims.push_back(f->dims);
         return true;
     }
     if (op == "SequenceInsert") {
@@ -321,25 +368,57 @@ bool sequenceRule(const RuleInput& in, std::vector<ValueFacts>& out)
             const auto* tensor = inputAt(in, 1);
             if (x->length >= 0 && tensor && tensor->dimsKnown() && !tensor->estimated)
                 setElements(out[0], x->length + 1, x->length == 0 || (uniform && x->dims == tensor->dims) ? &tensor->dims : nullptr);
+            const auto k = x->elementsKnown() ? sequencePosition(in, 2, x->length, true) : std::nullopt;
+            if (k && tensor && tensor->dimsKnown() && !tensor->estimated) {
+                out[0].elementDims = x->elementDims;
+                out[0].elementDims.insert(out[0].elementDims.begin() + std::ptrdiff_t(*k), tensor->dims);
+            }
         }
         return true;
     }
     if (op == "SequenceErase") {
         if (bytesOf(0) >= 0)
             out[0] = sequenceFacts(x->elemType, bytesOf(0), true); // at most what it held
-        if (bytesOf(0) >= 0 && x->length > 0)
+        if (bytesOf(0) >= 0 && x->length > 0) {
             setElements(out[0], x->length - 1, uniform ? &x->dims : nullptr);
+            if (const auto k = x->elementsKnown() ? sequencePosition(in, 1, x->length, false) : std::nullopt) {
+                out[0].elementDims = x->elementDims;
+                out[0].elementDims.erase(out[0].elementDims.begin() + std::ptrdiff_t(*k));
+                // The elements left tell the bytes exactly, where the one erased is known.
+                const auto erased = factsBytes(tensorFacts(x->elemType, x->elementDims[*k]));
+                if (erased >= 0 && !x->estimated) {
+                    out[0].bytes = bytesOf(0) - erased;
+                    out[0].estimated = false;
+                }
+            }
+        }
         return true;
     }
     if (op == "SplitToSequence") {
         if (bytesOf(0) >= 0) {
             out[0] = sequenceFacts(x->elemType, bytesOf(0), estimatedAt(0));
-            std::int64_t length = -1;
-            std::optional<Dims> dims;
-            if (!x->estimated && splitPieces(in, *x, length, dims))
-                setElements(out[0], length, dims ? &*dims : nullptr);
+            std::vector<Dims> pieces;
+            if (!x->estimated && splitPieces(in, *x, pieces)) {
+                const bool same = std::all_of(pieces.begin(), pieces.end(), [&](const Dims& d) { return d == pieces.front(); });
+                setElements(out[0], std::int64_t(pieces.size()), same && !pieces.empty() ? &pieces.front() : nullptr);
+                out[0].elementDims = std::move(pieces);
+            }
         }
         return true;
+    }
+    if (op == "SequenceAt" && x && x->elementsKnown() && x->length > 0) { // the named element's dims
+        if (const auto k = sequencePosition(in, 1, x->length, false); k && inputAt(in, 1)) {
+            out[0] = tensorFacts(x->elemType, x->elementDims[*k], x->estimated);
+            return true;
+        }
+    }
+    if (op == "ConcatFromSequence" && x && x->elementsKnown() && x->length > 0 && !uniform && attrInt(*in.node, "new_axis", 0) == 0) {
+        const auto rank = std::int64_t(x->elementDims[0].size());
+        if (const auto axis = normalizeAxis(attrInt(*in.node, "axis", 0), rank))
+            if (const auto dims = concatenated(x->elementDims, *axis)) {
+                out[0] = tensorFacts(x->elemType, *dims, x->estimated);
+                return true;
+            }
     }
     if (op == "SequenceAt" && uniform && x->length > 0) { // exactly one element's dims
         out[0] = tensorFacts(x->elemType, x->dims, x->estimated);

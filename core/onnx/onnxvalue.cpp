@@ -38,9 +38,17 @@ bool ValueFacts::dimsKnown() const
 
 bool ValueFacts::fullyKnown() const { return kind == ValueKind::Tensor && dimsKnown(); }
 
+bool ValueFacts::elementsKnown() const
+{
+    return kind == ValueKind::Sequence && length >= 0 && elementDims.size() == std::size_t(length)
+        && std::all_of(elementDims.begin(), elementDims.end(),
+            [](const Dims& d) { return std::all_of(d.begin(), d.end(), [](std::int64_t v) { return v >= 0; }); });
+}
+
 int ValueFacts::knownCount() const
 {
-    int n = (kind != ValueKind::Unknown) + (elemType != 0) + rankKnown + (bytes >= 0) + (length >= 0) + (value != nullptr);
+    int n = (kind != ValueKind::Unknown) + (elemType != 0) + rankKnown + (bytes >= 0) + (length >= 0) + (value != nullptr)
+        + (elementsKnown() ? int(elementDims.size()) : 0);
     for (auto d : dims)
         n += d >= 0;
     return n;
@@ -184,6 +192,10 @@ bool mergeFacts(ValueFacts& into, const ValueFacts& from)
     }
     if (into.length < 0 && from.length >= 0) {
         into.length = from.length;
+        changed = true;
+    }
+    if (!into.elementsKnown() && from.elementsKnown() && into.length == from.length) {
+        into.elementDims = from.elementDims;
         changed = true;
     }
     if (!into.value && from.value) {

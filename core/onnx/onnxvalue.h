@@ -48,12 +48,16 @@ struct ValueFacts {
     Dims dims;
     std::int64_t bytes = -1;  // total size when the dims cannot tell it (sequences, maps, shapeless estimates)
     std::int64_t length = -1; // a sequence's element count when known; `dims` then fit every element
+    // A sequence's elements' dims in order, each known exactly, when they differ (a torch list of a
+    // class token and the patch tokens); meaningful only when elementsKnown().
+    std::vector<Dims> elementDims;
     bool estimated = false;   // an upper bound, not the exact size
     bool optional = false;    // an optional-typed value (sized as its element)
     std::shared_ptr<const ConstValue> value; // folded value
 
     bool dimsKnown() const;  // known rank and every dim known (a tensor's, or a sequence's elements')
     bool fullyKnown() const; // a tensor whose dims are known
+    bool elementsKnown() const; // a sequence of known length whose every element's dims elementDims holds
     int knownCount() const;  // how much is known; grows monotonically as inference progresses
 };
 
