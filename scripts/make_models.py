@@ -45,6 +45,10 @@ MODELS = [
     # torchvision's MaxViT architecture at a small size (64x64 input, two stages): its relative
     # attention exports as Einsum ("B G H I D, B G H J D -> B G H I J" and back).
     ("maxvit_small",       "maxvit_small",       (1, 3, 64, 64),   False, False),
+    # torchvision's MViT video transformer at a small size (4 frames of 64x64, three blocks): its
+    # attention pooling splits the class token from the patch tokens with tensor_split, exported as
+    # a Loop of SequenceInserts read by SequenceAt, and squeezes in an If on a shape.
+    ("mvit_small",         "mvit_small",         (1, 3, 4, 64, 64), False, False),
     # A video model: 3-D convolutions over 8 frames of 56x56 (its reference clip is 16 of 112x112).
     ("r3d_18",             "r3d_18",             (1, 3, 8, 56, 56), False, False),
     # A keyword-spotting style recurrent net (not torchvision; built below): 50 frames of 40
@@ -339,6 +343,17 @@ def build(ctor_name):
         from torchvision.models.maxvit import MaxVit
         return MaxVit(input_size=(64, 64), stem_channels=16, partition_size=4, block_channels=[32, 64], block_layers=[1, 1],
                       head_dim=16, stochastic_depth_prob=0.0, num_classes=100).eval()
+
+    if ctor_name == "mvit_small":
+        from torchvision.models.video.mvit import MViT, MSBlockConfig
+        blocks = [MSBlockConfig(num_heads=1, input_channels=48, output_channels=48, kernel_q=[], kernel_kv=[3, 3, 3],
+                                stride_q=[], stride_kv=[1, 4, 4]),
+                  MSBlockConfig(num_heads=2, input_channels=48, output_channels=96, kernel_q=[3, 3, 3], kernel_kv=[3, 3, 3],
+                                stride_q=[1, 2, 2], stride_kv=[1, 2, 2]),
+                  MSBlockConfig(num_heads=2, input_channels=96, output_channels=96, kernel_q=[], kernel_kv=[3, 3, 3],
+                                stride_q=[], stride_kv=[1, 2, 2])]
+        return MViT(spatial_size=(64, 64), temporal_size=4, block_setting=blocks, residual_pool=False,
+                    residual_with_cls_embed=False, rel_pos_embed=False, proj_after_attn=False, num_classes=10).eval()
 
     if ctor_name.startswith("ssdlite") or ctor_name.startswith("fasterrcnn"):
         class Detections(torch.nn.Module):
