@@ -24,7 +24,7 @@ void PlanDocument::setWorkload(std::shared_ptr<const core::Workload> workload)
     if (m_workload && m_workload->graph) {
         std::unordered_map<std::string, bool> estimated;
         for (const auto& t : m_workload->graph->tensors)
-            estimated.emplace(t.name, t.estimated);
+            estimated.emplace(t.name, core::sizeIsBound(t));
         for (std::size_t i = 0; i < m_bounded.size(); ++i)
             for (const auto& name : m_workload->problem.buffers[i].tensors)
                 if (auto it = estimated.find(name); it != estimated.end() && it->second)

@@ -30,7 +30,7 @@ QString typeLabel(const core::Graph& graph, core::TensorIndex t)
     const QString text = fromStd(core::tensorTypeText(tensor, "\u00D7"));
     if (tensor.sequence)
         return text + QStringLiteral(" (estimate)");
-    return tensor.estimated ? text + QStringLiteral(" (upper bound)") : text;
+    return core::sizeIsBound(tensor) ? text + QStringLiteral(" (upper bound)") : text;
 }
 
 } // namespace

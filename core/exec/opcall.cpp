@@ -323,7 +323,7 @@ void countBounds(const Graph& g, const std::function<bool(TensorIndex)>& stored,
 {
     for (std::size_t t = 0; t < g.tensors.size(); ++t) {
         const auto& tensor = g.tensors[t];
-        if (!tensor.estimated || !stored(TensorIndex(t)))
+        if (!sizeIsBound(tensor) || !stored(TensorIndex(t)))
             continue;
         ++m.boundedTensors;
         m.boundedBytes += tensor.size;

@@ -50,6 +50,10 @@ struct Tensor {
     // bytes, so it is estimated too. An executor packs the elements in order from the start of its
     // room and keeps their shapes beside it.
     bool sequence = false;
+    // A sequence whose every element's shape import knew (a list built by an unrolled Loop, a split
+    // into known pieces): its size is exact, not a bound. It stays `estimated`, which for a sequence
+    // also says that its shapes are known only at run time; see sizeIsBound.
+    bool listExact = false;
     // An ONNX optional: it holds its element (a tensor, or a sequence when `sequence`) or nothing.
     // Planned as its element's room, which is then an upper bound, so it is estimated too; a run
     // knows whether it holds anything only once its producer has run.
@@ -93,6 +97,10 @@ struct Op {
     // Empty for every other op. Exporters write the fused op alone (its body is not part of ONNX).
     std::vector<Op> body;
 };
+
+// Whether t's planned size is an upper bound the data may not fill (what views hatch and reports
+// count as bounds): an estimated tensor, except a list whose every element's shape is known.
+inline bool sizeIsBound(const Tensor& t) { return t.estimated && !t.listExact; }
 
 // The strings of a string attribute: a STRINGS list as it is, a single STRING as a list of one.
 std::vector<std::string> attributeStrings(const Attribute& a);

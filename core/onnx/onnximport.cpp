@@ -388,8 +388,10 @@ Expected<Graph> importImpl(const std::filesystem::path& file, const ShapeBinding
         }
         if (f.kind == ValueKind::Sequence || f.kind == ValueKind::Map)
             ++sequences;
-        if (f.kind == ValueKind::Sequence)
+        if (f.kind == ValueKind::Sequence) {
             t.sequence = t.estimated = true;
+            t.listExact = !f.estimated && f.elementsKnown();
+        }
         if (f.optional)
             t.optional = t.estimated = true;
         // A small integer weight (an initializer, a Constant's output) keeps its values, as folded
