@@ -129,6 +129,7 @@ struct RunResults {
     std::string deviceName;
     std::optional<bool> cpuMatch; // GPU runs: outputs within tolerance of the CPU executor's (unset: not comparable)
     std::string cpuComparison;    // what that comparison found
+    std::optional<double> cpuMaxRelativeError; // its largest relative error (checkTolerance)
     std::optional<bool> originalMatch; // set when strategies ran: outputs equal the untransformed model's
     const std::vector<core::StrategyReport>* reports = nullptr;
     int repeat = 1;
@@ -162,6 +163,7 @@ nlohmann::ordered_json toJson(const RunResults& r)
         j["ops_precomputed"] = m.opsPrecomputed;
         j["outputs_match_cpu"] = r.cpuMatch ? nlohmann::ordered_json(*r.cpuMatch) : nlohmann::ordered_json();
         j["cpu_comparison"] = r.cpuComparison;
+        j["cpu_max_relative_error"] = r.cpuMaxRelativeError ? nlohmann::ordered_json(*r.cpuMaxRelativeError) : nlohmann::ordered_json();
     }
     j["predicted_arena_bytes"] = r.plan->arenaSize;
     j["lower_bound_bytes"] = core::lowerBound(w.problem);
@@ -481,11 +483,14 @@ int runCommand(const std::vector<std::string>& words)
             results.cpuComparison = "not compared (" + std::to_string(deviceReference->opsSynthetic)
                 + " synthetic kernels hash their inputs' bits, so float rounding changes their outputs entirely)";
         else {
-            const auto off = core::compareWithin(graph, reference->outputs, deviceReference->outputs, tolerance);
-            results.cpuMatch = off.empty();
-            char text[32];
-            std::snprintf(text, sizeof text, "%g", tolerance);
-            results.cpuComparison = off.empty() ? std::string("within tolerance ") + text : "OFF by more than " + std::string(text) + ": " + off;
+            const auto check = core::checkTolerance(graph, reference->outputs, deviceReference->outputs, tolerance);
+            results.cpuMatch = check.within();
+            results.cpuMaxRelativeError = check.maxRelativeError;
+            char text[96];
+            std::snprintf(text, sizeof text, "%g (max relative error %.2g)", tolerance, check.maxRelativeError);
+            results.cpuComparison = check.within() ? std::string("within tolerance ") + text : "OFF by more than " + std::string(text) + ": " + check.firstOff;
+            if (!check.cause.empty())
+                results.cpuComparison += " (" + check.cause + "; --tolerance sets the bound)";
         }
     }
 #endif

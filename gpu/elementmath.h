@@ -279,6 +279,41 @@ MEMPLAN_HD inline float im2colElement(const float* x, const Window& w, std::int6
                                                                                      : 0.0f;
 }
 
+// A grouped convolution with few products per output (depthwise: one input channel per group)
+// runs as one thread per output element instead of an im2col and a GEMM per group and image, which
+// for MobileNet's depthwise layers means thousands of tiny launches per op.
+inline constexpr std::int64_t kDirectGroupedConvProducts = 512;
+MEMPLAN_HD inline bool directGroupedConv(std::int64_t groups, std::int64_t productsPerOutput)
+{
+    return groups > 1 && productsPerOutput <= kDirectGroupedConvProducts;
+}
+
+// Output element i of y[N][outChannels][outPlane] = the grouped convolution of x[N][groups·C][inPlane]
+// (C = w.channels per group) with wt[outChannels][C][kernel] plus bias (may be null): the products
+// summed in im2col's row order (channel, then kernel position), in float.
+MEMPLAN_HD inline float groupedConvElement(const float* x, const float* wt, const float* bias, const Window& w, std::int64_t groups,
+    std::int64_t outChannels, std::int64_t i)
+{
+    const std::int64_t plane = w.outPlane(), ch = (i / plane) % outChannels, img = i / (plane * outChannels);
+    const std::int64_t p = i % plane, g = ch / (outChannels / groups);
+    const std::int64_t ow = p % w.outWidth, oh = (p / w.outWidth) % w.outHeight, od = p / (w.outWidth * w.outHeight);
+    const float* xg = x + (img * groups + g) * w.channels * w.inPlane();
+    const float* wc = wt + ch * w.channels * w.kernelSize();
+    float acc = 0.0f;
+    for (std::int64_t c = 0; c < w.channels; ++c)
+        for (int kd = 0; kd < w.kernelD; ++kd)
+            for (int ki = 0; ki < w.kernelH; ++ki)
+                for (int kj = 0; kj < w.kernelW; ++kj) {
+                    const float weight = *wc++;
+                    const std::int64_t z = od * w.strideD - w.padFront + kd * w.dilationD;
+                    const std::int64_t h = oh * w.strideH - w.padTop + ki * w.dilationH;
+                    const std::int64_t v = ow * w.strideW - w.padLeft + kj * w.dilationW;
+                    if (z >= 0 && z < w.depth && h >= 0 && h < w.height && v >= 0 && v < w.width)
+                        acc += weight * xg[((c * w.depth + z) * w.height + h) * w.width + v];
+                }
+    return bias ? acc + bias[ch] : acc;
+}
+
 // Output element i of max or average pooling over volumes x[images][D][H][W]. Average: the divisor
 // counts window positions inside the input, or inside the padded input with countIncludePad.
 MEMPLAN_HD inline float poolElement(bool max, const float* x, const Window& w, bool countIncludePad, std::int64_t i)

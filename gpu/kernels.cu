@@ -381,6 +381,20 @@ cudaError_t im2col(float* col, const float* x, const Window& w, cudaStream_t str
     return cudaGetLastError();
 }
 
+__global__ void groupedConvKernel(float* y, const float* x, const float* wt, const float* bias, Window w, std::int64_t groups,
+    std::int64_t outChannels, std::int64_t n)
+{
+    GRID_LOOP(i, n) y[i] = groupedConvElement(x, wt, bias, w, groups, outChannels, i);
+}
+
+cudaError_t groupedConv(float* y, const float* x, const float* wt, const float* bias, const Window& w, std::int64_t groups,
+    std::int64_t outChannels, std::int64_t n, cudaStream_t stream)
+{
+    if (n > 0)
+        LAUNCH(groupedConvKernel, n, stream, y, x, wt, bias, w, groups, outChannels, n);
+    return cudaGetLastError();
+}
+
 cudaError_t addChannelBias(float* y, const float* bias, std::int64_t channels, std::int64_t inner, std::int64_t n, cudaStream_t stream)
 {
     if (n > 0 && channels > 0 && inner > 0)

@@ -51,6 +51,9 @@ cudaError_t dequantize(Scalar type, const void* x, const float* scale, const voi
 
 // col[c*kh*kw + i*kw + j][oh*OW + ow] from one image x[C][H][W]; zero outside the image.
 cudaError_t im2col(float* col, const float* x, const Window& w, cudaStream_t stream);
+// y (n elements) = groupedConvElement for each; bias may be null.
+cudaError_t groupedConv(float* y, const float* x, const float* wt, const float* bias, const Window& w, std::int64_t groups,
+    std::int64_t outChannels, std::int64_t n, cudaStream_t stream);
 // y[i] += bias[(i / inner) % channels] for i < n.
 cudaError_t addChannelBias(float* y, const float* bias, std::int64_t channels, std::int64_t inner, std::int64_t n, cudaStream_t stream);
 // Inference batch normalisation over channel (i / inner) % channels.

@@ -233,13 +233,19 @@ bool convShape(const KernelCall& c, ConvShape& s)
 // Per image and group: columns = im2col(x), y = W_g · columns; then the bias per channel. A direct
 // convolution (1x1, stride 1, no padding) multiplies x itself, as the CPU kernel does, so both
 // executors need the same columns: core::exec::convColumnFloats, the size of the planned workspace
-// or the run's scratch. Should the two ever disagree, the op runs on the host instead.
+// or the run's scratch. Should the two ever disagree, the op runs on the host instead. A grouped
+// convolution with few products per output (depthwise) runs directly and leaves the workspace unused.
 Outcome conv(const DeviceCall& d)
 {
     const auto& c = d.call;
     ConvShape s;
     if (!convShape(c, s))
         return kUnsupported;
+    if (kernels::directGroupedConv(s.groups, s.k)) {
+        DEVICE_CHECK(kernels::groupedConv(c.out[0].f32(), c.in[0].f32(), c.in[1].f32(), c.has(2) ? c.in[2].f32() : nullptr, s.w, s.groups,
+            s.outChannels, c.out[0].count, d.stream));
+        return {};
+    }
     const std::int64_t plane = s.w.outPlane(), inPlane = s.w.inPlane();
     const std::int64_t mg = s.outChannels / s.groups;
     const bool direct = s.w.kernelSize() == 1 && s.w.strideD == 1 && s.w.strideH == 1 && s.w.strideW == 1 && s.w.padFront == 0 && s.w.padTop == 0

@@ -23,6 +23,14 @@ import warnings
 
 OPSET = 17
 
+
+def tracing_exporter(torch):
+    """torch >= 2.9 exports through torch.export by default; the tracing exporter keeps the graphs
+    the tests were written against (torch 1.13 has only that one and no `dynamo` argument)."""
+    import inspect
+    return {"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters else {}
+
+
 # name -> (torchvision constructor, input shape, extra kwargs for the constructor,
 #          dynamic batch?, external data?)
 # DeepLabV3 at 520x520 (its reference size) is the largest activation footprint
@@ -438,6 +446,7 @@ def export_one(outdir, name, ctor_name, shape, dynbatch, external):
                 input_names=["input"],
                 output_names=OUTPUT_NAMES.get(name, ["output"]),
                 dynamic_axes=dynamic_axes,
+                **tracing_exporter(torch),
             )
         if name in FLOAT16:
             model = to_float16(onnx.load(tmp_model))

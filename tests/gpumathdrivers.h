@@ -153,6 +153,11 @@ inline std::string conv(const KernelCall& c)
     w.channels = inChannels / groups;
     const std::int64_t kk = w.channels * w.kernelSize(), plane = w.outPlane(), inPlane = w.inPlane();
     const std::int64_t mg = outChannels / groups;
+    if (k::directGroupedConv(groups, kk)) {
+        for (std::int64_t i = 0; i < y.count; ++i)
+            y.f32()[i] = k::groupedConvElement(x.f32(), wt.f32(), c.has(2) ? c.in[2].f32() : nullptr, w, groups, outChannels, i);
+        return "groupedConvElement";
+    }
     std::vector<float> col(std::size_t(kk * plane));
     for (std::int64_t n = 0; n < batch; ++n)
         for (std::int64_t g = 0; g < groups; ++g) {

@@ -83,6 +83,10 @@ private slots:
         QCOMPARE(j.value(QStringLiteral("repeat")).toInt(), 3);
         QVERIFY(j.value(QStringLiteral("outputs_match_reference")).toBool());
         QVERIFY(j.value(QStringLiteral("outputs_match_cpu")).toBool());
+        // The largest relative error found, in the JSON and in the table's words.
+        const double maxError = j.value(QStringLiteral("cpu_max_relative_error")).toDouble(-1);
+        QVERIFY2(maxError >= 0 && maxError <= 1e-3, qPrintable(QString::number(maxError)));
+        QVERIFY2(r.out.contains(QStringLiteral("(max relative error ")), qPrintable(r.out));
         QCOMPARE(j.value(QStringLiteral("ops_synthetic")).toInt(), 0);
         QCOMPARE(j.value(QStringLiteral("ops_on_host")).toInt(), 0);
         QVERIFY(j.value(QStringLiteral("scratch_bytes")).toInteger() > 0); // the Convs' columns

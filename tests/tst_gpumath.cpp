@@ -392,7 +392,8 @@ void TestGpuMath::configurationsBeyondTheNodeTests_data()
         "quantize int8 per last axis no zero point", "quantize uint8 per axis zero points", "dequantize int8 per axis 0",
         "dequantize int32 no zero point", "dequantize uint8 per axis 1", "matmulinteger broadcast batch per-row and per-column zero points",
         "matmulinteger zero points per matrix", "qlinearmatmul int8 per-column scales saturation", "qlinearconv groups strides dilations per-channel bias",
-        "convinteger 3-D int8" };
+        "convinteger 3-D int8", "conv depthwise channel multiplier strides pads dilations bias", "conv 1-D groups no bias",
+        "conv 3-D depthwise" };
     for (int i = 0; i < int(std::size(names)); ++i)
         QTest::newRow(names[i]) << i;
 }
@@ -469,6 +470,11 @@ void TestGpuMath::configurationsBeyondTheNodeTests()
                 .integers(I32, { -500, 0, 1000, 70000, -3, 12 }).output({ 1, 6, 4, 4 }, U8); break;
     case 42: h = std::make_unique<HandCall>("ConvInteger"); h->ints("pads", { 0, 1, 1, 1, 0, 1 }).input({ 1, 2, 4, 5, 5 }, 1, I8)
                 .input({ 3, 2, 2, 3, 3 }, 2, I8).integers(I8, { -2 }).integers(I8, { 1 }).output({ 1, 3, 4, 4, 5 }, I32); break;
+    case 43: h = std::make_unique<HandCall>("Conv"); h->ints("group", { 4 }).ints("strides", { 2, 1 }).ints("pads", { 1, 2, 0, 1 })
+                .ints("dilations", { 1, 2 }).input({ 2, 4, 7, 6 }).input({ 8, 1, 3, 3 }, 2).input({ 8 }, 3).output({ 2, 8, 3, 5 }); break;
+    case 44: h = std::make_unique<HandCall>("Conv"); h->ints("group", { 3 }).input({ 1, 6, 9 }).input({ 3, 2, 4 }, 2).output({ 1, 3, 6 }); break;
+    case 45: h = std::make_unique<HandCall>("Conv"); h->ints("group", { 2 }).ints("pads", { 1, 1, 1, 1, 1, 1 }).input({ 1, 2, 3, 4, 5 })
+                .input({ 2, 1, 3, 3, 3 }, 2).output({ 1, 2, 3, 4, 5 }); break;
     }
     std::vector<std::vector<std::byte>> cpuOut, mathOut;
     const auto cpuCall = h->fresh(cpuOut);

@@ -46,6 +46,23 @@ Graph twoOutputs()
     g.outputs = { 0, 1 };
     return g;
 }
+
+// x -> [first] -> c -> QuantizeLinear -> q -> DequantizeLinear -> y (the output). `first` "" leaves
+// the first op out: QuantizeLinear then reads the graph input x.
+Graph quantizing(const std::string& first)
+{
+    Graph g;
+    for (const char* name : { "x", "c", "q", "y" })
+        g.tensors.push_back(Tensor { .name = name, .dtype = DType::Float32 });
+    g.tensors[2].dtype = DType::UInt8;
+    g.inputs = { 0 };
+    g.outputs = { 3 };
+    if (!first.empty())
+        g.ops.push_back(Op { .name = "first", .type = first, .inputs = { 0 }, .outputs = { 1 } });
+    g.ops.push_back(Op { .name = "quantize", .type = "QuantizeLinear", .inputs = { first.empty() ? 0 : 1 }, .outputs = { 2 } });
+    g.ops.push_back(Op { .name = "dequantize", .type = "DequantizeLinear", .inputs = { 2 }, .outputs = { 3 } });
+    return g;
+}
 } // namespace
 
 class TestTolerance : public QObject {
@@ -57,6 +74,7 @@ private slots:
     void nanAndExactTypes();
     void halfPrecisionWithinTolerance();
     void gpuVsCpuWords();
+    void quantizedModelsNameTheCause();
     void toleranceFormat();
 };
 
@@ -158,6 +176,32 @@ void TestTolerance::gpuVsCpuWords()
     run.cpuCheck = checkTolerance(g, cpu, { floats({ 1, -2, 5 }), int64s({ 3, 4 }) }, run.tolerance);
     QCOMPARE(gpuVsCpuText(run),
         QStringLiteral("OFF by more than 1e-4 (max relative error 0.13): output 'y' element 2: expected 4.000000, got 5.000000"));
+}
+
+// A model that rounds computed floats to integers says why it may land a step off: only then, and
+// only when the check fails. Quantizing the graph's input alone is no cause (both executors read it).
+void TestTolerance::quantizedModelsNameTheCause()
+{
+    QVERIFY(quantizesComputedFloats(quantizing("Conv")));
+    QVERIFY(!quantizesComputedFloats(quantizing("")));
+    QVERIFY(!quantizesComputedFloats(twoOutputs()));
+    Graph fused = quantizing("");
+    fused.ops.erase(fused.ops.begin()); // one fused op: Conv then QuantizeLinear inside its body
+    fused.ops.insert(fused.ops.begin(), Op { .name = "fused", .type = "Fused", .inputs = { 0 }, .outputs = { 2 },
+                                            .body = { Op { .type = "Conv" }, Op { .type = "QuantizeLinear" } } });
+    QVERIFY(quantizesComputedFloats(fused));
+
+    const Graph g = quantizing("Relu");
+    const std::vector<HostTensor> cpu { floats({ 0.5f, 1.0f }) };
+    QVERIFY(checkTolerance(g, cpu, { floats({ 0.5f, 1.0f }) }, 1e-3).cause.empty()); // identical
+    RunMeasurement run;
+    run.device = "cuda";
+    run.tolerance = 1e-3;
+    run.cpuCheck = checkTolerance(g, cpu, { floats({ 0.5f, 1.25f }) }, run.tolerance);
+    QVERIFY(!run.cpuCheck->within());
+    QVERIFY(run.cpuCheck->cause.find("QuantizeLinear result by one step") != std::string::npos);
+    QVERIFY2(gpuVsCpuText(run).endsWith(QStringLiteral("later layers carry it on; the Tolerance box sets the bound)")), qPrintable(gpuVsCpuText(run)));
+    QVERIFY(checkTolerance(quantizing(""), cpu, { floats({ 0.5f, 1.25f }) }, 1e-3).cause.empty());
 }
 
 void TestTolerance::toleranceFormat()

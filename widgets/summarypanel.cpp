@@ -105,8 +105,11 @@ QString gpuVsCpuText(const RunMeasurement& run)
     const QString tolerance = ToleranceSpinBox::format(run.tolerance);
     if (run.cpuCheck->within())
         return QObject::tr("max relative error %1 within %2").arg(error, tolerance);
-    return QObject::tr("OFF by more than %1 (max relative error %2): %3")
-        .arg(tolerance, error, QString::fromStdString(run.cpuCheck->firstOff));
+    auto text = QObject::tr("OFF by more than %1 (max relative error %2): %3")
+                    .arg(tolerance, error, QString::fromStdString(run.cpuCheck->firstOff));
+    if (!run.cpuCheck->cause.empty())
+        text += QObject::tr(" (%1; the Tolerance box sets the bound)").arg(QString::fromStdString(run.cpuCheck->cause));
+    return text;
 }
 
 namespace {

@@ -91,7 +91,24 @@ ToleranceCheck checkTolerance(const Graph& graph, const std::vector<HostTensor>&
                     + std::to_string(y[i]));
         }
     }
+    if (!check.within() && quantizesComputedFloats(graph))
+        check.cause = "the model quantizes computed floats: a sum taken in another order can move a QuantizeLinear result by "
+                      "one step, and later layers carry it on";
     return check;
+}
+
+bool quantizesComputedFloats(const Graph& graph)
+{
+    const auto producer = producers(graph);
+    const auto quantizes = [](const Op& op) { return op.type == "QuantizeLinear" || op.type == "DynamicQuantizeLinear"; };
+    for (const auto& op : graph.ops) {
+        if (quantizes(op) && !op.inputs.empty() && producer[std::size_t(op.inputs[0])] >= 0)
+            return true;
+        for (std::size_t k = 1; k < op.body.size(); ++k) // a body op after the first reads what the body computed
+            if (quantizes(op.body[k]))
+                return true;
+    }
+    return false;
 }
 
 std::string compareWithin(const Graph& graph, const std::vector<HostTensor>& expected, const std::vector<HostTensor>& actual,

@@ -25,6 +25,9 @@ struct ToleranceCheck {
     double maxRelativeError = 0;
     // "" when every element is within the tolerance; otherwise the first output and element that is not.
     std::string firstOff;
+    // When not within and the graph quantizes computed floats (quantizesComputedFloats): why another
+    // executor can land that far off without a wrong kernel. "" otherwise.
+    std::string cause;
     bool within() const { return firstOff.empty(); }
 };
 
@@ -34,6 +37,11 @@ struct ToleranceCheck {
 // error means nothing, from failing on rounding. Scans every element for the maximum.
 ToleranceCheck checkTolerance(const Graph& graph, const std::vector<HostTensor>& expected, const std::vector<HostTensor>& actual,
     double tolerance);
+
+// Whether an op rounds floats some op computed to integers (QuantizeLinear or DynamicQuantizeLinear
+// fed by an op, also inside a fused op): a sum taken in another order can then land on the other
+// side of a rounding step, a whole quantization step apart, and later layers carry it on.
+bool quantizesComputedFloats(const Graph& graph);
 
 // checkTolerance(...).firstOff: "" when within.
 std::string compareWithin(const Graph& graph, const std::vector<HostTensor>& expected, const std::vector<HostTensor>& actual,
