@@ -56,6 +56,12 @@ QString graphDifference(const Graph& a, const Graph& b)
             return where + QStringLiteral("kind %1 vs %2").arg(q(std::string(kindName(x.kind))), q(std::string(kindName(y.kind))));
         if (x.estimated != y.estimated)
             return where + QStringLiteral("estimated differs");
+        if (x.sequence != y.sequence || x.listExact != y.listExact || x.optional != y.optional)
+            return where + QStringLiteral("sequence/list_exact/optional differ");
+        if (x.values != y.values)
+            return where + QStringLiteral("values %1 vs %2").arg(show(x.values), show(y.values));
+        if (x.items != y.items)
+            return where + QStringLiteral("items differ");
     }
     if (a.ops.size() != b.ops.size())
         return QStringLiteral("op count %1 vs %2").arg(a.ops.size()).arg(b.ops.size());
@@ -285,10 +291,19 @@ void TestIo::jsonRoundTrip()
     built.ops = { Op { "o1", "Relu", "", {}, { 0 }, { 1 } }, Op { "o2", "Cast", "", { { "to", Attribute { { 11 }, {}, {} } } }, { 1 }, { 2 } } };
     built.inputs = { 0 };
     built.outputs = { 2 };
-    const auto back = parseJsonGraph(exportJsonGraph(built), "built.json");
+    // A list of known pieces, an optional, a shape constant's contents and a list input's elements.
+    built.tensors[1].sequence = built.tensors[1].listExact = built.tensors[1].estimated = true;
+    built.tensors[2].optional = true;
+    built.tensors[0].values = { 2, -1 };
+    built.tensors.push_back(Tensor { .name = "list_in", .dtype = DType::Float32, .size = 40, .kind = TensorKind::Input,
+        .estimated = true, .sequence = true, .items = { { 2, 3 }, { 4 } } });
+    built.inputs.push_back(3);
+    const auto builtText = exportJsonGraph(built);
+    const auto back = parseJsonGraph(builtText, "built.json");
     QVERIFY2(back, back ? "" : back.error().message.c_str());
     const auto builtDifference = graphDifference(built, *back);
-    QVERIFY2(builtDifference.isEmpty(), qPrintable(builtDifference));
+    QVERIFY2(builtDifference.isEmpty(), qPrintable(builtDifference + QLatin1Char('\n') + QString::fromStdString(builtText)));
+    QVERIFY(!sizeIsBound(back->tensors[1])); // the list's size stays exact
 }
 
 void TestIo::jsonExampleRoundTrip_data()
@@ -356,6 +371,14 @@ void TestIo::jsonErrors_data()
         strings({ "bad.json:4:", "'y'", "\"kind\" must be a string" }));
     row("estimated wrong type", graphText({ kX, R"({"name": "y", "bytes": 4, "estimated": 1})" }, { kRelu }), invalid,
         strings({ "bad.json:4:", "'y'", "estimated" }));
+    row("sequence wrong type", graphText({ kX, R"({"name": "y", "bytes": 4, "sequence": "yes"})" }, { kRelu }), invalid,
+        strings({ "bad.json:4:", "'y'", "\"sequence\" must be true or false" }));
+    row("list_exact without sequence", graphText({ kX, R"({"name": "y", "bytes": 4, "list_exact": true})" }, { kRelu }), invalid,
+        strings({ "bad.json:4:", "'y'", "\"list_exact\" is for a sequence" }));
+    row("values not integers", graphText({ kX, R"({"name": "y", "bytes": 4, "values": [1, 2.5]})" }, { kRelu }), invalid,
+        strings({ "bad.json:4:", "'y'", "\"values\" must be a list of integers" }));
+    row("items negative dimension", graphText({ kX, R"({"name": "y", "bytes": 4, "sequence": true, "items": [[2, -1]]})" }, { kRelu }),
+        invalid, strings({ "bad.json:4:", "'y'", "\"items\" must be a list of element shapes" }));
     row("no size", graphText({ kX, R"({"name": "y", "dtype": "float32"})" }, { kRelu }), invalid,
         strings({ "bad.json:4:", "'y'", "\"bytes\"" }));
     row("shape without dtype", graphText({ kX, R"({"name": "y", "shape": [4]})" }, { kRelu }), invalid,

@@ -315,8 +315,10 @@ private:
             where += " " + quote(entry["name"].get<std::string>());
         for (const auto& [key, value] : entry.items())
             if (key != "name" && key != "dtype" && key != "shape" && key != "bytes" && key != "kind" && key != "estimated"
-                && key != "comment")
-                return fail(line, where, "unknown field " + quote(key) + " (expected name, dtype, shape, bytes, kind, estimated)");
+                && key != "sequence" && key != "list_exact" && key != "optional" && key != "values" && key != "items" && key != "comment")
+                return fail(line, where,
+                    "unknown field " + quote(key)
+                        + " (expected name, dtype, shape, bytes, kind, estimated, sequence, list_exact, optional, values, items)");
         if (!named)
             return fail(line, where, "every tensor needs a non-empty string \"name\"");
 
@@ -345,10 +347,27 @@ private:
             tensor.kind = *parsed;
             m_explicitKind[i] = true;
         }
-        if (entry.contains("estimated")) {
-            if (!entry["estimated"].is_boolean())
-                return fail(line, where, "\"estimated\" must be true or false");
-            tensor.estimated = entry["estimated"].get<bool>();
+        for (auto [key, flag] : { std::pair { "estimated", &tensor.estimated }, std::pair { "sequence", &tensor.sequence },
+                 std::pair { "list_exact", &tensor.listExact }, std::pair { "optional", &tensor.optional } })
+            if (entry.contains(key)) {
+                if (!entry[key].is_boolean())
+                    return fail(line, where, std::string("\"") + key + "\" must be true or false");
+                *flag = entry[key].get<bool>();
+            }
+        if (tensor.listExact && !tensor.sequence)
+            return fail(line, where, "\"list_exact\" is for a sequence (\"sequence\": true)");
+        if (entry.contains("values") && !integers(entry["values"], tensor.values))
+            return fail(line, where, "\"values\" must be a list of integers");
+        if (entry.contains("items")) {
+            const auto& items = entry["items"];
+            if (!items.is_array())
+                return fail(line, where, "\"items\" must be a list of element shapes");
+            for (const auto& item : items) {
+                std::vector<std::int64_t> shape;
+                if (!integers(item, shape) || std::any_of(shape.begin(), shape.end(), [](auto d) { return d < 0; }))
+                    return fail(line, where, "\"items\" must be a list of element shapes (lists of dimensions >= 0)");
+                tensor.items.push_back(std::move(shape));
+            }
         }
 
         const bool hasBytes = entry.contains("bytes");
@@ -421,6 +440,19 @@ private:
         m_tensorIndex.emplace(tensor.name, i);
         m_graph.tensors.push_back(std::move(tensor));
         return {};
+    }
+
+    // A JSON list of 64-bit integers into `out`; false when it is anything else.
+    static bool integers(const json& list, std::vector<std::int64_t>& out)
+    {
+        if (!list.is_array())
+            return false;
+        for (const auto& v : list) {
+            if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<std::uint64_t>() > std::uint64_t(std::numeric_limits<std::int64_t>::max())))
+                return false;
+            out.push_back(v.get<std::int64_t>());
+        }
+        return true;
     }
 
     // `slots` (inputs and outputs only): the position of each name, as ONNX counts them; "" leaves one out.
@@ -679,6 +711,16 @@ std::string exportJsonGraph(const Graph& graph)
         entry["kind"] = std::string(kindName(tensor.kind));
         if (tensor.estimated)
             entry["estimated"] = true;
+        if (tensor.sequence)
+            entry["sequence"] = true;
+        if (tensor.listExact)
+            entry["list_exact"] = true;
+        if (tensor.optional)
+            entry["optional"] = true;
+        if (!tensor.values.empty())
+            entry["values"] = tensor.values;
+        if (!tensor.items.empty())
+            entry["items"] = tensor.items;
         out += (i ? ",\n    " : "\n    ") + dumpLine(entry);
     }
     out += "\n  ],\n  \"ops\": [";

@@ -22,7 +22,10 @@ namespace core {
 // "inputs" and "outputs" may hold "" for an optional one left out, as in ONNX: ["x", "", "max"].
 // Op "attributes": name -> integer, float, string, or list of numbers or of strings (a list stays
 // a list even with one element). "opsets": the ONNX operator set per domain the ops follow, as in
-// {"": 11} (an export to ONNX writes them). Errors name the file, line and entry.
+// {"": 11} (an export to ONNX writes them). A tensor may also state "sequence", "list_exact" and
+// "optional" (true or false, as Tensor's flags), "values" (the contents of a small integer constant
+// or of a graph input given by file) and "items" (a sequence input's element shapes). Errors name
+// the file, line and entry.
 // exportJsonGraph writes this format; parsing its output gives back the same graph.
 Expected<Graph> parseJsonGraph(const std::string& text, const std::string& source, const ShapeBindings& bindings = {});
 Expected<Graph> importJsonGraph(const std::filesystem::path& file, const ShapeBindings& bindings = {});
