@@ -299,6 +299,11 @@ void printTable(const RunResults& r)
         std::printf("%-26s %14s\n", "peak resident (RSS)", bytes(m.peakRssBytes).c_str());
         std::printf("* allocator peak: bytes malloc held above its level before the run (mallinfo2), chunk overhead included\n");
     }
+    // Scratch the plan does not see, large next to what it does: the prediction falls short by it.
+    if (!w.workspaces && m.scratchBytes > 0 && m.scratchBytes * 4 >= m.arenaBytes)
+        std::printf("kernel scratch: the ops' temporary memory (%s, %.0f%% of the arena) is outside the plan and the\n"
+                    "  predicted peak; --workspaces plans it as buffers with the activations\n",
+            bytes(m.scratchBytes).c_str(), m.arenaBytes > 0 ? 100.0 * double(m.scratchBytes) / double(m.arenaBytes) : 0.0);
     double predictedTransfer = 0, predictedStall = 0;
     bool swapped = false;
     for (const auto& s : *r.reports)

@@ -503,6 +503,14 @@ void TestWorkspace::cliRunReportsWorkspaces()
     QVERIFY2(r.exitCode == 0, qPrintable(r.err));
     QVERIFY2(r.out.contains(QStringLiteral("workspaces  20 op workspace buffers")), qPrintable(r.out));
     QVERIFY(r.out.contains(QStringLiteral("arena bit-identical, per-tensor bit-identical")));
+    const QString scratchHint = QStringLiteral("is outside the plan and the\n  predicted peak; --workspaces plans it");
+    QVERIFY2(!r.out.contains(scratchHint), qPrintable(r.out));
+    // Without --workspaces the Convs' columns (7.03 MiB, more than the 6.12 MiB arena) are scratch
+    // the prediction leaves out, and the run says so.
+    const auto plain = memplan({ QStringLiteral("run"), QStringLiteral("example:cnn"), QStringLiteral("--repeat"), QStringLiteral("1") });
+    QVERIFY2(plain.exitCode == 0, qPrintable(plain.err));
+    QVERIFY2(plain.out.contains(QStringLiteral("kernel scratch: the ops' temporary memory (7.03 MiB, 115% of the arena) ") + scratchHint),
+        qPrintable(plain.out));
     QFile file(json);
     QVERIFY(file.open(QIODevice::ReadOnly));
     const auto o = QJsonDocument::fromJson(file.readAll()).object();
