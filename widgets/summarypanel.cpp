@@ -130,6 +130,14 @@ void addMeasuredRows(Rows& rows, const PlanDocument& document)
     if (run->pool)
         rows.row(QObject::tr("Pool in use"), bytesText(run->pool->stepPeakBytes), QObject::tr("peak, cudaMallocAsync"));
     rows.row(QObject::tr("Arena allocated"), bytesText(arena.arenaBytes));
+    if (arena.scratchBytes > 0) {
+        // The ops' temporary memory is outside the plan unless the workload plans workspaces; large
+        // next to the arena, it is why the run held more than the prediction.
+        const auto* workload = document.workload();
+        const bool suggest = workload && !workload->workspaces && arena.scratchBytes * 4 >= arena.arenaBytes;
+        rows.row(QObject::tr("Kernel scratch"), bytesText(arena.scratchBytes),
+            suggest ? QObject::tr("outside the plan; Workspaces plans it") : QObject::tr("outside the plan"));
+    }
     rows.row(QObject::tr("Latency p50 / p99"), msPair(arena.latencyMs.p50, arena.latencyMs.p99));
     rows.row(QObject::tr("Per-tensor p50 / p99"), msPair(perTensor.latencyMs.p50, perTensor.latencyMs.p99));
     if (run->pool)
