@@ -30,25 +30,6 @@ constexpr unsigned kSeed = 20231;
 
 Status cancelled() { return makeError(ErrorCode::Cancelled, "planning cancelled"); }
 
-// One offset-calculation pass in `order`; -1 arena when cancelled.
-Plan offsetPass(const PlanProblem& problem, const std::vector<int>& order, const CancelToken& cancel)
-{
-    GapFinder finder(problem);
-    int counter = 0;
-    for (const int i : order) {
-        if ((++counter & 1023) == 0 && cancel.isCancelled()) {
-            Plan none;
-            none.arenaSize = -1;
-            return none;
-        }
-        finder.place(i, finder.bestOffset(i));
-    }
-    Plan plan;
-    plan.offsets = finder.offsets();
-    plan.arenaSize = finder.arenaSize();
-    return plan;
-}
-
 // Number of other buffers each buffer's lifetime conflicts with. O(n log n).
 std::vector<int> conflictDegree(const PlanProblem& problem)
 {
@@ -180,14 +161,14 @@ Expected<Plan> bestOfGreedyPlan(const PlanProblem& problem, const CancelToken& c
     Plan bestOrderPlan;
     bestOrderPlan.arenaSize = -1;
     for (const auto& order : orders) {
-        auto plan = offsetPass(problem, order, cancel);
-        if (plan.arenaSize < 0)
-            return cancelled().error();
-        if (bestOrderPlan.arenaSize < 0 || plan.arenaSize < bestOrderPlan.arenaSize) {
-            bestOrderPlan = plan;
+        auto plan = placeInOrder(problem, order, cancel);
+        if (!plan)
+            return plan.error();
+        if (bestOrderPlan.arenaSize < 0 || plan->arenaSize < bestOrderPlan.arenaSize) {
+            bestOrderPlan = *plan;
             bestOrder = order;
         }
-        consider(std::move(plan));
+        consider(std::move(*plan));
     }
 
     // Local improvement: the buffers on the top of the arena go first next time; kept while the
@@ -204,14 +185,14 @@ Expected<Plan> bestOfGreedyPlan(const PlanProblem& problem, const CancelToken& c
         for (const int i : bestOrder)
             if (bestOrderPlan.offsets[i] + size(i) != arena)
                 next.push_back(i);
-        auto plan = offsetPass(problem, next, cancel);
-        if (plan.arenaSize < 0)
-            return cancelled().error();
-        if (plan.arenaSize > arena)
+        auto plan = placeInOrder(problem, next, cancel);
+        if (!plan)
+            return plan.error();
+        if (plan->arenaSize > arena)
             break;
-        bestOrderPlan = plan;
+        bestOrderPlan = *plan;
         bestOrder = std::move(next);
-        consider(std::move(plan));
+        consider(std::move(*plan));
     }
 
     if (skylineFits)

@@ -123,4 +123,19 @@ Bytes GapFinder::bestOffset(int buffer) const
     return smallestGap(m_problem, m_offsets, m_scratch, need, [](int) { return true; });
 }
 
+Expected<Plan> placeInOrder(const PlanProblem& problem, const std::vector<int>& order, const CancelToken& cancel)
+{
+    GapFinder finder(problem);
+    int counter = 0;
+    for (const int i : order) {
+        if ((++counter & 1023) == 0 && cancel.isCancelled())
+            return makeError(ErrorCode::Cancelled, "planning cancelled");
+        finder.place(i, finder.bestOffset(i));
+    }
+    Plan plan;
+    plan.offsets = finder.offsets();
+    plan.arenaSize = finder.arenaSize();
+    return plan;
+}
+
 } // namespace core

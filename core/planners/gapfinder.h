@@ -3,6 +3,8 @@
 #pragma once
 
 #include "planners/problem.h"
+#include "util/cancel.h"
+#include "util/expected.h"
 
 #include <vector>
 
@@ -44,6 +46,10 @@ private:
     bool m_walk = false;           // dense conflicts: walk m_byOffset instead of the tree
     std::vector<int> m_byOffset;   // m_walk: placed buffers with a non-empty lifetime, by offset
 };
+
+// The offset-calculation pass of the greedy planners: the buffers placed in `order`, each at
+// GapFinder::bestOffset. A Cancelled error when `cancel` fires (looked at every 1024 buffers).
+Expected<Plan> placeInOrder(const PlanProblem& problem, const std::vector<int>& order, const CancelToken& cancel);
 
 // Size a buffer takes in the arena: its size rounded up to the problem's alignment.
 inline Bytes placedSize(const PlanProblem& problem, int buffer)

@@ -74,18 +74,7 @@ Expected<Plan> GreedyByBreadthPlanner::plan(const PlanProblem& problem, const Ca
             return key[a] < key[b];
         return problem.buffers[a].size > problem.buffers[b].size;
     });
-
-    GapFinder finder(problem);
-    int counter = 0;
-    for (const int i : order) {
-        if ((++counter & 1023) == 0 && cancel.isCancelled())
-            return makeError(ErrorCode::Cancelled, "planning cancelled");
-        finder.place(i, finder.bestOffset(i));
-    }
-    Plan plan;
-    plan.offsets = finder.offsets();
-    plan.arenaSize = finder.arenaSize();
-    return plan;
+    return placeInOrder(problem, order, cancel);
 }
 
 } // namespace core

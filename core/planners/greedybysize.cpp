@@ -25,17 +25,7 @@ Expected<Plan> GreedyBySizePlanner::plan(const PlanProblem& problem, const Cance
             return x.size > y.size;
         return x.lifetime.start < y.lifetime.start;
     });
-    GapFinder finder(problem);
-    int counter = 0;
-    for (const int i : order) {
-        if ((++counter & 1023) == 0 && cancel.isCancelled())
-            return makeError(ErrorCode::Cancelled, "planning cancelled");
-        finder.place(i, finder.bestOffset(i));
-    }
-    Plan plan;
-    plan.offsets = finder.offsets();
-    plan.arenaSize = finder.arenaSize();
-    return plan;
+    return placeInOrder(problem, order, cancel);
 }
 
 } // namespace core
