@@ -281,7 +281,7 @@ void TestExamples::hotel()
 
 void TestExamples::seedsFirstFit()
 {
-    // Cross-check with the seed's planner: DESIGN.md's offsets for five-tensors, three rooms for the hotel.
+    // Cross-check with the seed's planner: the offsets of core/examples/examples.cpp for five-tensors, three rooms for the hotel.
     const auto* firstFit = plannerByName("first-fit");
     if (!firstFit)
         QSKIP("no first-fit planner registered");

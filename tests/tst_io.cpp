@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: MemPlan authors
 // File formats: JSON graph (parse, export, errors), allocation-problem CSV (benchmarks, errors,
-// round trip, speed) and the plan JSON of DESIGN.md.
+// round trip, speed) and the plan JSON of docs/FILE_FORMATS.md.
 #include "examples/examples.h"
 #include "io/jsongraph.h"
 #include "io/planjson.h"
@@ -21,7 +21,7 @@ using namespace core;
 
 namespace {
 const QString kDataDir = QStringLiteral(MEMPLAN_SOURCE_DIR "/tests/data/");
-const QString kBenchmarkDir = QStringLiteral(MEMPLAN_SHARED_DIR "/benchmarks/allocation/");
+const QString kBenchmarkDir = QStringLiteral(MEMPLAN_BENCHMARK_DIR "/");
 
 std::string dataFile(const char* name) { return (kDataDir + QLatin1String(name)).toStdString(); }
 
@@ -686,7 +686,7 @@ void TestIo::csvFiles()
 
 void TestIo::planJson()
 {
-    // The five-tensors seed with the first-fit placement of DESIGN.md, plus a weights region.
+    // The five-tensors seed with the first-fit placement of the examples (core/examples/examples.cpp), plus a weights region.
     Workload workload;
     workload.source = "example:five-tensors";
     workload.problem.alignment = 1;

@@ -879,9 +879,8 @@ void TestStudio::stopBeforeAnyPlanIsQuiet()
 
 void TestStudio::exactReportsProgressAndStopKeepsBest()
 {
-    const QString path = QStringLiteral(MEMPLAN_SHARED_DIR "/benchmarks/allocation/D.1048576.csv");
-    if (!QFileInfo::exists(path))
-        QSKIP("benchmark problem D is not available");
+    const QString path = QStringLiteral(MEMPLAN_BENCHMARK_DIR "/D.1048576.csv");
+    QVERIFY(QFileInfo::exists(path));
     QSignalSpy planned(m_window.get(), &MainWindow::planDisplayed);
     QSignalSpy errors(m_window.get(), &MainWindow::errorOccurred);
     m_window->setPlannerName(QStringLiteral("greedy-by-size")); // fast while loading

@@ -15,7 +15,7 @@
 struct StrategyFacts;
 struct RunMeasurement;
 
-// The one state every Studio view reads (DESIGN.md: "a view never recomputes a plan"): the loaded
+// The one state every Studio view reads (docs/ARCHITECTURE.md: "a view never recomputes a plan"): the loaded
 // workload, the current plan with its metrics, the shared selection, hover, step cursor and the
 // shared visible step range (one time axis for all views). Lives on the UI thread; views connect to
 // its signals and repaint. Buffer indices refer to workload()->problem.buffers.

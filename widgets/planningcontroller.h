@@ -13,7 +13,7 @@
 #include <memory>
 
 // Loads workloads and runs planners on QThreadPool::globalInstance(), never on the UI thread
-// (HOUSE_STYLE §5). Each request bumps a generation counter and cancels the previous job of its
+// (docs/ARCHITECTURE.md, background work). Each request bumps a generation counter and cancels the previous job of its
 // kind; a result whose generation is no longer current is dropped on arrival, so only the latest
 // request's signal is ever emitted. A new load also drops any pending plan (it would belong to the
 // old workload). Search planners (exact) report progress as planProgress, throttled, guarded by the

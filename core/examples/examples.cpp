@@ -50,7 +50,7 @@ PlanProblem hotel()
     });
 }
 
-// DESIGN.md's second seed: first-fit places w1 0, a1 512, w2 640, a2 512, out 0 in 896 bytes.
+// The second seed example: first-fit places w1 0, a1 512, w2 640, a2 512, out 0 in 896 bytes.
 PlanProblem fiveTensors()
 {
     return problemFrom({

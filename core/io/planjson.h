@@ -9,7 +9,7 @@
 
 namespace core {
 
-// The plan JSON of DESIGN.md: model, planner, alignment, steps, arena_bytes, lower_bound_bytes,
+// The plan JSON of docs/FILE_FORMATS.md: model, planner, alignment, steps, arena_bytes, lower_bound_bytes,
 // buffers [{name, kind, start, end, size_bytes, offset, tensors}], regions [{name, size_bytes, tensors}].
 // A buffer with tensors that start inside it (in-place Concat inputs) also has "tensor_offsets":
 // per tensor, its start in bytes from the buffer's offset.

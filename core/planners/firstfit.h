@@ -6,7 +6,7 @@
 
 namespace core {
 
-// first-fit: the seed algorithm of DESIGN.md, exactly.
+// first-fit: the seed algorithm (lowest offset that clears the placed buffers), exactly.
 // - buffers in order of start (ties: input order);
 // - before placing one, every placed buffer whose end <= its start is freed, in order of end (ties: input
 //   order), and its block appended to the free list; neighbours are never merged;
