@@ -1,16 +1,24 @@
 #!/usr/bin/env bash
 # Installs what MemPlan needs from Debian 12's packages, then configures and builds into build/.
-# Idempotent and quiet when everything is present. Usage: scripts/setup.sh [--with-model-tools]
+# Idempotent and quiet when everything is present.
+# Usage: scripts/setup.sh [--with-model-tools] [TARGET...]
 #   --with-model-tools  also install python3-torch, python3-torchvision and python3-onnx, which
 #                       scripts/make_models.sh uses to export real architectures for the tests.
+#   TARGET...           build only these CMake targets (default: everything, tests included).
+# Compiler warnings are printed after the build (the full log is build/build.log).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(cmake g++ make qt6-base-dev qt6-svg-dev libqcustomplot-dev libonnx-dev libprotobuf-dev
           protobuf-compiler nlohmann-json3-dev libonnx-testdata)
-if [[ "${1:-}" == "--with-model-tools" ]]; then
-    packages+=(python3 python3-torch python3-torchvision python3-onnx)
-fi
+targets=()
+for arg in "$@"; do
+    case "$arg" in
+        --with-model-tools) packages+=(python3 python3-torch python3-torchvision python3-onnx) ;;
+        -*) echo "setup: unknown option $arg" >&2; exit 2 ;;
+        *) targets+=(--target "$arg") ;;
+    esac
+done
 
 missing=()
 for p in "${packages[@]}"; do
@@ -25,11 +33,20 @@ if ((${#missing[@]})); then
 fi
 
 if [[ ! -f build/CMakeCache.txt ]]; then
-    cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+    launcher=()
+    if command -v ccache >/dev/null; then
+        launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
+    fi
+    cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo "${launcher[@]}" >/dev/null
 fi
-if ! cmake --build build -j"$(nproc)" >build/build.log 2>&1; then
+if ! cmake --build build -j"$(nproc)" "${targets[@]}" >build/build.log 2>&1; then
     grep -E "error" build/build.log | head -40 >&2 || true
     tail -n 20 build/build.log >&2
     echo "setup: the build failed; the full log is build/build.log" >&2
     exit 1
+fi
+warnings=$(grep -c "warning:" build/build.log || true)
+if ((warnings > 0)); then
+    grep -E "warning:" build/build.log | sort -u | head -20 >&2
+    echo "setup: the build gave $warnings compiler warnings (build/build.log has them all)" >&2
 fi
