@@ -243,7 +243,7 @@ Plans MODEL and prints the lower bound, the arena, fragmentation, colors, planni
 the largest buffers alive at the peak step (with their element type and shape). Every plan is
 checked by the independent validator.
 
-  --json FILE           write the plan as JSON (exact bytes; see README.md, File formats)
+  --json FILE           write the plan as JSON (exact bytes; see docs/FILE_FORMATS.md)
   --csv FILE            write the plan as allocation-problem CSV with an offset column
 )") + kPlannerOptionsHelp + kModelOptionsHelp + kWorkspacesHelp + strategyHelp() + trainingHelp() + chipHelp() + "\nplanners:\n" + plannerList();
     int code = kExitOk;

@@ -118,7 +118,7 @@ std::string strategyHelp(const std::string& profileOption)
 {
     std::string option = "--" + profileOption + " NAME|FILE";
     option.resize(std::max<std::size_t>(option.size() + 1, 22), ' ');
-    return R"(strategies (applied in this order; see README.md, Strategies):
+    return R"(strategies (applied in this order; see docs/STRATEGIES.md):
   --fuse                fuse Conv/Gemm/MatMul with BatchNorm, bias and activation, elementwise chains, and
                         quantized groups (DequantizeLinear -> op -> QuantizeLinear: the float tensors go)
   --reorder             memory-aware topological order (kept only when it lowers the peak)
