@@ -51,8 +51,9 @@ struct GradientNeeds {
     bool known = true;        // false: no rule for the op type; reads every input (conservative)
 };
 
-// The table: Conv/ConvTranspose/Gemm/MatMul read X and W; Relu/Sigmoid/Tanh/Softmax/Exp/Sqrt read their
-// output; Gelu/Erf/LeakyRelu/Elu/Log/... read their input; normalizations read X and the scale;
+// The op type's row of the backward-pass rules (strategies/backwardrules.cpp), limited to the slots
+// the op has: Conv/ConvTranspose/Gemm/MatMul read X and W; Relu/Sigmoid/Tanh/Softmax/Exp/Sqrt read
+// their output; Gelu/Erf/LeakyRelu/Elu/Log/... read their input; normalizations read X and the scale;
 // MaxPool reads X and Y; Mul/Div/Pow/Min/Max read both inputs; Gather reads its indices, Where its
 // condition, Dropout its mask; Add/Sub/Concat/Reshape/Transpose/pooling by average/... read nothing.
 GradientNeeds gradientNeeds(const Op& op);
