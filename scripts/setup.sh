@@ -1,16 +1,21 @@
 #!/usr/bin/env bash
 # Installs what MemPlan needs from Debian 12's packages, then configures and builds into build/.
-# Idempotent and quiet when everything is present. Usage: scripts/setup.sh [--with-model-tools]
+# Idempotent and quiet when everything is present. Usage: scripts/setup.sh [--with-model-tools] [--with-sanitizers]
 #   --with-model-tools  also install python3-torch, python3-torchvision and python3-onnx, which
 #                       scripts/make_models.sh uses to export real architectures for the tests.
+#   --with-sanitizers   also install clang and libclang-rt-14-dev (libFuzzer, ASan, UBSan), which
+#                       scripts/sanitize.sh and scripts/fuzz.sh build with.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(cmake g++ make qt6-base-dev qt6-svg-dev libqcustomplot-dev libonnx-dev libprotobuf-dev
           protobuf-compiler nlohmann-json3-dev libonnx-testdata)
-if [[ "${1:-}" == "--with-model-tools" ]]; then
-    packages+=(python3 python3-torch python3-torchvision python3-onnx)
-fi
+for arg in "$@"; do
+    case "$arg" in
+        --with-model-tools) packages+=(python3 python3-torch python3-torchvision python3-onnx) ;;
+        --with-sanitizers) packages+=(clang libclang-rt-14-dev) ;;
+    esac
+done
 
 missing=()
 for p in "${packages[@]}"; do
