@@ -64,12 +64,12 @@ for t in "${targets[@]}"; do
     "$build/tests/fuzz/fuzz_$t" -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
         -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 -artifact_prefix="$findings/" \
         "$corpus" "${seeds[@]}" >"$log" 2>&1 || true
-    # Fork mode's status lines: "#EXECS: cov: C ft: F corp: N exec/s: R oom/timeout/crash: O/T/C time: Ss ...".
+    # Fork mode's status lines: "#EXECS: cov: C ft: F corp: N exec/s R oom/timeout/crash: O/T/C time: Ss ...".
     last=$(grep -E '^#[0-9]+: cov:' "$log" | tail -n 1 || true)
     execs=$(sed -nE 's/^#([0-9]+):.*/\1/p' <<<"$last")
     cov=$(sed -nE 's/.* cov: ([0-9]+) .*/\1/p' <<<"$last")
     ft=$(sed -nE 's/.* ft: ([0-9]+) .*/\1/p' <<<"$last")
-    rate=$(sed -nE 's/.* exec\/s: ([0-9]+) .*/\1/p' <<<"$last")
+    rate=$(sed -nE 's/.* exec\/s:? ([0-9]+) .*/\1/p' <<<"$last")
     new=$(find "$findings" -type f -newer "$stamp" | wc -l)
     printf 'fuzz %-10s %10s executions %7s exec/s  cov %6s  ft %7s  corpus %5d  findings %d (log %s)\n' \
         "$t" "${execs:-0}" "${rate:-0}" "${cov:-0}" "${ft:-0}" "$(find "$corpus" -type f | wc -l)" "$new" "$log"
