@@ -49,6 +49,12 @@ inline std::filesystem::path writeScratch(const std::string& extension, const st
     std::filesystem::path dir = std::filesystem::is_directory("/dev/shm", ec) ? std::filesystem::path("/dev/shm")
                                                                               : std::filesystem::temp_directory_path();
     auto file = dir / ("memplan-fuzz-" + std::to_string(::getpid()) + extension);
+    // Removed when the process exits normally (a crash leaves it: the finding is saved elsewhere).
+    struct Remover {
+        std::filesystem::path path;
+        ~Remover() { std::error_code ignored; std::filesystem::remove(path, ignored); }
+    };
+    static Remover remover { file };
     std::ofstream out(file, std::ios::binary | std::ios::trunc);
     out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
     out.close();
