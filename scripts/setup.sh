@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Installs what MemPlan needs from Debian 12's packages, then configures and builds into build/.
 # Idempotent and quiet when everything is present.
-# Usage: scripts/setup.sh [--with-model-tools] [TARGET...]
+# Usage: scripts/setup.sh [--with-model-tools] [--with-sanitizers] [TARGET...]
 #   --with-model-tools  also install python3-torch, python3-torchvision and python3-onnx, which
 #                       scripts/make_models.sh uses to export real architectures for the tests.
+#   --with-sanitizers   also install clang and libclang-rt-14-dev (libFuzzer, ASan, UBSan), which
+#                       scripts/sanitize.sh and scripts/fuzz.sh build with.
 #   TARGET...           build only these CMake targets (default: everything, tests included).
 # Compiler warnings are printed after the build (the full log is build/build.log).
 set -euo pipefail
@@ -15,6 +17,7 @@ targets=()
 for arg in "$@"; do
     case "$arg" in
         --with-model-tools) packages+=(python3 python3-torch python3-torchvision python3-onnx) ;;
+        --with-sanitizers) packages+=(clang libclang-rt-14-dev) ;;
         -*) echo "setup: unknown option $arg" >&2; exit 2 ;;
         *) targets+=(--target "$arg") ;;
     esac

@@ -310,7 +310,8 @@ Status checkGivenInput(const Tensor& tensor, const HostTensor& given)
 Status checkGivenInputs(const Graph& g, const std::map<std::string, HostTensor>& inputs)
 {
     for (const auto& [name, value] : inputs) {
-        const auto t = std::find_if(g.inputs.begin(), g.inputs.end(), [&](TensorIndex i) { return g.tensors[i].name == name; });
+        const std::string& wanted = name; // clang 14 cannot capture a structured binding in a lambda
+        const auto t = std::find_if(g.inputs.begin(), g.inputs.end(), [&](TensorIndex i) { return g.tensors[i].name == wanted; });
         if (t == g.inputs.end())
             return makeError(ErrorCode::InvalidArgument, "input '" + name + "': the model has no such graph input");
         if (auto s = checkGivenInput(g.tensors[*t], value); !s)

@@ -521,7 +521,8 @@ Expected<std::map<std::string, HostTensor>> readGivenInputs(const std::filesyste
         return declared.error();
     std::map<std::string, HostTensor> given;
     for (const auto& [name, file] : files) {
-        const auto d = std::find_if(declared->begin(), declared->end(), [&](const DeclaredInput& i) { return i.name == name; });
+        const std::string& wanted = name; // clang 14 cannot capture a structured binding in a lambda
+        const auto d = std::find_if(declared->begin(), declared->end(), [&](const DeclaredInput& i) { return i.name == wanted; });
         if (d == declared->end()) {
             std::string names;
             for (const auto& i : *declared)

@@ -322,7 +322,8 @@ Status applyBindings(onnx::ModelProto& model, const ShapeBindings& bindings, con
     for (const auto& [dim, value] : bindings.dims)
         sizeOf[dim] = { value, "is given as " + std::to_string(value) };
     for (const auto& [name, shape] : bindings.inputShapes) {
-        const auto vi = std::find_if(graph->input().begin(), graph->input().end(), [&](const auto& v) { return v.name() == name; });
+        const std::string& wanted = name; // clang 14 cannot capture a structured binding in a lambda
+        const auto vi = std::find_if(graph->input().begin(), graph->input().end(), [&](const auto& v) { return v.name() == wanted; });
         if (vi == graph->input().end())
             continue; // refused below, with the model's inputs
         const auto& type = vi->type().has_optional_type() ? vi->type().optional_type().elem_type() : vi->type();
@@ -377,7 +378,8 @@ Status applyBindings(onnx::ModelProto& model, const ShapeBindings& bindings, con
     }
 
     for (const auto& [name, bytes] : bindings.sequenceBytes) {
-        const auto it = std::find_if(graph->input().begin(), graph->input().end(), [&](const auto& vi) { return vi.name() == name; });
+        const std::string& wanted = name; // clang 14 cannot capture a structured binding in a lambda
+        const auto it = std::find_if(graph->input().begin(), graph->input().end(), [&](const auto& vi) { return vi.name() == wanted; });
         if (it == graph->input().end())
             return bad("unknown input '" + name + "'");
         const auto& type = it->type().has_optional_type() ? it->type().optional_type().elem_type() : it->type();
@@ -387,7 +389,8 @@ Status applyBindings(onnx::ModelProto& model, const ShapeBindings& bindings, con
             return bad("input '" + name + "': a sequence cannot hold " + std::to_string(bytes) + " bytes");
     }
     for (const auto& [name, value] : bindings.inputValues) {
-        const auto it = std::find_if(graph->input().begin(), graph->input().end(), [&](const auto& vi) { return vi.name() == name; });
+        const std::string& wanted = name; // clang 14 cannot capture a structured binding in a lambda
+        const auto it = std::find_if(graph->input().begin(), graph->input().end(), [&](const auto& vi) { return vi.name() == wanted; });
         if (it == graph->input().end())
             return bad("unknown input '" + name + "'");
         if (it->type().has_sequence_type())

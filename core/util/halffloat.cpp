@@ -3,7 +3,8 @@
 #include "util/halffloat.h"
 #include "util/halfbits.h"
 
-#if defined(__x86_64__) && defined(__GNUC__)
+// clang before 15 rejects __builtin_cpu_supports("f16c"): it takes the scalar path.
+#if defined(__x86_64__) && defined(__GNUC__) && !(defined(__clang__) && __clang_major__ < 15)
 #include <immintrin.h>
 #define MEMPLAN_F16C 1
 #endif
