@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: MemPlan authors
+// The render module, libmemplan-render.so: the Studio's views drawn offscreen, loaded by `memplan
+// render` only (renderloader.cpp), so the rest of the command line never maps Qt Widgets.
 #include "render.h"
+#include "renderabi.h"
 
 #include "arenalayoutview.h"
 #include "coloringview.h"
@@ -27,7 +30,9 @@ void quietHandler(QtMsgType type, const QMessageLogContext&, const QString& mess
 }
 } // namespace
 
-bool renderViews(const core::Workload& workload, const core::Plan& plan, const RenderOptions& options,
+namespace {
+
+bool drawViews(const core::Workload& workload, const core::Plan& plan, const RenderOptions& options,
     std::vector<std::filesystem::path>& written, std::string& error, const StrategyMarking& marking)
 {
     std::error_code ec;
@@ -73,4 +78,13 @@ bool renderViews(const core::Workload& workload, const core::Plan& plan, const R
         written.push_back(path);
     }
     return true;
+}
+
+} // namespace
+
+extern "C" __attribute__((visibility("default"))) bool memplan_render_views(std::uint64_t abi, const RenderCall* call)
+{
+    if (abi != kRenderAbi)
+        return false;
+    return drawViews(*call->workload, *call->plan, *call->options, *call->written, *call->error, *call->marking);
 }

@@ -19,17 +19,17 @@
 
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <optional>
 
 namespace {
 
 void printError(const QString& message) { std::fprintf(stderr, "memplan-studio: %s\n", qPrintable(message)); }
 
-} // namespace
-
-int main(int argc, char** argv)
+// Without a display every QApplication aborts. A screenshot, --help and --version need none, so
+// they go offscreen; the window itself gets one line that says what to do instead. False: exit 1.
+bool chooseDisplay(int argc, char** argv)
 {
-    // Without a display every QApplication aborts. A screenshot, --help and --version need none, so
-    // they go offscreen; the window itself gets one line that says what to do instead.
     bool windowless = false;
     for (int i = 1; i < argc; ++i) {
         const char* a = argv[i];
@@ -42,16 +42,27 @@ int main(int argc, char** argv)
         if (!windowless) {
             printError(QStringLiteral("no display to open the window on (DISPLAY and WAYLAND_DISPLAY are not set); "
                                       "use --screenshot DIR, or `memplan render`, to draw the views to image files"));
-            return 1;
+            return false;
         }
         qputenv("QT_QPA_PLATFORM", "offscreen");
     }
+    return true;
+}
 
-    QApplication app(argc, argv);
-    QApplication::setOrganizationName(QStringLiteral("MemPlan"));
-    QApplication::setApplicationName(QStringLiteral("MemPlan Studio"));
-    QApplication::setApplicationVersion(QStringLiteral("0.1"));
+// The command line, read and checked.
+struct StudioOptions {
+    QString model;
+    QString planner;    // empty: the last one used
+    std::optional<QString> screenshot; // unset: the interactive window
+    bool run = false;
+    bool workspaces = false;
+    core::LoadOptions load;
+    std::vector<std::pair<std::string, std::filesystem::path>> files;
+};
 
+// --help and --version exit here (QCommandLineParser::process); a bad command line gives nullopt.
+std::optional<StudioOptions> readOptions(const QApplication& app)
+{
     QCommandLineParser parser;
     parser.setApplicationDescription(QStringLiteral("Explore how a neural network's tensors share one memory arena."));
     parser.addHelpOption();
@@ -88,9 +99,14 @@ int main(int argc, char** argv)
     parser.process(app);
     if (parser.positionalArguments().size() > 1) {
         printError(QStringLiteral("expected at most one model, got %1").arg(parser.positionalArguments().size()));
-        return 1;
+        return std::nullopt;
     }
-    const QString model = parser.positionalArguments().value(0, QStringLiteral("example:unet"));
+    StudioOptions options;
+    options.model = parser.positionalArguments().value(0, QStringLiteral("example:unet"));
+    if (parser.isSet(screenshotOption))
+        options.screenshot = parser.value(screenshotOption);
+    options.run = parser.isSet(runOption);
+    options.workspaces = parser.isSet(workspacesOption);
     // The command line's own reader of --dim and --input-shape, for the same checks and messages.
     CliArgs sizes;
     for (const auto& v : parser.values(dimOption))
@@ -103,73 +119,94 @@ int main(int argc, char** argv)
     const auto files = inputFilesFrom(sizes);
     if (!load || !files) {
         printError(QString::fromStdString((!load ? load.error() : files.error()).message));
-        return 1;
+        return std::nullopt;
     }
+    options.load = *load;
+    options.files = *files;
+    // Screenshots must not depend on what an earlier interactive session left in the settings.
+    options.planner = parser.value(plannerOption);
+    if (options.planner.isEmpty() && parser.isSet(screenshotOption))
+        options.planner = QString::fromUtf8(core::kDefaultPlanner.data(), qsizetype(core::kDefaultPlanner.size()));
+    if (!options.planner.isEmpty() && !core::plannerByName(options.planner.toStdString())) {
+        printError(QStringLiteral("unknown planner '%1'; choose one of: %2")
+                       .arg(options.planner, QString::fromStdString([] {
+                           std::string names;
+                           for (const auto& name : core::plannerNames())
+                               names += (names.empty() ? "" : ", ") + name;
+                           return names;
+                       }())));
+        return std::nullopt;
+    }
+    return options;
+}
+
+// --screenshot DIR: once the plan shows (and with --run, once it has run), every view and the
+// window to DIR, then the application exits with 0, or 1 and one line on an error.
+void scheduleScreenshots(QApplication& app, MainWindow& window, const QString& dir, bool run)
+{
+    const auto render = [&window, dir] {
+        // Let the views repaint before grabbing them.
+        QTimer::singleShot(0, &window, [&window, dir] {
+            QString error;
+            if (!window.renderScreenshots(dir, &error)) {
+                printError(error);
+                QCoreApplication::exit(1);
+                return;
+            }
+            QCoreApplication::exit(0);
+        });
+    };
+    QObject::connect(
+        &window, &MainWindow::planDisplayed, &app,
+        [&window, render, run] {
+            // Put the step cursor on the peak so the pictures show what is alive there and the narration line.
+            window.document()->setCursorStep(core::peakStep(window.document()->workload()->problem));
+            if (!run || !window.runAction()->isEnabled()) {
+                if (run) // an allocation problem: buffers without ops, nothing to execute
+                    printError(QStringLiteral("--run: %1 has no ops to run; the pictures show the plan only")
+                                   .arg(QString::fromStdString(window.document()->workload()->source)));
+                render();
+                return;
+            }
+            QObject::connect(&window, &MainWindow::runFinished, &window, render, Qt::SingleShotConnection);
+            window.runPlan();
+        },
+        Qt::SingleShotConnection);
+    QObject::connect(&window, &MainWindow::errorOccurred, &app, [](const QString& message) {
+        printError(message);
+        QCoreApplication::exit(1);
+    });
+    QTimer::singleShot(10 * 60 * 1000, &app, [] {
+        printError(QStringLiteral("gave up waiting for the plan after 10 minutes"));
+        QCoreApplication::exit(1);
+    });
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    if (!chooseDisplay(argc, argv))
+        return 1;
+    QApplication app(argc, argv);
+    QApplication::setOrganizationName(QStringLiteral("MemPlan"));
+    QApplication::setApplicationName(QStringLiteral("MemPlan Studio"));
+    QApplication::setApplicationVersion(QStringLiteral("0.1"));
+    const auto options = readOptions(app);
+    if (!options)
+        return 1;
 
     MainWindow window;
-    // Screenshots must not depend on what an earlier interactive session left in the settings.
-    QString planner = parser.value(plannerOption);
-    if (planner.isEmpty() && parser.isSet(screenshotOption))
-        planner = QString::fromUtf8(core::kDefaultPlanner.data(), qsizetype(core::kDefaultPlanner.size()));
-    if (!planner.isEmpty()) {
-        if (!core::plannerByName(planner.toStdString())) {
-            printError(QStringLiteral("unknown planner '%1'; choose one of: %2")
-                           .arg(planner, QString::fromStdString([] {
-                               std::string names;
-                               for (const auto& name : core::plannerNames())
-                                   names += (names.empty() ? "" : ", ") + name;
-                               return names;
-                           }())));
-            return 1;
-        }
-        window.setPlannerName(planner);
-    }
-    if (parser.isSet(screenshotOption)) {
-        const QString dir = parser.value(screenshotOption);
-        const auto render = [&window, dir] {
-            // Let the views repaint before grabbing them.
-            QTimer::singleShot(0, &window, [&window, dir] {
-                QString error;
-                if (!window.renderScreenshots(dir, &error)) {
-                    printError(error);
-                    QCoreApplication::exit(1);
-                    return;
-                }
-                QCoreApplication::exit(0);
-            });
-        };
-        const bool run = parser.isSet(runOption);
-        QObject::connect(
-            &window, &MainWindow::planDisplayed, &app,
-            [&window, render, run] {
-                // Put the step cursor on the peak so the pictures show what is alive there and the narration line.
-                window.document()->setCursorStep(core::peakStep(window.document()->workload()->problem));
-                if (!run || !window.runAction()->isEnabled()) {
-                    if (run) // an allocation problem: buffers without ops, nothing to execute
-                        printError(QStringLiteral("--run: %1 has no ops to run; the pictures show the plan only")
-                                       .arg(QString::fromStdString(window.document()->workload()->source)));
-                    render();
-                    return;
-                }
-                QObject::connect(&window, &MainWindow::runFinished, &window, render, Qt::SingleShotConnection);
-                window.runPlan();
-            },
-            Qt::SingleShotConnection);
-        QObject::connect(&window, &MainWindow::errorOccurred, &app, [](const QString& message) {
-            printError(message);
-            QCoreApplication::exit(1);
-        });
-        QTimer::singleShot(10 * 60 * 1000, &app, [] {
-            printError(QStringLiteral("gave up waiting for the plan after 10 minutes"));
-            QCoreApplication::exit(1);
-        });
-    }
-    if (parser.isSet(workspacesOption))
+    if (!options->planner.isEmpty())
+        window.setPlannerName(options->planner);
+    if (options->screenshot)
+        scheduleScreenshots(app, window, *options->screenshot, options->run);
+    if (options->workspaces)
         window.workspacesCheck()->setChecked(true); // before the first load: nothing to re-load yet
     window.show();
-    if (load->bindings.dims.empty() && load->bindings.inputShapes.empty() && files->empty())
-        window.openFile(model);
+    if (options->load.bindings.dims.empty() && options->load.bindings.inputShapes.empty() && options->files.empty())
+        window.openFile(options->model);
     else
-        window.openFileWithSizes(model, load->bindings, *files);
+        window.openFileWithSizes(options->model, options->load.bindings, options->files);
     return app.exec();
 }

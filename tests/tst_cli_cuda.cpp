@@ -3,8 +3,8 @@
 // `memplan run --device cuda` as a user runs it: the arena, per-tensor and pool runs side by side
 // in the table and the JSON, swaps on the copy stream, fused ops on the host, and one clear line
 // when a CUDA call fails. tst_cli_cuda runs the memplan command line and skips without a CUDA
-// device; tst_cli_cuda_emulated runs memplan_emulated (MEMPLAN_CLI_CUDA), the same command line
-// on the test emulation of CUDA (tests/cudaemu), which can also take the device away, shrink its
+// device; tst_cli_cuda_emulated runs it (MEMPLAN_CLI_CUDA) with the executor plugin
+// built on the test emulation of CUDA (tests/cudaemu, MEMPLAN_CUDA_PLUGIN), which can also take the device away, shrink its
 // memory or fail any call.
 #include "clirun.h"
 

@@ -2,8 +2,8 @@
 // SPDX-FileCopyrightText: MemPlan authors
 // The Studio's Run on device cuda (RunController, off the UI thread): the GPU reference, arena,
 // per-tensor and pool runs, the CPU comparison, progress and cancel. tst_run_cuda uses the Studio's
-// own build and skips without a CUDA device; tst_run_cuda_emulated builds RunController against
-// the test emulation of CUDA (tests/cudaemu), where it always runs.
+// own build and skips without a CUDA device; tst_run_cuda_emulated links the executor built against
+// the test emulation of CUDA (tests/cudaemu) and registers it, so it always runs.
 #include "cudadevice.h"
 #include "runcontroller.h"
 
@@ -12,6 +12,7 @@
 #include "planners/validate.h"
 
 #ifdef MEMPLAN_CUDA_EMULATION
+#include "cudabackend.h"
 #include "cudaemu.h"
 #endif
 
@@ -46,6 +47,9 @@ class TestRunCuda : public QObject {
 private slots:
     void initTestCase()
     {
+#ifdef MEMPLAN_CUDA_EMULATION
+        core::registerExecutorBackend(&gpu::cudaBackend()); // linked in: no plugin to load
+#endif
         const auto& status = cudaDeviceStatus();
         if (!status.available)
             QSKIP(qPrintable(QStringLiteral("no CUDA device: ") + status.reason));

@@ -7,12 +7,9 @@
 
 #include "cudadevice.h"
 
-#include "exec/executor.h"
+#include "exec/backend.h"
 #include "planners/planner.h"
 #include "planners/validate.h"
-#ifdef MEMPLAN_HAVE_CUDA
-#include "cudaexecutor.h"
-#endif
 
 #include <QCoreApplication>
 #include <QPointer>
@@ -21,18 +18,15 @@
 
 namespace {
 
-// One run of `plan` on `device`'s executor.
+// One run of `plan` in the arena on `device`'s executor.
 core::Expected<core::Measurement> runOnce(const core::Workload& workload, const core::Plan& plan, RunDevice device)
 {
-    core::RunOptions options; // the same seed every run: only the timing varies
-    if (device == RunDevice::Cpu)
-        return core::runOnCpu(*workload.graph, workload.schedule, workload.problem, plan, workload.bufferTensor, options);
-#ifdef MEMPLAN_HAVE_CUDA
-    return gpu::runOnCuda(*workload.graph, workload.schedule, workload.problem, plan, workload.bufferTensor, options,
-        gpu::CudaAllocation::Arena);
-#else
-    return core::makeError(core::ErrorCode::NoGpu, "device cuda: this build has no CUDA executor");
-#endif
+    auto backend = core::executorBackend(device == RunDevice::Cpu ? "cpu" : "cuda");
+    if (!backend)
+        return backend.error();
+    const core::RunOptions options; // the same seed every run: only the timing varies
+    return (*backend)->run(*workload.graph, workload.schedule, workload.problem, plan, workload.bufferTensor, options,
+        core::DeviceAllocation::Arena);
 }
 
 // Worker thread, pure core code: the default planner's plan, then up to `runs` runs (fewer once

@@ -2,27 +2,23 @@
 // SPDX-FileCopyrightText: MemPlan authors
 #include "cudadevice.h"
 
-#ifdef MEMPLAN_HAVE_CUDA
-#include "cudaexecutor.h"
-#endif
-
-#include <QCoreApplication>
+#include "exec/backend.h"
 
 namespace {
 
 CudaDeviceStatus probe()
 {
     CudaDeviceStatus status;
-#ifdef MEMPLAN_HAVE_CUDA
     std::string why;
-    status.available = gpu::cudaAvailable(&why);
-    if (status.available)
-        status.description = QString::fromStdString(gpu::cudaDeviceDescription());
-    else
-        status.reason = QString::fromStdString(why);
-#else
-    status.reason = QCoreApplication::translate("CudaDevice", "this build has no CUDA executor");
-#endif
+    const auto backend = core::executorBackend("cuda"); // loads the CUDA executor plugin, when there is one
+    if (!backend)
+        why = backend.error().message;
+    else if ((*backend)->available(&why)) {
+        status.available = true;
+        status.description = QString::fromStdString((*backend)->description());
+        return status;
+    }
+    status.reason = QString::fromStdString(why);
     return status;
 }
 

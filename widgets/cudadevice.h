@@ -4,8 +4,8 @@
 
 #include <QString>
 
-// Whether the Studio can run on a CUDA device: the build must have the CUDA executor
-// (MEMPLAN_HAVE_CUDA) and gpu::cudaAvailable() must find a device. Asked once per process (the
+// Whether the Studio can run on a CUDA device: the CUDA executor plugin must load
+// (core::executorBackend("cuda")) and find a device. Asked once per process (the
 // answer does not change while it runs), so menus and buttons can ask freely on the UI thread.
 struct CudaDeviceStatus {
     bool available = false;

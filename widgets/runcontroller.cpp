@@ -4,11 +4,8 @@
 
 #include "cudadevice.h"
 #include "cost/opcost.h"
+#include "exec/runsession.h"
 #include "onnx/onnximport.h"
-
-#ifdef MEMPLAN_HAVE_CUDA
-#include "cudaexecutor.h"
-#endif
 
 #include <QCoreApplication>
 #include <QElapsedTimer>
@@ -43,73 +40,8 @@ core::Expected<std::shared_ptr<const core::ModelData>> modelDataFor(const core::
     return std::make_shared<const core::ModelData>(core::remapModelData(*data, *imported, *workload.graph));
 }
 
-// Worker thread, device cuda: the GPU's no-reuse reference, then the arena, per-tensor and pool runs,
-// then the CPU executor's no-reuse run for the tolerance check. The CUDA executor reports progress
-// over its timed passes only, so each run counts repeat · steps.
-core::Expected<RunMeasurement> runCudaJob(std::shared_ptr<const core::Workload> workload, const core::Plan& plan, int repeat,
-    double tolerance, core::RunOptions options, const std::function<void(int, int)>& progress)
-{
-#ifdef MEMPLAN_HAVE_CUDA
-    const auto& w = *workload;
-    const int steps = w.schedule.steps();
-    const int total = steps * (2 + 3 * repeat);
-    auto phase = [&](int offset) {
-        return [&progress, offset, total](int done, int) { progress(offset + done, total); };
-    };
-    options.repeat = 1;
-    options.progress = phase(0);
-    const auto reference = gpu::runOnCuda(*w.graph, w.schedule, w.problem, core::noReusePlan(w.problem), w.bufferTensor, options,
-        gpu::CudaAllocation::Arena);
-    if (!reference)
-        return reference.error();
-    options.repeat = repeat;
-    std::optional<core::Measurement> runs[3];
-    const gpu::CudaAllocation modes[3] = { gpu::CudaAllocation::Arena, gpu::CudaAllocation::PerTensor, gpu::CudaAllocation::Pool };
-    for (int i = 0; i < 3; ++i) {
-        options.progress = phase(steps * (1 + i * repeat));
-        auto run = gpu::runOnCuda(*w.graph, w.schedule, w.problem, plan, w.bufferTensor, options, modes[i]);
-        if (!run)
-            return run.error();
-        runs[i] = std::move(*run);
-    }
-    RunMeasurement m;
-    m.device = "cuda";
-    m.deviceName = gpu::cudaDeviceDescription();
-    m.workload = std::move(workload);
-    m.plan = plan;
-    m.repeat = repeat;
-    std::string mismatch[3];
-    for (int i = 0; i < 3; ++i)
-        mismatch[i] = core::compareOutputs(*w.graph, reference->outputs, runs[i]->outputs);
-    m.arenaMatches = mismatch[0].empty();
-    m.perTensorMatches = mismatch[1].empty();
-    m.poolMatches = mismatch[2].empty();
-    for (int i = 0; i < 3 && m.mismatch.empty(); ++i)
-        if (!mismatch[i].empty())
-            m.mismatch = std::string(gpu::cudaAllocationName(modes[i])) + " run: " + mismatch[i];
-    m.tolerance = tolerance;
-    if (runs[0]->opsSynthetic > 0) {
-        m.cpuCheckNote = "not compared: " + std::to_string(runs[0]->opsSynthetic)
-            + " synthetic kernels hash their inputs' bits, so float rounding changes their outputs entirely";
-    } else {
-        options.repeat = 1;
-        options.progress = phase(steps * (1 + 3 * repeat));
-        const auto cpu = core::runOnCpu(*w.graph, w.schedule, w.problem, core::noReusePlan(w.problem), w.bufferTensor, options);
-        if (!cpu)
-            return cpu.error();
-        m.cpuCheck = core::checkTolerance(*w.graph, cpu->outputs, runs[0]->outputs, tolerance);
-    }
-    m.arena = std::move(*runs[0]);
-    m.perTensor = std::move(*runs[1]);
-    m.pool = std::move(runs[2]);
-    return m;
-#else
-    (void)workload, (void)plan, (void)repeat, (void)tolerance, (void)options, (void)progress;
-    return core::makeError(core::ErrorCode::NoGpu, "device cuda: this build has no CUDA executor");
-#endif
-}
-
-// Worker thread: the three runs and the comparison. `progress` gets ops done over all three runs.
+// Worker thread: the run session (core/exec/runsession.h) on `device`'s executor, as a RunMeasurement.
+// `progress` gets ops done over all its runs.
 core::Expected<RunMeasurement> runJob(std::shared_ptr<const core::Workload> workload, const core::Plan& plan, int repeat,
     RunDevice device, double tolerance, const core::CancelToken& cancel, const std::function<void(int, int)>& progress)
 {
@@ -120,51 +52,48 @@ core::Expected<RunMeasurement> runJob(std::shared_ptr<const core::Workload> work
     auto modelData = modelDataFor(w);
     if (!modelData)
         return modelData.error();
-    core::RunOptions options;
-    options.modelData = *modelData;
-    options.inputs = w.givenInputs;
-    options.cancel = cancel;
+    core::RunSessionRequest request;
+    request.workload = &w;
+    request.plan = &plan;
+    request.options.modelData = *modelData;
+    request.options.inputs = w.givenInputs;
+    request.options.cancel = cancel;
+    request.options.repeat = repeat;
+    request.options.progress = progress;
+    request.tolerance = tolerance;
     if (device == RunDevice::Cuda) {
         if (!cudaDeviceStatus().available)
             return core::makeError(core::ErrorCode::NoGpu,
                 "device cuda: no CUDA device (" + cudaDeviceStatus().reason.toStdString() + ")");
-        return runCudaJob(std::move(workload), plan, repeat, tolerance, std::move(options), progress);
+        auto backend = core::executorBackend("cuda");
+        if (!backend)
+            return backend.error();
+        request.backend = *backend;
     }
-    const int steps = w.schedule.steps();
-    const int total = steps * (1 + 2 * repeat);
-    auto phase = [&](int offset) {
-        return [&progress, offset, total](int done, int) { progress(offset + done, total); };
-    };
-
-    options.repeat = 1;
-    options.progress = phase(0);
-    const auto reference = core::runOnCpu(*w.graph, w.schedule, w.problem, core::noReusePlan(w.problem), w.bufferTensor, options);
-    if (!reference)
-        return reference.error();
-    options.repeat = repeat;
-    options.progress = phase(steps);
-    auto arena = core::runOnCpu(*w.graph, w.schedule, w.problem, plan, w.bufferTensor, options);
-    if (!arena)
-        return arena.error();
-    options.allocation = core::Allocation::PerTensor;
-    options.progress = phase(steps * (1 + repeat));
-    auto perTensor = core::runOnCpu(*w.graph, w.schedule, w.problem, plan, w.bufferTensor, options);
-    if (!perTensor)
-        return perTensor.error();
+    auto session = core::runSession(request);
+    if (!session)
+        return session.error();
 
     RunMeasurement m;
+    m.device = session->device;
+    m.deviceName = session->deviceName;
     m.workload = std::move(workload);
     m.plan = plan;
     m.repeat = repeat;
-    const auto arenaMismatch = core::compareOutputs(*w.graph, reference->outputs, arena->outputs);
-    const auto perTensorMismatch = core::compareOutputs(*w.graph, reference->outputs, perTensor->outputs);
-    m.arenaMatches = arenaMismatch.empty();
-    m.perTensorMatches = perTensorMismatch.empty();
-    m.mismatch = !arenaMismatch.empty() ? "arena run: " + arenaMismatch
-        : !perTensorMismatch.empty()    ? "per-tensor run: " + perTensorMismatch
-                                        : std::string();
-    m.arena = std::move(*arena);
-    m.perTensor = std::move(*perTensor);
+    m.arenaMatches = session->arenaMismatch.empty();
+    m.perTensorMatches = session->perTensorMismatch.empty();
+    m.poolMatches = session->poolMismatch.empty();
+    m.mismatch = session->firstMismatch();
+    m.tolerance = tolerance;
+    if (device == RunDevice::Cuda) {
+        m.cpuCheck = session->cpuCheck;
+        if (!m.cpuCheck)
+            m.cpuCheckNote = "not compared: " + std::to_string(session->syntheticOps)
+                + " synthetic kernels hash their inputs' bits, so float rounding changes their outputs entirely";
+    }
+    m.arena = std::move(session->arena);
+    m.perTensor = std::move(session->perTensor);
+    m.pool = std::move(session->pool);
     return m;
 }
 

@@ -15,12 +15,13 @@
 
 class QThreadPool;
 
-// Runs a plan off the UI thread: a no-reuse reference run, the planned-arena run and the per-tensor
-// allocator run (RunOptions::repeat timed runs each), then compares outputs with the reference.
+// Runs a plan off the UI thread: the run session of `memplan run` (core/exec/runsession.h): a no-reuse
+// reference run, the planned-arena run and the per-tensor allocator run (RunOptions::repeat timed
+// runs each), then compares outputs with the reference.
 // - Device cpu: the CPU executor. Device cuda (only when cudaDeviceStatus().available): the CUDA
-//   executor, with a fourth run from the stream-ordered pool; the reference is the GPU's own
+//   executor plugin, with a fourth run from the stream-ordered pool; the reference is the GPU's own
 //   no-reuse run, so the bit-for-bit check stays on one device. Then a CPU executor no-reuse run of
-//   the same inputs, which the GPU arena run's outputs must match within `tolerance` (as `memplan
+//   the same inputs, which the GPU's outputs must match within `tolerance` (as `memplan
 //   run --device cuda --tolerance`); skipped when a synthetic kernel ran (it hashes its inputs' bits).
 // - One run at a time: its own one-thread pool, because the executor's kernel scratch is shared.
 // - start() cancels the previous run (it stops at its next op) and bumps a generation; a result

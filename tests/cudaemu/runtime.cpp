@@ -796,7 +796,7 @@ cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end)
 namespace cudaemu::detail {
 namespace {
 // At exit: a violation, or anything still allocated or created, fails the process (exit status 70)
-// with one line each on stderr, so a program run on the emulation (memplan_emulated) is checked too.
+// with one line each on stderr, so a program run on the emulation (memplan with the emulated plugin) is checked too.
 void checkAtExit()
 {
     const auto c = cudaemu::live();
