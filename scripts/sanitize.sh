@@ -38,7 +38,7 @@ if [[ ! -f "$build/CMakeCache.txt" ]]; then
         -DMEMPLAN_CUDA=OFF -DCMAKE_CXX_COMPILER_LAUNCHER=ccache >"$build.configure.log" 2>&1 \
         || { tail -n 20 "$build.configure.log" >&2; echo "sanitize.sh: configuring $build failed" >&2; exit 2; }
 fi
-if ! cmake --build "$build" -j"$(nproc)" --target "${tests[@]}" "${fuzztargets[@]/#/fuzz_}" \
+if ! cmake --build "$build" -j"$(nproc)" --target memplan "${tests[@]}" "${fuzztargets[@]/#/fuzz_}" \
         "${fuzztargets[@]/#/fuzz_replay_}" >"$build/sanitize-build.log" 2>&1; then
     grep -E "error" "$build/sanitize-build.log" | head -20 >&2 || true
     echo "sanitize.sh: the sanitizer build failed; the log is $build/sanitize-build.log" >&2
