@@ -57,6 +57,14 @@ GapIndex::GapIndex(const PlanProblem& problem)
     m_position.resize(n);
     for (std::size_t pos = 0; pos < n; ++pos)
         m_position[m_byStart[pos].buffer] = static_cast<int>(pos);
+    // A binary search per query over the slots cost a cache miss per level at a million buffers.
+    m_startsAfter.resize(n);
+    for (std::size_t run = 0, next = 0; run < n; run = next) {
+        while (next < n && m_byStart[next].start == m_byStart[run].start)
+            ++next;
+        for (std::size_t pos = run; pos < next; ++pos)
+            m_startsAfter[m_byStart[pos].buffer] = static_cast<int>(next);
+    }
 
     // Conflicting pairs, counted twice: a buffer conflicts with all but those that ended by its
     // start and those that start at or after its end.
@@ -129,9 +137,7 @@ void GapFinder::collectConflicts(int buffer, std::vector<Span>& out) const
     }
     // Placed buffers starting strictly inside (start, end).
     const auto& byStart = m_index.m_byStart;
-    auto pos = static_cast<std::size_t>(std::upper_bound(byStart.begin(), byStart.end(), start,
-                                            [](Step s, const GapIndex::Slot& slot) { return s < slot.start; })
-        - byStart.begin());
+    auto pos = static_cast<std::size_t>(m_index.m_startsAfter[buffer]);
     for (; pos < byStart.size() && byStart[pos].start < end; ++pos)
         if (m_slotOffset[pos] >= 0 && byStart[pos].end > byStart[pos].start)
             out.push_back({ m_slotOffset[pos], m_slotOffset[pos] + m_index.m_need[byStart[pos].buffer] });

@@ -44,6 +44,7 @@ private:
     std::vector<int> m_leafLo, m_leafHi; // per buffer: the tree leaves its lifetime covers, [lo, hi)
     std::vector<Slot> m_byStart;        // all buffers by start (stable)
     std::vector<int> m_position;        // per buffer: its index in m_byStart
+    std::vector<int> m_startsAfter;     // per buffer: the first slot that starts after it
     std::vector<std::size_t> m_nodeBegin; // per tree node: its block in GapFinder::m_nodeItems
     int m_leaves = 0;
     bool m_walk = false; // dense conflicts: walk the placed buffers by offset instead of the tree
