@@ -49,12 +49,35 @@ std::vector<int> conflictDegree(const PlanProblem& problem)
     return degree;
 }
 
+// Indices sorted by key(i), largest first, ties by index. The keys are computed once into an
+// array: a comparator that recomputes them reads the scattered Buffer records at every comparison.
 std::vector<int> orderBy(const PlanProblem& problem, auto key)
 {
+    using Key = decltype(key(0));
+    std::vector<Key> keys(problem.buffers.size());
+    for (std::size_t i = 0; i < keys.size(); ++i)
+        keys[i] = key(static_cast<int>(i));
     std::vector<int> order(problem.buffers.size());
     std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return key(a) > key(b); });
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return keys[a] > keys[b]; });
     return order;
+}
+
+// Buffers x sections of the skyline instance, without building it (which takes a map insertion
+// per buffer and every buffer's sections: seconds at a million buffers, for nothing when too large).
+double skylineWork(const PlanProblem& problem)
+{
+    std::vector<Step> cuts;
+    double count = 0;
+    for (const auto& b : problem.buffers)
+        if (b.size > 0 && b.lifetime.end > b.lifetime.start) {
+            ++count;
+            cuts.push_back(b.lifetime.start);
+            cuts.push_back(b.lifetime.end);
+        }
+    std::sort(cuts.begin(), cuts.end());
+    const auto distinct = std::unique(cuts.begin(), cuts.end()) - cuts.begin();
+    return count * double(std::max<std::ptrdiff_t>(0, distinct - 1));
 }
 
 // Short runs of the exact planner's capacity search (exactsearch.h), each little more than one dive:
@@ -124,13 +147,16 @@ Expected<Plan> bestOfGreedyPlan(const PlanProblem& problem, const CancelToken& c
 {
     // One greedy-by-size pass first: the result is never worse than it, and on real models it often
     // reaches the lower bound already (swin_t: 2.8 ms instead of 41 ms of dives that find the same).
-    auto greedy = GreedyBySizePlanner().plan(problem, cancel);
+    // The gap index serves it and every offset pass below.
+    const GapIndex index(problem);
+    auto greedy = placeInOrder(index, greedyBySizeOrder(problem), cancel);
     if (!greedy || greedy->arenaSize <= lowerBound(problem))
         return greedy;
+    const bool skylineFits = skylineWork(problem) <= kMaxDiveWork;
     // The portfolio's rankings only; the fallback dives add theirs.
-    auto instance = makeSkylineInstance(problem, { SkylineRanking::TotalSpanArea, SkylineRanking::LongestFirst });
-    const bool skylineFits = double(instance.count()) * double(instance.sections) <= kMaxDiveWork;
+    SkylineInstance instance;
     if (skylineFits) {
+        instance = makeSkylineInstance(problem, { SkylineRanking::TotalSpanArea, SkylineRanking::LongestFirst });
         auto found = searchPortfolio(problem, instance, cancel);
         if (!found)
             return found;
@@ -161,7 +187,7 @@ Expected<Plan> bestOfGreedyPlan(const PlanProblem& problem, const CancelToken& c
     Plan bestOrderPlan;
     bestOrderPlan.arenaSize = -1;
     for (const auto& order : orders) {
-        auto plan = placeInOrder(problem, order, cancel);
+        auto plan = placeInOrder(index, order, cancel);
         if (!plan)
             return plan.error();
         if (bestOrderPlan.arenaSize < 0 || plan->arenaSize < bestOrderPlan.arenaSize) {
@@ -185,7 +211,7 @@ Expected<Plan> bestOfGreedyPlan(const PlanProblem& problem, const CancelToken& c
         for (const int i : bestOrder)
             if (bestOrderPlan.offsets[i] + size(i) != arena)
                 next.push_back(i);
-        auto plan = placeInOrder(problem, next, cancel);
+        auto plan = placeInOrder(index, next, cancel);
         if (!plan)
             return plan.error();
         if (plan->arenaSize > arena)

@@ -7,100 +7,159 @@
 
 namespace core {
 
-GapFinder::GapFinder(const PlanProblem& problem)
-    : m_problem(problem)
-    , m_offsets(problem.buffers.size(), -1)
+namespace {
+// Calls visit(node) for the canonical segment-tree nodes of leaves [lo, hi) (bottom-up, the order
+// the tree has always stored them in).
+template <typename Visit>
+void canonicalNodes(int lo, int hi, int leaves, Visit visit)
 {
-    for (const auto& b : problem.buffers) {
-        m_coords.push_back(b.lifetime.start);
-        m_coords.push_back(b.lifetime.end);
+    for (lo += leaves, hi += leaves; lo < hi; lo >>= 1, hi >>= 1) {
+        if (lo & 1)
+            visit(lo++);
+        if (hi & 1)
+            visit(--hi);
     }
-    std::sort(m_coords.begin(), m_coords.end());
-    m_coords.erase(std::unique(m_coords.begin(), m_coords.end()), m_coords.end());
-    m_leaves = std::max<int>(1, static_cast<int>(m_coords.size()));
-    m_tree.resize(2 * static_cast<std::size_t>(m_leaves));
-    m_byStart.resize(problem.buffers.size());
-    for (std::size_t i = 0; i < m_byStart.size(); ++i)
-        m_byStart[i] = static_cast<int>(i);
-    std::stable_sort(m_byStart.begin(), m_byStart.end(),
-        [&](int a, int b) { return problem.buffers[a].lifetime.start < problem.buffers[b].lifetime.start; });
+}
+} // namespace
+
+GapIndex::GapIndex(const PlanProblem& problem)
+    : m_problem(problem)
+{
+    const auto n = problem.buffers.size();
+    m_start.resize(n);
+    m_end.resize(n);
+    m_need.resize(n);
+    std::vector<Step> coords;
+    coords.reserve(2 * n);
+    for (std::size_t i = 0; i < n; ++i) {
+        const auto& b = problem.buffers[i];
+        m_start[i] = b.lifetime.start;
+        m_end[i] = b.lifetime.end;
+        m_need[i] = placedSize(problem, static_cast<int>(i));
+        coords.push_back(b.lifetime.start);
+        coords.push_back(b.lifetime.end);
+    }
+    std::sort(coords.begin(), coords.end());
+    coords.erase(std::unique(coords.begin(), coords.end()), coords.end());
+    m_leaves = std::max<int>(1, static_cast<int>(coords.size()));
+    const auto leaf = [&](Step s) { return static_cast<int>(std::lower_bound(coords.begin(), coords.end(), s) - coords.begin()); };
+    m_leafLo.resize(n);
+    m_leafHi.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        m_leafLo[i] = leaf(m_start[i]);
+        m_leafHi[i] = leaf(m_end[i]);
+    }
+
+    m_byStart.resize(n);
+    for (std::size_t i = 0; i < n; ++i)
+        m_byStart[i] = { m_start[i], m_end[i], static_cast<int>(i) };
+    std::stable_sort(m_byStart.begin(), m_byStart.end(), [](const Slot& a, const Slot& b) { return a.start < b.start; });
+    m_position.resize(n);
+    for (std::size_t pos = 0; pos < n; ++pos)
+        m_position[m_byStart[pos].buffer] = static_cast<int>(pos);
+    // A binary search per query over the slots cost a cache miss per level at a million buffers.
+    m_startsAfter.resize(n);
+    for (std::size_t run = 0, next = 0; run < n; run = next) {
+        while (next < n && m_byStart[next].start == m_byStart[run].start)
+            ++next;
+        for (std::size_t pos = run; pos < next; ++pos)
+            m_startsAfter[m_byStart[pos].buffer] = static_cast<int>(next);
+    }
+
     // Conflicting pairs, counted twice: a buffer conflicts with all but those that ended by its
     // start and those that start at or after its end.
     std::vector<Step> starts, ends;
-    for (const auto& b : problem.buffers)
-        if (b.lifetime.end > b.lifetime.start) {
-            starts.push_back(b.lifetime.start);
-            ends.push_back(b.lifetime.end);
+    for (std::size_t i = 0; i < n; ++i)
+        if (m_end[i] > m_start[i]) {
+            starts.push_back(m_start[i]);
+            ends.push_back(m_end[i]);
         }
     std::sort(starts.begin(), starts.end());
     std::sort(ends.begin(), ends.end());
     double conflicts = 0;
-    for (const auto& b : problem.buffers)
-        if (b.lifetime.end > b.lifetime.start)
-            conflicts += double(starts.size()) - double(std::upper_bound(ends.begin(), ends.end(), b.lifetime.start) - ends.begin())
-                - double(starts.end() - std::lower_bound(starts.begin(), starts.end(), b.lifetime.end)) - 1;
-    const double n = double(starts.size());
-    m_walk = n > 0 && 8 * conflicts >= n * n;
+    for (std::size_t i = 0; i < n; ++i)
+        if (m_end[i] > m_start[i])
+            conflicts += double(starts.size()) - double(std::upper_bound(ends.begin(), ends.end(), m_start[i]) - ends.begin())
+                - double(starts.end() - std::lower_bound(starts.begin(), starts.end(), m_end[i])) - 1;
+    const double live = double(starts.size());
+    m_walk = live > 0 && 8 * conflicts >= live * live;
+    if (m_walk)
+        return;
+
+    // Room in each tree node for every buffer that may land there: one block, no regrowth.
+    m_nodeBegin.assign(2 * static_cast<std::size_t>(m_leaves) + 1, 0);
+    for (std::size_t i = 0; i < n; ++i)
+        if (m_end[i] > m_start[i])
+            canonicalNodes(m_leafLo[i], m_leafHi[i], m_leaves, [&](int node) { ++m_nodeBegin[node + 1]; });
+    for (std::size_t node = 1; node < m_nodeBegin.size(); ++node)
+        m_nodeBegin[node] += m_nodeBegin[node - 1];
+}
+
+GapFinder::GapFinder(const GapIndex& index)
+    : m_index(index)
+    , m_offsets(index.count(), -1)
+{
+    if (index.m_walk)
+        return;
+    m_nodeItems.resize(index.m_nodeBegin.back());
+    m_nodeFill.assign(index.m_nodeBegin.size() - 1, 0);
+    m_slotOffset.assign(index.count(), -1);
 }
 
 void GapFinder::place(int buffer, Bytes offset)
 {
     m_offsets[buffer] = offset;
-    const auto& b = m_problem.buffers[buffer];
-    m_arena = std::max(m_arena, offset + placedSize(m_problem, buffer));
-    if (b.lifetime.end <= b.lifetime.start)
+    const Bytes top = offset + m_index.m_need[buffer];
+    m_arena = std::max(m_arena, top);
+    if (m_index.m_end[buffer] <= m_index.m_start[buffer])
         return;
-    if (m_walk) {
+    if (m_index.m_walk) {
         const auto at = std::upper_bound(m_byOffset.begin(), m_byOffset.end(), offset, [&](Bytes o, int x) { return o < m_offsets[x]; });
         m_byOffset.insert(at, buffer);
         return;
     }
     // Leaf i stands for the steps [coords[i], coords[i+1]); the lifetime covers leaves [lo, hi).
-    int lo = static_cast<int>(std::lower_bound(m_coords.begin(), m_coords.end(), b.lifetime.start) - m_coords.begin());
-    int hi = static_cast<int>(std::lower_bound(m_coords.begin(), m_coords.end(), b.lifetime.end) - m_coords.begin());
-    for (lo += m_leaves, hi += m_leaves; lo < hi; lo >>= 1, hi >>= 1) {
-        if (lo & 1)
-            m_tree[lo++].push_back(buffer);
-        if (hi & 1)
-            m_tree[--hi].push_back(buffer);
-    }
+    canonicalNodes(m_index.m_leafLo[buffer], m_index.m_leafHi[buffer], m_index.m_leaves,
+        [&](int node) { m_nodeItems[m_index.m_nodeBegin[node] + m_nodeFill[node]++] = { offset, top }; });
+    m_slotOffset[m_index.m_position[buffer]] = offset;
 }
 
-void GapFinder::collectConflicts(int buffer, std::vector<int>& out) const
+void GapFinder::collectConflicts(int buffer, std::vector<Span>& out) const
 {
     out.clear();
-    const auto& life = m_problem.buffers[buffer].lifetime;
-    if (life.end <= life.start)
+    const Step start = m_index.m_start[buffer], end = m_index.m_end[buffer];
+    if (end <= start)
         return;
     // Placed buffers alive at `start`: every node on the leaf-to-root path of its leaf.
-    const int leaf = static_cast<int>(std::lower_bound(m_coords.begin(), m_coords.end(), life.start) - m_coords.begin());
-    for (int node = leaf + m_leaves; node >= 1; node >>= 1)
-        out.insert(out.end(), m_tree[node].begin(), m_tree[node].end());
+    for (int node = m_index.m_leafLo[buffer] + m_index.m_leaves; node >= 1; node >>= 1) {
+        const auto* items = m_nodeItems.data() + m_index.m_nodeBegin[node];
+        out.insert(out.end(), items, items + m_nodeFill[node]);
+    }
     // Placed buffers starting strictly inside (start, end).
-    auto it = std::upper_bound(m_byStart.begin(), m_byStart.end(), life.start,
-        [&](Step s, int b) { return s < m_problem.buffers[b].lifetime.start; });
-    for (; it != m_byStart.end() && m_problem.buffers[*it].lifetime.start < life.end; ++it)
-        if (m_offsets[*it] >= 0 && m_problem.buffers[*it].lifetime.end > m_problem.buffers[*it].lifetime.start)
-            out.push_back(*it);
+    const auto& byStart = m_index.m_byStart;
+    auto pos = static_cast<std::size_t>(m_index.m_startsAfter[buffer]);
+    for (; pos < byStart.size() && byStart[pos].start < end; ++pos)
+        if (m_slotOffset[pos] >= 0 && byStart[pos].end > byStart[pos].start)
+            out.push_back({ m_slotOffset[pos], m_slotOffset[pos] + m_index.m_need[byStart[pos].buffer] });
 }
 
 namespace {
-// The smallest gap of at least `need` bytes below, between or above the buffers of `byOffset` that
-// `conflicts` accepts (placed, in offset order): its offset, or the top of them when none fits.
-template <typename Conflicts>
-Bytes smallestGap(const PlanProblem& problem, const std::vector<Bytes>& offsets, const std::vector<int>& byOffset, Bytes need,
-    Conflicts conflicts)
+// The smallest gap of at least `need` bytes below, between or above `spans` (placed buffers in
+// offset order) that `conflicts` accepts: its offset, or the top of them when none fits.
+template <typename Spans, typename Conflicts>
+Bytes smallestGap(const Spans& spans, Bytes need, Conflicts conflicts)
 {
     Bytes best = -1, bestWaste = std::numeric_limits<Bytes>::max(), cursor = 0;
-    for (const int other : byOffset) {
-        if (!conflicts(other))
+    for (const auto& span : spans) {
+        const auto [offset, top] = conflicts(span);
+        if (offset < 0)
             continue;
-        const Bytes gap = offsets[other] - cursor;
+        const Bytes gap = offset - cursor;
         if (gap >= need && gap - need < bestWaste) {
             best = cursor;
             bestWaste = gap - need;
         }
-        cursor = std::max(cursor, offsets[other] + placedSize(problem, other));
+        cursor = std::max(cursor, top);
     }
     return best >= 0 ? best : cursor;
 }
@@ -108,24 +167,28 @@ Bytes smallestGap(const PlanProblem& problem, const std::vector<Bytes>& offsets,
 
 Bytes GapFinder::bestOffset(int buffer) const
 {
-    const Bytes need = placedSize(m_problem, buffer);
-    if (m_walk) {
-        const auto& life = m_problem.buffers[buffer].lifetime;
-        if (life.end <= life.start)
+    const Bytes need = m_index.m_need[buffer];
+    if (m_index.m_walk) {
+        const Step start = m_index.m_start[buffer], end = m_index.m_end[buffer];
+        if (end <= start)
             return 0;
-        return smallestGap(m_problem, m_offsets, m_byOffset, need, [&](int other) {
-            const auto& o = m_problem.buffers[other].lifetime;
-            return o.start < life.end && life.start < o.end;
+        // (-1, -1): no conflict, skipped.
+        return smallestGap(m_byOffset, need, [&](int other) {
+            if (m_index.m_start[other] < end && start < m_index.m_end[other])
+                return std::pair<Bytes, Bytes>(m_offsets[other], m_offsets[other] + m_index.m_need[other]);
+            return std::pair<Bytes, Bytes>(-1, -1);
         });
     }
     collectConflicts(buffer, m_scratch);
-    std::sort(m_scratch.begin(), m_scratch.end(), [&](int a, int b) { return m_offsets[a] < m_offsets[b]; });
-    return smallestGap(m_problem, m_offsets, m_scratch, need, [](int) { return true; });
+    // std::sort permutes by comparison outcomes only: the same order of equal offsets (so the same
+    // gaps for empty buffers) as sorting buffer indices by offset did.
+    std::sort(m_scratch.begin(), m_scratch.end(), [](const Span& a, const Span& b) { return a.offset < b.offset; });
+    return smallestGap(m_scratch, need, [](const Span& span) { return std::pair<Bytes, Bytes>(span.offset, span.top); });
 }
 
-Expected<Plan> placeInOrder(const PlanProblem& problem, const std::vector<int>& order, const CancelToken& cancel)
+Expected<Plan> placeInOrder(const GapIndex& index, const std::vector<int>& order, const CancelToken& cancel)
 {
-    GapFinder finder(problem);
+    GapFinder finder(index);
     int counter = 0;
     for (const int i : order) {
         if ((++counter & 1023) == 0 && cancel.isCancelled())
@@ -136,6 +199,11 @@ Expected<Plan> placeInOrder(const PlanProblem& problem, const std::vector<int>& 
     plan.offsets = finder.offsets();
     plan.arenaSize = finder.arenaSize();
     return plan;
+}
+
+Expected<Plan> placeInOrder(const PlanProblem& problem, const std::vector<int>& order, const CancelToken& cancel)
+{
+    return placeInOrder(GapIndex(problem), order, cancel);
 }
 
 } // namespace core

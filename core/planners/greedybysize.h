@@ -19,4 +19,7 @@ public:
     Expected<Plan> plan(const PlanProblem& problem, const CancelToken& cancel) const override;
 };
 
+// Its placement order: largest first, ties by earlier start, then by index.
+std::vector<int> greedyBySizeOrder(const PlanProblem& problem);
+
 } // namespace core
