@@ -5,6 +5,7 @@
 #include "planners/gapfinder.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <tuple>
@@ -80,8 +81,11 @@ SkylineInstance makeSkylineInstance(const PlanProblem& problem, std::initializer
     });
     in.granularity = std::max<Bytes>(g, 1);
     in.area.resize(n);
+    // Saturates: a file may pair a huge size with a long lifetime (size x steps past 2^63); the
+    // area only ranks buffers, and every such buffer ranks first.
     for (int k = 0; k < n; ++k)
-        in.area[k] = in.size[k] * in.length[k];
+        if (__builtin_mul_overflow(in.size[k], in.length[k], &in.area[k]))
+            in.area[k] = std::numeric_limits<Bytes>::max();
     in.crowd.assign(n, 0);
     for (int k = 0; k < n; ++k)
         for (int s = in.first[k]; s <= in.last[k]; ++s)
