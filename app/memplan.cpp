@@ -467,7 +467,7 @@ int main(int argc, char** argv)
         return words.empty() ? kExitUsage : kExitOk;
     }
     if (words[0] == "--version") {
-        std::cout << "memplan 0.1\n";
+        std::cout << "memplan " MEMPLAN_VERSION "\n";
         return kExitOk;
     }
     const auto command = words[0];

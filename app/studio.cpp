@@ -191,7 +191,7 @@ int main(int argc, char** argv)
     QApplication app(argc, argv);
     QApplication::setOrganizationName(QStringLiteral("MemPlan"));
     QApplication::setApplicationName(QStringLiteral("MemPlan Studio"));
-    QApplication::setApplicationVersion(QStringLiteral("0.1"));
+    QApplication::setApplicationVersion(QStringLiteral(MEMPLAN_VERSION));
     const auto options = readOptions(app);
     if (!options)
         return 1;
