@@ -2,6 +2,8 @@
 // SPDX-FileCopyrightText: MemPlan authors
 #include "cliargs.h"
 
+#include "util/alignment.h"
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -96,8 +98,8 @@ core::Expected<core::LoadOptions> loadOptionsFrom(const CliArgs& args)
     options.workspaces = args.has("workspaces");
     if (const auto text = args.value("alignment")) {
         const auto value = parseInteger(*text);
-        if (!value || *value < 1 || *value > (1LL << 30))
-            return makeError(ErrorCode::InvalidArgument, "--alignment '" + *text + "': expected a whole number of bytes from 1 to 2^30");
+        if (!value || !core::checkAlignment(*value))
+            return makeError(ErrorCode::InvalidArgument, "--alignment '" + *text + "': expected a power of two from 1 to 2^30 bytes");
         options.alignment = *value;
     }
     for (const auto& binding : args.values("dim")) {

@@ -19,8 +19,13 @@
 #include "planners/validate.h"
 #include "scenarios/multichipreport.h"
 
+#include "util/printable.h"
+
+#include <algorithm>
 #include <fstream>
 #include <iostream>
+#include <new>
+#include <streambuf>
 
 namespace {
 
@@ -71,9 +76,10 @@ std::string plannerList()
     return text;
 }
 
+// Messages are one line: names from files in them (a CSV id, an op name) are escaped (core::printable).
 int fail(const std::string& message, int code = kExitError)
 {
-    std::cerr << "memplan: " << message << "\n";
+    std::cerr << "memplan: " << core::printable(message) << "\n";
     return code;
 }
 
@@ -459,8 +465,34 @@ DIR/memory-curve, lifetime-bars, arena-layout and coloring, each .png or .svg.
 
 } // namespace
 
+namespace {
+// Everything written to std::cerr (each command's own messages included) passes through this:
+// control characters other than the line end are escaped, so text from a file cannot drive the
+// terminal. fail() escapes its line ends too, since its messages are one line.
+class PrintableStderr : public std::streambuf {
+public:
+    explicit PrintableStderr(std::streambuf* target) : m_target(target) { }
+
+protected:
+    int_type overflow(int_type ch) override
+    {
+        if (traits_type::eq_int_type(ch, traits_type::eof()))
+            return sync() == 0 ? traits_type::not_eof(ch) : traits_type::eof();
+        const char c = traits_type::to_char_type(ch);
+        const auto text = c == '\n' ? std::string(1, c) : core::printable(std::string_view(&c, 1));
+        return m_target->sputn(text.data(), std::streamsize(text.size())) == std::streamsize(text.size()) ? ch : traits_type::eof();
+    }
+    int sync() override { return m_target->pubsync(); }
+
+private:
+    std::streambuf* m_target;
+};
+} // namespace
+
 int main(int argc, char** argv)
 {
+    // Never destroyed: std::cerr may be flushed after main returns.
+    std::cerr.rdbuf(new PrintableStderr(std::cerr.rdbuf()));
     std::vector<std::string> words(argv + 1, argv + argc);
     if (words.empty() || words[0] == "--help" || words[0] == "-h" || words[0] == "help") {
         std::cout << kMainHelp;
@@ -492,6 +524,11 @@ int main(int argc, char** argv)
             const auto args = parseOrExplain("bench", words, benchValuedOptions(), {}, benchHelp(), code);
             return args ? runBench(*args) : code;
         }
+    } catch (const std::bad_alloc&) {
+        // Sizes are checked against the memory available before large allocations; this is what
+        // slipped past them. Name what was being worked on: the first operand is the model or folder.
+        const auto operand = std::find_if(words.begin(), words.end(), [](const std::string& w) { return !w.starts_with("-"); });
+        return fail(command + (operand == words.end() ? "" : ": " + *operand) + ": out of memory (std::bad_alloc)");
     } catch (const std::exception& e) {
         // Last line of defence: a bug must still end with a message, not an abort.
         return fail(command + ": internal error: " + e.what());

@@ -9,6 +9,7 @@
 #include "exec/runshape.h"
 #include "exec/workspace.h"
 #include "util/format.h"
+#include "util/memory.h"
 #include "util/stats.h"
 
 #include <malloc.h>
@@ -18,6 +19,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <new>
+#include <stdexcept>
 
 namespace core {
 
@@ -50,6 +53,26 @@ struct Layout {
     exec::Placement placement;
 };
 
+// "its largest buffer is 'y' (3.73 GiB), output of ConstantOfShape 'fill'": what an arena too
+// large for memory comes from.
+std::string largestBuffer(const Graph& g, const PlanProblem& problem, const std::vector<TensorIndex>& bufferTensor)
+{
+    if (problem.buffers.empty())
+        return "it has no buffers";
+    const auto largest = std::size_t(std::max_element(problem.buffers.begin(), problem.buffers.end(),
+        [](const auto& a, const auto& b) { return a.size < b.size; }) - problem.buffers.begin());
+    const auto& buffer = problem.buffers[largest];
+    std::string text = "its largest buffer is '" + buffer.name + "' (" + formatBytes(buffer.size) + ")";
+    const auto t = largest < bufferTensor.size() ? bufferTensor[largest] : TensorIndex(-1);
+    if (t >= 0 && std::size_t(t) < g.tensors.size())
+        for (const auto& op : g.ops)
+            if (std::find(op.outputs.begin(), op.outputs.end(), t) != op.outputs.end()) {
+                text += ", output of " + op.type + " '" + op.name + "'";
+                break;
+            }
+    return text;
+}
+
 // Pointers for the device-independent placement (exec/layout.h): the arena and the side region
 // are host allocations. PerTensor: buffers get no address here; the run allocates each one at its
 // first use. Fused ops' internal tensors get nothing here: they live in the fused scratch (FusedScratch).
@@ -67,10 +90,15 @@ Expected<Layout> makeLayout(const Graph& g, const PlanProblem& problem, const Pl
     layout.arenaBytes = placement->arenaBytes;
     layout.sideBytes = placement->sideBytes;
     if (arena) {
+        // Refused before it is made: memset would touch pages the system does not have.
+        if (auto s = checkAllocation(plan.arenaSize, "the arena of the " + plan.planner + " plan"); !s)
+            return makeError(s.error().code, s.error().message + "; " + largestBuffer(g, problem, bufferTensor));
         layout.arena = allocate(plan.arenaSize, problem.alignment);
         if (!layout.arena)
             return makeError(ErrorCode::Io, "cannot allocate an arena of " + formatBytes(plan.arenaSize) + " (" + std::to_string(plan.arenaSize) + " bytes)");
     }
+    if (auto s = checkAllocation(layout.sideBytes, "the weights and tensors outside the arena"); !s)
+        return s.error();
     layout.side = allocate(layout.sideBytes, kHostAlignment);
     if (!layout.side)
         return makeError(ErrorCode::Io, "cannot allocate " + formatBytes(layout.sideBytes) + " (" + std::to_string(layout.sideBytes) + " bytes) for weights");
@@ -273,7 +301,14 @@ Expected<Measurement> runOnCpu(const Graph& graph, const Schedule& schedule, con
                 if (const int b = (*workspaceAt)[s]; b >= 0)
                     setWorkspace(p, reinterpret_cast<float*>(owned[std::size_t(b)].get()));
             }
-            real[s] = exec::runWithShapes(graph, p, options, shapes);
+            try {
+                real[s] = exec::runWithShapes(graph, p, options, shapes);
+            } catch (const std::bad_alloc&) {
+                // Kernel scratch and runtime-shaped values are allocated as the op runs.
+                return makeError(ErrorCode::Io, "op '" + p.call.op->name + "' (" + p.call.op->type + "): out of memory while running it");
+            } catch (const std::length_error&) {
+                return makeError(ErrorCode::Io, "op '" + p.call.op->name + "' (" + p.call.op->type + "): a size too large to allocate while running it");
+            }
             if (options.cancel.isCancelled()) // a Loop or Scan stops between iterations
                 return makeError(ErrorCode::Cancelled,
                     "the run was cancelled during op " + std::to_string(s) + " of " + std::to_string(steps.size()));
@@ -300,8 +335,12 @@ Expected<Measurement> runOnCpu(const Graph& graph, const Schedule& schedule, con
         for (auto t : graph.outputs) {
             Bytes bytes = 0;
             HostTensor h = exec::outputHeader(graph, t, shapes, bytes);
-            if (const auto* p = layout->address[t]; p && bytes > 0)
+            if (const auto* p = layout->address[t]; p && bytes > 0) {
+                // The copy outlives the arena (a checked run holds the reference run's copies too).
+                if (auto st = checkAllocation(bytes, "a copy of output '" + graph.tensors[std::size_t(t)].name + "'"); !st)
+                    return st.error();
                 h.data.assign(p, p + bytes);
+            }
             outputs.push_back(std::move(h));
         }
         if (r == 0) {

@@ -7,6 +7,8 @@
 #include "graph/shapemath.h"
 #include "onnx/onnxload.h"
 #include "onnx/onnxvalue.h"
+#include "util/memory.h"
+#include "util/readfile.h"
 
 #include <onnx/onnx-data.pb.h>
 
@@ -14,6 +16,9 @@
 #include <onnx/shape_inference/implementation.h>
 
 #include <algorithm>
+#include <charconv>
+#include <limits>
+#include <system_error>
 #include <cstring>
 #include <functional>
 #include <unordered_set>
@@ -33,32 +38,44 @@ void appendAs(std::vector<std::byte>& out, T value)
 }
 
 // Reads `length` bytes at `offset` of an external data file (ONNX external data: location relative
-// to the model's folder; length 0 or absent = to the end of the file).
+// to the model's folder; no length = to the end of the file). The file must be a regular
+// file, the range inside it and its bytes no more than the memory available.
 Status readExternal(const TensorProto& t, const std::filesystem::path& baseDir, std::vector<std::byte>& out)
 {
     std::string location;
     std::int64_t offset = 0, length = -1;
     for (const auto& kv : t.external_data()) {
+        std::int64_t* number = kv.key() == "offset" ? &offset : kv.key() == "length" ? &length : nullptr;
         if (kv.key() == "location")
             location = kv.value();
-        else if (kv.key() == "offset")
-            offset = std::stoll(kv.value());
-        else if (kv.key() == "length")
-            length = std::stoll(kv.value());
+        if (!number)
+            continue;
+        const auto& text = kv.value();
+        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), *number);
+        if (ec != std::errc() || end != text.data() + text.size() || *number < 0)
+            return makeError(ErrorCode::InvalidModel, "external data of '" + t.name() + "': " + kv.key() + " '" + text
+                    + "' is not a byte count (a whole number >= 0)");
     }
     const auto path = baseDir / location;
-    std::ifstream in(path, std::ios::binary);
-    if (location.empty() || !in)
-        return makeError(ErrorCode::Io, path.string() + ": cannot read external data of '" + t.name() + "'");
-    in.seekg(0, std::ios::end);
-    const std::int64_t fileSize = in.tellg();
-    if (length < 0)
-        length = fileSize - offset;
-    if (offset < 0 || offset + length > fileSize)
+    if (location.empty())
+        return makeError(ErrorCode::InvalidModel, "external data of '" + t.name() + "' names no location");
+    auto fileSize = checkReadableFile(path, std::numeric_limits<std::int64_t>::max(), "an ONNX external data");
+    if (!fileSize)
+        return makeError(fileSize.error().code, fileSize.error().message + " (external data of '" + t.name() + "')");
+    if (length < 0) // absent: to the end of the file
+        length = std::max<std::int64_t>(0, *fileSize - offset);
+    if (offset > *fileSize || length > *fileSize - offset)
         return makeError(ErrorCode::Io, path.string() + ": external data of '" + t.name() + "' lies past the end of the file");
+    if (auto s = checkAllocation(length, path.string() + ": external data of '" + t.name() + "'"); !s)
+        return s;
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+        return makeError(ErrorCode::Io, path.string() + ": cannot read external data of '" + t.name() + "'");
     out.resize(std::size_t(length));
     in.seekg(offset);
     in.read(reinterpret_cast<char*>(out.data()), length);
+    if (in.gcount() != length)
+        return makeError(ErrorCode::Io, path.string() + ": cannot read external data of '" + t.name() + "'");
     return {};
 }
 
@@ -458,6 +475,8 @@ namespace {
 template <typename Message>
 Status parseFile(const std::filesystem::path& file, Message& message, const char* kind)
 {
+    if (auto size = checkReadableFile(file, kMaxProtobufBytes, std::string("an ONNX ") + kind); !size)
+        return size.error();
     std::ifstream in(file, std::ios::binary);
     if (!in)
         return makeError(ErrorCode::Io, file.string() + ": cannot open");

@@ -2,15 +2,13 @@
 // SPDX-FileCopyrightText: MemPlan authors
 #include "io/problemcsv.h"
 
+#include "util/readfile.h"
+
 #include <algorithm>
 #include <array>
 #include <cctype>
-#include <cerrno>
 #include <charconv>
-#include <cstring>
-#include <fstream>
 #include <limits>
-#include <sstream>
 #include <string_view>
 #include <system_error>
 #include <unordered_map>
@@ -268,17 +266,10 @@ Expected<CsvProblem> parseProblemCsv(const std::string& text, const std::string&
 
 Expected<CsvProblem> importProblemCsv(const std::filesystem::path& file)
 {
-    std::error_code ec;
-    if (std::filesystem::is_directory(file, ec))
-        return makeError(ErrorCode::Io, file.string() + ": is a folder, not a file");
-    std::ifstream in(file, std::ios::binary);
-    if (!in)
-        return makeError(ErrorCode::Io, file.string() + ": cannot open: " + std::strerror(errno));
-    std::ostringstream buffer;
-    buffer << in.rdbuf();
-    if (in.bad())
-        return makeError(ErrorCode::Io, file.string() + ": cannot read: " + std::strerror(errno));
-    return parseProblemCsv(std::move(buffer).str(), file.string());
+    auto text = readFileCapped(file, kMaxProblemCsvBytes, "an allocation-problem CSV");
+    if (!text)
+        return text.error();
+    return parseProblemCsv(*text, file.string());
 }
 
 std::string exportProblemCsv(const PlanProblem& problem, const Plan* plan)

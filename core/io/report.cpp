@@ -4,6 +4,7 @@
 
 #include "planners/metrics.h"
 #include "util/format.h"
+#include "util/printable.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -55,7 +56,7 @@ std::string formatReport(const Workload& workload, const Plan& plan, int topAtPe
     const auto& problem = workload.problem;
     const auto m = computeMetrics(problem, plan);
     std::string text;
-    text += printf("%-16s %s\n", "model", workload.source.c_str());
+    text += printf("%-16s %s\n", "model", printable(workload.source).c_str());
     text += printf("%-16s %s\n", "planner", plan.planner.c_str());
     if (workload.graph)
         text += printf("%-16s %zu (%zu ops)\n", "tensors", workload.graph->tensors.size(), workload.graph->ops.size());
@@ -82,22 +83,22 @@ std::string formatReport(const Workload& workload, const Plan& plan, int topAtPe
             formatBytes(w.bytes).c_str(), formatBytes(w.largest).c_str());
     }
     for (const auto& region : workload.regions)
-        text += printf("%-16s %s in %d tensors (outside the arena)\n", region.name.c_str(), formatBytes(region.size).c_str(),
+        text += printf("%-16s %s in %d tensors (outside the arena)\n", printable(region.name).c_str(), formatBytes(region.size).c_str(),
             region.tensorCount);
     for (const auto& note : workload.notes)
-        text += "note: " + note + "\n";
+        text += "note: " + printable(note) + "\n";
     if (m.peakStep >= 0) {
         const auto live = liveAt(problem, m.peakStep);
         std::string op;
         if (workload.graph && m.peakStep < workload.schedule.steps()) {
             const auto& o = workload.graph->ops[workload.schedule.order[m.peakStep]];
-            op = " (op '" + o.name + "', " + o.type + ")";
+            op = " (op '" + printable(o.name) + "', " + printable(o.type) + ")";
         }
         text += printf("peak at step %d%s: %zu buffers live; largest:\n", m.peakStep, op.c_str(), live.size());
         for (std::size_t k = 0; k < live.size() && k < static_cast<std::size_t>(topAtPeak); ++k) {
             const auto& b = problem.buffers[live[k]];
             text += printf("  %10s  [%d, %d)  offset %lld  %s", formatBytes(b.size).c_str(), b.lifetime.start,
-                b.lifetime.end, static_cast<long long>(plan.offsets[live[k]]), b.name.c_str())
+                b.lifetime.end, static_cast<long long>(plan.offsets[live[k]]), printable(b.name).c_str())
                 + typeSuffix(workload, live[k]) + "\n";
         }
     }
@@ -107,7 +108,7 @@ std::string formatReport(const Workload& workload, const Plan& plan, int topAtPe
 std::string formatComparison(const Workload& workload, const std::vector<Plan>& plans)
 {
     const Bytes bound = lowerBound(workload.problem);
-    std::string text = printf("%s: %zu buffers, %d steps, lower bound %s\n", workload.source.c_str(),
+    std::string text = printf("%s: %zu buffers, %d steps, lower bound %s\n", printable(workload.source).c_str(),
         workload.problem.buffers.size(), workload.problem.steps, withBytes(bound).c_str());
     if (workload.workspaces) {
         const auto w = workspaceTotals(workload.problem);

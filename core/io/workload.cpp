@@ -7,9 +7,12 @@
 #include "io/jsongraph.h"
 #include "io/problemcsv.h"
 #include "onnx/onnximport.h"
+#include "util/alignment.h"
+#include "util/readfile.h"
 
 #include <algorithm>
 #include <fstream>
+#include <limits>
 
 namespace core {
 
@@ -23,11 +26,12 @@ std::string lowerExtension(const std::string& path)
     return ext;
 }
 
-// For files without a known extension: '{' starts JSON, a header with "lower" is CSV, else try ONNX.
-std::string sniff(const std::string& path)
+// For files without a known extension: '{' starts JSON, a header with "lower" is CSV, else try ONNX
+// (whose own message then says what failed, with what the file starts with: see loadSized).
+std::string sniff(const std::string& path, std::string& head)
 {
     std::ifstream in(path, std::ios::binary);
-    std::string head(256, '\0');
+    head.assign(256, '\0');
     in.read(head.data(), static_cast<std::streamsize>(head.size()));
     head.resize(static_cast<std::size_t>(in.gcount()));
     const auto first = head.find_first_not_of(" \t\r\n");
@@ -36,6 +40,23 @@ std::string sniff(const std::string& path)
     if (head.find("lower") != std::string::npos && head.find("upper") != std::string::npos)
         return ".csv";
     return ".onnx";
+}
+
+// The first bytes of a file as a message shows them: printable text as it is, else hex.
+std::string describeHead(const std::string& head)
+{
+    const auto shown = head.substr(0, 16);
+    const bool text = std::all_of(shown.begin(), shown.end(), [](unsigned char c) { return c >= 0x20 && c < 0x7f; });
+    if (text)
+        return "'" + shown + "'";
+    std::string hex;
+    static constexpr char kHex[] = "0123456789abcdef";
+    for (unsigned char c : shown) {
+        hex += hex.empty() ? "" : " ";
+        hex += kHex[c >> 4];
+        hex += kHex[c & 15];
+    }
+    return "bytes " + hex;
 }
 } // namespace
 
@@ -54,6 +75,9 @@ Workload workloadFromProblem(PlanProblem problem, const std::string& source, con
 
 Expected<Workload> workloadFromGraph(Graph graph, const std::string& source, const LoadOptions& options)
 {
+    if (options.alignment)
+        if (auto s = checkAlignment(*options.alignment); !s)
+            return s.error();
     auto schedule = modelOrder(graph);
     if (!schedule)
         return makeError(schedule.error().code, source + ": " + schedule.error().message);
@@ -111,10 +135,15 @@ Expected<Workload> loadSized(const std::string& spec, const LoadOptions& options
         return makeError(ErrorCode::Io, spec + ": no such file");
     if (std::filesystem::is_directory(spec, ec))
         return makeError(ErrorCode::Io, spec + ": is a folder, not a model file");
+    // A device or a FIFO would be read forever or block; each reader caps the size of its kind.
+    if (auto regular = checkReadableFile(spec, std::numeric_limits<std::int64_t>::max(), "a model"); !regular)
+        return regular.error();
 
     auto ext = lowerExtension(spec);
-    if (ext != ".onnx" && ext != ".json" && ext != ".csv")
-        ext = sniff(spec);
+    std::string head;
+    const bool guessed = ext != ".onnx" && ext != ".json" && ext != ".csv";
+    if (guessed)
+        ext = sniff(spec, head);
     if (ext == ".csv") {
         auto csv = importProblemCsv(spec);
         if (!csv)
@@ -124,6 +153,12 @@ Expected<Workload> loadSized(const std::string& spec, const LoadOptions& options
         return workloadFromProblem(std::move(csv->problem), spec, options);
     }
     auto graph = ext == ".json" ? importJsonGraph(spec, options.bindings) : importOnnx(spec, options.bindings);
+    if (!graph && guessed && graph.error().code == ErrorCode::InvalidModel && ext == ".onnx")
+        // Neither '{' nor a CSV header: the ONNX reader's verdict is about an ONNX model, which the
+        // file was only guessed to be.
+        return makeError(ErrorCode::InvalidModel, spec + ": not an ONNX model, a JSON graph or an allocation-problem CSV"
+                + " (no .onnx, .json or .csv extension; it starts with " + describeHead(head) + "); read as ONNX: "
+                + (graph.error().message.starts_with(spec + ": ") ? graph.error().message.substr(spec.size() + 2) : graph.error().message));
     if (!graph)
         return graph.error();
     return workloadFromGraph(std::move(*graph), spec, options);
@@ -133,6 +168,9 @@ Expected<Workload> loadSized(const std::string& spec, const LoadOptions& options
 
 Expected<Workload> loadWorkload(const std::string& spec, const LoadOptions& options)
 {
+    if (options.alignment)
+        if (auto s = checkAlignment(*options.alignment); !s)
+            return s.error();
     LoadOptions sized = options;
     auto given = readInputFiles(spec, options.inputFiles, sized.bindings);
     if (!given)
