@@ -5,6 +5,7 @@
 #include "exec/branch.h"
 
 #include "graph/shapemath.h"
+#include "onnx/onnxexternal.h"
 #include "onnx/onnxload.h"
 #include "onnx/onnxvalue.h"
 
@@ -32,33 +33,21 @@ void appendAs(std::vector<std::byte>& out, T value)
     std::memcpy(out.data() + at, &value, sizeof(T));
 }
 
-// Reads `length` bytes at `offset` of an external data file (ONNX external data: location relative
-// to the model's folder; length 0 or absent = to the end of the file).
-Status readExternal(const TensorProto& t, const std::filesystem::path& baseDir, std::vector<std::byte>& out)
+// Reads a tensor's external data after onnxdetail::locateExternalData confined it to the model's
+// folder and checked its range against the file and the tensor's dims.
+Status readExternal(const TensorProto& t, const std::filesystem::path& baseDir, const std::string& what, std::vector<std::byte>& out)
 {
-    std::string location;
-    std::int64_t offset = 0, length = -1;
-    for (const auto& kv : t.external_data()) {
-        if (kv.key() == "location")
-            location = kv.value();
-        else if (kv.key() == "offset")
-            offset = std::stoll(kv.value());
-        else if (kv.key() == "length")
-            length = std::stoll(kv.value());
+    const auto range = onnxdetail::locateExternalData(t, baseDir, onnxdetail::declaredBytes(t), what, true);
+    if (!range)
+        return range.error();
+    std::ifstream in(range->file, std::ios::binary);
+    out.resize(std::size_t(range->length));
+    if (in && range->length > 0) {
+        in.seekg(range->offset);
+        in.read(reinterpret_cast<char*>(out.data()), range->length);
     }
-    const auto path = baseDir / location;
-    std::ifstream in(path, std::ios::binary);
-    if (location.empty() || !in)
-        return makeError(ErrorCode::Io, path.string() + ": cannot read external data of '" + t.name() + "'");
-    in.seekg(0, std::ios::end);
-    const std::int64_t fileSize = in.tellg();
-    if (length < 0)
-        length = fileSize - offset;
-    if (offset < 0 || offset + length > fileSize)
-        return makeError(ErrorCode::Io, path.string() + ": external data of '" + t.name() + "' lies past the end of the file");
-    out.resize(std::size_t(length));
-    in.seekg(offset);
-    in.read(reinterpret_cast<char*>(out.data()), length);
+    if (!in)
+        return makeError(ErrorCode::Io, what + ": tensor '" + t.name() + "': cannot read its external data from " + range->file.string());
     return {};
 }
 
@@ -76,7 +65,7 @@ Expected<HostTensor> decode(const TensorProto& t, const std::filesystem::path& b
         return makeError(ErrorCode::InvalidModel, what + ": tensor '" + t.name() + "' has negative dims");
     const std::size_t bytes = std::size_t(count * dtypeBytes(h.dtype));
     if (t.data_location() == TensorProto::EXTERNAL) {
-        if (auto s = readExternal(t, baseDir, h.data); !s)
+        if (auto s = readExternal(t, baseDir, what, h.data); !s)
             return s.error();
     } else if (t.has_raw_data()) {
         h.data.resize(t.raw_data().size());
