@@ -3,7 +3,8 @@
 // Index and scan ops, the ones decoder exports use around attention: ArgMax and ArgMin (greedy
 // decoding; float32, int32, int64 in, int64 out), CumSum (position ids; float32, float64, int32,
 // int64), Trilu (causal masks; any element type, copied by width), GatherElements and ReverseSequence
-// (any element type). Indices wrap like Gather's, so nonsense indices never read outside the tensor.
+// (any element type). Like Gather, GatherElements refuses an index outside [-dim, dim-1] (returns
+// false before writing), so nonsense indices never read outside the tensor nor give a wrong answer.
 #include "exec/kernels.h"
 
 #include <algorithm>
@@ -153,11 +154,14 @@ bool gatherElements(const KernelCall& c)
     const std::int64_t extent = x.shape[std::size_t(axis)];
     if (extent <= 0 && idx.count > 0)
         return false;
+    for (std::int64_t n = 0; n < idx.count; ++n)
+        if (const auto i = intAt(idx, n); i < -extent || i >= extent)
+            return false; // out of range: refused, nothing written
     const auto xStrides = stridesOf(x.shape);
     const Bytes w = dtypeBytes(x.dtype);
     Shape at(std::size_t(rank), 0); // position in indices (and y)
     for (std::int64_t n = 0; n < idx.count; ++n) {
-        std::int64_t i = intAt(idx, n) % extent; // out-of-range indices wrap (never read outside)
+        std::int64_t i = intAt(idx, n);
         if (i < 0)
             i += extent;
         std::int64_t from = 0;

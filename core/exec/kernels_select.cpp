@@ -3,7 +3,8 @@
 // Rearranging and selecting ops: DepthToSpace and SpaceToDepth (any element type), GatherND and
 // ScatterElements (any element type; ScatterElements' add/mul/max/min reductions for float32),
 // TopK (float32 values, int64 indices; ties keep the lower index first), Hardmax, OneHot, and
-// IsNaN/IsInf. Indices out of range wrap, as in Gather, so no read or write leaves a tensor.
+// IsNaN/IsInf. An index outside [-dim, dim-1] is refused, as in Gather: the kernel returns false before
+// writing anything, so no read or write leaves a tensor and no wrapped index gives a wrong answer.
 #include "exec/kernels.h"
 #include "exec/opattrs.h"
 
@@ -16,7 +17,8 @@ namespace core::exec {
 
 namespace {
 
-std::int64_t wrapIndex(std::int64_t i, std::int64_t dim) { return dim <= 0 ? 0 : ((i % dim) + dim) % dim; }
+bool inRange(std::int64_t i, std::int64_t dim) { return i >= -dim && i < dim; }
+std::int64_t positive(std::int64_t i, std::int64_t dim) { return i < 0 ? i + dim : i; }
 
 // DepthToSpace (DCR or CRD) and SpaceToDepth over [N, C, H, W]: one element copy per output element.
 template <bool ToSpace>
@@ -71,13 +73,16 @@ bool gatherND(const KernelCall& c)
     std::int64_t perBatch = 1; // elements of data in one batch entry
     for (int d = batchDims; d < x.rank(); ++d)
         perBatch *= x.shape[d];
+    for (std::int64_t n = 0; n < batch * tuples * depth; ++n)
+        if (!inRange(idx.i64()[n], x.shape[std::size_t(batchDims + n % depth)]))
+            return false;
     const Bytes width = dtypeBytes(x.dtype);
     for (std::int64_t bi = 0; bi < batch; ++bi)
         for (std::int64_t t = 0; t < tuples; ++t) {
             std::int64_t at = 0;
             for (std::int64_t k = 0; k < depth; ++k) {
                 const std::int64_t dim = x.shape[std::size_t(batchDims + k)];
-                at = at * dim + wrapIndex(idx.i64()[(bi * tuples + t) * depth + k], dim);
+                at = at * dim + positive(idx.i64()[(bi * tuples + t) * depth + k], dim);
             }
             std::memcpy(y.data + (bi * tuples + t) * slice * width, x.data + (bi * perBatch + at * slice) * width, std::size_t(slice * width));
         }
@@ -98,6 +103,9 @@ bool scatterElements(const KernelCall& c)
     for (int d = 0; d < x.rank(); ++d)
         if (d != axis && idx.shape[std::size_t(d)] > x.shape[std::size_t(d)])
             return false; // indices reach past data outside the axis
+    for (std::int64_t i = 0; i < idx.count; ++i)
+        if (!inRange(intAt(idx, i), x.shape[std::size_t(axis)]))
+            return false;
     const Bytes width = dtypeBytes(x.dtype);
     std::memcpy(y.data, x.data, std::size_t(y.bytes()));
     const auto xs = stridesOf(x.shape), is = stridesOf(idx.shape);
@@ -107,7 +115,7 @@ bool scatterElements(const KernelCall& c)
             std::int64_t k = rest / is[d];
             rest %= is[d];
             if (d == axis)
-                k = wrapIndex(intAt(idx, i), x.shape[d]);
+                k = positive(intAt(idx, i), x.shape[d]);
             at += k * xs[d];
         }
         if (reduction == "none") {

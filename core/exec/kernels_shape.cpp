@@ -284,10 +284,14 @@ bool gather(const KernelCall& c)
     const std::int64_t dim = x.shape[axis];
     if (outer * idx.count * inner != y.count || dim <= 0)
         return false;
+    // An index outside [-dim, dim-1] is refused (nothing written): ONNX leaves the result undefined.
+    for (std::int64_t k = 0; k < idx.count; ++k)
+        if (const auto i = intAt(idx, k); i < -dim || i >= dim)
+            return false;
     const Bytes w = dtypeBytes(x.dtype), chunk = inner * w;
     for (std::int64_t o = 0; o < outer; ++o)
         for (std::int64_t k = 0; k < idx.count; ++k) {
-            std::int64_t i = intAt(idx, k) % dim; // out-of-range indices wrap (never read outside)
+            std::int64_t i = intAt(idx, k);
             if (i < 0)
                 i += dim;
             std::memcpy(y.data + (o * idx.count + k) * chunk, x.data + (o * dim + i) * chunk, std::size_t(chunk));

@@ -5,6 +5,7 @@
 #include "exec/branch.h"
 
 #include "graph/shapemath.h"
+#include "onnx/onnxexternal.h"
 #include "onnx/onnxload.h"
 #include "onnx/onnxvalue.h"
 #include "util/memory.h"
@@ -37,45 +38,23 @@ void appendAs(std::vector<std::byte>& out, T value)
     std::memcpy(out.data() + at, &value, sizeof(T));
 }
 
-// Reads `length` bytes at `offset` of an external data file (ONNX external data: location relative
-// to the model's folder; no length = to the end of the file). The file must be a regular
-// file, the range inside it and its bytes no more than the memory available.
-Status readExternal(const TensorProto& t, const std::filesystem::path& baseDir, std::vector<std::byte>& out)
+// Reads a tensor's external data after onnxdetail::locateExternalData confined it to the model's
+// folder and checked its range against the file and the tensor's dims.
+Status readExternal(const TensorProto& t, const std::filesystem::path& baseDir, const std::string& what, std::vector<std::byte>& out)
 {
-    std::string location;
-    std::int64_t offset = 0, length = -1;
-    for (const auto& kv : t.external_data()) {
-        std::int64_t* number = kv.key() == "offset" ? &offset : kv.key() == "length" ? &length : nullptr;
-        if (kv.key() == "location")
-            location = kv.value();
-        if (!number)
-            continue;
-        const auto& text = kv.value();
-        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), *number);
-        if (ec != std::errc() || end != text.data() + text.size() || *number < 0)
-            return makeError(ErrorCode::InvalidModel, "external data of '" + t.name() + "': " + kv.key() + " '" + text
-                    + "' is not a byte count (a whole number >= 0)");
-    }
-    const auto path = baseDir / location;
-    if (location.empty())
-        return makeError(ErrorCode::InvalidModel, "external data of '" + t.name() + "' names no location");
-    auto fileSize = checkReadableFile(path, std::numeric_limits<std::int64_t>::max(), "an ONNX external data");
-    if (!fileSize)
-        return makeError(fileSize.error().code, fileSize.error().message + " (external data of '" + t.name() + "')");
-    if (length < 0) // absent: to the end of the file
-        length = std::max<std::int64_t>(0, *fileSize - offset);
-    if (offset > *fileSize || length > *fileSize - offset)
-        return makeError(ErrorCode::Io, path.string() + ": external data of '" + t.name() + "' lies past the end of the file");
-    if (auto s = checkAllocation(length, path.string() + ": external data of '" + t.name() + "'"); !s)
+    const auto range = onnxdetail::locateExternalData(t, baseDir, onnxdetail::declaredBytes(t), what, true);
+    if (!range)
+        return range.error();
+    if (auto s = checkAllocation(range->length, what + ": external data of '" + t.name() + "'"); !s)
         return s;
-    std::ifstream in(path, std::ios::binary);
+    std::ifstream in(range->file, std::ios::binary);
+    out.resize(std::size_t(range->length));
+    if (in && range->length > 0) {
+        in.seekg(range->offset);
+        in.read(reinterpret_cast<char*>(out.data()), range->length);
+    }
     if (!in)
-        return makeError(ErrorCode::Io, path.string() + ": cannot read external data of '" + t.name() + "'");
-    out.resize(std::size_t(length));
-    in.seekg(offset);
-    in.read(reinterpret_cast<char*>(out.data()), length);
-    if (in.gcount() != length)
-        return makeError(ErrorCode::Io, path.string() + ": cannot read external data of '" + t.name() + "'");
+        return makeError(ErrorCode::Io, what + ": tensor '" + t.name() + "': cannot read its external data from " + range->file.string());
     return {};
 }
 
@@ -93,7 +72,7 @@ Expected<HostTensor> decode(const TensorProto& t, const std::filesystem::path& b
         return makeError(ErrorCode::InvalidModel, what + ": tensor '" + t.name() + "' has negative dims");
     const std::size_t bytes = std::size_t(count * dtypeBytes(h.dtype));
     if (t.data_location() == TensorProto::EXTERNAL) {
-        if (auto s = readExternal(t, baseDir, h.data); !s)
+        if (auto s = readExternal(t, baseDir, what, h.data); !s)
             return s.error();
     } else if (t.has_raw_data()) {
         h.data.resize(t.raw_data().size());

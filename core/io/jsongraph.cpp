@@ -2,6 +2,8 @@
 // SPDX-FileCopyrightText: MemPlan authors
 #include "io/jsongraph.h"
 
+#include "onnx/onnxconsistency.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -287,10 +289,31 @@ public:
                 return makeError(ErrorCode::InvalidArgument,
                     m_source + ": --input-shape names " + quote(name) + ", which is not a graph input" + inputList());
         }
+        if (auto status = checkOps(); !status)
+            return status.error();
         return std::move(m_graph);
     }
 
 private:
+    // The declared shapes against what ONNX allows each op (its attributes, its inputs' shapes) and
+    // the outputs MemPlan's ONNX shape rules compute: an executor runs what the file declares, so a
+    // shape the op cannot have is refused here, not left to a kernel that cannot run it.
+    Status checkOps() const
+    {
+        const KnownValues values = [&](TensorIndex t) -> const std::vector<std::int64_t>* {
+            const auto& x = m_graph.tensors[std::size_t(t)];
+            return x.values.empty() ? nullptr : &x.values;
+        };
+        auto conflict = firstInvalidOp(m_graph, values);
+        if (!conflict)
+            conflict = firstShapeConflict(m_graph, values);
+        if (!conflict)
+            conflict = firstRuleMismatch(m_graph);
+        if (!conflict)
+            return {};
+        return fail(m_lines.line("ops", std::size_t(conflict->op)), "ops[" + std::to_string(conflict->op) + "]", conflict->message);
+    }
+
     Error fail(int line, const std::string& where, const std::string& what, ErrorCode code = ErrorCode::InvalidModel) const
     {
         return makeError(code, m_source + (line > 0 ? ":" + std::to_string(line) : std::string()) + ": " + where + ": " + what);

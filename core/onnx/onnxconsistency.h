@@ -26,4 +26,16 @@ using KnownValues = std::function<const std::vector<std::int64_t>*(TensorIndex)>
 
 std::optional<ShapeConflict> firstShapeConflict(const Graph& graph, const KnownValues& values = {});
 
+// The first op that breaks what the ONNX spec requires of its attributes and constant inputs
+// (onnxopchecks.cpp): an axis outside [-r, r-1], a kernel, stride or dilation below 1, a group that
+// is not a positive divisor of the channels, a constant Gather index out of range, pads that make a
+// dimension negative, a Range with delta 0, Split sizes that do not sum to the dimension, a TopK k
+// larger than its axis. The message names the op (name and type) and the attribute or input.
+std::optional<ShapeConflict> firstInvalidOp(const Graph& graph, const KnownValues& values = {});
+
+// For a graph whose shapes a file declares (a JSON graph): the first default-domain op whose
+// declared output shape MemPlan's ONNX shape rules contradict, computed from its declared inputs
+// (onnxgraphrules.cpp). Ops without a rule, unknown dimensions, estimates and sequences are let be.
+std::optional<ShapeConflict> firstRuleMismatch(const Graph& graph);
+
 } // namespace core

@@ -4,6 +4,7 @@
 // so importOnnx gives the same sizes back even for ops ONNX cannot infer.
 #include "onnx/onnximport.h"
 
+#include "onnx/onnxattribute.h"
 #include "onnx/onnxvalue.h"
 
 #include <climits>
@@ -105,7 +106,9 @@ Status writeWeight(const Tensor& t, onnx::TensorProto& tensor, const std::string
     return {};
 }
 
-void writeAttribute(const std::string& name, const Attribute& a, onnx::AttributeProto& out)
+} // namespace
+
+void onnxdetail::writeAttribute(const std::string& name, const Attribute& a, onnx::AttributeProto& out)
 {
     out.set_name(name);
     const bool list = a.list || kListAttributes.count(name) != 0;
@@ -138,6 +141,8 @@ void writeAttribute(const std::string& name, const Attribute& a, onnx::Attribute
         out.set_s(a.text);
     }
 }
+
+namespace {
 
 // A ConstantOfShape's value: a one-element tensor of the output's element type holding the fill
 // the graph kept (Attribute "value"), or zero; left out for float32 zeros, ONNX's default.

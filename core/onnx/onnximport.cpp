@@ -531,6 +531,8 @@ Expected<Graph> importImpl(const std::filesystem::path& file, const ShapeBinding
         const auto it = inferred.facts.find(g.tensors[std::size_t(t)].name);
         return it != inferred.facts.end() && it->second.value && !it->second.value->isReal() ? &it->second.value->ints : nullptr;
     };
+    if (const auto invalid = firstInvalidOp(g, knownValues))
+        return makeError(ErrorCode::InvalidModel, fileName + ": " + invalid->message);
     if (const auto conflict = firstShapeConflict(g, knownValues)) {
         const bool bound = !bindings.dims.empty() || !bindings.inputShapes.empty();
         return makeError(ErrorCode::InvalidModel,

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: MemPlan authors
 #include "onnx/onnxload.h"
+#include "onnx/onnxexternal.h"
 #include "onnx/onnxorder.h"
 
 #include "onnx/onnxvalue.h"
@@ -164,9 +165,21 @@ Status validateModel(const onnx::ModelProto& model, const std::string& file)
         if (auto status = checkDims(file, what, s.values().data_type(), dims, true); !status)
             return status;
     }
-    for (const auto& vi : graph.input())
+    for (const auto& vi : graph.input()) {
+        // ONNX requires a type on every graph input; inference (ONNX's own included) cannot work without one.
+        if (!initializers.count(vi.name()) && vi.type().value_case() == onnx::TypeProto::VALUE_NOT_SET)
+            return invalid(file, describe(vi, "input") + " has no type: a graph input must declare one (an element type "
+                                 "and a shape), e.g. tensor(float) [1,3,224,224]");
         if (auto s = checkType(file, describe(vi, "input"), vi.type(), !initializers.count(vi.name())); !s)
             return s;
+    }
+    // External data is confined to the model's folder and checked against the file and the tensor's
+    // dims now, so that planning refuses what a run could not read (a missing file excepted: planning
+    // needs only the dims).
+    for (const auto& t : graph.initializer())
+        if (t.data_location() == onnx::TensorProto::EXTERNAL)
+            if (auto r = locateExternalData(t, std::filesystem::path(file).parent_path(), declaredBytes(t), file, false); !r)
+                return r.error();
     for (const auto& vi : graph.output())
         if (auto s = checkType(file, describe(vi, "output"), vi.type(), false); !s)
             return s;
