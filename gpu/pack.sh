@@ -20,7 +20,7 @@ out=${OUT:-$root/gpu-pack}
 
 cmake -S "$root" -B "$build" -DMEMPLAN_CUDA=ON >/dev/null
 programs=(memplan tst_cuda tst_run_cuda)
-cmake --build "$build" -j"$(nproc)" --target "${programs[@]}"
+cmake --build "$build" -j"$(nproc)" --target "${programs[@]}" memplan-cuda
 if ! grep -q "MEMPLAN_HAVE_CUDA" "$build/gpu/CMakeFiles/memplan_gpu.dir/flags.make" 2>/dev/null; then
     echo "pack.sh: $build has no CUDA executor (memplan_gpu); is nvcc found?" >&2
     exit 1
@@ -30,8 +30,10 @@ mkdir -p "$out/lib" "$out/lib-fallback" "$out/models"
 strip -o "$out/memplan" "$build/app/memplan"
 strip -o "$out/tst_cuda" "$build/tests/tst_cuda"
 strip -o "$out/tst_run_cuda" "$build/tests/tst_run_cuda"
+# The CUDA executor is a plugin that memplan loads from next to itself for --device cuda.
+strip -o "$out/libmemplan-cuda.so" "$build/app/libmemplan-cuda.so"
 # Every library they load from outside the C library and CUDA.
-for program in "${programs[@]}"; do ldd "$out/$program"; done | awk '/=> \// {print $3}' | sort -u | while read -r lib; do
+for program in "${programs[@]}" libmemplan-cuda.so; do ldd "$out/$program"; done | awk '/=> \// {print $3}' | sort -u | while read -r lib; do
     case "$(basename "$lib")" in
         libc.so*|libm.so*|libdl.so*|librt.so*|libpthread.so*|libz.so*|libcublas*|libcudart*) ;;
         libstdc++.so*|libgcc_s.so*) cp -L "$lib" "$out/lib-fallback/" ;;
