@@ -6,6 +6,7 @@
 #                       scripts/make_models.sh uses to export real architectures for the tests.
 #   --with-sanitizers   also install clang and libclang-rt-14-dev (libFuzzer, ASan, UBSan), which
 #                       scripts/sanitize.sh and scripts/fuzz.sh build with.
+#   --werror            build with compiler warnings as errors (MEMPLAN_WERROR; scripts/test.sh uses it).
 #   TARGET...           build only these CMake targets (default: everything, tests included).
 # Compiler warnings are printed after the build (the full log is build/build.log).
 set -euo pipefail
@@ -14,10 +15,12 @@ cd "$(dirname "$0")/.."
 packages=(cmake g++ make qt6-base-dev qt6-svg-dev libqcustomplot-dev libonnx-dev libprotobuf-dev
           protobuf-compiler nlohmann-json3-dev libonnx-testdata)
 targets=()
+werror=OFF
 for arg in "$@"; do
     case "$arg" in
         --with-model-tools) packages+=(python3 python3-torch python3-torchvision python3-onnx) ;;
         --with-sanitizers) packages+=(clang libclang-rt-14-dev) ;;
+        --werror) werror=ON ;;
         -*) echo "setup: unknown option $arg" >&2; exit 2 ;;
         *) targets+=(--target "$arg") ;;
     esac
@@ -41,6 +44,10 @@ if [[ ! -f build/CMakeCache.txt ]]; then
         launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
     fi
     cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo "${launcher[@]}" >/dev/null
+fi
+# Turned on once asked for, never off again here: switching rebuilds everything.
+if [[ $werror == ON ]] && ! grep -q "^MEMPLAN_WERROR:BOOL=ON\$" build/CMakeCache.txt; then
+    cmake -S . -B build -DMEMPLAN_WERROR=ON >/dev/null
 fi
 if ! cmake --build build -j"$(nproc)" "${targets[@]}" >build/build.log 2>&1; then
     grep -E "error" build/build.log | head -40 >&2 || true

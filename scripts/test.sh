@@ -4,7 +4,7 @@
 # core tests, fuzz-target replays and a short fuzzing run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh --with-model-tools --with-sanitizers
+scripts/setup.sh --with-model-tools --with-sanitizers --werror
 scripts/make_models.sh tests/models
 export QT_QPA_PLATFORM=offscreen
 ctest --test-dir build --output-on-failure -j2
