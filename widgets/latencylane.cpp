@@ -272,7 +272,7 @@ void LatencyLane::contextMenuEvent(QContextMenuEvent* event)
         if (run == Run::Pool && !action->isEnabled())
             action->setToolTip(tr("Only a cuda run has a pool run"));
         group->addAction(action);
-        connect(action, &QAction::triggered, this, [this, run] { setRun(run); });
+        connect(action, &QAction::triggered, this, [this, chosen = run] { setRun(chosen); });
     }
     menu.exec(event->globalPos());
 }
