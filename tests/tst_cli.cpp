@@ -248,8 +248,11 @@ private slots:
         const auto run = memplan({ QStringLiteral("run"), model, QStringLiteral("--repeat"), QStringLiteral("1"),
             QStringLiteral("--input-shape"), QStringLiteral("X=1,3,1048576,1048576") });
         QCOMPARE(run.exitCode, 1);
-        QVERIFY2(run.err.contains(QStringLiteral("the no-reuse reference run: cannot allocate an arena of ")), qPrintable(run.err));
+        // Refused before allocating, naming the largest buffer and the op that makes it.
+        QVERIFY2(run.err.contains(QStringLiteral("the no-reuse reference run: the arena of the no-reuse plan needs ")), qPrintable(run.err));
         QVERIFY2(run.err.contains(QStringLiteral(" TiB (")), qPrintable(run.err));
+        QVERIFY2(run.err.contains(QStringLiteral("of memory available; its largest buffer is 'c1'")), qPrintable(run.err));
+        QVERIFY2(run.err.contains(QStringLiteral("output of Conv 'Conv_0'")), qPrintable(run.err));
     }
 
     void runReportsBoundsFilled()
