@@ -432,6 +432,16 @@ double loadAs(const std::byte* p)
 }
 
 // Cast among float32/float64/int64/int32/int8/uint8/bool. Float to int truncates toward zero.
+// A float to int64 as x86's conversion gives it, without the undefined behaviour of a C++ cast:
+// NaN and values outside [-2^63, 2^63) become INT64_MIN (what ONNX's reference outputs hold).
+std::int64_t toInt64(double v)
+{
+    constexpr double kLimit = 9223372036854775808.0; // 2^63
+    if (!(v >= -kLimit && v < kLimit))
+        return std::numeric_limits<std::int64_t>::min();
+    return std::int64_t(v);
+}
+
 bool cast(const KernelCall& c)
 {
     const auto& x = c.in[0];
@@ -454,10 +464,10 @@ bool cast(const KernelCall& c)
         std::int64_t iv = 0;
         double dv = 0;
         switch (x.dtype) {
-        case DType::Float32: dv = loadAs<float>(p); iv = std::int64_t(dv); break;
-        case DType::Float64: dv = loadAs<double>(p); iv = std::int64_t(dv); break;
-        case DType::Float16: dv = halfToFloat(loadAs<std::uint16_t>(p)); iv = std::int64_t(dv); break;
-        case DType::BFloat16: dv = bfloat16ToFloat(loadAs<std::uint16_t>(p)); iv = std::int64_t(dv); break;
+        case DType::Float32: dv = loadAs<float>(p); iv = toInt64(dv); break;
+        case DType::Float64: dv = loadAs<double>(p); iv = toInt64(dv); break;
+        case DType::Float16: dv = halfToFloat(loadAs<std::uint16_t>(p)); iv = toInt64(dv); break;
+        case DType::BFloat16: dv = bfloat16ToFloat(loadAs<std::uint16_t>(p)); iv = toInt64(dv); break;
         case DType::Int64: std::memcpy(&iv, p, 8); dv = double(iv); break;
         case DType::Int32: iv = std::int64_t(loadAs<std::int32_t>(p)); dv = double(iv); break;
         case DType::Int8: iv = std::int64_t(loadAs<std::int8_t>(p)); dv = double(iv); break;

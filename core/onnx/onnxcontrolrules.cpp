@@ -284,7 +284,12 @@ std::optional<Dims> concatenated(const std::vector<Dims>& elements, std::int64_t
     return dims;
 }
 
-// The dims of each piece SplitToSequence makes of x, in order; false when the split is not known.
+// More list elements than this are not tracked one by one: a dimension of 2^40 in a hostile file
+// would otherwise ask for 2^40 element shapes before any size check.
+constexpr std::int64_t kMaxTrackedPieces = std::int64_t(1) << 20;
+
+// The dims of each piece SplitToSequence makes of x, in order; false when the split is not known
+// (or has more than kMaxTrackedPieces pieces).
 bool splitPieces(const RuleInput& in, const ValueFacts& x, std::vector<Dims>& pieces)
 {
     if (!x.dimsKnown() || x.dims.empty())
@@ -303,6 +308,8 @@ bool splitPieces(const RuleInput& in, const ValueFacts& x, std::vector<Dims>& pi
         Dims d = piece(1);
         if (attrInt(*in.node, "keepdims", 1) == 0)
             d.erase(d.begin() + *axis);
+        if (dim > kMaxTrackedPieces)
+            return false;
         pieces.assign(std::size_t(dim), d);
         return true;
     }
@@ -311,7 +318,7 @@ bool splitPieces(const RuleInput& in, const ValueFacts& x, std::vector<Dims>& pi
         return false;
     if (split->rankKnown && split->dims.empty()) { // one chunk length; the last piece may be shorter
         const std::int64_t chunk = (*values)[0];
-        if (chunk <= 0)
+        if (chunk <= 0 || dim / chunk > kMaxTrackedPieces)
             return false;
         pieces.assign(std::size_t(dim / chunk), piece(chunk));
         if (dim % chunk != 0)
