@@ -1359,6 +1359,9 @@ void TestOnnxImport::badInput_data()
     convModel({ 1, 3, 32, 32 }).model().SerializeToString(&whole);
     QTest::newRow("truncated") << write(QStringLiteral("truncated.onnx"), QByteArray::fromStdString(whole.substr(0, whole.size() / 2)))
                                << int(ErrorCode::InvalidModel);
+    // A model with its first byte changed is corrupt protobuf, not text, though its strings are printable.
+    QTest::newRow("first byte changed") << write(QStringLiteral("firstbyte.onnx"), QByteArray::fromStdString("\x7a" + whole.substr(1)))
+                                        << int(ErrorCode::InvalidModel);
     QByteArray noise(4096, '\0');
     QRandomGenerator rng(42);
     for (auto& c : noise)
@@ -1408,6 +1411,8 @@ void TestOnnxImport::badInput()
     const std::string& message = result.error().message;
     QVERIFY2(message.find(path.toStdString()) != std::string::npos, message.c_str());
     QVERIFY2(message.size() > std::size_t(path.size()) + 10, message.c_str()); // says what is wrong
+    const bool text = QByteArray(QTest::currentDataTag()) == "text file";
+    QVERIFY2((message.find("looks like a text file") != std::string::npos) == text, message.c_str());
 }
 
 void TestOnnxImport::bindingErrors()

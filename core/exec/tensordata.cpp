@@ -76,7 +76,8 @@ Expected<HostTensor> decode(const TensorProto& t, const std::filesystem::path& b
             return s.error();
     } else if (t.has_raw_data()) {
         h.data.resize(t.raw_data().size());
-        std::memcpy(h.data.data(), t.raw_data().data(), h.data.size());
+        if (!h.data.empty()) // memcpy from an empty string's data is undefined
+            std::memcpy(h.data.data(), t.raw_data().data(), h.data.size());
     } else {
         auto& out = h.data;
         switch (t.data_type()) {

@@ -4,6 +4,8 @@
 
 #include "onnx/onnxconsistency.h"
 
+#include "util/readfile.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -680,14 +682,10 @@ std::string readFile(const std::filesystem::path& file, std::string& text)
     std::error_code ec;
     if (std::filesystem::is_directory(file, ec))
         return file.string() + ": is a folder, not a file";
-    std::ifstream in(file, std::ios::binary);
-    if (!in)
-        return file.string() + ": cannot open: " + std::strerror(errno);
-    std::ostringstream buffer;
-    buffer << in.rdbuf();
-    if (in.bad())
-        return file.string() + ": cannot read: " + std::strerror(errno);
-    text = std::move(buffer).str();
+    auto read = readFileCapped(file, kMaxJsonBytes, "a JSON graph");
+    if (!read)
+        return read.error().message;
+    text = std::move(*read);
     return {};
 }
 } // namespace

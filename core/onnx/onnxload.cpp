@@ -23,14 +23,16 @@ namespace {
 
 Error invalid(const std::string& file, const std::string& what) { return makeError(ErrorCode::InvalidModel, file + ": " + what); }
 
+// Text holds no control bytes but line breaks and tabs (UTF-8 bytes >= 0x80 allowed); protobuf
+// data always has some (field tags and lengths), even when its strings are mostly printable.
 bool looksLikeText(const std::string& head)
 {
     if (head.empty())
         return false;
-    int printable = 0;
     for (unsigned char c : head)
-        printable += (c >= 0x20 && c < 0x7f) || c == '\n' || c == '\r' || c == '\t';
-    return printable * 10 >= int(head.size()) * 9;
+        if ((c < 0x20 && c != '\n' && c != '\r' && c != '\t') || c == 0x7f)
+            return false;
+    return true;
 }
 
 std::string describe(const onnx::ValueInfoProto& vi, const char* role) { return std::string(role) + " '" + vi.name() + "'"; }
