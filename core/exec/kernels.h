@@ -9,8 +9,9 @@
 //   configuration (dtype, rank, attribute); the executor then runs the synthetic kernel;
 // - inputs are never written; outputs may not overlap inputs (a valid plan guarantees that);
 // - single-threaded and deterministic, so two runs with the same inputs give the same bits;
-// - robust to nonsense data (indices, shape arguments from synthetic kernels): indices wrap, slices
-//   clamp; no read or write ever leaves a tensor.
+// - robust to nonsense data (indices, shape arguments from synthetic kernels): the Gather and Scatter
+//   families refuse indices out of range (false, as the ONNX spec makes them an error), other index
+//   arguments wrap, slices clamp; no read or write ever leaves a tensor.
 
 #include "graph/graph.h"
 
