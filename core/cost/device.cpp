@@ -55,7 +55,7 @@ Expected<DeviceProfile> parseDeviceProfile(const std::string& jsonText, const st
     nlohmann::json doc;
     try {
         doc = nlohmann::json::parse(jsonText);
-    } catch (const nlohmann::json::parse_error& e) {
+    } catch (const nlohmann::json::exception& e) { // a syntax error, or a number such as 1e999 that overflows
         return makeError(ErrorCode::InvalidModel, file + ": not valid JSON: " + e.what());
     }
     if (!doc.is_object())

@@ -230,6 +230,8 @@ public:
         } catch (const json::parse_error& e) {
             return makeError(ErrorCode::InvalidModel,
                 m_source + ":" + lineColumn(m_text, e.byte) + ": invalid JSON: " + parseErrorDetail(e.what()));
+        } catch (const json::exception& e) { // out_of_range 406: a number such as 1e999 overflows a double
+            return makeError(ErrorCode::InvalidModel, m_source + ": invalid JSON: " + parseErrorDetail(e.what()));
         }
         m_lines = LineScanner(m_text).scan();
         if (!root.is_object())
