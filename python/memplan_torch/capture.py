@@ -342,8 +342,9 @@ def _capture_training(builder, model, inputs, loss_fn, optimizer):
 
 
 def _attribute_backward(builder, first):
-    """Backward ops have no module: a parameter read names it, else the latest-made saved tensor
-    read, else the producer of the first input."""
+    """Backward ops have no module: the parameter whose gradient they write names it, else a
+    parameter they read, else the latest-made saved tensor they read, else the producer of their
+    first input (gradient sums along a residual stream)."""
     producer_module = {}
     order = {}
     for k, op in enumerate(builder.ops):
@@ -355,7 +356,9 @@ def _attribute_backward(builder, first):
         op = builder.ops[k]
         if not op["module"]:
             reads = [builder.storages[i] for i in op["inputs"] if i in builder.storages]
-            params = [s for s in reads if s.category == "parameter"]
+            grads = [builder.storages[o] for o in op["outputs"]
+                     if o in builder.storages and builder.storages[o].category == "gradient"]
+            params = grads + [s for s in reads if s.category == "parameter"]
             saved = sorted((s for s in reads if s.category == "saved"), key=lambda s: order.get(s.name, -1))
             if params:
                 op["module"] = params[0].module
