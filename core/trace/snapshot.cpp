@@ -5,6 +5,7 @@
 #include "planners/problem.h"
 
 #include <algorithm>
+#include <initializer_list>
 #include <unordered_map>
 
 namespace core {
@@ -43,6 +44,21 @@ public:
         value = field->asInt();
         if (value < 0 || value > most)
             return fail(where, "'" + std::string(key) + "' is " + std::to_string(value) + ": out of range (0 to " + std::to_string(most) + ")");
+        return {};
+    }
+
+    // Several integer fields at once, in order; the first refusal is returned.
+    struct Field {
+        std::string_view key;
+        bool required;
+        std::int64_t most;
+        std::int64_t* value;
+    };
+    Status integers(const PickleValue& dict, const std::string& where, std::initializer_list<Field> fields) const
+    {
+        for (const auto& f : fields)
+            if (auto st = integer(dict, f.key, where, f.required, f.most, *f.value); !st)
+                return st;
         return {};
     }
 
@@ -105,15 +121,12 @@ Status SnapshotReader::segments(const PickleValue& list)
             return fail(where, "is a " + std::string(value.typeName()) + ", not a dict");
         SnapshotSegment segment;
         std::int64_t device = -1;
-        if (auto st = integer(value, "device", where, false, 1 << 20, device); !st)
+        if (auto st = integers(value, where,
+                { { "device", false, 1 << 20, &device }, { "address", true, kMostSnapshotAddress, &segment.address },
+                    { "total_size", true, kMostProblemBytes, &segment.totalSize }, { "stream", false, INT64_MAX, &segment.stream } });
+            !st)
             return st;
         segment.device = int(device);
-        if (auto st = integer(value, "address", where, true, kMostSnapshotAddress, segment.address); !st)
-            return st;
-        if (auto st = integer(value, "total_size", where, true, kMostProblemBytes, segment.totalSize); !st)
-            return st;
-        if (auto st = integer(value, "stream", where, false, INT64_MAX, segment.stream); !st)
-            return st;
         if (const auto type = value.find("segment_type"); type && type->isString())
             segment.large = type->asString() != "small";
         const auto blocks = value.find("blocks");
@@ -127,11 +140,10 @@ Status SnapshotReader::segments(const PickleValue& list)
                 return fail(at, "is a " + std::string(block.typeName()) + ", not a dict");
             SnapshotBlock parsed;
             parsed.address = next;
-            if (auto st = integer(block, "size", at, true, kMostProblemBytes, parsed.size); !st)
-                return st;
-            if (auto st = integer(block, "requested_size", at, false, kMostProblemBytes, parsed.requestedSize); !st)
-                return st;
-            if (auto st = integer(block, "address", at, false, kMostSnapshotAddress, parsed.address); !st)
+            if (auto st = integers(block, at,
+                    { { "size", true, kMostProblemBytes, &parsed.size }, { "requested_size", false, kMostProblemBytes, &parsed.requestedSize },
+                        { "address", false, kMostSnapshotAddress, &parsed.address } });
+                !st)
                 return st;
             if (parsed.address < segment.address || parsed.address - segment.address + parsed.size > segment.totalSize)
                 return fail(at, "its " + std::to_string(parsed.size) + " bytes at " + std::to_string(parsed.address)
@@ -196,15 +208,11 @@ Status SnapshotReader::traces(const PickleValue& list)
             TraceEvent parsed;
             parsed.action = known->second;
             const bool memory = parsed.action != TraceAction::Oom && parsed.action != TraceAction::Snapshot;
-            if (auto st = integer(event, "addr", where, memory, kMostSnapshotAddress, parsed.addr); !st)
-                return st;
-            if (auto st = integer(event, "size", where, memory, kMostProblemBytes, parsed.size); !st)
-                return st;
-            if (auto st = integer(event, "stream", where, false, INT64_MAX, parsed.stream); !st)
-                return st;
-            if (auto st = integer(event, "time_us", where, false, INT64_MAX, parsed.timeUs); !st)
-                return st;
-            if (auto st = integer(event, "device_free", where, false, INT64_MAX, parsed.deviceFree); !st)
+            if (auto st = integers(event, where,
+                    { { "addr", memory, kMostSnapshotAddress, &parsed.addr }, { "size", memory, kMostProblemBytes, &parsed.size },
+                        { "stream", false, INT64_MAX, &parsed.stream }, { "time_us", false, INT64_MAX, &parsed.timeUs },
+                        { "device_free", false, INT64_MAX, &parsed.deviceFree } });
+                !st)
                 return st;
             auto frame = site(event, where);
             if (!frame)

@@ -8,7 +8,6 @@
 
 #include "io/gunzip.h"
 #include "io/pickle.h"
-#include "io/problemcsv.h"
 #include "planners/metrics.h"
 #include "trace/tracereport.h"
 
@@ -47,12 +46,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (core::lowerBound(problem) != trace->peakAllocated())
         fuzz::fail("the allocated peak " + std::to_string(trace->peakAllocated()) + " is not the lower bound "
             + std::to_string(core::lowerBound(problem)));
-    auto again = core::parseProblemCsv(core::exportProblemCsv(problem), "exported.csv");
-    if (!again)
-        fuzz::fail("the exported CSV does not load again: " + again.error().message);
-    if (again->problem.buffers.size() != problem.buffers.size())
-        fuzz::fail("the exported CSV loads with " + std::to_string(again->problem.buffers.size()) + " buffers instead of "
-            + std::to_string(problem.buffers.size()));
+    fuzz::checkCsvRoundTrip(problem);
     fuzz::planAndValidate(problem, "snapshot");
     if (problem.buffers.size() <= fuzz::kMostPlannedBuffers) {
         const auto replan = core::replanTrace(*trace, *core::plannerByName(core::kDefaultPlanner));
