@@ -320,6 +320,15 @@ void TestTrace::generatedSnapshotPeaks()
     for (std::size_t s = 0; s < trace.allocated.size(); ++s)
         QVERIFY(trace.allocated[s] <= trace.reserved[s]);
     QVERIFY(trace.notes.empty() == (name == "generated.pickle")); // the window starts mid-run
+    // As a workload for the views: the same problem, one region per segment range holding every allocation.
+    const auto workload = traceWorkload(trace);
+    QCOMPARE(workload.problem.buffers.size(), trace.allocations.size());
+    QCOMPARE(workload.regions.size(), trace.ranges.size());
+    int held = 0;
+    for (const auto& region : workload.regions)
+        held += region.tensorCount;
+    QCOMPARE(std::size_t(held), trace.allocations.size());
+    QVERIFY(validatePlan(workload.problem, trace.measured).ok());
     const auto replan = replanTrace(trace, *plannerByName(kDefaultPlanner));
     QVERIFY(replan);
     QCOMPARE(replan->lowerBound, trace.peakAllocated());

@@ -54,6 +54,10 @@ std::vector<int> largestAt(const MeasuredTrace& trace, Step step, int top)
 }
 
 std::int64_t event(Step step) { return std::int64_t(step) - 1; }
+
+// Frame names come from the snapshot as bytes: invalid UTF-8 in them is written as U+FFFD rather
+// than ending the report on nlohmann's exception.
+std::string dumpJson(const nlohmann::ordered_json& j) { return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n"; }
 } // namespace
 
 Expected<TraceReplan> replanTrace(const MeasuredTrace& trace, const Planner& planner)
@@ -140,7 +144,7 @@ std::string traceReportJson(const MeasuredTrace& trace, const TraceReplan& repla
             { "alloc_event", a.allocEvent }, { "free_event", a.freeEvent } });
     }
     j["notes"] = trace.notes;
-    return j.dump(2) + "\n";
+    return dumpJson(j);
 }
 
 namespace {
@@ -202,7 +206,7 @@ std::string traceDiffJson(const MeasuredTrace& a, const MeasuredTrace& b)
     auto& sites = j["sites"] = nlohmann::ordered_json::array();
     for (const auto& row : siteDeltas(a, b))
         sites.push_back({ { "site", row.site }, { "a_bytes", row.a }, { "b_bytes", row.b }, { "change_bytes", row.b - row.a } });
-    return j.dump(2) + "\n";
+    return dumpJson(j);
 }
 
 } // namespace core
