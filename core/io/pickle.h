@@ -24,8 +24,9 @@ namespace core {
 //
 // Values live in one flat table owned by PickleDocument; strings and bytes are views into the
 // pickle's own bytes, which the document keeps. A memo reference (BINGET) shares the value rather
-// than copying it, so the table stays within a small multiple of the file (16 bytes per value plus
-// 4 per container entry) and parsing is linear in the file's length.
+// than copying it, so the table stays within a small multiple of the file (16 bytes per value, 4 per
+// container entry, a vector per container and the memo's map) and parsing is linear in the file's
+// length.
 
 inline constexpr int kMaxPickleDepth = 64; // containers inside containers; a snapshot nests 6 deep
 
