@@ -6,6 +6,7 @@
 #include "run.h"
 #include "scenariocli.h"
 #include "strategycli.h"
+#include "tracecli.h"
 #include "cliargs.h"
 #include "render.h"
 
@@ -48,6 +49,8 @@ commands:
   run MODEL        execute the plan on the CPU; check it against a no-reuse run; measure
   scenario llm     LLM decode: KV cache as contiguous, paged and two-level pools over the decode
                    steps, largest batch per capacity, activation arena per step
+  trace SNAPSHOT   what a PyTorch memory snapshot measured: peaks, fragmentation, largest
+                   allocations, and the same allocations replanned offline; trace A B compares two
 
 MODEL is an .onnx model, a .json graph, an allocation-problem .csv (id,lower,upper,size)
 or example:NAME. Sizes print in KiB/MiB/GiB; JSON and CSV carry exact bytes.
@@ -519,6 +522,8 @@ int main(int argc, char** argv)
             return runCommand(words);
         if (command == "scenario")
             return scenarioCommand(words);
+        if (command == "trace")
+            return traceCommand(words);
         if (command == "bench") {
             int code = kExitOk;
             const auto args = parseOrExplain("bench", words, benchValuedOptions(), {}, benchHelp(), code);

@@ -5,7 +5,7 @@
 # need, and runs each target for N seconds, one process at a time.
 #
 # Usage: scripts/fuzz.sh [--seconds N] [--build-dir DIR] [--seeds-only] [TARGET...]
-#   TARGET       onnx jsongraph problemcsv device planjson tensorfile (default: all)
+#   TARGET       onnx jsongraph problemcsv device planjson tensorfile snapshot (default: all)
 #   --seconds N  fuzzing time per target (default 60)
 #   --build-dir  build folder (default build-fuzz); scripts/sanitize.sh passes build-asan
 #   --seeds-only start from the committed seeds only, not DIR/seeds (tests/fuzz/make_seeds.py)
@@ -18,7 +18,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
-all=(onnx jsongraph problemcsv device planjson tensorfile)
+all=(onnx jsongraph problemcsv device planjson tensorfile snapshot)
 seconds=60 build=build-fuzz seedsonly=0 targets=()
 while (($#)); do
     case "$1" in

@@ -28,7 +28,7 @@ done
 # chosen so that the build and the run stay within about 15 minutes on 2 cores.
 tests=(${MEMPLAN_SANITIZE_TESTS:-tst_planners tst_io tst_exact tst_onnximport tst_mutations tst_executor tst_strategies
        tst_training tst_sequences})
-fuzztargets=(onnx jsongraph problemcsv device planjson tensorfile)
+fuzztargets=(onnx jsongraph problemcsv device planjson tensorfile snapshot)
 build=build-asan
 start=$SECONDS
 

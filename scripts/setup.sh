@@ -13,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(cmake g++ make qt6-base-dev qt6-svg-dev libqcustomplot-dev libonnx-dev libprotobuf-dev
-          protobuf-compiler nlohmann-json3-dev libonnx-testdata)
+          protobuf-compiler nlohmann-json3-dev zlib1g-dev libonnx-testdata)
 targets=()
 werror=OFF
 for arg in "$@"; do

@@ -25,6 +25,10 @@ inline constexpr std::int64_t kMaxProblemCsvBytes = 2 * kGiB;
 inline constexpr std::int64_t kMaxJsonBytes = 2 * kGiB;
 // A protobuf message (an ONNX model, a TensorProto .pb): protobuf itself refuses 2 GiB and more.
 inline constexpr std::int64_t kMaxProtobufBytes = 2 * kGiB - 1;
+// A PyTorch memory snapshot (a pickle, maybe gzip-compressed), on disk and after decompression: a
+// long training run's trace with stack frames reaches a few GiB. Just under 4 GiB, so that every
+// offset and length inside one fits 32 bits (core/io/pickle.h).
+inline constexpr std::int64_t kMaxSnapshotBytes = 4 * kGiB - 1;
 
 // Checks that `file` is a regular file (not a folder, a device such as /dev/zero, a FIFO or a
 // socket, which could be read forever or block) of at most `maxBytes` bytes, and returns its size.

@@ -26,12 +26,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                 given.arenaSize = std::max(given.arenaSize, given.offsets[i] + problem.buffers[i].size);
         (void)core::validatePlan(problem, given);
     }
-    auto again = core::parseProblemCsv(core::exportProblemCsv(problem), "exported.csv");
-    if (!again)
-        fuzz::fail("the exported CSV does not load again: " + again.error().message);
-    if (again->problem.buffers.size() != problem.buffers.size())
-        fuzz::fail("the exported CSV loads with " + std::to_string(again->problem.buffers.size()) + " buffers instead of "
-            + std::to_string(problem.buffers.size()));
+    fuzz::checkCsvRoundTrip(problem);
     fuzz::planAndValidate(problem, "CSV problem");
     return 0;
 }

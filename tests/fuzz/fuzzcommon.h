@@ -5,6 +5,7 @@
 // A finding is a crash, a sanitizer report, or fail(): a broken contract that a user could hit.
 #pragma once
 
+#include "io/problemcsv.h"
 #include "planners/planner.h"
 #include "planners/validate.h"
 #include "util/expected.h"
@@ -68,6 +69,17 @@ inline void checkError(const core::Error& error, const std::string& what)
 {
     if (error.message.empty())
         fail(what + " failed with an empty message");
+}
+
+// A problem that loaded must load again from its own CSV export, with as many buffers.
+inline void checkCsvRoundTrip(const core::PlanProblem& problem)
+{
+    auto again = core::parseProblemCsv(core::exportProblemCsv(problem), "exported.csv");
+    if (!again)
+        fail("the exported CSV does not load again: " + again.error().message);
+    if (again->problem.buffers.size() != problem.buffers.size())
+        fail("the exported CSV loads with " + std::to_string(again->problem.buffers.size()) + " buffers instead of "
+            + std::to_string(problem.buffers.size()));
 }
 
 // Every planner plans `problem` (the exact search only small ones, briefly); each plan a planner

@@ -27,6 +27,7 @@ def main() -> int:
         "device": (65536, sorted((ROOT / "resources" / "devices").glob("*.json")) + sorted(data.glob("*profile*.json"))),
         "onnx": (262144, sorted(models.glob("tricky/*.onnx")) + sorted(models.glob("*.onnx"))
                  + (sorted(TESTDATA.glob("*/model.onnx")) if TESTDATA.is_dir() else [])),
+        "snapshot": (262144, sorted(f for f in (data / "snapshots").glob("*.pickle*") if f.suffix != ".json")),
         "tensorfile": (4096, sorted(TESTDATA.glob("*/test_data_set_0/*.pb")) if TESTDATA.is_dir() else []),
     }
     for target, (most, files) in sources.items():

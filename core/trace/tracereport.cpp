@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+#include "trace/tracereport.h"
+
+#include "planners/metrics.h"
+#include "planners/validate.h"
+#include "util/format.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <numeric>
+
+namespace core {
+
+namespace {
+// Step s is the state after event s - 1.
+std::string atStep(const MeasuredTrace& trace, Step step)
+{
+    if (!trace.hasTrace)
+        return "when the snapshot was taken";
+    return step == 0 ? "before the first event" : "after event " + std::to_string(step - 1);
+}
+
+std::string signedBytes(std::int64_t bytes)
+{
+    return (bytes < 0 ? "-" : bytes > 0 ? "+" : "") + formatBytes(bytes < 0 ? -bytes : bytes);
+}
+
+std::string pad(std::string text, std::size_t width, bool right = true)
+{
+    if (text.size() < width)
+        text = right ? std::string(width - text.size(), ' ') + text : text + std::string(width - text.size(), ' ');
+    return text;
+}
+
+std::string percent(double value)
+{
+    char text[32];
+    std::snprintf(text, sizeof text, "%.1f %%", value * 100.0);
+    return text;
+}
+
+// Indices of the allocations live at `step`, largest first (ties: the earlier one).
+std::vector<int> largestAt(const MeasuredTrace& trace, Step step, int top)
+{
+    auto live = liveAt(trace.problem, step);
+    if (top > 0 && live.size() > std::size_t(top))
+        live.resize(std::size_t(top));
+    return live;
+}
+
+std::int64_t event(Step step) { return std::int64_t(step) - 1; }
+
+// Frame names come from the snapshot as bytes: invalid UTF-8 in them is written as U+FFFD rather
+// than ending the report on nlohmann's exception.
+std::string dumpJson(const nlohmann::ordered_json& j) { return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n"; }
+} // namespace
+
+Expected<TraceReplan> replanTrace(const MeasuredTrace& trace, const Planner& planner)
+{
+    TraceReplan replan;
+    replan.planner = std::string(planner.name());
+    replan.lowerBound = lowerBound(trace.problem);
+    auto plan = runPlanner(planner, trace.problem);
+    if (!plan)
+        return makeError(plan.error().code, trace.source + ": " + replan.planner + ": " + plan.error().message);
+    if (const auto check = validatePlan(trace.problem, *plan); !check.ok())
+        return makeError(ErrorCode::InvalidModel, trace.source + ": planner '" + replan.planner + "' produced an invalid plan: " + check.message);
+    replan.plan = std::move(*plan);
+    return replan;
+}
+
+std::string formatTraceReport(const MeasuredTrace& trace, const TraceReplan& replan, int top)
+{
+    std::string out = trace.source + ": PyTorch memory snapshot, device " + std::to_string(trace.device) + "\n";
+    const auto line = [&](const std::string& label, const std::string& value) { out += "  " + pad(label, 20, false) + value + "\n"; };
+    line("events", std::to_string(trace.eventCount) + (trace.hasTrace ? "" : " (no trace: the segments alone)"));
+    line("allocations", std::to_string(trace.allocations.size()));
+    line("OOM events", std::to_string(trace.ooms.size()));
+    line("peak allocated", formatBytes(trace.peakAllocated()) + " " + atStep(trace, trace.peakAllocatedStep));
+    line("peak reserved", formatBytes(trace.peakReserved()) + " " + atStep(trace, trace.peakReservedStep));
+    const auto frag = trace.fragmentationAtPeak();
+    line("fragmentation", formatBytes(frag) + " of the reserved peak held no allocation"
+            + (trace.peakReserved() > 0 ? " (" + percent(double(frag) / double(trace.peakReserved())) + ")" : ""));
+    line("lower bound", formatBytes(replan.lowerBound) + " (the most bytes live at once)");
+    line("replanned arena", formatBytes(replan.plan.arenaSize) + " (" + replan.planner + ", "
+            + percent(fragmentation(replan.plan.arenaSize, replan.lowerBound)) + " over the lower bound, " + formatSeconds(replan.plan.seconds)
+            + ", validated)");
+    out += "\nPyTorch reserved " + formatBytes(trace.peakReserved()) + "; allocations live at once never exceeded "
+        + formatBytes(replan.lowerBound) + "; an offline plan packs them in " + formatBytes(replan.plan.arenaSize) + ".\n";
+    if (!trace.ooms.empty()) {
+        out += "\nOOM events:\n";
+        for (const auto& oom : trace.ooms)
+            out += "  event " + std::to_string(oom.event) + ": a request of " + formatBytes(oom.size) + " failed"
+                + (oom.deviceFree >= 0 ? " (CUDA reported " + formatBytes(oom.deviceFree) + " free)" : "") + "\n";
+    }
+    const auto live = largestAt(trace, trace.peakAllocatedStep, top);
+    if (!live.empty()) {
+        out += "\nlargest allocations live at the allocated peak (" + atStep(trace, trace.peakAllocatedStep) + "):\n";
+        for (const int i : live) {
+            const auto& a = trace.allocations[std::size_t(i)];
+            out += "  " + pad(formatBytes(a.size), 10) + "  " + pad(trace.frameName(a.frame), 40, false) + "  "
+                + (a.allocEvent >= 0 ? "allocated at event " + std::to_string(a.allocEvent)
+                        : trace.hasTrace ? std::string("allocated before the trace")
+                                         : std::string("")) + "\n";
+        }
+    }
+    if (!trace.notes.empty()) {
+        out += "\nnotes:\n";
+        for (const auto& note : trace.notes)
+            out += "  " + note + "\n";
+    }
+    return out;
+}
+
+std::string traceReportJson(const MeasuredTrace& trace, const TraceReplan& replan, int top)
+{
+    nlohmann::ordered_json j;
+    j["source"] = trace.source;
+    j["device"] = trace.device;
+    j["events"] = trace.eventCount;
+    j["allocations"] = trace.allocations.size();
+    j["oom_events"] = trace.ooms.size();
+    j["peak_allocated_bytes"] = trace.peakAllocated();
+    j["peak_allocated_event"] = event(trace.peakAllocatedStep);
+    j["peak_reserved_bytes"] = trace.peakReserved();
+    j["peak_reserved_event"] = event(trace.peakReservedStep);
+    j["fragmentation_at_peak_bytes"] = trace.fragmentationAtPeak();
+    j["lower_bound_bytes"] = replan.lowerBound;
+    j["replanned_arena_bytes"] = replan.plan.arenaSize;
+    j["planner"] = replan.planner;
+    j["planning_seconds"] = replan.plan.seconds;
+    auto& ooms = j["ooms"] = nlohmann::ordered_json::array();
+    for (const auto& oom : trace.ooms)
+        ooms.push_back({ { "event", oom.event }, { "size_bytes", oom.size }, { "device_free_bytes", oom.deviceFree } });
+    auto& largest = j["largest_at_peak"] = nlohmann::ordered_json::array();
+    for (const int i : largestAt(trace, trace.peakAllocatedStep, top)) {
+        const auto& a = trace.allocations[std::size_t(i)];
+        largest.push_back({ { "site", trace.frameName(a.frame) }, { "size_bytes", a.size }, { "address", a.address },
+            { "alloc_event", a.allocEvent }, { "free_event", a.freeEvent } });
+    }
+    j["notes"] = trace.notes;
+    return dumpJson(j);
+}
+
+namespace {
+struct SiteDelta {
+    std::string site;
+    std::int64_t a = 0, b = 0;
+};
+
+std::vector<SiteDelta> siteDeltas(const MeasuredTrace& a, const MeasuredTrace& b)
+{
+    std::map<std::string, SiteDelta> sites;
+    for (const auto& [site, bytes] : liveBytesByFrame(a, a.peakAllocatedStep))
+        sites[site].a = bytes;
+    for (const auto& [site, bytes] : liveBytesByFrame(b, b.peakAllocatedStep))
+        sites[site].b = bytes;
+    std::vector<SiteDelta> rows;
+    for (auto& [site, row] : sites) {
+        row.site = site;
+        rows.push_back(row);
+    }
+    std::stable_sort(rows.begin(), rows.end(), [](const SiteDelta& x, const SiteDelta& y) { return std::llabs(x.b - x.a) > std::llabs(y.b - y.a); });
+    return rows;
+}
+} // namespace
+
+std::string formatTraceDiff(const MeasuredTrace& a, const MeasuredTrace& b, int top)
+{
+    std::string out;
+    for (const auto* t : { &a, &b })
+        out += std::string(t == &a ? "A: " : "B: ") + t->source + ": peak allocated " + formatBytes(t->peakAllocated()) + " "
+            + atStep(*t, t->peakAllocatedStep) + ", peak reserved " + formatBytes(t->peakReserved()) + ", "
+            + std::to_string(t->allocations.size()) + " allocations\n";
+    out += "B - A: peak allocated " + signedBytes(b.peakAllocated() - a.peakAllocated()) + ", peak reserved "
+        + signedBytes(b.peakReserved() - a.peakReserved()) + "\n";
+    auto rows = siteDeltas(a, b);
+    const auto shown = top > 0 ? std::min<std::size_t>(rows.size(), std::size_t(top)) : rows.size();
+    out += "\nbytes live at each allocated peak, by allocation site (largest change first";
+    out += shown < rows.size() ? ", " + std::to_string(shown) + " of " + std::to_string(rows.size()) + " sites):\n" : "):\n";
+    out += "  " + pad("A", 10) + "  " + pad("B", 10) + "  " + pad("change", 11) + "  site\n";
+    for (std::size_t i = 0; i < shown; ++i)
+        out += "  " + pad(formatBytes(rows[i].a), 10) + "  " + pad(formatBytes(rows[i].b), 10) + "  "
+            + pad(signedBytes(rows[i].b - rows[i].a), 11) + "  " + rows[i].site + "\n";
+    return out;
+}
+
+std::string traceDiffJson(const MeasuredTrace& a, const MeasuredTrace& b)
+{
+    nlohmann::ordered_json j;
+    for (const auto* t : { &a, &b }) {
+        nlohmann::ordered_json side;
+        side["source"] = t->source;
+        side["peak_allocated_bytes"] = t->peakAllocated();
+        side["peak_allocated_event"] = event(t->peakAllocatedStep);
+        side["peak_reserved_bytes"] = t->peakReserved();
+        side["allocations"] = t->allocations.size();
+        side["events"] = t->eventCount;
+        j[t == &a ? "a" : "b"] = side;
+    }
+    auto& sites = j["sites"] = nlohmann::ordered_json::array();
+    for (const auto& row : siteDeltas(a, b))
+        sites.push_back({ { "site", row.site }, { "a_bytes", row.a }, { "b_bytes", row.b }, { "change_bytes", row.b - row.a } });
+    return dumpJson(j);
+}
+
+} // namespace core

@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+#pragma once
+
+#include "planners/planner.h"
+#include "trace/measuredtrace.h"
+
+#include <string>
+
+namespace core {
+
+// The measured allocations posed again as an allocation problem: its lower bound (the most bytes
+// live at one step, which is the measured allocated peak) and an offline plan of them, checked by
+// the independent validator.
+struct TraceReplan {
+    std::string planner;
+    Bytes lowerBound = 0;
+    Plan plan;
+};
+Expected<TraceReplan> replanTrace(const MeasuredTrace& trace, const Planner& planner);
+
+// The `memplan trace FILE` report: peaks, fragmentation at the reserved peak, counts, OOM events,
+// the largest allocations live at the allocated peak with their sites (at most `top`), the lower
+// bound and the replanned arena, and the notes.
+std::string formatTraceReport(const MeasuredTrace& trace, const TraceReplan& replan, int top = 10);
+// The same as JSON (exact bytes; docs/FILE_FORMATS.md).
+std::string traceReportJson(const MeasuredTrace& trace, const TraceReplan& replan, int top = 10);
+
+// `memplan trace A B`: both peaks, and per allocation site the bytes live at each one's allocated
+// peak with the change, largest change first (at most `top` rows; 0: all).
+std::string formatTraceDiff(const MeasuredTrace& a, const MeasuredTrace& b, int top = 20);
+std::string traceDiffJson(const MeasuredTrace& a, const MeasuredTrace& b);
+
+} // namespace core
