@@ -11,17 +11,19 @@ namespace {
 constexpr std::array<std::string_view, kCategoryCount> kCategoryNames { "input", "parameter", "buffer", "gradient", "optimizer_state",
     "saved", "temporary", "output" };
 constexpr std::array<std::string_view, kPhaseCount> kPhaseNames { "forward", "backward", "optimizer" };
+
+// The enum value whose name is `text` (names in enum order), or nullopt.
+template <typename Enum, std::size_t N>
+std::optional<Enum> parseName(const std::array<std::string_view, N>& names, std::string_view text)
+{
+    const auto it = std::find(names.begin(), names.end(), text);
+    return it == names.end() ? std::nullopt : std::optional<Enum>(static_cast<Enum>(it - names.begin()));
+}
 } // namespace
 
 std::string_view categoryName(TensorCategory category) { return kCategoryNames[static_cast<std::size_t>(category)]; }
 
-std::optional<TensorCategory> parseCategory(std::string_view text)
-{
-    for (std::size_t i = 0; i < kCategoryNames.size(); ++i)
-        if (text == kCategoryNames[i])
-            return static_cast<TensorCategory>(i);
-    return std::nullopt;
-}
+std::optional<TensorCategory> parseCategory(std::string_view text) { return parseName<TensorCategory>(kCategoryNames, text); }
 
 std::optional<TensorCategory> tensorCategory(const Tensor& t) { return t.category.empty() ? std::nullopt : parseCategory(t.category); }
 
@@ -32,13 +34,7 @@ bool hasCategories(const Graph& graph)
 
 std::string_view phaseName(Phase phase) { return kPhaseNames[static_cast<std::size_t>(phase)]; }
 
-std::optional<Phase> parsePhase(std::string_view text)
-{
-    for (std::size_t i = 0; i < kPhaseNames.size(); ++i)
-        if (text == kPhaseNames[i])
-            return static_cast<Phase>(i);
-    return std::nullopt;
-}
+std::optional<Phase> parsePhase(std::string_view text) { return parseName<Phase>(kPhaseNames, text); }
 
 bool isVersionToken(const Tensor& t) { return t.size == 0 && !t.category.empty(); }
 

@@ -411,14 +411,11 @@ private:
                     return fail(line, where, std::string("\"") + key + "\" must be true or false");
                 *flag = entry[key].get<bool>();
             }
-        if (entry.contains("category")) {
-            const auto& category = entry["category"];
-            if (!category.is_string() || !parseCategory(category.get<std::string>()))
-                return fail(line, where,
-                    "unknown category " + (category.is_string() ? quote(category.get<std::string>()) : std::string(typeName(category)))
-                        + " (expected input, parameter, buffer, gradient, optimizer_state, saved, temporary or output)");
-            tensor.category = category.get<std::string>();
-        }
+        if (auto s = namedField(entry, "category", line, where, tensor.category,
+                [](const std::string& text) { return parseCategory(text).has_value(); },
+                "input, parameter, buffer, gradient, optimizer_state, saved, temporary or output");
+            !s)
+            return s;
         if (auto s = moduleField(entry, line, where, tensor.module); !s)
             return s;
         if (tensor.listExact && !tensor.sequence)
@@ -509,6 +506,23 @@ private:
         return {};
     }
 
+    // A field whose value is one of a fixed set of names (a tensor's category, an op's phase): `known`
+    // says which; anything else is refused, listing `expected`.
+    template <typename Known>
+    Status namedField(const json& entry, const char* key, int line, const std::string& where, std::string& out, Known known,
+        const char* expected) const
+    {
+        if (!entry.contains(key))
+            return {};
+        const auto& value = entry[key];
+        if (!value.is_string() || !known(value.get<std::string>()))
+            return fail(line, where,
+                std::string("unknown ") + key + " " + (value.is_string() ? quote(value.get<std::string>()) : std::string(typeName(value)))
+                    + " (expected " + expected + ")");
+        out = value.get<std::string>();
+        return {};
+    }
+
     // A tensor's or op's "module": the module path that made it ("" at top level).
     Status moduleField(const json& entry, int line, const std::string& where, std::string& out) const
     {
@@ -592,14 +606,10 @@ private:
         }
         if (auto s = moduleField(entry, line, where, op.module); !s)
             return s;
-        if (entry.contains("phase")) {
-            const auto& phase = entry["phase"];
-            if (!phase.is_string() || !parsePhase(phase.get<std::string>()))
-                return fail(line, where,
-                    "unknown phase " + (phase.is_string() ? quote(phase.get<std::string>()) : std::string(typeName(phase)))
-                        + " (expected forward, backward or optimizer)");
-            op.phase = phase.get<std::string>();
-        }
+        if (auto s = namedField(entry, "phase", line, where, op.phase,
+                [](const std::string& text) { return parsePhase(text).has_value(); }, "forward, backward or optimizer");
+            !s)
+            return s;
         if (auto s = tensorList(entry, "inputs", line, where, op.inputs, &op.inputSlots); !s)
             return s;
         if (auto s = tensorList(entry, "outputs", line, where, op.outputs, &op.outputSlots); !s)
