@@ -227,6 +227,8 @@ std::optional<Planned> planModel(const std::string& command, const CliArgs& args
         return failWith(command + ": " + status.error().message);
     if (const auto status = checkCheckpointTarget(args, *workload); !status)
         return failWith(command + ": " + status.error().message, kExitUsage);
+    if (const auto status = applyGradsInArenaFlag(args, *workload); !status)
+        return failWith(command + ": " + status.error().message, strategyOptionsExitCode(status.error()));
     if (keepOriginal)
         planned.original = *workload;
     if (const auto status = applyStrategyFlags(args, *workload, planned.strategyReports, "device", &planned.state); !status)
@@ -326,6 +328,8 @@ With --training, the rows also include recompute with the checkpoint policy (--c
         return fail("compare: " + status.error().message);
     if (const auto status = checkCheckpointTarget(*args, *workload); !status)
         return fail("compare: " + status.error().message, kExitUsage);
+    if (const auto status = applyGradsInArenaFlag(*args, *workload); !status)
+        return fail("compare: " + status.error().message, strategyOptionsExitCode(status.error()));
     if (args->has("strategies"))
         return compareStrategies(*args, *workload);
     std::vector<core::StrategyReport> strategyReports;
@@ -372,7 +376,7 @@ domain ai.memplan.training); with --checkpoint sqrt|N also its checkpoint recomp
     int code = kExitOk;
     auto valued = kModelOptions;
     valued.insert({ "onnx", "graph-json", "csv", "checkpoint" });
-    const auto args = parseOrExplain("export", words, valued, { "training", "persistent-grads" }, help, code);
+    const auto args = parseOrExplain("export", words, valued, { "training", "persistent-grads", "grads-in-arena" }, help, code);
     if (!args)
         return code;
     if (!args->has("onnx") && !args->has("graph-json") && !args->has("csv"))
@@ -386,6 +390,8 @@ domain ai.memplan.training); with --checkpoint sqrt|N also its checkpoint recomp
         return fail("export: " + status.error().message);
     if (const auto status = checkCheckpointTarget(*args, *workload); !status)
         return fail("export: " + status.error().message, kExitUsage);
+    if (const auto status = applyGradsInArenaFlag(*args, *workload); !status)
+        return fail("export: " + status.error().message, strategyOptionsExitCode(status.error()));
     std::vector<core::StrategyReport> unused;
     if (const auto status = applyStrategyFlags(*args, *workload, unused); !status)
         return fail("export: " + status.error().message);

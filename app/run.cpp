@@ -59,6 +59,7 @@ predicted vs measured memory (per step and peak) and latency of both allocation 
   --alignment N, --dim NAME=V, --input-shape NAME=D0,D1,..., --workspaces   as for `memplan plan`
                         (--workspaces: each Conv's im2col columns in its planned workspace buffer,
                         in the arena or its own allocation, instead of kernel scratch)
+  --grads-in-arena      as for `memplan plan`: a captured training step's gradients in the arena
 
 )";
 
@@ -115,7 +116,7 @@ std::optional<RunSettings> readSettings(const std::vector<std::string>& words, i
     };
     std::set<std::string> valued { "device", "planner", "repeat", "tolerance", "json", "input", "save-outputs", "seed", "alignment", "dim",
         "input-shape", "profile", "budget" };
-    const std::set<std::string> switches { "fuse", "reorder", "recompute", "swap", "inplace", "workspaces" };
+    const std::set<std::string> switches { "fuse", "reorder", "recompute", "swap", "inplace", "workspaces", "grads-in-arena" };
     auto args = parseCliArgs(words, valued, switches);
     if (!args)
         return failWith(args.error().message + " (see memplan run --help)", kUsage);
@@ -202,6 +203,8 @@ std::optional<RunModel> loadRunModel(RunSettings& settings, int& code)
         return failWith(costProfile.error().message, kUsage);
     model.costProfile = std::move(*costProfile);
     model.workload = std::move(*loaded);
+    if (auto status = applyGradsInArenaFlag(args, model.workload); !status)
+        return failWith(status.error().message, strategyOptionsExitCode(status.error()));
     if (auto status = applyStrategyFlags(args, model.workload, model.reports, "profile"); !status)
         return failWith(status.error().message, status.error().code == core::ErrorCode::InvalidArgument ? kUsage : kError);
     if (model.transformed())

@@ -58,7 +58,10 @@ core::Expected<core::DeviceProfile> deviceFrom(const CliArgs& args, const std::s
     return core::defaultDevice();
 }
 
-std::set<std::string> strategySwitches() { return { "fuse", "inplace", "reorder", "recompute", "swap", "strategies", "training", "persistent-grads" }; }
+std::set<std::string> strategySwitches()
+{
+    return { "fuse", "inplace", "reorder", "recompute", "swap", "strategies", "training", "persistent-grads", "grads-in-arena" };
+}
 std::set<std::string> strategyValuedOptions() { return { "device", "budget", "checkpoint" }; }
 
 std::string trainingHelp()
@@ -67,11 +70,14 @@ std::string trainingHelp()
   --training            append the backward pass (loss gradient, then each op's gradient op in reverse;
                         forward activations stay alive until the gradient that reads them; weight
                         gradients are outputs)
-  --checkpoint sqrt|N   on a training graph: recompute with the checkpoint policy: keep the outputs of every
+  --checkpoint sqrt|N   on a training graph (--training, or a captured one with a backward phase): recompute with the checkpoint policy: keep the outputs of every
                         N-th forward op (sqrt: N = round(sqrt(forward ops))) and recompute the segments
                         between them just before the backward pass needs them (implies --recompute)
   --persistent-grads    with --training: weight gradients are persistent buffers outside the arena (as a
                         framework's preallocated gradients) instead of arena outputs alive to the end
+  --grads-in-arena      on a captured training step: its gradients (category gradient, persistent) are
+                        arena buffers born at the op that computes them and alive to the end of the step
+                        (as PyTorch keeps .grad) instead of the gradients region outside the arena
 )";
 }
 
@@ -95,8 +101,9 @@ core::Status checkCheckpointTarget(const CliArgs& args, const core::Workload& wo
 {
     if (!args.has("checkpoint") || !workload.graph || core::backwardStart(*workload.graph, workload.schedule) < workload.schedule.steps())
         return {};
-    return core::makeError(core::ErrorCode::InvalidArgument, "--checkpoint needs a training graph (add --training): checkpoints "
-                                                             "trade recomputation for the activations the backward pass keeps");
+    return core::makeError(core::ErrorCode::InvalidArgument,
+        "--checkpoint needs a training graph (add --training, or give a captured one with a backward phase): checkpoints "
+        "trade recomputation for the activations the backward pass keeps");
 }
 
 core::Status applyTrainingFlag(const CliArgs& args, core::Workload& workload)
@@ -109,6 +116,17 @@ core::Status applyTrainingFlag(const CliArgs& args, core::Workload& workload)
     if (!training)
         return training.error();
     workload = std::move(*training);
+    return {};
+}
+
+core::Status applyGradsInArenaFlag(const CliArgs& args, core::Workload& workload)
+{
+    if (!args.has("grads-in-arena"))
+        return {};
+    auto moved = core::gradientsInArena(workload);
+    if (!moved)
+        return moved.error();
+    workload = std::move(*moved);
     return {};
 }
 

@@ -12,10 +12,10 @@
 #include <vector>
 
 // The strategy options of `memplan plan` and `memplan compare`.
-std::set<std::string> strategySwitches(); // fuse, inplace, reorder, recompute, swap, strategies, training, persistent-grads
+std::set<std::string> strategySwitches(); // fuse, inplace, reorder, recompute, swap, strategies, training, persistent-grads, grads-in-arena
 std::set<std::string> strategyValuedOptions(); // device, budget, checkpoint
 std::string strategyHelp();
-std::string trainingHelp(); // --training, --checkpoint, --persistent-grads
+std::string trainingHelp(); // --training, --checkpoint, --persistent-grads, --grads-in-arena
 
 // The device profile for costs: the one `--OPTION NAME|FILE` names, else the default (h200).
 core::Expected<core::DeviceProfile> deviceFrom(const CliArgs& args, const std::string& option = "device");
@@ -27,11 +27,16 @@ core::Status checkStrategyOptions(const CliArgs& args, const std::string& profil
 // The exit code for checkStrategyOptions's error: 2 for a bad command line; 1 for a profile file
 // that cannot be read or is not a profile (bad input, as a broken model file is).
 int strategyOptionsExitCode(const core::Error& error);
-// After loading (and --training): --checkpoint needs a graph with a backward pass (also exit 2).
+// After loading (and --training): --checkpoint needs a graph with a backward pass, appended by
+// --training or captured (core::backwardStart) (also exit 2).
 core::Status checkCheckpointTarget(const CliArgs& args, const core::Workload& workload);
 
 // --training: replaces `workload` with the one with the backward pass appended. No flag: leaves it alone.
 core::Status applyTrainingFlag(const CliArgs& args, core::Workload& workload);
+// --grads-in-arena (after --training): replaces `workload` with core::gradientsInArena's. Errors: a
+// graph without persistent gradients (InvalidArgument: the flag does not apply, exit 2). No flag:
+// leaves it alone.
+core::Status applyGradsInArenaFlag(const CliArgs& args, core::Workload& workload);
 
 // Applies the strategies the flags name to `workload` (replaced by the transformed one) and fills
 // `reports`; --checkpoint turns recompute on with the checkpoint policy. No strategy flag: leaves both

@@ -105,6 +105,60 @@ private slots:
         QVERIFY2(bare.out.contains(QStringLiteral("offset 0  w1\n")), qPrintable(bare.out));
     }
 
+    // A captured training step: its regions by category, where it came from, its phases, the ops
+    // without a cost and what is held at the peak, in the report and the plan JSON.
+    void planCapturedGraph()
+    {
+        QTemporaryDir dir;
+        const auto model = QStringLiteral(MEMPLAN_SOURCE_DIR "/tests/data/captured_mlp.json");
+        const auto json = dir.filePath(QStringLiteral("plan.json"));
+        const auto run = memplan({ QStringLiteral("plan"), model, QStringLiteral("--json"), json });
+        QVERIFY2(run.exitCode == 0, qPrintable(run.err));
+        for (const char* line : { "parameters       848 B in 4 tensors (outside the arena)\n",
+                 "gradients        848 B in 4 tensors (outside the arena)\n",
+                 "optimizer state  848 B in 4 tensors (outside the arena)\n",
+                 "captured from    batch=4, framework=torch, lr=0.01, model=mlp, optimizer=sgd, torch_version=2.3.0\n",
+                 "phases           forward steps 0-3, backward 4-11, optimizer 12-19\n",
+                 "cost unknown     2 of 20 ops (ones_like, threshold_backward): no FLOPs in the capture, counted as 0\n",
+                 "at the peak (step 5, op 'mse_loss_backward'): ", "  parameter                   848 B   19.6 %\n" })
+            QVERIFY2(run.out.contains(QLatin1String(line)), qPrintable(line + QStringLiteral("\nnot in:\n") + run.out));
+        QVERIFY2(run.out.contains(QRegularExpression(QStringLiteral(R"(at the peak, by module \(top 4 of 4\):\n  \S+ +[0-9.]+ K?i?B +\d+\.\d %)"))),
+            qPrintable(run.out));
+        QVERIFY2(run.out.contains(QStringLiteral("  (top level) ")), qPrintable(run.out));
+        QFile file(json);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const auto plan = QJsonDocument::fromJson(file.readAll()).object();
+        QCOMPARE(plan.value(QStringLiteral("capture")).toObject().value(QStringLiteral("batch")).toString(), QStringLiteral("4"));
+        QCOMPARE(plan.value(QStringLiteral("phases")).toArray().size(), 3);
+        const auto breakdown = plan.value(QStringLiteral("peak_breakdown")).toObject();
+        QCOMPARE(breakdown.value(QStringLiteral("step")).toInt(), 5);
+        QCOMPARE(breakdown.value(QStringLiteral("op")).toString(), QStringLiteral("mse_loss_backward"));
+        QCOMPARE(breakdown.value(QStringLiteral("categories")).toObject().value(QStringLiteral("gradient")).toInteger(), 848);
+        QCOMPARE(breakdown.value(QStringLiteral("modules")).toArray().size(), 4);
+
+        const auto inArena = memplan({ QStringLiteral("plan"), model, QStringLiteral("--grads-in-arena") });
+        QVERIFY2(inArena.exitCode == 0, qPrintable(inArena.err));
+        QVERIFY2(!inArena.out.contains(QStringLiteral("gradients        ")), qPrintable(inArena.out));
+        QVERIFY2(inArena.out.contains(QStringLiteral("note: 4 gradients planned in the arena")), qPrintable(inArena.out));
+        const auto checkpoint = memplan({ QStringLiteral("plan"), model, QStringLiteral("--checkpoint"), QStringLiteral("sqrt") });
+        QVERIFY2(checkpoint.exitCode == 0, qPrintable(checkpoint.err));
+        QVERIFY2(checkpoint.out.contains(QStringLiteral("strategy recompute: ")) && checkpoint.out.contains(QStringLiteral("512 extra FLOPs")),
+            qPrintable(checkpoint.out));
+        const auto compare = memplan({ QStringLiteral("compare"), model, QStringLiteral("--grads-in-arena"), QStringLiteral("--strategies") });
+        QVERIFY2(compare.exitCode == 0, qPrintable(compare.err));
+        QVERIFY2(compare.out.contains(QStringLiteral("checkpoint")), qPrintable(compare.out));
+
+        const auto training = memplan({ QStringLiteral("plan"), model, QStringLiteral("--training") });
+        QCOMPARE(training.exitCode, 1);
+        QVERIFY2(training.err.contains(QStringLiteral("plan it without --training")) && training.err.count(QLatin1Char('\n')) == 1,
+            qPrintable(training.err));
+        const auto notCaptured = memplan({ QStringLiteral("plan"), QStringLiteral("example:cnn"), QStringLiteral("--grads-in-arena") });
+        QCOMPARE(notCaptured.exitCode, 2);
+        QVERIFY2(notCaptured.err.contains(QStringLiteral("--grads-in-arena: the graph has no persistent gradient tensors"))
+                && notCaptured.err.count(QLatin1Char('\n')) == 1,
+            qPrintable(notCaptured.err));
+    }
+
     void planWritesCsvThatPlansAgain()
     {
         QTemporaryDir dir;

@@ -62,6 +62,8 @@ QString graphDifference(const Graph& a, const Graph& b)
             return where + QStringLiteral("values %1 vs %2").arg(show(x.values), show(y.values));
         if (x.items != y.items)
             return where + QStringLiteral("items differ");
+        if (x.category != y.category || x.module != y.module)
+            return where + QStringLiteral("category/module '%1' '%2' vs '%3' '%4'").arg(q(x.category), q(x.module), q(y.category), q(y.module));
     }
     if (a.ops.size() != b.ops.size())
         return QStringLiteral("op count %1 vs %2").arg(a.ops.size()).arg(b.ops.size());
@@ -76,6 +78,8 @@ QString graphDifference(const Graph& a, const Graph& b)
             return where + QStringLiteral("slots differ");
         if (x.attributes != y.attributes)
             return where + QStringLiteral("attributes differ");
+        if (x.module != y.module || x.phase != y.phase)
+            return where + QStringLiteral("module/phase '%1' '%2' vs '%3' '%4'").arg(q(x.module), q(x.phase), q(y.module), q(y.phase));
     }
     if (a.inputs != b.inputs || a.outputs != b.outputs)
         return QStringLiteral("graph inputs/outputs differ");
@@ -83,6 +87,8 @@ QString graphDifference(const Graph& a, const Graph& b)
         return QStringLiteral("notes differ");
     if (a.opsets != b.opsets)
         return QStringLiteral("opsets differ");
+    if (a.capture != b.capture)
+        return QStringLiteral("capture differs");
     return {};
 }
 
@@ -256,13 +262,18 @@ void TestIo::jsonRoundTrip()
             R"({"name": "e", "dtype": "float32", "shape": [1000], "bytes": 400, "estimated": true})",
             R"({"name": "s", "bytes": null, "kind": "persistent"})",
             R"({"name": "n\u00e4me \"q\"", "dtype": "uint8", "shape": [0, 7]})",
+            R"({"name": "s@1", "bytes": 0, "kind": "persistent", "category": "optimizer_state", "module": ""})",
+            R"({"name": "g", "bytes": 16, "kind": "persistent", "category": "gradient", "module": "layer1.0.conv1"})",
         },
         {
             R"({"name": "a", "type": "NonZero", "inputs": ["x"], "outputs": ["e"], "attributes": {"eps": 1e-05, "k": [3, 3], "g": 1, "f": [0.1, 0.2], "mode": "x", "one": [2], "names": ["p", "q,r", ""]}})",
             R"({"name": "b", "type": "If", "domain": "ai.onnx", "inputs": ["e"], "outputs": ["", "h", "", "u"], "captured": ["w", "s"]})",
             R"({"type": "Concat", "inputs": ["h", "n\u00e4me \"q\""], "outputs": ["y"]})",
+            R"({"name": "c", "type": "convolution_backward", "domain": "aten", "inputs": ["x"], "outputs": ["g"], "module": "layer1.0.conv1", "phase": "backward", "attributes": {"flops": 1234, "overload": "default"}})",
+            R"({"name": "d", "type": "add_", "domain": "aten", "inputs": ["s", "g"], "outputs": ["s@1"], "module": "", "phase": "optimizer"})",
         },
-        R"("inputs": ["x"], "outputs": ["y", "u"], "notes": ["one note"], "opsets": {"": 11, "com.example": 2})");
+        R"("inputs": ["x"], "outputs": ["y", "u"], "notes": ["one note"], "opsets": {"": 11, "com.example": 2},
+  "capture": {"framework": "torch", "batch": 32, "lr": 0.1, "version": "8"})");
     const auto first = parseJsonGraph(text, "rt.json");
     QVERIFY2(first, first ? "" : first.error().message.c_str());
     QCOMPARE(first->ops[1].outputSlots, (std::vector<int> { 1, 3 }));
@@ -273,9 +284,15 @@ void TestIo::jsonRoundTrip()
     QCOMPARE(first->tensors[4].size, kUnknownSize);
     QCOMPARE(first->tensors[7].size, Bytes(0));
     QCOMPARE(first->ops[0].attributes.at("eps").floats, std::vector<float>({ 1e-5f }));
+    QCOMPARE(first->tensors[9].category, std::string("gradient"));
+    QCOMPARE(first->tensors[9].module, std::string("layer1.0.conv1"));
+    QCOMPARE(first->ops[3].phase, std::string("backward"));
+    QCOMPARE(first->capture, (std::map<std::string, std::string> { { "batch", "32" }, { "framework", "torch" }, { "lr", "0.1" }, { "version", "8" } }));
 
     const auto exported = exportJsonGraph(*first);
     QVERIFY2(exported.find("1e-05") != std::string::npos, exported.c_str()); // floats written in their shortest form
+    QVERIFY2(exported.find(R"("batch":32)") != std::string::npos, exported.c_str()); // capture numbers stay numbers
+    QVERIFY2(exported.find(R"("framework":"torch")") != std::string::npos, exported.c_str()); // and strings strings
     const auto second = parseJsonGraph(exported, "exported.json");
     QVERIFY2(second, second ? "" : (second.error().message + "\n" + exported).c_str());
     const auto difference = graphDifference(*first, *second);

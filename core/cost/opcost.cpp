@@ -3,6 +3,7 @@
 #include "cost/opcost.h"
 
 #include "exec/einsum.h"
+#include "graph/capture.h"
 
 #include <algorithm>
 #include <cmath>
@@ -95,6 +96,14 @@ double fourierFlops(const Graph& graph, const Op& op)
 } // namespace
 
 bool isViewOp(const std::string& type) { return kViews.count(type) > 0; }
+
+bool costKnown(const Op& op)
+{
+    if (op.domain != kAtenDomain)
+        return true;
+    const auto flops = op.attributes.find("flops");
+    return flops != op.attributes.end() && flops->second.ints.size() == 1 && !flops->second.list && flops->second.ints.front() >= 0;
+}
 bool isElementwiseOp(const std::string& type) { return kCheapElementwise.count(type) > 0 || kCostlyElementwise.count(type) > 0; }
 
 OpCost opCost(const Graph& graph, const Op& op)
@@ -110,6 +119,11 @@ OpCost opCost(const Graph& graph, const Op& op)
     const Tensor* in0 = op.inputs.empty() ? nullptr : &graph.tensors[op.inputs[0]];
     const Tensor* in1 = op.inputs.size() < 2 ? nullptr : &graph.tensors[op.inputs[1]];
     const auto& t = op.type;
+    if (op.domain == kAtenDomain) {
+        const auto flops = op.attributes.find("flops");
+        cost.flops = costKnown(op) ? static_cast<double>(flops->second.ints.front()) : 0.0;
+        return cost;
+    }
     // Gradient ops of training mode (strategies/training.h): inputs are dY, then X and W. Each gradient they
     // write (dX, dW) costs as much as the forward op; other gradient ops fall through to the rules below.
     if (op.domain == "ai.memplan.training" && op.inputs.size() >= 3 && (t == "ConvGrad" || t == "ConvTransposeGrad"
@@ -167,6 +181,20 @@ OpCost opCost(const Graph& graph, const Op& op)
         cost.flops = out; // cheap elementwise and anything unknown
     }
     return cost;
+}
+
+UnknownCosts costUnknownOps(const Graph& graph, const Schedule& schedule)
+{
+    UnknownCosts result;
+    for (auto o : schedule.order) {
+        const auto& op = graph.ops[std::size_t(o)];
+        if (costKnown(op))
+            continue;
+        ++result.ops;
+        if (result.types.size() < UnknownCosts::kListed && std::find(result.types.begin(), result.types.end(), op.type) == result.types.end())
+            result.types.push_back(op.type);
+    }
+    return result;
 }
 
 double opSeconds(const Graph& graph, const Op& op, const DeviceProfile& device)

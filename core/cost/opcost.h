@@ -18,6 +18,8 @@ namespace core {
 // - views (Reshape, Flatten, Squeeze, Unsqueeze, Identity): no FLOPs and no bytes moved;
 // - training-mode gradients of Conv/ConvTranspose/Gemm/MatMul: the forward op's FLOPs per gradient written (dX, dW);
 // - a fused op (Op::body): the sum of its body ops' FLOPs; bytes are only its own inputs and outputs;
+// - a captured op (domain "aten", graph/capture.h): its integer attribute "flops" (the capture counted
+//   them from the op's real arguments); without one its cost is unknown (costKnown) and counts 0 FLOPs;
 // - anything else: 1 FLOP per output element, reads its inputs, writes its outputs.
 // Bytes read are every input (weights included), bytes written every output. Unknown sizes count 0.
 // Limits: no sparsity, no cache model; a roofline is an optimistic bound, good for comparing, not predicting.
@@ -35,6 +37,19 @@ struct OpCost {
 };
 
 OpCost opCost(const Graph& graph, const Op& op);
+
+// False for a captured op (domain "aten") without a non-negative integer "flops" attribute: opCost
+// then counts its bytes but no FLOPs. True for every other op (the rules above cost it).
+bool costKnown(const Op& op);
+
+// The scheduled ops whose cost is unknown (costKnown false): how many, and their distinct types in
+// schedule order, the first kListed of them.
+struct UnknownCosts {
+    static constexpr std::size_t kListed = 10;
+    int ops = 0;
+    std::vector<std::string> types;
+};
+UnknownCosts costUnknownOps(const Graph& graph, const Schedule& schedule);
 
 // True for ops that move no data (their output may alias their input): Reshape, Flatten, Squeeze, Unsqueeze, Identity.
 bool isViewOp(const std::string& type);

@@ -64,6 +64,10 @@ struct Tensor {
     std::vector<std::int64_t> values;
     // A sequence graph input given by file: its elements' shapes, which sized the plan; a run needs them.
     std::vector<std::vector<std::int64_t>> items;
+    // A captured training step's role of the tensor (graph/capture.h: "parameter", "gradient", ...)
+    // and the module path that made it ("layer1.0.conv1", "" at top level); empty when not captured.
+    std::string category;
+    std::string module;
 };
 
 // An op attribute as a model file states it: integers, floats or strings (one of them in use).
@@ -96,6 +100,10 @@ struct Op {
     // of the graph reads or writes it, it has no buffer, and an executor keeps it in kernel scratch.
     // Empty for every other op. Exporters write the fused op alone (its body is not part of ONNX).
     std::vector<Op> body;
+    // A captured training step's module path and phase ("forward", "backward", "optimizer";
+    // graph/capture.h); empty when not captured.
+    std::string module;
+    std::string phase;
 };
 
 // Whether t's planned size is an upper bound the data may not fill (what views hatch and reports
@@ -128,6 +136,9 @@ struct Graph {
     // The operator set of each domain ("" for ONNX's own) the model file imports, so an export
     // keeps the ops' versions (Unsqueeze's axes attribute before opset 13); empty when not from ONNX.
     std::map<std::string, std::int64_t> opsets;
+    // Where a captured graph came from (framework, torch_version, model, batch, optimizer, ...):
+    // numbers kept as their JSON text. Empty when not captured.
+    std::map<std::string, std::string> capture;
 
     std::optional<TensorIndex> findTensor(std::string_view name) const;
 };

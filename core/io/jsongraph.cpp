@@ -2,6 +2,7 @@
 // SPDX-FileCopyrightText: MemPlan authors
 #include "io/jsongraph.h"
 
+#include "graph/capture.h"
 #include "onnx/onnxconsistency.h"
 
 #include "util/readfile.h"
@@ -213,6 +214,23 @@ const char* typeName(const json& value)
     return "null";
 }
 
+std::string dumpLine(const OrderedJson& value) { return value.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+// The capture map as the file had it: a value that is a number's JSON text is written as that number.
+OrderedJson captureJson(const std::map<std::string, std::string>& capture)
+{
+    OrderedJson out = OrderedJson::object();
+    for (const auto& [key, text] : capture) {
+        OrderedJson number;
+        try {
+            number = OrderedJson::parse(text);
+        } catch (const json::exception&) { // not JSON, or a number out of a double's range
+        }
+        out[key] = number.is_number() && dumpLine(number) == text ? number : OrderedJson(text);
+    }
+    return out;
+}
+
 class Parser {
 public:
     Parser(const std::string& text, const std::string& source, const ShapeBindings& bindings)
@@ -238,9 +256,9 @@ public:
             return fail(1, "the file", std::string("expected a JSON object { \"tensors\": [...], \"ops\": [...] }, found ") + typeName(root));
         for (const auto& [key, value] : root.items())
             if (key != "name" && key != "tensors" && key != "ops" && key != "inputs" && key != "outputs" && key != "notes"
-                && key != "opsets" && key != "comment")
+                && key != "opsets" && key != "capture" && key != "comment")
                 return fail(m_lines.line(key), quote(key),
-                    "unknown top-level field (expected name, tensors, ops, inputs, outputs, notes, opsets)");
+                    "unknown top-level field (expected name, tensors, ops, inputs, outputs, notes, opsets, capture)");
 
         if (root.contains("name")) {
             if (!root["name"].is_string())
@@ -266,6 +284,17 @@ public:
                 return fail(m_lines.line("opsets"), "opsets", "expected an object of domain: operator set version, e.g. {\"\": 17}");
             for (const auto& [domain, version] : opsets.items())
                 m_graph.opsets[domain] = version.get<std::int64_t>();
+        }
+
+        if (root.contains("capture")) {
+            const auto& capture = root["capture"];
+            if (!capture.is_object())
+                return fail(m_lines.line("capture"), "capture", std::string("expected an object of name: string or number, found ") + typeName(capture));
+            for (const auto& [key, value] : capture.items()) {
+                if (!value.is_string() && !value.is_number())
+                    return fail(m_lines.line("capture"), "capture", quote(key) + " must be a string or a number, found " + typeName(value));
+                m_graph.capture[key] = value.is_string() ? value.get<std::string>() : dumpLine(value);
+            }
         }
 
         if (!root.contains("tensors") || !root["tensors"].is_array())
@@ -342,10 +371,11 @@ private:
             where += " " + quote(entry["name"].get<std::string>());
         for (const auto& [key, value] : entry.items())
             if (key != "name" && key != "dtype" && key != "shape" && key != "bytes" && key != "kind" && key != "estimated"
-                && key != "sequence" && key != "list_exact" && key != "optional" && key != "values" && key != "items" && key != "comment")
+                && key != "sequence" && key != "list_exact" && key != "optional" && key != "values" && key != "items" && key != "category"
+                && key != "module" && key != "comment")
                 return fail(line, where,
                     "unknown field " + quote(key)
-                        + " (expected name, dtype, shape, bytes, kind, estimated, sequence, list_exact, optional, values, items)");
+                        + " (expected name, dtype, shape, bytes, kind, estimated, sequence, list_exact, optional, values, items, category, module)");
         if (!named)
             return fail(line, where, "every tensor needs a non-empty string \"name\"");
 
@@ -381,6 +411,13 @@ private:
                     return fail(line, where, std::string("\"") + key + "\" must be true or false");
                 *flag = entry[key].get<bool>();
             }
+        if (auto s = namedField(entry, "category", line, where, tensor.category,
+                [](const std::string& text) { return parseCategory(text).has_value(); },
+                "input, parameter, buffer, gradient, optimizer_state, saved, temporary or output");
+            !s)
+            return s;
+        if (auto s = moduleField(entry, line, where, tensor.module); !s)
+            return s;
         if (tensor.listExact && !tensor.sequence)
             return fail(line, where, "\"list_exact\" is for a sequence (\"sequence\": true)");
         if (entry.contains("values") && !integers(entry["values"], tensor.values))
@@ -469,6 +506,35 @@ private:
         return {};
     }
 
+    // A field whose value is one of a fixed set of names (a tensor's category, an op's phase): `known`
+    // says which; anything else is refused, listing `expected`.
+    template <typename Known>
+    Status namedField(const json& entry, const char* key, int line, const std::string& where, std::string& out, Known known,
+        const char* expected) const
+    {
+        if (!entry.contains(key))
+            return {};
+        const auto& value = entry[key];
+        if (!value.is_string() || !known(value.get<std::string>()))
+            return fail(line, where,
+                std::string("unknown ") + key + " " + (value.is_string() ? quote(value.get<std::string>()) : std::string(typeName(value)))
+                    + " (expected " + expected + ")");
+        out = value.get<std::string>();
+        return {};
+    }
+
+    // A tensor's or op's "module": the module path that made it ("" at top level).
+    Status moduleField(const json& entry, int line, const std::string& where, std::string& out) const
+    {
+        if (!entry.contains("module"))
+            return {};
+        if (!entry["module"].is_string())
+            return fail(line, where, std::string("\"module\" must be a string (a module path such as \"layer1.0.conv1\"), found ")
+                    + typeName(entry["module"]));
+        out = entry["module"].get<std::string>();
+        return {};
+    }
+
     // A JSON list of 64-bit integers into `out`; false when it is anything else.
     static bool integers(const json& list, std::vector<std::int64_t>& out)
     {
@@ -527,9 +593,9 @@ private:
         }
         for (const auto& [key, value] : entry.items())
             if (key != "name" && key != "type" && key != "domain" && key != "inputs" && key != "outputs" && key != "captured"
-                && key != "attributes" && key != "comment")
+                && key != "attributes" && key != "module" && key != "phase" && key != "comment")
                 return fail(line, where,
-                    "unknown field " + quote(key) + " (expected name, type, domain, inputs, outputs, captured, attributes)");
+                    "unknown field " + quote(key) + " (expected name, type, domain, inputs, outputs, captured, attributes, module, phase)");
         if (!entry.contains("type") || !entry["type"].is_string() || entry["type"].get<std::string>().empty())
             return fail(line, where, "every op needs a non-empty string \"type\" (e.g. \"Conv\")");
         op.type = entry["type"].get<std::string>();
@@ -538,6 +604,12 @@ private:
                 return fail(line, where, "\"domain\" must be a string");
             op.domain = entry["domain"].get<std::string>();
         }
+        if (auto s = moduleField(entry, line, where, op.module); !s)
+            return s;
+        if (auto s = namedField(entry, "phase", line, where, op.phase,
+                [](const std::string& text) { return parsePhase(text).has_value(); }, "forward, backward or optimizer");
+            !s)
+            return s;
         if (auto s = tensorList(entry, "inputs", line, where, op.inputs, &op.inputSlots); !s)
             return s;
         if (auto s = tensorList(entry, "outputs", line, where, op.outputs, &op.outputSlots); !s)
@@ -677,8 +749,6 @@ OrderedJson attributeJson(const Attribute& attribute)
     return OrderedJson::array();
 }
 
-std::string dumpLine(const OrderedJson& value) { return value.dump(-1, ' ', false, json::error_handler_t::replace); }
-
 std::string readFile(const std::filesystem::path& file, std::string& text)
 {
     std::error_code ec;
@@ -744,6 +814,10 @@ std::string exportJsonGraph(const Graph& graph)
             entry["values"] = tensor.values;
         if (!tensor.items.empty())
             entry["items"] = tensor.items;
+        if (!tensor.category.empty())
+            entry["category"] = tensor.category;
+        if (!tensor.module.empty() || !tensor.category.empty())
+            entry["module"] = tensor.module;
         out += (i ? ",\n    " : "\n    ") + dumpLine(entry);
     }
     out += "\n  ],\n  \"ops\": [";
@@ -764,6 +838,10 @@ std::string exportJsonGraph(const Graph& graph)
                 attributes[key] = attributeJson(value);
             entry["attributes"] = std::move(attributes);
         }
+        if (!op.module.empty() || !op.phase.empty())
+            entry["module"] = op.module;
+        if (!op.phase.empty())
+            entry["phase"] = op.phase;
         out += (i ? ",\n    " : "\n    ") + dumpLine(entry);
     }
     out += "\n  ],\n  \"inputs\": " + dumpLine(names(graph.inputs)) + ",\n  \"outputs\": " + dumpLine(names(graph.outputs));
@@ -771,6 +849,8 @@ std::string exportJsonGraph(const Graph& graph)
         out += ",\n  \"notes\": " + dumpLine(OrderedJson(graph.notes));
     if (!graph.opsets.empty())
         out += ",\n  \"opsets\": " + dumpLine(OrderedJson(graph.opsets));
+    if (!graph.capture.empty())
+        out += ",\n  \"capture\": " + dumpLine(captureJson(graph.capture));
     out += "\n}\n";
     return out;
 }

@@ -2,6 +2,10 @@
 // SPDX-FileCopyrightText: MemPlan authors
 #include "io/planjson.h"
 
+#include "cost/opcost.h"
+#include "graph/capture.h"
+#include "io/breakdown.h"
+#include "io/report.h"
 #include "planners/metrics.h"
 
 #include <nlohmann/json.hpp>
@@ -16,29 +20,58 @@ using OrderedJson = nlohmann::ordered_json;
 // Compact one-line JSON; invalid UTF-8 in names is replaced rather than thrown on.
 std::string dump(const OrderedJson& value) { return value.dump(-1, ' ', false, OrderedJson::error_handler_t::replace); }
 
-// Names of the graph tensors a region holds: tensors of its kind that some op touches (as makeProblem counts them).
+// Names of the graph tensors a region holds: tensors of that region that some op touches, version
+// tokens left out (as makeProblem counts them).
 OrderedJson regionTensors(const Workload& workload, const Region& region)
 {
     auto names = OrderedJson::array();
     if (!workload.graph)
         return names;
     const auto& graph = *workload.graph;
-    TensorKind kind;
-    if (region.name == "weights")
-        kind = TensorKind::Weight;
-    else if (region.name == "persistent")
-        kind = TensorKind::Persistent;
-    else
-        return names;
     std::vector<bool> used(graph.tensors.size(), false);
     for (const auto& op : graph.ops)
         for (const auto* list : { &op.inputs, &op.outputs, &op.captured })
             for (auto t : *list)
                 used[t] = true;
     for (std::size_t t = 0; t < graph.tensors.size(); ++t)
-        if (used[t] && graph.tensors[t].kind == kind)
+        if (used[t] && regionOf(graph.tensors[t]) == region.name && !isVersionToken(graph.tensors[t]))
             names.push_back(graph.tensors[t].name);
     return names;
+}
+// The fields of a captured training step (graph/capture.h): capture, phases, and with categories
+// peak_breakdown and cost_unknown.
+template <typename Field>
+void capturedFields(const Workload& workload, Field& field)
+{
+    const auto& graph = *workload.graph;
+    if (!graph.capture.empty())
+        field("capture", OrderedJson(graph.capture));
+    const auto phases = phaseRanges(graph, workload.schedule);
+    if (!phases.empty()) {
+        auto list = OrderedJson::array();
+        for (const auto& p : phases)
+            list.push_back(OrderedJson { { "name", p.name }, { "start", p.first }, { "end", p.last + 1 } });
+        field("phases", list);
+    }
+    const Step peak = peakStep(workload.problem);
+    if (!hasCategories(graph) || peak < 0)
+        return;
+    const auto b = peakBreakdown(workload, peak);
+    OrderedJson breakdown;
+    breakdown["step"] = peak;
+    breakdown["op"] = b.op >= 0 ? OrderedJson(graph.ops[std::size_t(b.op)].name) : OrderedJson(nullptr);
+    OrderedJson categories = OrderedJson::object();
+    for (int k = 0; k < kBreakdownSlots; ++k)
+        if (b.categories[std::size_t(k)] > 0)
+            categories[std::string(breakdownSlotName(k))] = b.categories[std::size_t(k)];
+    breakdown["categories"] = std::move(categories);
+    auto modules = OrderedJson::array();
+    for (std::size_t i = 0; i < b.modules.size() && i < kTopModules; ++i)
+        modules.push_back(OrderedJson { { "module", b.modules[i].module }, { "bytes", b.modules[i].bytes } });
+    breakdown["modules"] = std::move(modules);
+    field("peak_breakdown", breakdown);
+    const auto unknown = costUnknownOps(graph, workload.schedule);
+    field("cost_unknown", OrderedJson { { "ops", unknown.ops }, { "types", unknown.types } });
 }
 } // namespace
 
@@ -89,6 +122,9 @@ std::string exportPlanJson(const Workload& workload, const Plan& plan)
         out += (i ? ",\n    " : "\n    ") + dump(entry);
     }
     out += workload.regions.empty() ? "],\n" : "\n  ],\n";
+
+    if (workload.graph)
+        capturedFields(workload, field);
 
     OrderedJson metrics;
     metrics["fragmentation"] = fragmentation(plan.arenaSize, lower);

@@ -14,6 +14,9 @@ namespace core {
 // A buffer with tensors that start inside it (in-place Concat inputs) also has "tensor_offsets":
 // per tensor, its start in bytes from the buffer's offset.
 // An op's workspace buffer has kind "workspace", "tensors": [] and "op": the op's name.
+// A captured training step (graph/capture.h) adds "capture" (Graph::capture), "phases" [{name, start,
+// end}] (half-open, as a buffer's), and when it has categories "peak_breakdown" {step, op, categories {name:
+// bytes}, modules [{module, bytes}] (the largest kTopModules)} and "cost_unknown" {ops, types}.
 // Sizes are exact bytes.
 std::string exportPlanJson(const Workload& workload, const Plan& plan);
 

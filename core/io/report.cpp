@@ -2,6 +2,8 @@
 // SPDX-FileCopyrightText: MemPlan authors
 #include "io/report.h"
 
+#include "cost/opcost.h"
+#include "io/breakdown.h"
 #include "planners/metrics.h"
 #include "util/format.h"
 #include "util/printable.h"
@@ -49,7 +51,62 @@ std::string typeSuffix(const Workload& workload, std::size_t buffer)
         return {};
     return " (" + tensorTypeText(workload.graph->tensors[std::size_t(workload.bufferTensor[buffer])]) + ")";
 }
+std::string percentOf(Bytes part, Bytes whole) { return printf("%5.1f %%", whole > 0 ? 100.0 * double(part) / double(whole) : 0.0); }
 } // namespace
+
+std::string capturedSummary(const Workload& workload, Step peak)
+{
+    if (!workload.graph)
+        return {};
+    const auto& graph = *workload.graph;
+    std::string text;
+    if (!graph.capture.empty()) {
+        std::string line;
+        for (const auto& [key, value] : graph.capture)
+            line += (line.empty() ? "" : ", ") + key + "=" + value;
+        text += printf("%-16s ", "captured from") + printable(line) + "\n";
+    }
+    const auto phases = phaseRanges(graph, workload.schedule);
+    if (!phases.empty()) {
+        std::string line;
+        for (const auto& p : phases)
+            line += (line.empty() ? p.name + " steps " : ", " + p.name + " ") + std::to_string(p.first) + "-" + std::to_string(p.last);
+        text += printf("%-16s %s\n", "phases", line.c_str());
+    }
+    if (!hasCategories(graph))
+        return text;
+    const auto unknown = costUnknownOps(graph, workload.schedule);
+    if (unknown.ops > 0) {
+        std::string types;
+        for (const auto& t : unknown.types)
+            types += (types.empty() ? "" : ", ") + t;
+        text += printf("%-16s %d of %d ops (%s): no FLOPs in the capture, counted as 0\n", "cost unknown", unknown.ops,
+            workload.schedule.steps(), printable(types).c_str());
+    }
+    if (peak < 0)
+        return text;
+    const auto b = peakBreakdown(workload, peak);
+    const auto total = b.total();
+    std::string op;
+    if (b.op >= 0)
+        op = ", op '" + printable(graph.ops[std::size_t(b.op)].name) + "'";
+    text += printf("at the peak (step %d%s): %s held, by category:\n", peak, op.c_str(), withBytes(total).c_str());
+    std::vector<int> slots;
+    for (int k = 0; k < kBreakdownSlots; ++k)
+        if (b.categories[std::size_t(k)] > 0)
+            slots.push_back(k);
+    std::stable_sort(slots.begin(), slots.end(), [&](int x, int y) { return b.categories[std::size_t(x)] > b.categories[std::size_t(y)]; });
+    for (auto k : slots)
+        text += printf("  %-22s %10s  %s\n", std::string(breakdownSlotName(k)).c_str(), formatBytes(b.categories[std::size_t(k)]).c_str(),
+            percentOf(b.categories[std::size_t(k)], total).c_str());
+    text += printf("at the peak, by module (top %d of %zu):\n", int(std::min<std::size_t>(kTopModules, b.modules.size())), b.modules.size());
+    for (std::size_t i = 0; i < b.modules.size() && i < kTopModules; ++i) {
+        const auto& m = b.modules[i];
+        text += printf("  %-22s %10s  %s\n", m.module.empty() ? "(top level)" : printable(m.module).c_str(), formatBytes(m.bytes).c_str(),
+            percentOf(m.bytes, total).c_str());
+    }
+    return text;
+}
 
 std::string formatReport(const Workload& workload, const Plan& plan, int topAtPeak)
 {
@@ -87,6 +144,7 @@ std::string formatReport(const Workload& workload, const Plan& plan, int topAtPe
             region.tensorCount);
     for (const auto& note : workload.notes)
         text += "note: " + printable(note) + "\n";
+    text += capturedSummary(workload, m.peakStep);
     if (m.peakStep >= 0) {
         const auto live = liveAt(problem, m.peakStep);
         std::string op;

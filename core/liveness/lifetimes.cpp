@@ -3,6 +3,7 @@
 #include "liveness/lifetimes.h"
 
 #include "exec/workspace.h"
+#include "graph/capture.h"
 
 #include <algorithm>
 
@@ -68,16 +69,18 @@ Expected<GraphProblem> makeProblem(const Graph& graph, const Schedule& schedule,
     GraphProblem result;
     result.problem.alignment = options.alignment;
     result.problem.steps = schedule.steps();
-    Region weights { "weights", 0, 0 }, persistent { "persistent", 0, 0 };
+    std::vector<Region> regions;
+    for (auto name : kRegionNames)
+        regions.push_back(Region { std::string(name), 0, 0 });
     for (std::size_t t = 0; t < graph.tensors.size(); ++t) {
         const auto& tensor = graph.tensors[t];
         const auto& life = lifetimes[t];
         if (life.end <= life.start)
             continue; // no op touches it
-        if (tensor.kind == TensorKind::Weight || tensor.kind == TensorKind::Persistent) {
-            auto& region = tensor.kind == TensorKind::Weight ? weights : persistent;
+        if (const auto name = regionOf(tensor); !name.empty()) {
+            auto& region = *std::find_if(regions.begin(), regions.end(), [&](const Region& r) { return r.name == name; });
             region.size += std::max<Bytes>(tensor.size, 0);
-            ++region.tensorCount;
+            region.tensorCount += isVersionToken(tensor) ? 0 : 1;
             continue;
         }
         if (tensor.size <= 0)
@@ -101,10 +104,9 @@ Expected<GraphProblem> makeProblem(const Graph& graph, const Schedule& schedule,
         }
     if (auto s = checkProblemSize(result.problem); !s)
         return s.error();
-    if (weights.tensorCount > 0)
-        result.regions.push_back(weights);
-    if (persistent.tensorCount > 0)
-        result.regions.push_back(persistent);
+    for (auto& region : regions)
+        if (region.tensorCount > 0)
+            result.regions.push_back(std::move(region));
     return result;
 }
 

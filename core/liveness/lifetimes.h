@@ -25,11 +25,13 @@ struct ProblemOptions {
 
 struct GraphProblem {
     PlanProblem problem;
-    std::vector<Region> regions;            // weights and persistent state, outside the arena
+    std::vector<Region> regions;            // weights and persistent state, outside the arena (graph/capture.h regionOf)
     std::vector<TensorIndex> bufferTensor; // the tensor behind each buffer of problem.buffers; -1 for a workspace
     std::vector<OpIndex> bufferOp;         // per buffer: the op whose workspace it is; -1 for a tensor's buffer
 };
 
+// Weight and persistent tensors some op touches go to the region regionOf names (graph/capture.h), in
+// the order of kRegionNames; a region lists only when it holds a tensor (version tokens do not count).
 // One buffer per input, output and activation tensor with a non-zero size; with options.workspaces,
 // then one per op that needs a workspace, in schedule order: named "<op> workspace", kind Workspace,
 // lifetime [step, step + 1), no tensors. Fails, naming the tensors, when any of them has no known

@@ -3,6 +3,7 @@
 #include "strategies/recompute.h"
 
 #include "cost/opcost.h"
+#include "graph/capture.h"
 #include "strategies/gaps.h"
 #include "strategies/training.h"
 #include "util/format.h"
@@ -19,10 +20,12 @@ constexpr Step kMinGap = 2;
 
 bool isRandom(const std::string& type) { return type == "Dropout" || type.rfind("Random", 0) == 0 || type == "Multinomial"; }
 
-// An op whose output cannot be computed again with the same result, or cannot be cloned at all.
-bool cannotRerun(const Op& op)
+// An op whose output cannot be computed again with the same result, or cannot be cloned at all; an op
+// that updates a tensor in place (writes a version token, graph/capture.h) would update it twice.
+bool cannotRerun(const Graph& graph, const Op& op)
 {
-    return isRandom(op.type) || !op.captured.empty() || op.type == "SwapIn" || op.type == "SwapOut" || op.domain == kTrainingDomain;
+    return isRandom(op.type) || !op.captured.empty() || op.type == "SwapIn" || op.type == "SwapOut" || op.domain == kTrainingDomain
+        || std::any_of(op.outputs.begin(), op.outputs.end(), [&](TensorIndex t) { return isVersionToken(graph.tensors[t]); });
 }
 
 // `wanted`, or with a suffix (.2, .3, ...) when the graph has a tensor of that name (a tensor recomputed twice).
@@ -71,7 +74,7 @@ std::optional<GapRewrite> recomputeBefore(const Transformed& current, const Reco
         if (p < 0 || std::find(chain.begin(), chain.end(), p) != chain.end())
             continue;
         const auto& op = graph.ops[p];
-        if (cannotRerun(op) || stepOf[p] < 0 || stepOf[p] >= r.at)
+        if (cannotRerun(graph, op) || stepOf[p] < 0 || stepOf[p] >= r.at)
             return std::nullopt;
         chain.push_back(p);
         if (static_cast<int>(chain.size()) > r.maxChain)
@@ -152,7 +155,7 @@ Transformed checkpointSegments(Transformed state, const StrategyOptions& options
     std::vector<bool> keptTensor(state.graph.tensors.size(), false);
     for (Step s = 0; s < n; ++s) {
         const auto& op = state.graph.ops[forwardOps[s]];
-        if ((s + 1) % k == 0 || cannotRerun(op) || s >= (n / k) * k)
+        if ((s + 1) % k == 0 || cannotRerun(state.graph, op) || s >= (n / k) * k)
             for (auto out : op.outputs)
                 keptTensor[out] = true;
     }

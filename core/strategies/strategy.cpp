@@ -360,6 +360,12 @@ std::vector<std::vector<Step>> readSteps(const Graph& graph, const Schedule& sch
 
 OpIndex insertOp(Transformed& state, Op op, Step step)
 {
+    const auto& order = state.schedule.order;
+    if (!order.empty()) {
+        const auto& next = state.graph.ops[std::size_t(order[std::size_t(std::min<Step>(step, Step(order.size()) - 1))])];
+        if (!next.phase.empty())
+            op.phase = next.phase;
+    }
     state.graph.ops.push_back(std::move(op));
     const auto index = static_cast<OpIndex>(state.graph.ops.size() - 1);
     state.schedule.order.insert(state.schedule.order.begin() + step, index);

@@ -130,6 +130,8 @@ Expected<StrategyRun> applyStrategies(const Workload& workload, const std::vecto
 // Per tensor, the steps at which it is read (inputs and captured), ascending.
 std::vector<std::vector<Step>> readSteps(const Graph& graph, const Schedule& schedule);
 // Inserts `op` into the graph and runs it at `step` (later ops move one step down); returns its op index.
+// On a captured graph the op takes the phase of the op it runs before (the last op's at the end): a
+// recomputation before a backward read runs in the backward phase.
 OpIndex insertOp(Transformed& state, Op op, Step step);
 // A step named in a report detail: later rewrites insert ops and move it, so the detail holds the op
 // run there (and `now`, its step when written) until resolveSteps writes the op's final step.

@@ -2,6 +2,7 @@
 // SPDX-FileCopyrightText: MemPlan authors
 #include "strategies/training.h"
 
+#include "graph/capture.h"
 #include "strategies/backwardrules.h"
 
 #include <algorithm>
@@ -355,12 +356,46 @@ GradientNeeds gradientNeeds(const Op& op)
 
 Step backwardStart(const Graph& graph, const Schedule& schedule)
 {
+    const auto backward = phaseName(Phase::Backward);
+    const bool captured = std::any_of(graph.ops.begin(), graph.ops.end(), [&](const Op& op) { return op.phase == backward; });
     for (Step s = 0; s < schedule.steps(); ++s) {
         const auto& op = graph.ops[schedule.order[s]];
-        if (op.type == kLossSeedType && op.domain == kTrainingDomain)
+        if (captured ? op.phase == backward : op.type == kLossSeedType && op.domain == kTrainingDomain)
             return s;
     }
     return schedule.steps();
+}
+
+Expected<Workload> gradientsInArena(const Workload& workload)
+{
+    if (!workload.graph)
+        return makeError(ErrorCode::InvalidArgument, workload.source + ": an allocation problem has no gradients to move into the arena");
+    Graph graph = *workload.graph;
+    int moved = 0;
+    for (std::size_t t = 0; t < graph.tensors.size(); ++t) {
+        auto& tensor = graph.tensors[t];
+        if (tensorCategory(tensor) != TensorCategory::Gradient || tensor.kind != TensorKind::Persistent || isVersionToken(tensor))
+            continue;
+        tensor.kind = TensorKind::Output;
+        if (std::find(graph.outputs.begin(), graph.outputs.end(), static_cast<TensorIndex>(t)) == graph.outputs.end())
+            graph.outputs.push_back(static_cast<TensorIndex>(t));
+        ++moved;
+    }
+    if (moved == 0)
+        return makeError(ErrorCode::InvalidArgument, workload.source
+                + ": --grads-in-arena: the graph has no persistent gradient tensors (category \"gradient\", kind persistent), as a captured "
+                  "training step writes them");
+    auto built = makeProblem(graph, workload.schedule, ProblemOptions { workload.problem.alignment, workload.workspaces });
+    if (!built)
+        return makeError(built.error().code, workload.source + ": " + built.error().message);
+    Workload result = workload;
+    result.notes.push_back(std::to_string(moved) + " gradients planned in the arena (born where computed, alive to the end of the step)");
+    result.problem = std::move(built->problem);
+    result.regions = std::move(built->regions);
+    result.bufferTensor = std::move(built->bufferTensor);
+    result.bufferOp = std::move(built->bufferOp);
+    result.graph = std::move(graph);
+    return result;
 }
 
 Expected<Workload> appendBackwardPass(const Workload& workload, const TrainingOptions& options)
@@ -368,9 +403,14 @@ Expected<Workload> appendBackwardPass(const Workload& workload, const TrainingOp
     if (!workload.graph)
         return makeError(ErrorCode::InvalidArgument,
             workload.source + ": an allocation problem has no graph; training mode needs a model (.onnx, .json or example:NAME)");
-    for (const auto& op : workload.graph->ops)
+    for (const auto& op : workload.graph->ops) {
         if (op.domain == kTrainingDomain)
             return makeError(ErrorCode::InvalidArgument, workload.source + ": the graph already has a backward pass (op '" + op.name + "')");
+        if (op.phase == phaseName(Phase::Backward))
+            return makeError(ErrorCode::InvalidArgument, workload.source + ": --training: the graph is a captured training step, its backward "
+                    "pass already in it (op '" + op.name + "' has phase backward); plan it without --training (--checkpoint, --recompute and "
+                    "--swap work on it as it is)");
+    }
     Pass p(workload, options);
     keepDropoutMasks(p);
     p.tensorCount = p.graph.tensors.size();

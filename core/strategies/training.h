@@ -63,11 +63,19 @@ bool isDifferentiableDType(DType dtype);
 
 // The workload with the backward pass appended (schedule: forward, seed, backward), lifetimes and
 // problem rebuilt with the same alignment. Errors: no graph (allocation problem), a graph already in
-// training mode, an unknown name in lossOutputs, nothing to differentiate (no float output depends
-// on a weight).
+// training mode or captured with its backward pass (an op of phase backward), an unknown name in
+// lossOutputs, nothing to differentiate (no float output depends on a weight).
 Expected<Workload> appendBackwardPass(const Workload& workload, const TrainingOptions& options);
 
-// Step of the loss-gradient seed: the first backward step; schedule.steps() when there is none.
+// The first backward step: on a captured graph (an op has phase "backward", graph/capture.h) the step
+// of the first such op, else the step of the loss-gradient seed; schedule.steps() when there is none.
 Step backwardStart(const Graph& graph, const Schedule& schedule);
+
+// A captured graph's gradients in the arena (--grads-in-arena): every tensor of category gradient and
+// kind persistent (version tokens aside) becomes a graph output of kind output, so it is born at the
+// op that computes it and lives to the end of the step, as a framework keeps `.grad`; the problem is
+// rebuilt on the same schedule, alignment and workspaces, and a note says how many moved.
+// Errors: no graph, no such gradient.
+Expected<Workload> gradientsInArena(const Workload& workload);
 
 } // namespace core
