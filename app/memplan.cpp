@@ -439,9 +439,11 @@ DIR/memory-curve, lifetime-bars, arena-layout and coloring, each .png or .svg.
   --size WxH            pixels of each image (640x240 to 8000x8000; default 1400x420, with the lifetime
                         bars and coloring as tall as their rows need, up to 8000; a view whose rows
                         do not fit says which it shows)
+  --color-by WHAT       color the lifetime bars and arena by kind, category or module (default: category
+                        for a captured PyTorch step, kind otherwise; docs/PYTORCH.md)
 )") + kPlannerOptionsHelp + kModelOptionsHelp + kWorkspacesHelp + strategyHelp() + trainingHelp() + "\nplanners:\n" + plannerList();
     int code = kExitOk;
-    const auto args = parseOrExplain("render", words, planValuedOptions({ "out", "format", "size" }), planSwitches(), help, code);
+    const auto args = parseOrExplain("render", words, planValuedOptions({ "out", "format", "size", "color-by" }), planSwitches(), help, code);
     if (!args)
         return code;
     RenderOptions options;
@@ -449,6 +451,9 @@ DIR/memory-curve, lifetime-bars, arena-layout and coloring, each .png or .svg.
     options.format = args->value("format").value_or("png");
     if (options.format != "png" && options.format != "svg")
         return fail("render: --format '" + options.format + "': expected png or svg", kExitUsage);
+    options.colorBy = args->value("color-by").value_or("");
+    if (!options.colorBy.empty() && options.colorBy != "kind" && options.colorBy != "category" && options.colorBy != "module")
+        return fail("render: --color-by '" + options.colorBy + "': expected kind, category or module", kExitUsage);
     if (const auto size = args->value("size")) {
         const auto x = size->find('x');
         const auto w = x == std::string::npos ? std::nullopt : parseInteger(size->substr(0, x));

@@ -6,7 +6,9 @@
 #include "renderabi.h"
 
 #include "arenalayoutview.h"
+#include "buffercolors.h"
 #include "coloringview.h"
+#include "graph/capture.h"
 #include "lifetimebarsview.h"
 #include "memorycurveview.h"
 #include "plandocument.h"
@@ -60,6 +62,13 @@ bool drawViews(const core::Workload& workload, const core::Plan& plan, const Ren
     LifetimeBarsView bars(&document);
     ArenaLayoutView arena(&document);
     ColoringView coloring(&document);
+    const bool captured = workload.graph && core::hasCategories(*workload.graph);
+    const std::string colorBy = options.colorBy.empty() ? (captured ? "category" : "kind") : options.colorBy;
+    const auto how = colorBy == "module" ? BufferColoring::Module : colorBy == "category" ? BufferColoring::Category : BufferColoring::Kind;
+    bars.setColorMode(how == BufferColoring::Module ? LifetimeBarsView::ColorMode::Module
+            : how == BufferColoring::Category       ? LifetimeBarsView::ColorMode::Category
+                                                    : LifetimeBarsView::ColorMode::Kind);
+    arena.setColoring(how);
     const std::pair<QWidget*, const char*> views[]
         = { { &curve, "memory-curve" }, { &bars, "lifetime-bars" }, { &arena, "arena-layout" }, { &coloring, "coloring" } };
     for (const auto& [view, stem] : views) {

@@ -18,6 +18,9 @@ struct RenderOptions {
     int width = 1400, height = 420;
     // The lifetime bars and coloring grow taller than `height` (up to 8000 pixels) to show every row.
     bool fitRows = true;
+    // How the lifetime bars and arena color buffers: "kind", "category" or "module"; empty: category
+    // for a captured step (core/graph/capture.h), kind otherwise, as the Studio opens it.
+    std::string colorBy;
 };
 
 // Draws the memory curve, lifetime bars, arena layout and coloring of `plan` over `workload` to

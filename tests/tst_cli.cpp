@@ -350,6 +350,32 @@ private slots:
         QVERIFY2(help.out.contains(QStringLiteral("--screenshot")), qPrintable(help.out + help.err));
     }
 
+    // render colors a captured step's bars and arena by category unless told otherwise: the default
+    // draws what --color-by category draws, and module and kind colorings draw something else.
+    void renderColorsACapturedStep()
+    {
+        QTemporaryDir dir;
+        const auto model = QStringLiteral(MEMPLAN_SOURCE_DIR "/tests/data/captured_mlp.json");
+        const auto arena = [&](const QString& how) {
+            const QString out = dir.filePath(how.isEmpty() ? QStringLiteral("default") : how);
+            QStringList args { QStringLiteral("render"), model, QStringLiteral("--out"), out, QStringLiteral("--size"), QStringLiteral("800x300") };
+            if (!how.isEmpty())
+                args << QStringLiteral("--color-by") << how;
+            const auto run = runProgram(QStringLiteral(MEMPLAN_CLI), args);
+            if (run.exitCode != 0)
+                qWarning("%s", qPrintable(run.err));
+            return QImage(out + QStringLiteral("/arena-layout.png"));
+        };
+        const QImage byDefault = arena(QString());
+        const QImage byCategory = arena(QStringLiteral("category"));
+        const QImage byModule = arena(QStringLiteral("module"));
+        const QImage byKind = arena(QStringLiteral("kind"));
+        QVERIFY(!byDefault.isNull() && !byCategory.isNull() && !byModule.isNull() && !byKind.isNull());
+        QCOMPARE(byDefault, byCategory);
+        QVERIFY(byModule != byCategory);
+        QVERIFY(byKind != byCategory);
+    }
+
     // render draws the Studio's four views of the plan it makes, without a display (no
     // QT_QPA_PLATFORM, no DISPLAY): PNG at the size asked for, with the views' colours; SVG; the
     // strategy flags change the plan drawn.
@@ -566,6 +592,9 @@ private slots:
         QTest::addRow("render: bad size")
             << QStringList { QStringLiteral("render"), QStringLiteral("example:hotel"), QStringLiteral("--size"), QStringLiteral("300") }
             << none << QString() << 2 << QStringLiteral("--size '300'");
+        QTest::addRow("render: bad --color-by")
+            << QStringList { QStringLiteral("render"), QStringLiteral("example:hotel"), QStringLiteral("--color-by"), QStringLiteral("size") }
+            << none << QString() << 2 << QStringLiteral("--color-by 'size': expected kind, category or module");
         QTest::addRow("render: folder is a file")
             << QStringList { QStringLiteral("render"), QStringLiteral("example:hotel"), QStringLiteral("--out"), QStringLiteral("FILE") }
             << QByteArray("not a folder\n") << QStringLiteral("taken") << 1 << QStringLiteral("cannot create the folder");

@@ -12,8 +12,12 @@
 #include "palette.h"
 #include "plandocument.h"
 #include "strategystyle.h"
+#include "summarypanel.h"
+#include "tensortablemodel.h"
 #include "timeaxis.h"
 
+#include "graph/capture.h"
+#include "io/breakdown.h"
 #include "io/workload.h"
 #include "planners/metrics.h"
 #include "planners/planner.h"
@@ -179,6 +183,7 @@ private slots:
     void keysMoveCursorAndFit();
     void axisStripSetsCursor();
     void sortAndColorModes();
+    void capturedStep();
     void coloringViewUsesPlanSlots();
     void boundedBuffersAreStippled();
     void tooSmallBuffersInTheLegend();
@@ -619,6 +624,87 @@ void TestViews::sortAndColorModes()
     view.setColorMode(LifetimeBarsView::ColorMode::Color);
     const QImage byColor = view.grab().toImage();
     QVERIFY(byKind != byColor); // offset bands: not all the same color as by kind
+}
+
+// A captured training step (tests/data/captured_mlp.json): the curve stacks what the step holds by
+// category with the regions at the bottom and marks its phases; the bars and the arena color by
+// category and module; the table has the category and module of each buffer and filters by them;
+// the summary says what holds the memory at the peak.
+void TestViews::capturedStep()
+{
+    PlanDocument document;
+    const auto workload = loadExample(MEMPLAN_SOURCE_DIR "/tests/data/captured_mlp.json");
+    open(document, workload, "best-of-greedy");
+
+    MemoryCurveView curve(&document);
+    curve.resize(1000, 320);
+    const QStringList layers = curve.stackedLayers();
+    QCOMPARE(layers.mid(0, 3), (QStringList { "parameter", "optimizer state", "gradient" })); // the regions first
+    for (const char* name : { "input", "saved", "temporary", "output" })
+        QVERIFY2(layers.contains(QString::fromLatin1(name)), name);
+    QCOMPARE(curve.phaseMarks(), (QStringList { "forward", "backward", "optimizer" }));
+    // The top of the stack is everything held: the arena's live bytes plus the regions, at every step.
+    core::Bytes regions = 0;
+    for (const auto& r : workload->regions)
+        regions += r.size;
+    QCOMPARE(regions, core::Bytes(3 * 848));
+    const auto* top = curve.plot()->graph(curve.plot()->graphCount() - 1);
+    QCOMPARE(top->name(), layers.back());
+    const auto& live = document.liveCurve();
+    const double divisor = curve.unit().divisor;
+    for (std::size_t step = 0; step < live.size(); ++step)
+        QCOMPARE(top->data()->at(static_cast<int>(step))->value, static_cast<double>(live[step] + regions) / divisor);
+
+    LifetimeBarsView bars(&document);
+    bars.resize(900, 400);
+    const QImage byKind = bars.grab().toImage();
+    bars.setColorMode(LifetimeBarsView::ColorMode::Category);
+    const QImage byCategory = bars.grab().toImage();
+    QVERIFY(byKind != byCategory);
+    bars.setColorMode(LifetimeBarsView::ColorMode::Module);
+    QVERIFY(bars.grab().toImage() != byCategory);
+    ArenaLayoutView arena(&document);
+    arena.resize(900, 400);
+    const QImage arenaByKind = arena.grab().toImage();
+    arena.setColoring(BufferColoring::Category);
+    QVERIFY(arena.grab().toImage() != arenaByKind);
+    const int a1 = bufferNamed(*workload, "a1");
+    QCOMPARE(bufferColor(*workload, a1, BufferColoring::Category),
+        ViewPalette::categoryColor(static_cast<int>(core::TensorCategory::Saved)));
+    QCOMPARE(bufferModule(*workload, a1), QStringLiteral("act"));
+
+    TensorTableModel model(&document);
+    QVERIFY(model.captured());
+    QCOMPARE(model.index(a1, TensorTableModel::Category).data().toString(), QStringLiteral("saved"));
+    QCOMPARE(model.index(a1, TensorTableModel::Module).data().toString(), QStringLiteral("act"));
+    TensorFilterProxyModel proxy;
+    proxy.setSourceModel(&model);
+    proxy.setCategoryFilter(static_cast<int>(core::TensorCategory::Saved));
+    int saved = 0;
+    for (std::size_t b = 0; b < workload->problem.buffers.size(); ++b)
+        saved += bufferCategorySlot(*workload, static_cast<int>(b)) == static_cast<int>(core::TensorCategory::Saved);
+    QVERIFY(saved > 0);
+    QCOMPARE(proxy.rowCount(), saved);
+    proxy.setCategoryFilter(std::nullopt);
+    proxy.setNameFilter(QStringLiteral("fc2")); // matches the module, not only the name
+    QVERIFY(proxy.rowCount() > 0);
+    for (int r = 0; r < proxy.rowCount(); ++r)
+        QVERIFY(proxy.index(r, TensorTableModel::Name).data().toString().contains(QStringLiteral("fc2"))
+            || proxy.index(r, TensorTableModel::Module).data().toString().contains(QStringLiteral("fc2")));
+
+    SummaryPanel summary(&document);
+    const QString text = summary.summaryText();
+    const auto held = core::peakBreakdown(*workload, core::peakStep(workload->problem));
+    QVERIFY2(text.contains(QStringLiteral("held at step %1").arg(held.step)), qPrintable(text));
+    QVERIFY2(text.contains(QStringLiteral("optimizer_state")), qPrintable(text));
+    QVERIFY2(text.contains(QStringLiteral("fc1")), qPrintable(text));
+
+    // An ONNX-style graph without categories: one live curve, no layers, no phase marks.
+    PlanDocument plain;
+    open(plain, loadExample("example:unet"), "best-of-greedy");
+    MemoryCurveView plainCurve(&plain);
+    QVERIFY(plainCurve.stackedLayers().isEmpty());
+    QVERIFY(plainCurve.phaseMarks().isEmpty());
 }
 
 // A buffer whose size is an upper bound (a data-dependent shape) is stippled in the lifetime bars

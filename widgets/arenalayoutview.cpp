@@ -19,6 +19,15 @@ ArenaLayoutView::ArenaLayoutView(PlanDocument* document, QWidget* parent)
     rebuild();
 }
 
+void ArenaLayoutView::setColoring(BufferColoring coloring)
+{
+    if (coloring == m_coloring)
+        return;
+    m_coloring = coloring;
+    rebuild();
+    update();
+}
+
 void ArenaLayoutView::rebuild()
 {
     const core::Workload* workload = document()->workload();
@@ -27,8 +36,8 @@ void ArenaLayoutView::rebuild()
     if (!workload)
         return;
     m_index.build(workload->problem);
-    for (const auto& b : workload->problem.buffers)
-        m_colors.push_back(ViewPalette::kindColor(b.kind));
+    for (int b = 0; b < static_cast<int>(workload->problem.buffers.size()); ++b)
+        m_colors.push_back(bufferColor(*workload, b, m_coloring));
     const core::Bytes arena = document()->plan() ? document()->plan()->arenaSize : 0;
     // Head room above the larger line so its label fits.
     m_top = std::max<double>({ static_cast<double>(arena), static_cast<double>(document()->metrics().lowerBound), 1.0 })
@@ -75,7 +84,9 @@ int ArenaLayoutView::paintLegend(QPainter& painter, const QRect& fullArea, const
         if (const int bounded = paintBoundedLegend(painter, used > 0 ? fullArea.adjusted(0, 0, -used - 12, 0) : fullArea); bounded > 0)
             used += (used > 0 ? 12 : 0) + bounded;
     // The kinds the fills stand for, then the hatch of free space, each when there is room.
-    if (const int kinds = paintKindLegend(painter, used > 0 ? fullArea.adjusted(0, 0, -used - 12, 0) : fullArea); kinds > 0)
+    if (const int kinds = paintSwatches(painter, used > 0 ? fullArea.adjusted(0, 0, -used - 12, 0) : fullArea,
+            bufferLegend(*document()->workload(), m_coloring));
+        kinds > 0)
         used += (used > 0 ? 12 : 0) + kinds;
     if (anyTooSmall(frame))
         if (const int dense = paintDenseLegend(painter, used > 0 ? fullArea.adjusted(0, 0, -used - 12, 0) : fullArea); dense > 0)

@@ -22,6 +22,10 @@ class ArenaLayoutView : public TimelineView {
 public:
     explicit ArenaLayoutView(PlanDocument* document, QWidget* parent = nullptr);
 
+    // Kind (the default), captured category or module (buffercolors.h).
+    void setColoring(BufferColoring coloring);
+    BufferColoring coloring() const { return m_coloring; }
+
     OffsetAxis offsetAxis(const Frame& frame) const;
     // The buffer's rectangle in widget pixels (empty without a plan).
     QRectF bufferRect(const Frame& frame, int buffer) const;
@@ -42,5 +46,6 @@ private:
     std::optional<QRectF> shownRect(const Frame& frame, int buffer) const;
     IntervalIndex m_index;
     std::vector<QColor> m_colors; // per buffer
+    BufferColoring m_coloring = BufferColoring::Kind;
     double m_top = 1; // bytes at the top of the plot
 };

@@ -115,6 +115,10 @@ void LifetimeBarsView::computeColors()
     for (std::size_t i = 0; i < buffers.size(); ++i) {
         if (m_colorMode == ColorMode::Strategy) {
             m_colors[i] = StrategyStyle::markColor(StrategyStyle::primaryMark(facts ? facts->marks[i] : MarkNone));
+        } else if (m_colorMode == ColorMode::Category) {
+            m_colors[i] = bufferColor(*workload, static_cast<int>(i), BufferColoring::Category);
+        } else if (m_colorMode == ColorMode::Module) {
+            m_colors[i] = bufferColor(*workload, static_cast<int>(i), BufferColoring::Module);
         } else if (m_colorMode == ColorMode::Kind || !plan) {
             m_colors[i] = ViewPalette::kindColor(buffers[i].kind);
         } else if (m_hasSlots) {
@@ -170,6 +174,10 @@ QString LifetimeBarsView::caption() const
                                                 : QStringLiteral("colored by strategy (none applied)");
     else if (m_colorMode == ColorMode::Kind)
         colorText = QStringLiteral("colored by kind");
+    else if (m_colorMode == ColorMode::Category)
+        colorText = QStringLiteral("colored by category");
+    else if (m_colorMode == ColorMode::Module)
+        colorText = QStringLiteral("colored by module");
     else if (m_hasSlots)
         colorText = QStringLiteral("colored by slot");
     else
@@ -188,10 +196,13 @@ int LifetimeBarsView::paintLegend(QPainter& painter, const QRect& fullArea, cons
     if (document()->anyBounded())
         if (const int bounded = paintBoundedLegend(painter, used > 0 ? fullArea.adjusted(0, 0, -used - 12, 0) : fullArea); bounded > 0)
             used += (used > 0 ? 12 : 0) + bounded;
-    if (m_colorMode != ColorMode::Kind)
+    if (m_colorMode != ColorMode::Kind && m_colorMode != ColorMode::Category && m_colorMode != ColorMode::Module)
         return used;
     const QRect area = used > 0 ? fullArea.adjusted(0, 0, -used - 12, 0) : fullArea;
-    const int kinds = paintKindLegend(painter, area);
+    const BufferColoring coloring = m_colorMode == ColorMode::Category ? BufferColoring::Category
+        : m_colorMode == ColorMode::Module                              ? BufferColoring::Module
+                                                                        : BufferColoring::Kind;
+    const int kinds = paintSwatches(painter, area, bufferLegend(*document()->workload(), coloring));
     return kinds > 0 ? fullArea.right() - area.right() + kinds : used;
 }
 

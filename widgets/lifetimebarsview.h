@@ -18,7 +18,9 @@ class LifetimeBarsView : public TimelineView {
     Q_OBJECT
 public:
     enum class SortOrder { Start, Size, Offset };
-    enum class ColorMode { Kind, Color, Strategy }; // Strategy: by what strategies did (StrategyStyle)
+    // Strategy: by what strategies did (StrategyStyle); Category and Module: by what a captured step's
+    // tensor is and which module made it (buffercolors.h).
+    enum class ColorMode { Kind, Color, Strategy, Category, Module };
 
     explicit LifetimeBarsView(PlanDocument* document, QWidget* parent = nullptr);
 

@@ -204,6 +204,7 @@ private:
     TensorFilterProxyModel* m_proxy = nullptr;
     QLineEdit* m_filterEdit = nullptr;
     QComboBox* m_kindCombo = nullptr;
+    QComboBox* m_categoryCombo = nullptr; // a captured step's category filter (hidden otherwise)
     QComboBox* m_minSizeCombo = nullptr;
 
     QComboBox* m_plannerCombo = nullptr;

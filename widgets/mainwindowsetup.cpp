@@ -19,6 +19,8 @@
 #include "timelineview.h"
 
 #include "examples/examples.h"
+#include "graph/capture.h"
+#include "io/breakdown.h"
 #include "planners/planner.h"
 
 #include <QAction>
@@ -136,7 +138,7 @@ void MainWindow::createDocks()
     auto* tablePane = new QWidget(this);
     auto* filterRow = new QHBoxLayout;
     m_filterEdit = new QLineEdit(tablePane);
-    m_filterEdit->setPlaceholderText(tr("Filter by name…"));
+    m_filterEdit->setPlaceholderText(tr("Filter by name or module…"));
     m_filterEdit->setClearButtonEnabled(true);
     m_kindCombo = new QComboBox(tablePane);
     m_kindCombo->addItem(tr("All kinds"), -1);
@@ -149,8 +151,15 @@ void MainWindow::createDocks()
         { "≥ 1 MiB", 1024 * 1024 }, { "≥ 16 MiB", 16 * 1024 * 1024 }, { "≥ 256 MiB", 256LL * 1024 * 1024 } };
     for (const auto& [label, bytes] : sizes)
         m_minSizeCombo->addItem(QString::fromUtf8(label), bytes);
+    m_categoryCombo = new QComboBox(tablePane);
+    m_categoryCombo->setToolTip(tr("Show only one category of a captured step"));
+    m_categoryCombo->addItem(tr("All categories"), -1);
+    for (int slot = 0; slot < core::kBreakdownSlots; ++slot)
+        m_categoryCombo->addItem(QString::fromUtf8(core::breakdownSlotName(slot).data()), slot);
+    m_categoryCombo->setVisible(false);
     filterRow->addWidget(m_filterEdit, 1);
     filterRow->addWidget(m_kindCombo);
+    filterRow->addWidget(m_categoryCombo);
     filterRow->addWidget(m_minSizeCombo);
 
     m_table = new QTableView(tablePane);
@@ -169,7 +178,7 @@ void MainWindow::createDocks()
     // Steps need room for 7 digits: the public allocation problems run to ~1M steps. The widths add
     // up to the table's width in a 1400 px window, so Offset and Color show without scrolling.
     const int stepWidth = std::max(50, m_table->fontMetrics().horizontalAdvance(QStringLiteral("0000000")) + 14);
-    const int widths[] = { 180, 72, 172, 125, 130, stepWidth, stepWidth, 72, 90, 40 };
+    const int widths[] = { 180, 72, 100, 140, 172, 125, 130, stepWidth, stepWidth, 72, 90, 40 };
     for (int c = 0; c < TensorTableModel::ColumnCount; ++c)
         m_table->setColumnWidth(c, widths[c]);
     m_table->setItemDelegateForColumn(TensorTableModel::Type, new ElideRightDelegate(m_table));
@@ -187,6 +196,21 @@ void MainWindow::createDocks()
         const int kind = m_kindCombo->currentData().toInt();
         m_proxy->setKindFilter(kind < 0 ? std::nullopt : std::optional(static_cast<core::TensorKind>(kind)));
     });
+    connect(m_categoryCombo, &QComboBox::currentIndexChanged, this, [this] {
+        const int slot = m_categoryCombo->currentData().toInt();
+        m_proxy->setCategoryFilter(slot < 0 ? std::nullopt : std::optional(slot));
+    });
+    // The Category and Module columns and the category filter only for captured steps.
+    const auto showCaptureColumns = [this] {
+        const bool captured = m_tableModel->captured();
+        m_table->setColumnHidden(TensorTableModel::Category, !captured);
+        m_table->setColumnHidden(TensorTableModel::Module, !captured);
+        m_categoryCombo->setVisible(captured);
+        if (!captured)
+            m_categoryCombo->setCurrentIndex(0);
+    };
+    connect(m_document, &PlanDocument::workloadChanged, this, showCaptureColumns);
+    showCaptureColumns();
     connect(m_minSizeCombo, &QComboBox::currentIndexChanged, this,
         [this] { m_proxy->setMinimumSize(m_minSizeCombo->currentData().toLongLong()); });
     // Double-click: move the step cursor to where the buffer is born, so every view shows its neighbours.
@@ -381,10 +405,29 @@ void MainWindow::createToolBar()
     m_colorCombo->addItem(tr("colored by kind"), static_cast<int>(LifetimeBarsView::ColorMode::Kind));
     m_colorCombo->addItem(tr("colored by slot"), static_cast<int>(LifetimeBarsView::ColorMode::Color));
     m_colorCombo->addItem(tr("colored by strategy"), static_cast<int>(LifetimeBarsView::ColorMode::Strategy));
-    m_colorCombo->setToolTip(tr("Color the lifetime bars by tensor kind or by shared-object slot"));
+    m_colorCombo->addItem(tr("colored by category"), static_cast<int>(LifetimeBarsView::ColorMode::Category));
+    m_colorCombo->addItem(tr("colored by module"), static_cast<int>(LifetimeBarsView::ColorMode::Module));
+    m_colorCombo->setToolTip(tr("Color the lifetime bars (and, by kind, category or module, the arena) by tensor kind, "
+                                "shared-object slot, strategy, or a captured step's category or module"));
     bar->addWidget(m_colorCombo);
     connect(m_colorCombo, &QComboBox::currentIndexChanged, this, [this] {
-        m_lifetimeBars->setColorMode(static_cast<LifetimeBarsView::ColorMode>(m_colorCombo->currentData().toInt()));
+        const auto mode = static_cast<LifetimeBarsView::ColorMode>(m_colorCombo->currentData().toInt());
+        m_lifetimeBars->setColorMode(mode);
+        m_arenaLayout->setColoring(mode == LifetimeBarsView::ColorMode::Category ? BufferColoring::Category
+                : mode == LifetimeBarsView::ColorMode::Module                    ? BufferColoring::Module
+                                                                                 : BufferColoring::Kind);
+    });
+    // A captured step opens colored by category (what a user debugging an OOM asks first); other
+    // models go back to kind, since they have no categories or modules.
+    connect(m_document, &PlanDocument::workloadChanged, this, [this] {
+        const core::Workload* workload = m_document->workload();
+        const bool captured = workload && workload->graph && core::hasCategories(*workload->graph);
+        const auto mode = static_cast<LifetimeBarsView::ColorMode>(m_colorCombo->currentData().toInt());
+        const bool byCapture = mode == LifetimeBarsView::ColorMode::Category || mode == LifetimeBarsView::ColorMode::Module;
+        if (captured && mode == LifetimeBarsView::ColorMode::Kind)
+            m_colorCombo->setCurrentIndex(m_colorCombo->findData(static_cast<int>(LifetimeBarsView::ColorMode::Category)));
+        else if (!captured && byCapture)
+            m_colorCombo->setCurrentIndex(m_colorCombo->findData(static_cast<int>(LifetimeBarsView::ColorMode::Kind)));
     });
     bar->addSeparator();
 

@@ -5,6 +5,8 @@
 #include "memorycurveview.h"
 
 #include "palette.h"
+#include "graph/capture.h"
+#include "io/breakdown.h"
 #include "plandocument.h"
 #include "strategymarks.h"
 #include "runmeasurement.h"
@@ -183,26 +185,44 @@ void MemoryCurveView::rebuild()
     const core::Bytes arena = plan ? plan->arenaSize : 0;
     const core::Bytes lower = workload ? core::lowerBound(workload->problem) : 0;
     const core::Bytes budget = m_document->budget();
-    double top = static_cast<double>(std::max({ arena, lower, budget, core::Bytes(1) }));
+    // A captured step is stacked with its regions at the bottom: every other series sits on them.
+    const bool stacked = workload && workload->graph && core::hasCategories(*workload->graph) && !live.empty();
+    core::Bytes lift = 0;
+    if (stacked)
+        for (const auto& region : workload->regions)
+            lift += region.size;
+    double top = static_cast<double>(std::max({ arena, lower, budget, core::Bytes(1) }) + lift);
     for (core::Bytes v : measured)
-        top = std::max(top, static_cast<double>(v));
+        top = std::max(top, static_cast<double>(v + lift));
     const StrategyFacts* facts = m_document->strategyFacts();
     const bool before = facts && !facts->beforeCurve.empty();
     if (before)
         for (core::Bytes v : facts->beforeCurve)
-            top = std::max(top, static_cast<double>(v));
+            top = std::max(top, static_cast<double>(v + lift));
     const auto& allocator = m_document->measuredAllocatorCurve();
     for (core::Bytes v : allocator)
-        top = std::max(top, static_cast<double>(v));
+        top = std::max(top, static_cast<double>(v + lift));
     if (const RunMeasurement* run = m_document->measurement(); run && run->pool)
-        top = std::max(top, static_cast<double>(run->pool->stepPeakBytes));
+        top = std::max(top, static_cast<double>(run->pool->stepPeakBytes + lift));
     m_unit = byteUnitFor(top);
     m_yMax = top / m_unit.divisor * 1.12;
+    m_lift = lift;
+    const auto lifted = [lift](std::vector<core::Bytes> curve) {
+        for (auto& v : curve)
+            v += lift;
+        return curve;
+    };
 
+    rebuildStack(m_unit.divisor);
     setStepData(m_live, live, m_unit.divisor);
+    m_live->setVisible(!stacked);
+    m_live->removeFromLegend();
+    if (!stacked)
+        m_live->addToLegend();
     // An arena at the lower bound is one line, named so (the dashed bound would hide under it).
     const bool atBound = plan && arena == lower;
-    setFlat(m_lower, steps, static_cast<double>(lower) / m_unit.divisor);
+    const QString regionsText = lift > 0 ? QStringLiteral(" + regions %1").arg(shortBytes(static_cast<double>(lift))) : QString();
+    setFlat(m_lower, steps, static_cast<double>(lower + lift) / m_unit.divisor);
     m_lower->setName(QStringLiteral("lower bound %1").arg(shortBytes(static_cast<double>(lower))));
     m_lower->setVisible(workload != nullptr && !atBound);
     m_lower->removeFromLegend();
@@ -211,22 +231,22 @@ void MemoryCurveView::rebuild()
     m_arena->setVisible(plan != nullptr);
     m_arena->removeFromLegend();
     if (plan) {
-        setFlat(m_arena, steps, static_cast<double>(arena) / m_unit.divisor);
-        m_arena->setName((atBound ? QStringLiteral("arena = lower bound %1") : QStringLiteral("arena %1"))
-                             .arg(shortBytes(static_cast<double>(arena))));
+        setFlat(m_arena, steps, static_cast<double>(arena + lift) / m_unit.divisor);
+        m_arena->setName((atBound ? QStringLiteral("arena = lower bound %1%2") : QStringLiteral("arena %1%2"))
+                             .arg(shortBytes(static_cast<double>(arena)), regionsText));
         m_arena->addToLegend();
     }
     m_measured->setVisible(!measured.empty());
     m_measured->removeFromLegend();
     if (!measured.empty()) {
-        setStepData(m_measured, measured, m_unit.divisor);
+        setStepData(m_measured, lifted(measured), m_unit.divisor);
         m_measured->addToLegend();
     }
     updateMeasuredSeries();
     m_budget->setVisible(budget > 0);
     m_budget->removeFromLegend();
     if (budget > 0) {
-        setFlat(m_budget, steps, static_cast<double>(budget) / m_unit.divisor);
+        setFlat(m_budget, steps, static_cast<double>(budget + lift) / m_unit.divisor);
         m_budget->setName(QStringLiteral("budget %1").arg(shortBytes(static_cast<double>(budget))));
         m_budget->addToLegend();
     }
@@ -234,13 +254,19 @@ void MemoryCurveView::rebuild()
     m_before->setVisible(before);
     m_before->removeFromLegend();
     if (before) {
-        setStepData(m_before, facts->beforeCurve, m_unit.divisor);
+        setStepData(m_before, lifted(facts->beforeCurve), m_unit.divisor);
         m_before->addToLegend();
     }
 
     m_plot->yAxis->setLabel(QStringLiteral("memory (%1)").arg(m_unit.name));
     m_plot->yAxis->setRange(0, m_yMax);
-    if (workload && !live.empty()) {
+    if (stacked) {
+        const auto peak = std::max_element(live.begin(), live.end());
+        m_title->setText(QStringLiteral("Memory held · peak %1 at step %2 · arena %3%4")
+                             .arg(shortBytes(static_cast<double>(*peak + lift)))
+                             .arg(peak - live.begin())
+                             .arg(shortBytes(static_cast<double>(plan ? arena : *peak)), regionsText));
+    } else if (workload && !live.empty()) {
         const auto peak = std::max_element(live.begin(), live.end());
         m_title->setText(
             QStringLiteral("Memory curve · peak %1 live at step %2%3")
@@ -253,6 +279,105 @@ void MemoryCurveView::rebuild()
     fitHeader(width()); // the title and the legend entries changed
     updateRange();
     updateHighlight();
+}
+
+core::Bytes MemoryCurveView::rebuildStack(double divisor)
+{
+    for (QCPGraph* layer : m_layers)
+        m_plot->removeGraph(layer);
+    m_layers.clear();
+    for (QCPAbstractItem* item : m_phaseItems)
+        m_plot->removeItem(item);
+    m_phaseItems.clear();
+    const core::Workload* workload = m_document->workload();
+    if (!workload || !workload->graph || !core::hasCategories(*workload->graph) || m_document->liveCurve().empty())
+        return 0;
+    if (!m_plot->layer(QStringLiteral("stack")))
+        m_plot->addLayer(QStringLiteral("stack"), m_plot->layer(QStringLiteral("main")), QCustomPlot::limBelow);
+
+    // Regions first (flat along the step), then the arena's categories, so the changing part is on top.
+    const auto curve = core::categoryCurve(*workload);
+    using C = core::TensorCategory;
+    const int order[] = { int(C::Parameter), int(C::Buffer), int(C::OptimizerState), int(C::Gradient), int(C::Input),
+        int(C::Saved), int(C::Temporary), int(C::Output), core::kOtherSlot };
+    std::vector<core::Bytes> running(curve.size(), 0);
+    QCPGraph* below = nullptr;
+    for (int slot : order) {
+        core::Bytes most = 0;
+        for (const auto& step : curve)
+            most = std::max(most, step[static_cast<std::size_t>(slot)]);
+        if (most == 0)
+            continue;
+        for (std::size_t i = 0; i < curve.size(); ++i)
+            running[i] += curve[i][static_cast<std::size_t>(slot)];
+        QCPGraph* layer = m_plot->addGraph();
+        layer->setLayer(QStringLiteral("stack"));
+        layer->setLineStyle(QCPGraph::lsStepLeft);
+        const QColor color = ViewPalette::categoryColor(slot);
+        layer->setPen(QPen(color.darker(130), 1));
+        QColor fill = color;
+        fill.setAlpha(190);
+        layer->setBrush(fill);
+        if (below)
+            layer->setChannelFillGraph(below);
+        setStepData(layer, running, divisor);
+        const auto name = core::breakdownSlotName(slot);
+        layer->setName(QString::fromUtf8(name.data(), static_cast<int>(name.size())).replace(QLatin1Char('_'), QLatin1Char(' ')));
+        layer->setSelectable(QCP::stNone);
+        m_layers.push_back(layer);
+        below = layer;
+    }
+    // Legend: the top layer first, as the stack reads from the top.
+    for (QCPGraph* layer : m_layers)
+        layer->removeFromLegend();
+    for (auto it = m_layers.rbegin(); it != m_layers.rend(); ++it)
+        (*it)->addToLegend();
+
+    const auto phases = core::phaseRanges(*workload->graph, workload->schedule);
+    for (std::size_t k = 0; k < phases.size(); ++k) {
+        const double x = phases[k].first;
+        if (k > 0) {
+            auto* line = new QCPItemStraightLine(m_plot);
+            line->setPen(QPen(ViewPalette::axisText(), 1, Qt::DashLine));
+            line->point1->setCoords(x, 0);
+            line->point2->setCoords(x, 1);
+            line->setSelectable(false);
+            m_phaseItems.push_back(line);
+        }
+        auto* label = new QCPItemText(m_plot);
+        label->position->setTypeX(QCPItemPosition::ptPlotCoords);
+        label->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
+        label->position->setCoords(x, 0.0);
+        label->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
+        label->setPadding(QMargins(4, 2, 4, 2));
+        label->setText(QString::fromStdString(phases[k].name) + QStringLiteral(" ▸"));
+        label->setColor(ViewPalette::axisText());
+        label->setBrush(QColor(255, 255, 255, 200));
+        label->setClipToAxisRect(true);
+        label->setSelectable(false);
+        m_phaseItems.push_back(label);
+    }
+    core::Bytes lift = 0;
+    for (const auto& region : workload->regions)
+        lift += region.size;
+    return lift;
+}
+
+QStringList MemoryCurveView::stackedLayers() const
+{
+    QStringList names;
+    for (QCPGraph* layer : m_layers)
+        names << layer->name();
+    return names;
+}
+
+QStringList MemoryCurveView::phaseMarks() const
+{
+    QStringList names;
+    for (QCPAbstractItem* item : m_phaseItems)
+        if (auto* text = qobject_cast<QCPItemText*>(item))
+            names << text->text().chopped(2);
+    return names;
 }
 
 void MemoryCurveView::updateRange()
@@ -308,7 +433,10 @@ void MemoryCurveView::updateMeasuredSeries()
     m_measuredPool->setVisible(pool);
     m_measuredPool->removeFromLegend();
     if (pool) {
-        setStepData(m_measuredPool, run->pool->stepBytes, m_unit.divisor);
+        auto pool = run->pool->stepBytes;
+        for (auto& v : pool)
+            v += m_lift;
+        setStepData(m_measuredPool, pool, m_unit.divisor);
         m_measuredPool->setName(QStringLiteral("measured: stream-ordered pool %1")
                                     .arg(shortBytes(static_cast<double>(run->pool->stepPeakBytes))));
         m_measuredPool->addToLegend();
@@ -320,7 +448,10 @@ void MemoryCurveView::updateMeasuredSeries()
     const QString device = QString::fromStdString(run->device);
     m_measured->setName(QStringLiteral("measured (%1, arena)").arg(device));
     if (!allocator.empty()) {
-        setStepData(m_measuredAllocator, allocator, m_unit.divisor);
+        auto held = allocator;
+        for (auto& v : held)
+            v += m_lift;
+        setStepData(m_measuredAllocator, held, m_unit.divisor);
         m_measuredAllocator->setName(QStringLiteral("%1 (%2, per tensor) %3")
                                          .arg(run->device == "cuda" ? QStringLiteral("cudaMalloc") : QStringLiteral("malloc"), device,
                                              shortBytes(static_cast<double>(run->perTensor.stepPeakBytes))));

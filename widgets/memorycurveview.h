@@ -4,7 +4,12 @@
 
 #include "timeaxis.h"
 
+#include "graph/graph.h"
+
+#include <QStringList>
 #include <QWidget>
+
+#include <vector>
 
 class PlanDocument;
 class QCustomPlot;
@@ -12,6 +17,7 @@ class QCPGraph;
 class QCPLayoutGrid;
 class QCPItemRect;
 class QCPItemStraightLine;
+class QCPAbstractItem;
 class QCPTextElement;
 class QMouseEvent;
 class QWheelEvent;
@@ -22,6 +28,12 @@ class QWheelEvent;
 // After a run (PlanDocument::measurement) two measured series join the legend: the live bytes the
 // arena run tracked, and what the allocator held in the per-tensor run; a cuda run with a pool run
 // (RunMeasurement::pool) adds a third, what the stream-ordered pool had in use per step.
+// A captured step (a graph with tensor categories) is drawn as stacked layers, one per category
+// (core/io/breakdown.h categoryCurve: the regions of parameters, gradients and optimizer state at the
+// bottom, then the arena's inputs, saved activations, temporaries and outputs), so the curve shows
+// all the memory the step holds; every line (arena, lower bound, measured, before strategies, budget)
+// is then lifted by the regions' bytes to stay comparable, and the phases (forward, backward,
+// optimizer) are marked where they start.
 // Shares the document's time axis, cursor and selection: the selected/hovered buffer's lifetime is
 // shaded, the cursor is a vertical line; wheel zooms, drag pans, click sets the cursor.
 class MemoryCurveView : public QWidget {
@@ -42,6 +54,9 @@ public:
     QCPGraph* measuredPoolGraph() const { return m_measuredPool; }
     bool showsBudget() const; // the budget line is drawn (the document has one)
     bool showsBefore() const; // the untransformed curve is drawn (strategies were applied)
+    // The stacked category layers drawn (a captured step), bottom first; their names (for tests).
+    QStringList stackedLayers() const;
+    QStringList phaseMarks() const; // the phase labels drawn, in step order
     // Mapping of the plot's x axis to widget pixels (for tests).
     TimeAxis timeAxis() const;
 
@@ -60,6 +75,9 @@ private:
     void updateMeasuredSeries();
     void updateRange();
     void updateHighlight();
+    // Draws the category layers and phase marks of a captured step, or removes them; the bytes the
+    // other series are lifted by (the regions), 0 when not stacked.
+    core::Bytes rebuildStack(double divisor);
     void onWheel(QWheelEvent* event);
     void onPress(QMouseEvent* event);
     void onMove(QMouseEvent* event);
@@ -78,11 +96,14 @@ private:
     QCPGraph* m_measuredPool;      // cuda pool run: bytes in use from the stream-ordered pool per step
     QCPGraph* m_budget;
     QCPGraph* m_before; // live bytes before strategies, on the new schedule's steps (alignBeforeCurve)
+    std::vector<QCPGraph*> m_layers; // stacked category layers, bottom first (a captured step)
+    std::vector<QCPAbstractItem*> m_phaseItems; // phase start lines and labels
     QCPItemStraightLine* m_cursor;
     QCPItemRect* m_selectedBand;
     QCPItemRect* m_hoveredBand;
     ByteUnit m_unit;
     double m_yMax = 1;
+    core::Bytes m_lift = 0; // bytes every series is lifted by (the regions of a stacked captured step)
     enum class Drag { None, Pan, Cursor } m_drag = Drag::None;
     QPointF m_pressPos;
     double m_pressFirst = 0, m_pressLast = 0;

@@ -4,6 +4,8 @@
 
 #include <array>
 #include <cmath>
+#include <cstdint>
+#include <string>
 
 namespace ViewPalette {
 
@@ -42,6 +44,28 @@ QColor kindColor(core::TensorKind kind)
         return QColor(0x9C755F); // brown: an op's temporary memory, live for one step
     }
     return QColor(0xBAB0AC);
+}
+
+QColor categoryColor(int slot)
+{
+    // input, parameter, buffer, gradient, optimizer_state, saved, temporary, output, other
+    static constexpr std::array<QRgb, 9> kColors { 0x59A14F, 0xB07AA1, 0xD4A6C8, 0xF28E2B, 0x76448A, 0x4E79A7,
+        0x9ECAE9, 0xE15759, 0xBAB0AC };
+    if (slot < 0 || slot >= static_cast<int>(kColors.size()))
+        return QColor(kColors.back());
+    return QColor(kColors[static_cast<std::size_t>(slot)]);
+}
+
+QColor moduleColor(const std::string& module)
+{
+    if (module.empty())
+        return QColor(0xA0A4A8);
+    const std::string top = module.substr(0, module.find('.'));
+    // A stable hue per name (FNV-1a), independent of load order.
+    std::uint32_t hash = 2166136261u;
+    for (unsigned char c : top)
+        hash = (hash ^ c) * 16777619u;
+    return indexColor(static_cast<int>(hash % 30));
 }
 
 QColor indexColor(int index)
@@ -92,6 +116,6 @@ QColor gridLine() { return QColor(0xE3E5E8); }
 QColor axisText() { return QColor(0x3C4043); }
 QColor outline() { return QColor(0x111111); }
 QColor cursorLine() { return QColor(0xD62728); }
-QColor denseFill() { return QColor(0x6B7B8C); }
+QColor denseFill() { return QColor(0x8A8A8A); } // neutral grey: apart from every category and kind colour
 
 } // namespace ViewPalette

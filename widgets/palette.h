@@ -10,6 +10,12 @@
 namespace ViewPalette {
 
 QColor kindColor(core::TensorKind kind);
+// Color of a captured step's category slot (core/io/breakdown.h: a TensorCategory in enum order, then
+// kOtherSlot): fixed, well-separated hues, so a stacked curve, the bars and the arena agree.
+QColor categoryColor(int slot);
+// Color of a module path: one hue per top-level module ("layer3" for "layer3.1.conv2"), so the
+// buffers of one stage of a network share a color; "" (top level) is a neutral gray.
+QColor moduleColor(const std::string& module);
 // Qualitative palette for slot/color `index` (>= 0): ten well-separated hues, then the same hues
 // darker, then lighter, and so on. Negative index: a neutral gray.
 QColor indexColor(int index);

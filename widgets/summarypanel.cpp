@@ -8,6 +8,8 @@
 #include "timelineview.h"
 #include "tolerancespinbox.h"
 #include "util/format.h"
+#include "graph/capture.h"
+#include "io/breakdown.h"
 
 #include <QApplication>
 #include <QFileInfo>
@@ -15,6 +17,9 @@
 #include <QLabel>
 #include <QScrollArea>
 #include <QVBoxLayout>
+
+#include <algorithm>
+#include <vector>
 
 namespace {
 
@@ -288,10 +293,38 @@ void SummaryPanel::refresh()
             rows.row(tr("… %1 more").arg(live.size() - top), QString());
     };
 
+    // A captured step: what holds the memory at a step, by category and by module, regions included
+    // (core/io/breakdown.h), the question a user debugging an out-of-memory error asks first.
+    const bool captured = workload->graph && core::hasCategories(*workload->graph);
+    const auto heldRows = [&](core::Step step, std::size_t topModules) {
+        const core::PeakBreakdown held = core::peakBreakdown(*workload, step);
+        const double total = std::max<double>(static_cast<double>(held.total()), 1);
+        rows.wide(tr("held at step %1").arg(step), tr("%1, regions included").arg(bytesText(held.total())));
+        std::vector<int> present; // category slots holding bytes, largest first
+        for (int slot = 0; slot < core::kBreakdownSlots; ++slot)
+            if (held.categories[static_cast<std::size_t>(slot)] > 0)
+                present.push_back(slot);
+        std::stable_sort(present.begin(), present.end(), [&](int a, int b) {
+            return held.categories[static_cast<std::size_t>(a)] > held.categories[static_cast<std::size_t>(b)];
+        });
+        for (int slot : present) {
+            const core::Bytes bytes = held.categories[static_cast<std::size_t>(slot)];
+            rows.row(QString::fromUtf8(core::breakdownSlotName(slot).data()), bytesText(bytes),
+                QStringLiteral("%1 %").arg(100.0 * static_cast<double>(bytes) / total, 0, 'f', 1));
+        }
+        for (std::size_t i = 0; i < held.modules.size() && i < topModules; ++i) {
+            const auto& m = held.modules[i];
+            rows.row(elided(m.module.empty() ? tr("(top level)") : QString::fromStdString(m.module), 150), bytesText(m.bytes),
+                i == 0 ? tr("module") : QString());
+        }
+    };
+
     const core::Step peak = core::peakStep(problem);
     if (peak >= 0) {
         const QString op = opNameAt(*workload, peak);
         rows.section(tr("Peak") + (op.isEmpty() ? QString() : QStringLiteral(" · %1").arg(elided(op, 210))));
+        if (captured)
+            heldRows(peak, 5);
         liveRows(peak, 5);
     }
     const core::Step cursor = m_document->cursorStep();

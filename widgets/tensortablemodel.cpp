@@ -2,7 +2,11 @@
 // SPDX-FileCopyrightText: MemPlan authors
 #include "tensortablemodel.h"
 
+#include "buffercolors.h"
 #include "plandocument.h"
+
+#include "graph/capture.h"
+#include "io/breakdown.h"
 #include "util/format.h"
 
 #include <algorithm>
@@ -53,6 +57,7 @@ void TensorTableModel::rebuild()
     m_consumerCounts.clear();
     const core::Workload* workload = m_document->workload();
     m_rows = workload ? static_cast<int>(workload->problem.buffers.size()) : 0;
+    m_captured = workload && workload->graph && core::hasCategories(*workload->graph);
     if (workload && workload->graph && workload->bufferTensor.size() == static_cast<std::size_t>(m_rows)) {
         const core::Graph& graph = *workload->graph;
         // Step of each op in the schedule, so consumers read in execution order.
@@ -140,6 +145,10 @@ QVariant TensorTableModel::data(const QModelIndex& index, int role) const
         return static_cast<int>(buffer.kind);
     case SizeBytesRole:
         return static_cast<qint64>(buffer.size);
+    case CategorySlotRole:
+        return bufferCategorySlot(*workload, row);
+    case ModuleRole:
+        return bufferModule(*workload, row);
     case Qt::TextAlignmentRole:
         if (index.column() >= Start)
             return QVariant::fromValue(Qt::Alignment(Qt::AlignRight | Qt::AlignVCenter));
@@ -175,6 +184,16 @@ QVariant TensorTableModel::data(const QModelIndex& index, int role) const
         return fromStd(buffer.name);
     case Kind:
         return fromStd(core::kindName(buffer.kind));
+    case Category: {
+        const int slot = bufferCategorySlot(*workload, row);
+        return slot == core::kOtherSlot ? kNone : fromStd(core::breakdownSlotName(slot));
+    }
+    case Module: {
+        if (!m_captured)
+            return kNone;
+        const QString module = bufferModule(*workload, row);
+        return module.isEmpty() ? QStringLiteral("(top level)") : module;
+    }
     case Type:
         return m_types.value(row);
     case Producer:
@@ -208,11 +227,13 @@ QVariant TensorTableModel::headerData(int section, Qt::Orientation orientation, 
         return QAbstractTableModel::headerData(section, orientation, role);
     if (role == Qt::DisplayRole) {
         static const char* const titles[]
-            = { "Name", "Kind", "Type", "Producer", "Consumers", "Start", "End", "Size", "Offset", "Color" };
+            = { "Name", "Kind", "Category", "Module", "Type", "Producer", "Consumers", "Start", "End", "Size", "Offset", "Color" };
         return QString::fromLatin1(titles[section]);
     }
     if (role == Qt::ToolTipRole) {
         static const char* const tips[] = { "Buffer (tensor) name", "input, output, weight, activation or persistent",
+            "A captured step's category: input, parameter, buffer, gradient, optimizer_state, saved, temporary or output",
+            "The module that made the tensor (a captured step)",
             "Element type and shape of the tensor (? for a dimension import could not infer)", "Op that produces the tensor", "Ops that read the tensor, in schedule order",
             "First step the buffer is live (inclusive)", "Step the buffer is freed (exclusive: live over [start, end))",
             "Size after alignment", "Offset in the arena, bytes", "Shared-object slot (coloring planner)" };
@@ -244,6 +265,14 @@ void TensorFilterProxyModel::setKindFilter(std::optional<core::TensorKind> kind)
     invalidateFilter();
 }
 
+void TensorFilterProxyModel::setCategoryFilter(std::optional<int> slot)
+{
+    if (slot == m_category)
+        return;
+    m_category = slot;
+    invalidateFilter();
+}
+
 void TensorFilterProxyModel::setMinimumSize(core::Bytes bytes)
 {
     if (bytes == m_minimumSize)
@@ -257,7 +286,10 @@ bool TensorFilterProxyModel::filterAcceptsRow(int sourceRow, const QModelIndex& 
     const QModelIndex index = sourceModel()->index(sourceRow, TensorTableModel::Name, sourceParent);
     if (m_kind && index.data(TensorTableModel::KindRole).toInt() != static_cast<int>(*m_kind))
         return false;
+    if (m_category && index.data(TensorTableModel::CategorySlotRole).toInt() != *m_category)
+        return false;
     if (m_minimumSize > 0 && index.data(TensorTableModel::SizeBytesRole).toLongLong() < m_minimumSize)
         return false;
-    return m_name.isEmpty() || index.data(Qt::DisplayRole).toString().contains(m_name, Qt::CaseInsensitive);
+    return m_name.isEmpty() || index.data(Qt::DisplayRole).toString().contains(m_name, Qt::CaseInsensitive)
+        || index.data(TensorTableModel::ModuleRole).toString().contains(m_name, Qt::CaseInsensitive);
 }

@@ -20,12 +20,15 @@ class PlanDocument;
 class TensorTableModel : public QAbstractTableModel {
     Q_OBJECT
 public:
-    enum Column { Name, Kind, Type, Producer, Consumers, Start, End, Size, Offset, Color, ColumnCount };
+    // Category and Module: a captured step's tensor category and the module that made it ("—" otherwise).
+    enum Column { Name, Kind, Category, Module, Type, Producer, Consumers, Start, End, Size, Offset, Color, ColumnCount };
     enum Role {
         SortRole = Qt::UserRole + 1, // numbers as qint64 (sizes in bytes), text as QString
         BufferRole, // buffer index (int)
         KindRole, // core::TensorKind as int
         SizeBytesRole, // size in bytes (qint64)
+        CategorySlotRole, // category slot (core/io/breakdown.h; kOtherSlot without a category), int
+        ModuleRole, // module path (QString, empty at top level or without a capture)
     };
 
     explicit TensorTableModel(PlanDocument* document, QObject* parent = nullptr);
@@ -34,6 +37,7 @@ public:
     int columnCount(const QModelIndex& parent = {}) const override;
     QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
     QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+    bool captured() const { return m_captured; } // a captured step: the Category and Module columns mean something
 
 private:
     void rebuild();
@@ -45,9 +49,11 @@ private:
     QStringList m_producers; // per buffer
     QStringList m_consumers; // per buffer, display text
     std::vector<int> m_consumerCounts;
+    bool m_captured = false; // the graph has categories: the Module column shows "(top level)" for ""
 };
 
-// Filters the table by a name substring (case-insensitive), one kind and a minimum size in bytes;
+// Filters the table by a substring of the name or module (case-insensitive), one kind, one category
+// slot and a minimum size in bytes;
 // sorts through TensorTableModel::SortRole so sizes sort by bytes, not by their text.
 class TensorFilterProxyModel : public QSortFilterProxyModel {
     Q_OBJECT
@@ -56,6 +62,7 @@ public:
 
     void setNameFilter(const QString& text);
     void setKindFilter(std::optional<core::TensorKind> kind); // nullopt: every kind
+    void setCategoryFilter(std::optional<int> slot); // nullopt: every category
     void setMinimumSize(core::Bytes bytes);
 
 protected:
@@ -64,5 +71,6 @@ protected:
 private:
     QString m_name;
     std::optional<core::TensorKind> m_kind;
+    std::optional<int> m_category;
     core::Bytes m_minimumSize = 0;
 };

@@ -89,42 +89,36 @@ int TimelineView::rowCount() const { return 0; }
 
 int TimelineView::paintKindLegend(QPainter& painter, const QRect& area) const
 {
-    int count[core::kKindCount] = {};
-    for (const auto& b : m_document->workload()->problem.buffers)
-        ++count[static_cast<int>(b.kind)];
+    return paintSwatches(painter, area, bufferLegend(*m_document->workload(), BufferColoring::Kind));
+}
+
+int TimelineView::paintSwatches(QPainter& painter, const QRect& area, std::vector<LegendSwatch> entries) const
+{
+    // Right-aligned row of swatches in the given order: ■ input  ■ activation ... Short of room, the
+    // entries with the fewest buffers drop out first, so the fill of most of the plot keeps its entry.
     const QFontMetrics fm(font());
-    // Right-aligned row of swatches in a fixed order: ■ input  ■ activation ... Short of room, the
-    // kinds with the fewest buffers drop out first, so the fill of most of the plot keeps its entry.
-    const core::TensorKind order[] = { core::TensorKind::Input, core::TensorKind::Activation, core::TensorKind::Output,
-        core::TensorKind::Weight, core::TensorKind::Persistent, core::TensorKind::Workspace };
-    struct Entry {
-        core::TensorKind kind;
-        QString text;
-        int width;
-    };
-    std::vector<Entry> entries;
+    std::vector<int> widths;
     int needed = 0;
-    for (const auto kind : order)
-        if (count[static_cast<int>(kind)] > 0) {
-            const auto name = core::kindName(kind);
-            const QString text = QString::fromUtf8(name.data(), static_cast<int>(name.size()));
-            entries.push_back({ kind, text, fm.horizontalAdvance(text) + 28 });
-            needed += entries.back().width;
-        }
+    for (const auto& e : entries) {
+        widths.push_back(fm.horizontalAdvance(e.text) + 28);
+        needed += widths.back();
+    }
     while (!entries.empty() && needed > area.width()) {
         const auto fewest = std::min_element(entries.begin(), entries.end(),
-            [&](const Entry& a, const Entry& b) { return count[static_cast<int>(a.kind)] < count[static_cast<int>(b.kind)]; });
-        needed -= fewest->width;
+            [](const LegendSwatch& a, const LegendSwatch& b) { return a.count < b.count; });
+        const auto k = static_cast<std::size_t>(fewest - entries.begin());
+        needed -= widths[k];
         entries.erase(fewest);
+        widths.erase(widths.begin() + static_cast<std::ptrdiff_t>(k));
     }
     int x = area.right();
-    for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
-        const int w = it->width - 28;
+    for (std::size_t i = entries.size(); i-- > 0;) {
+        const int w = widths[i] - 28;
         x -= w;
         painter.setPen(ViewPalette::axisText());
-        painter.drawText(QRect(x, area.top(), w, area.height()), Qt::AlignVCenter | Qt::AlignLeft, it->text);
+        painter.drawText(QRect(x, area.top(), w, area.height()), Qt::AlignVCenter | Qt::AlignLeft, entries[i].text);
         x -= 14;
-        painter.fillRect(QRect(x, area.center().y() - 5, 10, 10), ViewPalette::kindColor(it->kind));
+        painter.fillRect(QRect(x, area.center().y() - 5, 10, 10), entries[i].color);
         x -= 14;
     }
     return area.right() - x;

@@ -2,6 +2,7 @@
 // SPDX-FileCopyrightText: MemPlan authors
 #pragma once
 
+#include "buffercolors.h"
 #include "timeaxis.h"
 
 #include <QPointF>
@@ -90,6 +91,9 @@ protected:
     static void paintBounded(QPainter& painter, const QRectF& rect);
     // Swatches of the buffer kinds present, right-aligned in `area`, as many as fit; the width used.
     int paintKindLegend(QPainter& painter, const QRect& area) const;
+    // `entries` as swatches, right-aligned in `area`; those covering the fewest buffers drop out
+    // first when they do not all fit; the width used.
+    int paintSwatches(QPainter& painter, const QRect& area, std::vector<LegendSwatch> entries) const;
     // The legend entry for the grey of buffers too small to draw one by one (merged where they lie),
     // right-aligned in `area`; the width it used (0: no room).
     int paintDenseLegend(QPainter& painter, const QRect& area) const;
