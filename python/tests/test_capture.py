@@ -192,7 +192,8 @@ class PlanTest(unittest.TestCase):
             saved = autograd_saved_bytes(model, inputs, loss)
             self.assertAlmostEqual(planned_across / saved, 1.0, delta=0.02,
                                    msg=f"{name}: plan {planned_across} vs autograd {saved}")
-            self.assertIn("At the peak", text)
+            self.assertRegex(text, r"at the peak \(step \d+, op '[^']+'\): .* held, by category:\n  parameter ")
+            self.assertRegex(text, r"\n  saved +[0-9.]+ [KMG]iB")
             self.assertIn("peak_breakdown", plan)
             _, in_arena = self.plan(path, "--grads-in-arena")
             self.assertNotIn("gradients", {r["name"] for r in in_arena["regions"]})
