@@ -43,8 +43,7 @@ def plan_figures(plan):
     boundary = phases["backward"]["start"] if "backward" in phases else None
     across = None
     if boundary is not None:
-        across = sum(b["size_bytes"] for b in plan["buffers"] if b["start"] < boundary < b["end"] or
-                     (b["start"] < boundary and b["end"] > boundary))
+        across = sum(b["size_bytes"] for b in plan["buffers"] if b["start"] < boundary < b["end"])
     return plan["arena_bytes"], sum(regions.values()), across
 
 

@@ -663,6 +663,21 @@ void TestViews::capturedStep()
     QVERIFY(byKind != byCategory);
     bars.setColorMode(LifetimeBarsView::ColorMode::Module);
     QVERIFY(bars.grab().toImage() != byCategory);
+    // Grouped rows: by category, each category's buffers in one run, in slot order; by module, too.
+    const int count = static_cast<int>(workload->problem.buffers.size());
+    std::vector<int> byRow(static_cast<std::size_t>(count));
+    bars.setSortOrder(LifetimeBarsView::SortOrder::Category);
+    for (int b = 0; b < count; ++b)
+        byRow[static_cast<std::size_t>(bars.rowOf(b))] = b;
+    for (int r = 1; r < count; ++r)
+        QVERIFY(bufferCategorySlot(*workload, byRow[std::size_t(r - 1)]) <= bufferCategorySlot(*workload, byRow[std::size_t(r)]));
+    QVERIFY(bufferCategorySlot(*workload, byRow.front()) < bufferCategorySlot(*workload, byRow.back()));
+    bars.setSortOrder(LifetimeBarsView::SortOrder::Module);
+    for (int b = 0; b < count; ++b)
+        byRow[static_cast<std::size_t>(bars.rowOf(b))] = b;
+    for (int r = 1; r < count; ++r)
+        QVERIFY(bufferModule(*workload, byRow[std::size_t(r - 1)]) <= bufferModule(*workload, byRow[std::size_t(r)]));
+    QVERIFY(bufferModule(*workload, byRow.front()) != bufferModule(*workload, byRow.back()));
     ArenaLayoutView arena(&document);
     arena.resize(900, 400);
     const QImage arenaByKind = arena.grab().toImage();

@@ -2,6 +2,7 @@
 // SPDX-FileCopyrightText: MemPlan authors
 #include "lifetimebarsview.h"
 
+#include "buffercolors.h"
 #include "palette.h"
 #include "plandocument.h"
 #include "strategystyle.h"
@@ -94,6 +95,20 @@ void LifetimeBarsView::sortRows()
         else
             std::stable_sort(m_rows.begin(), m_rows.end(), byStart);
         break;
+    case SortOrder::Category: {
+        std::vector<int> slot(buffers.size());
+        for (std::size_t b = 0; b < buffers.size(); ++b)
+            slot[b] = bufferCategorySlot(*workload, static_cast<int>(b));
+        std::stable_sort(m_rows.begin(), m_rows.end(), [&](int a, int b) { return slot[a] != slot[b] ? slot[a] < slot[b] : byStart(a, b); });
+        break;
+    }
+    case SortOrder::Module: {
+        std::vector<QString> module(buffers.size());
+        for (std::size_t b = 0; b < buffers.size(); ++b)
+            module[b] = bufferModule(*workload, static_cast<int>(b));
+        std::stable_sort(m_rows.begin(), m_rows.end(), [&](int a, int b) { return module[a] != module[b] ? module[a] < module[b] : byStart(a, b); });
+        break;
+    }
     }
     m_rowOf.assign(buffers.size(), -1);
     for (std::size_t row = 0; row < m_rows.size(); ++row)
@@ -167,7 +182,8 @@ QRectF LifetimeBarsView::barRect(const Frame& frame, int buffer) const
 
 QString LifetimeBarsView::caption() const
 {
-    const char* order = m_sortOrder == SortOrder::Start ? "start" : m_sortOrder == SortOrder::Size ? "size" : "offset";
+    static constexpr const char* kOrderNames[] = { "start", "size", "offset", "category", "module" };
+    const char* order = kOrderNames[static_cast<int>(m_sortOrder)];
     QString colorText;
     if (m_colorMode == ColorMode::Strategy)
         colorText = document()->strategyFacts() ? QStringLiteral("colored by strategy")

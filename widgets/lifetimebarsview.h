@@ -17,7 +17,8 @@
 class LifetimeBarsView : public TimelineView {
     Q_OBJECT
 public:
-    enum class SortOrder { Start, Size, Offset };
+    // Category and Module group a captured step's rows (buffercolors.h), by start within a group.
+    enum class SortOrder { Start, Size, Offset, Category, Module };
     // Strategy: by what strategies did (StrategyStyle); Category and Module: by what a captured step's
     // tensor is and which module made it (buffercolors.h).
     enum class ColorMode { Kind, Color, Strategy, Category, Module };

@@ -396,7 +396,9 @@ void MainWindow::createToolBar()
     m_sortCombo->addItem(tr("by start"), static_cast<int>(LifetimeBarsView::SortOrder::Start));
     m_sortCombo->addItem(tr("by size"), static_cast<int>(LifetimeBarsView::SortOrder::Size));
     m_sortCombo->addItem(tr("by offset"), static_cast<int>(LifetimeBarsView::SortOrder::Offset));
-    m_sortCombo->setToolTip(tr("Row order of the lifetime bars"));
+    m_sortCombo->addItem(tr("by category"), static_cast<int>(LifetimeBarsView::SortOrder::Category));
+    m_sortCombo->addItem(tr("by module"), static_cast<int>(LifetimeBarsView::SortOrder::Module));
+    m_sortCombo->setToolTip(tr("Row order of the lifetime bars (by category or module: grouped, a captured step's)"));
     bar->addWidget(m_sortCombo);
     connect(m_sortCombo, &QComboBox::currentIndexChanged, this, [this] {
         m_lifetimeBars->setSortOrder(static_cast<LifetimeBarsView::SortOrder>(m_sortCombo->currentData().toInt()));
