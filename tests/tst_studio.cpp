@@ -132,6 +132,7 @@ private slots:
     void alignmentReloads();
     void workspacesReload();
     void dropOpensFileAndRemembersIt();
+    void snapshotOpensAsRecordedAndReplans();
 
     // the exact planner: progress, stop, proof
     void stopBeforeAnyPlanIsQuiet();
@@ -163,7 +164,47 @@ bool TestStudio::waitForPlan(const QString& planner)
     QSignalSpy planned(m_window.get(), &MainWindow::planDisplayed);
     if (!planner.isEmpty())
         m_window->setPlannerName(planner);
-    return planned.wait(kTimeout) || planned.count() > 0;
+    return planned.count() > 0 || planned.wait(kTimeout); // "as recorded" plans at once, inside setPlannerName
+}
+
+// A PyTorch memory snapshot opens with its own placement as the plan ("as recorded", the
+// snapshot's addresses) and the reserved curve; another planner re-plans the same allocations into
+// no more than that; a model opened next gets the saved planner back and no "as recorded" entry.
+void TestStudio::snapshotOpensAsRecordedAndReplans()
+{
+    QSignalSpy planned(m_window.get(), &MainWindow::planDisplayed);
+    m_window->openFile(QStringLiteral(MEMPLAN_SOURCE_DIR "/tests/data/snapshots/generated.pickle"));
+    QTRY_VERIFY_WITH_TIMEOUT(planned.count() >= 1, kTimeout);
+    const core::Workload* workload = m_window->document()->workload();
+    QVERIFY(workload && workload->recorded);
+    QCOMPARE(m_window->plannerCombo()->currentText(), QStringLiteral("as recorded"));
+    const core::Plan* plan = m_window->document()->plan();
+    QVERIFY(plan);
+    QVERIFY(core::validatePlan(workload->problem, *plan).ok());
+    QCOMPARE(plan->offsets, workload->recorded->plan.offsets);
+    QVERIFY(m_window->memoryCurveView()->showsReserved());
+    const QString text = m_window->summaryPanel()->summaryText();
+    QVERIFY2(text.contains(QStringLiteral("Reserved peak")), qPrintable(text));
+    QVERIFY2(text.contains(QStringLiteral("Allocated peak: ")
+                 + QString::fromStdString(core::formatBytes(core::lowerBound(workload->problem)))), qPrintable(text));
+
+    QVERIFY(waitForPlan(QStringLiteral("best-of-greedy")));
+    const core::Plan* replanned = m_window->document()->plan();
+    QVERIFY(core::validatePlan(workload->problem, *replanned).ok());
+    QVERIFY(replanned->offsets != workload->recorded->plan.offsets);
+    QVERIFY(replanned->arenaSize <= workload->recorded->plan.arenaSize);
+    QVERIFY2(m_window->summaryPanel()->summaryText().contains(QStringLiteral("Re-planned")), qPrintable(m_window->summaryPanel()->summaryText()));
+
+    QVERIFY(waitForPlan(QStringLiteral("as recorded")));
+    QCOMPARE(m_window->document()->plan()->offsets, workload->recorded->plan.offsets);
+
+    QVERIFY(waitForPlan(QStringLiteral("greedy-by-size"))); // saved as the planner to come back to
+    planned.clear();
+    m_window->openFile(QStringLiteral("example:unet"));
+    QTRY_VERIFY_WITH_TIMEOUT(planned.count() >= 1, kTimeout);
+    QCOMPARE(m_window->plannerCombo()->findText(QStringLiteral("as recorded")), -1);
+    QCOMPARE(m_window->plannerCombo()->currentText(), QStringLiteral("greedy-by-size"));
+    QVERIFY(!m_window->memoryCurveView()->showsReserved());
 }
 
 // ---------------------------------------------------------------- narration

@@ -8,9 +8,12 @@
 #include "io/gunzip.h"
 #include "io/pickle.h"
 #include "io/problemcsv.h"
+#include "io/report.h"
+#include "io/workload.h"
 #include "planners/metrics.h"
 #include "planners/validate.h"
 #include "trace/tracereport.h"
+#include "util/format.h"
 
 #include <QFile>
 #include <QStandardPaths>
@@ -81,6 +84,9 @@ private slots:
     void generatedSnapshotPeaks();
     void everyPlannerReplans();
     void csvRoundTrip();
+    void loadsAsWorkload_data();
+    void loadsAsWorkload();
+    void loadRefusals();
     void edgeCaseFiles();
     void replayRules();
     void generatorIsDeterministic();
@@ -354,6 +360,65 @@ void TestTrace::everyPlannerReplans()
         const auto check = validatePlan(trace.problem, replan->plan);
         QVERIFY2(check.ok(), (std::string(planner->name()) + ": " + check.message).c_str());
     }
+}
+
+void TestTrace::loadsAsWorkload_data()
+{
+    QTest::addColumn<QString>("file");
+    QTest::addColumn<QString>("copyAs"); // the same bytes under another name: found by content
+    QTest::newRow("pickle") << QStringLiteral("generated.pickle") << QString();
+    QTest::newRow("pickle.gz") << QStringLiteral("window.pickle.gz") << QString();
+    QTest::newRow("no extension") << QStringLiteral("generated.pickle") << QStringLiteral("snapshot");
+    QTest::newRow("gzip, .dat") << QStringLiteral("window.pickle.gz") << QStringLiteral("snapshot.dat");
+}
+
+// loadWorkload reads a snapshot as `plan`, `render` and the Studio take it: the allocations as the
+// problem, PyTorch's placement and reserved curve as Workload::recorded, the segments not as regions
+// beside the arena (they are the recorded plan's arena).
+void TestTrace::loadsAsWorkload()
+{
+    QFETCH(QString, file);
+    QFETCH(QString, copyAs);
+    std::string path = kSnapshots + file.toStdString();
+    QTemporaryDir dir;
+    if (!copyAs.isEmpty()) {
+        const QString copy = dir.filePath(copyAs);
+        QVERIFY(QFile::copy(QString::fromStdString(path), copy));
+        path = copy.toStdString();
+    }
+    const auto want = expected(file.toStdString());
+    auto workload = loadWorkload(path, {});
+    QVERIFY2(workload, workload ? "" : workload.error().message.c_str());
+    QVERIFY(workload->recorded);
+    QVERIFY(!workload->graph);
+    QVERIFY(workload->regions.empty());
+    QCOMPARE(lowerBound(workload->problem), want["peak_allocated_bytes"].get<std::int64_t>());
+    const auto& reserved = workload->recorded->reserved;
+    QCOMPARE(*std::max_element(reserved.begin(), reserved.end()), want["peak_reserved_bytes"].get<std::int64_t>());
+    QCOMPARE(reserved.size(), std::size_t(workload->problem.steps));
+    const auto check = validatePlan(workload->problem, workload->recorded->plan);
+    QVERIFY2(check.ok(), check.message.c_str());
+    QCOMPARE(workload->recorded->plan.offsets.size(), workload->problem.buffers.size());
+    const auto report = formatReport(*workload, workload->recorded->plan, 3);
+    const auto reservedText = "reserved peak " + formatBytes(want["peak_reserved_bytes"].get<std::int64_t>());
+    QVERIFY2(report.find("recorded by      PyTorch's caching allocator: " + reservedText) != std::string::npos, report.c_str());
+}
+
+void TestTrace::loadRefusals()
+{
+    // A refused snapshot names the file and the byte, as `memplan trace` does.
+    const auto truncated = loadWorkload(kSnapshots + "truncated.pickle", {});
+    QVERIFY(!truncated);
+    QVERIFY2(truncated.error().message.find("truncated.pickle") != std::string::npos, truncated.error().message.c_str());
+    QVERIFY2(truncated.error().message.find("byte") != std::string::npos, truncated.error().message.c_str());
+    const auto outside = loadWorkload(kSnapshots + "outside_segment.pickle", {});
+    QVERIFY(!outside);
+    // Sizes are the allocator's own: --dim and --input-shape do not apply.
+    LoadOptions sized;
+    sized.bindings.dims["batch"] = 4;
+    const auto withDims = loadWorkload(kSnapshots + "generated.pickle", sized);
+    QVERIFY(!withDims);
+    QVERIFY2(withDims.error().message.find("a memory snapshot has fixed sizes") != std::string::npos, withDims.error().message.c_str());
 }
 
 void TestTrace::csvRoundTrip()

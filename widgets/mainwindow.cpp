@@ -190,9 +190,36 @@ void MainWindow::reload()
 
 void MainWindow::replan()
 {
+    if (plannerName() == mainwindow::recordedPlannerName()) { // a snapshot's own placement: nothing to plan
+        if (const core::Workload* workload = m_document->workload(); workload && workload->recorded) {
+            m_controller->cancel();
+            onPlanReady(workload->recorded->plan);
+        }
+        return;
+    }
     if (auto workload = m_document->sharedWorkload())
         m_controller->requestPlan(std::move(workload), plannerName(),
             plannerUsesTimeLimit(plannerName()) ? m_timeLimitSpin->value() : 0.0);
+}
+
+void MainWindow::syncRecordedPlanner(const core::Workload& workload)
+{
+    const QSignalBlocker block(m_plannerCombo);
+    const int index = m_plannerCombo->findText(mainwindow::recordedPlannerName());
+    if (workload.recorded) {
+        if (index < 0) {
+            m_plannerCombo->insertItem(0, mainwindow::recordedPlannerName());
+            m_plannerCombo->setItemData(0,
+                tr("Where %1 put each allocation: the snapshot's own addresses; the other planners re-plan the same allocations")
+                    .arg(QString::fromStdString(workload.recorded->allocator)),
+                Qt::ToolTipRole);
+        }
+        m_plannerCombo->setCurrentIndex(0);
+    } else if (index >= 0) {
+        m_plannerCombo->removeItem(index);
+        setPlannerName(mainwindow::savedPlannerName());
+    }
+    updateTimeLimitEnabled();
 }
 
 void MainWindow::stopPlanning()
@@ -245,6 +272,7 @@ void MainWindow::onLoadFinished(std::shared_ptr<const core::Workload> workload)
         }
     }
     m_inputSizesAction->setEnabled(!m_openInputsSpec.isEmpty());
+    syncRecordedPlanner(*workload);
     m_document->setWorkload(workload);
     addRecentFile(m_currentSpec);
     updateTitle();

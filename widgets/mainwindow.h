@@ -158,6 +158,9 @@ private:
 
     void reload();
     void replan();
+    // Adds the "as recorded" planner entry, selected, for a workload with a recorded placement;
+    // removes it (back to the saved planner) for any other. Emits no change signal.
+    void syncRecordedPlanner(const core::Workload& workload);
     void onLoadFinished(std::shared_ptr<const core::Workload> workload);
     void onPlanReady(const core::Plan& plan);
     void onFailure(const QString& message);

@@ -60,8 +60,8 @@ void MainWindow::openFileDialog()
     const QString dir
         = m_currentSpec.startsWith(QLatin1String("example:")) ? QString() : QFileInfo(m_currentSpec).absolutePath();
     const QString path = QFileDialog::getOpenFileName(this, tr("Open Model"), dir,
-        tr("Models (*.onnx *.json *.csv);;ONNX models (*.onnx);;JSON graphs (*.json);;Allocation problems (*.csv);;All "
-           "files (*)"));
+        tr("Models and snapshots (*.onnx *.json *.csv *.pickle *.pkl *.pickle.gz);;ONNX models (*.onnx);;JSON graphs (*.json);;"
+           "Allocation problems (*.csv);;PyTorch memory snapshots (*.pickle *.pkl *.pickle.gz);;All files (*)"));
     if (!path.isEmpty())
         openFile(path);
 }

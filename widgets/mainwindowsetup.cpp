@@ -37,7 +37,6 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QProgressBar>
-#include <QSettings>
 #include <QSpinBox>
 #include <QStyle>
 #include <QSplitter>
@@ -56,7 +55,6 @@ namespace {
 
 using mainwindow::plannerUsesTimeLimit;
 
-const auto kPlannerKey = QStringLiteral("planner");
 
 // A type reads from its start ("optional float32 sequence (estimate)"): where the table elides
 // names on the left, this column elides on the right.
@@ -343,12 +341,13 @@ void MainWindow::createToolBar()
                 QString::fromUtf8(planner->description().data(), static_cast<qsizetype>(planner->description().size())),
                 Qt::ToolTipRole);
     }
-    const QString saved = QSettings().value(kPlannerKey, QString::fromUtf8(core::kDefaultPlanner.data(), qsizetype(core::kDefaultPlanner.size()))).toString();
+    const QString saved = mainwindow::savedPlannerName();
     m_plannerCombo->setCurrentIndex(std::max(0, m_plannerCombo->findText(saved)));
     m_plannerCombo->setToolTip(tr("Planning algorithm; changing it re-plans"));
     bar->addWidget(m_plannerCombo);
     connect(m_plannerCombo, &QComboBox::currentTextChanged, this, [this](const QString& name) {
-        QSettings().setValue(kPlannerKey, name);
+        if (name != mainwindow::recordedPlannerName()) // a snapshot's own entry is not a planner to reopen with
+            QSettings().setValue(mainwindow::plannerSettingsKey(), name);
         updateTimeLimitEnabled();
         replan();
     });

@@ -121,6 +121,9 @@ MemoryCurveView::MemoryCurveView(PlanDocument* document, QWidget* parent)
     m_measuredAllocator = addLine(m_plot, QColor(0x7B1FA2), Qt::SolidLine, 1.5);
     m_measuredAllocator->setVisible(false);
     m_measuredAllocator->removeFromLegend();
+    m_reserved = addLine(m_plot, QColor(0xB07A00), Qt::SolidLine, 1.5);
+    m_reserved->setVisible(false);
+    m_reserved->removeFromLegend();
     m_measuredPool = addLine(m_plot, QColor(0x00A5B5), Qt::SolidLine, 1.5);
     m_measuredPool->setVisible(false);
     m_measuredPool->removeFromLegend();
@@ -202,6 +205,10 @@ void MemoryCurveView::rebuild()
     const auto& allocator = m_document->measuredAllocatorCurve();
     for (core::Bytes v : allocator)
         top = std::max(top, static_cast<double>(v + lift));
+    const auto* recorded = workload && workload->recorded ? &*workload->recorded : nullptr;
+    if (recorded)
+        for (core::Bytes v : recorded->reserved)
+            top = std::max(top, static_cast<double>(v));
     if (const RunMeasurement* run = m_document->measurement(); run && run->pool)
         top = std::max(top, static_cast<double>(run->pool->stepPeakBytes + lift));
     m_unit = byteUnitFor(top);
@@ -217,8 +224,17 @@ void MemoryCurveView::rebuild()
     setStepData(m_live, live, m_unit.divisor);
     m_live->setVisible(!stacked);
     m_live->removeFromLegend();
+    m_live->setName(recorded ? QStringLiteral("allocated (measured)") : QStringLiteral("live bytes"));
     if (!stacked)
         m_live->addToLegend();
+    const bool reserved = recorded && !recorded->reserved.empty();
+    m_reserved->setVisible(reserved);
+    m_reserved->removeFromLegend();
+    if (reserved) {
+        setStepData(m_reserved, recorded->reserved, m_unit.divisor);
+        m_reserved->setName(QStringLiteral("reserved by segments (measured)"));
+        m_reserved->addToLegend();
+    }
     // An arena at the lower bound is one line, named so (the dashed bound would hide under it).
     const bool atBound = plan && arena == lower;
     const QString regionsText = lift > 0 ? QStringLiteral(" + regions %1").arg(shortBytes(static_cast<double>(lift))) : QString();
@@ -266,6 +282,19 @@ void MemoryCurveView::rebuild()
                              .arg(shortBytes(static_cast<double>(*peak + lift)))
                              .arg(peak - live.begin())
                              .arg(shortBytes(static_cast<double>(plan ? arena : *peak)), regionsText));
+    } else if (recorded && !live.empty()) {
+        const auto peak = std::max_element(live.begin(), live.end());
+        const auto reservedPeak = recorded->reserved.empty() ? core::Bytes(0) : *std::max_element(recorded->reserved.begin(), recorded->reserved.end());
+        QString text = QStringLiteral("Measured memory · allocated peak %1 at event step %2")
+                           .arg(shortBytes(static_cast<double>(*peak)))
+                           .arg(peak - live.begin());
+        if (reservedPeak > 0)
+            text += QStringLiteral(" · reserved peak %1").arg(shortBytes(static_cast<double>(reservedPeak)));
+        if (plan)
+            text += plan->planner == recorded->plan.planner && plan->offsets == recorded->plan.offsets
+                ? QStringLiteral(" · address span %1").arg(shortBytes(static_cast<double>(arena)))
+                : QStringLiteral(" · re-planned arena %1").arg(shortBytes(static_cast<double>(arena)));
+        m_title->setText(text);
     } else if (workload && !live.empty()) {
         const auto peak = std::max_element(live.begin(), live.end());
         m_title->setText(
@@ -420,6 +449,8 @@ TimeAxis MemoryCurveView::timeAxis() const
 
 bool MemoryCurveView::showsMeasured() const { return m_measured->visible(); }
 
+bool MemoryCurveView::showsReserved() const { return m_reserved->visible(); }
+
 bool MemoryCurveView::showsMeasuredAllocator() const { return m_measuredAllocator->visible(); }
 
 // Names and shows the run's two measured series; called from rebuild() after the data is set.
@@ -534,6 +565,8 @@ void MemoryCurveView::onMove(QMouseEvent* event)
     if (const StrategyFacts* facts = m_document->strategyFacts(); facts && s < facts->beforeCurve.size())
         text += QStringLiteral("<br/>before strategies %1")
                     .arg(QString::fromStdString(core::formatBytes(facts->beforeCurve[s])));
+    if (const core::Workload* workload = m_document->workload(); workload && workload->recorded && s < workload->recorded->reserved.size())
+        text += QStringLiteral("<br/>reserved by segments %1").arg(QString::fromStdString(core::formatBytes(workload->recorded->reserved[s])));
     const auto& allocator = m_document->measuredAllocatorCurve();
     if (s < allocator.size())
         text += QStringLiteral("<br/>malloc in use (per-tensor run) %1")

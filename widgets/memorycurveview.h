@@ -50,6 +50,7 @@ public:
     bool showsMeasured() const; // the measured curve is drawn (the document has one)
     bool showsMeasuredAllocator() const; // the per-tensor allocator curve of a run is drawn
     bool showsMeasuredPool() const; // the pool run's curve is drawn (a measurement with `pool`)
+    bool showsReserved() const; // a memory snapshot's reserved curve is drawn (Workload::recorded)
     // The pool run's series: its step data, one point per step plus one closing the last (for tests).
     QCPGraph* measuredPoolGraph() const { return m_measuredPool; }
     bool showsBudget() const; // the budget line is drawn (the document has one)
@@ -93,6 +94,7 @@ private:
     QCPGraph* m_lower;
     QCPGraph* m_measured;
     QCPGraph* m_measuredAllocator; // per-tensor run: bytes malloc held per step
+    QCPGraph* m_reserved;          // memory snapshot: bytes the allocator's segments reserved per step
     QCPGraph* m_measuredPool;      // cuda pool run: bytes in use from the stream-ordered pool per step
     QCPGraph* m_budget;
     QCPGraph* m_before; // live bytes before strategies, on the new schedule's steps (alignBeforeCurve)

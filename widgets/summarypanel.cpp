@@ -264,6 +264,18 @@ void SummaryPanel::refresh()
             rows.note(QString::fromStdString(plan->details));
     }
     addMeasuredRows(rows, *m_document);
+    // A memory snapshot: what the allocator did, beside what an offline plan of the same allocations needs.
+    if (const auto& recorded = workload->recorded) {
+        rows.section(tr("Recorded by %1").arg(QString::fromStdString(recorded->allocator)));
+        const auto& live = m_document->liveCurve();
+        const core::Bytes allocated = live.empty() ? 0 : *std::max_element(live.begin(), live.end());
+        rows.row(tr("Allocated peak"), bytesText(allocated), tr("live at once"));
+        if (!recorded->reserved.empty())
+            rows.row(tr("Reserved peak"), bytesText(*std::max_element(recorded->reserved.begin(), recorded->reserved.end())), tr("segments"));
+        rows.row(tr("Address span"), bytesText(recorded->plan.arenaSize), tr("segments stacked"));
+        if (plan && plan->offsets != recorded->plan.offsets)
+            rows.row(tr("Re-planned"), bytesText(plan->arenaSize), QString::fromStdString(plan->planner));
+    }
 
     // Strategies (strategy panel): what they changed, when the workload on display is transformed.
     if (const StrategyFacts* facts = m_document->strategyFacts()) {

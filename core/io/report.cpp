@@ -144,6 +144,13 @@ std::string formatReport(const Workload& workload, const Plan& plan, int topAtPe
             region.tensorCount);
     for (const auto& note : workload.notes)
         text += "note: " + printable(note) + "\n";
+    if (const auto& recorded = workload.recorded) { // a memory snapshot: what the allocator did with the same allocations
+        Bytes reserved = 0;
+        for (const Bytes r : recorded->reserved)
+            reserved = std::max(reserved, r);
+        text += printf("%-16s %s: reserved peak %s, address span %s (segments stacked)\n", "recorded by", recorded->allocator.c_str(),
+            formatBytes(reserved).c_str(), formatBytes(recorded->plan.arenaSize).c_str());
+    }
     text += capturedSummary(workload, m.peakStep);
     if (m.peakStep >= 0) {
         const auto live = liveAt(problem, m.peakStep);

@@ -7,6 +7,8 @@
 #include "io/jsongraph.h"
 #include "io/problemcsv.h"
 #include "onnx/onnximport.h"
+#include "trace/measuredtrace.h"
+#include "trace/snapshot.h"
 #include "util/alignment.h"
 #include "util/readfile.h"
 
@@ -37,6 +39,10 @@ std::string sniff(const std::string& path, std::string& head)
     const auto first = head.find_first_not_of(" \t\r\n");
     if (first != std::string::npos && head[first] == '{')
         return ".json";
+    // Pickle protocol 2 and later opens with PROTO (0x80); gzip with 1f 8b: a memory snapshot.
+    if (head.size() >= 2 && ((static_cast<unsigned char>(head[0]) == 0x80 && head[1] >= 2 && head[1] <= 5)
+                                || (static_cast<unsigned char>(head[0]) == 0x1f && static_cast<unsigned char>(head[1]) == 0x8b)))
+        return ".pickle";
     if (head.find("lower") != std::string::npos && head.find("upper") != std::string::npos)
         return ".csv";
     return ".onnx";
@@ -140,10 +146,28 @@ Expected<Workload> loadSized(const std::string& spec, const LoadOptions& options
         return regular.error();
 
     auto ext = lowerExtension(spec);
+    if (ext == ".pkl" || (ext == ".gz" && lowerExtension(spec.substr(0, spec.size() - 3)) == ".pickle"))
+        ext = ".pickle";
     std::string head;
-    const bool guessed = ext != ".onnx" && ext != ".json" && ext != ".csv";
+    const bool guessed = ext != ".onnx" && ext != ".json" && ext != ".csv" && ext != ".pickle";
     if (guessed)
         ext = sniff(spec, head);
+    if (ext == ".pickle") {
+        if (auto s = checkNoSizesGiven(spec, options, "a memory snapshot"); !s)
+            return s.error();
+        auto snapshot = loadSnapshot(spec);
+        if (!snapshot)
+            return snapshot.error();
+        auto trace = measureTrace(*snapshot, spec);
+        if (!trace)
+            return trace.error();
+        auto workload = traceWorkload(*trace);
+        workload.regions.clear(); // the segments are the recorded plan's arena, not memory beside it
+        if (options.alignment)
+            workload.notes.push_back("--alignment does not apply to a memory snapshot: its sizes are the allocator's own");
+        workload.recorded = Workload::Recorded { "PyTorch's caching allocator", std::move(trace->measured), std::move(trace->reserved) };
+        return workload;
+    }
     if (ext == ".csv") {
         auto csv = importProblemCsv(spec);
         if (!csv)

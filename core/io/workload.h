@@ -44,9 +44,20 @@ struct Workload {
     // contents as its inputs, and an import of its model for the run's data the sizes.
     ShapeBindings bindings;
     std::map<std::string, HostTensor> givenInputs;
+    // What a measured allocator did with these buffers (a PyTorch memory snapshot, core/trace):
+    // absent for models and problems. Planners replan the same problem; this is the placement to
+    // hold their plans against.
+    struct Recorded {
+        std::string allocator;       // who placed the buffers ("PyTorch's caching allocator")
+        Plan plan;                   // where it put each buffer, validated against `problem`
+        std::vector<Bytes> reserved; // per step: bytes its segments held (the plan's arena counts the address ranges)
+    };
+    std::optional<Recorded> recorded;
 };
 
-// `spec` is a path (.onnx, .json, .csv, chosen by extension, then by content) or "example:NAME".
+// `spec` is a path (.onnx, .json, .csv, a PyTorch memory snapshot .pickle/.pkl/.pickle.gz; chosen by
+// extension, then by content) or "example:NAME". A snapshot loads as its allocations on the event
+// axis with Workload::recorded set (core/trace/measuredtrace.h: its busiest device).
 // Input files (LoadOptions::inputFiles) are read first; their errors name the input or the file.
 Expected<Workload> loadWorkload(const std::string& spec, const LoadOptions& options);
 
