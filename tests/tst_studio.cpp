@@ -183,6 +183,11 @@ void TestStudio::snapshotOpensAsRecordedAndReplans()
     QVERIFY(core::validatePlan(workload->problem, *plan).ok());
     QCOMPARE(plan->offsets, workload->recorded->plan.offsets);
     QVERIFY(m_window->memoryCurveView()->showsReserved());
+    // The snapshot's OOM (tests/data/snapshots/generated.pickle.expected.json: one) is marked.
+    QCOMPARE(workload->recorded->marks.size(), std::size_t(1));
+    const QStringList marks = m_window->memoryCurveView()->stepMarks();
+    QCOMPARE(marks.size(), 1);
+    QVERIFY2(marks.front().startsWith(QStringLiteral("OOM: ")), qPrintable(marks.front()));
     const QString text = m_window->summaryPanel()->summaryText();
     QVERIFY2(text.contains(QStringLiteral("Reserved peak")), qPrintable(text));
     QVERIFY2(text.contains(QStringLiteral("Allocated peak: ")

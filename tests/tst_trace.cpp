@@ -399,6 +399,11 @@ void TestTrace::loadsAsWorkload()
     const auto check = validatePlan(workload->problem, workload->recorded->plan);
     QVERIFY2(check.ok(), check.message.c_str());
     QCOMPARE(workload->recorded->plan.offsets.size(), workload->problem.buffers.size());
+    QCOMPARE(workload->recorded->marks.size(), want["oom_events"].get<std::size_t>());
+    for (const auto& [step, what] : workload->recorded->marks) {
+        QVERIFY(step > 0 && step < workload->problem.steps);
+        QVERIFY2(what.starts_with("OOM: "), what.c_str());
+    }
     const auto report = formatReport(*workload, workload->recorded->plan, 3);
     const auto reservedText = "reserved peak " + formatBytes(want["peak_reserved_bytes"].get<std::int64_t>());
     QVERIFY2(report.find("recorded by      PyTorch's caching allocator: " + reservedText) != std::string::npos, report.c_str());

@@ -642,7 +642,7 @@ void TestViews::capturedStep()
     QCOMPARE(layers.mid(0, 3), (QStringList { "parameter", "optimizer state", "gradient" })); // the regions first
     for (const char* name : { "input", "saved", "temporary", "output" })
         QVERIFY2(layers.contains(QString::fromLatin1(name)), name);
-    QCOMPARE(curve.phaseMarks(), (QStringList { "forward", "backward", "optimizer" }));
+    QCOMPARE(curve.stepMarks(), (QStringList { "forward", "backward", "optimizer" }));
     // The top of the stack is everything held: the arena's live bytes plus the regions, at every step.
     core::Bytes regions = 0;
     for (const auto& r : workload->regions)
@@ -719,7 +719,7 @@ void TestViews::capturedStep()
     open(plain, loadExample("example:unet"), "best-of-greedy");
     MemoryCurveView plainCurve(&plain);
     QVERIFY(plainCurve.stackedLayers().isEmpty());
-    QVERIFY(plainCurve.phaseMarks().isEmpty());
+    QVERIFY(plainCurve.stepMarks().isEmpty());
 }
 
 // A buffer whose size is an upper bound (a data-dependent shape) is stippled in the lifetime bars

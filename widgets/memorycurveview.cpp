@@ -221,6 +221,9 @@ void MemoryCurveView::rebuild()
     };
 
     rebuildStack(m_unit.divisor);
+    if (recorded)
+        for (const auto& [step, what] : recorded->marks)
+            addStepMark(static_cast<double>(step), QString::fromStdString(what), QColor(0xC62828), true);
     setStepData(m_live, live, m_unit.divisor);
     m_live->setVisible(!stacked);
     m_live->removeFromLegend();
@@ -315,9 +318,9 @@ core::Bytes MemoryCurveView::rebuildStack(double divisor)
     for (QCPGraph* layer : m_layers)
         m_plot->removeGraph(layer);
     m_layers.clear();
-    for (QCPAbstractItem* item : m_phaseItems)
+    for (QCPAbstractItem* item : m_markItems)
         m_plot->removeItem(item);
-    m_phaseItems.clear();
+    m_markItems.clear();
     const core::Workload* workload = m_document->workload();
     if (!workload || !workload->graph || !core::hasCategories(*workload->graph) || m_document->liveCurve().empty())
         return 0;
@@ -363,29 +366,8 @@ core::Bytes MemoryCurveView::rebuildStack(double divisor)
         (*it)->addToLegend();
 
     const auto phases = core::phaseRanges(*workload->graph, workload->schedule);
-    for (std::size_t k = 0; k < phases.size(); ++k) {
-        const double x = phases[k].first;
-        if (k > 0) {
-            auto* line = new QCPItemStraightLine(m_plot);
-            line->setPen(QPen(ViewPalette::axisText(), 1, Qt::DashLine));
-            line->point1->setCoords(x, 0);
-            line->point2->setCoords(x, 1);
-            line->setSelectable(false);
-            m_phaseItems.push_back(line);
-        }
-        auto* label = new QCPItemText(m_plot);
-        label->position->setTypeX(QCPItemPosition::ptPlotCoords);
-        label->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
-        label->position->setCoords(x, 0.0);
-        label->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
-        label->setPadding(QMargins(4, 2, 4, 2));
-        label->setText(QString::fromStdString(phases[k].name) + QStringLiteral(" ▸"));
-        label->setColor(ViewPalette::axisText());
-        label->setBrush(QColor(255, 255, 255, 200));
-        label->setClipToAxisRect(true);
-        label->setSelectable(false);
-        m_phaseItems.push_back(label);
-    }
+    for (std::size_t k = 0; k < phases.size(); ++k)
+        addStepMark(phases[k].first, QString::fromStdString(phases[k].name), ViewPalette::axisText(), k > 0);
     core::Bytes lift = 0;
     for (const auto& region : workload->regions)
         lift += region.size;
@@ -400,10 +382,34 @@ QStringList MemoryCurveView::stackedLayers() const
     return names;
 }
 
-QStringList MemoryCurveView::phaseMarks() const
+void MemoryCurveView::addStepMark(double x, const QString& text, const QColor& color, bool line)
+{
+    if (line) {
+        auto* mark = new QCPItemStraightLine(m_plot);
+        mark->setPen(QPen(color, 1, Qt::DashLine));
+        mark->point1->setCoords(x, 0);
+        mark->point2->setCoords(x, 1);
+        mark->setSelectable(false);
+        m_markItems.push_back(mark);
+    }
+    auto* label = new QCPItemText(m_plot);
+    label->position->setTypeX(QCPItemPosition::ptPlotCoords);
+    label->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
+    label->position->setCoords(x, 0.0);
+    label->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
+    label->setPadding(QMargins(4, 2, 4, 2));
+    label->setText(text + QStringLiteral(" ▸"));
+    label->setColor(color);
+    label->setBrush(QColor(255, 255, 255, 200));
+    label->setClipToAxisRect(true);
+    label->setSelectable(false);
+    m_markItems.push_back(label);
+}
+
+QStringList MemoryCurveView::stepMarks() const
 {
     QStringList names;
-    for (QCPAbstractItem* item : m_phaseItems)
+    for (QCPAbstractItem* item : m_markItems)
         if (auto* text = qobject_cast<QCPItemText*>(item))
             names << text->text().chopped(2);
     return names;

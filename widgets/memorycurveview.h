@@ -57,7 +57,9 @@ public:
     bool showsBefore() const; // the untransformed curve is drawn (strategies were applied)
     // The stacked category layers drawn (a captured step), bottom first; their names (for tests).
     QStringList stackedLayers() const;
-    QStringList phaseMarks() const; // the phase labels drawn, in step order
+    // The labels marked on the step axis, in step order: a captured step's phases ("forward", ...),
+    // a memory snapshot's events ("OOM: 2.00 GiB asked, ...").
+    QStringList stepMarks() const;
     // Mapping of the plot's x axis to widget pixels (for tests).
     TimeAxis timeAxis() const;
 
@@ -99,7 +101,9 @@ private:
     QCPGraph* m_budget;
     QCPGraph* m_before; // live bytes before strategies, on the new schedule's steps (alignBeforeCurve)
     std::vector<QCPGraph*> m_layers; // stacked category layers, bottom first (a captured step)
-    std::vector<QCPAbstractItem*> m_phaseItems; // phase start lines and labels
+    // Draws a dashed line at step x (when `line`) and a label "text ▸" at the top of the plot.
+    void addStepMark(double x, const QString& text, const QColor& color, bool line);
+    std::vector<QCPAbstractItem*> m_markItems; // step marks: their lines and labels
     QCPItemStraightLine* m_cursor;
     QCPItemRect* m_selectedBand;
     QCPItemRect* m_hoveredBand;

@@ -10,6 +10,7 @@
 #include "trace/measuredtrace.h"
 #include "trace/snapshot.h"
 #include "util/alignment.h"
+#include "util/format.h"
 #include "util/readfile.h"
 
 #include <algorithm>
@@ -165,7 +166,10 @@ Expected<Workload> loadSized(const std::string& spec, const LoadOptions& options
         workload.regions.clear(); // the segments are the recorded plan's arena, not memory beside it
         if (options.alignment)
             workload.notes.push_back("--alignment does not apply to a memory snapshot: its sizes are the allocator's own");
-        workload.recorded = Workload::Recorded { "PyTorch's caching allocator", std::move(trace->measured), std::move(trace->reserved) };
+        workload.recorded = Workload::Recorded { "PyTorch's caching allocator", std::move(trace->measured), std::move(trace->reserved), {} };
+        for (const auto& oom : trace->ooms)
+            workload.recorded->marks.emplace_back(oom.event + 1,
+                "OOM: " + formatBytes(oom.size) + " asked" + (oom.deviceFree >= 0 ? ", " + formatBytes(oom.deviceFree) + " free" : std::string()));
         return workload;
     }
     if (ext == ".csv") {

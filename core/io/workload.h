@@ -51,6 +51,8 @@ struct Workload {
         std::string allocator;       // who placed the buffers ("PyTorch's caching allocator")
         Plan plan;                   // where it put each buffer, validated against `problem`
         std::vector<Bytes> reserved; // per step: bytes its segments held (the plan's arena counts the address ranges)
+        // Events to mark on the step axis (out-of-memory errors), by the step they end: what happened.
+        std::vector<std::pair<Step, std::string>> marks;
     };
     std::optional<Recorded> recorded;
 };
