@@ -326,12 +326,24 @@ def _capture_training(builder, model, inputs, loss_fn, optimizer):
         builder.storages[loss_value.storage].category = "output"
         builder.outputs.append(loss_value.storage)
     grads = {}
+    renamed = {}  # storage -> its gradient name, for gradients that share one backward result
     for k, g in enumerate(bw_out[: len(params)]):
         v = bw_env.get(g) if isinstance(g, torch.fx.Node) else None
         if not isinstance(v, Value):
             continue
+        v = Value(renamed.get(v.storage, v.storage), v.token)
         name = f"{params[k][0]}.grad"
-        builder.rename(v.storage, name)
+        param = params[k][1]
+        nbytes = param.numel() * param.element_size()
+        held = builder.storages.get(v.storage)
+        if held is not None and held.category == "temporary" and held.bytes == nbytes and v.storage not in forward_storages:
+            renamed[v.storage] = name = builder.rename(v.storage, name)
+        else:
+            # The backward's result is not a storage of its own (another parameter's gradient, a view
+            # into a larger tensor, a forward value): AccumulateGrad stores a copy as .grad.
+            copy = builder.add_storage(name, _dtype(param), tuple(param.shape), nbytes, "gradient")
+            builder.add_op("accumulate_grad", "clone", "default", [v], [copy.storage], "", "backward", 0)
+            name = copy.storage
         s = builder.storages[name]
         s.category, s.module = "gradient", _owner(params[k][0])
         grads[params[k][0]] = Value(name)

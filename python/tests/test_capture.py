@@ -47,6 +47,27 @@ class MLP(nn.Module):
         return self.fc2(self.act(self.fc1(x)))
 
 
+class TokenAndPosition(nn.Module):
+    """ViT's embedding: a class token joined to the sequence, then a position embedding added. At
+    batch 1 both gradients are views of one backward result."""
+
+    def __init__(self):
+        super().__init__()
+        self.token = nn.Parameter(torch.randn(1, 1, 8))
+        self.position = nn.Parameter(torch.randn(1, 5, 8))
+
+    def forward(self, x):
+        x = torch.cat([self.token.expand(x.shape[0], -1, -1), x], dim=1) + self.position
+        return (x * x).sum()
+
+
+def check_consistent(test, graph):
+    names = {t["name"] for t in graph["tensors"]}
+    for op in graph["ops"]:
+        for n in op["inputs"] + op["outputs"]:
+            test.assertIn(n, names, f"op {op['name']} names {n}, which is not a tensor")
+
+
 class Gate(nn.Module):
     def forward(self, x):
         if x.sum() > 0:  # data-dependent control flow: cannot be traced
@@ -93,6 +114,16 @@ class CaptureTest(unittest.TestCase):
             self.assertTrue(torch.equal(p, b), "capture must leave the parameters as they were")
             self.assertIsNone(p.grad)
         self.assertEqual(g["capture"]["optimizer"], "Adam")
+
+    def test_gradients_sharing_one_backward_result(self):
+        for batch in (1, 2):
+            model = TokenAndPosition()
+            g = capture(model, (torch.randn(batch, 4, 8),), optimizer=torch.optim.SGD(model.parameters(), lr=0.1))
+            check_consistent(self, g)
+            grads = {t["name"]: t for t in g["tensors"] if t["category"] == "gradient"}
+            self.assertEqual(set(grads), {"token.grad", "position.grad"}, batch)
+            for name, p in model.named_parameters():
+                self.assertEqual(grads[name + ".grad"]["bytes"], p.numel() * p.element_size(), (batch, name))
 
     def test_saved_bytes_match_autograd_resnet18(self):
         model, inputs, loss = models.build("resnet18", 2, [3, 64, 64])
