@@ -100,9 +100,12 @@ std::string capturedSummary(const Workload& workload, Step peak)
         text += printf("  %-22s %10s  %s\n", std::string(breakdownSlotName(k)).c_str(), formatBytes(b.categories[std::size_t(k)]).c_str(),
             percentOf(b.categories[std::size_t(k)], total).c_str());
     text += printf("at the peak, by module (top %d of %zu):\n", int(std::min<std::size_t>(kTopModules, b.modules.size())), b.modules.size());
+    int width = 22; // module paths line up however long they are (encoder.layers.encoder_layer_11.mlp.0)
+    for (std::size_t i = 0; i < b.modules.size() && i < kTopModules; ++i)
+        width = std::max(width, int(printable(b.modules[i].module).size()));
     for (std::size_t i = 0; i < b.modules.size() && i < kTopModules; ++i) {
         const auto& m = b.modules[i];
-        text += printf("  %-22s %10s  %s\n", m.module.empty() ? "(top level)" : printable(m.module).c_str(), formatBytes(m.bytes).c_str(),
+        text += printf("  %-*s %10s  %s\n", width, m.module.empty() ? "(top level)" : printable(m.module).c_str(), formatBytes(m.bytes).c_str(),
             percentOf(m.bytes, total).c_str());
     }
     return text;
