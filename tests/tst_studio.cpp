@@ -182,6 +182,7 @@ void TestStudio::snapshotOpensAsRecordedAndReplans()
     QVERIFY(plan);
     QVERIFY(core::validatePlan(workload->problem, *plan).ok());
     QCOMPARE(plan->offsets, workload->recorded->plan.offsets);
+    QCOMPARE(plan->planner, std::string("as recorded")); // as the combo, the summary and the views name it
     QVERIFY(m_window->memoryCurveView()->showsReserved());
     // The snapshot's OOM (tests/data/snapshots/generated.pickle.expected.json: one) is marked.
     QCOMPARE(workload->recorded->marks.size(), std::size_t(1));

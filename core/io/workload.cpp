@@ -166,6 +166,7 @@ Expected<Workload> loadSized(const std::string& spec, const LoadOptions& options
         workload.regions.clear(); // the segments are the recorded plan's arena, not memory beside it
         if (options.alignment)
             workload.notes.push_back("--alignment does not apply to a memory snapshot: its sizes are the allocator's own");
+        trace->measured.planner = "as recorded"; // what the views and reports call this placement (the Studio's planner entry)
         workload.recorded = Workload::Recorded { "PyTorch's caching allocator", std::move(trace->measured), std::move(trace->reserved), {} };
         for (const auto& oom : trace->ooms)
             workload.recorded->marks.emplace_back(oom.event + 1,
