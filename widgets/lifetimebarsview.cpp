@@ -78,6 +78,13 @@ void LifetimeBarsView::sortRows()
         const auto &la = buffers[a].lifetime, &lb = buffers[b].lifetime;
         return la.start != lb.start ? la.start < lb.start : la.end < lb.end;
     };
+    // Rows grouped by a key computed once per buffer, by start within a group.
+    const auto groupBy = [&](auto keyOf) {
+        std::vector<decltype(keyOf(0))> key(buffers.size());
+        for (std::size_t b = 0; b < buffers.size(); ++b)
+            key[b] = keyOf(static_cast<int>(b));
+        std::stable_sort(m_rows.begin(), m_rows.end(), [&](int a, int b) { return key[a] != key[b] ? key[a] < key[b] : byStart(a, b); });
+    };
     switch (m_sortOrder) {
     case SortOrder::Start:
         std::stable_sort(m_rows.begin(), m_rows.end(), byStart);
@@ -95,20 +102,12 @@ void LifetimeBarsView::sortRows()
         else
             std::stable_sort(m_rows.begin(), m_rows.end(), byStart);
         break;
-    case SortOrder::Category: {
-        std::vector<int> slot(buffers.size());
-        for (std::size_t b = 0; b < buffers.size(); ++b)
-            slot[b] = bufferCategorySlot(*workload, static_cast<int>(b));
-        std::stable_sort(m_rows.begin(), m_rows.end(), [&](int a, int b) { return slot[a] != slot[b] ? slot[a] < slot[b] : byStart(a, b); });
+    case SortOrder::Category:
+        groupBy([&](int b) { return bufferCategorySlot(*workload, b); });
         break;
-    }
-    case SortOrder::Module: {
-        std::vector<QString> module(buffers.size());
-        for (std::size_t b = 0; b < buffers.size(); ++b)
-            module[b] = bufferModule(*workload, static_cast<int>(b));
-        std::stable_sort(m_rows.begin(), m_rows.end(), [&](int a, int b) { return module[a] != module[b] ? module[a] < module[b] : byStart(a, b); });
+    case SortOrder::Module:
+        groupBy([&](int b) { return bufferModule(*workload, b); });
         break;
-    }
     }
     m_rowOf.assign(buffers.size(), -1);
     for (std::size_t row = 0; row < m_rows.size(); ++row)
