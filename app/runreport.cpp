@@ -253,7 +253,9 @@ void printTable(const RunResults& r)
             list += (list.empty() ? "" : ", ") + type + " ×" + std::to_string(n);
         std::printf("synthetic kernels (no real kernel or unsupported configuration): %s\n", list.c_str());
         for (const auto& op : m.ops)
-            if (!op.refusal.empty())
+            if (!op.refusal.empty() && op.refusal.starts_with("op '")) // a refused index: the text names the op
+                std::printf("  %s\n", op.refusal.c_str());
+            else if (!op.refusal.empty())
                 std::printf("  %s '%s' did not run its graph: %s\n", op.type.c_str(), op.name.c_str(), op.refusal.c_str());
     }
 }

@@ -62,9 +62,10 @@ HostTensor int64s(std::vector<std::int64_t> values)
 }
 
 // Runs model_gather_runtime_index (Gather axis 0 of X [3,2] by I [2]) with X = 0..5 and I = `indices`;
-// `real` says whether the Gather kernel ran, `y` its output.
-void runGather(std::vector<std::int64_t> indices, bool& real, std::vector<float>& y)
+// `real` says whether the Gather kernel ran, `y` its output; `error` the run's error, empty when it ran.
+void runGather(std::vector<std::int64_t> indices, bool& real, std::vector<float>& y, std::string& error)
 {
+    error.clear();
     const auto path = hostile("model_gather_runtime_index.onnx").toStdString();
     auto g = importOnnx(path);
     QVERIFY2(g, g ? "" : g.error().message.c_str());
@@ -85,7 +86,10 @@ void runGather(std::vector<std::int64_t> indices, bool& real, std::vector<float>
     const auto plan = noReusePlan(w->problem);
     QVERIFY(validatePlan(w->problem, plan).ok());
     auto run = runOnCpu(*w->graph, w->schedule, w->problem, plan, w->bufferTensor, options);
-    QVERIFY2(run, run ? "" : run.error().message.c_str());
+    if (!run) {
+        error = run.error().message;
+        return;
+    }
     QCOMPARE(run->ops.size(), std::size_t(1));
     real = run->ops[0].real;
     QCOMPARE(run->outputs.size(), std::size_t(1));
@@ -170,6 +174,21 @@ private slots:
         QVERIFY2(r.exitCode == 0, qPrintable(r.err));
     }
 
+    // A model that travels without its external data plans from the dims, and says the file is
+    // missing; a run refuses it, naming the tensor and the file.
+    void externalDataMissingPlansWithNote()
+    {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const auto model = dir.filePath("model.onnx");
+        QVERIFY(QFile::copy(hostile("model_extdata_ok.onnx"), model));
+        const auto plan = memplan({ "plan", model });
+        QVERIFY2(plan.exitCode == 0, qPrintable(plan.err));
+        QVERIFY2(plan.out.contains("1 initializer keeps 16 B of data in 'model_extdata_ok.bin', which is not in the model's folder"),
+                 qPrintable(plan.out));
+        expectCliRefusal({ "run", model }, { "tensor 'bias'", "model_extdata_ok.bin" });
+    }
+
     // A symbolic link in the model's folder that leads out of it is followed, and refused.
     void externalDataSymlinkOutRefused()
     {
@@ -211,6 +230,7 @@ private slots:
         row("model_gather_index_oob.onnx", { "op 'gather_index_oob' (Gather)", "index 7 of indices 'idx' [2] is outside [-5, 4]" });
         row("model_pad_negative.onnx", { "op 'pad_negative' (Pad)", "pads [0,-3,0,-3] make dimension 1 of input 'X' [2,5] -1" });
         row("model_range_delta0.onnx", { "op 'range' (Range)", "delta 'delta' [] is 0" });
+        row("model_range_delta0_float.onnx", { "op 'range' (Range)", "delta 'delta' [] is 0" });
         row("model_split_sizes.onnx", { "op 'split_sizes' (Split)", "split [2,2] sums to 4, but dimension 1 of input 'X' [2,5] is 5" });
         row("model_topk_k_large.onnx", { "op 'topk' (TopK)", "k 1099511627776 is outside [0, 5]" });
     }
@@ -226,22 +246,35 @@ private slots:
             expectCliRefusal({ command, file }, parts);
     }
 
-    // Run-time indices out of range: the Gather kernel refuses them (the op runs synthetic) rather
-    // than read outside X or wrap into a wrong answer; in range, negative ones included, it is exact.
+    // Run-time indices out of range, computed from the given inputs: the run fails naming the op,
+    // the index, the indices and the axis, rather than read outside X, wrap into a wrong answer or
+    // run synthetic and exit 0; in range, negative ones included, it is exact.
     void gatherRuntimeIndices()
     {
         bool real = false;
         std::vector<float> y;
-        runGather({ 2, -3 }, real, y);
+        std::string error;
+        runGather({ 2, -3 }, real, y, error);
+        QVERIFY2(error.empty(), error.c_str());
         QVERIFY(real);
         QCOMPARE(y, (std::vector<float> { 4, 5, 0, 1 }));
-        runGather({ 0, 3 }, real, y);
-        QVERIFY(!real);
-        runGather({ -4, 1 }, real, y);
-        QVERIFY(!real);
+        runGather({ 0, 3 }, real, y, error);
+        QCOMPARE(QString::fromStdString(error),
+                 QString("op 'gather' (Gather): index 3 at element 1 of 'I' is outside [-3, 2], the size of axis 0 of 'X' "
+                         "(computed from the given inputs; ONNX makes such an index an error)"));
+        runGather({ -4, 1 }, real, y, error);
+        QVERIFY2(QString::fromStdString(error).contains("index -4 at element 0 of 'I' is outside [-3, 2]"), error.c_str());
+        // The same indices given by file fail `memplan run` (import already knows them: a small integer
+        // input's values are folded); made up (random), they only run synthetic, and the report says why.
+        const auto model = hostile("model_gather_runtime_index.onnx");
+        expectCliRefusal({ "run", model, "--input", "I=" + hostile("model_gather_runtime_index_I_oob.pb") },
+                         { "op 'gather' (Gather): index 3 of indices 'I'", "is outside [-3, 2]" });
+        const auto made = memplan({ "run", model, "--repeat", "1" });
+        QVERIFY2(made.exitCode == 0, qPrintable(made.err));
+        QVERIFY2(made.out.contains("(from values the run made up"), qPrintable(made.out));
     }
 
-    // The other index kernels refuse out-of-range indices the same way (false, nothing written).
+    // The other index kernels refuse out-of-range indices the same way (false, nothing written, a fault that says why).
     void indexKernelsRefuseOutOfRange_data()
     {
         QTest::addColumn<QString>("op");
@@ -273,7 +306,13 @@ private slots:
         call.out = { view(y, { std::int64_t(y.size()) }) };
         const auto kernel = exec::findKernel(node.type);
         QVERIFY(kernel);
+        exec::takeDataFault();
         QCOMPARE(kernel(call), accepted);
+        const auto fault = exec::takeDataFault(); // what the executor turns into the run's error
+        QCOMPARE(QString::fromStdString(fault.why),
+                 accepted ? QString() : QString("index %1 at element 0 is outside [-3, 2]").arg(index));
+        QCOMPARE(fault.indicesSlot, accepted ? -1 : 1);
+        QCOMPARE(fault.axis, accepted ? -1 : 0);
         if (!accepted)
             QVERIFY(std::all_of(y.begin(), y.end(), [](float v) { return v == -1.0f; })); // nothing written
         else if (scatter)

@@ -215,7 +215,9 @@ bool BranchRun::run(std::size_t i, std::string& why)
         return false;
     }
     if (!ok) {
-        why = op.type + " '" + op.name + "': no exact kernel for this call";
+        // A refused index is reported, not raised: a graph's values may come from synthetic kernels.
+        const auto fault = takeDataFault();
+        why = op.type + " '" + op.name + "': " + (fault.why.empty() ? "no exact kernel for this call" : fault.why);
         return false;
     }
     for (std::size_t k = 0; k < outNames.size(); ++k) {

@@ -263,8 +263,21 @@ Expected<Measurement> runOnCpu(const Graph& graph, const Schedule& schedule, con
     std::vector<double> totals;
     std::vector<Bytes> stepBytes(steps.size(), 0);
     exec::RuntimeShapes shapes;
+    // Per tensor: computed by real kernels from given inputs and the model's weights alone (no
+    // random input, no synthetic value upstream). An index a kernel refuses in such a tensor is the
+    // model's error, not the run's.
+    std::vector<bool> computed(graph.tensors.size(), true);
+    for (std::size_t t = 0; t < graph.tensors.size(); ++t) {
+        const auto& tensor = graph.tensors[t];
+        if (tensor.kind == TensorKind::Weight)
+            computed[t] = options.modelData && options.modelData->weights.count(TensorIndex(t));
+    }
+    for (auto t : graph.inputs)
+        computed[std::size_t(t)] = options.inputs.count(graph.tensors[std::size_t(t)].name) || !graph.tensors[std::size_t(t)].values.empty();
+    const auto givenComputed = computed;
     using Clock = std::chrono::steady_clock;
     for (int r = 0; r < repeat; ++r) {
+        computed = givenComputed;
         const Bytes baseline = perTensor ? allocatorInUse() : 0;
         Bytes live = 0;
         for (int b : bornAt[0]) {
@@ -301,6 +314,7 @@ Expected<Measurement> runOnCpu(const Graph& graph, const Schedule& schedule, con
                 if (const int b = (*workspaceAt)[s]; b >= 0)
                     setWorkspace(p, reinterpret_cast<float*>(owned[std::size_t(b)].get()));
             }
+            exec::takeDataFault();
             try {
                 real[s] = exec::runWithShapes(graph, p, options, shapes);
             } catch (const std::bad_alloc&) {
@@ -312,8 +326,20 @@ Expected<Measurement> runOnCpu(const Graph& graph, const Schedule& schedule, con
             if (options.cancel.isCancelled()) // a Loop or Scan stops between iterations
                 return makeError(ErrorCode::Cancelled,
                     "the run was cancelled during op " + std::to_string(s) + " of " + std::to_string(steps.size()));
+            const auto isComputed = [&](TensorIndex t) { return t < 0 || computed[std::size_t(t)]; };
+            const bool fed = std::all_of(p.inTensor.begin(), p.inTensor.end(), isComputed)
+                && std::all_of(p.capturedTensor.begin(), p.capturedTensor.end(), isComputed);
+            std::string refusal = p.refusal;
+            if (const auto fault = exec::takeDataFault(); !real[s] && !fault.why.empty()) {
+                const auto text = exec::describeFault(graph, *p.call.op, fault);
+                if (fed)
+                    return makeError(ErrorCode::InvalidModel, text + " (computed from the given inputs; ONNX makes such an index an error)");
+                refusal = text + " (from values the run made up: a random input or a synthetic kernel's output)";
+            }
+            for (auto t : p.outTensor)
+                computed[std::size_t(t)] = real[s] && fed;
             if (r == 0)
-                refusals[s] = p.refusal;
+                refusals[s] = refusal;
             stepBytes[s] = perTensor ? allocatorInUse() - baseline : live;
             // Graph outputs die after the last step; they are read back below first.
             if (s + 1 < steps.size())

@@ -71,7 +71,7 @@ struct OpMeasurement {
     double p99Ms = 0;
     bool host = false;   // CUDA executor: ran on the host (no device kernel, or run-time shapes), outputs copied in
     bool precomputed = false; // CUDA executor: constant inputs; computed once before the passes, its outputs copied in each
-    std::string refusal; // an If or Loop that ran synthetic: why its graph could not run (first run)
+    std::string refusal; // an op that ran synthetic, when known why (first run): an If or Loop whose graph could not run, an index refused in made-up values
     bool hostWaited = false; // a host op that synchronised both streams and copied inputs back (Measurement::opsHostWaited)
 };
 

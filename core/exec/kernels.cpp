@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <set>
 #include <cstring>
+#include <utility>
 
 namespace core::exec {
 
@@ -71,6 +72,36 @@ bool KernelCall::allFloat() const
         if (t.dtype != DType::Float32)
             return false;
     return true;
+}
+
+namespace {
+thread_local DataFault pendingFault;
+} // namespace
+
+bool refuseData(DataFault fault)
+{
+    if (pendingFault.why.empty())
+        pendingFault = std::move(fault);
+    return false;
+}
+
+bool refuseIndex(std::int64_t i, std::int64_t n, std::int64_t dim, int indicesSlot, int dataSlot, int axis)
+{
+    return refuseData(DataFault { nullptr,
+        "index " + std::to_string(i) + " at element " + std::to_string(n) + " is outside [" + std::to_string(-dim) + ", "
+            + std::to_string(dim - 1) + "]",
+        indicesSlot, dataSlot, axis });
+}
+
+DataFault takeDataFault()
+{
+    return std::exchange(pendingFault, DataFault {});
+}
+
+void claimDataFault(const Op& op)
+{
+    if (!pendingFault.why.empty() && !pendingFault.op)
+        pendingFault.op = &op;
 }
 
 std::int64_t intAt(const TensorView& t, std::int64_t i)

@@ -10,8 +10,8 @@
 // - inputs are never written; outputs may not overlap inputs (a valid plan guarantees that);
 // - single-threaded and deterministic, so two runs with the same inputs give the same bits;
 // - robust to nonsense data (indices, shape arguments from synthetic kernels): the Gather and Scatter
-//   families refuse indices out of range (false, as the ONNX spec makes them an error), other index
-//   arguments wrap, slices clamp; no read or write ever leaves a tensor.
+//   families refuse indices out of range (refuseIndex: false, as the ONNX spec makes them an error),
+//   other index arguments wrap, slices clamp; no read or write ever leaves a tensor.
 
 #include "graph/graph.h"
 
@@ -84,6 +84,25 @@ bool runKernel(Kernel kernel, const KernelCall& call);
 // Reads every byte of every input and writes every output with a deterministic function of them
 // (float outputs in [-1, 1), integer outputs in [0, 4)). Used for ops without a real kernel.
 void syntheticKernel(const KernelCall& call);
+
+// A kernel that refuses its input data (an index out of range), not its configuration, says why
+// here and returns false. The executor takes the fault after the op (takeDataFault): an op whose
+// inputs were all computed by real kernels then fails the run, naming the op, while one fed by a
+// synthetic kernel's values only runs synthetic. One fault per thread: the first since the last take.
+struct DataFault {
+    const Op* op = nullptr; // the op whose kernel refused (set by the op call, exec/opcall.cpp)
+    std::string why;        // "index 7 at element 1 is outside [-3, 2]"
+    int indicesSlot = -1;   // the input slot holding the bad index, -1 when none
+    int dataSlot = -1, axis = -1; // the input and axis the index addresses, -1 when none
+};
+bool refuseData(DataFault fault);
+// The fault of index `i`, element `n` of input `indicesSlot`, outside [-dim, dim-1] on `axis` of
+// input `dataSlot` (false, for `return refuseIndex(...)`).
+bool refuseIndex(std::int64_t i, std::int64_t n, std::int64_t dim, int indicesSlot, int dataSlot, int axis);
+// The fault since the last take (why empty when none); clears it.
+DataFault takeDataFault();
+// Sets the op of a pending fault that has none yet (the op call that ran the refusing kernel).
+void claimDataFault(const Op& op);
 
 // Integer value i of an int32/int64 tensor (shape arguments, indices), 0 for other dtypes.
 std::int64_t intAt(const TensorView& t, std::int64_t i);

@@ -156,7 +156,7 @@ bool gatherElements(const KernelCall& c)
         return false;
     for (std::int64_t n = 0; n < idx.count; ++n)
         if (const auto i = intAt(idx, n); i < -extent || i >= extent)
-            return false; // out of range: refused, nothing written
+            return refuseIndex(i, n, extent, 1, 0, axis); // nothing written
     const auto xStrides = stridesOf(x.shape);
     const Bytes w = dtypeBytes(x.dtype);
     Shape at(std::size_t(rank), 0); // position in indices (and y)

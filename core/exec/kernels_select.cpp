@@ -75,7 +75,7 @@ bool gatherND(const KernelCall& c)
         perBatch *= x.shape[d];
     for (std::int64_t n = 0; n < batch * tuples * depth; ++n)
         if (!inRange(idx.i64()[n], x.shape[std::size_t(batchDims + n % depth)]))
-            return false;
+            return refuseIndex(idx.i64()[n], n, x.shape[std::size_t(batchDims + n % depth)], 1, 0, int(batchDims + n % depth));
     const Bytes width = dtypeBytes(x.dtype);
     for (std::int64_t bi = 0; bi < batch; ++bi)
         for (std::int64_t t = 0; t < tuples; ++t) {
@@ -105,7 +105,7 @@ bool scatterElements(const KernelCall& c)
             return false; // indices reach past data outside the axis
     for (std::int64_t i = 0; i < idx.count; ++i)
         if (!inRange(intAt(idx, i), x.shape[std::size_t(axis)]))
-            return false;
+            return refuseIndex(intAt(idx, i), i, x.shape[std::size_t(axis)], 1, 0, axis);
     const Bytes width = dtypeBytes(x.dtype);
     std::memcpy(y.data, x.data, std::size_t(y.bytes()));
     const auto xs = stridesOf(x.shape), is = stridesOf(idx.shape);

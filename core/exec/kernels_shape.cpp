@@ -248,10 +248,10 @@ bool scatterND(const KernelCall& c)
         for (std::int64_t d = 0; d < k; ++d) {
             std::int64_t i = intAt(idx, t * k + d);
             const std::int64_t dim = x.shape[std::size_t(d)];
+            if (i < -dim || i >= dim)
+                return refuseIndex(i, t * k + d, dim, 1, 0, int(d));
             if (i < 0)
                 i += dim;
-            if (i < 0 || i >= dim)
-                return false;
             at[std::size_t(t)] += i * strides[std::size_t(d)];
         }
     const Bytes w = dtypeBytes(x.dtype);
@@ -287,7 +287,7 @@ bool gather(const KernelCall& c)
     // An index outside [-dim, dim-1] is refused (nothing written): ONNX leaves the result undefined.
     for (std::int64_t k = 0; k < idx.count; ++k)
         if (const auto i = intAt(idx, k); i < -dim || i >= dim)
-            return false;
+            return refuseIndex(i, k, dim, 1, 0, axis);
     const Bytes w = dtypeBytes(x.dtype), chunk = inner * w;
     for (std::int64_t o = 0; o < outer; ++o)
         for (std::int64_t k = 0; k < idx.count; ++k) {

@@ -139,8 +139,8 @@ bool runOne(const Graph& g, const KernelCall& call, OpIndex opIndex, Kernel kern
     if (writesNothing(g, *call.op))
         return true;
     bool ok = (constant && runConstant(g, call, options)) || (fill && runConstantOfShape(call, opIndex, options));
-    if (!ok && kernel)
-        ok = runKernel(kernel, call);
+    if (!ok && kernel && !(ok = runKernel(kernel, call)))
+        claimDataFault(*call.op);
     if (!ok)
         ok = writeKnownValues(g, call, *call.op);
     if (!ok)
@@ -559,6 +559,29 @@ bool runWithShapes(const Graph& g, PreparedCall& p, const RunOptions& options, R
         return false;
     }
     return runPrepared(g, p, options);
+}
+
+std::string describeFault(const Graph& g, const Op& step, const DataFault& fault)
+{
+    const Op& op = fault.op ? *fault.op : step;
+    const auto tensorAt = [&](int slot) -> const Tensor* {
+        for (std::size_t k = 0; k < op.inputs.size(); ++k)
+            if (inputSlot(op, k) == slot && op.inputs[k] >= 0 && std::size_t(op.inputs[k]) < g.tensors.size())
+                return &g.tensors[std::size_t(op.inputs[k])];
+        return nullptr;
+    };
+    std::string text = "op '" + step.name + "' (" + step.type + "): ";
+    if (&op != &step)
+        text += "its op '" + op.name + "' (" + op.type + "): ";
+    const auto* indices = tensorAt(fault.indicesSlot);
+    const auto* data = tensorAt(fault.dataSlot);
+    auto why = fault.why;
+    if (const auto at = why.find(" is outside "); indices && at != std::string::npos)
+        why.insert(at, " of '" + indices->name + "'");
+    text += why;
+    if (data && fault.axis >= 0)
+        text += ", the size of axis " + std::to_string(fault.axis) + " of '" + data->name + "'";
+    return text;
 }
 
 bool runPrepared(const Graph& g, const PreparedCall& p, const RunOptions& options)

@@ -120,6 +120,11 @@ PreparedCall prepareOp(const Graph& g, const Op& op, OpIndex opIndex, const RunO
 // Points the call's views (and its body's) at the tensors' current addresses.
 void repoint(PreparedCall& p, const TensorAccess& access);
 
+// A kernel's refusal of its data (kernels.h DataFault) in words, with the tensors of `g` it names:
+// "op 'g' (Gather): index 7 at element 1 of 'I' is outside [-3, 2], the size of axis 0 of 'X' [3,2]".
+// `step` is the op of the schedule that ran it; a body op (fused, If, Loop) is named after it.
+std::string describeFault(const Graph& g, const Op& step, const DataFault& fault);
+
 // Runs a prepared op (a fused op: its body); true when real (no synthetic kernel ran).
 bool runPrepared(const Graph& g, const PreparedCall& p, const RunOptions& options);
 

@@ -23,6 +23,8 @@ struct ShapeConflict {
 
 // The contents of a small integer tensor when known (a Reshape's target shape), else null.
 using KnownValues = std::function<const std::vector<std::int64_t>*(TensorIndex)>;
+// The contents of a small floating-point tensor when known (a float Range's delta), else null.
+using KnownReals = std::function<const std::vector<double>*(TensorIndex)>;
 
 std::optional<ShapeConflict> firstShapeConflict(const Graph& graph, const KnownValues& values = {});
 
@@ -31,7 +33,7 @@ std::optional<ShapeConflict> firstShapeConflict(const Graph& graph, const KnownV
 // is not a positive divisor of the channels, a constant Gather index out of range, pads that make a
 // dimension negative, a Range with delta 0, Split sizes that do not sum to the dimension, a TopK k
 // larger than its axis. The message names the op (name and type) and the attribute or input.
-std::optional<ShapeConflict> firstInvalidOp(const Graph& graph, const KnownValues& values = {});
+std::optional<ShapeConflict> firstInvalidOp(const Graph& graph, const KnownValues& values = {}, const KnownReals& reals = {});
 
 // For a graph whose shapes a file declares (a JSON graph): the first default-domain op whose
 // declared output shape MemPlan's ONNX shape rules contradict, computed from its declared inputs

@@ -101,6 +101,7 @@ Expected<ExternalRange> locateExternalData(const onnx::TensorProto& tensor, cons
     }
     if (!fileRequired && !std::filesystem::exists(std::filesystem::symlink_status(range.file, ec))) {
         range.length = length.value_or(expectedBytes);
+        range.missing = true;
         return range; // planning needs only the dims: the file may stay behind
     }
     if (!std::filesystem::is_regular_file(range.file, ec))

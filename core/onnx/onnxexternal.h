@@ -22,6 +22,7 @@ struct ExternalRange {
     std::filesystem::path file; // canonical, inside the model's folder
     std::int64_t offset = 0;
     std::int64_t length = 0;
+    bool missing = false; // the file does not exist (accepted only when not fileRequired)
 };
 
 // The file and byte range of `tensor`'s external data. `modelDir` is the folder of the model file;

@@ -274,7 +274,7 @@ Expected<Graph> importImpl(const std::filesystem::path& file, const ShapeBinding
     if (!loaded)
         return loaded.error();
     onnx::ModelProto& model = *loaded;
-    if (auto s = validateModel(model, fileName); !s)
+    if (auto s = validateModel(model, fileName, &notes); !s)
         return s.error();
 
     try {
@@ -531,7 +531,11 @@ Expected<Graph> importImpl(const std::filesystem::path& file, const ShapeBinding
         const auto it = inferred.facts.find(g.tensors[std::size_t(t)].name);
         return it != inferred.facts.end() && it->second.value && !it->second.value->isReal() ? &it->second.value->ints : nullptr;
     };
-    if (const auto invalid = firstInvalidOp(g, knownValues))
+    const KnownReals knownReals = [&](TensorIndex t) -> const std::vector<double>* {
+        const auto it = inferred.facts.find(g.tensors[std::size_t(t)].name);
+        return it != inferred.facts.end() && it->second.value && it->second.value->isReal() ? &it->second.value->reals : nullptr;
+    };
+    if (const auto invalid = firstInvalidOp(g, knownValues, knownReals))
         return makeError(ErrorCode::InvalidModel, fileName + ": " + invalid->message);
     if (const auto conflict = firstShapeConflict(g, knownValues)) {
         const bool bound = !bindings.dims.empty() || !bindings.inputShapes.empty();

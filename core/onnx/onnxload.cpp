@@ -5,6 +5,8 @@
 #include "onnx/onnxorder.h"
 
 #include "onnx/onnxvalue.h"
+#include "util/format.h"
+#include "util/printable.h"
 
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 
@@ -143,7 +145,7 @@ Expected<onnx::ModelProto> readModel(const std::filesystem::path& file, std::vec
     }
 }
 
-Status validateModel(const onnx::ModelProto& model, const std::string& file)
+Status validateModel(const onnx::ModelProto& model, const std::string& file, std::vector<std::string>* notes)
 {
     const auto& graph = model.graph();
     if (graph.node_size() == 0)
@@ -178,10 +180,22 @@ Status validateModel(const onnx::ModelProto& model, const std::string& file)
     // External data is confined to the model's folder and checked against the file and the tensor's
     // dims now, so that planning refuses what a run could not read (a missing file excepted: planning
     // needs only the dims).
+    std::map<std::string, std::pair<int, std::int64_t>> missing; // file -> initializers, bytes
     for (const auto& t : graph.initializer())
-        if (t.data_location() == onnx::TensorProto::EXTERNAL)
-            if (auto r = locateExternalData(t, std::filesystem::path(file).parent_path(), declaredBytes(t), file, false); !r)
+        if (t.data_location() == onnx::TensorProto::EXTERNAL) {
+            auto r = locateExternalData(t, std::filesystem::path(file).parent_path(), declaredBytes(t), file, false);
+            if (!r)
                 return r.error();
+            if (r->missing) {
+                auto& [count, bytes] = missing[r->file.filename().string()];
+                ++count;
+                bytes += std::max<std::int64_t>(r->length, 0);
+            }
+        }
+    if (notes)
+        for (const auto& [name, what] : missing)
+            notes->push_back(std::to_string(what.first) + " initializer" + (what.first > 1 ? "s keep" : " keeps") + " " + formatBytes(what.second)
+                             + " of data in '" + printable(name) + "', which is not in the model's folder: planned from their dims; a run needs the file");
     for (const auto& vi : graph.output())
         if (auto s = checkType(file, describe(vi, "output"), vi.type(), false); !s)
             return s;

@@ -23,8 +23,9 @@ Expected<onnx::ModelProto> readModel(const std::filesystem::path& file, std::vec
 
 // Declared types of inputs, outputs, value_info and initializers: known data types, no negative
 // dims, byte sizes that fit in 64 bits. Also: the graph has nodes, every top-level node input is
-// defined, and no value is defined twice.
-Status validateModel(const onnx::ModelProto& model, const std::string& file);
+// defined, and no value is defined twice. `notes`, when given, names external-data files that are
+// missing (planning needs only the dims; a run refuses them).
+Status validateModel(const onnx::ModelProto& model, const std::string& file, std::vector<std::string>* notes = nullptr);
 
 // The tensor type inside sequence/optional wrappers; nullptr for maps and untyped values.
 const onnx::TypeProto_Tensor* tensorTypeOf(const onnx::TypeProto& type);

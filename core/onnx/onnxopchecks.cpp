@@ -50,10 +50,11 @@ const std::set<std::string_view> kPool { "MaxPool", "AveragePool", "LpPool", "Ma
 
 class OpChecker {
 public:
-    OpChecker(const Graph& g, const Op& op, const KnownValues& values)
+    OpChecker(const Graph& g, const Op& op, const KnownValues& values, const KnownReals& reals)
         : m_graph(g)
         , m_op(op)
         , m_values(values)
+        , m_reals(reals)
     {
     }
 
@@ -107,6 +108,13 @@ private:
         for (std::size_t k = 0; k < m_op.inputs.size(); ++k)
             if (std::size_t(inputSlot(m_op, k)) == slot)
                 return m_values ? m_values(m_op.inputs[k]) : nullptr;
+        return nullptr;
+    }
+    const std::vector<double>* reals(std::size_t slot) const
+    {
+        for (std::size_t k = 0; k < m_op.inputs.size(); ++k)
+            if (std::size_t(inputSlot(m_op, k)) == slot)
+                return m_reals ? m_reals(m_op.inputs[k]) : nullptr;
         return nullptr;
     }
     const std::vector<std::int64_t>* ints(const std::string& name) const
@@ -250,7 +258,8 @@ private:
     std::optional<std::string> range() const
     {
         const auto* delta = values(2);
-        if (delta && delta->size() == 1 && (*delta)[0] == 0)
+        const auto* realDelta = reals(2);
+        if ((delta && delta->size() == 1 && (*delta)[0] == 0) || (realDelta && realDelta->size() == 1 && (*realDelta)[0] == 0.0))
             return "delta " + named(2) + " is 0: the range would never reach its limit";
         return std::nullopt;
     }
@@ -304,17 +313,18 @@ private:
     const Graph& m_graph;
     const Op& m_op;
     const KnownValues& m_values;
+    const KnownReals& m_reals;
 };
 
 } // namespace
 
-std::optional<ShapeConflict> firstInvalidOp(const Graph& graph, const KnownValues& values)
+std::optional<ShapeConflict> firstInvalidOp(const Graph& graph, const KnownValues& values, const KnownReals& reals)
 {
     for (OpIndex i = 0; i < OpIndex(graph.ops.size()); ++i) {
         const auto& op = graph.ops[i];
         if (!op.domain.empty() && op.domain != "ai.onnx")
             continue;
-        if (auto why = OpChecker(graph, op, values).check())
+        if (auto why = OpChecker(graph, op, values, reals).check())
             return ShapeConflict { i, "op '" + op.name + "' (" + op.type + "): " + *why };
     }
     return std::nullopt;

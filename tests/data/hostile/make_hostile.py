@@ -133,6 +133,7 @@ def models():
         [inp("X", [3, 2]), inp("I", [2], I64)], [helper.make_tensor_value_info("Y", F, None)])
     yield "model_pad_negative", single("model_pad_negative", "Pad", ["pads"], {}, [2, 5], [i64("pads", [0, -3, 0, -3])])
     yield "model_range_delta0", range_delta0()
+    yield "model_range_delta0_float", range_delta0_float()
     yield "model_split_sizes", single("model_split_sizes", "Split", ["split"], dict(axis=1), [2, 5], [i64("split", [2, 2])], outputs=2)
     yield "model_topk_k_large", topk_large()
 
@@ -144,6 +145,15 @@ def range_delta0():
              helper.make_node("Add", ["X", "Rf"], ["Y"])]
     return model("model_range_delta0", nodes, [inp("X", [1])], [helper.make_tensor_value_info("Y", F, None)],
                  [i64("start", 0), i64("limit", 10), i64("delta", 0)])
+
+
+def range_delta0_float():
+    """Range(0.0, 1.0, 0.0) of floats: infinitely many elements."""
+    nodes = [helper.make_node("Range", ["start", "limit", "delta"], ["R"], name="range"),
+             helper.make_node("Add", ["X", "R"], ["Y"])]
+    return model("model_range_delta0_float", nodes, [inp("X", [1])], [helper.make_tensor_value_info("Y", F, None)],
+                 [numpy_helper.from_array(np.asarray(v, dtype=np.float32), n) for n, v in
+                  (("start", 0.0), ("limit", 1.0), ("delta", 0.0))])
 
 
 def topk_large():
@@ -158,6 +168,9 @@ def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
     with open(os.path.join(out, "model_extdata_ok.bin"), "wb") as f:
         f.write(np.asarray([1, 2, 3, 4], dtype=np.float32).tobytes())
+    # Indices for model_gather_runtime_index given by file: 3 lies outside X's axis 0 of size 3.
+    with open(os.path.join(out, "model_gather_runtime_index_I_oob.pb"), "wb") as f:
+        f.write(numpy_helper.from_array(np.asarray([0, 3], dtype=np.int64), "I").SerializeToString())
     for name, m in models():
         onnx.save(m, os.path.join(out, name + ".onnx"))
 
