@@ -837,6 +837,32 @@ void TestStudio::alignmentReloads()
     m_window->setAlignment(0); // back to the workload's default
     QTRY_VERIFY_WITH_TIMEOUT(planned.count() >= 1, kTimeout);
     QCOMPARE(m_window->document()->workload()->problem.alignment, core::Bytes(256));
+
+    // The box offers only what core accepts: the arrows double and halve, typed values round to a
+    // power of two.
+    auto* spin = m_window->findChild<QSpinBox*>(QStringLiteral("alignment"));
+    QVERIFY(spin);
+    QAbstractSpinBox* box = spin; // validate and fixup are public here
+    QCOMPARE(spin->value(), 0);
+    spin->stepBy(1);
+    QCOMPARE(spin->value(), 1);
+    spin->stepBy(9);
+    QCOMPARE(spin->value(), 512);
+    spin->stepBy(-1);
+    QCOMPARE(spin->value(), 256);
+    QString text = QStringLiteral("300 B");
+    int pos = 0;
+    QCOMPARE(box->validate(text, pos), QValidator::Intermediate);
+    box->fixup(text);
+    QCOMPARE(text, QStringLiteral("256 B"));
+    text = QStringLiteral("1000 B");
+    box->fixup(text);
+    QCOMPARE(text, QStringLiteral("1024 B"));
+    text = QStringLiteral("4096 B");
+    QCOMPARE(box->validate(text, pos), QValidator::Acceptable);
+    planned.clear();
+    spin->setValue(0);
+    QTRY_VERIFY_WITH_TIMEOUT(planned.count() >= 1, kTimeout);
 }
 
 // The Workspaces box re-loads with each Conv's workspace as a buffer; the table names it and its op.

@@ -50,10 +50,47 @@
 #include <QVBoxLayout>
 
 #include <algorithm>
+#include <bit>
 
 namespace {
 
 using mainwindow::plannerUsesTimeLimit;
+
+// Alignment in bytes: 0 ("default") or a power of two, the only values core accepts. The arrows
+// double and halve; a typed value that is not a power of two is rounded to the nearest one.
+class PowerOfTwoSpinBox : public QSpinBox {
+public:
+    using QSpinBox::QSpinBox;
+
+    void stepBy(int steps) override
+    {
+        int value = this->value();
+        for (; steps > 0; --steps)
+            value = value == 0 ? 1 : std::min(value * 2, maximum());
+        for (; steps < 0; ++steps)
+            value = value <= 1 ? 0 : value / 2;
+        setValue(value);
+    }
+
+protected:
+    QValidator::State validate(QString& text, int& pos) const override
+    {
+        const auto state = QSpinBox::validate(text, pos);
+        if (state != QValidator::Acceptable)
+            return state;
+        const int value = valueFromText(text);
+        return value == 0 || std::has_single_bit(unsigned(value)) ? state : QValidator::Intermediate;
+    }
+    void fixup(QString& text) const override
+    {
+        const int value = valueFromText(text);
+        if (value <= 0)
+            return QSpinBox::fixup(text);
+        const unsigned below = std::bit_floor(unsigned(value)), above = below * 2;
+        const unsigned nearest = unsigned(value) - below <= above - unsigned(value) ? below : above;
+        text = prefix() + textFromValue(int(std::min<unsigned>(nearest, unsigned(maximum())))) + suffix();
+    }
+};
 
 
 // A type reads from its start ("optional float32 sequence (estimate)"): where the table elides
@@ -371,12 +408,15 @@ void MainWindow::createToolBar()
     updateTimeLimitEnabled();
 
     label(tr("Alignment"));
-    m_alignmentSpin = new QSpinBox(bar);
+    m_alignmentSpin = new PowerOfTwoSpinBox(bar);
+    m_alignmentSpin->setObjectName(QStringLiteral("alignment"));
+    m_alignmentSpin->setCorrectionMode(QAbstractSpinBox::CorrectToNearestValue); // typed values go through fixup
     m_alignmentSpin->setRange(0, 1 << 20);
     m_alignmentSpin->setSpecialValueText(tr("default"));
     m_alignmentSpin->setSuffix(tr(" B"));
     m_alignmentSpin->setToolTip(
-        tr("Activation alignment in bytes; \"default\": 256 for graphs, 1 for allocation problems"));
+        tr("Activation alignment in bytes, a power of two (the arrows double and halve it); \"default\": 256 for "
+           "graphs, 1 for allocation problems"));
     bar->addWidget(m_alignmentSpin);
     m_alignmentTimer = new QTimer(this);
     m_alignmentTimer->setSingleShot(true);
