@@ -207,6 +207,8 @@ void copyBlock(const TensorView& x, std::size_t axis, std::int64_t begin, std::i
     for (std::size_t d = axis + 1; d < x.shape.size(); ++d)
         inner *= x.shape[d];
     const std::int64_t dim = x.shape[axis];
+    if (length * inner == 0)
+        return; // an empty block (memcpy of nothing from a null tensor is undefined)
     for (std::int64_t o = 0; o < outer; ++o)
         std::memcpy(to + o * length * inner, x.data + (o * dim + begin) * inner, std::size_t(length * inner));
 }

@@ -68,8 +68,8 @@ Expected<HostTensor> decode(const TensorProto& t, const std::filesystem::path& b
     h.dtype = *dtype;
     h.shape.assign(t.dims().begin(), t.dims().end());
     const auto count = h.elementCount();
-    if (count < 0)
-        return makeError(ErrorCode::InvalidModel, what + ": tensor '" + t.name() + "' has negative dims");
+    if (count < 0 || count > std::numeric_limits<std::int64_t>::max() / std::max<std::int64_t>(1, dtypeBytes(h.dtype)))
+        return makeError(ErrorCode::InvalidModel, what + ": tensor '" + t.name() + "' has negative dims or more bytes than 64 bits count");
     const std::size_t bytes = std::size_t(count * dtypeBytes(h.dtype));
     if (t.data_location() == TensorProto::EXTERNAL) {
         if (auto s = readExternal(t, baseDir, what, h.data); !s)
@@ -322,13 +322,7 @@ Expected<exec::Branch> loadBranch(const onnx::ModelProto& model, const onnx::Gra
 
 std::int64_t HostTensor::elementCount() const
 {
-    std::int64_t n = 1;
-    for (auto d : shape) {
-        if (d < 0)
-            return -1;
-        n *= d;
-    }
-    return n;
+    return core::elementCount(shape);
 }
 
 ModelData remapModelData(const ModelData& data, const Graph& from, const Graph& to)

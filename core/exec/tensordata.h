@@ -31,7 +31,7 @@ struct HostTensor {
     bool optional = false;
     bool none = false;
 
-    std::int64_t elementCount() const;
+    std::int64_t elementCount() const; // -1 when a dim is negative or the product exceeds int64
     bool operator==(const HostTensor&) const = default; // same type, shape and bytes
 };
 
