@@ -286,11 +286,13 @@ checked by the independent validator.
         return fail("plan: " + chipText.error().message);
     std::cout << core::formatReport(workload, plan) << formatStrategyReports(strategyReports) << *chipText;
     std::string error;
-    auto planJson = addStrategiesToPlanJson(core::exportPlanJson(workload, plan), strategyReports);
-    if (!multiChip.is_null())
-        planJson = core::addMultiChipToPlanJson(planJson, multiChip);
-    if (const auto path = args->value("json"); path && !writeFile(*path, planJson, error))
-        return fail(error);
+    if (const auto path = args->value("json")) { // built only when asked for: 250 MB at 2 million buffers
+        auto planJson = addStrategiesToPlanJson(core::exportPlanJson(workload, plan), strategyReports);
+        if (!multiChip.is_null())
+            planJson = core::addMultiChipToPlanJson(planJson, multiChip);
+        if (!writeFile(*path, planJson, error))
+            return fail(error);
+    }
     if (const auto path = args->value("csv"); path && !writeFile(*path, core::exportProblemCsv(workload.problem, &plan), error))
         return fail(error);
     return kExitOk;

@@ -9,8 +9,12 @@
 #include "planners/skyline.h"
 
 #include <algorithm>
+#include <atomic>
+#include <exception>
 #include <numeric>
+#include <optional>
 #include <random>
+#include <thread>
 
 namespace core {
 
@@ -18,6 +22,7 @@ namespace {
 constexpr double kMaxDiveWork = 2e7; // buffers x sections above which skyline dives are skipped
 constexpr int kImproveRounds = 24;     // at most; fewer on large problems (see improveRounds)
 constexpr double kImproveWork = 4e5;  // buffers x rounds: keeps 100k-buffer problems to ~8 passes
+constexpr int kParallelBuffers = 50000; // from here the order passes run side by side, one per core
 // Capacity-bounded dives (searchPortfolio): the first capacity, times the lower bound; the step to
 // the next one, times the lower bound; node limits, times (buffers + sections) (a straight dive
 // takes about one unit); the spread of the perturbed rankings; the fixed seed.
@@ -138,6 +143,45 @@ std::string_view BestOfGreedyPlanner::description() const
     return "fast heuristic: short capacity-bounded dives of the exact search, else offset passes in several orders";
 }
 
+namespace {
+
+// One offset pass per order, in that order's place in the result. From kParallelBuffers buffers on,
+// the passes run side by side (one thread per core): each has its own GapFinder and only reads the
+// shared index, so the plans are the same as one after the other. An exception in a pass (out of
+// memory) is thrown again here, after every thread has ended.
+std::vector<Expected<Plan>> placeEach(const GapIndex& index, const std::vector<std::vector<int>>& orders, const CancelToken& cancel)
+{
+    std::vector<std::optional<Expected<Plan>>> results(orders.size());
+    std::vector<std::exception_ptr> failures(orders.size());
+    std::atomic<std::size_t> next { 0 };
+    auto work = [&] {
+        for (std::size_t k; (k = next++) < orders.size();) {
+            try {
+                results[k] = placeInOrder(index, orders[k], cancel);
+            } catch (...) {
+                failures[k] = std::current_exception();
+            }
+        }
+    };
+    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    const unsigned threads = index.count() >= kParallelBuffers ? std::min<unsigned>(cores, unsigned(orders.size())) : 1;
+    {
+        std::vector<std::jthread> helpers;
+        for (unsigned t = 1; t < threads; ++t)
+            helpers.emplace_back(work);
+        work();
+    } // joined
+    std::vector<Expected<Plan>> plans;
+    for (std::size_t k = 0; k < orders.size(); ++k) {
+        if (failures[k])
+            std::rethrow_exception(failures[k]);
+        plans.push_back(std::move(*results[k]));
+    }
+    return plans;
+}
+
+} // namespace
+
 Expected<Plan> BestOfGreedyPlanner::plan(const PlanProblem& problem, const CancelToken& cancel) const
 {
     return bestOfGreedyPlan(problem, cancel);
@@ -186,13 +230,14 @@ Expected<Plan> bestOfGreedyPlan(const PlanProblem& problem, const CancelToken& c
     std::vector<int> bestOrder;
     Plan bestOrderPlan;
     bestOrderPlan.arenaSize = -1;
-    for (const auto& order : orders) {
-        auto plan = placeInOrder(index, order, cancel);
+    auto plans = placeEach(index, orders, cancel);
+    for (std::size_t k = 0; k < orders.size(); ++k) {
+        auto& plan = plans[k];
         if (!plan)
             return plan.error();
         if (bestOrderPlan.arenaSize < 0 || plan->arenaSize < bestOrderPlan.arenaSize) {
             bestOrderPlan = *plan;
-            bestOrder = order;
+            bestOrder = orders[k];
         }
         consider(std::move(*plan));
     }
