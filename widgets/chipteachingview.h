@@ -86,7 +86,9 @@ private:
     std::vector<double> m_runs;
     QString m_gpuRunsLabel;
     std::vector<double> m_gpuRuns;
-    // One measurement at a time (the executors share kernel scratch): both buttons wait for it.
+    // One measurement at a time (the executors share kernel scratch): both buttons wait for it. A new
+    // model bumps both generations, so a late result is dropped; but its arrival still clears the busy
+    // flag (the run has ended), which is why this is not a LatestJob (it drops stale results unseen).
     bool m_cpuBusy = false, m_gpuBusy = false;
     quint64 m_gpuGeneration = 0;
     std::shared_ptr<std::atomic<bool>> m_cancel;

@@ -8,9 +8,6 @@
 #include "palette.h"
 #include "timeaxis.h"
 
-#include <QCoreApplication>
-#include <QPointer>
-#include <QThreadPool>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -162,65 +159,59 @@ void KvCacheView::requestScenario(const core::LlmConfig& config, const QString& 
 {
     m_cancel->store(true); // the older run stops at its next check
     m_cancel = std::make_shared<std::atomic<bool>>(false);
-    const quint64 generation = ++m_generation;
     m_busy = true;
-    QThreadPool::globalInstance()->start([self = QPointer(this), generation, config, planner = planner.toStdString(),
-                                             flag = m_cancel] {
-        core::LlmRunOptions options;
-        options.planner = planner;
-        options.cancel = core::CancelToken(flag);
-        auto result = core::runLlmScenario(config, options); // worker thread: pure core code
-        std::shared_ptr<const core::LlmScenarioResult> shared;
+    struct Outcome {
+        std::shared_ptr<const core::LlmScenarioResult> result; // null: failed with `error`
         core::KvBlockMap map;
         QString error;
-        if (result) {
-            map = core::pagedBlockMap(config, defaultBlockMapStep(*result));
-            shared = std::make_shared<const core::LlmScenarioResult>(std::move(*result));
-        } else {
-            error = QString::fromStdString(result.error().message);
-        }
-        QMetaObject::invokeMethod(
-            QCoreApplication::instance(),
-            [self, generation, shared, map, error] {
-                if (!self || generation != self->m_generation)
-                    return; // stale, or the view is gone
-                self->m_busy = false;
-                if (shared) {
-                    self->setResult(shared, map);
-                    emit self->scenarioReady();
-                } else {
-                    emit self->scenarioFailed(error);
-                }
-            },
-            Qt::QueuedConnection);
-    });
+    };
+    m_job.start(
+        this,
+        [config, planner = planner.toStdString(), flag = m_cancel] {
+            core::LlmRunOptions options;
+            options.planner = planner;
+            options.cancel = core::CancelToken(flag);
+            auto result = core::runLlmScenario(config, options); // worker thread: pure core code
+            Outcome outcome;
+            if (result) {
+                outcome.map = core::pagedBlockMap(config, defaultBlockMapStep(*result));
+                outcome.result = std::make_shared<const core::LlmScenarioResult>(std::move(*result));
+            } else {
+                outcome.error = QString::fromStdString(result.error().message);
+            }
+            return outcome;
+        },
+        [this](const Outcome& outcome) {
+            m_busy = false;
+            if (outcome.result) {
+                setResult(outcome.result, outcome.map);
+                emit scenarioReady();
+            } else {
+                emit scenarioFailed(outcome.error);
+            }
+        });
 }
 
 void KvCacheView::setBlockMapStep(core::Step step)
 {
     if (!m_result)
         return;
-    const quint64 generation = ++m_mapGeneration;
     placeCursor(step);
-    QThreadPool::globalInstance()->start([self = QPointer(this), generation, result = m_result, step] {
-        auto map = core::pagedBlockMap(result->config, step);
-        QMetaObject::invokeMethod(
-            QCoreApplication::instance(),
-            [self, generation, result, map = std::move(map)] {
-                if (!self || generation != self->m_mapGeneration || result != self->m_result)
-                    return;
-                self->m_blockMap->setBlockMap(map, result->config.batch);
-                self->placeCursor(map.step);
-                emit self->blockMapReady();
-            },
-            Qt::QueuedConnection);
-    });
+    m_mapJob.start(
+        this, [result = m_result, step] { return core::pagedBlockMap(result->config, step); },
+        [this, result = m_result](const core::KvBlockMap& map) {
+            if (result != m_result)
+                return; // a map of a result no longer shown
+            m_blockMap->setBlockMap(map, result->config.batch);
+            placeCursor(map.step);
+            emit blockMapReady();
+        });
 }
 
 void KvCacheView::setResult(std::shared_ptr<const core::LlmScenarioResult> result, const core::KvBlockMap& blockMap)
 {
     m_result = std::move(result);
-    ++m_mapGeneration; // a block map still being computed belongs to the old result
+    m_mapJob.drop(); // a block map still being computed belongs to the old result
     m_blockMap->setBlockMap(blockMap, m_result ? m_result->config.batch : 0);
     rebuild();
     placeCursor(blockMap.step);

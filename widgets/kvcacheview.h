@@ -2,6 +2,8 @@
 // SPDX-FileCopyrightText: MemPlan authors
 #pragma once
 
+#include "latestjob.h"
+
 #include "scenarios/llmscenario.h"
 
 #include <QWidget>
@@ -23,7 +25,8 @@ class QMouseEvent;
 // activation arena (a scoped arena, log scale: a prefill step is far larger than a decode step);
 // at the bottom the paged pool's block map at the chosen step (a click on the plot picks the step).
 // Scenario runs and block maps are computed on QThreadPool::globalInstance(), never on the UI
-// thread; only the latest request's result is shown.
+// thread; only the latest request's result is shown (LatestJob; a new scenario run also cancels the
+// older one).
 class KvCacheView : public QWidget {
     Q_OBJECT
 public:
@@ -66,7 +69,7 @@ private:
     QCPItemStraightLine* m_cursor;
     std::shared_ptr<const core::LlmScenarioResult> m_result;
     std::shared_ptr<std::atomic<bool>> m_cancel;
-    quint64 m_generation = 0;
-    quint64 m_mapGeneration = 0;
+    LatestJob m_job;    // scenario runs: only the latest request's result is shown
+    LatestJob m_mapJob; // block maps: likewise; a new result drops the pending one
     bool m_busy = false;
 };

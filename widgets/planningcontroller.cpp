@@ -8,7 +8,6 @@
 #include <QCoreApplication>
 #include <QElapsedTimer>
 #include <QPointer>
-#include <QThreadPool>
 
 #include <algorithm>
 #include <filesystem>
@@ -50,111 +49,110 @@ void PlanningController::requestLoad(const QString& spec, const core::LoadOption
 {
     const auto flag = renewFlag(m_loadCancel);
     renewFlag(m_planCancel);
-    const quint64 generation = ++m_loadGeneration;
-    ++m_planGeneration; // a plan still running belongs to the workload being replaced
+    m_planJob.drop(); // a plan still running belongs to the workload being replaced
     setBusy(true, false);
     emit loadStarted(spec);
 
-    QThreadPool::globalInstance()->start([self = QPointer(this), generation, options, flag, spec = spec.toStdString()] {
-        if (flag->load())
-            return;
-        auto result = core::loadWorkload(spec, options); // worker thread: pure core code
-        std::shared_ptr<const core::Workload> workload;
+    struct Loaded {
+        std::shared_ptr<const core::Workload> workload; // null: failed with `error`
         QString error;
-        if (result)
-            workload = std::make_shared<const core::Workload>(std::move(*result));
-        else
-            error = QString::fromStdString(result.error().message);
-        // What a user could fix: asked where the load failed, or where sizes were given (to change them).
         std::optional<core::OpenInputs> open;
-        const bool sized = !options.bindings.dims.empty() || !options.bindings.inputShapes.empty() || !options.inputFiles.empty();
-        if (std::filesystem::path(spec).extension() == ".onnx" && (!result || sized))
-            if (auto found = core::openInputs(spec); found && !found->empty())
-                open = std::move(*found);
-        // Posted to the application object so a controller deleted meanwhile is noticed on the UI thread.
-        QMetaObject::invokeMethod(
-            QCoreApplication::instance(),
-            [self, generation, workload = std::move(workload), error, open = std::move(open), spec] {
-                if (!self || generation != self->m_loadGeneration)
-                    return; // stale, or the window is gone
-                self->setBusy(false, self->m_planning);
-                if (open)
-                    emit self->inputsOpen(QString::fromStdString(spec), *open);
-                if (workload)
-                    emit self->loadFinished(workload);
-                else
-                    emit self->loadFailed(error);
-            },
-            Qt::QueuedConnection);
-    });
+    };
+    m_loadJob.start(
+        this,
+        [options, flag, spec = spec.toStdString()]() -> std::optional<Loaded> {
+            if (flag->load())
+                return std::nullopt; // replaced before it began
+            auto result = core::loadWorkload(spec, options); // worker thread: pure core code
+            Loaded loaded;
+            if (result)
+                loaded.workload = std::make_shared<const core::Workload>(std::move(*result));
+            else
+                loaded.error = QString::fromStdString(result.error().message);
+            // What a user could fix: asked where the load failed, or where sizes were given (to change them).
+            const bool sized = !options.bindings.dims.empty() || !options.bindings.inputShapes.empty() || !options.inputFiles.empty();
+            if (std::filesystem::path(spec).extension() == ".onnx" && (!result || sized))
+                if (auto found = core::openInputs(spec); found && !found->empty())
+                    loaded.open = std::move(*found);
+            return loaded;
+        },
+        [this, spec](const std::optional<Loaded>& loaded) {
+            if (!loaded)
+                return;
+            setBusy(false, m_planning);
+            if (loaded->open)
+                emit inputsOpen(spec, *loaded->open);
+            if (loaded->workload)
+                emit loadFinished(loaded->workload);
+            else
+                emit loadFailed(loaded->error);
+        });
 }
 
 void PlanningController::requestPlan(
     std::shared_ptr<const core::Workload> workload, const QString& plannerName, double timeLimitSeconds)
 {
     const auto flag = renewFlag(m_planCancel);
-    const quint64 generation = ++m_planGeneration;
     setBusy(m_loading, true);
     emit planStarted(plannerName);
 
-    core::PlanOptions options;
-    options.timeLimitSeconds = std::max(0.0, timeLimitSeconds);
-    // Called on the planning thread. Throttled here too, so a burst of improvements cannot flood the
-    // UI thread's queue; the planner's final report (proven optimal) always goes through.
-    options.progress = [self = QPointer(this), generation, clock = std::optional<QElapsedTimer>()](
-                           const core::PlanProgress& progress) mutable {
-        if (clock && clock->elapsed() < 200 && !progress.provenOptimal)
-            return;
-        if (!clock)
-            clock.emplace();
-        clock->start();
-        QMetaObject::invokeMethod(
-            QCoreApplication::instance(),
-            [self, generation, progress] {
-                if (!self || generation != self->m_planGeneration || !self->m_planning)
-                    return;
-                emit self->planProgress(
-                    progress.bestArena, progress.provenLowerBound, progress.seconds, progress.provenOptimal);
-            },
-            Qt::QueuedConnection);
+    struct Planned {
+        std::optional<core::Plan> plan; // none: failed with `error`
+        QString error;
     };
-
-    QThreadPool::globalInstance()->start(
-        [self = QPointer(this), generation, workload = std::move(workload), flag, options = std::move(options),
-            name = plannerName.toStdString()] {
-            std::optional<core::Plan> plan;
-            QString error;
+    m_planJob.start(
+        this,
+        [self = QPointer(this), workload = std::move(workload), flag, timeLimit = std::max(0.0, timeLimitSeconds),
+            name = plannerName.toStdString()](quint64 generation) {
+            core::PlanOptions options;
+            options.timeLimitSeconds = timeLimit;
+            // Called on the planning thread. Throttled here too, so a burst of improvements cannot flood the
+            // UI thread's queue; the planner's final report (proven optimal) always goes through.
+            options.progress = [self, generation, clock = std::optional<QElapsedTimer>()](
+                                   const core::PlanProgress& progress) mutable {
+                if (clock && clock->elapsed() < 200 && !progress.provenOptimal)
+                    return;
+                if (!clock)
+                    clock.emplace();
+                clock->start();
+                QMetaObject::invokeMethod(
+                    QCoreApplication::instance(),
+                    [self, generation, progress] {
+                        if (!self || !self->m_planJob.isCurrent(generation) || !self->m_planning)
+                            return;
+                        emit self->planProgress(
+                            progress.bestArena, progress.provenLowerBound, progress.seconds, progress.provenOptimal);
+                    },
+                    Qt::QueuedConnection);
+            };
+            Planned planned;
             const core::Planner* planner = core::plannerByName(name);
             if (!workload) {
-                error = QStringLiteral("Nothing to plan: no model is loaded.");
+                planned.error = QStringLiteral("Nothing to plan: no model is loaded.");
             } else if (!planner) {
-                error = QStringLiteral("Unknown planner '%1'.").arg(QString::fromStdString(name));
+                planned.error = QStringLiteral("Unknown planner '%1'.").arg(QString::fromStdString(name));
             } else {
                 auto result = core::runPlanner(*planner, workload->problem, core::CancelToken(flag), options);
                 if (!result) {
-                    error = QString::fromStdString(result.error().message);
+                    planned.error = QString::fromStdString(result.error().message);
                 } else {
                     // An invalid plan is a bug in a planner: report it instead of drawing a wrong picture.
                     const auto check = core::validatePlan(workload->problem, *result);
                     if (check.ok())
-                        plan = std::move(*result);
+                        planned.plan = std::move(*result);
                     else
-                        error = QStringLiteral("Planner '%1' produced an invalid plan: %2")
-                                    .arg(QString::fromStdString(name), QString::fromStdString(check.message));
+                        planned.error = QStringLiteral("Planner '%1' produced an invalid plan: %2")
+                                            .arg(QString::fromStdString(name), QString::fromStdString(check.message));
                 }
             }
-            QMetaObject::invokeMethod(
-                QCoreApplication::instance(),
-                [self, generation, plan = std::move(plan), error] {
-                    if (!self || generation != self->m_planGeneration)
-                        return;
-                    self->setBusy(self->m_loading, false);
-                    if (plan)
-                        emit self->planReady(*plan);
-                    else if (generation != self->m_stoppedGeneration) // stopped before any plan: quiet
-                        emit self->planFailed(error);
-                },
-                Qt::QueuedConnection);
+            return planned;
+        },
+        [this](const Planned& planned) {
+            setBusy(m_loading, false);
+            if (planned.plan)
+                emit planReady(*planned.plan);
+            else if (m_planJob.generation() != m_stoppedGeneration) // stopped before any plan: quiet
+                emit planFailed(planned.error);
         });
 }
 
@@ -162,8 +160,8 @@ void PlanningController::cancel()
 {
     renewFlag(m_loadCancel);
     renewFlag(m_planCancel);
-    ++m_loadGeneration;
-    ++m_planGeneration;
+    m_loadJob.drop();
+    m_planJob.drop();
     setBusy(false, false);
 }
 
@@ -172,6 +170,6 @@ void PlanningController::stop()
     if (!m_planning)
         return;
     // Same generation: the result that comes back (the best plan so far) is published as usual.
-    m_stoppedGeneration = m_planGeneration;
+    m_stoppedGeneration = m_planJob.generation();
     m_planCancel->store(true);
 }

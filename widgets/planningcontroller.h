@@ -2,6 +2,8 @@
 // SPDX-FileCopyrightText: MemPlan authors
 #pragma once
 
+#include "latestjob.h"
+
 #include "io/workload.h"
 #include "onnx/onnximport.h"
 #include "planners/problem.h"
@@ -13,9 +15,9 @@
 #include <memory>
 
 // Loads workloads and runs planners on QThreadPool::globalInstance(), never on the UI thread
-// (docs/ARCHITECTURE.md, background work). Each request bumps a generation counter and cancels the previous job of its
-// kind; a result whose generation is no longer current is dropped on arrival, so only the latest
-// request's signal is ever emitted. A new load also drops any pending plan (it would belong to the
+// (docs/ARCHITECTURE.md, background work). Each request starts a LatestJob of its kind (a new
+// generation) and cancels the previous job; a result whose generation is no longer current is dropped
+// on arrival, so only the latest request's signal is ever emitted. A new load also drops any pending plan (it would belong to the
 // old workload). Search planners (exact) report progress as planProgress, throttled, guarded by the
 // same generation; stop() ends the search early and keeps the best plan it found. Every plan is checked with core::validatePlan in the worker: an invalid plan
 // arrives as planFailed, never as planReady. Lives on the UI thread; signals are emitted there.
@@ -63,9 +65,9 @@ private:
 
     std::shared_ptr<std::atomic<bool>> m_loadCancel;
     std::shared_ptr<std::atomic<bool>> m_planCancel;
-    quint64 m_loadGeneration = 0;
-    quint64 m_planGeneration = 0;
-    quint64 m_stoppedGeneration = 0; // the plan generation stop() ended, 0: none
+    LatestJob m_loadJob;
+    LatestJob m_planJob;
+    quint64 m_stoppedGeneration = 0; // the m_planJob generation stop() ended, 0: none
     bool m_loading = false;
     bool m_planning = false;
 };

@@ -129,56 +129,55 @@ void RunController::start(std::shared_ptr<const core::Workload> workload, const 
     if (m_cancel)
         m_cancel->store(true); // the older job stops at its next op
     m_cancel = std::make_shared<std::atomic<bool>>(false);
-    const quint64 generation = ++m_generation;
     setRunning(true);
     emit started();
 
-    // Called on the worker after every op: throttled so a fast model cannot flood the UI queue.
-    auto progress = [self = QPointer(this), generation, clock = std::optional<QElapsedTimer>()](
-                        int done, int total) mutable {
-        if (clock && clock->elapsed() < 50 && done < total)
-            return;
-        if (!clock)
-            clock.emplace();
-        clock->start();
-        QMetaObject::invokeMethod(
-            QCoreApplication::instance(),
-            [self, generation, done, total] {
-                if (self && generation == self->m_generation && self->m_running)
-                    emit self->progress(done, total);
-            },
-            Qt::QueuedConnection);
-    };
-    m_pool->start([self = QPointer(this), generation, workload = std::move(workload), plan, repeat = std::max(1, repeat), device,
-                      tolerance, costProfile = std::move(costProfile), token = core::CancelToken(m_cancel),
-                      progress = std::move(progress)]() mutable {
-        auto result = runJob(std::move(workload), plan, repeat, device, tolerance, token, progress);
-        if (result && costProfile)
-            addRoofline(*result, *costProfile);
-        std::shared_ptr<const RunMeasurement> measurement;
+    struct Outcome {
+        std::shared_ptr<const RunMeasurement> measurement; // null: failed with `error`
         QString error;
-        bool wasCancelled = false;
-        if (result)
-            measurement = std::make_shared<const RunMeasurement>(std::move(*result));
-        else {
-            wasCancelled = result.error().code == core::ErrorCode::Cancelled;
-            error = QString::fromStdString(result.error().message);
-        }
-        QMetaObject::invokeMethod(
-            QCoreApplication::instance(),
-            [self, generation, measurement, error, wasCancelled] {
-                if (!self || generation != self->m_generation)
-                    return; // stale, or the window is gone
-                self->setRunning(false);
-                if (measurement)
-                    emit self->finished(measurement);
-                else if (wasCancelled)
-                    emit self->cancelled();
-                else
-                    emit self->failed(error);
-            },
-            Qt::QueuedConnection);
-    });
+        bool cancelled = false;
+    };
+    m_job.start(
+        this,
+        [self = QPointer(this), workload = std::move(workload), plan, repeat = std::max(1, repeat), device, tolerance,
+            costProfile = std::move(costProfile), token = core::CancelToken(m_cancel)](quint64 generation) mutable {
+            // Called on the worker after every op: throttled so a fast model cannot flood the UI queue.
+            auto progress = [self, generation, clock = std::optional<QElapsedTimer>()](int done, int total) mutable {
+                if (clock && clock->elapsed() < 50 && done < total)
+                    return;
+                if (!clock)
+                    clock.emplace();
+                clock->start();
+                QMetaObject::invokeMethod(
+                    QCoreApplication::instance(),
+                    [self, generation, done, total] {
+                        if (self && self->m_job.isCurrent(generation) && self->m_running)
+                            emit self->progress(done, total);
+                    },
+                    Qt::QueuedConnection);
+            };
+            auto result = runJob(std::move(workload), plan, repeat, device, tolerance, token, progress);
+            if (result && costProfile)
+                addRoofline(*result, *costProfile);
+            Outcome outcome;
+            if (result) {
+                outcome.measurement = std::make_shared<const RunMeasurement>(std::move(*result));
+            } else {
+                outcome.cancelled = result.error().code == core::ErrorCode::Cancelled;
+                outcome.error = QString::fromStdString(result.error().message);
+            }
+            return outcome;
+        },
+        [this](const Outcome& outcome) {
+            setRunning(false);
+            if (outcome.measurement)
+                emit finished(outcome.measurement);
+            else if (outcome.cancelled)
+                emit cancelled();
+            else
+                emit failed(outcome.error);
+        },
+        m_pool);
 }
 
 void RunController::cancel()
@@ -187,7 +186,7 @@ void RunController::cancel()
         return;
     if (m_cancel)
         m_cancel->store(true);
-    ++m_generation; // whatever the job still reports is dropped
+    m_job.drop(); // whatever the job still reports is dropped
     setRunning(false);
     emit cancelled();
 }

@@ -2,6 +2,7 @@
 // SPDX-FileCopyrightText: MemPlan authors
 #pragma once
 
+#include "latestjob.h"
 #include "runmeasurement.h"
 
 #include "cost/device.h"
@@ -24,8 +25,8 @@ class QThreadPool;
 //   the same inputs, which the GPU's outputs must match within `tolerance` (as `memplan
 //   run --device cuda --tolerance`); skipped when a synthetic kernel ran (it hashes its inputs' bits).
 // - One run at a time: its own one-thread pool, because the executor's kernel scratch is shared.
-// - start() cancels the previous run (it stops at its next op) and bumps a generation; a result
-//   whose generation is stale is dropped, so only the latest request's signal is emitted.
+// - start() cancels the previous run (it stops at its next op) and starts a LatestJob on that pool:
+//   a result whose generation is stale is dropped, so only the latest request's signal is emitted.
 // - Weights: for an ONNX source the model's own weights (matched by tensor and op name, so a
 //   graph rewritten by strategies still finds them); random with a fixed seed otherwise.
 // Lives on the UI thread; signals are emitted there.
@@ -60,6 +61,6 @@ private:
 
     QThreadPool* m_pool;
     std::shared_ptr<std::atomic<bool>> m_cancel;
-    quint64 m_generation = 0;
+    LatestJob m_job;
     bool m_running = false;
 };

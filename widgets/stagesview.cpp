@@ -7,21 +7,19 @@
 #include "scenarios/multichipreport.h"
 #include "util/format.h"
 
-#include <QCoreApplication>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QPainter>
 #include <QPainterPath>
-#include <QPointer>
 #include <QScrollArea>
 #include <QSpinBox>
 #include <QTableWidget>
-#include <QThreadPool>
 #include <QVBoxLayout>
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 namespace {
 
@@ -319,8 +317,8 @@ void StagesView::repartition()
 {
     m_cancel->store(true); // the older job stops at its next stage plan
     m_cancel = std::make_shared<std::atomic<bool>>(false);
-    const quint64 generation = ++m_generation;
     if (!m_workload || !m_workload->graph) {
+        m_job.drop(); // a partition still running belongs to the old request
         m_busy = false;
         m_partition.reset();
         m_error = m_workload ? tr("%1 is an allocation problem; stages need a model graph").arg(QString::fromStdString(m_workload->source))
@@ -333,36 +331,37 @@ void StagesView::repartition()
     core::MultiChipOptions options;
     options.chips = m_chips->value();
     options.cancel = core::CancelToken(m_cancel);
-    QThreadPool::globalInstance()->start([self = QPointer(this), generation, workload = m_workload, device = m_device, options] {
-        auto result = core::planMultiChip(*workload->graph, workload->schedule, device, options); // worker thread
-        std::shared_ptr<const core::MultiChipPlan> partition;
+    struct Outcome {
+        std::shared_ptr<const core::MultiChipPlan> partition; // null: failed with `error`
         QString error;
-        if (result)
-            partition = std::make_shared<const core::MultiChipPlan>(std::move(*result));
-        else if (result.error().code == core::ErrorCode::Cancelled)
-            return;
-        else
-            error = QString::fromStdString(result.error().message);
-        QMetaObject::invokeMethod(
-            QCoreApplication::instance(),
-            [self, generation, workload, partition = std::move(partition), error] {
-                if (!self || generation != self->m_generation)
-                    return; // stale, or the view is gone
-                self->m_busy = false;
-                self->m_error = error;
-                if (partition) {
-                    self->m_previous = self->m_partitioned == workload ? self->m_partition : nullptr;
-                    self->m_partition = partition;
-                    self->m_partitioned = workload;
-                }
-                self->showPartition();
-                if (partition)
-                    emit self->partitionReady();
-                else
-                    emit self->partitionFailed(error);
-            },
-            Qt::QueuedConnection);
-    });
+    };
+    m_job.start(
+        this,
+        [workload = m_workload, device = m_device, options]() -> std::optional<Outcome> {
+            auto result = core::planMultiChip(*workload->graph, workload->schedule, device, options); // worker thread
+            if (result)
+                return Outcome { std::make_shared<const core::MultiChipPlan>(std::move(*result)), {} };
+            if (result.error().code == core::ErrorCode::Cancelled)
+                return std::nullopt; // a newer request took over: nothing to show
+            return Outcome { nullptr, QString::fromStdString(result.error().message) };
+        },
+        [this, workload = m_workload](std::optional<Outcome> outcome) {
+            if (!outcome)
+                return;
+            m_busy = false;
+            m_error = outcome->error;
+            const auto& partition = outcome->partition;
+            if (partition) {
+                m_previous = m_partitioned == workload ? m_partition : nullptr;
+                m_partition = partition;
+                m_partitioned = workload;
+            }
+            showPartition();
+            if (partition)
+                emit partitionReady();
+            else
+                emit partitionFailed(m_error);
+        });
 }
 
 void StagesView::showPartition()

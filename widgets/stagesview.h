@@ -2,6 +2,8 @@
 // SPDX-FileCopyrightText: MemPlan authors
 #pragma once
 
+#include "latestjob.h"
+
 #include "cost/device.h"
 #include "io/workload.h"
 #include "scenarios/multichip.h"
@@ -21,7 +23,7 @@ class StagesCanvas;
 // in MB and %), a miniature of its arena (local step × offset, coloured by local/received/sent),
 // arrows with the bytes one chip sends the next, and a table of every transfer. The chip-count box
 // (auto = fewest that fit) re-partitions on QThreadPool::globalInstance(); the UI thread never
-// waits; a line under it says what changed against the previous count. A newer request cancels the older one, whose result is dropped (generation counter).
+// waits; a line under it says what changed against the previous count. A newer request cancels the older one, whose result is dropped (LatestJob).
 class StagesView : public QWidget {
     Q_OBJECT
 public:
@@ -63,7 +65,7 @@ private:
     std::shared_ptr<const core::MultiChipPlan> m_previous; // the one before m_partition, same workload
     std::shared_ptr<const core::Workload> m_partitioned;   // the workload m_partition belongs to
     std::shared_ptr<std::atomic<bool>> m_cancel;
-    quint64 m_generation = 0;
+    LatestJob m_job; // only the latest partition request's result is shown
     bool m_busy = false;
     QString m_error;
 };

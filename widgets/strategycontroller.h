@@ -13,8 +13,10 @@
 // Runs StrategyRequests on QThreadPool::globalInstance(), never on the UI thread. The strategies
 // cannot be interrupted, so requests are coalesced instead of cancelled: at most one job runs; a
 // request made meanwhile waits as the single pending one (a newer request replaces it), and the
-// running job's result is dropped on arrival when anything newer was requested (generation counter,
-// as in PlanningController). Only the latest request's signal is ever emitted. Lives on the UI thread.
+// running job's result is dropped on arrival when anything newer was requested (generation counter).
+// Only the latest request's signal is ever emitted. Lives on the UI thread. Not a LatestJob
+// (widgets/latestjob.h): every arrival, stale or not, must be seen, to start the pending request or
+// clear the busy flag, where a LatestJob drops stale results unseen.
 class StrategyController : public QObject {
     Q_OBJECT
 public:
