@@ -60,6 +60,19 @@ fi
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
 export ASAN_OPTIONS="abort_on_error=1:symbolize=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 found=0
+# One line per target; every new finding listed (and `found` set). Reads t, execs, rate, cov, ft,
+# corpus, findings, stamp and log.
+summarize() {
+    local new
+    new=$(find "$findings" -type f -newer "$stamp" | wc -l)
+    printf 'fuzz %-10s %10s executions %7s exec/s  cov %6s  ft %7s  corpus %5d  findings %d (log %s)\n' \
+        "$t" "${execs:-0}" "${rate:-0}" "${cov:-0}" "${ft:-0}" "$(find "$corpus" -type f | wc -l)" "$new" "$log"
+    if ((new > 0)); then
+        found=1
+        find "$findings" -type f -newer "$stamp" | sort | sed "s/^/finding: $t /"
+    fi
+    return 0
+}
 for t in "${targets[@]}"; do
     corpus="$build/corpus/$t" findings="$build/findings/$t" log="$build/fuzz-$t.log"
     mkdir -p "$corpus" "$findings"
@@ -78,19 +91,16 @@ for t in "${targets[@]}"; do
         cov=$(sed -nE 's/.* cov: ([0-9]+) .*/\1/p' <<<"$last")
         ft=$(sed -nE 's/.* ft: ([0-9]+) .*/\1/p' <<<"$last")
         rate=$(sed -nE 's/^stat::average_exec_per_sec:[[:space:]]+([0-9]+)/\1/p' "$log")
-        new=$(find "$findings" -type f -newer "$stamp" | wc -l)
-        printf 'fuzz %-10s %10s executions %7s exec/s  cov %6s  ft %7s  corpus %5d  findings %d (log %s)\n' \
-            "$t" "${execs:-0}" "${rate:-0}" "${cov:-0}" "${ft:-0}" "$(find "$corpus" -type f | wc -l)" "$new" "$log"
-        if [[ -z "$execs" ]] && ((new == 0)); then
+        before=$found found=0
+        summarize
+        if ((found)); then
+            tail -n 30 "$log" >&2 # the finding's stack
+        elif [[ -z "$execs" ]]; then
             echo "fuzz.sh: fuzz_$t did not finish its runs; the end of $log:" >&2
             tail -n 15 "$log" >&2
             found=1
         fi
-        if ((new > 0)); then
-            found=1
-            find "$findings" -type f -newer "$stamp" | sort | sed "s/^/finding: $t /"
-            tail -n 30 "$log" >&2
-        fi
+        ((before)) && found=1
         continue
     fi
     # Fork mode with one job: one process fuzzes at a time, and a crash restarts it instead of ending the run.
@@ -103,17 +113,11 @@ for t in "${targets[@]}"; do
     cov=$(sed -nE 's/.* cov: ([0-9]+) .*/\1/p' <<<"$last")
     ft=$(sed -nE 's/.* ft: ([0-9]+) .*/\1/p' <<<"$last")
     rate=$(sed -nE 's/.* exec\/s:? ([0-9]+) .*/\1/p' <<<"$last")
-    new=$(find "$findings" -type f -newer "$stamp" | wc -l)
-    printf 'fuzz %-10s %10s executions %7s exec/s  cov %6s  ft %7s  corpus %5d  findings %d (log %s)\n' \
-        "$t" "${execs:-0}" "${rate:-0}" "${cov:-0}" "${ft:-0}" "$(find "$corpus" -type f | wc -l)" "$new" "$log"
+    summarize
     if [[ -z "$last" ]] && ! grep -q "INFO: exiting: 0" "$log"; then
         echo "fuzz.sh: fuzz_$t did not start; the end of $log:" >&2
         tail -n 15 "$log" >&2
         found=1
-    fi
-    if ((new > 0)); then
-        found=1
-        find "$findings" -type f -newer "$stamp" | sort | sed "s/^/finding: $t /"
     fi
 done
 exit "$found"
