@@ -266,26 +266,29 @@ std::vector<std::string> sizedByGivenValue(const onnx::ModelProto& model, const 
     return sized;
 }
 
-Expected<Graph> importImpl(const std::filesystem::path& file, const ShapeBindings& bindings)
+// The model as read, with MemPlan's own checks (validateModel) and the ONNX checker's first
+// complaint as a note (it is advisory: exporters break its rules in harmless ways).
+Expected<onnx::ModelProto> readChecked(const std::filesystem::path& file, std::vector<std::string>& notes)
 {
-    const std::string fileName = file.string();
-    std::vector<std::string> notes;
     auto loaded = readModel(file, &notes);
     if (!loaded)
         return loaded.error();
-    onnx::ModelProto& model = *loaded;
-    if (auto s = validateModel(model, fileName, &notes); !s)
+    if (auto s = validateModel(*loaded, file.string(), &notes); !s)
         return s.error();
-
     try {
-        onnx::checker::check_model(model);
+        onnx::checker::check_model(*loaded);
     } catch (const std::exception& e) {
         std::string what = e.what();
         what = what.substr(0, what.find('\n')).substr(0, 200);
         notes.push_back("ONNX checker: " + what + " (ignored)");
     }
-    // Given input shapes that differ from a dimension the model declares as a number: named if the
-    // model then contradicts itself (a constant made for the declared size).
+    return loaded;
+}
+
+// Given input shapes that differ from a dimension the model declares as a number: named if the
+// model then contradicts itself (a constant made for the declared size).
+std::vector<std::string> inputsGivenOtherShapes(const onnx::ModelProto& model, const ShapeBindings& bindings)
+{
     std::vector<std::string> overridden;
     for (const auto& input : model.graph().input()) {
         const auto given = bindings.inputShapes.find(input.name());
@@ -302,42 +305,18 @@ Expected<Graph> importImpl(const std::filesystem::path& file, const ShapeBinding
         if (differs)
             overridden.push_back("'" + input.name() + "' " + dimsText(given->second) + " where the model declares " + declared);
     }
-    if (auto s = applyBindings(model, bindings, fileName); !s)
-        return s.error();
-    if (!bindings.dims.empty() || !bindings.inputShapes.empty()) {
-        std::vector<std::string> given;
-        for (const auto& [name, value] : bindings.dims)
-            given.push_back(name + " = " + std::to_string(value));
-        for (const auto& [name, dims] : bindings.inputShapes)
-            given.push_back("input '" + name + "' " + dimsText(dims));
-        notes.push_back("planned for the sizes given: " + joinNames(given, 16));
-    }
+    return overridden;
+}
 
-    // Weights stay out of the copies inference makes; only their dims and small values are read.
-    google::protobuf::RepeatedPtrField<onnx::TensorProto> weights;
-    weights.Swap(model.mutable_graph()->mutable_initializer());
-    std::vector<const onnx::TensorProto*> initializers;
-    for (const auto& t : weights)
-        initializers.push_back(&t);
-
-    // Every top-level value, numbered in order of first appearance.
-    Graph g;
-    const auto& graph = model.graph();
-    g.name = graph.name().empty() ? file.stem().string() : graph.name();
-    for (const auto& o : model.opset_import())
-        if (o.version() > 0) // an unset version: an export falls back to its default
-            g.opsets[o.domain() == "ai.onnx" ? std::string() : o.domain()] = o.version();
-    const std::vector<std::string> names = valueNames(graph, initializers);
-    std::unordered_map<std::string, TensorIndex> index;
-    for (std::size_t i = 0; i < names.size(); ++i)
-        index.emplace(names[i], TensorIndex(i));
-
-    const auto givenInputs = givenFacts(graph, bindings);
+// Inference of every value's facts. A file whose stored shapes its ops contradict (left from other
+// input shapes) gets them dropped and inferred again, as a runtime lets the ops decide; MemPlan's own
+// exports state every size on purpose and keep theirs.
+InferenceResult inferSizes(onnx::ModelProto& model, const std::vector<const onnx::TensorProto*>& initializers,
+                           const std::vector<std::string>& names, const std::unordered_map<std::string, ValueFacts>& givenInputs,
+                           std::vector<std::string>& notes)
+{
     auto inferred = inferModel(model, initializers, names, 0, givenInputs);
-    // MemPlan's own exports state every size on purpose (their ops need not compute it again).
     if (!inferred.stale.empty() && model.producer_name() != "memplan") {
-        // As a runtime does, the ops decide: the stored shapes were left from other input shapes
-        // (an input's dims edited by hand, say), so they are dropped and the shapes computed again.
         const auto& first = inferred.stale.front();
         notes.push_back("the file states shape " + dimsText(first.stated) + " for '" + first.name + "'"
                         + (inferred.stale.size() > 1 ? " (and " + std::to_string(inferred.stale.size() - 1) + " more)" : std::string())
@@ -350,30 +329,16 @@ Expected<Graph> importImpl(const std::filesystem::path& file, const ShapeBinding
         inferred = inferModel(model, initializers, names, 0, givenInputs);
     }
     notes.insert(notes.end(), inferred.notes.begin(), inferred.notes.end());
-    // A given value binds the plan (Tensor::values: a run must be given it again) only where it
-    // sizes something; each such input costs one more inference.
-    std::map<std::string, std::vector<std::string>> sizedBy; // given input -> the values its contents size
-    for (const auto& [name, f] : givenInputs)
-        if (f.value)
-            if (auto sized = sizedByGivenValue(model, initializers, names, givenInputs, name, inferred); !sized.empty())
-                sizedBy[name] = std::move(sized);
+    return inferred;
+}
 
-    std::unordered_set<std::string> weightNames;
-    for (const auto* t : initializers)
-        weightNames.insert(t->name());
-    for (const auto& s : graph.sparse_initializer())
-        weightNames.insert(s.values().name());
-    std::vector<bool> weightAlias;
-    auto kinds = tensorKinds(graph, index, weightNames, weightAlias);
-    for (const auto& name : persistentNames(model))
-        if (const auto it = index.find(name); it != index.end() && kinds[std::size_t(it->second)] == TensorKind::Activation)
-            kinds[std::size_t(it->second)] = TensorKind::Persistent;
-    for (const auto& vi : graph.input())
-        if (!weightNames.count(vi.name()))
-            g.inputs.push_back(index[vi.name()]);
-    for (const auto& vi : graph.output())
-        g.outputs.push_back(index[vi.name()]);
-
+// One Tensor per value of `names`, in that order, from its inferred facts: kind, element type, shape or
+// estimate, a sequence's or optional's nature, the values a run must be given again, the byte size.
+// Returns how many are sequences or maps; an error names a tensor whose byte count overflows.
+Expected<int> addTensors(Graph& g, const std::vector<std::string>& names, InferenceResult& inferred, const std::vector<TensorKind>& kinds,
+                         const std::unordered_map<std::string, ValueFacts>& givenInputs, const ShapeBindings& bindings,
+                         const std::map<std::string, std::vector<std::string>>& sizedBy, const std::string& fileName)
+{
     int sequences = 0;
     for (std::size_t i = 0; i < names.size(); ++i) {
         const auto& f = inferred.facts[names[i]];
@@ -414,10 +379,23 @@ Expected<Graph> importImpl(const std::filesystem::path& file, const ShapeBinding
                                  + dimsText(t.shape) + " overflows a 64-bit byte count");
         g.tensors.push_back(std::move(t));
     }
+    return sequences;
+}
 
-    int controlFlow = 0;
-    std::vector<bool> computed(std::size_t(graph.node_size()), false);
-    std::set<std::string> ruled;
+// What reading the nodes found besides the ops themselves.
+struct NodesRead {
+    int controlFlow = 0;        // ops with subgraphs
+    std::vector<bool> computed; // per node: its outputs are constants now (foldAtLoad drops it)
+    std::set<std::string> ruled; // op types MemPlan's own shape rules sized
+};
+
+// One Op per node, in file order: type, domain, name, scalar and list attributes, input and output
+// slots, the outer values its subgraphs read; Constants and folded integer ops are marked computed.
+NodesRead addOps(Graph& g, const onnx::GraphProto& graph, std::unordered_map<std::string, TensorIndex>& index,
+                 InferenceResult& inferred, const std::vector<bool>& weightAlias, std::vector<std::string>& notes)
+{
+    NodesRead read;
+    read.computed.assign(std::size_t(graph.node_size()), false);
     for (int i = 0; i < graph.node_size(); ++i) {
         const auto& node = graph.node(i);
         Op op;
@@ -446,63 +424,44 @@ Expected<Graph> importImpl(const std::filesystem::path& file, const ShapeBinding
                 op.captured.push_back(it->second);
         if (std::any_of(node.attribute().begin(), node.attribute().end(),
                         [](const auto& a) { return a.has_g() || a.graphs_size() > 0; }))
-            ++controlFlow;
+            ++read.controlFlow;
         if (op.type == "Constant" && op.domain.empty())
-            computed[std::size_t(i)] = !op.outputs.empty() && std::all_of(op.outputs.begin(), op.outputs.end(), [&](TensorIndex t) {
+            read.computed[std::size_t(i)] = !op.outputs.empty() && std::all_of(op.outputs.begin(), op.outputs.end(), [&](TensorIndex t) {
                 return g.tensors[std::size_t(t)].kind == TensorKind::Weight;
             });
         else if (inferred.folded[i] && !weightAlias[i] && op.domain.empty())
-            computed[std::size_t(i)] = becomeConstants(op, g, inferred.facts);
+            read.computed[std::size_t(i)] = becomeConstants(op, g, inferred.facts);
         if (inferred.owned[i] && op.type != "Constant")
-            ruled.insert(op.domain.empty() ? op.type : op.domain + "." + op.type);
+            read.ruled.insert(op.domain.empty() ? op.type : op.domain + "." + op.type);
         const bool scanOutputs = node.input_size() >= 2 && node.output_size() > node.input_size() - 2;
         if (op.type == "Loop" && scanOutputs && (node.input(0).empty() || !inferred.facts[node.input(0)].value))
             notes.push_back("Loop '" + op.name + "': trip count unknown at import; its scan outputs are sized for one iteration (estimate)");
         g.ops.push_back(std::move(op));
     }
+    return read;
+}
 
-    if (const auto note = roiAlignModeNote(model); !note.empty())
-        notes.push_back(note);
-    const auto folds = foldAtLoad(g, weightAlias, computed);
-    const auto producer = producers(g);
-    if (folds.computed > 0) {
-        const auto plural = [](int n, const char* what) { return std::to_string(n) + " " + what + (n > 1 ? "s" : ""); };
-        notes.push_back("folded " + plural(folds.computed, "integer op") + " into constants (shape arithmetic, constant fills)"
-                        + ", as a runtime does at load; " + (folds.computed > 1 ? "they" : "it")
-                        + (folds.unread > 0 ? " and " + plural(folds.unread, "op") + (folds.computed > 1 ? " only they read" : " only it reads") : std::string())
-                        + (folds.computed > 1 || folds.unread > 0 ? " leave" : " leaves") + " the schedule");
+// The plan holds for the given values that size something, and only for them: which inputs, which values.
+std::string givenValuesNote(const std::map<std::string, std::vector<std::string>>& sizedBy, const std::vector<std::string>& names)
+{
+    std::vector<std::string> givenNames;
+    std::set<std::string> sized;
+    for (const auto& [name, values] : sizedBy) {
+        givenNames.push_back("'" + name + "'");
+        sized.insert(values.begin(), values.end());
     }
-    // The plan holds for the given values that size something, and only for them.
-    if (!sizedBy.empty()) {
-        std::vector<std::string> givenNames;
-        std::set<std::string> sized;
-        for (const auto& [name, values] : sizedBy) {
-            givenNames.push_back("'" + name + "'");
-            sized.insert(values.begin(), values.end());
-        }
-        std::vector<std::string> sizedNames; // in graph order
-        for (const auto& name : names)
-            if (sized.count(name))
-                sizedNames.push_back("'" + name + "'");
-        notes.push_back("the values given for " + joinNames(givenNames, 8) + " size " + std::to_string(sizedNames.size()) + " value"
-                        + (sizedNames.size() > 1 ? "s" : "") + " (" + joinNames(sizedNames, 4)
-                        + "): the plan holds for these input values (the ops computing them still run)");
-    }
-    if (folds.constants > 0)
-        notes.push_back(std::to_string(folds.constants) + " Constant op" + (folds.constants > 1 ? "s are weights, not steps" : " is a weight, not a step")
-                        + " of the schedule");
-    if (folds.aliases > 0)
-        notes.push_back("removed " + std::to_string(folds.aliases) + " Identity op" + (folds.aliases > 1 ? "s" : "")
-                        + " that only alias weights: their readers read the weights directly");
-    if (!ruled.empty())
-        notes.push_back("MemPlan's own shape rules sized ops the ONNX library does not know or would misread at this opset: "
-                        + joinNames(std::vector<std::string>(ruled.begin(), ruled.end())));
-    if (controlFlow > 0)
-        notes.push_back(std::to_string(controlFlow) + " control-flow op" + (controlFlow > 1 ? "s" : "")
-                        + " with subgraphs: planned as single ops whose lifetime covers their captured inputs");
-    if (sequences > 0)
-        notes.push_back(std::to_string(sequences) + " sequence/map value" + (sequences > 1 ? "s" : "")
-                        + " sized by the tensors they hold (an upper bound where how many depends on the data)");
+    std::vector<std::string> sizedNames; // in graph order
+    for (const auto& name : names)
+        if (sized.count(name))
+            sizedNames.push_back("'" + name + "'");
+    return "the values given for " + joinNames(givenNames, 8) + " size " + std::to_string(sizedNames.size()) + " value"
+                    + (sizedNames.size() > 1 ? "s" : "") + " (" + joinNames(sizedNames, 4)
+                    + "): the plan holds for these input values (the ops computing them still run)";
+}
+
+// Where estimates start (data-dependent shapes, named) and how much is bounded downstream of them.
+std::string estimatesNote(const Graph& g, const std::vector<OpIndex>& producer)
+{
     std::vector<std::string> bounded;
     int downstream = 0; // estimated because an input is: counted, with their bytes, not named
     Bytes downstreamBytes = 0;
@@ -518,13 +477,117 @@ Expected<Graph> importImpl(const std::filesystem::path& file, const ShapeBinding
             downstreamBytes += std::max<Bytes>(g.tensors[t].size, 0);
         }
     }
-    if (!bounded.empty())
-        notes.push_back(std::to_string(bounded.size()) + " tensor" + (bounded.size() > 1 ? "s have" : " has")
+    if (bounded.empty())
+        return {};
+    return (std::to_string(bounded.size()) + " tensor" + (bounded.size() > 1 ? "s have" : " has")
                         + " data-dependent shapes, sized by an estimate (an upper bound where one exists): "
                         + joinNames(bounded, 5)
                         + (downstream > 0 ? "; " + std::to_string(downstream) + " tensor" + (downstream > 1 ? "s" : "") + " computed from "
                                    + (bounded.size() > 1 ? "them" : "it") + " are bounded too (" + formatBytes(downstreamBytes) + " in all)"
                                             : std::string()));
+}
+
+Expected<Graph> importImpl(const std::filesystem::path& file, const ShapeBindings& bindings)
+{
+    const std::string fileName = file.string();
+    std::vector<std::string> notes;
+    auto loaded = readChecked(file, notes);
+    if (!loaded)
+        return loaded.error();
+    onnx::ModelProto& model = *loaded;
+    const auto overridden = inputsGivenOtherShapes(model, bindings);
+    if (auto s = applyBindings(model, bindings, fileName); !s)
+        return s.error();
+    if (!bindings.dims.empty() || !bindings.inputShapes.empty()) {
+        std::vector<std::string> given;
+        for (const auto& [name, value] : bindings.dims)
+            given.push_back(name + " = " + std::to_string(value));
+        for (const auto& [name, dims] : bindings.inputShapes)
+            given.push_back("input '" + name + "' " + dimsText(dims));
+        notes.push_back("planned for the sizes given: " + joinNames(given, 16));
+    }
+
+    // Weights stay out of the copies inference makes; only their dims and small values are read.
+    google::protobuf::RepeatedPtrField<onnx::TensorProto> weights;
+    weights.Swap(model.mutable_graph()->mutable_initializer());
+    std::vector<const onnx::TensorProto*> initializers;
+    for (const auto& t : weights)
+        initializers.push_back(&t);
+
+    // Every top-level value, numbered in order of first appearance.
+    Graph g;
+    const auto& graph = model.graph();
+    g.name = graph.name().empty() ? file.stem().string() : graph.name();
+    for (const auto& o : model.opset_import())
+        if (o.version() > 0) // an unset version: an export falls back to its default
+            g.opsets[o.domain() == "ai.onnx" ? std::string() : o.domain()] = o.version();
+    const std::vector<std::string> names = valueNames(graph, initializers);
+    std::unordered_map<std::string, TensorIndex> index;
+    for (std::size_t i = 0; i < names.size(); ++i)
+        index.emplace(names[i], TensorIndex(i));
+
+    const auto givenInputs = givenFacts(graph, bindings);
+    auto inferred = inferSizes(model, initializers, names, givenInputs, notes);
+    // A given value binds the plan (Tensor::values: a run must be given it again) only where it
+    // sizes something; each such input costs one more inference.
+    std::map<std::string, std::vector<std::string>> sizedBy; // given input -> the values its contents size
+    for (const auto& [name, f] : givenInputs)
+        if (f.value)
+            if (auto sized = sizedByGivenValue(model, initializers, names, givenInputs, name, inferred); !sized.empty())
+                sizedBy[name] = std::move(sized);
+
+    std::unordered_set<std::string> weightNames;
+    for (const auto* t : initializers)
+        weightNames.insert(t->name());
+    for (const auto& s : graph.sparse_initializer())
+        weightNames.insert(s.values().name());
+    std::vector<bool> weightAlias;
+    auto kinds = tensorKinds(graph, index, weightNames, weightAlias);
+    for (const auto& name : persistentNames(model))
+        if (const auto it = index.find(name); it != index.end() && kinds[std::size_t(it->second)] == TensorKind::Activation)
+            kinds[std::size_t(it->second)] = TensorKind::Persistent;
+    for (const auto& vi : graph.input())
+        if (!weightNames.count(vi.name()))
+            g.inputs.push_back(index[vi.name()]);
+    for (const auto& vi : graph.output())
+        g.outputs.push_back(index[vi.name()]);
+
+    const auto sequences = addTensors(g, names, inferred, kinds, givenInputs, bindings, sizedBy, fileName);
+    if (!sequences)
+        return sequences.error();
+
+    auto [controlFlow, computed, ruled] = addOps(g, graph, index, inferred, weightAlias, notes);
+
+    if (const auto note = roiAlignModeNote(model); !note.empty())
+        notes.push_back(note);
+    const auto folds = foldAtLoad(g, weightAlias, computed);
+    const auto producer = producers(g);
+    if (folds.computed > 0) {
+        const auto plural = [](int n, const char* what) { return std::to_string(n) + " " + what + (n > 1 ? "s" : ""); };
+        notes.push_back("folded " + plural(folds.computed, "integer op") + " into constants (shape arithmetic, constant fills)"
+                        + ", as a runtime does at load; " + (folds.computed > 1 ? "they" : "it")
+                        + (folds.unread > 0 ? " and " + plural(folds.unread, "op") + (folds.computed > 1 ? " only they read" : " only it reads") : std::string())
+                        + (folds.computed > 1 || folds.unread > 0 ? " leave" : " leaves") + " the schedule");
+    }
+    if (!sizedBy.empty())
+        notes.push_back(givenValuesNote(sizedBy, names));
+    if (folds.constants > 0)
+        notes.push_back(std::to_string(folds.constants) + " Constant op" + (folds.constants > 1 ? "s are weights, not steps" : " is a weight, not a step")
+                        + " of the schedule");
+    if (folds.aliases > 0)
+        notes.push_back("removed " + std::to_string(folds.aliases) + " Identity op" + (folds.aliases > 1 ? "s" : "")
+                        + " that only alias weights: their readers read the weights directly");
+    if (!ruled.empty())
+        notes.push_back("MemPlan's own shape rules sized ops the ONNX library does not know or would misread at this opset: "
+                        + joinNames(std::vector<std::string>(ruled.begin(), ruled.end())));
+    if (controlFlow > 0)
+        notes.push_back(std::to_string(controlFlow) + " control-flow op" + (controlFlow > 1 ? "s" : "")
+                        + " with subgraphs: planned as single ops whose lifetime covers their captured inputs");
+    if (*sequences > 0)
+        notes.push_back(std::to_string(*sequences) + " sequence/map value" + (*sequences > 1 ? "s" : "")
+                        + " sized by the tensors they hold (an upper bound where how many depends on the data)");
+    if (auto note = estimatesNote(g, producer); !note.empty())
+        notes.push_back(std::move(note));
 
     // A contradiction is the cause of any size that stays unknown below it: report it first.
     const KnownValues knownValues = [&](TensorIndex t) -> const std::vector<std::int64_t>* {
