@@ -6,6 +6,7 @@
 #include "io/workload.h"
 #include "planners/metrics.h"
 #include "planners/planner.h"
+#include "planners/randomproblem.h"
 #include "planners/validate.h"
 #include "util/format.h"
 
@@ -20,35 +21,6 @@ namespace {
 
 using core::Bytes;
 using Clock = std::chrono::steady_clock;
-
-// Random problem shaped like a network's activations: most buffers die within a few steps, some
-// live for dozens (branches), a few span up to 500 steps (skip connections); sizes log-uniform
-// from 256 B to 16 MiB. The density (buffers live per step) does not depend on n, so times for
-// growing n show how a planner scales. Deterministic for a seed.
-core::PlanProblem randomProblem(int n, unsigned seed)
-{
-    std::mt19937_64 rng(seed);
-    core::PlanProblem problem;
-    problem.alignment = 256;
-    problem.steps = std::max(1, n / 2);
-    std::uniform_int_distribution<int> start(0, problem.steps - 1);
-    std::uniform_real_distribution<double> unit(0, 1);
-    std::geometric_distribution<int> shortLife(1.0 / 3.0);
-    problem.buffers.reserve(n);
-    for (int i = 0; i < n; ++i) {
-        const int s = start(rng);
-        const double kind = unit(rng);
-        int length = 1 + shortLife(rng);
-        if (kind > 0.99)
-            length = 1 + static_cast<int>(unit(rng) * 500);
-        else if (kind > 0.9)
-            length = 1 + static_cast<int>(unit(rng) * 50);
-        const Bytes size = core::alignUp(static_cast<Bytes>(std::exp2(8 + unit(rng) * 16)), problem.alignment);
-        problem.buffers.push_back({ "b" + std::to_string(i), { s, std::min(problem.steps, s + length) }, size,
-            core::TensorKind::Activation, {} });
-    }
-    return problem;
-}
 
 struct Timed {
     core::Plan plan;
@@ -294,7 +266,7 @@ int runBench(const CliArgs& args)
 
     std::printf("%-22s %8s  %-18s %10s %12s %12s %8s\n", "problem", "buffers", "planner", "time", "lower bound", "arena", "ratio");
     for (const int n : sizes) {
-        const auto problem = randomProblem(n, static_cast<unsigned>(*seed));
+        const auto problem = core::networkShapedProblem(n, static_cast<unsigned>(*seed));
         for (const auto* planner : planners) {
             const auto timed = timePlanner(*planner, problem, error, options);
             if (!timed) {

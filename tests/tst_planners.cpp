@@ -2,6 +2,7 @@
 // SPDX-FileCopyrightText: MemPlan authors
 #include "planners/metrics.h"
 #include "planners/planner.h"
+#include "planners/randomproblem.h"
 #include "planners/validate.h"
 
 #include <QTest>
@@ -107,32 +108,6 @@ Plan referenceGreedyBySize(const PlanProblem& p)
         placed.push_back(i);
     }
     return plan;
-}
-
-// Shaped like a network's activations (as `memplan bench` makes them): most buffers die within a
-// few steps, a tenth live for dozens, one in a hundred for up to 500 (skip connections), so the
-// gap finder's tree holds buffers on many levels. Sizes log-uniform from 256 B to 16 MiB.
-PlanProblem networkShapedProblem(int n, unsigned seed)
-{
-    std::mt19937_64 rng(seed);
-    PlanProblem p;
-    p.alignment = 256;
-    p.steps = std::max(1, n / 2);
-    std::uniform_int_distribution<int> start(0, p.steps - 1);
-    std::uniform_real_distribution<double> unit(0, 1);
-    std::geometric_distribution<int> shortLife(1.0 / 3.0);
-    for (int i = 0; i < n; ++i) {
-        const int s = start(rng);
-        const double kind = unit(rng);
-        int length = 1 + shortLife(rng);
-        if (kind > 0.99)
-            length = 1 + static_cast<int>(unit(rng) * 500);
-        else if (kind > 0.9)
-            length = 1 + static_cast<int>(unit(rng) * 50);
-        const Bytes size = alignUp(static_cast<Bytes>(std::exp2(8 + unit(rng) * 16)), p.alignment);
-        p.buffers.push_back({ "b" + std::to_string(i), { s, std::min(p.steps, s + length) }, size, TensorKind::Activation, {} });
-    }
-    return p;
 }
 
 PlanProblem randomProblem(std::mt19937& rng, int shape)
@@ -305,7 +280,7 @@ private slots:
     void greedyBySizeMatchesReferenceOnNetworkShapes()
     {
         for (const unsigned seed : { 1u, 2u, 3u }) {
-            const auto problem = networkShapedProblem(3000, seed);
+            const auto problem = core::networkShapedProblem(3000, seed);
             const auto plan = runPlanner(*plannerByName("greedy-by-size"), problem);
             QVERIFY(plan);
             QVERIFY2(validatePlan(problem, *plan).ok(), validatePlan(problem, *plan).message.c_str());
@@ -319,7 +294,7 @@ private slots:
     // greedy-by-size's (no timing asserted: `memplan bench --sizes` measures speed).
     void defaultPlannerAtThreeHundredThousandBuffers()
     {
-        const auto problem = networkShapedProblem(300000, 1);
+        const auto problem = core::networkShapedProblem(300000, 1);
         const auto greedy = runPlanner(*plannerByName("greedy-by-size"), problem);
         QVERIFY(greedy);
         QVERIFY2(validatePlan(problem, *greedy).ok(), validatePlan(problem, *greedy).message.c_str());
