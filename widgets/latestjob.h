@@ -3,11 +3,13 @@
 #pragma once
 
 #include <QCoreApplication>
+#include <QElapsedTimer>
 #include <QObject>
 #include <QPointer>
 #include <QThreadPool>
 
 #include <memory>
+#include <optional>
 #include <type_traits>
 #include <utility>
 
@@ -69,4 +71,25 @@ private:
     using Result = std::decay_t<decltype(run(std::declval<Work&>(), quint64()))>;
 
     std::shared_ptr<quint64> m_generation = std::make_shared<quint64>(0);
+};
+
+// A job's progress reports, thinned so a fast job cannot flood the GUI thread's queue: pass() lets
+// the first call through, then one per `intervalMs`, and always a forced one (the final report).
+// Lives on the worker thread with the job.
+class ProgressThrottle {
+public:
+    explicit ProgressThrottle(qint64 intervalMs) : m_intervalMs(intervalMs) { }
+    bool pass(bool force = false)
+    {
+        if (m_clock && m_clock->elapsed() < m_intervalMs && !force)
+            return false;
+        if (!m_clock)
+            m_clock.emplace();
+        m_clock->start();
+        return true;
+    }
+
+private:
+    qint64 m_intervalMs;
+    std::optional<QElapsedTimer> m_clock;
 };

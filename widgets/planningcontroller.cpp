@@ -6,7 +6,6 @@
 #include "planners/validate.h"
 
 #include <QCoreApplication>
-#include <QElapsedTimer>
 #include <QPointer>
 
 #include <algorithm>
@@ -108,13 +107,9 @@ void PlanningController::requestPlan(
             options.timeLimitSeconds = timeLimit;
             // Called on the planning thread. Throttled here too, so a burst of improvements cannot flood the
             // UI thread's queue; the planner's final report (proven optimal) always goes through.
-            options.progress = [self, generation, clock = std::optional<QElapsedTimer>()](
-                                   const core::PlanProgress& progress) mutable {
-                if (clock && clock->elapsed() < 200 && !progress.provenOptimal)
+            options.progress = [self, generation, throttle = ProgressThrottle(200)](const core::PlanProgress& progress) mutable {
+                if (!throttle.pass(progress.provenOptimal))
                     return;
-                if (!clock)
-                    clock.emplace();
-                clock->start();
                 QMetaObject::invokeMethod(
                     QCoreApplication::instance(),
                     [self, generation, progress] {

@@ -8,7 +8,6 @@
 #include "onnx/onnximport.h"
 
 #include <QCoreApplication>
-#include <QElapsedTimer>
 #include <QPointer>
 #include <QThreadPool>
 
@@ -142,12 +141,9 @@ void RunController::start(std::shared_ptr<const core::Workload> workload, const 
         [self = QPointer(this), workload = std::move(workload), plan, repeat = std::max(1, repeat), device, tolerance,
             costProfile = std::move(costProfile), token = core::CancelToken(m_cancel)](quint64 generation) mutable {
             // Called on the worker after every op: throttled so a fast model cannot flood the UI queue.
-            auto progress = [self, generation, clock = std::optional<QElapsedTimer>()](int done, int total) mutable {
-                if (clock && clock->elapsed() < 50 && done < total)
+            auto progress = [self, generation, throttle = ProgressThrottle(50)](int done, int total) mutable {
+                if (!throttle.pass(done >= total))
                     return;
-                if (!clock)
-                    clock.emplace();
-                clock->start();
                 QMetaObject::invokeMethod(
                     QCoreApplication::instance(),
                     [self, generation, done, total] {
