@@ -9,6 +9,7 @@
 #include <QThread>
 
 #include <atomic>
+#include <functional>
 #include <memory>
 
 class TestLatestJob : public QObject {
@@ -44,34 +45,34 @@ void TestLatestJob::onlyTheLatestResultArrives()
     QCOMPARE(delivered, QList<int> { 2 });
 }
 
+// Starts a job held until `between` has run, lets it finish, and says whether its result arrived.
+bool deliveredAfter(LatestJob& job, QObject* owner, const std::function<void()>& between)
+{
+    QSemaphore release;
+    std::atomic<bool> ran = false;
+    bool delivered = false;
+    job.start(owner, [&] { release.acquire(); ran = true; return 0; }, [&](int) { delivered = true; });
+    between();
+    release.release();
+    if (!QTest::qWaitFor([&] { return ran.load(); }, 5000))
+        qFatal("the job did not finish");
+    QTest::qWait(50); // a result posted late must not arrive either
+    return delivered;
+}
+
 void TestLatestJob::dropDiscardsTheRunningJob()
 {
     LatestJob job;
     QObject owner;
-    QSemaphore release;
-    std::atomic<bool> ran = false;
-    bool delivered = false;
-    job.start(&owner, [&] { release.acquire(); ran = true; return 0; }, [&](int) { delivered = true; });
-    job.drop();
-    release.release();
-    QTRY_VERIFY(ran.load());
-    QTest::qWait(50);
-    QVERIFY(!delivered);
+    QVERIFY(deliveredAfter(job, &owner, [] { }));
+    QVERIFY(!deliveredAfter(job, &owner, [&] { job.drop(); }));
 }
 
 void TestLatestJob::deletedOwnerGetsNothing()
 {
     LatestJob job;
     auto owner = std::make_unique<QObject>();
-    QSemaphore release;
-    std::atomic<bool> ran = false;
-    bool delivered = false;
-    job.start(owner.get(), [&] { release.acquire(); ran = true; return 0; }, [&](int) { delivered = true; });
-    owner.reset();
-    release.release();
-    QTRY_VERIFY(ran.load());
-    QTest::qWait(50);
-    QVERIFY(!delivered);
+    QVERIFY(!deliveredAfter(job, owner.get(), [&] { owner.reset(); }));
 }
 
 // Work may take its generation, for progress reports it guards with isCurrent().

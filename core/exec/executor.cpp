@@ -266,15 +266,12 @@ Expected<Measurement> runOnCpu(const Graph& graph, const Schedule& schedule, con
     // Per tensor: computed by real kernels from given inputs and the model's weights alone (no
     // random input, no synthetic value upstream). An index a kernel refuses in such a tensor is the
     // model's error, not the run's.
-    std::vector<bool> computed(graph.tensors.size(), true);
-    for (std::size_t t = 0; t < graph.tensors.size(); ++t) {
-        const auto& tensor = graph.tensors[t];
-        if (tensor.kind == TensorKind::Weight)
-            computed[t] = options.modelData && options.modelData->weights.count(TensorIndex(t));
-    }
+    std::vector<bool> givenComputed(graph.tensors.size(), true), computed;
+    for (std::size_t t = 0; t < graph.tensors.size(); ++t)
+        if (graph.tensors[t].kind == TensorKind::Weight)
+            givenComputed[t] = options.modelData && options.modelData->weights.count(TensorIndex(t));
     for (auto t : graph.inputs)
-        computed[std::size_t(t)] = options.inputs.count(graph.tensors[std::size_t(t)].name) || !graph.tensors[std::size_t(t)].values.empty();
-    const auto givenComputed = computed;
+        givenComputed[std::size_t(t)] = options.inputs.count(graph.tensors[std::size_t(t)].name) || !graph.tensors[std::size_t(t)].values.empty();
     using Clock = std::chrono::steady_clock;
     for (int r = 0; r < repeat; ++r) {
         computed = givenComputed;

@@ -74,8 +74,8 @@ bool gatherND(const KernelCall& c)
     for (int d = batchDims; d < x.rank(); ++d)
         perBatch *= x.shape[d];
     for (std::int64_t n = 0; n < batch * tuples * depth; ++n)
-        if (!inRange(idx.i64()[n], x.shape[std::size_t(batchDims + n % depth)]))
-            return refuseIndex(idx.i64()[n], n, x.shape[std::size_t(batchDims + n % depth)], 1, 0, int(batchDims + n % depth));
+        if (const int axis = int(batchDims + n % depth); !inRange(idx.i64()[n], x.shape[std::size_t(axis)]))
+            return refuseIndex(idx.i64()[n], n, x.shape[std::size_t(axis)], 1, 0, axis);
     const Bytes width = dtypeBytes(x.dtype);
     for (std::int64_t bi = 0; bi < batch; ++bi)
         for (std::int64_t t = 0; t < tuples; ++t) {
@@ -104,8 +104,8 @@ bool scatterElements(const KernelCall& c)
         if (d != axis && idx.shape[std::size_t(d)] > x.shape[std::size_t(d)])
             return false; // indices reach past data outside the axis
     for (std::int64_t i = 0; i < idx.count; ++i)
-        if (!inRange(intAt(idx, i), x.shape[std::size_t(axis)]))
-            return refuseIndex(intAt(idx, i), i, x.shape[std::size_t(axis)], 1, 0, axis);
+        if (const auto k = intAt(idx, i); !inRange(k, x.shape[std::size_t(axis)]))
+            return refuseIndex(k, i, x.shape[std::size_t(axis)], 1, 0, axis);
     const Bytes width = dtypeBytes(x.dtype);
     std::memcpy(y.data, x.data, std::size_t(y.bytes()));
     const auto xs = stridesOf(x.shape), is = stridesOf(idx.shape);
