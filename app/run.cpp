@@ -6,7 +6,6 @@
 #include "runreport.h"
 #include "strategycli.h"
 
-#include "cost/opcost.h"
 #include "exec/backend.h"
 #include "exec/executor.h"
 #include "exec/runsession.h"
@@ -303,6 +302,7 @@ int runCommand(const std::vector<std::string>& words)
     request.options = settings->options;
     request.tolerance = settings->tolerance;
     request.cpuReference = model->transformed(); // compared with the untransformed model's run below
+    request.costProfile = &model->costProfile;
     core::RunStage failedAt = core::RunStage::Reference;
     const auto session = core::runSession(request, &failedAt);
     const bool onCpu = settings->backend == &core::cpuExecutor();
@@ -327,8 +327,8 @@ int runCommand(const std::vector<std::string>& words)
     }
     results.reports = &model->reports;
     results.repeat = settings->options.repeat;
-    results.costProfile = model->costProfile.name;
-    results.rooflineMs = core::scheduleCost(*workload.graph, workload.schedule, model->costProfile).seconds * 1e3;
+    results.costProfile = session->costProfile;
+    results.rooflineMs = session->rooflineSeconds * 1e3;
     results.showRoofline = !onCpu || settings->args.value("profile").has_value();
     if (model->transformed()) {
         auto originalOptions = settings->options;

@@ -1,16 +1,22 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: MemPlan authors
 // The executors by device name (core/exec/backend.h) and the one run path over them
-// (core/exec/runsession.h): the CPU session, a broken plan caught, a device session (pool run, CPU
-// reference, tolerance check) on a stand-in device, and the command line without its modules.
+// (core/exec/runsession.h): the CPU session, the roofline it carries, the arena-only scope, a broken
+// plan caught, a device session (pool run, CPU reference, tolerance check) on a stand-in device, and
+// the command line without its modules.
 #include "clirun.h"
 
+#include "cost/opcost.h"
 #include "exec/backend.h"
 #include "exec/runsession.h"
 #include "planners/planner.h"
 #include "planners/validate.h"
 
 #include <QFile>
+
+#include <atomic>
+#include <cmath>
+#include <memory>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -120,6 +126,62 @@ private slots:
         QCOMPARE(progress.back(), std::make_pair(steps * 5, steps * 5));
         for (std::size_t i = 1; i < progress.size(); ++i)
             QVERIFY(progress[i].first >= progress[i - 1].first);
+    }
+
+    // The roofline prediction rides on the session: one time per step, summing to scheduleCost's.
+    void rooflineOnTheSession()
+    {
+        const auto l = load("example:cnn");
+        const auto profile = core::defaultDevice();
+        core::RunSessionRequest request;
+        request.workload = &l.workload;
+        request.plan = &l.plan;
+        auto session = core::runSession(request);
+        QVERIFY2(session, session ? "" : session.error().message.c_str());
+        QVERIFY(session->rooflineStepSeconds.empty()); // none asked for
+        QCOMPARE(session->rooflineSeconds, 0.0);
+        request.costProfile = &profile;
+        session = core::runSession(request);
+        QVERIFY2(session, session ? "" : session.error().message.c_str());
+        QCOMPARE(session->costProfile, profile.name);
+        QCOMPARE(int(session->rooflineStepSeconds.size()), l.workload.schedule.steps());
+        const double whole = core::scheduleCost(*l.workload.graph, l.workload.schedule, profile).seconds;
+        QVERIFY(whole > 0);
+        QVERIFY(std::abs(session->rooflineSeconds - whole) <= 1e-12 * whole);
+        for (const double seconds : session->rooflineStepSeconds)
+            QVERIFY(seconds >= 0);
+    }
+
+    // RunScope::ArenaOnly (the chip view's timings): the arena runs alone, repeated; nothing else runs.
+    void arenaOnlyScope()
+    {
+        static StandInDevice device; // counts runs by allocation
+        const auto l = load("example:cnn");
+        core::RunSessionRequest request;
+        request.workload = &l.workload;
+        request.plan = &l.plan;
+        request.backend = &device;
+        request.scope = core::RunScope::ArenaOnly;
+        request.options.repeat = 3;
+        int lastDone = 0, lastTotal = 0;
+        request.options.progress = [&](int done, int total) { lastDone = done, lastTotal = total; };
+        auto session = core::runSession(request);
+        QVERIFY2(session, session ? "" : session.error().message.c_str());
+        QCOMPARE(device.runs[int(core::DeviceAllocation::Arena)], 1);
+        QCOMPARE(device.runs[int(core::DeviceAllocation::PerTensor)], 0);
+        QCOMPARE(device.runs[int(core::DeviceAllocation::Pool)], 0);
+        QCOMPARE(session->arena.arenaBytes, l.plan.arenaSize);
+        QVERIFY(session->arena.latencyMs.median > 0);
+        QVERIFY(session->reference.outputs.empty()); // no reference run
+        QVERIFY(!session->cpuReference);
+        QCOMPARE(lastDone, lastTotal);
+        QCOMPARE(lastTotal, 3 * l.workload.schedule.steps());
+        // Cancelled before it starts: the run says so.
+        auto flag = std::make_shared<std::atomic<bool>>(true);
+        request.options.cancel = core::CancelToken(flag);
+        session = core::runSession(request);
+        QVERIFY(!session);
+        QCOMPARE(session.error().code, core::ErrorCode::Cancelled);
     }
 
     void brokenPlanCaught()

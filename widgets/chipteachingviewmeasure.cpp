@@ -7,7 +7,7 @@
 
 #include "cudadevice.h"
 
-#include "exec/backend.h"
+#include "exec/runsession.h"
 #include "planners/planner.h"
 #include "planners/validate.h"
 
@@ -18,32 +18,33 @@
 
 namespace {
 
-// One run of `plan` in the arena on `device`'s executor.
-core::Expected<core::Measurement> runOnce(const core::Workload& workload, const core::Plan& plan, RunDevice device)
-{
-    auto backend = core::executorBackend(device == RunDevice::Cpu ? "cpu" : "cuda");
-    if (!backend)
-        return backend.error();
-    const core::RunOptions options; // the same seed every run: only the timing varies
-    return (*backend)->run(*workload.graph, workload.schedule, workload.problem, plan, workload.bufferTensor, options,
-        core::DeviceAllocation::Arena);
-}
-
-// Worker thread, pure core code: the default planner's plan, then up to `runs` runs (fewer once
-// `cancel` is set), each run's median latency in milliseconds. An error message, or "" and the runs.
-QString measureRuns(const core::Workload& workload, RunDevice device, int runs, const std::atomic<bool>& cancel,
+// Worker thread, pure core code: the default planner's plan, then up to `runs` timed arena runs
+// through the run session (RunScope::ArenaOnly: timings, no reference), fewer once `cancel` is set;
+// each run's median latency in milliseconds. An error message, or "" and the runs.
+QString measureRuns(const core::Workload& workload, RunDevice device, int runs, const std::shared_ptr<std::atomic<bool>>& cancel,
     std::vector<double>& ms)
 {
     auto plan = core::runPlanner(*core::plannerByName(core::kDefaultPlanner), workload.problem);
     if (!plan)
         return QString::fromStdString(plan.error().message);
-    if (!core::validatePlan(workload.problem, *plan).ok())
-        return ChipTeachingView::tr("invalid plan");
-    for (int i = 0; i < runs && !cancel.load(); ++i) {
-        auto m = runOnce(workload, *plan, device);
-        if (!m)
-            return QString::fromStdString(m.error().message);
-        ms.push_back(m->latencyMs.median);
+    if (const auto check = core::validatePlan(workload.problem, *plan); !check.ok())
+        return ChipTeachingView::tr("invalid plan: %1").arg(QString::fromStdString(check.message));
+    auto backend = core::executorBackend(device == RunDevice::Cpu ? "cpu" : "cuda");
+    if (!backend)
+        return QString::fromStdString(backend.error().message);
+    core::RunSessionRequest request;
+    request.workload = &workload;
+    request.plan = &*plan;
+    request.backend = *backend;
+    request.scope = core::RunScope::ArenaOnly;
+    request.options.cancel = core::CancelToken(cancel); // the same seed every run: only the timing varies
+    for (int i = 0; i < runs && !cancel->load(); ++i) {
+        auto session = core::runSession(request);
+        if (!session && session.error().code == core::ErrorCode::Cancelled)
+            break;
+        if (!session)
+            return QString::fromStdString(session.error().message);
+        ms.push_back(session->arena.latencyMs.median);
     }
     return {};
 }
@@ -76,7 +77,7 @@ void ChipTeachingView::measure(RunDevice device, int runs)
     updateMeasureButtons();
     QThreadPool::globalInstance()->start([self = QPointer(this), generation, workload = m_workload, device, runs, flag = m_cancel] {
         std::vector<double> ms;
-        const QString error = measureRuns(*workload, device, runs, *flag, ms);
+        const QString error = measureRuns(*workload, device, runs, flag, ms);
         QMetaObject::invokeMethod(
             QCoreApplication::instance(),
             [self, generation, device, ms = std::move(ms), error]() mutable {

@@ -3,7 +3,6 @@
 #include "runcontroller.h"
 
 #include "cudadevice.h"
-#include "cost/opcost.h"
 #include "exec/runsession.h"
 #include "onnx/onnximport.h"
 
@@ -42,7 +41,8 @@ core::Expected<std::shared_ptr<const core::ModelData>> modelDataFor(const core::
 // Worker thread: the run session (core/exec/runsession.h) on `device`'s executor, as a RunMeasurement.
 // `progress` gets ops done over all its runs.
 core::Expected<RunMeasurement> runJob(std::shared_ptr<const core::Workload> workload, const core::Plan& plan, int repeat,
-    RunDevice device, double tolerance, const core::CancelToken& cancel, const std::function<void(int, int)>& progress)
+    RunDevice device, double tolerance, const core::DeviceProfile* costProfile, const core::CancelToken& cancel,
+    const std::function<void(int, int)>& progress)
 {
     if (!workload || !workload->graph)
         return core::makeError(core::ErrorCode::InvalidArgument,
@@ -60,6 +60,7 @@ core::Expected<RunMeasurement> runJob(std::shared_ptr<const core::Workload> work
     request.options.repeat = repeat;
     request.options.progress = progress;
     request.tolerance = tolerance;
+    request.costProfile = costProfile;
     if (device == RunDevice::Cuda) {
         if (!cudaDeviceStatus().available)
             return core::makeError(core::ErrorCode::NoGpu,
@@ -93,17 +94,11 @@ core::Expected<RunMeasurement> runJob(std::shared_ptr<const core::Workload> work
     m.arena = std::move(session->arena);
     m.perTensor = std::move(session->perTensor);
     m.pool = std::move(session->pool);
+    m.costProfile = session->costProfile;
+    for (const double seconds : session->rooflineStepSeconds)
+        m.rooflineStepMs.push_back(seconds * 1e3);
+    m.rooflineMs = session->rooflineSeconds * 1e3;
     return m;
-}
-
-void addRoofline(RunMeasurement& m, const core::DeviceProfile& profile)
-{
-    const auto& w = *m.workload;
-    m.costProfile = profile.name;
-    for (const auto op : w.schedule.order) {
-        m.rooflineStepMs.push_back(core::opSeconds(*w.graph, w.graph->ops[static_cast<std::size_t>(op)], profile) * 1e3);
-        m.rooflineMs += m.rooflineStepMs.back();
-    }
 }
 
 } // namespace
@@ -152,9 +147,7 @@ void RunController::start(std::shared_ptr<const core::Workload> workload, const 
                     },
                     Qt::QueuedConnection);
             };
-            auto result = runJob(std::move(workload), plan, repeat, device, tolerance, token, progress);
-            if (result && costProfile)
-                addRoofline(*result, *costProfile);
+            auto result = runJob(std::move(workload), plan, repeat, device, tolerance, costProfile ? &*costProfile : nullptr, token, progress);
             Outcome outcome;
             if (result) {
                 outcome.measurement = std::make_shared<const RunMeasurement>(std::move(*result));

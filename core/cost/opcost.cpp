@@ -220,4 +220,13 @@ ScheduleCost scheduleCost(const Graph& graph, const Schedule& schedule, const De
     return total;
 }
 
+std::vector<double> scheduleStepSeconds(const Graph& graph, const Schedule& schedule, const DeviceProfile& device)
+{
+    std::vector<double> seconds;
+    seconds.reserve(schedule.order.size());
+    for (auto o : schedule.order)
+        seconds.push_back(opSeconds(graph, graph.ops[o], device));
+    return seconds;
+}
+
 } // namespace core

@@ -65,5 +65,7 @@ struct ScheduleCost {
     double seconds = 0; // sum of op roofline times (ops run one after another)
 };
 ScheduleCost scheduleCost(const Graph& graph, const Schedule& schedule, const DeviceProfile& device);
+// opSeconds of each step's op, in schedule order (their sum is scheduleCost's seconds).
+std::vector<double> scheduleStepSeconds(const Graph& graph, const Schedule& schedule, const DeviceProfile& device);
 
 } // namespace core

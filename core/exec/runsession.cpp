@@ -2,6 +2,8 @@
 // SPDX-FileCopyrightText: MemPlan authors
 #include "exec/runsession.h"
 
+#include "cost/opcost.h"
+
 #include <algorithm>
 
 namespace core {
@@ -54,7 +56,22 @@ Expected<RunSession> runSession(const RunSessionRequest& request, RunStage* fail
 
     RunSession s;
     s.device = std::string(backend.name());
+    if (request.costProfile) {
+        s.costProfile = request.costProfile->name;
+        s.rooflineStepSeconds = scheduleStepSeconds(*w.graph, w.schedule, *request.costProfile);
+        for (const double seconds : s.rooflineStepSeconds)
+            s.rooflineSeconds += seconds;
+    }
     auto options = request.options;
+    if (request.scope == RunScope::ArenaOnly) {
+        options.repeat = repeat; // progress: the executor's own count of its timed passes
+        auto arena = backend.run(*w.graph, w.schedule, w.problem, *request.plan, w.bufferTensor, options, DeviceAllocation::Arena);
+        if (!arena)
+            return failed(RunStage::Arena, arena.error());
+        s.arena = std::move(*arena);
+        s.deviceName = backend.description();
+        return s;
+    }
     options.repeat = 1;
     options.progress = phase(0);
     auto reference = backend.run(*w.graph, w.schedule, w.problem, noReusePlan(w.problem), w.bufferTensor, options, DeviceAllocation::Arena);

@@ -14,15 +14,24 @@
 // Each run's outputs are compared with the reference bit for bit (compareOutputs).
 // RunOptions::progress gets ops done over the whole session (the CPU executor counts its reference
 // pass too; the CUDA executor its timed passes only, as each executor reports).
+// With a cost profile the session also carries the prediction the measured latency is read against:
+// each step's roofline time on that profile (opSeconds) and their sum, computed here once for the
+// CLI's table and the Studio's latency lane.
+// RunScope::ArenaOnly (the chip view's repeated timings) makes the arena run alone: no reference,
+// no checks; `reference` and the mismatch fields stay empty.
 
+#include "cost/device.h"
 #include "exec/backend.h"
 #include "exec/tolerance.h"
 #include "io/workload.h"
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace core {
+
+enum class RunScope { Checked, ArenaOnly };
 
 struct RunSessionRequest {
     const Workload* workload = nullptr; // with a graph
@@ -31,6 +40,8 @@ struct RunSessionRequest {
     RunOptions options;                 // repeat, seed, inputs, weights, cancel, progress; allocation ignored
     double tolerance = kDefaultGpuTolerance;
     bool cpuReference = false;          // device runs: make the CPU reference run even when nothing is compared with it
+    const DeviceProfile* costProfile = nullptr; // null: no roofline prediction
+    RunScope scope = RunScope::Checked;
 };
 
 // Which run failed, for messages.
@@ -47,6 +58,10 @@ struct RunSession {
     std::string arenaMismatch, perTensorMismatch, poolMismatch; // compareOutputs against `reference`; "" when bit-identical
     std::optional<ToleranceCheck> cpuCheck;  // device runs: the device reference vs cpuReference
     int syntheticOps = 0;                    // synthetic kernels in the reference run (no tolerance check when > 0)
+    // With RunSessionRequest::costProfile: its name, each step's roofline seconds and their sum.
+    std::string costProfile;
+    std::vector<double> rooflineStepSeconds;
+    double rooflineSeconds = 0;
 
     bool allMatch() const { return arenaMismatch.empty() && perTensorMismatch.empty() && poolMismatch.empty(); }
     // The first mismatch as "arena run: ...", "per-tensor run: ..." or "pool run: ..."; "" when all match.
