@@ -205,179 +205,205 @@ void appendKey(std::string& key, const ValueFacts* f)
         + ':' + std::to_string(f->bytes) + ':' + std::to_string(f->length) + (f->estimated ? "e" : "") + (f->value ? "v" : "") + ';';
 }
 
-} // namespace
-
-InferenceResult inferModel(const onnx::ModelProto& model, const std::vector<const onnx::TensorProto*>& initializers,
-                           const std::vector<std::string>& names, int depth,
-                           const std::unordered_map<std::string, ValueFacts>& given)
-{
-    InferenceResult r;
-    const auto& graph = model.graph();
-    auto& facts = r.facts;
-    facts.reserve(names.size() * 2);
-    for (const auto& name : names)
-        facts.emplace(name, ValueFacts {});
-
-    std::unordered_map<std::string, int> opsets;
-    for (const auto& o : model.opset_import())
-        opsets[normalizedDomain(o.domain())] = int(o.version());
-    auto opsetOf = [&](const std::string& domain) {
-        auto it = opsets.find(domain);
-        return it == opsets.end() ? 1 : it->second;
-    };
-    std::unordered_set<std::string> functions;
-    for (const auto& f : model.functions())
-        functions.insert(normalizedDomain(f.domain()) + ":" + f.name());
-
-    // Declared knowledge: initializers (exact), then declared types of inputs, value_info, outputs.
-    std::unordered_set<std::string> initializerNames, inputNames;
-    for (const auto* t : initializers) {
-        initializerNames.insert(t->name());
-        auto& f = facts[t->name()];
-        f = factsFromTensor(*t);
-        if (auto v = readConst(*t, kInitializerValueLimit))
-            f.value = std::make_shared<const ConstValue>(std::move(*v));
+// One inference of a model's graph (inferModel's contract, onnxinfer.h). Alternates two sources
+// until neither learns anything: ONNX's own shape inference over a working copy of the graph that
+// states what is known so far, and MemPlan's rules (folding constants, ops ONNX cannot size, the
+// outputs of subgraphs); round after round, first without guesses, then with them. The stages are
+// the methods below, in the order run() calls them.
+class ModelInference {
+public:
+    ModelInference(const onnx::ModelProto& model, int depth)
+        : m_model(model)
+        , m_graph(model.graph())
+        , m_depth(depth)
+        , m_n(model.graph().node_size())
+        , m_registry(onnx::OpSchemaRegistry::Instance())
+    {
     }
-    for (const auto& s : graph.sparse_initializer()) {
-        initializerNames.insert(s.values().name());
-        facts[s.values().name()] = factsFromTensor(s.values());
-        facts[s.values().name()].dims.assign(s.dims().begin(), s.dims().end());
+
+    InferenceResult run(const std::vector<const onnx::TensorProto*>& initializers, const std::vector<std::string>& names,
+        const std::unordered_map<std::string, ValueFacts>& given)
+    {
+        declareKnown(initializers, names, given);
+        indexNodes();
+        buildBase(initializers);
+        foldConstants();
+        for (int phase = 0; phase < 2; ++phase)
+            for (int round = 0; round < kMaxRounds; ++round)
+                if (!inferRound(phase))
+                    break;
+        propagateEstimates();
+        return std::move(m_r);
     }
-    auto declare = [&](const onnx::ValueInfoProto& vi) {
-        auto it = facts.find(vi.name());
-        if (it != facts.end() && vi.has_type() && !initializerNames.count(vi.name()))
-            mergeFacts(it->second, factsFromType(vi.type()));
-    };
-    for (const auto& vi : graph.input()) {
-        inputNames.insert(vi.name());
-        declare(vi);
-        if (const auto s = given.find(vi.name()); s != given.end())
-            if (auto it = facts.find(vi.name()); it != facts.end())
-                mergeFacts(it->second, s->second);
+
+private:
+    int opsetOf(const std::string& domain) const
+    {
+        auto it = m_opsets.find(domain);
+        return it == m_opsets.end() ? 1 : it->second;
     }
-    for (const auto& vi : graph.value_info())
-        declare(vi);
-    for (const auto& vi : graph.output())
-        declare(vi);
+
+    const ValueFacts* find(const std::string& name) const
+    {
+        auto it = m_r.facts.find(name);
+        return it == m_r.facts.end() ? nullptr : &it->second;
+    }
+
+    // Declared knowledge: initializers (exact), then declared types of inputs, value_info, outputs,
+    // then what `given` adds to inputs. Every name gets its facts entry here: later stages keep
+    // pointers into the map, which stays complete.
+    void declareKnown(const std::vector<const onnx::TensorProto*>& initializers, const std::vector<std::string>& names,
+        const std::unordered_map<std::string, ValueFacts>& given)
+    {
+        auto& facts = m_r.facts;
+        facts.reserve(names.size() * 2);
+        for (const auto& name : names)
+            facts.emplace(name, ValueFacts {});
+        for (const auto& o : m_model.opset_import())
+            m_opsets[normalizedDomain(o.domain())] = int(o.version());
+        for (const auto& f : m_model.functions())
+            m_functions.insert(normalizedDomain(f.domain()) + ":" + f.name());
+
+        for (const auto* t : initializers) {
+            m_initializerNames.insert(t->name());
+            auto& f = facts[t->name()];
+            f = factsFromTensor(*t);
+            if (auto v = readConst(*t, kInitializerValueLimit))
+                f.value = std::make_shared<const ConstValue>(std::move(*v));
+        }
+        for (const auto& s : m_graph.sparse_initializer()) {
+            m_initializerNames.insert(s.values().name());
+            facts[s.values().name()] = factsFromTensor(s.values());
+            facts[s.values().name()].dims.assign(s.dims().begin(), s.dims().end());
+        }
+        auto declare = [&](const onnx::ValueInfoProto& vi) {
+            auto it = facts.find(vi.name());
+            if (it != facts.end() && vi.has_type() && !m_initializerNames.count(vi.name()))
+                mergeFacts(it->second, factsFromType(vi.type()));
+        };
+        for (const auto& vi : m_graph.input()) {
+            m_inputNames.insert(vi.name());
+            declare(vi);
+            if (const auto s = given.find(vi.name()); s != given.end())
+                if (auto it = facts.find(vi.name()); it != facts.end())
+                    mergeFacts(it->second, s->second);
+        }
+        for (const auto& vi : m_graph.value_info())
+            declare(vi);
+        for (const auto& vi : m_graph.output())
+            declare(vi);
+        for (const auto* list : { &m_graph.value_info(), &m_graph.output() })
+            for (const auto& vi : *list)
+                if (!m_initializerNames.count(vi.name()) && !m_inputNames.count(vi.name()))
+                    m_statedNames.insert(vi.name());
+    }
+
     // A stated shape that a producer contradicts is recorded once (see InferenceResult::stale).
-    std::unordered_set<std::string> statedNames;
-    for (const auto* list : { &graph.value_info(), &graph.output() })
-        for (const auto& vi : *list)
-            if (!initializerNames.count(vi.name()) && !inputNames.count(vi.name()))
-                statedNames.insert(vi.name());
-    auto checkStated = [&](const std::string& name, const ValueFacts& current, const ValueFacts& computed) {
-        if (!statedNames.count(name) || !current.rankKnown || !computed.rankKnown || current.estimated || computed.estimated
+    void checkStated(const std::string& name, const ValueFacts& current, const ValueFacts& computed)
+    {
+        if (!m_statedNames.count(name) || !current.rankKnown || !computed.rankKnown || current.estimated || computed.estimated
             || current.kind != ValueKind::Tensor || computed.kind != ValueKind::Tensor)
             return;
         bool differs = current.dims.size() != computed.dims.size();
         for (std::size_t d = 0; !differs && d < current.dims.size(); ++d)
             differs = current.dims[d] >= 0 && computed.dims[d] >= 0 && current.dims[d] != computed.dims[d];
         if (differs) {
-            r.stale.push_back({ name, current.dims, computed.dims });
-            statedNames.erase(name);
+            m_r.stale.push_back({ name, current.dims, computed.dims });
+            m_statedNames.erase(name);
         }
-    };
+    }
 
-    // Per node: which facts it reads and writes (pointers stay valid: the map is complete).
-    const int n = graph.node_size();
-    r.folded.assign(n, false);
-    r.owned.assign(n, false);
-    std::vector<std::vector<const ValueFacts*>> reads(n);
-    std::vector<std::vector<ValueFacts*>> writes(n);
-    std::vector<std::string> domains(n);
-    const auto* registry = onnx::OpSchemaRegistry::Instance();
-    for (int i = 0; i < n; ++i) {
-        const auto& node = graph.node(i);
-        domains[i] = normalizedDomain(node.domain());
-        const int opset = opsetOf(domains[i]);
-        const bool known = functions.count(domains[i] + ":" + node.op_type())
-            || registry->GetSchema(node.op_type(), opset, domains[i]) != nullptr;
-        // Constant is sized from its attribute without copying its (possibly large) data around.
-        r.owned[i] = (node.op_type() == "Constant" && domains[i].empty())
-            || ruleOwnsOp(domains[i], node.op_type(), opset, known) || !matchesSchema(node, opsets, registry);
-        for (const auto& in : node.input()) {
-            auto it = in.empty() ? facts.end() : facts.find(in);
-            reads[i].push_back(it == facts.end() ? nullptr : &it->second);
+    // Per node: which facts it reads and writes, its domain, whether MemPlan's rules own it, and the
+    // outer values its subgraphs read.
+    void indexNodes()
+    {
+        const int n = m_n;
+        m_r.folded.assign(n, false);
+        m_r.owned.assign(n, false);
+        m_reads.resize(n);
+        m_writes.resize(n);
+        m_domains.resize(n);
+        m_captured.resize(n);
+        m_capturedReads.resize(n);
+        m_nestedKey.resize(n);
+        m_nested.resize(n);
+        m_unrolled.resize(n);
+        auto& facts = m_r.facts;
+        for (int i = 0; i < n; ++i) {
+            const auto& node = m_graph.node(i);
+            m_domains[i] = normalizedDomain(node.domain());
+            const int opset = opsetOf(m_domains[i]);
+            const bool known = m_functions.count(m_domains[i] + ":" + node.op_type())
+                || m_registry->GetSchema(node.op_type(), opset, m_domains[i]) != nullptr;
+            // Constant is sized from its attribute without copying its (possibly large) data around.
+            m_r.owned[i] = (node.op_type() == "Constant" && m_domains[i].empty())
+                || ruleOwnsOp(m_domains[i], node.op_type(), opset, known) || !matchesSchema(node, m_opsets, m_registry);
+            for (const auto& in : node.input()) {
+                auto it = in.empty() ? facts.end() : facts.find(in);
+                m_reads[i].push_back(it == facts.end() ? nullptr : &it->second);
+            }
+            for (const auto& out : node.output()) {
+                auto it = out.empty() ? facts.end() : facts.find(out);
+                m_writes[i].push_back(it == facts.end() ? nullptr : &it->second);
+            }
+            if (hasSubgraph(node)) {
+                m_captured[i] = subgraphReads(node);
+                for (const auto& name : m_captured[i])
+                    m_capturedReads[i].push_back(find(name));
+            }
         }
-        for (const auto& out : node.output()) {
-            auto it = out.empty() ? facts.end() : facts.find(out);
-            writes[i].push_back(it == facts.end() ? nullptr : &it->second);
-        }
+        m_excluded = m_r.owned;
     }
 
     // The working copy's skeleton: no nodes, no value_info (facts carry it), small initializers
     // with data, larger ones as typed inputs.
-    onnx::ModelProto base;
-    base.set_ir_version(model.ir_version());
-    *base.mutable_opset_import() = model.opset_import();
-    *base.mutable_functions() = model.functions();
+    void buildBase(const std::vector<const onnx::TensorProto*>& initializers)
     {
-        auto* g = base.mutable_graph();
-        g->set_name(graph.name());
-        *g->mutable_input() = graph.input();
-        *g->mutable_output() = graph.output();
-        *g->mutable_sparse_initializer() = graph.sparse_initializer();
-    }
-    for (const auto* t : initializers) {
-        if (facts[t->name()].value) {
-            *base.mutable_graph()->add_initializer() = *t;
-        } else if (!inputNames.count(t->name())) {
-            auto* vi = base.mutable_graph()->add_input();
-            vi->set_name(t->name());
-            factsToType(factsFromTensor(*t), *vi->mutable_type());
-        }
-    }
-    std::unordered_map<std::string, int> outputIndex;
-    for (int k = 0; k < graph.output_size(); ++k)
-        outputIndex.emplace(graph.output(k).name(), k);
-
-    // How much the working copy tells ONNX. ONNX aborts the whole inference when an inferred shape
-    // contradicts a stated one (even in non-strict mode), so on failure we state less:
-    // tier 0 states every known shape, tier 1 only the shapes of values no node in the working
-    // copy produces. Beyond that, the node named in the error is left to our rules.
-    int tier = 0;
-    int failures = 0;
-    bool onnxEnabled = true;
-    std::vector<bool> excluded(r.owned);
-    // ONNX 1.12 may dereference the missing type of an undefined input (Shape's data propagation
-    // does), so a node goes into the working copy only when everything it reads is defined there.
-    std::unordered_set<std::string> baseDefined;
-    for (const auto& vi : base.graph().input())
-        baseDefined.insert(vi.name());
-    for (const auto& vi : base.graph().output())
-        baseDefined.insert(vi.name()); // declared output types are visible to consumers
-    for (const auto& t : base.graph().initializer())
-        baseDefined.insert(t.name());
-    std::vector<std::vector<std::string>> captured(n);
-    std::vector<std::vector<const ValueFacts*>> capturedReads(n);
-    for (int i = 0; i < n; ++i)
-        if (hasSubgraph(graph.node(i))) {
-            captured[i] = subgraphReads(graph.node(i));
-            for (const auto& name : captured[i]) {
-                auto it = facts.find(name);
-                capturedReads[i].push_back(it == facts.end() ? nullptr : &it->second);
+        m_base.set_ir_version(m_model.ir_version());
+        *m_base.mutable_opset_import() = m_model.opset_import();
+        *m_base.mutable_functions() = m_model.functions();
+        auto* g = m_base.mutable_graph();
+        g->set_name(m_graph.name());
+        *g->mutable_input() = m_graph.input();
+        *g->mutable_output() = m_graph.output();
+        *g->mutable_sparse_initializer() = m_graph.sparse_initializer();
+        for (const auto* t : initializers) {
+            if (m_r.facts[t->name()].value) {
+                *g->add_initializer() = *t;
+            } else if (!m_inputNames.count(t->name())) {
+                auto* vi = g->add_input();
+                vi->set_name(t->name());
+                factsToType(factsFromTensor(*t), *vi->mutable_type());
             }
         }
-    // Subgraph outputs inferred over the subgraph itself, and what it was inferred from.
-    std::vector<std::string> nestedKey(n);
-    std::vector<std::vector<std::vector<ValueFacts>>> nested(n);
-    std::vector<std::vector<ValueFacts>> unrolled(n); // a Loop's outputs inferred per iteration
-    const OuterLookup outer = [&](const std::string& name) -> const ValueFacts* {
-        auto it = facts.find(name);
-        return it == facts.end() ? nullptr : &it->second;
-    };
-    auto buildWork = [&](onnx::ModelProto& work, std::vector<int>& workIndex) {
-        work = base;
+        for (int k = 0; k < m_graph.output_size(); ++k)
+            m_outputIndex.emplace(m_graph.output(k).name(), k);
+        // ONNX 1.12 may dereference the missing type of an undefined input (Shape's data propagation
+        // does), so a node goes into the working copy only when everything it reads is defined there.
+        for (const auto& vi : g->input())
+            m_baseDefined.insert(vi.name());
+        for (const auto& vi : g->output())
+            m_baseDefined.insert(vi.name()); // declared output types are visible to consumers
+        for (const auto& t : g->initializer())
+            m_baseDefined.insert(t.name());
+    }
+
+    // The working copy for one round: the skeleton, what is known stated (every known shape at
+    // tier 0), and the nodes ONNX may infer; workIndex maps each node to its place in the copy (-1:
+    // left out).
+    void buildWork(onnx::ModelProto& work, std::vector<int>& workIndex) const
+    {
+        work = m_base;
         auto* g = work.mutable_graph();
-        if (tier > 0)
+        if (m_tier > 0)
             for (auto& vi : *g->mutable_output())
                 if (vi.type().has_tensor_type())
                     vi.mutable_type()->mutable_tensor_type()->clear_shape();
-        std::unordered_set<std::string> defined = baseDefined;
+        std::unordered_set<std::string> defined = m_baseDefined;
         std::unordered_set<std::string> stated, typed;
         auto state = [&](const std::string& name) {
-            auto it = facts.find(name);
-            if (it == facts.end() || initializerNames.count(name) || inputNames.count(name) || !stated.insert(name).second)
+            auto it = m_r.facts.find(name);
+            if (it == m_r.facts.end() || m_initializerNames.count(name) || m_inputNames.count(name) || !stated.insert(name).second)
                 return;
             const auto& f = it->second;
             if (f.value && f.value->count() <= kInitializerValueLimit) {
@@ -391,7 +417,7 @@ InferenceResult inferModel(const onnx::ModelProto& model, const std::vector<cons
             if (f.kind != ValueKind::Tensor || (!f.rankKnown && f.elemType == 0))
                 return;
             typed.insert(name);
-            if (auto out = outputIndex.find(name); out != outputIndex.end()) {
+            if (auto out = m_outputIndex.find(name); out != m_outputIndex.end()) {
                 auto* type = g->mutable_output(out->second)->mutable_type();
                 if (!type->has_sequence_type() && !type->has_optional_type() && !type->has_map_type())
                     factsToType(f, *type);
@@ -409,24 +435,24 @@ InferenceResult inferModel(const onnx::ModelProto& model, const std::vector<cons
             if (node.op_type() != "Shape" || node.input_size() < 1 || node.input(0).empty())
                 return;
             const auto& name = node.input(0);
-            if (typed.count(name) || baseDefined.count(name))
+            if (typed.count(name) || m_baseDefined.count(name))
                 return;
             auto* vi = g->add_value_info();
             vi->set_name(name);
             vi->mutable_type()->mutable_tensor_type();
             typed.insert(name);
         };
-        if (tier == 0)
-            for (const auto& [name, f] : facts)
+        if (m_tier == 0)
+            for (const auto& [name, f] : m_r.facts)
                 state(name);
-        workIndex.assign(n, -1);
+        workIndex.assign(m_n, -1);
         auto isDefined = [&](const std::string& name) { return name.empty() || defined.count(name); };
-        for (int i = 0; i < n; ++i) {
-            const auto& node = graph.node(i);
-            const bool include = !r.folded[i] && !excluded[i]
+        for (int i = 0; i < m_n; ++i) {
+            const auto& node = m_graph.node(i);
+            const bool include = !m_r.folded[i] && !m_excluded[i]
                 && std::all_of(node.input().begin(), node.input().end(), isDefined)
-                && std::all_of(captured[i].begin(), captured[i].end(), isDefined)
-                && plausibleOnFacts(node, reads[i]);
+                && std::all_of(m_captured[i].begin(), m_captured[i].end(), isDefined)
+                && plausibleOnFacts(node, m_reads[i]);
             if (!include) {
                 for (const auto& out : node.output())
                     state(out); // ONNX cannot infer these: say what we know
@@ -435,7 +461,7 @@ InferenceResult inferModel(const onnx::ModelProto& model, const std::vector<cons
             // Once shapes computed in the copy are no longer stated (tier 1), a producer that MemPlan
             // and ONNX read differently (in a model whose ops contradict each other) would hand ONNX
             // a rank its inference function indexes past (Conv's dilations by the kernel's rank).
-            if (tier > 0)
+            if (m_tier > 0)
                 for (int k : judgedInputs(node))
                     if (k < node.input_size())
                         state(node.input(k));
@@ -445,171 +471,250 @@ InferenceResult inferModel(const onnx::ModelProto& model, const std::vector<cons
             for (const auto& out : node.output())
                 defined.insert(out);
         }
-    };
-    // Finds the node an ONNX error names ("(op_type:Relu, node name: relu_3): ...").
-    auto blame = [&](const std::string& what) {
+    }
+
+    // Leaves the node an ONNX error names ("(op_type:Relu, node name: relu_3): ...") to our rules.
+    bool blame(const std::string& what)
+    {
         const auto at = what.find("node name: ");
         if (at == std::string::npos)
             return false;
         const auto end = what.find(')', at);
         const std::string name = what.substr(at + 11, end == std::string::npos ? std::string::npos : end - at - 11);
         bool found = false;
-        for (int i = 0; i < n; ++i)
-            if (!excluded[i] && graph.node(i).name() == name)
-                excluded[i] = found = true;
+        for (int i = 0; i < m_n; ++i)
+            if (!m_excluded[i] && m_graph.node(i).name() == name)
+                m_excluded[i] = found = true;
         return found;
-    };
+    }
 
     // Constants first, so the first round already sees the values and shapes they define.
-    for (int i = 0; i < n; ++i) {
-        if (!r.owned[i] || graph.node(i).op_type() != "Constant" || !domains[i].empty() || writes[i].empty() || !writes[i][0])
-            continue;
-        RuleInput in;
-        in.node = &graph.node(i);
-        const auto outs = applyShapeRule(in);
-        mergeFacts(*writes[i][0], outs[0]);
-        if (auto values = foldNode(graph.node(i), {}); values && values->size() == 1) {
-            writes[i][0]->value = std::make_shared<const ConstValue>(std::move((*values)[0]));
-            r.folded[i] = true;
+    void foldConstants()
+    {
+        for (int i = 0; i < m_n; ++i) {
+            if (!m_r.owned[i] || m_graph.node(i).op_type() != "Constant" || !m_domains[i].empty() || m_writes[i].empty()
+                || !m_writes[i][0])
+                continue;
+            RuleInput in;
+            in.node = &m_graph.node(i);
+            const auto outs = applyShapeRule(in);
+            mergeFacts(*m_writes[i][0], outs[0]);
+            if (auto values = foldNode(m_graph.node(i), {}); values && values->size() == 1) {
+                m_writes[i][0]->value = std::make_shared<const ConstValue>(std::move((*values)[0]));
+                m_r.folded[i] = true;
+            }
         }
     }
 
-    for (int phase = 0; phase < 2; ++phase) {
-        for (int round = 0; round < kMaxRounds; ++round) {
-            ++r.rounds;
-            onnx::ModelProto work;
-            std::vector<int> workIndex;
+    // ONNX's inference over the working copy. ONNX aborts the whole inference when an inferred shape
+    // contradicts a stated one (even in non-strict mode), so on failure we state less: tier 0 states
+    // every known shape, tier 1 only the shapes of values no node in the working copy produces.
+    // Beyond that, the node named in the error is left to our rules; after 8 such failures (or one
+    // naming no node) ONNX is off for the rest of the inference.
+    void inferWithOnnx(onnx::ModelProto& work, std::vector<int>& workIndex)
+    {
+        buildWork(work, workIndex);
+        while (m_onnxEnabled) {
+            try {
+                onnx::shape_inference::InferShapes(work, m_registry, onnx::ShapeInferenceOptions(false, 0, true));
+                return;
+            } catch (const std::exception& e) {
+                const std::string what = e.what();
+                if (m_tier == 0)
+                    m_tier = 1;
+                else if (++m_failures > 8 || !blame(what)) {
+                    m_onnxEnabled = false;
+                    m_r.notes.push_back(
+                        "ONNX shape inference stopped (" + what.substr(0, 200) + "); continued with MemPlan's own shape rules");
+                    buildWork(work, workIndex); // forget partial results
+                    return;
+                }
+            } catch (...) {
+                m_onnxEnabled = false;
+                m_r.notes.push_back("ONNX shape inference stopped; continued with MemPlan's own shape rules");
+            }
             buildWork(work, workIndex);
-            while (onnxEnabled) {
-                try {
-                    onnx::shape_inference::InferShapes(work, registry, onnx::ShapeInferenceOptions(false, 0, true));
-                    break;
-                } catch (const std::exception& e) {
-                    const std::string what = e.what();
-                    if (tier == 0)
-                        tier = 1;
-                    else if (++failures > 8 || !blame(what)) {
-                        onnxEnabled = false;
-                        r.notes.push_back("ONNX shape inference stopped (" + what.substr(0, 200)
-                                          + "); continued with MemPlan's own shape rules");
-                        buildWork(work, workIndex); // forget partial results
-                        break;
-                    }
-                } catch (...) {
-                    onnxEnabled = false;
-                    r.notes.push_back("ONNX shape inference stopped; continued with MemPlan's own shape rules");
-                }
-                buildWork(work, workIndex);
+        }
+    }
+
+    // What ONNX inferred, merged into the facts; true when anything was learned.
+    bool absorbOnnx(const onnx::GraphProto& g)
+    {
+        bool progress = false;
+        auto absorb = [&](const onnx::ValueInfoProto& vi) {
+            auto it = m_r.facts.find(vi.name());
+            if (it != m_r.facts.end() && vi.has_type() && !it->second.value && !m_initializerNames.count(vi.name())) {
+                const auto inferred = factsFromType(vi.type());
+                checkStated(vi.name(), it->second, inferred);
+                progress = mergeFacts(it->second, inferred) || progress;
             }
-            auto* g = work.mutable_graph();
+        };
+        for (const auto& vi : g.value_info())
+            absorb(vi);
+        for (const auto& vi : g.output())
+            absorb(vi);
+        return progress;
+    }
 
-            bool progress = false;
-            auto absorb = [&](const onnx::ValueInfoProto& vi) {
-                auto it = facts.find(vi.name());
-                if (it != facts.end() && vi.has_type() && !it->second.value && !initializerNames.count(vi.name())) {
-                    const auto inferred = factsFromType(vi.type());
-                    checkStated(vi.name(), it->second, inferred);
-                    progress = mergeFacts(it->second, inferred) || progress;
+    // Evaluates node i when its inputs' values are known; true when it was.
+    bool fold(int i)
+    {
+        const auto& node = m_graph.node(i);
+        if (!m_domains[i].empty() || !isFoldable(node.op_type()))
+            return false;
+        auto values = foldNode(node, m_reads[i]);
+        if (!values)
+            return false;
+        // Shape and Size read only dims, which the given files fix as well.
+        const bool readsValues = node.op_type() != "Shape" && node.op_type() != "Size";
+        const bool fromGiven = readsValues
+            && std::any_of(m_reads[i].begin(), m_reads[i].end(), [](const ValueFacts* f) { return f && f->value && f->value->given; });
+        for (std::size_t k = 0; k < values->size(); ++k) {
+            (*values)[k].given = fromGiven;
+            if (!m_writes[i][k])
+                continue;
+            auto& f = *m_writes[i][k];
+            const bool estimated = f.estimated;
+            checkStated(node.output(int(k)), f, tensorFacts((*values)[k].elemType, (*values)[k].dims, false));
+            f = tensorFacts((*values)[k].elemType, (*values)[k].dims, estimated);
+            f.value = std::make_shared<const ConstValue>(std::move((*values)[k]));
+        }
+        m_r.folded[i] = true;
+        return true;
+    }
+
+    // The subgraph outputs of node i for its rule: what ONNX left on the working copy's node,
+    // refined by inferring the subgraph itself (again only when what it reads changed).
+    void addSubgraphOutputs(int i, const onnx::NodeProto& workNode, RuleInput& in)
+    {
+        const auto& node = m_graph.node(i);
+        in.subgraphOutputs = subgraphOutputs(workNode);
+        const bool settled = std::all_of(m_writes[i].begin(), m_writes[i].end(), [](const ValueFacts* f) { return !f || f->fullyKnown(); });
+        if (m_depth < kMaxSubgraphDepth && !settled) {
+            std::string key;
+            for (const auto* f : m_reads[i])
+                appendKey(key, f);
+            for (const auto* f : m_capturedReads[i])
+                appendKey(key, f);
+            if (key != m_nestedKey[i]) {
+                m_nestedKey[i] = std::move(key);
+                const OuterLookup outer = [this](const std::string& name) { return find(name); };
+                m_nested[i] = inferSubgraphOutputs(m_model, node, in.opset, m_reads[i], outer, m_depth);
+                m_unrolled[i] = node.op_type() == "Loop" ? unrolledLoopOutputs(m_model, node, m_reads[i], outer, m_depth)
+                                                         : std::vector<ValueFacts> {};
+            }
+            if (m_nested[i].size() == in.subgraphOutputs.size())
+                for (std::size_t k = 0; k < m_nested[i].size(); ++k)
+                    for (std::size_t j = 0; j < m_nested[i][k].size() && j < in.subgraphOutputs[k].size(); ++j)
+                        mergeFacts(in.subgraphOutputs[k][j], m_nested[i][k][j]);
+        }
+        if (in.allowGuesses)
+            for (auto& outs : in.subgraphOutputs)
+                for (auto& f : outs)
+                    guessSequenceBytes(f);
+    }
+
+    // One round: ONNX, then folding and MemPlan's rules per node (guesses allowed in phase 1).
+    // True when anything was learned.
+    bool inferRound(int phase)
+    {
+        ++m_r.rounds;
+        onnx::ModelProto work;
+        std::vector<int> workIndex;
+        inferWithOnnx(work, workIndex);
+        const auto& g = work.graph();
+        bool progress = absorbOnnx(g);
+        for (int i = 0; i < m_n; ++i) {
+            if (m_r.folded[i])
+                continue;
+            if (fold(i)) {
+                progress = true;
+                continue;
+            }
+            const auto& node = m_graph.node(i);
+            RuleInput in;
+            in.node = &node;
+            in.opset = opsetOf(m_domains[i]);
+            in.inputs = m_reads[i];
+            in.allowGuesses = phase == 1;
+            if (hasSubgraph(node))
+                addSubgraphOutputs(i, workIndex[i] >= 0 ? g.node(workIndex[i]) : node, in);
+            in.unrolled = m_unrolled[i];
+            const auto outs = applyShapeRule(in);
+            for (std::size_t k = 0; k < outs.size() && k < m_writes[i].size(); ++k)
+                if (m_writes[i][k] && outs[k].kind != ValueKind::Unknown) {
+                    checkStated(node.output(int(k)), *m_writes[i][k], outs[k]);
+                    progress = mergeFacts(*m_writes[i][k], outs[k]) || progress;
                 }
-            };
-            for (const auto& vi : g->value_info())
-                absorb(vi);
-            for (const auto& vi : g->output())
-                absorb(vi);
+        }
+        if (!progress && phase == 1)
+            for (auto& [name, f] : m_r.facts)
+                progress = guessSequenceBytes(f) || progress;
+        return progress;
+    }
 
-            for (int i = 0; i < n; ++i) {
-                if (r.folded[i])
+    // A shape computed from an upper bound is itself an upper bound (a sequence's length is one number whatever it holds).
+    void propagateEstimates()
+    {
+        for (int pass = 0; pass < m_n; ++pass) {
+            bool changed = false;
+            for (int i = 0; i < m_n; ++i) {
+                if (m_graph.node(i).op_type() == "SequenceLength")
                     continue;
-                const auto& node = graph.node(i);
-                if (domains[i].empty() && isFoldable(node.op_type())) {
-                    if (auto values = foldNode(node, reads[i])) {
-                        // Shape and Size read only dims, which the given files fix as well.
-                        const bool readsValues = node.op_type() != "Shape" && node.op_type() != "Size";
-                        const bool fromGiven = readsValues && std::any_of(reads[i].begin(), reads[i].end(),
-                            [](const ValueFacts* f) { return f && f->value && f->value->given; });
-                        for (std::size_t k = 0; k < values->size(); ++k) {
-                            (*values)[k].given = fromGiven;
-                            if (!writes[i][k])
-                                continue;
-                            auto& f = *writes[i][k];
-                            const bool estimated = f.estimated;
-                            checkStated(node.output(int(k)), f, tensorFacts((*values)[k].elemType, (*values)[k].dims, false));
-                            f = tensorFacts((*values)[k].elemType, (*values)[k].dims, estimated);
-                            f.value = std::make_shared<const ConstValue>(std::move((*values)[k]));
-                        }
-                        r.folded[i] = true;
-                        progress = true;
-                        continue;
-                    }
-                }
-                RuleInput in;
-                in.node = &node;
-                in.opset = opsetOf(domains[i]);
-                in.inputs = reads[i];
-                in.allowGuesses = phase == 1;
-                if (hasSubgraph(node)) {
-                    in.subgraphOutputs = subgraphOutputs(workIndex[i] >= 0 ? g->node(workIndex[i]) : node);
-                    const bool settled = std::all_of(writes[i].begin(), writes[i].end(),
-                                                     [](const ValueFacts* f) { return !f || f->fullyKnown(); });
-                    if (depth < kMaxSubgraphDepth && !settled) {
-                        std::string key;
-                        for (const auto* f : reads[i])
-                            appendKey(key, f);
-                        for (const auto* f : capturedReads[i])
-                            appendKey(key, f);
-                        if (key != nestedKey[i]) {
-                            nestedKey[i] = std::move(key);
-                            nested[i] = inferSubgraphOutputs(model, node, in.opset, reads[i], outer, depth);
-                            unrolled[i] = node.op_type() == "Loop" ? unrolledLoopOutputs(model, node, reads[i], outer, depth)
-                                                                   : std::vector<ValueFacts> {};
-                        }
-                        if (nested[i].size() == in.subgraphOutputs.size())
-                            for (std::size_t k = 0; k < nested[i].size(); ++k)
-                                for (std::size_t j = 0; j < nested[i][k].size() && j < in.subgraphOutputs[k].size(); ++j)
-                                    mergeFacts(in.subgraphOutputs[k][j], nested[i][k][j]);
-                    }
-                    if (in.allowGuesses)
-                        for (auto& outs : in.subgraphOutputs)
-                            for (auto& f : outs)
-                                guessSequenceBytes(f);
-                }
-                in.unrolled = unrolled[i];
-                const auto outs = applyShapeRule(in);
-                for (std::size_t k = 0; k < outs.size() && k < writes[i].size(); ++k)
-                    if (writes[i][k] && outs[k].kind != ValueKind::Unknown) {
-                        checkStated(node.output(int(k)), *writes[i][k], outs[k]);
-                        progress = mergeFacts(*writes[i][k], outs[k]) || progress;
+                bool estimated = false;
+                for (const auto* f : m_reads[i])
+                    estimated = estimated || (f && f->estimated);
+                if (!estimated)
+                    continue;
+                for (auto* f : m_writes[i])
+                    if (f && !f->estimated) {
+                        f->estimated = true;
+                        changed = true;
                     }
             }
-            if (!progress && phase == 1)
-                for (auto& [name, f] : facts)
-                    progress = guessSequenceBytes(f) || progress;
-            if (!progress)
+            if (!changed)
                 break;
         }
     }
 
-    // A shape computed from an upper bound is itself an upper bound (a sequence's length is one number whatever it holds).
-    for (int pass = 0; pass < n; ++pass) {
-        bool changed = false;
-        for (int i = 0; i < n; ++i) {
-            if (graph.node(i).op_type() == "SequenceLength")
-                continue;
-            bool estimated = false;
-            for (const auto* f : reads[i])
-                estimated = estimated || (f && f->estimated);
-            if (!estimated)
-                continue;
-            for (auto* f : writes[i])
-                if (f && !f->estimated) {
-                    f->estimated = true;
-                    changed = true;
-                }
-        }
-        if (!changed)
-            break;
-    }
-    return r;
+    const onnx::ModelProto& m_model;
+    const onnx::GraphProto& m_graph;
+    const int m_depth;
+    const int m_n; // top-level nodes
+    const onnx::ISchemaRegistry* m_registry;
+    InferenceResult m_r;
+
+    std::unordered_map<std::string, int> m_opsets;
+    std::unordered_set<std::string> m_functions;
+    std::unordered_set<std::string> m_initializerNames, m_inputNames, m_statedNames;
+    std::unordered_map<std::string, int> m_outputIndex;
+
+    // Per node (pointers into m_r.facts, which never rehashes away its nodes).
+    std::vector<std::vector<const ValueFacts*>> m_reads;
+    std::vector<std::vector<ValueFacts*>> m_writes;
+    std::vector<std::string> m_domains;
+    std::vector<std::vector<std::string>> m_captured; // outer values a node's subgraphs read
+    std::vector<std::vector<const ValueFacts*>> m_capturedReads;
+    std::vector<std::string> m_nestedKey;                       // what m_nested was inferred from
+    std::vector<std::vector<std::vector<ValueFacts>>> m_nested; // subgraph outputs inferred over the subgraph itself
+    std::vector<std::vector<ValueFacts>> m_unrolled;            // a Loop's outputs inferred per iteration
+
+    // The working copy and how much of it ONNX is told (inferWithOnnx).
+    onnx::ModelProto m_base;
+    std::unordered_set<std::string> m_baseDefined;
+    std::vector<bool> m_excluded; // nodes left to our rules: owned, or named in an ONNX error
+    int m_tier = 0;
+    int m_failures = 0;
+    bool m_onnxEnabled = true;
+};
+
+} // namespace
+
+InferenceResult inferModel(const onnx::ModelProto& model, const std::vector<const onnx::TensorProto*>& initializers,
+                           const std::vector<std::string>& names, int depth,
+                           const std::unordered_map<std::string, ValueFacts>& given)
+{
+    return ModelInference(model, depth).run(initializers, names, given);
 }
 
 } // namespace core::onnxdetail
