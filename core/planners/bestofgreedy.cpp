@@ -7,11 +7,11 @@
 #include "planners/greedybysize.h"
 #include "planners/metrics.h"
 #include "planners/skyline.h"
+#include "planners/stepcounts.h"
 
 #include <algorithm>
 #include <atomic>
 #include <exception>
-#include <numeric>
 #include <optional>
 #include <random>
 #include <thread>
@@ -35,36 +35,44 @@ constexpr unsigned kSeed = 20231;
 
 Status cancelled() { return makeError(ErrorCode::Cancelled, "planning cancelled"); }
 
-// Number of other buffers each buffer's lifetime conflicts with. O(n log n).
+// Number of other buffers each buffer's lifetime conflicts with. O(n + steps) where the steps are
+// few (StepCounts), else O(n log n).
 std::vector<int> conflictDegree(const PlanProblem& problem)
 {
-    std::vector<Step> starts, ends;
+    std::vector<Step> startSteps, endSteps;
+    startSteps.reserve(problem.buffers.size());
+    endSteps.reserve(problem.buffers.size());
     for (const auto& b : problem.buffers) {
-        starts.push_back(b.lifetime.start);
-        ends.push_back(b.lifetime.end);
+        startSteps.push_back(b.lifetime.start);
+        endSteps.push_back(b.lifetime.end);
     }
-    std::sort(starts.begin(), starts.end());
-    std::sort(ends.begin(), ends.end());
+    const StepCounts starts(startSteps), ends(endSteps);
     std::vector<int> degree;
+    degree.reserve(problem.buffers.size());
     for (const auto& b : problem.buffers) {
-        const auto endedBefore = std::upper_bound(ends.begin(), ends.end(), b.lifetime.start) - ends.begin();
-        const auto startedAfter = starts.end() - std::lower_bound(starts.begin(), starts.end(), b.lifetime.end);
+        const auto endedBefore = ends.atMost(b.lifetime.start);
+        const auto startedAfter = starts.count() - starts.below(b.lifetime.end);
         degree.push_back(static_cast<int>(problem.buffers.size() - endedBefore - startedAfter));
     }
     return degree;
 }
 
-// Indices sorted by key(i), largest first, ties by index. The keys are computed once into an
-// array: a comparator that recomputes them reads the scattered Buffer records at every comparison.
+// Indices sorted by key(i), largest first, ties by index. The (key, index) pairs are sorted, not
+// the indices: a comparator that looks keys up reads a scattered array at every comparison, and
+// one that recomputes them the scattered Buffer records. Largest key first, then smallest index is
+// a total order, so the result is that of a stable sort by key.
 std::vector<int> orderBy(const PlanProblem& problem, auto key)
 {
     using Key = decltype(key(0));
-    std::vector<Key> keys(problem.buffers.size());
-    for (std::size_t i = 0; i < keys.size(); ++i)
-        keys[i] = key(static_cast<int>(i));
-    std::vector<int> order(problem.buffers.size());
-    std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return keys[a] > keys[b]; });
+    std::vector<std::pair<Key, int>> keyed(problem.buffers.size());
+    for (std::size_t i = 0; i < keyed.size(); ++i)
+        keyed[i] = { key(static_cast<int>(i)), static_cast<int>(i) };
+    std::sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) {
+        return a.first > b.first || (!(b.first > a.first) && a.second < b.second);
+    });
+    std::vector<int> order(keyed.size());
+    for (std::size_t i = 0; i < keyed.size(); ++i)
+        order[i] = keyed[i].second;
     return order;
 }
 

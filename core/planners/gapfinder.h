@@ -6,6 +6,8 @@
 #include "util/cancel.h"
 #include "util/expected.h"
 
+#include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace core {
@@ -21,31 +23,32 @@ namespace core {
 // problems: a third), one walk over all placed buffers in offset order, skipping those that do not
 // conflict, is cheaper: O(n) per query with no sort. Both give the same offsets.
 //
-// Everything a query reads lies in flat arrays (lifetimes, sizes, each tree node's placed buffers as
-// (offset, top) pairs in one block): at a million buffers, reading PlanProblem::buffers and growing
-// one vector per tree node made each pass memory-bound, ten times slower per buffer than at 100k.
+// Everything a query reads lies in flat arrays (each buffer's lifetime, size, leaves and slots in one
+// record; each tree node's placed buffers as (offset, top) pairs in one block; each slot's placed
+// bytes in start order): at a million buffers, reading PlanProblem::buffers and growing one vector
+// per tree node made each pass memory-bound, ten times slower per buffer than at 100k, and then one
+// array per field still cost a cache miss per field per query.
 
 // What does not change from one pass to the next: build once per problem, place in many orders.
 class GapIndex {
 public:
     explicit GapIndex(const PlanProblem& problem);
     const PlanProblem& problem() const { return m_problem; }
-    int count() const { return static_cast<int>(m_need.size()); }
+    int count() const { return static_cast<int>(m_entries.size()); }
 
 private:
     friend class GapFinder;
-    struct Slot { // a buffer in start order
-        Step start, end;
-        int buffer;
+    struct Entry { // per buffer: all that a query and a placement read of it, one 32-byte record
+        Step start, end;    // its lifetime
+        Bytes need;         // placedSize
+        int leafLo, leafHi; // the tree leaves its lifetime covers, [lo, hi)
+        int slot;           // its index in start order (stable)
+        int startsAfter;    // the first slot that starts after it
     };
     const PlanProblem& m_problem;
-    std::vector<Step> m_start, m_end;   // per buffer: its lifetime
-    std::vector<Bytes> m_need;          // per buffer: placedSize
-    std::vector<int> m_leafLo, m_leafHi; // per buffer: the tree leaves its lifetime covers, [lo, hi)
-    std::vector<Slot> m_byStart;        // all buffers by start (stable)
-    std::vector<int> m_position;        // per buffer: its index in m_byStart
-    std::vector<int> m_startsAfter;     // per buffer: the first slot that starts after it
-    std::vector<std::size_t> m_nodeBegin; // per tree node: its block in GapFinder::m_nodeItems
+    std::vector<Entry> m_entries;           // per buffer
+    std::vector<Step> m_slotStart;          // per slot (all buffers by start, stable): its start
+    std::vector<std::uint32_t> m_nodeBegin; // per tree node: its block in GapFinder::m_nodeItems
     int m_leaves = 0;
     bool m_walk = false; // dense conflicts: walk the placed buffers by offset instead of the tree
 };
@@ -57,6 +60,12 @@ public:
     // Smallest adequate gap among placed conflicting buffers; sizes rounded up to the alignment.
     Bytes bestOffset(int buffer) const;
     void place(int buffer, Bytes offset);
+    // A hint, no effect on any result: start loading what bestOffset and place will read for
+    // `buffer`, one stage at a time (each needs what the one before loaded: its record, then its
+    // tree path and slots, then its tree nodes' blocks). placeInOrder asks a few buffers ahead, so
+    // the cache misses of later queries overlap the work of this one.
+    enum class PrefetchStage { Entry, Path, Items };
+    void prefetch(int buffer, PrefetchStage stage) const;
 
     Bytes arenaSize() const { return m_arena; }
     const std::vector<Bytes>& offsets() const { return m_offsets; }
@@ -66,13 +75,17 @@ private:
     struct Span { // a placed buffer's bytes
         Bytes offset, top;
     };
-    void collectConflicts(int buffer, std::vector<Span>& out) const;
+    struct Node { // a tree node's block in m_nodeItems: where it begins, how much is used
+        std::uint32_t begin, fill;
+    };
+    void collectConflicts(const GapIndex::Entry& entry, std::vector<Span>& out) const;
 
     const GapIndex& m_index;
-    std::vector<Bytes> m_offsets;        // -1 while unplaced
-    std::vector<Span> m_nodeItems;       // per tree node, its placed buffers in placement order
-    std::vector<std::size_t> m_nodeFill; // per tree node: how many of its block are used
-    std::vector<Bytes> m_slotOffset;     // per m_byStart slot: the offset, -1 while unplaced
+    std::vector<Bytes> m_offsets;  // -1 while unplaced
+    std::vector<Node> m_nodes;     // per tree node
+    std::unique_ptr<Span[]> m_nodeItems; // per tree node, its placed buffers in placement order (not
+                                         // zeroed: only the filled part of a block is read)
+    std::vector<Span> m_slotSpans; // per slot: the placed buffer's bytes; offset -1 while unplaced
     Bytes m_arena = 0;
     mutable std::vector<Span> m_scratch;
     std::vector<int> m_byOffset; // walk mode: placed buffers with a non-empty lifetime, by offset
