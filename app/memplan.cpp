@@ -50,7 +50,8 @@ commands:
   scenario llm     LLM decode: KV cache as contiguous, paged and two-level pools over the decode
                    steps, largest batch per capacity, activation arena per step
   trace SNAPSHOT   what a PyTorch memory snapshot measured: peaks, fragmentation, largest
-                   allocations, and the same allocations replanned offline; trace A B compares two
+                   allocations, and the same allocations replanned offline; trace A B compares two;
+                   trace PROFILE.json --model MODEL lays an ONNX Runtime profile over MemPlan's plan
 
 MODEL is an .onnx model, a .json graph, an allocation-problem .csv (id,lower,upper,size)
 or example:NAME. Sizes print in KiB/MiB/GiB; JSON and CSV carry exact bytes.

@@ -6,6 +6,8 @@
 #include "cliargs.h"
 
 #include "io/problemcsv.h"
+#include "io/workload.h"
+#include "trace/ortreport.h"
 #include "trace/tracereport.h"
 
 #include "util/printable.h"
@@ -20,6 +22,7 @@ constexpr int kOk = 0, kError = 1, kUsage = 2;
 
 const char* const kTraceHelp = R"(usage: memplan trace SNAPSHOT [--json FILE] [--csv FILE] [--replan PLANNER] [--device N] [--top N]
        memplan trace A B [--json FILE] [--device N] [--top N]
+       memplan trace PROFILE.json [--model MODEL.onnx] [--json FILE] [--run N] [--replan PLANNER] [--top N]
 
 Reads a PyTorch CUDA memory snapshot, as written by
     torch.cuda.memory._record_memory_history(); ...; torch.cuda.memory._dump_snapshot("x.pickle")
@@ -34,12 +37,25 @@ _record_memory_history) is read as one step: the allocator's state when it was t
 With two snapshots: both peaks, and per allocation site the bytes live at each one's allocated peak,
 largest change first.
 
+An ONNX Runtime profile (SessionOptions enableProfiling; scripts/ort_profile.js writes one) is told
+by its content, a JSON array of trace events. Prints the peaks of the CPU arena's bytes in use,
+requested and held, each with the node (and step) after which it was measured, and the kernel time;
+without --model also the kernel time by op type. With --model, the same model is planned as
+`memplan plan` does (validated) and the profile laid over its schedule by node name: MemPlan's lower
+bound and planned arena beside ORT's peaks, how many steps ran as an ORT node, the ORT nodes that map
+to no step (made by ORT's optimizer, or folded by MemPlan at import) and the steps ORT fused away,
+and the steps with the largest gap between ORT's bytes in use and MemPlan's live bytes. A profile of
+several runs is read by its last run unless --run says otherwise.
+
+  --model MODEL         the ONNX model the profile ran, to plan and compare with
+  --run N               the run of a profile to read, 1 for the first (default: the last)
   --json FILE           write the report (or the comparison) as JSON, exact bytes
   --csv FILE            write the allocations as an allocation-problem CSV (id,lower,upper,size; steps
                         are events), which `memplan plan FILE.csv` reads
-  --replan PLANNER      planner for the offline plan (default best-of-greedy)
+  --replan PLANNER      planner for the offline plan, or of --model's plan (default best-of-greedy)
   --device N            the device to replay (default: the one with the most events)
-  --top N               allocations (sites, with two snapshots) to list (default 10; 20 with two)
+  --top N               allocations (sites, with two snapshots; steps or op types of a profile) to
+                        list (default 10; 20 with two)
 )";
 
 int fail(const std::string& message, int code)
@@ -55,11 +71,51 @@ bool writeText(const std::string& path, const std::string& text)
     return bool(out);
 }
 
+// `memplan trace PROFILE.json [--model MODEL]`: an ONNX Runtime profile, alone or laid over the plan
+// of the model it ran.
+int ortProfileCommand(const std::string& file, const CliArgs& args, const core::Planner& planner, int top)
+{
+    std::optional<int> run;
+    if (const auto text = args.value("run")) {
+        const auto value = parseInteger(*text);
+        if (!value || *value < 1 || *value > INT_MAX)
+            return fail("trace: --run '" + *text + "': expected a run number (1 for the first)", kUsage);
+        run = int(*value - 1);
+    }
+    auto profile = core::loadOrtProfile(file, run);
+    if (!profile)
+        return fail(profile.error().message, kError);
+    std::string text, json;
+    if (const auto model = args.value("model")) {
+        auto workload = core::loadWorkload(*model, core::LoadOptions {});
+        if (!workload)
+            return fail(workload.error().message, kError);
+        auto overlay = core::overlayOrtProfile(*profile, *workload);
+        if (!overlay)
+            return fail(overlay.error().message, kError);
+        auto plan = core::planForProfile(*workload, planner);
+        if (!plan)
+            return fail(plan.error().message, kError);
+        const core::OrtComparison with { &*workload, &*overlay, &*plan };
+        text = core::formatOrtReport(*profile, with, top);
+        if (args.has("json"))
+            json = core::ortReportJson(*profile, with, top);
+    } else {
+        text = core::formatOrtReport(*profile, {}, top);
+        if (args.has("json"))
+            json = core::ortReportJson(*profile, {}, top);
+    }
+    std::cout << text;
+    if (const auto path = args.value("json"); path && !writeText(*path, json))
+        return fail(*path + ": cannot write the file", kError);
+    return kOk;
+}
+
 } // namespace
 
 int traceCommand(const std::vector<std::string>& words)
 {
-    auto args = parseCliArgs(words, { "json", "csv", "replan", "device", "top" }, { "help" });
+    auto args = parseCliArgs(words, { "json", "csv", "replan", "device", "top", "model", "run" }, { "help" });
     if (!args)
         return fail("trace: " + args.error().message + " (see memplan trace --help)", kUsage);
     if (args->has("help")) {
@@ -70,6 +126,14 @@ int traceCommand(const std::vector<std::string>& words)
     if (files.empty() || files.size() > 2)
         return fail("trace: expected one SNAPSHOT, or two to compare, got " + std::to_string(files.size()) + " (see memplan trace --help)", kUsage);
     const bool diff = files.size() == 2;
+    // A PyTorch snapshot is a pickle (gzip-compressed or not): a file opening like JSON is a profile.
+    bool profile = args->has("model") || args->has("run");
+    for (const auto& file : files)
+        profile = profile || core::looksLikeJson(core::fileHead(file));
+    if (profile && diff)
+        return fail("trace: an ONNX Runtime profile is read alone (with --model MODEL to compare it with MemPlan's plan); two files compare PyTorch snapshots", kUsage);
+    if (profile && (args->has("csv") || args->has("device")))
+        return fail(std::string("trace: --") + (args->has("csv") ? "csv" : "device") + " applies to PyTorch snapshots, not to an ONNX Runtime profile", kUsage);
     if (diff && (args->has("csv") || args->has("replan")))
         return fail(std::string("trace: --") + (args->has("csv") ? "csv" : "replan") + " takes one snapshot; two are compared by their peaks", kUsage);
     std::optional<int> device;
@@ -94,6 +158,9 @@ int traceCommand(const std::vector<std::string>& words)
             names += (names.empty() ? "" : ", ") + name;
         return fail("trace: unknown planner '" + plannerName + "' for --replan; choose one of " + names, kUsage);
     }
+
+    if (profile)
+        return ortProfileCommand(files[0], *args, *planner, top);
 
     std::vector<core::MeasuredTrace> traces;
     for (const auto& file : files) {

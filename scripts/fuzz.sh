@@ -5,7 +5,7 @@
 # need, and runs each target for N seconds, one process at a time.
 #
 # Usage: scripts/fuzz.sh [--seconds N | --runs N] [--build-dir DIR] [--seeds-only] [TARGET...]
-#   TARGET       onnx jsongraph problemcsv device planjson tensorfile snapshot (default: all)
+#   TARGET       onnx jsongraph problemcsv device planjson tensorfile snapshot ortprofile (default: all)
 #   --seconds N  fuzzing time per target (default 60)
 #   --runs N     instead: exactly N executions per target from the committed seeds with a fixed
 #                random seed and a fresh corpus, so a run is reproducible (what CI runs); at most
@@ -21,7 +21,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
-all=(onnx jsongraph problemcsv device planjson tensorfile snapshot)
+all=(onnx jsongraph problemcsv device planjson tensorfile snapshot ortprofile)
 seconds=60 runs=0 build=build-fuzz seedsonly=0 targets=()
 while (($#)); do
     case "$1" in

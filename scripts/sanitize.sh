@@ -37,7 +37,7 @@ done
 defaulttests="tst_planners tst_io tst_onnximport tst_mutations tst_invalidmodels tst_limits tst_strategies tst_training tst_sequences"
 ((alltests)) && defaulttests+=" tst_exact tst_executor"
 tests=(${MEMPLAN_SANITIZE_TESTS:-$defaulttests})
-fuzztargets=(onnx jsongraph problemcsv device planjson tensorfile snapshot)
+fuzztargets=(onnx jsongraph problemcsv device planjson tensorfile snapshot ortprofile)
 build=build-asan
 start=$SECONDS
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs what MemPlan needs from Debian 12's packages, then configures and builds into build/.
+# Installs what MemPlan needs from Debian 12's packages and ONNX Runtime's Node.js binding (into
+# tools/node/, for scripts/ort_profile.js and tst_ortprofile), then configures and builds into build/.
 # Idempotent and quiet when everything is present.
 # Usage: scripts/setup.sh [--with-model-tools] [--with-sanitizers] [TARGET...]
 #   --with-model-tools  also install python3-torch, python3-torchvision and python3-onnx, which
@@ -13,7 +14,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(cmake g++ make qt6-base-dev qt6-svg-dev libqcustomplot-dev libonnx-dev libprotobuf-dev
-          protobuf-compiler nlohmann-json3-dev zlib1g-dev libonnx-testdata)
+          protobuf-compiler nlohmann-json3-dev zlib1g-dev libonnx-testdata nodejs)
+# npm comes with a nodejs that is not Debian's (NodeSource's bundles it; its package conflicts).
+command -v npm >/dev/null || packages+=(npm)
 targets=()
 werror=OFF
 for arg in "$@"; do
@@ -36,6 +39,19 @@ if ((${#missing[@]})); then
     [[ $(id -u) -eq 0 ]] || sudo="sudo"
     $sudo apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# onnxruntime-node with its CPU library inside (ONNXRUNTIME_NODE_INSTALL=skip: no CUDA download). It
+# needs the npm registry; without it the profile tests skip, saying so, and the rest works.
+ort_version=1.31.1
+if ! grep -qs "\"version\": \"$ort_version\"" tools/node/node_modules/onnxruntime-node/package.json; then
+    echo "setup: installing onnxruntime-node@$ort_version into tools/node/"
+    mkdir -p tools/node
+    if ! ONNXRUNTIME_NODE_INSTALL=skip npm install --prefix tools/node --no-audit --no-fund --loglevel=error \
+        "onnxruntime-node@$ort_version" >tools/node/npm.log 2>&1; then
+        tail -n 5 tools/node/npm.log >&2
+        echo "setup: could not install onnxruntime-node (log: tools/node/npm.log); the ONNX Runtime profile tests will skip" >&2
+    fi
 fi
 
 if [[ ! -f build/CMakeCache.txt ]]; then

@@ -29,6 +29,9 @@ inline constexpr std::int64_t kMaxProtobufBytes = 2 * kGiB - 1;
 // long training run's trace with stack frames reaches a few GiB. Just under 4 GiB, so that every
 // offset and length inside one fits 32 bits (core/io/pickle.h).
 inline constexpr std::int64_t kMaxSnapshotBytes = 4 * kGiB - 1;
+// An ONNX Runtime profile (JSON): a run of a thousand-node model writes about 1 MB per pass, so this
+// is a thousand passes; the parsed document takes several times the file in memory.
+inline constexpr std::int64_t kMaxOrtProfileBytes = 1 * kGiB;
 
 // Checks that `file` is a regular file (not a folder, a device such as /dev/zero, a FIFO or a
 // socket, which could be read forever or block) of at most `maxBytes` bytes, and returns its size.
