@@ -56,6 +56,7 @@ struct StudioOptions {
     std::optional<QString> screenshot; // unset: the interactive window
     bool run = false;
     bool workspaces = false;
+    QString peerProfile; // --ort-profile: laid over the model once its plan shows
     core::LoadOptions load;
     std::vector<std::pair<std::string, std::filesystem::path>> files;
 };
@@ -93,6 +94,9 @@ std::optional<StudioOptions> readOptions(const QApplication& app)
     const QCommandLineOption workspacesOption(QStringLiteral("workspaces"),
         QStringLiteral("Plan each convolution's im2col workspace as a buffer of its own (the toolbar's Workspaces box)."));
     parser.addOption(workspacesOption);
+    const QCommandLineOption peerProfileOption(QStringLiteral("ort-profile"),
+        QStringLiteral("An ONNX Runtime profile (enableProfiling) of the model, laid over its plan."), QStringLiteral("file"));
+    parser.addOption(peerProfileOption);
     parser.addPositionalArgument(QStringLiteral("model"),
         QStringLiteral("ONNX model, JSON graph, allocation CSV or example:NAME (default: example:unet)."),
         QStringLiteral("[model]"));
@@ -107,6 +111,7 @@ std::optional<StudioOptions> readOptions(const QApplication& app)
         options.screenshot = parser.value(screenshotOption);
     options.run = parser.isSet(runOption);
     options.workspaces = parser.isSet(workspacesOption);
+    options.peerProfile = parser.value(peerProfileOption);
     // The command line's own reader of --dim and --input-shape, for the same checks and messages.
     CliArgs sizes;
     for (const auto& v : parser.values(dimOption))
@@ -142,7 +147,7 @@ std::optional<StudioOptions> readOptions(const QApplication& app)
 
 // --screenshot DIR: once the plan shows (and with --run, once it has run), every view and the
 // window to DIR, then the application exits with 0, or 1 and one line on an error.
-void scheduleScreenshots(QApplication& app, MainWindow& window, const QString& dir, bool run)
+void scheduleScreenshots(QApplication& app, MainWindow& window, const QString& dir, bool run, bool peerProfile)
 {
     const auto render = [&window, dir] {
         // Let the views repaint before grabbing them.
@@ -158,9 +163,13 @@ void scheduleScreenshots(QApplication& app, MainWindow& window, const QString& d
     };
     QObject::connect(
         &window, &MainWindow::planDisplayed, &app,
-        [&window, render, run] {
+        [&window, render, run, peerProfile] {
             // Put the step cursor on the peak so the pictures show what is alive there and the narration line.
             window.document()->setCursorStep(core::peakStep(window.document()->workload()->problem));
+            if (peerProfile && !window.document()->peerProfile()) { // --ort-profile: once it lies over the plan
+                QObject::connect(&window, &MainWindow::peerProfileShown, &window, render, Qt::SingleShotConnection);
+                return;
+            }
             if (!run || !window.runAction()->isEnabled()) {
                 if (run) // an allocation problem: buffers without ops, nothing to execute
                     printError(QStringLiteral("--run: %1 has no ops to run; the pictures show the plan only")
@@ -200,7 +209,11 @@ int main(int argc, char** argv)
     if (!options->planner.isEmpty())
         window.setPlannerName(options->planner);
     if (options->screenshot)
-        scheduleScreenshots(app, window, *options->screenshot, options->run);
+        scheduleScreenshots(app, window, *options->screenshot, options->run, !options->peerProfile.isEmpty());
+    if (!options->peerProfile.isEmpty())
+        QObject::connect(
+            &window, &MainWindow::planDisplayed, &window, [&window, file = options->peerProfile] { window.openPeerProfile(file); },
+            Qt::SingleShotConnection);
     if (options->workspaces)
         window.workspacesCheck()->setChecked(true); // before the first load: nothing to re-load yet
     window.show();

@@ -9,6 +9,7 @@
 #include "lifetimebarsview.h"
 #include "mainwindow.h"
 #include "memorycurveview.h"
+#include "peerprofile.h"
 #include "messagebanner.h"
 #include "plandocument.h"
 #include "planningcontroller.h"
@@ -133,6 +134,7 @@ private slots:
     void workspacesReload();
     void dropOpensFileAndRemembersIt();
     void snapshotOpensAsRecordedAndReplans();
+    void peerProfileLiesOverThePlan();
 
     // the exact planner: progress, stop, proof
     void stopBeforeAnyPlanIsQuiet();
@@ -211,6 +213,54 @@ void TestStudio::snapshotOpensAsRecordedAndReplans()
     QCOMPARE(m_window->plannerCombo()->findText(QStringLiteral("as recorded")), -1);
     QCOMPARE(m_window->plannerCombo()->currentText(), QStringLiteral("greedy-by-size"));
     QVERIFY(!m_window->memoryCurveView()->showsReserved());
+}
+
+// An ONNX Runtime profile of the model on display (a hand-written one of example:cnn's op names,
+// tests/fuzz/seeds/ortprofile) lies over its plan: the memory curve gains ORT's in-use and
+// arena-held curves (one value per step), the summary its section. A replan keeps it; another
+// model drops it; without a model's graph it is refused with a message naming the file.
+void TestStudio::peerProfileLiesOverThePlan()
+{
+    const QString profile = QStringLiteral(MEMPLAN_SOURCE_DIR "/tests/fuzz/seeds/ortprofile/cnn_names_two_runs.json");
+    QSignalSpy planned(m_window.get(), &MainWindow::planDisplayed);
+    m_window->openFile(QStringLiteral("example:cnn"));
+    QTRY_VERIFY_WITH_TIMEOUT(planned.count() >= 1, kTimeout);
+    QSignalSpy shown(m_window.get(), &MainWindow::peerProfileShown);
+    m_window->openFile(profile); // a JSON array: a profile, laid over the model on display
+    QTRY_VERIFY_WITH_TIMEOUT(shown.count() >= 1, kTimeout);
+    const PeerProfile* peer = m_window->document()->peerProfile();
+    QVERIFY(peer);
+    const auto steps = m_window->document()->steps();
+    QCOMPARE(peer->overlay.steps.size(), std::size_t(steps));
+    QCOMPARE(peer->overlay.mapped, 12); // memplan trace PROFILE --model example:cnn says the same
+    QCOMPARE(peer->inUse.size(), std::size_t(steps));
+    QCOMPARE(peer->peakInUse, *std::max_element(peer->inUse.begin(), peer->inUse.end()));
+    QCOMPARE(m_window->memoryCurveView()->peerInUsePoints(), int(steps) + 1); // steps, then the closing point
+    const QString text = m_window->summaryPanel()->summaryText();
+    QVERIFY2(text.contains(QStringLiteral("ONNX Runtime (profile)")), qPrintable(text));
+    QVERIFY2(text.contains(QStringLiteral("Steps mapped: 12 of %1").arg(steps)), qPrintable(text));
+
+    QVERIFY(waitForPlan(QStringLiteral("best-of-greedy")));
+    QVERIFY(m_window->document()->peerProfile()); // the same workload, another plan
+
+    planned.clear();
+    m_window->openFile(QStringLiteral("example:unet"));
+    QTRY_VERIFY_WITH_TIMEOUT(planned.count() >= 1, kTimeout);
+    QVERIFY(!m_window->document()->peerProfile());
+    QCOMPARE(m_window->memoryCurveView()->peerInUsePoints(), 0);
+    QVERIFY(waitForPlan(QStringLiteral("greedy-by-size")));
+
+    // Bad input: not a profile, and a profile with no model graph to lie over.
+    QSignalSpy failed(m_window.get(), &MainWindow::errorOccurred);
+    QTemporaryDir dir;
+    QFile bad(dir.filePath(QStringLiteral("bad.json")));
+    QVERIFY(bad.open(QIODevice::WriteOnly));
+    bad.write("[{\"cat\": \"Node\", \"name\": \"x_kernel_time\", \"args\": {\"op_name\": 7}}]");
+    bad.close();
+    m_window->openPeerProfile(bad.fileName());
+    QTRY_VERIFY_WITH_TIMEOUT(failed.count() >= 1, kTimeout);
+    QVERIFY2(failed.back().front().toString().contains(QStringLiteral("bad.json")), qPrintable(failed.back().front().toString()));
+    QVERIFY(!m_window->document()->peerProfile());
 }
 
 // ---------------------------------------------------------------- narration

@@ -22,8 +22,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include <atomic>
 #include <cmath>
 #include <fstream>
+#include <map>
+#include <memory>
 #include <sstream>
 
 using namespace core;
@@ -90,6 +93,7 @@ private slots:
     void edgeCaseFiles();
     void replayRules();
     void generatorIsDeterministic();
+    void largeSnapshotProgressAndCancel();
     void cliReport();
     void cliExitCodes();
 };
@@ -550,6 +554,58 @@ void TestTrace::generatorIsDeterministic()
     QVERIFY2(edges.exitCode == 0, qPrintable(edges.err));
     for (const char* file : { "oom.pickle", "segments_only.pickle", "values_p5.pickle", "values_p4.pickle.gz" })
         QCOMPARE(readBytes(dir.filePath(QLatin1String(file)).toStdString()), readBytes(kSnapshots + file));
+}
+
+// A large snapshot (scripts/make_large_snapshot.py, which streams its opcodes): read whole, its
+// numbers are the generator's; loading reports each stage with fractions in [0, 1] that never fall;
+// a cancel during the load ends it with ErrorCode::Cancelled and a message that says so.
+void TestTrace::largeSnapshotProgressAndCancel()
+{
+    const auto python = QStandardPaths::findExecutable(QStringLiteral("python3"));
+    if (python.isEmpty())
+        QSKIP("no python3: the large-snapshot generator cannot run");
+    QTemporaryDir dir;
+    const auto out = dir.filePath(QStringLiteral("large.pickle.gz"));
+    const auto run = runProgram(python, { QStringLiteral(MEMPLAN_SOURCE_DIR "/scripts/make_large_snapshot.py"), out,
+                                            QStringLiteral("--events"), QStringLiteral("150000"), QStringLiteral("--gzip") });
+    QVERIFY2(run.exitCode == 0, qPrintable(run.err));
+    const auto numbers = nlohmann::json::parse(readBytes(out.toStdString() + ".expected.json"));
+
+    std::map<std::string, std::vector<double>> heard;
+    core::LoadOptions options;
+    options.progress.report = [&heard](std::string_view stage, double fraction) { heard[std::string(stage)].push_back(fraction); };
+    const auto w = core::loadWorkload(out.toStdString(), options);
+    QVERIFY2(w, w ? "" : w.error().message.c_str());
+    QVERIFY(w->recorded);
+    QCOMPARE(std::int64_t(w->problem.buffers.size()), numbers["allocations"].get<std::int64_t>());
+    QCOMPARE(std::int64_t(w->problem.steps), numbers["events"].get<std::int64_t>() + 1);
+    QCOMPARE(core::lowerBound(w->problem), numbers["peak_allocated_bytes"].get<std::int64_t>());
+    QVERIFY(core::validatePlan(w->problem, w->recorded->plan).ok());
+    for (const char* stage : { "reading the file", "decompressing", "parsing the pickle", "reading the events", "replaying the events" }) {
+        QVERIFY2(heard.count(stage), stage);
+        const auto& fractions = heard[stage];
+        for (std::size_t i = 0; i < fractions.size(); ++i) {
+            QVERIFY(fractions[i] >= 0 && fractions[i] <= 1);
+            QVERIFY(i == 0 || fractions[i] >= fractions[i - 1]);
+        }
+    }
+    QVERIFY(heard["parsing the pickle"].size() >= 3); // a report every 65536 opcodes
+    QVERIFY(heard["replaying the events"].size() >= 2);
+
+    // Cancelled in each stage that checks: the load stops there, saying so.
+    for (const char* stage : { "parsing the pickle", "reading the events", "replaying the events" }) {
+        auto flag = std::make_shared<std::atomic<bool>>(false);
+        core::LoadOptions cancelled;
+        cancelled.progress.cancel = core::CancelToken(flag);
+        cancelled.progress.report = [&flag, stage](std::string_view now, double) {
+            if (now == stage)
+                flag->store(true);
+        };
+        const auto stopped = core::loadWorkload(out.toStdString(), cancelled);
+        QVERIFY2(!stopped, stage);
+        QCOMPARE(stopped.error().code, core::ErrorCode::Cancelled);
+        QVERIFY2(stopped.error().message.find("cancelled") != std::string::npos, stopped.error().message.c_str());
+    }
 }
 
 void TestTrace::cliReport()

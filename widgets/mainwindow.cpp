@@ -83,9 +83,15 @@ MainWindow::MainWindow(QWidget* parent)
     connect(m_controller, &PlanningController::busyChanged, this, &MainWindow::onBusyChanged);
     connect(m_controller, &PlanningController::loadStarted, this,
         [this](const QString& spec) {
-            m_busyLabel->setText(tr("Loading %1…").arg(displayName(spec)));
+            m_loadingName = displayName(spec);
+            m_busyLabel->setText(tr("Loading %1…").arg(m_loadingName));
             onBusyChanged(m_controller->isBusy());
         });
+    connect(m_controller, &PlanningController::loadProgress, this, [this](const QString& stage, double fraction) {
+        m_busyLabel->setText(tr("Loading %1: %2, %3 %").arg(m_loadingName, stage).arg(100.0 * fraction, 0, 'f', 0));
+        m_busyBar->setRange(0, 100);
+        m_busyBar->setValue(static_cast<int>(100.0 * fraction));
+    });
     connect(m_controller, &PlanningController::planStarted, this, [this](const QString& planner) {
         m_planningWith = planner;
         m_busyLabel->setText(tr("Planning with %1…").arg(planner));
@@ -107,6 +113,7 @@ void MainWindow::connectDocument()
     connect(m_document, &PlanDocument::workloadChanged, this, &MainWindow::updateCursorLabel);
     connect(m_document, &PlanDocument::planChanged, this, &MainWindow::updateActions);
     connect(m_document, &PlanDocument::workloadChanged, this, &MainWindow::updateActions);
+    connect(m_document, &PlanDocument::workloadChanged, this, &MainWindow::layPeerProfile);
     connect(m_document, &PlanDocument::measurementChanged, this, &MainWindow::updateActions);
 }
 
@@ -148,6 +155,15 @@ void MainWindow::openFile(const QString& spec)
     const QString resolved = resolvedSpec(spec);
     if (resolved.isEmpty())
         return;
+    // A JSON array is an ONNX Runtime profile (MemPlan's JSON graphs are objects): it lays over the model on display.
+    if (resolved.endsWith(QLatin1String(".json"), Qt::CaseInsensitive)) {
+        const std::string head = core::fileHead(resolved.toStdString());
+        const auto first = head.find_first_not_of(" \t\r\n");
+        if (first != std::string::npos && head[first] == '[') {
+            openPeerProfile(resolved);
+            return;
+        }
+    }
     m_pendingSpec = resolved;
     core::LoadOptions options;
     if (resolved == m_bindingsSpec) {
@@ -306,6 +322,8 @@ void MainWindow::onBusyChanged(bool busy)
 {
     m_busyLabel->setVisible(busy);
     m_busyBar->setVisible(busy);
+    if (!busy)
+        m_busyBar->setRange(0, 0); // indeterminate again until a load reports its stages
     // Stop keeps the best plan (planning only); Cancel drops whatever runs (a load, or a plan when loading too).
     m_stopButton->setVisible(busy && m_controller->isPlanning() && !m_controller->isLoading());
     m_cancelButton->setVisible(busy);
@@ -381,6 +399,7 @@ void MainWindow::updateActions()
     m_playAction->setEnabled(plan);
     m_stepBackAction->setEnabled(plan);
     m_stepForwardAction->setEnabled(plan);
+    m_peerProfileAction->setEnabled(m_document->workload() && m_document->workload()->graph);
 }
 
 void MainWindow::fit() { m_document->fitVisibleSteps(); }

@@ -3,7 +3,9 @@
 #pragma once
 
 #include "io/workload.h"
+#include "latestjob.h"
 #include "onnx/onnximport.h"
+#include "trace/ortprofile.h"
 
 #include <QMainWindow>
 #include <QString>
@@ -129,6 +131,11 @@ public slots:
         const std::vector<std::pair<std::string, std::filesystem::path>>& inputFiles = {});
     void showInputSizes(); // the dialog for the open model's sizes; reloads with them on OK
     void openFileDialog();
+    // Reads an ONNX Runtime profile (core/trace/ortprofile.h) in the background and lays it over the
+    // model on display, and again over each workload of the same model (strategies, replans); the
+    // memory curve and the summary show it. On failure the banner says why.
+    void openPeerProfile(const QString& file);
+    void openPeerProfileDialog();
     void fit();
     // Stops the running plan and keeps the best plan found so far (search planners); see PlanningController::stop.
     void stopPlanning();
@@ -143,6 +150,7 @@ signals:
     void planDisplayed(); // a plan for the current workload reached the document
     void errorOccurred(const QString& message); // load, plan or run failure (also shown in the banner)
     void runFinished(); // a measurement reached the document
+    void peerProfileShown(); // a peer profile was laid over the workload on display
 
 protected:
     void dragEnterEvent(QDragEnterEvent* event) override;
@@ -173,6 +181,7 @@ private:
     void updateTitle();
     void updateActions();
     void addRecentFile(const QString& spec);
+    void layPeerProfile(); // the loaded peer profile over the document's workload, when it is of the profile's model
     void rebuildRecentMenu();
     void exportViewDialog(QWidget* view, const QString& baseName);
     void exportPlanDialog(bool json);
@@ -251,6 +260,13 @@ private:
     QString m_openInputsSpec;
     QAction* m_inputSizesAction = nullptr;
     QString m_planningWith; // planner of the running plan, for the progress line
+    QString m_loadingName; // the source a load in progress reads, as the busy label names it
+    // A peer runtime's profile (openPeerProfile): the file, what it read, the model it belongs to.
+    QString m_peerFile;
+    std::shared_ptr<const core::OrtProfile> m_peerProfile;
+    std::string m_peerModel;
+    LatestJob m_peerJob;
+    QAction* m_peerProfileAction = nullptr;
     bool m_syncingSelection = false;
 
     // Run the plan.

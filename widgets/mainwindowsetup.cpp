@@ -293,6 +293,10 @@ void MainWindow::createActions()
     m_inputSizesAction->setToolTip(
         tr("Give the sizes the model's inputs leave open (symbolic dimensions, open shapes) and files for their contents"));
     m_inputSizesAction->setEnabled(false);
+    m_peerProfileAction = file->addAction(tr("Open ONNX Runtime &Profile…"), this, &MainWindow::openPeerProfileDialog);
+    m_peerProfileAction->setToolTip(
+        tr("Lay an ONNX Runtime profile (enableProfiling) of the model on display over its plan: the memory ONNX Runtime's arena held"));
+    m_peerProfileAction->setEnabled(false);
     m_recentMenu = file->addMenu(tr("Open &Recent"));
     connect(m_recentMenu, &QMenu::aboutToShow, this, &MainWindow::rebuildRecentMenu);
     rebuildRecentMenu();

@@ -4,6 +4,8 @@
 
 #include "memorycurveview.h"
 
+#include "peerprofile.h"
+
 #include "palette.h"
 #include "graph/capture.h"
 #include "io/breakdown.h"
@@ -127,6 +129,13 @@ MemoryCurveView::MemoryCurveView(PlanDocument* document, QWidget* parent)
     m_measuredPool = addLine(m_plot, QColor(0x00A5B5), Qt::SolidLine, 1.5);
     m_measuredPool->setVisible(false);
     m_measuredPool->removeFromLegend();
+    // A peer runtime's profile: held (dotted, brown) under in use (magenta), colours no other series uses.
+    m_peerHeld = addLine(m_plot, QColor(0x795548), Qt::DotLine, 1.5);
+    m_peerInUse = addLine(m_plot, QColor(0xD81B60), Qt::SolidLine, 1.5);
+    for (QCPGraph* g : { m_peerHeld, m_peerInUse }) {
+        g->setVisible(false);
+        g->removeFromLegend();
+    }
     m_measured = addLine(m_plot, QColor(0xF28E2B), Qt::DashLine, 2.0);
     m_measured->setName(QStringLiteral("measured"));
     m_budget = addLine(m_plot, QColor(0xC62828), Qt::DashDotLine, 1.5);
@@ -211,6 +220,11 @@ void MemoryCurveView::rebuild()
             top = std::max(top, static_cast<double>(v));
     if (const RunMeasurement* run = m_document->measurement(); run && run->pool)
         top = std::max(top, static_cast<double>(run->pool->stepPeakBytes + lift));
+    const PeerProfile* peer = m_document->peerProfile();
+    if (peer)
+        for (const auto* curve : { &peer->inUse, &peer->arenaHeld })
+            for (core::Bytes v : *curve)
+                top = std::max(top, static_cast<double>(v));
     m_unit = byteUnitFor(top);
     m_yMax = top / m_unit.divisor * 1.12;
     m_lift = lift;
@@ -237,6 +251,20 @@ void MemoryCurveView::rebuild()
         setStepData(m_reserved, recorded->reserved, m_unit.divisor);
         m_reserved->setName(QStringLiteral("reserved by segments (measured)"));
         m_reserved->addToLegend();
+    }
+    const bool peerCurves = peer && !peer->inUse.empty();
+    for (QCPGraph* g : { m_peerInUse, m_peerHeld }) {
+        g->setVisible(peerCurves);
+        g->removeFromLegend();
+    }
+    if (peerCurves) {
+        const QString runtime = QStringLiteral("ONNX Runtime");
+        setStepData(m_peerInUse, peer->inUse, m_unit.divisor);
+        m_peerInUse->setName(QStringLiteral("%1 in use (measured)").arg(runtime));
+        m_peerInUse->addToLegend();
+        setStepData(m_peerHeld, peer->arenaHeld, m_unit.divisor);
+        m_peerHeld->setName(QStringLiteral("%1 arena held").arg(runtime));
+        m_peerHeld->addToLegend();
     }
     // An arena at the lower bound is one line, named so (the dashed bound would hide under it).
     const bool atBound = plan && arena == lower;
@@ -457,6 +485,8 @@ bool MemoryCurveView::showsMeasured() const { return m_measured->visible(); }
 
 bool MemoryCurveView::showsReserved() const { return m_reserved->visible(); }
 
+int MemoryCurveView::peerInUsePoints() const { return m_peerInUse->visible() ? m_peerInUse->data()->size() : 0; }
+
 bool MemoryCurveView::showsMeasuredAllocator() const { return m_measuredAllocator->visible(); }
 
 // Names and shows the run's two measured series; called from rebuild() after the data is set.
@@ -571,6 +601,14 @@ void MemoryCurveView::onMove(QMouseEvent* event)
     if (const StrategyFacts* facts = m_document->strategyFacts(); facts && s < facts->beforeCurve.size())
         text += QStringLiteral("<br/>before strategies %1")
                     .arg(QString::fromStdString(core::formatBytes(facts->beforeCurve[s])));
+    if (const PeerProfile* peer = m_document->peerProfile(); peer && s < peer->overlay.steps.size()) {
+        const auto& step = peer->overlay.steps[s];
+        if (step.node < 0)
+            text += QStringLiteral("<br/>ONNX Runtime: no node ran this op (fused away)");
+        else if (step.inUse >= 0)
+            text += QStringLiteral("<br/>ONNX Runtime in use %1, arena held %2")
+                        .arg(QString::fromStdString(core::formatBytes(step.inUse)), QString::fromStdString(core::formatBytes(step.arenaHeld)));
+    }
     if (const core::Workload* workload = m_document->workload(); workload && workload->recorded && s < workload->recorded->reserved.size())
         text += QStringLiteral("<br/>reserved by segments %1").arg(QString::fromStdString(core::formatBytes(workload->recorded->reserved[s])));
     const auto& allocator = m_document->measuredAllocatorCurve();

@@ -53,6 +53,8 @@ public:
     bool showsReserved() const; // a memory snapshot's reserved curve is drawn (Workload::recorded)
     // The pool run's series: its step data, one point per step plus one closing the last (for tests).
     QCPGraph* measuredPoolGraph() const { return m_measuredPool; }
+    // Points of the peer profile's in-use curve on display (steps + 1); 0 when it is hidden.
+    int peerInUsePoints() const;
     bool showsBudget() const; // the budget line is drawn (the document has one)
     bool showsBefore() const; // the untransformed curve is drawn (strategies were applied)
     // The stacked category layers drawn (a captured step), bottom first; their names (for tests).
@@ -98,6 +100,8 @@ private:
     QCPGraph* m_measuredAllocator; // per-tensor run: bytes malloc held per step
     QCPGraph* m_reserved;          // memory snapshot: bytes the allocator's segments reserved per step
     QCPGraph* m_measuredPool;      // cuda pool run: bytes in use from the stream-ordered pool per step
+    QCPGraph* m_peerInUse;         // peer profile (ONNX Runtime): its arena's bytes in use per step
+    QCPGraph* m_peerHeld;          // and the bytes its arena held
     QCPGraph* m_budget;
     QCPGraph* m_before; // live bytes before strategies, on the new schedule's steps (alignBeforeCurve)
     std::vector<QCPGraph*> m_layers; // stacked category layers, bottom first (a captured step)

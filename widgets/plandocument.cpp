@@ -3,6 +3,7 @@
 #include "plandocument.h"
 
 #include "strategymarks.h"
+#include "peerprofile.h"
 #include "runmeasurement.h"
 
 #include <algorithm>
@@ -31,6 +32,7 @@ void PlanDocument::setWorkload(std::shared_ptr<const core::Workload> workload)
                     m_bounded[i] = m_anyBounded = true;
     }
     m_measured.clear();
+    m_peer.reset();
     const bool hadMeasurement = m_measurement != nullptr;
     clearMeasurement();
     m_selected = m_hovered = -1;
@@ -167,4 +169,15 @@ void PlanDocument::clearMeasurement()
         m_measured.clear();
     m_measurement.reset();
     m_measuredAllocator.clear();
+}
+
+const PeerProfile* PlanDocument::peerProfile() const
+{
+    return m_peer && m_peer->workload == m_workload ? m_peer.get() : nullptr;
+}
+
+void PlanDocument::setPeerProfile(std::shared_ptr<const PeerProfile> profile)
+{
+    m_peer = std::move(profile);
+    emit overlayChanged();
 }

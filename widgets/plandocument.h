@@ -14,6 +14,7 @@
 
 struct StrategyFacts;
 struct RunMeasurement;
+struct PeerProfile;
 
 // The one state every Studio view reads (docs/ARCHITECTURE.md: "a view never recomputes a plan"): the loaded
 // workload, the current plan with its metrics, the shared selection, hover, step cursor and the
@@ -57,6 +58,9 @@ public:
     std::shared_ptr<const RunMeasurement> sharedMeasurement() const { return m_measurement; }
     // Bytes the C allocator held per step in the per-tensor run; empty without a measurement.
     const std::vector<core::Bytes>& measuredAllocatorCurve() const { return m_measuredAllocator; }
+    // What a peer runtime (ONNX Runtime) measured for this model, laid over the workload on display;
+    // null when none is, or it was laid over another workload. Kept across plans, dropped with the workload.
+    const PeerProfile* peerProfile() const;
 
 public slots:
     // A new workload drops the plan, selection, cursor and measurement, and resets the visible range to all steps.
@@ -75,6 +79,8 @@ public slots:
     void setStrategyFacts(std::shared_ptr<const StrategyFacts> facts);
     // A measurement of the plan on display (same workload); null clears it.
     void setMeasurement(std::shared_ptr<const RunMeasurement> measurement);
+    // A peer profile laid over the workload on display (PeerProfile::workload); null clears it.
+    void setPeerProfile(std::shared_ptr<const PeerProfile> profile);
 
 signals:
     void workloadChanged();
@@ -83,7 +89,7 @@ signals:
     void hoverChanged(int buffer);
     void cursorChanged(core::Step step);
     void visibleStepsChanged(double first, double last);
-    void overlayChanged(); // measured curve or budget
+    void overlayChanged(); // measured curve, budget or peer profile
     void strategyFactsChanged();
     void measurementChanged(); // set, or dropped with a new workload/plan
 
@@ -101,6 +107,7 @@ private:
     std::shared_ptr<const StrategyFacts> m_strategyFacts;
     std::shared_ptr<const RunMeasurement> m_measurement;
     std::vector<core::Bytes> m_measuredAllocator;
+    std::shared_ptr<const PeerProfile> m_peer;
     int m_selected = -1;
     int m_hovered = -1;
     core::Step m_cursor = -1;

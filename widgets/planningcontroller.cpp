@@ -59,9 +59,23 @@ void PlanningController::requestLoad(const QString& spec, const core::LoadOption
     };
     m_loadJob.start(
         this,
-        [options, flag, spec = spec.toStdString()]() -> std::optional<Loaded> {
+        [self = QPointer(this), options = core::LoadOptions(options), flag, spec = spec.toStdString()](quint64 generation) mutable
+        -> std::optional<Loaded> {
             if (flag->load())
                 return std::nullopt; // replaced before it began
+            // A large memory snapshot reports its stages; throttled so it cannot flood the UI queue.
+            options.progress.cancel = core::CancelToken(flag);
+            options.progress.report = [self, generation, throttle = ProgressThrottle(100)](std::string_view stage, double fraction) mutable {
+                if (!throttle.pass(false))
+                    return;
+                QMetaObject::invokeMethod(
+                    QCoreApplication::instance(),
+                    [self, generation, stage = QString::fromUtf8(stage.data(), qsizetype(stage.size())), fraction] {
+                        if (self && self->m_loadJob.isCurrent(generation) && self->m_loading)
+                            emit self->loadProgress(stage, fraction);
+                    },
+                    Qt::QueuedConnection);
+            };
             auto result = core::loadWorkload(spec, options); // worker thread: pure core code
             Loaded loaded;
             if (result)

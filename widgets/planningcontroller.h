@@ -47,6 +47,8 @@ public slots:
 
 signals:
     void loadStarted(const QString& spec);
+    // A long load's stage ("parsing the pickle") and the fraction of it done, at most ~10 times a second.
+    void loadProgress(const QString& stage, double fraction);
     void loadFinished(std::shared_ptr<const core::Workload> workload);
     void loadFailed(const QString& message);
     // Before loadFinished or loadFailed of an ONNX file whose load failed or was given sizes

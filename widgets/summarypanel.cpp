@@ -2,6 +2,7 @@
 // SPDX-FileCopyrightText: MemPlan authors
 #include "summarypanel.h"
 
+#include "peerprofile.h"
 #include "plandocument.h"
 #include "runmeasurement.h"
 #include "strategymarks.h"
@@ -10,6 +11,7 @@
 #include "util/format.h"
 #include "graph/capture.h"
 #include "io/breakdown.h"
+#include "trace/ortreport.h"
 
 #include <QApplication>
 #include <QFileInfo>
@@ -200,6 +202,7 @@ SummaryPanel::SummaryPanel(PlanDocument* document, QWidget* parent)
     connect(document, &PlanDocument::planChanged, this, &SummaryPanel::refresh);
     connect(document, &PlanDocument::cursorChanged, this, &SummaryPanel::refresh);
     connect(document, &PlanDocument::measurementChanged, this, &SummaryPanel::refresh);
+    connect(document, &PlanDocument::overlayChanged, this, &SummaryPanel::refresh);
     refresh();
 }
 
@@ -275,6 +278,28 @@ void SummaryPanel::refresh()
         rows.row(tr("Address span"), bytesText(recorded->plan.arenaSize), tr("segments stacked"));
         if (plan && plan->offsets != recorded->plan.offsets)
             rows.row(tr("Re-planned"), bytesText(plan->arenaSize), QString::fromStdString(plan->planner));
+    }
+
+    // A peer runtime's profile of the same model: what its arena held beside this plan.
+    if (const PeerProfile* peer = m_document->peerProfile()) {
+        const auto& profile = *peer->profile;
+        rows.section(tr("ONNX Runtime (profile)"));
+        if (profile.hasMemory) {
+            rows.row(tr("Peak in use"), bytesText(peer->peakInUse),
+                plan && plan->arenaSize > 0 ? tr("%1× this arena").arg(double(peer->peakInUse) / double(plan->arenaSize), 0, 'f', 2) : QString());
+            rows.row(tr("Arena held"), bytesText(peer->peakHeld), tr("peak"));
+        } else {
+            rows.note(tr("This profile has no memory numbers (ONNX Runtime 1.17 or later with its CPU arena records them)."));
+        }
+        rows.row(tr("Kernel time"), msText(double(profile.kernelUs()) / 1e3),
+            profile.runs > 1 ? tr("run %1 of %2").arg(profile.pass + 1).arg(profile.runs) : QString());
+        rows.row(tr("Steps mapped"), tr("%1 of %2").arg(peer->overlay.mapped).arg(peer->overlay.steps.size()),
+            peer->overlay.fused > 0 ? tr("%1 by fused nodes").arg(peer->overlay.fused) : QString());
+        if (!peer->overlay.unmappedNodes.empty())
+            rows.row(tr("Nodes unmapped"), QString::number(peer->overlay.unmappedNodes.size()), tr("ORT's own or folded"));
+        for (const auto& note : core::ortProfileNotes(profile, " (a profile of one run shows how the first run allocates tensor by tensor)"))
+            rows.note(QString::fromStdString(note));
+        rows.note(QFileInfo(peer->file).fileName());
     }
 
     // Strategies (strategy panel): what they changed, when the workload on display is transformed.

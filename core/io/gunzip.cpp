@@ -18,7 +18,7 @@ bool isGzip(std::string_view bytes)
     return bytes.size() >= 2 && static_cast<unsigned char>(bytes[0]) == 0x1f && static_cast<unsigned char>(bytes[1]) == 0x8b;
 }
 
-Expected<std::string> gunzip(std::string_view bytes, std::int64_t maxBytes, const std::string& source)
+Expected<std::string> gunzip(std::string_view bytes, std::int64_t maxBytes, const std::string& source, const LoadProgress& progress)
 {
     z_stream stream {};
     // 16 + MAX_WBITS: a gzip header and trailer (CRC-32 and length checked by zlib), not zlib's own.
@@ -34,8 +34,11 @@ Expected<std::string> gunzip(std::string_view bytes, std::int64_t maxBytes, cons
     char block[256 * 1024];
     try {
         while (true) {
-            // zlib counts in uInt (32 bits): feed at most 1 GiB at a time.
-            const auto chunk = std::min<std::size_t>(bytes.size() - consumed, std::size_t(1) << 30);
+            // zlib counts in uInt (32 bits); 16 MiB at a time also paces progress and cancellation.
+            if (progress.cancelled())
+                return makeError(ErrorCode::Cancelled, source + ": decompressing was cancelled at compressed byte " + std::to_string(consumed));
+            progress("decompressing", bytes.empty() ? 1.0 : double(consumed) / double(bytes.size()));
+            const auto chunk = std::min<std::size_t>(bytes.size() - consumed, std::size_t(16) << 20);
             stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data() + consumed));
             stream.avail_in = static_cast<uInt>(chunk);
             int result = Z_OK;

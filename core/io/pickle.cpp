@@ -115,8 +115,8 @@ std::string hexByte(std::uint8_t op)
 class PickleParser {
 public:
     // Takes over `bytes`: the document's strings point into them.
-    PickleParser(PickleDocument& document, std::string bytes, const std::string& source)
-        : m_doc(document), m_source(source)
+    PickleParser(PickleDocument& document, std::string bytes, const std::string& source, const LoadProgress& progress)
+        : m_doc(document), m_source(source), m_progress(progress)
     {
         m_doc.m_bytes = std::move(bytes);
         m_data = m_doc.m_bytes;
@@ -229,6 +229,7 @@ private:
 
     PickleDocument& m_doc;
     const std::string& m_source;
+    const LoadProgress& m_progress;
     std::string_view m_data;
     std::size_t m_pos = 0;
     std::size_t m_opStart = 0;
@@ -303,7 +304,13 @@ Status PickleParser::run()
 {
     Error error;
     std::uint64_t n = 0;
+    std::uint32_t ops = 0;
     while (m_pos < m_data.size()) {
+        if ((++ops & 0xFFFF) == 0) { // every 65536 opcodes: a gigabyte of pickle holds some 100 million
+            if (m_progress.cancelled())
+                return makeError(ErrorCode::Cancelled, m_source + ": reading was cancelled at byte " + std::to_string(m_pos));
+            m_progress("parsing the pickle", double(m_pos) / double(m_data.size()));
+        }
         m_opStart = m_pos;
         m_op = static_cast<std::uint8_t>(m_data[m_pos++]);
         Status status;
@@ -573,11 +580,11 @@ std::string_view PickleValue::typeName() const
     return "?";
 }
 
-Expected<std::shared_ptr<const PickleDocument>> parsePickle(std::string bytes, const std::string& source)
+Expected<std::shared_ptr<const PickleDocument>> parsePickle(std::string bytes, const std::string& source, const LoadProgress& progress)
 {
     try {
         auto document = std::make_shared<PickleDocument>();
-        PickleParser parser(*document, std::move(bytes), source);
+        PickleParser parser(*document, std::move(bytes), source, progress);
         if (auto status = parser.run(); !status)
             return status.error();
         return std::shared_ptr<const PickleDocument>(std::move(document));
@@ -586,19 +593,20 @@ Expected<std::shared_ptr<const PickleDocument>> parsePickle(std::string bytes, c
     }
 }
 
-Expected<std::shared_ptr<const PickleDocument>> readPickleFile(const std::filesystem::path& file)
+Expected<std::shared_ptr<const PickleDocument>> readPickleFile(const std::filesystem::path& file, const LoadProgress& progress)
 {
+    progress("reading the file", 0);
     auto bytes = readFileCapped(file, kMaxSnapshotBytes, "a memory snapshot");
     if (!bytes)
         return bytes.error();
     if (!isGzip(*bytes))
-        return parsePickle(std::move(*bytes), file.string());
-    auto plain = gunzip(*bytes, kMaxSnapshotBytes, file.string());
+        return parsePickle(std::move(*bytes), file.string(), progress);
+    auto plain = gunzip(*bytes, kMaxSnapshotBytes, file.string(), progress);
     if (!plain)
         return plain.error();
     bytes->clear();
     bytes->shrink_to_fit();
-    return parsePickle(std::move(*plain), file.string() + " (decompressed)");
+    return parsePickle(std::move(*plain), file.string() + " (decompressed)", progress);
 }
 
 } // namespace core

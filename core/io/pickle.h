@@ -2,6 +2,7 @@
 // SPDX-FileCopyrightText: MemPlan authors
 #pragma once
 
+#include "util/cancel.h"
 #include "util/expected.h"
 
 #include <cstdint>
@@ -91,12 +92,14 @@ private:
 };
 
 // Parses the pickle in `bytes` (taken over: strings point into it). Messages read
-// "SOURCE: byte N: ...".
-Expected<std::shared_ptr<const PickleDocument>> parsePickle(std::string bytes, const std::string& source);
+// "SOURCE: byte N: ...". `progress` hears "parsing the pickle" with the fraction of bytes read, and
+// its cancel ends the parse with ErrorCode::Cancelled.
+Expected<std::shared_ptr<const PickleDocument>> parsePickle(
+    std::string bytes, const std::string& source, const LoadProgress& progress = {});
 
 // Reads a pickle file, gzip-compressed or not (magic 1f 8b), under kMaxSnapshotBytes before and
 // after decompression. In a compressed file the byte offsets count the decompressed pickle, and
-// messages say so.
-Expected<std::shared_ptr<const PickleDocument>> readPickleFile(const std::filesystem::path& file);
+// messages say so. `progress`: "reading the file", "decompressing" and the parse's stage.
+Expected<std::shared_ptr<const PickleDocument>> readPickleFile(const std::filesystem::path& file, const LoadProgress& progress = {});
 
 } // namespace core

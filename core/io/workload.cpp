@@ -156,10 +156,10 @@ Expected<Workload> loadSized(const std::string& spec, const LoadOptions& options
     if (ext == ".pickle") {
         if (auto s = checkNoSizesGiven(spec, options, "a memory snapshot"); !s)
             return s.error();
-        auto snapshot = loadSnapshot(spec);
+        auto snapshot = loadSnapshot(spec, options.progress);
         if (!snapshot)
             return snapshot.error();
-        auto trace = measureTrace(*snapshot, spec);
+        auto trace = measureTrace(*snapshot, spec, std::nullopt, options.progress);
         if (!trace)
             return trace.error();
         auto workload = traceWorkload(*trace);

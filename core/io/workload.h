@@ -6,6 +6,7 @@
 #include "liveness/lifetimes.h"
 #include "planners/problem.h"
 #include "schedule/schedule.h"
+#include "util/cancel.h"
 
 #include <filesystem>
 #include <map>
@@ -26,6 +27,9 @@ struct LoadOptions {
     // Graph inputs given as files (input name -> .pb file, as `--input NAME=FILE.pb`): read by
     // readInputFiles, which adds to `bindings` what they fix; the workload keeps their contents.
     std::vector<std::pair<std::string, std::filesystem::path>> inputFiles;
+    // Memory snapshots report their stages here and stop when it is cancelled (the Studio's
+    // progress and Cancel); other sources load in about a second and do not.
+    LoadProgress progress;
 };
 
 // Everything loaded from one source, ready to plan.

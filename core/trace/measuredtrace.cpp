@@ -73,7 +73,7 @@ std::string MeasuredTrace::frameName(int frame) const
     return frame >= 0 && std::size_t(frame) < frames.size() ? frameLabel(frames[std::size_t(frame)]) : "(no frames)";
 }
 
-Expected<MeasuredTrace> measureTrace(const MemorySnapshot& snapshot, const std::string& source, std::optional<int> asked)
+Expected<MeasuredTrace> measureTrace(const MemorySnapshot& snapshot, const std::string& source, std::optional<int> asked, const LoadProgress& progress)
 {
     const auto device = chooseDevice(snapshot, source, asked);
     if (!device)
@@ -137,6 +137,11 @@ Expected<MeasuredTrace> measureTrace(const MemorySnapshot& snapshot, const std::
         return int(t.allocations.size() - 1);
     };
     for (int e = 0; e < E; ++e) {
+        if (((e + 1) & 0xFFFF) == 0) {
+            if (progress.cancelled())
+                return makeError(ErrorCode::Cancelled, source + ": replaying was cancelled at event " + std::to_string(e));
+            progress("replaying the events", double(e) / double(E));
+        }
         const auto& ev = events[std::size_t(e)];
         switch (ev.action) {
         case TraceAction::Alloc: {

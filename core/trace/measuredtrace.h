@@ -67,7 +67,9 @@ struct MeasuredTrace {
 // Refused, naming the event, segment or block: a free where nothing is live that was allocated in
 // the trace, a free whose size differs from its alloc's, an alloc over a live allocation, an
 // allocation outside every segment, two live allocations that overlap (the validator's check).
-Expected<MeasuredTrace> measureTrace(const MemorySnapshot& snapshot, const std::string& source, std::optional<int> device = std::nullopt);
+// `progress` hears "replaying the events"; its cancel ends the replay with ErrorCode::Cancelled.
+Expected<MeasuredTrace> measureTrace(const MemorySnapshot& snapshot, const std::string& source, std::optional<int> device = std::nullopt,
+    const LoadProgress& progress = {});
 
 // The measured trace as a workload the views and planners take: its problem, the segment ranges as
 // regions, its notes.

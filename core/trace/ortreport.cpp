@@ -17,6 +17,8 @@
 namespace core {
 
 namespace {
+
+constexpr const char* kFirstRunHint = " (--run 1 shows the first run, allocating tensor by tensor)";
 using ojson = nlohmann::ordered_json;
 
 std::string pad(std::string text, std::size_t width, bool right = true)
@@ -99,24 +101,6 @@ std::string unmappedSummary(const OrtProfile& profile, const OrtOverlay& overlay
     return text;
 }
 
-// The profile's notes, and what a flat in-use curve means: ORT with a memory pattern (enableMemPattern,
-// on by default) allocates one block for the whole run from the second run on.
-std::vector<std::string> reportNotes(const OrtProfile& profile)
-{
-    auto notes = profile.notes;
-    std::int64_t low = -1, high = -1;
-    for (const auto& node : profile.nodes)
-        if (node.inUse >= 0) {
-            low = low < 0 ? node.inUse : std::min(low, node.inUse);
-            high = std::max(high, node.inUse);
-        }
-    if (profile.nodes.size() > 2 && high > 0 && high - low <= high / 20)
-        notes.push_back("bytes in use stay within 5 % over the run (" + formatBytes(low) + " to " + formatBytes(high)
-            + "): ONNX Runtime allocated the run's memory at once, as its memory pattern does from the second run on"
-            + (profile.pass > 0 ? " (--run 1 shows the first run, allocating tensor by tensor)" : ""));
-    return notes;
-}
-
 ojson nodeJson(const OrtProfile& profile, const OrtComparison& with, int index)
 {
     if (index < 0)
@@ -128,6 +112,22 @@ ojson nodeJson(const OrtProfile& profile, const OrtComparison& with, int index)
     return j;
 }
 } // namespace
+
+std::vector<std::string> ortProfileNotes(const OrtProfile& profile, const std::string& firstRunHint)
+{
+    auto notes = profile.notes;
+    std::int64_t low = -1, high = -1;
+    for (const auto& node : profile.nodes)
+        if (node.inUse >= 0) {
+            low = low < 0 ? node.inUse : std::min(low, node.inUse);
+            high = std::max(high, node.inUse);
+        }
+    if (profile.nodes.size() > 2 && high > 0 && high - low <= high / 20)
+        notes.push_back("bytes in use stay within 5 % over the run (" + formatBytes(low) + " to " + formatBytes(high)
+            + "): ONNX Runtime allocated the run's memory at once, as its memory pattern does from the second run on"
+            + (profile.pass > 0 ? firstRunHint : std::string()));
+    return notes;
+}
 
 Expected<TraceReplan> planForProfile(const Workload& workload, const Planner& planner)
 {
@@ -202,7 +202,7 @@ std::string formatOrtReport(const OrtProfile& profile, const OrtComparison& with
         for (std::size_t i = 0; i < rows.size() && (top <= 0 || i < std::size_t(top)); ++i)
             out += "  " + pad(microseconds(rows[i].us), 10) + "  " + pad(std::to_string(rows[i].count), 5) + " x " + printable(rows[i].type) + "\n";
     }
-    const auto notes = reportNotes(profile);
+    const auto notes = ortProfileNotes(profile, kFirstRunHint);
     if (!notes.empty()) {
         out += "\nnotes:\n";
         for (const auto& note : notes)
@@ -265,7 +265,7 @@ std::string ortReportJson(const OrtProfile& profile, const OrtComparison& with, 
         }
         j["model"] = m;
     }
-    j["notes"] = reportNotes(profile);
+    j["notes"] = ortProfileNotes(profile, kFirstRunHint);
     return dumpJson(j);
 }
 

@@ -7,6 +7,7 @@
 #include "trace/tracereport.h"
 
 #include <string>
+#include <vector>
 
 namespace core {
 
@@ -22,6 +23,11 @@ struct OrtComparison {
     const OrtOverlay* overlay = nullptr;
     const TraceReplan* plan = nullptr;
 };
+
+// The profile's notes, and what a flat in-use curve means: ONNX Runtime with a memory pattern
+// (enableMemPattern, on by default) allocates one block for the whole run from the second run on;
+// `firstRunHint` is appended to that note when the pass shown is not the first.
+std::vector<std::string> ortProfileNotes(const OrtProfile& profile, const std::string& firstRunHint = {});
 
 // The `memplan trace PROFILE.json [--model MODEL]` report: ORT's peaks of bytes in use, requested and
 // arena held with the node (and step) at each, kernel time; with a model, MemPlan's lower bound and

@@ -22,7 +22,10 @@ constexpr std::size_t kFramesScanned = 64;
 
 class SnapshotReader {
 public:
-    SnapshotReader(const std::string& source, MemorySnapshot& snapshot) : m_source(source), m_snapshot(snapshot) { }
+    SnapshotReader(const std::string& source, MemorySnapshot& snapshot, const LoadProgress& progress)
+        : m_source(source), m_snapshot(snapshot), m_progress(progress)
+    {
+    }
 
     Error fail(const std::string& where, const std::string& what) const
     {
@@ -106,6 +109,7 @@ public:
 private:
     const std::string& m_source;
     MemorySnapshot& m_snapshot;
+    const LoadProgress& m_progress;
     std::unordered_map<std::string, int> m_frames;
 };
 
@@ -182,6 +186,9 @@ Status SnapshotReader::traces(const PickleValue& list)
         { "oom", TraceAction::Oom }, { "snapshot", TraceAction::Snapshot },
     };
     m_snapshot.deviceTraces.resize(list.size());
+    std::size_t total = 0, done = 0;
+    for (std::size_t d = 0; d < list.size(); ++d)
+        total += list[d].isList() ? list[d].size() : 0;
     for (std::size_t d = 0; d < list.size(); ++d) {
         const auto events = list[d];
         if (!events.isList())
@@ -192,6 +199,11 @@ Status SnapshotReader::traces(const PickleValue& list)
         auto& out = m_snapshot.deviceTraces[d];
         out.reserve(events.size());
         for (std::size_t e = 0; e < events.size(); ++e) {
+            if ((++done & 0xFFFF) == 0) {
+                if (m_progress.cancelled())
+                    return makeError(ErrorCode::Cancelled, m_source + ": reading was cancelled at event " + std::to_string(e));
+                m_progress("reading the events", double(done) / double(total));
+            }
             const auto event = events[e];
             std::string where = "device " + std::to_string(d) + ", event " + std::to_string(e);
             if (!event.isDict())
@@ -225,13 +237,13 @@ Status SnapshotReader::traces(const PickleValue& list)
 }
 } // namespace
 
-Expected<MemorySnapshot> snapshotFromPickle(const PickleValue& root, const std::string& source)
+Expected<MemorySnapshot> snapshotFromPickle(const PickleValue& root, const std::string& source, const LoadProgress& progress)
 {
     if (!root.isDict())
         return makeError(ErrorCode::InvalidModel, source + ": the pickle holds a " + std::string(root.typeName())
                 + ", not a memory snapshot (a dict with 'segments' and 'device_traces')");
     MemorySnapshot snapshot;
-    SnapshotReader reader(source, snapshot);
+    SnapshotReader reader(source, snapshot, progress);
     const auto segments = root.find("segments");
     const auto traces = root.find("device_traces");
     if (!segments && !traces)
@@ -248,12 +260,12 @@ Expected<MemorySnapshot> snapshotFromPickle(const PickleValue& root, const std::
     return snapshot;
 }
 
-Expected<MemorySnapshot> loadSnapshot(const std::filesystem::path& file)
+Expected<MemorySnapshot> loadSnapshot(const std::filesystem::path& file, const LoadProgress& progress)
 {
-    auto document = readPickleFile(file);
+    auto document = readPickleFile(file, progress);
     if (!document)
         return document.error();
-    return snapshotFromPickle((*document)->root(), file.string());
+    return snapshotFromPickle((*document)->root(), file.string(), progress);
 }
 
 } // namespace core

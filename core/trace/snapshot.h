@@ -71,10 +71,11 @@ inline constexpr std::int64_t kMostSnapshotAddress = std::int64_t(1) << 62;
 
 // Reads the snapshot from a parsed pickle. Refusals name the segment and block or the device and
 // event: a segment or block without its size, a size or address out of range, a field of the wrong
-// type, blocks larger than their segment.
-Expected<MemorySnapshot> snapshotFromPickle(const PickleValue& root, const std::string& source);
+// type, blocks larger than their segment. `progress` hears "reading the events"; its cancel ends the
+// read with ErrorCode::Cancelled.
+Expected<MemorySnapshot> snapshotFromPickle(const PickleValue& root, const std::string& source, const LoadProgress& progress = {});
 
 // readPickleFile, then snapshotFromPickle.
-Expected<MemorySnapshot> loadSnapshot(const std::filesystem::path& file);
+Expected<MemorySnapshot> loadSnapshot(const std::filesystem::path& file, const LoadProgress& progress = {});
 
 } // namespace core
