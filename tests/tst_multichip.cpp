@@ -704,6 +704,21 @@ private slots:
         QDir().mkpath(QStringLiteral("/tmp/h9shots"));
         QVERIFY(view.grab().save(QStringLiteral("/tmp/h9shots/teach-performance-gpu.png")));
 
+        // While it measures, runs arrive one by one and the button cancels, saying which run it is on;
+        // after Cancel the runs done stay, and the button measures again.
+        auto* cpuButton = view.findChild<QPushButton*>(QStringLiteral("measureCpuButton"));
+        measured.clear();
+        view.measure(RunDevice::Cpu, 400);
+        QVERIFY(view.measuredRuns().empty()); // the old series goes at the start
+        QVERIFY2(cpuButton->text().startsWith(QStringLiteral("Cancel (run 1 of 400)")), qPrintable(cpuButton->text()));
+        QTRY_VERIFY_WITH_TIMEOUT(view.measuredRuns().size() >= 2, 300000);
+        QVERIFY2(cpuButton->text().startsWith(QStringLiteral("Cancel (run ")), qPrintable(cpuButton->text()));
+        QTest::mouseClick(cpuButton, Qt::LeftButton);
+        QTRY_COMPARE_WITH_TIMEOUT(cpuButton->text(), QStringLiteral("Measure on CPU"), 300000);
+        QTRY_COMPARE_WITH_TIMEOUT(measured.count(), 1, 300000);
+        QVERIFY(view.measuredRuns().size() >= 2 && view.measuredRuns().size() < 400);
+        QVERIFY(cpuButton->isEnabled());
+
         QTest::mouseClick(multiChip, Qt::LeftButton);
         QCOMPARE(view.mode(), ChipTeachingView::Mode::MultiChip);
         QVERIFY(view.grab().save(QStringLiteral("/tmp/h4shots/teach-multichip.png")));

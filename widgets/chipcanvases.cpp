@@ -326,8 +326,10 @@ void ChipPerformanceCanvas::paintEvent(QPaintEvent*)
         for (double v : { p50, p99, max })
             painter.drawLine(QPointF(xOf(v), y - 20), QPointF(xOf(v), y + 20));
         painter.setPen(ViewPalette::axisText());
-        const QString stats = r == 0 ? tr("p50 = p99 = max = %1 ms (same every run)").arg(p50, 0, 'g', 3)
-                                     : tr("p50 %1 · p99 %2 · max %3 ms (%4 runs)").arg(p50, 0, 'g', 3).arg(p99, 0, 'g', 3).arg(max, 0, 'g', 3).arg(runs.size());
+        // Three digits in ms, s or us as the size asks ("3.64 s", not "3.64e+03 ms").
+        const auto time = [](double ms) { return QString::fromStdString(core::formatSeconds(ms / 1e3)); };
+        const QString stats = r == 0 ? tr("p50 = p99 = max = %1 (same every run)").arg(time(p50))
+                                     : tr("p50 %1 · p99 %2 · max %3 (%4 runs)").arg(time(p50), time(p99), time(max)).arg(runs.size());
         painter.drawText(QRectF(plot.left() + 6, y + 21, plot.width() - 12, 18), Qt::AlignLeft | Qt::AlignVCenter, stats);
     }
     painter.setPen(QPen(ViewPalette::axisText(), 1));

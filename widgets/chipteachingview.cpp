@@ -88,8 +88,9 @@ ChipTeachingView::ChipTeachingView(QWidget* parent)
     connect(m_modes, &QButtonGroup::idClicked, m_pages, &QStackedWidget::setCurrentIndex);
     connect(m_step, &QSlider::valueChanged, this, [this] { refresh(); });
     connect(m_stages, &StagesView::partitionReady, this, [this] { refresh(); });
-    connect(m_measure, &QPushButton::clicked, this, [this] { measure(RunDevice::Cpu, 20); });
-    connect(m_measureGpu, &QPushButton::clicked, this, [this] { measure(RunDevice::Cuda, 20); });
+    // While it measures, the same button cancels (its text says so, with the run it is on).
+    connect(m_measure, &QPushButton::clicked, this, [this] { m_cpuBusy ? cancelMeasurement() : measure(RunDevice::Cpu, 20); });
+    connect(m_measureGpu, &QPushButton::clicked, this, [this] { m_gpuBusy ? cancelMeasurement() : measure(RunDevice::Cuda, 20); });
     updateMeasureButtons();
 }
 
@@ -139,13 +140,15 @@ void ChipTeachingView::refresh()
     }
     m_performance->measured.clear();
     m_performance->measured.push_back({ m_runsLabel.isEmpty() ? tr("cached processor") : m_runsLabel, m_runs, QColor(0xdd, 0x84, 0x52),
-        tr("no runs measured yet: press Measure on CPU") });
+        m_cpuBusy ? tr("measuring: the first run is on its way…") : tr("no runs measured yet: press Measure on CPU") });
     const CudaDeviceStatus& cuda = cudaDeviceStatus();
     m_performance->measured.push_back({ !m_gpuRunsLabel.isEmpty() ? m_gpuRunsLabel
                                             : cuda.available      ? tr("cuda: %1").arg(cuda.description)
                                                                   : tr("GPU (CUDA executor)"),
         m_gpuRuns, QColor(0x3a, 0x9a, 0x5b),
-        cuda.available ? tr("no runs measured yet: press Measure on GPU") : tr("no GPU: %1").arg(cuda.reason) });
+        m_gpuBusy            ? tr("measuring: the first run is on its way…")
+            : cuda.available ? tr("no runs measured yet: press Measure on GPU")
+                             : tr("no GPU: %1").arg(cuda.reason) });
     m_performance->chipLabel = tr("%1 (deterministic, estimate)").arg(qs(m_device.name));
     if (partition) {
         m_performance->chipMs = partition->latencySeconds() * 1e3;

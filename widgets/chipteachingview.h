@@ -55,10 +55,14 @@ public:
     void setGpuMeasuredRuns(const QString& label, std::vector<double> milliseconds);
     const std::vector<double>& gpuMeasuredRuns() const { return m_gpuRuns; }
     // Runs the model `runs` times on `device`'s executor in the background (default planner's plan, the
-    // same inputs every run), each run's median latency one point of that device's series; then
-    // measuredRunsReady (cpu) or gpuMeasuredRunsReady (cuda), or measureFailed. Does nothing while
-    // a measurement runs, and for cuda without a usable device (cudaDeviceStatus()).
+    // same inputs every run), each run's median latency one point of that device's series, plotted as
+    // it ends; then measuredRunsReady (cpu) or gpuMeasuredRunsReady (cuda) (also after a cancel, when
+    // a run ended), or measureFailed. While it runs, that device's button reads "Cancel (run k of N)".
+    // Does nothing while a measurement runs, and for cuda without a usable device (cudaDeviceStatus()).
     void measure(RunDevice device, int runs);
+    // Stops the measurement in progress (the run under way stops at its next op); the runs done stay
+    // plotted, their label says it was cancelled. Nothing when none runs.
+    void cancelMeasurement();
 
     StagesView* stagesView() const { return m_stages; }
 
@@ -91,6 +95,7 @@ private:
     // flag (the run has ended), which is why this is not a LatestJob (it drops stale results unseen).
     bool m_cpuBusy = false, m_gpuBusy = false;
     quint64 m_gpuGeneration = 0;
-    std::shared_ptr<std::atomic<bool>> m_cancel;
+    std::shared_ptr<std::atomic<bool>> m_cancel; // the current measurement's; set by Cancel and by a new model
     quint64 m_generation = 0;
+    int m_measureRuns = 0; // runs the current measurement asked for
 };
