@@ -205,7 +205,8 @@ void MainWindow::createDocks()
     m_table->setSelectionMode(QAbstractItemView::SingleSelection);
     m_table->setAlternatingRowColors(true);
     m_table->setWordWrap(false);
-    m_table->setTextElideMode(Qt::ElideLeft); // exported names are paths: the distinctive part is at the end
+    // Names cut in the middle, as in the views: the start tells enc1 from dec1, the end the op.
+    m_table->setTextElideMode(Qt::ElideMiddle);
     m_table->verticalHeader()->hide();
     m_table->verticalHeader()->setDefaultSectionSize(m_table->fontMetrics().height() + 6);
     m_table->horizontalHeader()->setHighlightSections(false);
@@ -481,7 +482,7 @@ void MainWindow::createToolBar()
     bar->addAction(m_stepForwardAction);
     m_speedCombo = new QComboBox(bar);
     for (double speed : { 0.5, 1.0, 2.0, 4.0, 10.0, 30.0 })
-        m_speedCombo->addItem(tr("%1 steps/s").arg(speed), speed);
+        m_speedCombo->addItem(speed == 1.0 ? tr("1 step/s") : tr("%1 steps/s").arg(speed), speed);
     m_speedCombo->setCurrentIndex(2);
     m_speedCombo->setToolTip(tr("Play speed"));
     bar->addWidget(m_speedCombo);

@@ -177,7 +177,8 @@ QString TimelineView::elideName(const QFontMetrics& metrics, const QString& name
                 kept << parts[i];
         shown = kept.join(QLatin1Char('/'));
     }
-    return metrics.elidedText(shown, Qt::ElideLeft, width);
+    // Cut in the middle: the start says which part of the model (enc1, dec1), the end which op.
+    return metrics.elidedText(shown, Qt::ElideMiddle, width);
 }
 
 void TimelineView::paintLabels(QPainter&, const Frame&) const { }
