@@ -106,6 +106,7 @@ private slots:
     void budgetFitsOrSaysItCannot();
     void badDeviceFileIsReported();
     void loadingKeepsStrategiesOn();
+    void anotherModelStartsWithoutStrategies();
     void comparisonShowsDifferentNumbers();
     void screenshotsIncludeStrategies();
 
@@ -424,6 +425,38 @@ void TestStrategyPanel::loadingKeepsStrategiesOn()
     m_window->strategyPanel()->setStrategyChecked(QStringLiteral("recompute"), false);
     QVERIFY(waitForStrategyPlan(false));
     QCOMPARE(doc->workload()->problem.buffers.size(), m_skip->problem.buffers.size());
+}
+
+// Strategies and the budget fitted to one model do not leak into the next: it opens untransformed,
+// with the budget off and its value the slider's share of its own lower bound.
+void TestStrategyPanel::anotherModelStartsWithoutStrategies()
+{
+    PlanDocument* doc = m_window->document();
+    StrategyPanel* panel = m_window->strategyPanel();
+    panel->setStrategyChecked(QStringLiteral("recompute"), true);
+    QVERIFY(waitForStrategyPlan(true));
+    panel->setBudget(core::lowerBound(m_skip->problem) / 2);
+    panel->setBudgetEnabled(true);
+    QTRY_VERIFY_WITH_TIMEOUT(panel->outcome() && panel->outcome()->budgetMode, kTimeout);
+
+    QSignalSpy planned(m_window.get(), &MainWindow::planDisplayed);
+    m_window->openFile(QStringLiteral("example:unet"));
+    QTRY_VERIFY_WITH_TIMEOUT(planned.count() >= 1, kTimeout);
+    QVERIFY(waitForStrategyPlan(false));
+    QCOMPARE(doc->workload()->source, std::string("example:unet"));
+    QCOMPARE(doc->workload()->problem.buffers.size(), m_unet->problem.buffers.size());
+    QVERIFY(panel->checkedStrategies().isEmpty());
+    QVERIFY(!panel->budgetEnabled());
+    QCOMPARE(doc->budget(), core::Bytes(0));
+    // The slider's share, 50 % since the budget above was half of that model's bound.
+    QCOMPARE(panel->budget(), std::max<core::Bytes>(1, core::lowerBound(m_unet->problem) * 50 / 100));
+    QVERIFY(core::validatePlan(doc->workload()->problem, *doc->plan()).ok());
+
+    // Back to the model the later tests expect.
+    planned.clear();
+    m_window->openFile(QString::fromUtf8(kSkipUnet));
+    QTRY_VERIFY_WITH_TIMEOUT(planned.count() >= 1, kTimeout);
+    QVERIFY(waitForStrategyPlan(false));
 }
 
 void TestStrategyPanel::comparisonShowsDifferentNumbers()

@@ -300,6 +300,12 @@ void MainWindow::onLoadFinished(std::shared_ptr<const core::Workload> workload)
     }
     if (m_comparison && m_comparison->isVisible())
         m_comparison->setOriginal(workload);
+    // Strategies and the budget belong to a model: another model starts without them, a reload of
+    // the same one (alignment, workspaces, input sizes) keeps them.
+    if (m_strategyPanel->original() && m_strategyPanel->original()->source != workload->source) {
+        m_strategyPanel->resetForAnotherModel();
+        m_document->setBudget(0);
+    }
     // With strategies on, the panel delivers the workload to plan (onStrategyWorkload).
     if (!m_strategyPanel->setOriginal(workload))
         replan();

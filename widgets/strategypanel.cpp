@@ -171,6 +171,20 @@ StrategyPanel::StrategyPanel(QWidget* parent)
     setStatus(tr("Check a strategy to apply it to the model on display."));
 }
 
+void StrategyPanel::resetForAnotherModel()
+{
+    for (QCheckBox* check : m_checks) {
+        const QSignalBlocker block(check);
+        check->setChecked(false);
+    }
+    {
+        const QSignalBlocker block(m_budgetCheck);
+        m_budgetCheck->setChecked(false);
+    }
+    m_budget = 0; // setOriginal takes it from the slider's share of the new lower bound
+    m_outcome.reset();
+}
+
 bool StrategyPanel::setOriginal(std::shared_ptr<const core::Workload> original)
 {
     m_original = std::move(original);

@@ -33,6 +33,10 @@ public:
     // The untransformed workload of the model on display. Returns true when the panel will deliver the
     // workload to show (strategies are on and the workload has a graph); false: show `original` as is.
     bool setOriginal(std::shared_ptr<const core::Workload> original);
+    // Strategies and the budget belong to one model: before another model's setOriginal, every
+    // strategy is unchecked and the budget turned off, its value to be taken again from the
+    // slider's share of the new model's lower bound. No rerun, no signal.
+    void resetForAnotherModel();
     std::shared_ptr<const core::Workload> original() const { return m_original; }
     // Any strategy checked, or the budget on (and a graph to work on).
     bool isActive() const;
