@@ -32,6 +32,7 @@
 #include <QComboBox>
 #include <QFile>
 #include <QImage>
+#include <QSet>
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTemporaryDir>
@@ -461,9 +462,21 @@ void TestStrategyPanel::anotherModelStartsWithoutStrategies()
 
 void TestStrategyPanel::comparisonShowsDifferentNumbers()
 {
+    m_window->strategyPanel()->setStrategyChecked(QStringLiteral("swap"), true);
+    QVERIFY(waitForStrategyPlan(true));
     m_window->showComparison();
     ComparisonView* compare = m_window->comparisonView();
     QVERIFY(compare);
+    // It opens on the main window's configuration (A) and that plus every strategy that lowers the
+    // bound without host traffic (B), with the main window's planner.
+    QCOMPARE(compare->strategies(ComparisonView::A), QStringList { QStringLiteral("swap") });
+    const QStringList b = compare->strategies(ComparisonView::B);
+    QCOMPARE(QSet<QString>(b.begin(), b.end()),
+        (QSet<QString> { QStringLiteral("swap"), QStringLiteral("fuse"), QStringLiteral("recompute"), QStringLiteral("inplace") }));
+    QCOMPARE(compare->plannerName(ComparisonView::A), QStringLiteral("greedy-by-size"));
+    QCOMPARE(compare->plannerName(ComparisonView::B), QStringLiteral("greedy-by-size"));
+    m_window->strategyPanel()->setStrategyChecked(QStringLiteral("swap"), false);
+    QVERIFY(waitForStrategyPlan(false));
     compare->setConfiguration(ComparisonView::A, {}, QStringLiteral("greedy-by-size"), QStringLiteral("h200"));
     compare->setConfiguration(ComparisonView::B, { QStringLiteral("swap") }, QStringLiteral("best-fit"),
         QStringLiteral("h200"));

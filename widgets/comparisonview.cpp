@@ -290,6 +290,8 @@ QStringList ComparisonView::strategies(Side side) const
     return names;
 }
 
+QString ComparisonView::plannerName(Side side) const { return m_sides[side].planner->currentText(); }
+
 bool ComparisonView::isBusy() const
 {
     return m_sides[A].controller->isBusy() || m_sides[B].controller->isBusy() || m_sides[A].debounce->isActive()

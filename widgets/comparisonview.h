@@ -37,6 +37,7 @@ public:
     // Sets one side's configuration (unknown names are ignored) and recomputes it.
     void setConfiguration(Side side, const QStringList& strategies, const QString& planner, const QString& device);
     QStringList strategies(Side side) const;
+    QString plannerName(Side side) const;
 
     bool isBusy() const;
     std::shared_ptr<const StrategyOutcome> outcome(Side side) const { return m_sides[side].outcome; }

@@ -14,6 +14,8 @@
 #include "strategycontroller.h"
 #include "strategypanel.h"
 
+#include "planners/planner.h"
+
 #include <QAction>
 #include <QComboBox>
 #include <QCoreApplication>
@@ -88,6 +90,19 @@ void MainWindow::showComparison()
         m_comparison->resize(m_comparison->sizeHint());
         connect(m_comparison, &ComparisonView::failed, this,
             [this](const QString& message) { statusBar()->showMessage(tr("A/B comparison: %1").arg(message), 8000); });
+        // It starts from what the main window uses: A is its strategies and planner, B the same with
+        // every strategy that lowers the bound without host traffic added. Later openings keep the
+        // user's choices.
+        const QStringList current = m_strategyPanel->checkedStrategies();
+        QStringList more = current;
+        for (const QString& name : { QStringLiteral("fuse"), QStringLiteral("recompute"), QStringLiteral("inplace") })
+            if (!more.contains(name))
+                more << name;
+        const QString planner = core::plannerByName(plannerName().toStdString())
+            ? plannerName()
+            : QString::fromUtf8(core::kDefaultPlanner.data(), qsizetype(core::kDefaultPlanner.size())); // "as recorded" is no planner
+        m_comparison->setConfiguration(ComparisonView::A, current, planner, QString());
+        m_comparison->setConfiguration(ComparisonView::B, more, planner, QString());
     }
     // The comparison starts from the model as loaded, not from what the strategy panel made of it.
     m_comparison->setOriginal(m_strategyPanel->original() ? m_strategyPanel->original() : m_document->sharedWorkload());
