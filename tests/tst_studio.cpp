@@ -378,7 +378,8 @@ void TestStudio::tensorTableModel()
     document.setPlan(planNow(*workload, "first-fit"));
     QCOMPARE(changed.count(), 1);
     QCOMPARE(model.index(2, TensorTableModel::Offset).data(TensorTableModel::SortRole).toLongLong(), 640);
-    QCOMPARE(model.index(1, TensorTableModel::Offset).data().toString(), QStringLiteral("512"));
+    QCOMPARE(model.index(1, TensorTableModel::Offset).data().toString(), QStringLiteral("512 B"));
+    QCOMPARE(model.index(1, TensorTableModel::Offset).data(Qt::ToolTipRole).toString(), QStringLiteral("at byte 512 of the arena"));
 
     // Sorting by size uses bytes, not the text ("64 B" < "128 B" < "256 B" < "512 B").
     proxy.sort(TensorTableModel::Size, Qt::AscendingOrder);

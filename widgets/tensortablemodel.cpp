@@ -168,6 +168,8 @@ QVariant TensorTableModel::data(const QModelIndex& index, int role) const
         }
         if (index.column() == Size)
             return QStringLiteral("%L1 bytes").arg(buffer.size);
+        if (index.column() == Offset && hasOffset)
+            return QStringLiteral("at byte %L1 of the arena").arg(plan->offsets[row]);
         if (index.column() == Type || index.column() == Producer)
             return data(index, Qt::DisplayRole); // the whole text where the column shortens it
         return {};
@@ -210,8 +212,9 @@ QVariant TensorTableModel::data(const QModelIndex& index, int role) const
     case Offset:
         if (!hasOffset)
             return sort ? QVariant(qint64(-1)) : QVariant(kNone);
+        // In the units of the Size column beside it; the exact bytes are in the tooltip.
         return sort ? QVariant(static_cast<qint64>(plan->offsets[row]))
-                    : QVariant(QStringLiteral("%L1").arg(plan->offsets[row]));
+                    : QVariant(QString::fromStdString(core::formatBytes(plan->offsets[row])));
     case Color:
         if (color < 0)
             return sort ? QVariant(-1) : QVariant(kNone);
@@ -236,7 +239,7 @@ QVariant TensorTableModel::headerData(int section, Qt::Orientation orientation, 
             "The module that made the tensor (a captured step)",
             "Element type and shape of the tensor (? for a dimension import could not infer)", "Op that produces the tensor", "Ops that read the tensor, in schedule order",
             "First step the buffer is live (inclusive)", "Step the buffer is freed (exclusive: live over [start, end))",
-            "Size after alignment", "Offset in the arena, bytes", "Shared-object slot (coloring planner)" };
+            "Size after alignment", "Offset in the arena (exact bytes in the tooltip)", "Shared-object slot (coloring planner)" };
         return QString::fromLatin1(tips[section]);
     }
     return QAbstractTableModel::headerData(section, orientation, role);
