@@ -131,16 +131,7 @@ std::vector<std::string> ortProfileNotes(const OrtProfile& profile, const std::s
 
 Expected<TraceReplan> planForProfile(const Workload& workload, const Planner& planner)
 {
-    TraceReplan result;
-    result.planner = std::string(planner.name());
-    result.lowerBound = lowerBound(workload.problem);
-    auto plan = runPlanner(planner, workload.problem);
-    if (!plan)
-        return makeError(plan.error().code, workload.source + ": " + result.planner + ": " + plan.error().message);
-    if (const auto check = validatePlan(workload.problem, *plan); !check.ok())
-        return makeError(ErrorCode::InvalidModel, workload.source + ": planner '" + result.planner + "' produced an invalid plan: " + check.message);
-    result.plan = std::move(*plan);
-    return result;
+    return planValidated(workload.problem, workload.source, planner);
 }
 
 std::string formatOrtReport(const OrtProfile& profile, const OrtComparison& with, int top)

@@ -60,18 +60,23 @@ std::int64_t event(Step step) { return std::int64_t(step) - 1; }
 std::string dumpJson(const nlohmann::ordered_json& j) { return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n"; }
 } // namespace
 
-Expected<TraceReplan> replanTrace(const MeasuredTrace& trace, const Planner& planner)
+Expected<TraceReplan> planValidated(const PlanProblem& problem, const std::string& source, const Planner& planner)
 {
     TraceReplan replan;
     replan.planner = std::string(planner.name());
-    replan.lowerBound = lowerBound(trace.problem);
-    auto plan = runPlanner(planner, trace.problem);
+    replan.lowerBound = lowerBound(problem);
+    auto plan = runPlanner(planner, problem);
     if (!plan)
-        return makeError(plan.error().code, trace.source + ": " + replan.planner + ": " + plan.error().message);
-    if (const auto check = validatePlan(trace.problem, *plan); !check.ok())
-        return makeError(ErrorCode::InvalidModel, trace.source + ": planner '" + replan.planner + "' produced an invalid plan: " + check.message);
+        return makeError(plan.error().code, source + ": " + replan.planner + ": " + plan.error().message);
+    if (const auto check = validatePlan(problem, *plan); !check.ok())
+        return makeError(ErrorCode::InvalidModel, source + ": planner '" + replan.planner + "' produced an invalid plan: " + check.message);
     replan.plan = std::move(*plan);
     return replan;
+}
+
+Expected<TraceReplan> replanTrace(const MeasuredTrace& trace, const Planner& planner)
+{
+    return planValidated(trace.problem, trace.source, planner);
 }
 
 std::string formatTraceReport(const MeasuredTrace& trace, const TraceReplan& replan, int top)

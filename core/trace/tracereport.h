@@ -18,6 +18,8 @@ struct TraceReplan {
     Plan plan;
 };
 Expected<TraceReplan> replanTrace(const MeasuredTrace& trace, const Planner& planner);
+// The same for any problem: its lower bound and `planner`'s validated plan; messages start with `source`.
+Expected<TraceReplan> planValidated(const PlanProblem& problem, const std::string& source, const Planner& planner);
 
 // The `memplan trace FILE` report: peaks, fragmentation at the reserved peak, counts, OOM events,
 // the largest allocations live at the allocated peak with their sites (at most `top`), the lower
