@@ -2,6 +2,8 @@
 // SPDX-FileCopyrightText: MemPlan authors
 #include "cliargs.h"
 
+#include "exec/executor.h"
+
 #include "util/alignment.h"
 
 #include <algorithm>
@@ -96,6 +98,18 @@ core::Expected<core::LoadOptions> loadOptionsFrom(const CliArgs& args)
             return makeError(ErrorCode::InvalidArgument, "--input '" + item + "': expected NAME=FILE.pb");
     core::LoadOptions options;
     options.workspaces = args.has("workspaces");
+    // The CPU executor's kernels and threads decide the op workspaces' sizes: set before loading.
+    if (const auto text = args.value("threads")) {
+        const auto n = parseInteger(*text);
+        if (!n || *n < 1 || *n > 1024)
+            return makeError(ErrorCode::InvalidArgument, "--threads '" + *text + "': expected a whole number from 1 to 1024");
+        core::setCpuThreads(int(*n));
+    }
+    if (const auto text = args.value("kernels")) {
+        if (*text != "onednn" && *text != "own")
+            return makeError(ErrorCode::InvalidArgument, "--kernels '" + *text + "': choose onednn or own");
+        core::setCpuKernels(*text == "own" ? core::CpuKernels::Own : core::CpuKernels::OneDnn);
+    }
     if (const auto text = args.value("alignment")) {
         const auto value = parseInteger(*text);
         if (!value || !core::checkAlignment(*value))

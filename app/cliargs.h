@@ -29,7 +29,9 @@ core::Expected<CliArgs> parseCliArgs(const std::vector<std::string>& words, cons
 
 // --alignment, --dim NAME=V, --input-shape NAME=D0,D1,... and --workspaces into LoadOptions, with
 // clear errors (usage errors naming the option); --input is only checked for its form here
-// (inputFilesFrom lists the files).
+// (inputFilesFrom lists the files). --threads N and --kernels onednn|own, when given, set the CPU
+// executor's process-wide settings (core::setCpuThreads, core::setCpuKernels), which size the op
+// workspaces the load plans.
 core::Expected<core::LoadOptions> loadOptionsFrom(const CliArgs& args);
 
 // An ONNX model file (not a .json graph, a .csv problem or an example:NAME).

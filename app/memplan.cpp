@@ -65,11 +65,16 @@ const char* const kModelOptionsHelp = R"(  --alignment N         activation alig
                         shapes, a small integer input's values (a Range's length, a loop's count)
 )";
 
-const char* const kWorkspacesHelp = R"(  --workspaces          plan each Conv's im2col workspace as a buffer of its own ("<op> workspace",
-                        kind workspace, live for its op's step) instead of leaving it to kernel scratch
+const char* const kWorkspacesHelp = R"(  --workspaces          plan each op's workspace as a buffer of its own ("<op> workspace", kind
+                        workspace, live for its op's step) instead of leaving it to kernel scratch:
+                        the scratchpad oneDNN asks for (Conv, ConvTranspose, MatMul, Gemm), or the
+                        im2col columns of the own kernels
+  --kernels onednn|own  the CPU executor's Conv/ConvTranspose/MatMul/Gemm kernels (default onednn)
+  --threads N           threads of the CPU executor's oneDNN kernels (default: every core); both
+                        size the workspaces, so plan and run with the same values
 )";
 
-const std::set<std::string> kModelOptions { "alignment", "dim", "input-shape", "input" };
+const std::set<std::string> kModelOptions { "alignment", "dim", "input-shape", "input", "threads", "kernels" };
 
 std::string plannerList()
 {

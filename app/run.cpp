@@ -56,8 +56,10 @@ predicted vs measured memory (per step and peak) and latency of both allocation 
   --save-outputs DIR    write every graph output as DIR/output_K.pb (graph-output order)
   --seed N              seed for random inputs and for weights the model does not store (default 1)
   --alignment N, --dim NAME=V, --input-shape NAME=D0,D1,..., --workspaces   as for `memplan plan`
-                        (--workspaces: each Conv's im2col columns in its planned workspace buffer,
-                        in the arena or its own allocation, instead of kernel scratch)
+                        (--workspaces: each op's oneDNN scratchpad or im2col columns in its planned
+                        workspace buffer, in the arena or its own allocation, not kernel scratch)
+  --kernels onednn|own  Conv, ConvTranspose, MatMul and Gemm on oneDNN (default) or the own kernels
+  --threads N           threads of the oneDNN kernels (default: every core; the report says how many)
   --grads-in-arena      as for `memplan plan`: a captured training step's gradients in the arena
 
 )";
@@ -114,7 +116,7 @@ std::optional<RunSettings> readSettings(const std::vector<std::string>& words, i
         return std::nullopt;
     };
     std::set<std::string> valued { "device", "planner", "repeat", "tolerance", "json", "input", "save-outputs", "seed", "alignment", "dim",
-        "input-shape", "profile", "budget" };
+        "input-shape", "profile", "budget", "threads", "kernels" };
     const std::set<std::string> switches { "fuse", "reorder", "recompute", "swap", "inplace", "workspaces", "grads-in-arena" };
     auto args = parseCliArgs(words, valued, switches);
     if (!args)

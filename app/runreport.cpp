@@ -80,6 +80,11 @@ nlohmann::ordered_json toJson(const RunResults& r)
         j["cpu_comparison"] = r.cpuComparison;
         j["cpu_max_relative_error"] = r.cpuMaxRelativeError ? nlohmann::ordered_json(*r.cpuMaxRelativeError) : nlohmann::ordered_json();
     }
+    if (m.device == "cpu") {
+        j["threads"] = m.threads;
+        j["onednn_calls"] = m.onednnCalls;
+        j["kernel_notes"] = m.kernelNotes;
+    }
     j["predicted_arena_bytes"] = r.plan->arenaSize;
     j["lower_bound_bytes"] = core::lowerBound(w.problem);
     j["arena_bytes"] = m.arenaBytes;
@@ -174,6 +179,13 @@ void printTable(const RunResults& r)
                     "what host ops wrote; %d precomputed: constant inputs, computed once, copied in)",
             m.opsHost, m.opsHostWaited, m.opsPrecomputed);
     std::printf("\n");
+    if (m.device == "cpu") {
+        std::printf("kernels     %d calls per pass on oneDNN (Conv, ConvTranspose, MatMul, Gemm), the rest on own kernels; "
+                    "%d thread%s\n",
+            m.onednnCalls, m.threads, m.threads == 1 ? "" : "s");
+        for (const auto& note : m.kernelNotes)
+            std::printf("  %s\n", note.c_str());
+    }
     std::string given;
     for (const auto& name : sizedByTheirContents(*w.graph))
         given += (given.empty() ? "'" : ", '") + name + "'";

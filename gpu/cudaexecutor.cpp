@@ -100,19 +100,26 @@ core::Expected<core::Measurement> runOnCuda(const Graph& graph, const core::Sche
     // that needs most (a Conv without a planned workspace, a recurrent op's projections and state).
     // Half-precision ops run on float32 copies in one staging allocation sized for the op that
     // needs most (halfprecision.cpp); their scratch is sized for the float32 call.
+    // The workspace is planned for the CPU executor (oneDNN's scratchpad where oneDNN runs the op),
+    // which may be less than the device kernel's columns: such a step uses the kernel scratch and
+    // leaves its workspace unused (deviceWorkspaceAt -1).
+    std::vector<int> deviceWorkspaceAt = *workspaceAt;
     std::int64_t scratchNeed = 0, stagingNeed = 0;
     for (std::size_t s = 0; s < stepCount; ++s) {
         auto& p = steps[s];
         if (p.where == Where::Device) {
             pointDeviceViews(graph, p, *layout);
             stagingNeed = std::max(stagingNeed, stagingFloats(p.device.call));
-            for (const auto& part : p.body.body)
+            std::int64_t need = scratchFloats(widenedShapes(p.device.call));
+            for (const auto& part : p.body.body) {
                 stagingNeed = std::max(stagingNeed, stagingFloats(part.call));
-            if ((*workspaceAt)[s] < 0) {
-                scratchNeed = std::max(scratchNeed, scratchFloats(widenedShapes(p.device.call)));
-                for (const auto& part : p.body.body)
-                    scratchNeed = std::max(scratchNeed, scratchFloats(widenedShapes(part.call)));
+                need = std::max(need, scratchFloats(widenedShapes(part.call)));
             }
+            const int b = deviceWorkspaceAt[s];
+            if (b >= 0 && problem.buffers[std::size_t(b)].size < need * Bytes(sizeof(float)))
+                deviceWorkspaceAt[s] = -1;
+            if (deviceWorkspaceAt[s] < 0)
+                scratchNeed = std::max(scratchNeed, need);
         }
     }
     DeviceMemory scratch, staging;
@@ -132,7 +139,7 @@ core::Expected<core::Measurement> runOnCuda(const Graph& graph, const core::Sche
         p.device.stream = ctx.compute;
         p.device.blas = ctx.blas;
         p.device.staging = reinterpret_cast<float*>(staging.get());
-        const int b = (*workspaceAt)[s];
+        const int b = deviceWorkspaceAt[s];
         p.device.scratch = b < 0 ? reinterpret_cast<float*>(scratch.get())
             : arena              ? reinterpret_cast<float*>(layout->arena.get() + plan.offsets[std::size_t(b)])
                                  : nullptr; // set by the pass that allocates it
@@ -151,7 +158,7 @@ core::Expected<core::Measurement> runOnCuda(const Graph& graph, const core::Sche
     passes.memPool = memPool;
     passes.repeat = repeat;
     const auto use = core::exec::bufferUse(graph, schedule, layout->placement, problem.buffers.size(), *workspaceAt);
-    passes.workspaceAt = *workspaceAt;
+    passes.workspaceAt = std::move(deviceWorkspaceAt);
     passes.bornAt.resize(stepCount + 1);
     passes.diesAt.resize(stepCount + 1);
     for (std::size_t b = 0; b < problem.buffers.size(); ++b) {

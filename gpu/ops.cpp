@@ -269,7 +269,7 @@ Outcome conv(const DeviceCall& d)
 
 // Per group: Wᵀ_g into the workspace (once), then per image the columns after it, Wᵀ_g · x_g through
 // cuBLAS, and col2im into y_g with the bias. The same workspace as the CPU kernel
-// (core::exec::workspaceFloats: transposed weights, then columns), planned or the run's scratch.
+// (core::exec::ownWorkspaceFloats: transposed weights, then columns), planned or the run's scratch.
 Outcome convTranspose(const DeviceCall& d)
 {
     const auto& c = d.call;
@@ -278,7 +278,7 @@ Outcome convTranspose(const DeviceCall& d)
         return kUnsupported;
     const std::int64_t cg = s.inChannels / s.groups, mg = s.outChannels / s.groups, rows = mg * s.kernelSize();
     const std::int64_t inPlane = s.inPlane(), outPlane = s.outPlane();
-    if (core::exec::workspaceFloats(c) != rows * cg + rows * inPlane || !d.scratch || !fitsInt(rows) || !fitsInt(cg) || !fitsInt(inPlane))
+    if (core::exec::ownWorkspaceFloats(c) != rows * cg + rows * inPlane || !d.scratch || !fitsInt(rows) || !fitsInt(cg) || !fitsInt(inPlane))
         return kUnsupported;
     float* wt = d.scratch;
     float* col = d.scratch + rows * cg;
@@ -577,7 +577,7 @@ std::int64_t scratchFloats(const KernelCall& call)
         return recurrentScratchFloats(call);
     if (call.op->type == "ConvTranspose") {
         kernels::TransposedConv s;
-        return transposedConvShape(call, s) ? core::exec::workspaceFloats(call) : 0;
+        return transposedConvShape(call, s) ? core::exec::ownWorkspaceFloats(call) : 0;
     }
     ConvShape s;
     if (call.op->type != "Conv" || !convShape(call, s))

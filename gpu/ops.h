@@ -37,8 +37,9 @@ using DeviceKernel = Outcome (*)(const DeviceCall&);
 DeviceKernel findDeviceKernel(const std::string& opType);
 
 // Device scratch an op needs (Conv's im2col columns; ConvTranspose's transposed weights and
-// columns; a recurrent op's projections and state), in floats; 0 for most ops. For an op the device kernel runs it is
-// core::exec::workspaceFloats, so it equals core::convWorkspaceBytes / 4.
+// columns; a recurrent op's projections and state), in floats; 0 for most ops. For a Conv or
+// ConvTranspose it is core::exec::ownWorkspaceFloats; the planned workspace (the CPU executor's
+// need, core::opWorkspaceBytes) serves it when at least this large, else the run's scratch does.
 std::int64_t scratchFloats(const core::exec::KernelCall& call);
 
 // Runs `kernel` on the call; one with float16 or bfloat16 tensors (not a Cast) runs on float32 copies

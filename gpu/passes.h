@@ -34,7 +34,7 @@ struct Passes {
     cudaMemPool_t memPool = nullptr; // Pool: the device's default pool
     std::vector<std::vector<int>> bornAt, diesAt; // per step + 1 (slot 0: before step 0): buffers first used there / dead after
     std::vector<std::vector<core::TensorIndex>> tensorsOf; // per buffer: its stored tensors
-    std::vector<int> workspaceAt; // per step: the op's planned workspace buffer, or -1 (core::workspaceAtStep)
+    std::vector<int> workspaceAt; // per step: the planned workspace buffer the device kernel uses, or -1 (too small for it, or none)
     int repeat = 1; // timed passes, for progress
 
     // What the passes record (sized by init()).

@@ -15,7 +15,11 @@
 //   --shape INPUT=D1xD2   the whole shape of one input (for bindings without inputMetadata, or to override)
 //   --no-arena            run without ONNX Runtime's CPU memory arena (no mem_* numbers in the profile)
 //   --no-mem-pattern      run without its memory pattern planning
-// The session runs sequentially on one thread, so the events come in execution order.
+//   --latency             time the runs instead of profiling: one warm-up run, then RUNS timed runs;
+//                         OUT.json ("-": standard output) gets {"p50_ms", "median_ms", "runs",
+//                         "threads", "level"} (`memplan bench run` uses it)
+//   --threads N           intra-op threads of a --latency session (default 1)
+// The profiling session runs sequentially on one thread, so the events come in execution order.
 // onnxruntime-node is found in $MEMPLAN_ORT_NODE (the package folder), else in tools/node/
 // (scripts/setup.sh installs it there), else wherever node's require finds it.
 // Exits 1 with one message on any error, 2 on a bad command line.
@@ -47,7 +51,7 @@ function loadOrt() {
 }
 
 function parseArgs(argv) {
-    const options = { positional: [], fill: 'random', seed: 1, dims: {}, shapes: {}, arena: true, memPattern: true };
+    const options = { positional: [], fill: 'random', seed: 1, dims: {}, shapes: {}, arena: true, memPattern: true, latency: false, threads: 1 };
     for (let i = 0; i < argv.length; ++i) {
         const arg = argv[i];
         const value = () => {
@@ -77,8 +81,14 @@ function parseArgs(argv) {
             options.arena = false;
         } else if (arg === '--no-mem-pattern') {
             options.memPattern = false;
+        } else if (arg === '--latency') {
+            options.latency = true;
+        } else if (arg === '--threads') {
+            options.threads = Number(value());
+            if (!Number.isInteger(options.threads) || options.threads < 1 || options.threads > 1024)
+                fail('--threads: expected a whole number from 1 to 1024', 2);
         } else if (arg === '--help' || arg === '-h') {
-            process.stdout.write(fs.readFileSync(__filename, 'utf8').split('\n').filter((l) => l.startsWith('//')).slice(2, 20)
+            process.stdout.write(fs.readFileSync(__filename, 'utf8').split('\n').filter((l) => l.startsWith('//')).slice(2, 24)
                 .map((l) => l.slice(3)).join('\n') + '\n');
             process.exit(0);
         } else if (arg.startsWith('--')) {
@@ -139,9 +149,10 @@ async function main() {
     const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'memplan-ortprofile-'));
     try {
         const session = await ort.InferenceSession.create(options.model, {
-            enableProfiling: true, profileFilePrefix: path.join(folder, 'profile'),
+            enableProfiling: !options.latency, profileFilePrefix: path.join(folder, 'profile'),
             graphOptimizationLevel: options.level, enableCpuMemArena: options.arena, enableMemPattern: options.memPattern,
-            executionMode: 'sequential', intraOpNumThreads: 1, interOpNumThreads: 1, executionProviders: ['cpu'],
+            executionMode: 'sequential', intraOpNumThreads: options.latency ? options.threads : 1, interOpNumThreads: 1,
+            executionProviders: ['cpu'],
         });
         const metadata = Array.isArray(session.inputMetadata) ? session.inputMetadata : [];
         const next = random(options.seed);
@@ -157,6 +168,24 @@ async function main() {
             if (meta && meta.isTensor === false)
                 fail(`input '${name}' is not a tensor; this script fills tensors only`);
             feeds[name] = makeInput(ort, name, meta ? meta.type : 'float32', shape, options, next);
+        }
+        if (options.latency) {
+            await session.run(feeds);
+            const times = [];
+            for (let r = 0; r < options.runs; ++r) {
+                const start = process.hrtime.bigint();
+                await session.run(feeds);
+                times.push(Number(process.hrtime.bigint() - start) / 1e6);
+            }
+            times.sort((a, b) => a - b);
+            const result = JSON.stringify({ p50_ms: times[Math.floor((times.length - 1) / 2)], median_ms: times.length % 2
+                ? times[(times.length - 1) / 2] : (times[times.length / 2 - 1] + times[times.length / 2]) / 2, runs: options.runs,
+                threads: options.threads, level: options.level }) + '\n';
+            if (options.out === '-')
+                process.stdout.write(result);
+            else
+                fs.writeFileSync(options.out, result);
+            return;
         }
         for (let r = 0; r < options.runs; ++r)
             await session.run(feeds);

@@ -467,7 +467,7 @@ private slots:
         QTemporaryDir dir;
         const auto json = dir.filePath(QStringLiteral("plan.json"));
         const QStringList training { QStringLiteral("plan"), QStringLiteral("example:cnn"), QStringLiteral("--training"),
-            QStringLiteral("--workspaces") };
+            QStringLiteral("--workspaces"), QStringLiteral("--kernels"), QStringLiteral("own") }; // the own kernels' large columns
         const auto plain = memplan(training);
         const auto run = memplan(training + QStringList { QStringLiteral("--checkpoint"), QStringLiteral("sqrt"), QStringLiteral("--json"), json });
         QVERIFY2(run.exitCode == 0, qPrintable(run.err));

@@ -637,6 +637,11 @@ void TestCuda::workspaces_data()
 void TestCuda::workspaces()
 {
     QFETCH(bool, deconv);
+    // Planned for the own CPU kernels, the workspaces hold the device kernels' columns exactly.
+    core::setCpuKernels(core::CpuKernels::Own);
+    const struct Restore {
+        ~Restore() { core::setCpuKernels(core::CpuKernels::OneDnn); }
+    } restore;
     const auto plain = deconv ? deconvWorkload(false) : load("example:cnn");
     const auto w = deconv ? deconvWorkload(true) : load("example:cnn", true);
     const auto plan = planFor(w);
@@ -645,7 +650,7 @@ void TestCuda::workspaces()
     QVERIFY2(scratchRun, scratchRun ? "" : scratchRun.error().message.c_str());
     core::Bytes largest = 0;
     for (const auto& op : w.graph->ops)
-        largest = std::max(largest, core::convWorkspaceBytes(*w.graph, op));
+        largest = std::max(largest, core::opWorkspaceBytes(*w.graph, op));
     QCOMPARE(scratchRun->scratchBytes, largest); // the device scratch is sized by the same function
     QCOMPARE(scratchRun->opsHost, 0);
     if (deconv) { // the device's GEMM + col2im against the CPU kernel
@@ -686,6 +691,17 @@ void TestCuda::workspaces()
         break;
     }
     QVERIFY(caught);
+
+    // Planned for oneDNN, a workspace may be smaller than the device's columns: the device kernel
+    // then takes its scratch and computes the same outputs.
+    core::setCpuKernels(core::CpuKernels::OneDnn);
+    const auto small = deconv ? deconvWorkload(true) : load("example:cnn", true);
+    const auto smallPlan = planFor(small);
+    QVERIFY(core::validatePlan(small.problem, smallPlan).ok());
+    const auto smallRun = gpu::runOnCuda(*small.graph, small.schedule, small.problem, smallPlan, small.bufferTensor, {});
+    QVERIFY2(smallRun, smallRun ? "" : smallRun.error().message.c_str());
+    const auto mismatch = core::compareOutputs(*small.graph, scratchRun->outputs, smallRun->outputs);
+    QVERIFY2(mismatch.empty(), mismatch.c_str());
 }
 
 void TestCuda::cancelled()

@@ -58,6 +58,11 @@ void TestGemm::transposedBInPlace()
 
 void TestGemm::gemmOpNeedsNoScratch()
 {
+    // The own Gemm kernel (oneDNN's matmul has a scratchpad of its own: tst_onednn).
+    core::setCpuKernels(core::CpuKernels::Own);
+    const struct Restore {
+        ~Restore() { core::setCpuKernels(core::CpuKernels::OneDnn); }
+    } restore;
     // y = x · Wᵀ + bias with W stored [out, in], as exporters write Linear layers; all three given.
     constexpr int rows = 3, in = 300, out = 70;
     GraphBuilder gb;

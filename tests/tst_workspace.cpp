@@ -109,6 +109,8 @@ core::Measurement run(const core::Workload& w, const core::Plan& plan, const cor
 class TestWorkspace : public QObject {
     Q_OBJECT
 private slots:
+    // The workspaces here are the own kernels' im2col columns (tst_onednn covers oneDNN's scratchpads).
+    void initTestCase() { core::setCpuKernels(core::CpuKernels::Own); }
     void problemHasWorkspaceBuffers();
     void offByDefault();
     void planCheck_data();
@@ -129,9 +131,9 @@ void TestWorkspace::problemHasWorkspaceBuffers()
 {
     const auto w = smallConvNet(true);
     const auto& g = *w.graph;
-    QCOMPARE(core::convWorkspaceBytes(g, g.ops[0]), core::Bytes(450 * 4));
-    QCOMPARE(core::convWorkspaceBytes(g, g.ops[1]), core::Bytes(0)); // 1x1, stride 1, no pads: the GEMM reads the input
-    QCOMPARE(core::convWorkspaceBytes(g, g.ops[2]), core::Bytes(324 * 4));
+    QCOMPARE(core::opWorkspaceBytes(g, g.ops[0]), core::Bytes(450 * 4));
+    QCOMPARE(core::opWorkspaceBytes(g, g.ops[1]), core::Bytes(0)); // 1x1, stride 1, no pads: the GEMM reads the input
+    QCOMPARE(core::opWorkspaceBytes(g, g.ops[2]), core::Bytes(324 * 4));
     const auto ws = workspaceBuffers(w);
     QCOMPARE(ws.size(), std::size_t(2));
     QCOMPARE(w.bufferTensor.size(), w.problem.buffers.size());
@@ -148,7 +150,7 @@ void TestWorkspace::problemHasWorkspaceBuffers()
         QCOMPARE(b.name, std::string(expected[i].name));
         QVERIFY(b.lifetime == (core::Lifetime { expected[i].step, expected[i].step + 1 }));
         QCOMPARE(b.size, core::alignUp(expected[i].bytes, 256));
-        QCOMPARE(b.size, core::alignUp(core::convWorkspaceBytes(g, g.ops[std::size_t(expected[i].op)]), 256));
+        QCOMPARE(b.size, core::alignUp(core::opWorkspaceBytes(g, g.ops[std::size_t(expected[i].op)]), 256));
         QVERIFY(b.tensors.empty());
         QCOMPARE(w.bufferTensor[std::size_t(ws[i])], core::TensorIndex(-1));
         QCOMPARE(w.bufferOp[std::size_t(ws[i])], expected[i].op);
@@ -302,7 +304,7 @@ void TestWorkspace::scratchAndStepBytes()
     const auto b = run(with, planWith("greedy-by-size", with.problem));
     core::Bytes largest = 0;
     for (const auto& op : with.graph->ops)
-        largest = std::max(largest, core::convWorkspaceBytes(*with.graph, op));
+        largest = std::max(largest, core::opWorkspaceBytes(*with.graph, op));
     QVERIFY(largest > 0);
     // cnn's other scratch user (the classifier Gemm's transposed weight) sits in the second slot.
     QCOMPARE(a.scratchBytes - b.scratchBytes, largest);
@@ -388,7 +390,7 @@ void TestWorkspace::strategiesKeepWorkspaces()
             const auto& op = t.graph->ops[std::size_t(t.bufferOp[std::size_t(b)])];
             // A Conv, or a fused op holding one: its body's Convs share the largest of their columns.
             QVERIFY(op.type == "Conv" || std::any_of(op.body.begin(), op.body.end(), [](const core::Op& part) { return part.type == "Conv"; }));
-            QCOMPARE(t.problem.buffers[std::size_t(b)].size, core::alignUp(core::convWorkspaceBytes(*t.graph, op), 256));
+            QCOMPARE(t.problem.buffers[std::size_t(b)].size, core::alignUp(core::opWorkspaceBytes(*t.graph, op), 256));
             QCOMPARE(t.schedule.order[std::size_t(t.problem.buffers[std::size_t(b)].lifetime.start)], t.bufferOp[std::size_t(b)]);
         }
         const auto before = workspaceBuffers(w).size();
@@ -417,7 +419,7 @@ void TestWorkspace::strategiesKeepWorkspaces()
             const auto withScratch = run(p, planWith("greedy-by-size", p.problem));
             core::Bytes largest = 0;
             for (const auto& op : t.graph->ops)
-                largest = std::max(largest, core::convWorkspaceBytes(*t.graph, op));
+                largest = std::max(largest, core::opWorkspaceBytes(*t.graph, op));
             QCOMPARE(withScratch.scratchBytes - m.scratchBytes, largest);
         }
     }
@@ -459,7 +461,8 @@ void TestWorkspace::cliPlanAndErrors()
 {
     QTemporaryDir dir;
     const auto json = dir.filePath(QStringLiteral("plan.json"));
-    auto r = memplan({ QStringLiteral("plan"), QStringLiteral("example:cnn"), QStringLiteral("--workspaces"), QStringLiteral("--json"), json });
+    auto r = memplan({ QStringLiteral("plan"), QStringLiteral("example:cnn"), QStringLiteral("--workspaces"), QStringLiteral("--kernels"),
+        QStringLiteral("own"), QStringLiteral("--json"), json });
     QVERIFY2(r.exitCode == 0, qPrintable(r.err));
     QVERIFY2(r.out.contains(QStringLiteral("workspaces       20 op workspace buffers, 56.0 MiB in all")), qPrintable(r.out));
     QFile file(json);
@@ -475,7 +478,8 @@ void TestWorkspace::cliPlanAndErrors()
     r = memplan({ QStringLiteral("plan"), QStringLiteral("example:cnn") });
     QVERIFY(r.exitCode == 0 && !r.out.contains(QStringLiteral("workspace")));
 
-    r = memplan({ QStringLiteral("compare"), QStringLiteral("example:cnn"), QStringLiteral("--workspaces") });
+    r = memplan({ QStringLiteral("compare"), QStringLiteral("example:cnn"), QStringLiteral("--workspaces"), QStringLiteral("--kernels"),
+        QStringLiteral("own") });
     QVERIFY2(r.exitCode == 0 && r.out.contains(QStringLiteral("70 buffers")) && r.out.contains(QStringLiteral("of them 20 op workspace buffers")),
         qPrintable(r.out + r.err));
 
@@ -498,7 +502,8 @@ void TestWorkspace::cliRunReportsWorkspaces()
 {
     QTemporaryDir dir;
     const auto json = dir.filePath(QStringLiteral("run.json"));
-    const auto r = memplan({ QStringLiteral("run"), QStringLiteral("example:cnn"), QStringLiteral("--workspaces"), QStringLiteral("--repeat"),
+    const auto r = memplan({ QStringLiteral("run"), QStringLiteral("example:cnn"), QStringLiteral("--workspaces"), QStringLiteral("--kernels"),
+        QStringLiteral("own"), QStringLiteral("--repeat"),
         QStringLiteral("1"), QStringLiteral("--json"), json });
     QVERIFY2(r.exitCode == 0, qPrintable(r.err));
     QVERIFY2(r.out.contains(QStringLiteral("workspaces  20 op workspace buffers")), qPrintable(r.out));
@@ -507,7 +512,8 @@ void TestWorkspace::cliRunReportsWorkspaces()
     QVERIFY2(!r.out.contains(scratchHint), qPrintable(r.out));
     // Without --workspaces the Convs' columns (7.03 MiB, more than the 6.12 MiB arena) are scratch
     // the prediction leaves out, and the run says so.
-    const auto plain = memplan({ QStringLiteral("run"), QStringLiteral("example:cnn"), QStringLiteral("--repeat"), QStringLiteral("1") });
+    const auto plain = memplan({ QStringLiteral("run"), QStringLiteral("example:cnn"), QStringLiteral("--kernels"), QStringLiteral("own"),
+        QStringLiteral("--repeat"), QStringLiteral("1") });
     QVERIFY2(plain.exitCode == 0, qPrintable(plain.err));
     QVERIFY2(plain.out.contains(QStringLiteral("kernel scratch: the ops' temporary memory (7.03 MiB, 115% of the arena) ") + scratchHint),
         qPrintable(plain.out));

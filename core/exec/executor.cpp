@@ -7,6 +7,7 @@
 #include "exec/layout.h"
 #include "exec/opcall.h"
 #include "exec/runshape.h"
+#include "exec/onednn.h"
 #include "exec/workspace.h"
 #include "util/format.h"
 #include "util/memory.h"
@@ -187,6 +188,8 @@ Expected<Measurement> runOnCpu(const Graph& graph, const Schedule& schedule, con
 {
     const bool perTensor = options.allocation == Allocation::PerTensor;
     exec::releaseScratch(); // this run's scratch high water, not an earlier run's
+    exec::takeOnednnCalls();
+    exec::takeOnednnNotes();
     std::vector<const Op*> scheduled;
     for (const auto o : schedule.order)
         scheduled.push_back(&graph.ops[std::size_t(o)]);
@@ -390,6 +393,9 @@ Expected<Measurement> runOnCpu(const Graph& graph, const Schedule& schedule, con
     m.stepPeakBytes = m.stepBytes.empty() ? 0 : *std::max_element(m.stepBytes.begin(), m.stepBytes.end());
     m.latencyMs = LatencyStats { median(totals), percentile(totals, 0.5), percentile(totals, 0.99) };
     m.scratchBytes = exec::scratchHighWater() + fusedScratch->bytes;
+    m.threads = cpuThreads();
+    m.onednnCalls = exec::takeOnednnCalls() / std::max(options.repeat, 1);
+    m.kernelNotes = exec::takeOnednnNotes();
     m.peakBytes = (perTensor ? m.stepPeakBytes : m.arenaBytes) + m.weightsBytes + m.scratchBytes;
     rusage usage {};
     if (getrusage(RUSAGE_SELF, &usage) == 0)

@@ -28,7 +28,10 @@
 // - Op workspaces (exec/workspace.h), when the problem plans them: the Conv at that step writes its
 //   im2col columns into its workspace buffer (arena: at the plan's offset; PerTensor: a malloc made
 //   before the op and freed after it), counted in stepBytes at that step and not in scratchBytes.
-// Single-threaded and deterministic: the same inputs give the same output bits in any valid plan.
+// - Conv, ConvTranspose, MatMul and Gemm run on oneDNN primitives over the arena's memory, with
+//   cpuThreads() threads; their scratchpads are the op workspaces when planned, else kernel scratch.
+//   Every other kernel is single-threaded.
+// Deterministic: the same inputs and thread count give the same output bits in any valid plan.
 // Not thread-safe (kernel scratch is shared); run one at a time.
 
 #include "exec/tensordata.h"
@@ -40,6 +43,18 @@
 #include <memory>
 
 namespace core {
+
+// Threads the CPU executor's oneDNN primitives use, and plan their scratchpads for (op workspaces):
+// n >= 1, or 0 for every core (the default). Process-wide; set it before planning a run.
+void setCpuThreads(int threads);
+int cpuThreads();
+// Which kernels the CPU executor runs Conv, ConvTranspose, MatMul and Gemm on: oneDNN (the default)
+// or its own (single-threaded, im2col columns as workspace). Process-wide, like the thread count:
+// it decides the op workspaces' sizes, so set it before planning a run.
+enum class CpuKernels { OneDnn, Own };
+void setCpuKernels(CpuKernels kernels);
+CpuKernels cpuKernels();
+std::string_view cpuKernelsName(CpuKernels kernels); // "onednn", "own"
 
 enum class Allocation {
     Arena,     // every activation at its planned offset in one allocation of plan.arenaSize bytes
@@ -107,6 +122,10 @@ struct Measurement {
     int opsRuntimeShaped = 0;
     int boundedTensors = 0;
     Bytes boundedBytes = 0, boundedUsedBytes = 0;
+    int threads = 1;     // CPU executor: cpuThreads() of the run
+    int onednnCalls = 0; // CPU executor: kernel calls of one pass that ran on oneDNN (a fused op's body calls each count)
+    // CPU executor: why a call oneDNN should have run fell back to the own kernel, one line per op and reason.
+    std::vector<std::string> kernelNotes;
     LatencyStats latencyMs;          // whole forward pass
     std::vector<OpMeasurement> ops;  // in schedule order
     std::vector<HostTensor> outputs; // graph outputs, in graph order

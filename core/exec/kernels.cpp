@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: MemPlan authors
 #include "exec/kernels.h"
+#include "exec/onednn.h"
 #include "util/halffloat.h"
 
 #include <algorithm>
@@ -300,6 +301,7 @@ Kernel findKernel(const std::string& opType)
         addLossKernels(t);
         addSignalKernels(t);
         addTextKernels(t);
+        addOnednnKernels(t);
         return t;
     }();
     const auto it = table.find(opType);

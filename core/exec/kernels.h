@@ -45,9 +45,9 @@ struct KernelCall {
     const Op* op = nullptr;
     std::vector<TensorView> in; // by ONNX input slot; absent optional inputs have data == nullptr
     std::vector<TensorView> out;
-    // A Conv's or ConvTranspose's planned workspace (ProblemOptions::workspaces): at least
-    // workspaceFloats(*this) floats, in memory the executor placed for this step. Null: the kernel
-    // takes its columns from scratch().
+    // The op's planned workspace (ProblemOptions::workspaces): at least workspaceFloats(*this)
+    // floats, in memory the executor placed for this step. Null: the kernel takes its columns or
+    // oneDNN's scratchpad from scratch().
     float* workspace = nullptr;
     // The ONNX output slot of each entry of `out` when the op leaves an optional output out before a
     // present one (LSTM(...) -> ("", Y_h)); empty: out[k] is slot k.
@@ -135,10 +135,14 @@ void gemm(std::int64_t m, std::int64_t n, std::int64_t k, const float* a, std::i
 // do not fit). Reads shapes, dtypes and attributes only, never data; the CUDA executor's Conv needs the
 // same columns, so one planned workspace serves both executors.
 std::int64_t convColumnFloats(const KernelCall& call);
-// Floats of the workspace the CPU kernel of this call uses: a Conv's columns (convColumnFloats); a
-// ConvTranspose's transposed weights of one group followed by its columns; 0 for every other op.
-// (The CUDA ConvTranspose sums each output directly and leaves its workspace unused.)
+// Floats of workspace the CPU executor uses for this call: the scratchpad of oneDNN's primitive
+// when oneDNN takes the call (Conv, ConvTranspose, MatMul, Gemm: exec/onednn.h), else what the own
+// kernel uses (ownWorkspaceFloats); 0 for every other op.
 std::int64_t workspaceFloats(const KernelCall& call);
+// Floats of workspace the own kernels use: a Conv's columns (convColumnFloats); a ConvTranspose's
+// transposed weights of one group followed by its columns; 0 for every other op. (The CUDA
+// ConvTranspose sums each output directly and leaves its workspace unused.)
+std::int64_t ownWorkspaceFloats(const KernelCall& call);
 
 // Scratch memory for kernels (im2col columns, transposed operands): at least `floats` elements,
 // reused between calls (slots 0 to 3, so one kernel can hold up to four). scratchHighWater() is the most

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: MemPlan authors
-// Conv (im2col + blocked GEMM), ConvTranspose (GEMM + col2im), Gemm, MatMul (batched, broadcast),
-// Det. Convolutions handle 1-D, 2-D and 3-D spatial inputs.
+// Conv, ConvTranspose, Gemm and MatMul run on oneDNN (exec/onednn.h) wherever it takes the call;
+// the own kernels below serve the rest: Conv (im2col + blocked GEMM), ConvTranspose (GEMM +
+// col2im), Gemm, MatMul (batched, broadcast), and Det. Convolutions handle 1-D, 2-D and 3-D inputs.
 #include "exec/kernels.h"
+#include "exec/onednn.h"
 #include "exec/opattrs.h"
 
 #include <algorithm>
@@ -81,8 +83,17 @@ bool convSetup(const KernelCall& c, ConvSetup& s)
     return true;
 }
 
+// The planned workspace when it was planned for the own kernel (oneDNN does not take the call);
+// otherwise it holds oneDNN's scratchpad, which may be smaller: the own kernel then takes scratch.
+float* ownWorkspace(const KernelCall& c)
+{
+    return c.workspace && onednnScratchpadBytes(c) < 0 ? c.workspace : nullptr;
+}
+
 bool conv(const KernelCall& c)
 {
+    if (onednnConv(c))
+        return true;
     ConvSetup s;
     if (!c.has(0) || !c.has(1) || !convSetup(c, s))
         return false;
@@ -90,7 +101,8 @@ bool conv(const KernelCall& c)
     const auto& g = s.g;
     const std::int64_t groups = s.groups, n = s.n, cin = s.cin, m = s.m, cg = s.cg, mg = s.mg, k = s.k, plane = s.plane;
     const bool direct = s.direct;
-    float* col = direct ? nullptr : c.workspace ? c.workspace : scratch(0, k * plane);
+    float* planned = ownWorkspace(c);
+    float* col = direct ? nullptr : planned ? planned : scratch(0, k * plane);
     for (std::int64_t b = 0; b < n; ++b)
         for (std::int64_t gi = 0; gi < groups; ++gi) {
             const float* xg = x.f32() + (b * cin + gi * cg) * g.inPlane();
@@ -138,6 +150,8 @@ bool convTransposeSetup(const KernelCall& c, ConvTransposeSetup& s)
 
 bool convTranspose(const KernelCall& c)
 {
+    if (onednnConvTranspose(c))
+        return true;
     ConvTransposeSetup s;
     if (!c.has(0) || !c.has(1) || !convTransposeSetup(c, s))
         return false;
@@ -146,8 +160,9 @@ bool convTranspose(const KernelCall& c)
     const std::int64_t groups = s.groups, n = s.n, cin = s.cin, m = s.m, cg = s.cg, mg = s.mg, rows = s.rows;
     const std::int64_t inPlane = s.inPlane, outPlane = s.outPlane;
     // Wᵀ of one group, then its columns: back to back in a planned workspace, else in scratch.
-    float* wt = c.workspace ? c.workspace : scratch(1, rows * cg);
-    float* col = c.workspace ? c.workspace + rows * cg : scratch(0, rows * inPlane);
+    float* planned = ownWorkspace(c);
+    float* wt = planned ? planned : scratch(1, rows * cg);
+    float* col = planned ? planned + rows * cg : scratch(0, rows * inPlane);
     for (std::int64_t b = 0; b < n; ++b)
         for (std::int64_t gi = 0; gi < groups; ++gi) {
             // wt = W_g^T: [mg*kk, cg]
@@ -199,6 +214,8 @@ void transpose2d(const float* in, std::int64_t rows, std::int64_t cols, float* o
 
 bool gemmOp(const KernelCall& c)
 {
+    if (onednnGemm(c))
+        return true;
     if (!c.allFloat() || !c.has(0) || !c.has(1) || c.in[0].rank() != 2 || c.in[1].rank() != 2 || c.out[0].rank() != 2)
         return false;
     const bool ta = c.attrInt("transA", 0), tb = c.attrInt("transB", 0);
@@ -232,6 +249,8 @@ bool gemmOp(const KernelCall& c)
 
 bool matmul(const KernelCall& c)
 {
+    if (onednnMatMul(c))
+        return true;
     if (!c.allFloat() || !c.has(0) || !c.has(1))
         return false;
     Shape as = c.in[0].shape, bs = c.in[1].shape;
@@ -338,13 +357,20 @@ std::int64_t convColumnFloats(const KernelCall& call)
     return s.k * s.plane;
 }
 
-std::int64_t workspaceFloats(const KernelCall& call)
+std::int64_t ownWorkspaceFloats(const KernelCall& call)
 {
     if (call.op && call.op->type == "ConvTranspose") {
         ConvTransposeSetup s;
         return convTransposeSetup(call, s) ? s.rows * s.cg + s.rows * s.inPlane : 0;
     }
     return convColumnFloats(call);
+}
+
+std::int64_t workspaceFloats(const KernelCall& call)
+{
+    if (const std::int64_t pad = onednnScratchpadBytes(call); pad >= 0)
+        return (pad + std::int64_t(sizeof(float)) - 1) / std::int64_t(sizeof(float));
+    return ownWorkspaceFloats(call);
 }
 
 void addLinearKernels(std::map<std::string, Kernel>& t)

@@ -8,17 +8,18 @@
 
 namespace core {
 
-Bytes convWorkspaceBytes(const Graph& graph, const Op& op)
+Bytes opWorkspaceBytes(const Graph& graph, const Op& op)
 {
     if (!op.body.empty()) { // a fused op: its body's ops run one at a time, so one workspace serves every Conv
         Bytes most = 0;
         for (const auto& part : op.body)
-            most = std::max(most, convWorkspaceBytes(graph, part));
+            most = std::max(most, opWorkspaceBytes(graph, part));
         return most;
     }
-    if ((op.type != "Conv" && op.type != "ConvTranspose") || !(op.domain.empty() || op.domain == "ai.onnx"))
+    if ((op.type != "Conv" && op.type != "ConvTranspose" && op.type != "MatMul" && op.type != "Gemm")
+        || !(op.domain.empty() || op.domain == "ai.onnx"))
         return 0;
-    // The kernel's call as the executor prepares it, its views pointing at a marker: convColumnFloats
+    // The kernel's call as the executor prepares it, its views pointing at a marker: workspaceFloats
     // reads shapes only, but tells a present input from an absent one by its pointer.
     static std::byte marker;
     exec::KernelCall call;
@@ -62,7 +63,7 @@ Expected<std::vector<int>> workspaceAtStep(const Graph& graph, const Schedule& s
         if (at[std::size_t(s)] >= 0)
             return makeError(ErrorCode::InvalidArgument, where + ": step " + std::to_string(s) + " already has a workspace");
         const auto& op = graph.ops[std::size_t(schedule.order[std::size_t(s)])];
-        const Bytes need = convWorkspaceBytes(graph, op);
+        const Bytes need = opWorkspaceBytes(graph, op);
         if (need <= 0 || need > buffer.size)
             return makeError(ErrorCode::InvalidArgument, where + ": op '" + op.name + "' at step " + std::to_string(s) + " needs "
                                  + std::to_string(need) + " bytes of workspace, the buffer holds " + std::to_string(buffer.size));

@@ -3,15 +3,18 @@
 #pragma once
 
 // Op workspaces: temporary memory an op needs only while it runs, planned like any other buffer
-// (ProblemOptions::workspaces): a Conv's im2col columns, a ConvTranspose's transposed weights and
-// columns.
-// - convWorkspaceBytes is the one size the kernels use and makeProblem plans, so the planned buffer
-//   is exactly what the kernel writes (before the problem's alignment), on the CPU and on the GPU.
+// (ProblemOptions::workspaces): the scratchpad oneDNN's primitive asks for when oneDNN runs a Conv,
+// ConvTranspose, MatMul or Gemm (exec/onednn.h), else a Conv's im2col columns or a ConvTranspose's
+// transposed weights and columns for the own kernels.
+// - opWorkspaceBytes is the one size the CPU kernels use and makeProblem plans, so the planned
+//   buffer is exactly what the kernel writes (before the problem's alignment). oneDNN's scratchpad
+//   depends on the CPU and on the thread count (cpuThreads): plan and run in one process setting.
+//   The CUDA executor uses the workspace where it holds its columns, else its own scratch.
 // - A workspace buffer has no tensor (bufferTensor -1), kind Workspace and lifetime [s, s + 1) for the
 //   step s of its op: the executors find its op from that step.
-// - A fused op whose body holds a Conv gets one workspace, as large as its largest body Conv needs:
-//   the body's ops run one at a time and share it. (The CUDA executor runs fused ops on the host
-//   with host scratch, so there the fused op's workspace is reserved but unused.)
+// - A fused op whose body needs workspace gets one, as large as its largest body op needs: the
+//   body's ops run one at a time and share it. (The CUDA executor runs fused ops on the host with
+//   host scratch, so there the fused op's workspace is reserved but unused.)
 
 #include "planners/problem.h"
 #include "schedule/schedule.h"
@@ -20,11 +23,11 @@
 
 namespace core {
 
-// Bytes of workspace the kernel of `op` needs (exec::workspaceFloats): a Conv's im2col columns (the
-// same for both executors), a ConvTranspose's transposed weights and columns; 0 for a direct
-// convolution (1x1, stride 1, no padding), a convolution the kernels do not run (not float32, 3-D,
-// unknown shapes) and every other op. A fused op: the most any op of its body needs.
-Bytes convWorkspaceBytes(const Graph& graph, const Op& op);
+// Bytes of workspace the CPU kernel of `op` needs (exec::workspaceFloats): oneDNN's scratchpad, or
+// the own kernel's columns; 0 for an op that needs none (a direct convolution on the own kernel, a
+// configuration no kernel runs, unknown shapes, every other op). A fused op: the most any op of its
+// body needs.
+Bytes opWorkspaceBytes(const Graph& graph, const Op& op);
 
 // Name of the workspace buffer of `op`: "<op name> workspace".
 std::string workspaceName(const Op& op);

@@ -94,7 +94,7 @@ Expected<GraphProblem> makeProblem(const Graph& graph, const Schedule& schedule,
         for (Step step = 0; step < schedule.steps(); ++step) {
             const OpIndex o = schedule.order[std::size_t(step)];
             const auto& op = graph.ops[std::size_t(o)];
-            const Bytes bytes = convWorkspaceBytes(graph, op);
+            const Bytes bytes = opWorkspaceBytes(graph, op);
             if (bytes <= 0)
                 continue;
             result.problem.buffers.push_back(

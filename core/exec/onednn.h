@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+#pragma once
+
+// Private to core/exec: the CPU executor's Conv, ConvTranspose, MatMul and Gemm on oneDNN primitives,
+// and its activations, binary arithmetic and pooling where oneDNN takes the call.
+// - Tensors stay where the plan put them: sources and destinations are the arena's row-major
+//   (NCHW) memory, weights the model's plain layout, so no reorder copies exist anywhere.
+// - Each primitive runs in oneDNN's user-managed scratchpad mode: the scratchpad it asks for is the
+//   op's planned workspace (exec/workspace.h) when there is one, else kernel scratch. The size is
+//   what planning asks for too (onednnScratchpadBytes), so measured = predicted holds.
+// - A call oneDNN takes runs on it in both runs of the plan check, so the arena run stays bit for
+//   bit the no-reuse run. A configuration oneDNN refuses falls back to the own kernel and leaves a
+//   note (takeOnednnNotes); a failure inside a primitive is such a note too, naming the op.
+// - Primitives are created once per configuration (shapes, attributes, thread count) and cached;
+//   thread-safe: the cache is locked, primitives themselves hold no data.
+
+#include "exec/kernels.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace core::exec {
+
+// Bytes of oneDNN scratchpad the primitive for this call needs, or -1 when oneDNN does not take the
+// call (not one of its ops, dtypes or configurations). Shapes and attributes only, never data.
+std::int64_t onednnScratchpadBytes(const KernelCall& call);
+
+// Runs the call on oneDNN; false (nothing written) when oneDNN does not take it. The scratchpad is
+// call.workspace when that holds onednnScratchpadBytes, else kernel scratch.
+bool onednnConv(const KernelCall& call);
+bool onednnConvTranspose(const KernelCall& call);
+bool onednnMatMul(const KernelCall& call);
+bool onednnGemm(const KernelCall& call);
+
+// Puts oneDNN in front of the own kernels of Relu, LeakyRelu, Sigmoid, Tanh, HardSwish,
+// Clip, Add, Sub, Mul, Div, MaxPool, AveragePool and GlobalAveragePool in `table` (float32 calls
+// oneDNN takes run on it; the rest on the own kernel). findKernel's table calls it once.
+void addOnednnKernels(std::map<std::string, Kernel>& table);
+
+// Notes left since the last take, one per op and reason: "op 'conv1' (Conv): oneDNN refused it
+// (...); the own kernel ran". Cleared by the take.
+std::vector<std::string> takeOnednnNotes();
+
+// Kernel calls this thread ran on oneDNN since the last take; cleared by the take.
+int takeOnednnCalls();
+
+// The implementation oneDNN chose for this call ("gemm:jit", "brg:avx512_core"), "" when it does not take it.
+std::string onednnImplementation(const KernelCall& call);
+
+} // namespace core::exec

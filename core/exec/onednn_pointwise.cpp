@@ -1,0 +1,237 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+// Activations, binary arithmetic and pooling on oneDNN (float32, row-major as the arena holds them):
+// each op's own kernel stays behind it for every call oneDNN does not take.
+#include "exec/onednn.h"
+#include "exec/onednnprimitive.h"
+
+#include "exec/executor.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <mutex>
+
+namespace core::exec {
+
+namespace {
+
+using namespace onednn_detail;
+
+bool floats(const KernelCall& c)
+{
+    if (!c.op || c.out.empty() || !c.allFloat())
+        return false;
+    for (const auto& v : c.in)
+        if (v.present() && (v.dtype != DType::Float32 || v.sequence))
+            return false;
+    return c.out[0].dtype == DType::Float32 && !c.out[0].sequence && c.out[0].rank() >= 1 && c.out[0].rank() <= 6;
+}
+
+// One float32 scalar of input `slot`, or `fallback` when absent.
+bool scalarInput(const KernelCall& c, std::size_t slot, float fallback, float& value)
+{
+    value = fallback;
+    if (!c.has(slot))
+        return true;
+    if (c.in[slot].count != 1)
+        return false;
+    value = c.in[slot].f32()[0];
+    return true;
+}
+
+// Unary activations: algorithm, alpha and beta as oneDNN defines them for the ONNX op.
+bool eltwiseOf(const KernelCall& c, dnnl::algorithm& algorithm, float& alpha, float& beta)
+{
+    const auto& type = c.op->type;
+    alpha = 0;
+    beta = 0;
+    if (type == "Relu")
+        algorithm = dnnl::algorithm::eltwise_relu;
+    else if (type == "LeakyRelu") {
+        algorithm = dnnl::algorithm::eltwise_relu;
+        alpha = c.attrFloat("alpha", 0.01f);
+    } else if (type == "Sigmoid")
+        algorithm = dnnl::algorithm::eltwise_logistic;
+    else if (type == "Tanh")
+        algorithm = dnnl::algorithm::eltwise_tanh;
+    else if (type == "HardSwish") { // x * max(0, min(1, x / 6 + 1 / 2))
+        algorithm = dnnl::algorithm::eltwise_hardswish;
+        alpha = 1.0f / 6.0f;
+        beta = 0.5f;
+    } else if (type == "Clip") {
+        algorithm = dnnl::algorithm::eltwise_clip_v2;
+        if (c.has(1) || c.has(2)) { // opset 11+: bounds as inputs
+            if (!scalarInput(c, 1, -INFINITY, alpha) || !scalarInput(c, 2, INFINITY, beta))
+                return false;
+        } else {
+            alpha = c.attrFloat("min", -INFINITY);
+            beta = c.attrFloat("max", INFINITY);
+        }
+        if (std::isnan(alpha) || std::isnan(beta) || alpha > beta)
+            return false;
+    } else
+        return false;
+    return true;
+}
+
+bool runEltwise(const KernelCall& c)
+{
+    dnnl::algorithm algorithm {};
+    float alpha = 0, beta = 0;
+    if (!c.has(0) || c.out.size() != 1 || c.in[0].shape != c.out[0].shape || !eltwiseOf(c, algorithm, alpha, beta))
+        return false;
+    const dims shape = shapeOf(c.out[0]);
+    const auto bits = [](float v) {
+        std::int32_t b;
+        std::memcpy(&b, &v, sizeof b);
+        return std::int64_t(b);
+    };
+    const auto p = cached(c, key("eltwise", { shape }, { std::int64_t(algorithm), bits(alpha), bits(beta) }),
+        [&](const dnnl::primitive_attr& attr) -> std::shared_ptr<const Primitive> {
+            const dnnl::memory::desc md(shape, dt::f32, plainStrides(shape));
+            const dnnl::eltwise_forward::desc d(dnnl::prop_kind::forward_inference, algorithm, md, alpha, beta);
+            return finish<dnnl::eltwise_forward::primitive_desc, dnnl::eltwise_forward>(
+                dnnl::eltwise_forward::primitive_desc(d, attr, engine()), { { DNNL_ARG_SRC, md }, { DNNL_ARG_DST, md } });
+        });
+    return p && execute(c, *p, { c.in[0].data, c.out[0].data });
+}
+
+// Add, Sub, Mul, Div with numpy broadcasting where oneDNN has it: the first operand has the result's
+// shape and the second broadcasts into it (for Add and Mul the operands swap when only the first
+// broadcasts: both are commutative bit for bit).
+bool runBinary(const KernelCall& c)
+{
+    const auto& type = c.op->type;
+    dnnl::algorithm algorithm {};
+    bool commutative = false;
+    if (type == "Add") {
+        algorithm = dnnl::algorithm::binary_add;
+        commutative = true;
+    } else if (type == "Mul") {
+        algorithm = dnnl::algorithm::binary_mul;
+        commutative = true;
+    } else if (type == "Sub")
+        algorithm = dnnl::algorithm::binary_sub;
+    else if (type == "Div")
+        algorithm = dnnl::algorithm::binary_div;
+    else
+        return false;
+    if (!c.has(0) || !c.has(1) || c.in.size() != 2 || c.out.size() != 1)
+        return false;
+    const dims y = shapeOf(c.out[0]);
+    const auto padded = [&](const TensorView& v) {
+        dims d = shapeOf(v);
+        d.insert(d.begin(), y.size() >= d.size() ? y.size() - d.size() : 0, 1);
+        return d;
+    };
+    dims a = padded(c.in[0]), b = padded(c.in[1]);
+    int first = 0, second = 1;
+    if (a != y && commutative) {
+        std::swap(a, b);
+        std::swap(first, second);
+    }
+    if (a != y || b.size() != y.size())
+        return false;
+    for (std::size_t i = 0; i < y.size(); ++i)
+        if (b[i] != y[i] && b[i] != 1)
+            return false;
+    const auto p = cached(c, key("binary", { a, b }, { std::int64_t(algorithm) }),
+        [&](const dnnl::primitive_attr& attr) -> std::shared_ptr<const Primitive> {
+            const dnnl::memory::desc src0(a, dt::f32, plainStrides(a)), src1(b, dt::f32, plainStrides(b)), dst(y, dt::f32, plainStrides(y));
+            const dnnl::binary::desc d(algorithm, src0, src1, dst);
+            return finish<dnnl::binary::primitive_desc, dnnl::binary>(dnnl::binary::primitive_desc(d, attr, engine()),
+                { { DNNL_ARG_SRC_0, src0 }, { DNNL_ARG_SRC_1, src1 }, { DNNL_ARG_DST, dst } });
+        });
+    return p && execute(c, *p, { c.in[std::size_t(first)].data, c.in[std::size_t(second)].data, c.out[0].data });
+}
+
+// MaxPool (no Indices output), AveragePool and GlobalAveragePool over 1-D and 2-D windows, ceil_mode 0.
+bool runPool(const KernelCall& c)
+{
+    const auto& type = c.op->type;
+    if (!c.has(0) || c.out.size() != 1 || c.in[0].rank() < 3 || c.in[0].rank() > 4 || c.out[0].rank() != c.in[0].rank())
+        return false;
+    const auto &x = c.in[0], &y = c.out[0];
+    const std::size_t spatial = std::size_t(x.rank() - 2);
+    dnnl::algorithm algorithm {};
+    dims kernel, strides, padL, padR, dilation(spatial, 0);
+    if (type == "GlobalAveragePool") {
+        algorithm = dnnl::algorithm::pooling_avg_include_padding;
+        kernel.assign(x.shape.begin() + 2, x.shape.end());
+        strides.assign(spatial, 1);
+        padL.assign(spatial, 0);
+        padR.assign(spatial, 0);
+    } else if (type == "MaxPool" || type == "AveragePool") {
+        if (c.attrInt("ceil_mode", 0) != 0 || c.attrInt("storage_order", 0) != 0)
+            return false;
+        const auto* k = c.attrInts("kernel_shape");
+        if (!k || k->size() != spatial)
+            return false;
+        kernel.assign(k->begin(), k->end());
+        WindowAttrs w;
+        const Shape in(x.shape.begin() + 2, x.shape.end()), out(y.shape.begin() + 2, y.shape.end());
+        if (!windowAttrs(c, in, out, Shape(k->begin(), k->end()), w))
+            return false;
+        strides.assign(w.strides.begin(), w.strides.end());
+        padL.assign(w.pads.begin(), w.pads.begin() + std::ptrdiff_t(spatial));
+        padR.assign(w.pads.begin() + std::ptrdiff_t(spatial), w.pads.end());
+        for (std::size_t i = 0; i < spatial; ++i) {
+            dilation[i] = w.dilations[i] - 1;
+            // oneDNN wants the end pads that give exactly this output: the stride may skip some.
+            const std::int64_t span = (kernel[i] - 1) * w.dilations[i] + 1;
+            const std::int64_t need = (out[i] - 1) * strides[i] + span - in[i] - padL[i];
+            if (need > padR[i] || need < padR[i] - strides[i] + 1 || strides[i] < 1)
+                return false;
+            padR[i] = std::max<std::int64_t>(need, 0);
+        }
+        algorithm = type == "MaxPool" ? dnnl::algorithm::pooling_max
+            : c.attrInt("count_include_pad", 0)   ? dnnl::algorithm::pooling_avg_include_padding
+                                                  : dnnl::algorithm::pooling_avg_exclude_padding;
+    } else
+        return false;
+    const dims src = shapeOf(x), dst = shapeOf(y);
+    std::vector<std::int64_t> attrs { std::int64_t(algorithm) };
+    for (const auto* v : { &kernel, &strides, &padL, &padR, &dilation })
+        attrs.insert(attrs.end(), v->begin(), v->end());
+    const auto p = cached(c, key("pool", { src, dst }, attrs), [&](const dnnl::primitive_attr& attr) -> std::shared_ptr<const Primitive> {
+        const dnnl::memory::desc s(src, dt::f32, plainTag(src.size())), d(dst, dt::f32, plainTag(dst.size()));
+        const dnnl::pooling_v2_forward::desc desc(dnnl::prop_kind::forward_inference, algorithm, s, d, strides, kernel, dilation, padL, padR);
+        return finish<dnnl::pooling_v2_forward::primitive_desc, dnnl::pooling_v2_forward>(
+            dnnl::pooling_v2_forward::primitive_desc(desc, attr, engine()), { { DNNL_ARG_SRC, s }, { DNNL_ARG_DST, d } });
+    });
+    return p && execute(c, *p, { x.data, y.data });
+}
+
+std::map<std::string, Kernel>& ownKernels()
+{
+    static std::map<std::string, Kernel> own;
+    return own;
+}
+
+// The oneDNN primitive when it takes the call, else the op's own kernel.
+bool onednnFirst(const KernelCall& c)
+{
+    if (cpuKernels() == CpuKernels::OneDnn && floats(c) && (c.op->domain.empty() || c.op->domain == "ai.onnx")
+        && (runEltwise(c) || runBinary(c) || runPool(c)))
+        return true;
+    const auto& own = ownKernels();
+    const auto it = own.find(c.op->type);
+    return it != own.end() && it->second(c);
+}
+
+} // namespace
+
+void addOnednnKernels(std::map<std::string, Kernel>& table)
+{
+    for (const char* type : { "Relu", "LeakyRelu", "Sigmoid", "Tanh", "HardSwish", "Clip", "Add", "Sub", "Mul", "Div",
+             "MaxPool", "AveragePool", "GlobalAveragePool" }) {
+        const auto it = table.find(type);
+        if (it == table.end() || it->second == onednnFirst)
+            continue;
+        ownKernels()[type] = it->second;
+        it->second = onednnFirst;
+    }
+}
+
+} // namespace core::exec

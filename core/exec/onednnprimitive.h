@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+#pragma once
+
+// Private to exec/onednn*.cpp: the cached oneDNN primitives and how they run over the executor's
+// memory (the contract is exec/onednn.h).
+
+#include "exec/kernels.h"
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace core::exec::onednn_detail {
+
+using dims = dnnl::memory::dims;
+using tag = dnnl::memory::format_tag;
+using dt = dnnl::memory::data_type;
+
+// A primitive ready to run, with the descriptions of its arguments in the order execute() binds them.
+struct Primitive {
+    dnnl::primitive primitive;
+    std::vector<std::pair<int, dnnl::memory::desc>> args; // DNNL_ARG_* -> desc (scratchpad last)
+    std::int64_t scratchpadBytes = 0;
+    std::string implementation;
+};
+using MakePrimitive = std::function<std::shared_ptr<const Primitive>(const dnnl::primitive_attr& attr)>;
+
+dnnl::engine& engine();
+// The cache key of a configuration: its kind, shapes and numbers, and the thread count.
+std::string key(const char* kind, const std::vector<dims>& shapes, const std::vector<std::int64_t>& attrs);
+// The cached primitive for key `k`, made by `make` (with user scratchpad mode) on first use; null when
+// oneDNN refuses the configuration (remembered, and noted for the op of `c`).
+std::shared_ptr<const Primitive> cached(const KernelCall& c, const std::string& k, const MakePrimitive& make);
+// Runs `p` over `data` (one pointer per argument but the scratchpad, in p.args' order); false, with
+// a note, when oneDNN fails inside.
+bool execute(const KernelCall& c, const Primitive& p, const std::vector<void*>& data);
+
+dims shapeOf(const TensorView& t);
+tag plainTag(std::size_t rank); // row-major tag of rank 1 to 6; undef otherwise
+dims plainStrides(const dims& shape);
+
+template <typename PrimitiveDesc, typename PrimitiveType>
+std::shared_ptr<const Primitive> finish(const PrimitiveDesc& pd, std::vector<std::pair<int, dnnl::memory::desc>> args)
+{
+    auto p = std::make_shared<Primitive>();
+    p->primitive = PrimitiveType(pd);
+    p->scratchpadBytes = std::int64_t(pd.scratchpad_desc().get_size());
+    args.emplace_back(DNNL_ARG_SCRATCHPAD, pd.scratchpad_desc());
+    p->args = std::move(args);
+    p->implementation = pd.impl_info_str();
+    return p;
+}
+
+} // namespace core::exec::onednn_detail
