@@ -11,3 +11,5 @@
 std::set<std::string> benchValuedOptions();
 std::string benchHelp();
 int runBench(const CliArgs& args);
+// `memplan bench run MODEL...` (benchrun.cpp).
+int benchRun(const CliArgs& args);

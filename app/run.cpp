@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: MemPlan authors
 #include "run.h"
+#include "progressline.h"
 
 #include "cliargs.h"
 #include "runreport.h"
@@ -305,8 +306,12 @@ int runCommand(const std::vector<std::string>& words)
     request.tolerance = settings->tolerance;
     request.cpuReference = model->transformed(); // compared with the untransformed model's run below
     request.costProfile = &model->costProfile;
+    ProgressLine progressLine("running " + std::filesystem::path(spec).filename().string(), workload.schedule.steps());
+    if (progressLine.shown())
+        request.options.progress = [&progressLine](int done, int total) { progressLine.update(done, total); };
     core::RunStage failedAt = core::RunStage::Reference;
     const auto session = core::runSession(request, &failedAt);
+    progressLine.finish();
     const bool onCpu = settings->backend == &core::cpuExecutor();
     if (!session) {
         // The CPU reference (every tensor its own room: the most memory of any run here) says so.

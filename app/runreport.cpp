@@ -2,6 +2,7 @@
 // SPDX-FileCopyrightText: MemPlan authors
 #include "runreport.h"
 
+#include "exec/executor.h"
 #include "planners/metrics.h"
 #include "util/format.h"
 
@@ -81,6 +82,7 @@ nlohmann::ordered_json toJson(const RunResults& r)
         j["cpu_max_relative_error"] = r.cpuMaxRelativeError ? nlohmann::ordered_json(*r.cpuMaxRelativeError) : nlohmann::ordered_json();
     }
     if (m.device == "cpu") {
+        j["kernels"] = std::string(core::cpuKernelsName(core::cpuKernels()));
         j["threads"] = m.threads;
         j["onednn_calls"] = m.onednnCalls;
         j["kernel_notes"] = m.kernelNotes;
@@ -180,9 +182,12 @@ void printTable(const RunResults& r)
             m.opsHost, m.opsHostWaited, m.opsPrecomputed);
     std::printf("\n");
     if (m.device == "cpu") {
-        std::printf("kernels     %d calls per pass on oneDNN (Conv, ConvTranspose, MatMul, Gemm), the rest on own kernels; "
-                    "%d thread%s\n",
-            m.onednnCalls, m.threads, m.threads == 1 ? "" : "s");
+        if (core::cpuKernels() == core::CpuKernels::Own)
+            std::printf("kernels     own kernels (--kernels own), single-threaded\n");
+        else
+            std::printf("kernels     oneDNN ran %d kernel calls per pass (convolutions, matrix products, activations, arithmetic, "
+                        "pooling), own kernels the rest; %d thread%s\n",
+                m.onednnCalls, m.threads, m.threads == 1 ? "" : "s");
         for (const auto& note : m.kernelNotes)
             std::printf("  %s\n", note.c_str());
     }

@@ -138,24 +138,54 @@ std::shared_ptr<const Primitive> cached(const KernelCall& c, const std::string& 
     return made;
 }
 
+void Primitive::stage(std::size_t index, const dnnl::memory::desc& plain, bool output)
+{
+    const auto& wanted = args.at(index).second;
+    if (wanted == plain)
+        return;
+    Staged st;
+    st.index = index;
+    st.output = output;
+    st.plain = plain;
+    st.reorder = output ? dnnl::reorder(dnnl::reorder::primitive_desc(engine(), wanted, engine(), plain))
+                        : dnnl::reorder(dnnl::reorder::primitive_desc(engine(), plain, engine(), wanted));
+    constexpr std::int64_t align = 64;
+    st.offset = (workspaceBytes + align - 1) / align * align;
+    workspaceBytes = st.offset + std::int64_t(wanted.get_size());
+    staged.push_back(std::move(st));
+}
+
 // Runs `p` over `data` (one pointer per argument but the scratchpad, in p.args' order).
 bool execute(const KernelCall& c, const Primitive& p, const std::vector<void*>& data)
 {
     applyThreads();
     void* pad = nullptr;
-    if (p.scratchpadBytes > 0) {
-        const std::int64_t floats = (p.scratchpadBytes + 3) / 4;
+    if (p.workspaceBytes > 0) {
+        const std::int64_t floats = (p.workspaceBytes + 3) / 4;
         // A planned workspace holds workspaceFloats(c), which is this scratchpad (workspaceAtStep checked it).
         pad = c.workspace ? static_cast<void*>(c.workspace) : static_cast<void*>(scratch(2, floats));
     }
     try {
-        std::unordered_map<int, dnnl::memory> bound;
-        for (std::size_t i = 0; i < p.args.size(); ++i) {
-            void* at = i < data.size() ? data[i] : pad;
-            bound.emplace(p.args[i].first, dnnl::memory(p.args[i].second, engine(), at));
-        }
         thread_local dnnl::stream stream(engine());
+        std::vector<void*> at(p.args.size());
+        for (std::size_t i = 0; i < p.args.size(); ++i)
+            at[i] = i < data.size() ? data[i] : pad;
+        for (const auto& st : p.staged) { // staged copies after the scratchpad
+            at[st.index] = static_cast<std::byte*>(pad) + st.offset;
+            if (!st.output) {
+                dnnl::memory from(st.plain, engine(), data[st.index]), to(p.args[st.index].second, engine(), at[st.index]);
+                st.reorder.execute(stream, from, to);
+            }
+        }
+        std::unordered_map<int, dnnl::memory> bound;
+        for (std::size_t i = 0; i < p.args.size(); ++i)
+            bound.emplace(p.args[i].first, dnnl::memory(p.args[i].second, engine(), at[i]));
         p.primitive.execute(stream, bound);
+        for (const auto& st : p.staged)
+            if (st.output) {
+                dnnl::memory from(p.args[st.index].second, engine(), at[st.index]), to(st.plain, engine(), data[st.index]);
+                st.reorder.execute(stream, from, to);
+            }
         stream.wait();
         ++calls;
     } catch (const dnnl::error& e) {
@@ -294,7 +324,9 @@ std::shared_ptr<const Primitive> convPrimitive(const KernelCall& c, bool transpo
     std::vector<std::int64_t> attrs { groups, bias };
     for (const auto* v : { &win.strides, &win.dilations, &win.padL, &win.padR })
         attrs.insert(attrs.end(), v->begin(), v->end());
-    const std::string k = key(transposed ? "deconv" : "conv", { shapeOf(x), shapeOf(w), shapeOf(y) }, attrs);
+    // Depthwise (one input channel per group, 2-D): plain NCHW would run as a GEMM per channel.
+    const bool depthwise = !transposed && groups > 1 && groups == cin && x.rank() == 4;
+    const std::string k = key(transposed ? "deconv" : depthwise ? "dwconv" : "conv", { shapeOf(x), shapeOf(w), shapeOf(y) }, attrs);
     return cached(c, k, [&](const dnnl::primitive_attr& attr) -> std::shared_ptr<const Primitive> {
         const dnnl::memory::desc src(shapeOf(x), dt::f32, plainTag(x.shape.size())), dst(shapeOf(y), dt::f32, plainTag(y.shape.size()));
         dnnl::memory::desc wei;
@@ -309,6 +341,23 @@ std::shared_ptr<const Primitive> convPrimitive(const KernelCall& c, bool transpo
                 wei, biasDesc, dst, win.strides, win.dilations, win.padL, win.padR);
             return finish<dnnl::deconvolution_forward::primitive_desc, dnnl::deconvolution_forward>(
                 dnnl::deconvolution_forward::primitive_desc(d, attr, engine()), std::move(args));
+        }
+        if (depthwise) {
+            // oneDNN's depthwise kernels want NHWC: the activations are staged through the
+            // workspace (reordered in and out), the weights into the layout it picks.
+            const dnnl::memory::desc nhwcSrc(shapeOf(x), dt::f32, tag::acdb), nhwcDst(shapeOf(y), dt::f32, tag::acdb);
+            const dnnl::memory::desc anyWei(wei.dims(), dt::f32, tag::any);
+            const dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, nhwcSrc,
+                anyWei, biasDesc, nhwcDst, win.strides, win.dilations, win.padL, win.padR);
+            const dnnl::convolution_forward::primitive_desc pd(d, attr, engine());
+            args[0].second = pd.src_desc();
+            args[1].second = pd.weights_desc();
+            args[2].second = pd.dst_desc();
+            auto p = finish<dnnl::convolution_forward::primitive_desc, dnnl::convolution_forward>(pd, std::move(args));
+            p->stage(0, src, false);
+            p->stage(1, wei, false);
+            p->stage(2, dst, true);
+            return p;
         }
         const dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src, wei,
             biasDesc, dst, win.strides, win.dilations, win.padL, win.padR);
@@ -358,6 +407,14 @@ std::shared_ptr<const Primitive> matmulPrimitive(const KernelCall& c)
     y[rank - 1] = n;
     if (count * m * n != c.out[0].count)
         return nullptr;
+    // B shared by every batch and A not broadcast (x @ W with x [..., M, K]): one GEMM over all rows,
+    // which keeps M large when M itself is 1 (sequence-first activations).
+    const bool sharedB = std::all_of(b.begin(), b.end() - 2, [](std::int64_t d) { return d == 1; });
+    if (rank > 2 && sharedB && std::equal(a.begin(), a.end() - 2, y.begin())) {
+        a = { count * m, k };
+        b = { k, n };
+        y = { count * m, n };
+    }
     const std::string kk = key("matmul", { a, b, y }, {});
     return cached(c, kk, [&](const dnnl::primitive_attr& attr) -> std::shared_ptr<const Primitive> {
         const dnnl::memory::desc src(a, dt::f32, plainStrides(a)), wei(b, dt::f32, plainStrides(b)), dst(y, dt::f32, plainStrides(y));
@@ -428,7 +485,7 @@ std::shared_ptr<const Primitive> primitiveFor(const KernelCall& c)
 std::int64_t onednnScratchpadBytes(const KernelCall& call)
 {
     const auto p = primitiveFor(call);
-    return p ? p->scratchpadBytes : -1;
+    return p ? p->workspaceBytes : -1;
 }
 
 std::string onednnImplementation(const KernelCall& call)

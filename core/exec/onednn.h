@@ -23,8 +23,10 @@
 
 namespace core::exec {
 
-// Bytes of oneDNN scratchpad the primitive for this call needs, or -1 when oneDNN does not take the
-// call (not one of its ops, dtypes or configurations). Shapes and attributes only, never data.
+// Bytes of workspace oneDNN needs for this call: its primitive's scratchpad, and for a depthwise
+// convolution the NHWC copies of its input and output and its weights in oneDNN's layout (staged
+// there, reordered in and out around the primitive). -1 when oneDNN does not take the call (not one
+// of its ops, dtypes or configurations). Shapes and attributes only, never data.
 std::int64_t onednnScratchpadBytes(const KernelCall& call);
 
 // Runs the call on oneDNN; false (nothing written) when oneDNN does not take it. The scratchpad is

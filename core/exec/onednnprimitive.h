@@ -21,12 +21,29 @@ using dims = dnnl::memory::dims;
 using tag = dnnl::memory::format_tag;
 using dt = dnnl::memory::data_type;
 
+// An argument the primitive takes in another layout than the arena's row-major one (a depthwise
+// convolution's NHWC): a copy in the workspace after the scratchpad, reordered in before the
+// primitive runs (an input) or out after it (the output).
+struct Staged {
+    std::size_t index = 0; // into Primitive::args and execute's data
+    bool output = false;
+    dnnl::memory::desc plain;
+    dnnl::reorder reorder; // plain -> args' layout (input), args' layout -> plain (output)
+    std::int64_t offset = 0; // bytes into the workspace
+};
+
 // A primitive ready to run, with the descriptions of its arguments in the order execute() binds them.
 struct Primitive {
     dnnl::primitive primitive;
     std::vector<std::pair<int, dnnl::memory::desc>> args; // DNNL_ARG_* -> desc (scratchpad last)
     std::int64_t scratchpadBytes = 0;
+    std::vector<Staged> staged;
+    std::int64_t workspaceBytes = 0; // the scratchpad and the staged copies: the op's workspace
     std::string implementation;
+
+    // Stages argument `index` (given in `plain` layout) when the primitive wants another; throws
+    // dnnl::error when no reorder exists.
+    void stage(std::size_t index, const dnnl::memory::desc& plain, bool output);
 };
 using MakePrimitive = std::function<std::shared_ptr<const Primitive>(const dnnl::primitive_attr& attr)>;
 
@@ -45,11 +62,12 @@ tag plainTag(std::size_t rank); // row-major tag of rank 1 to 6; undef otherwise
 dims plainStrides(const dims& shape);
 
 template <typename PrimitiveDesc, typename PrimitiveType>
-std::shared_ptr<const Primitive> finish(const PrimitiveDesc& pd, std::vector<std::pair<int, dnnl::memory::desc>> args)
+std::shared_ptr<Primitive> finish(const PrimitiveDesc& pd, std::vector<std::pair<int, dnnl::memory::desc>> args)
 {
     auto p = std::make_shared<Primitive>();
     p->primitive = PrimitiveType(pd);
     p->scratchpadBytes = std::int64_t(pd.scratchpad_desc().get_size());
+    p->workspaceBytes = p->scratchpadBytes;
     args.emplace_back(DNNL_ARG_SCRATCHPAD, pd.scratchpad_desc());
     p->args = std::move(args);
     p->implementation = pd.impl_info_str();
