@@ -2,8 +2,9 @@
 // SPDX-FileCopyrightText: MemPlan authors
 #pragma once
 
-// A progress line on the terminal for long CLI work ("op 37 of 122 · pass 3 of 11 · 42% · about
-// 3 s left"), on standard error and only when that is a terminal, so pipes and logs stay clean.
+// A progress line on the terminal for long CLI work ("running x.onnx: op 37 of 122 · pass 3 of 11 ·
+// 42% · about 3 s left", core::progressText), on standard error and only when that is a terminal,
+// so pipes and logs stay clean.
 // Redrawn at most five times a second; finish() (or the destructor) clears it.
 
 #include <chrono>

@@ -82,6 +82,12 @@ const std::vector<Case>& cases()
                 ints(op, "pads", { 1, 1, 1, 1 });
                 ints(op, "output_padding", { 1, 1 });
             } },
+        // output_padding beyond the end pad: a negative right pad in oneDNN's terms.
+        { "conv transpose, output padding", "ConvTranspose", { { 1, 2, 4, 4 }, { 2, 3, 3, 3 } }, { 1, 3, 10, 10 },
+            [](core::Op& op) {
+                ints(op, "strides", { 2, 2 });
+                ints(op, "output_padding", { 1, 1 });
+            } },
         { "grouped conv transpose", "ConvTranspose", { { 1, 4, 5, 5 }, { 4, 2, 2, 2 } }, { 1, 4, 10, 10 },
             [](core::Op& op) {
                 ints(op, "group", { 2 });
@@ -115,6 +121,16 @@ const std::vector<Case>& cases()
                 ints(op, "pads", { 1, 1, 1, 1 });
             } },
         { "global average pool", "GlobalAveragePool", { { 2, 5, 6, 6 } }, { 2, 5, 1, 1 }, {} },
+        { "softmax", "Softmax", { { 2, 5, 3 } }, { 2, 5, 3 }, [](core::Op& op) { ints(op, "axis", { 1 }); } },
+        { "log softmax", "LogSoftmax", { { 4, 7 } }, { 4, 7 }, {} },
+        { "layer norm", "LayerNormalization", { { 2, 3, 8 }, { 8 }, { 8 } }, { 2, 3, 8 }, {} },
+        { "transpose", "Transpose", { { 2, 3, 4, 5 } }, { 2, 4, 5, 3 }, [](core::Op& op) { ints(op, "perm", { 0, 2, 3, 1 }); } },
+        { "slice", "Slice", { { 4, 6, 8 } }, { 2, 6, 6 },
+            [](core::Op& op) {
+                ints(op, "starts", { 1, 2 });
+                ints(op, "ends", { 3, 8 });
+                ints(op, "axes", { 0, 2 });
+            } },
     };
     return all;
 }

@@ -7,6 +7,7 @@
 #include "onnx/onnximport.h"
 #include "trace/ortprofile.h"
 
+#include <QElapsedTimer>
 #include <QMainWindow>
 #include <QString>
 
@@ -278,4 +279,5 @@ private:
     QSpinBox* m_repeatSpin = nullptr;
     ToleranceSpinBox* m_toleranceSpin = nullptr;
     QProgressBar* m_runProgress = nullptr;
+    QElapsedTimer m_runClock; // since the run started: the status bar's estimate
 };

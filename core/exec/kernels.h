@@ -118,6 +118,10 @@ struct WindowAttrs {
 };
 bool windowAttrs(const KernelCall& c, const Shape& in, const Shape& out, const Shape& kernel, WindowAttrs& w);
 
+// Slice's first index and step on every axis of its input (starts clamped as ONNX clamps them;
+// untouched axes 0 and 1), from its inputs (opset 10+) or attributes. False without starts.
+bool sliceStarts(const KernelCall& c, Shape& first, Shape& step);
+
 // Row-major strides of `shape`.
 Shape stridesOf(const Shape& shape);
 // Normalises a possibly negative axis; clamps into [0, rank).

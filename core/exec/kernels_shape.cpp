@@ -170,34 +170,9 @@ bool slice(const KernelCall& c)
     if (x.dtype != y.dtype || x.rank() != y.rank())
         return false;
     const int rank = x.rank();
-    Shape starts, axes, steps;
-    if (c.has(1)) {
-        for (std::int64_t i = 0; i < c.in[1].count; ++i)
-            starts.push_back(intAt(c.in[1], i));
-        if (c.has(3))
-            for (std::int64_t i = 0; i < c.in[3].count; ++i)
-                axes.push_back(intAt(c.in[3], i));
-        if (c.has(4))
-            for (std::int64_t i = 0; i < c.in[4].count; ++i)
-                steps.push_back(intAt(c.in[4], i));
-    } else if (const auto* s = c.attrInts("starts")) {
-        starts = *s;
-        if (const auto* a = c.attrInts("axes"))
-            axes = *a;
-    } else
+    Shape first, step;
+    if (!sliceStarts(c, first, step))
         return false;
-    Shape first(rank, 0), step(rank, 1);
-    for (std::size_t k = 0; k < starts.size(); ++k) {
-        const int axis = normAxis(k < axes.size() ? axes[k] : std::int64_t(k), rank);
-        const std::int64_t dim = x.shape[axis];
-        const std::int64_t st = k < steps.size() && steps[k] != 0 ? steps[k] : 1;
-        std::int64_t s = starts[k];
-        if (s < 0)
-            s += dim;
-        s = st > 0 ? std::clamp<std::int64_t>(s, 0, dim) : std::clamp<std::int64_t>(s, 0, dim - 1);
-        first[axis] = s;
-        step[axis] = st;
-    }
     const auto xs = stridesOf(x.shape);
     const Shape ys = stridesOf(y.shape);
     Shape counter(rank, 0);
@@ -580,6 +555,42 @@ bool resize(const KernelCall& c)
 }
 
 } // namespace
+
+bool sliceStarts(const KernelCall& c, Shape& first, Shape& step)
+{
+    const auto& x = c.in[0];
+    const int rank = x.rank();
+    Shape starts, axes, steps;
+    if (c.has(1)) {
+        for (std::int64_t i = 0; i < c.in[1].count; ++i)
+            starts.push_back(intAt(c.in[1], i));
+        if (c.has(3))
+            for (std::int64_t i = 0; i < c.in[3].count; ++i)
+                axes.push_back(intAt(c.in[3], i));
+        if (c.has(4))
+            for (std::int64_t i = 0; i < c.in[4].count; ++i)
+                steps.push_back(intAt(c.in[4], i));
+    } else if (const auto* s = c.attrInts("starts")) {
+        starts = *s;
+        if (const auto* a = c.attrInts("axes"))
+            axes = *a;
+    } else
+        return false;
+    first.assign(std::size_t(rank), 0);
+    step.assign(std::size_t(rank), 1);
+    for (std::size_t k = 0; k < starts.size(); ++k) {
+        const int axis = normAxis(k < axes.size() ? axes[k] : std::int64_t(k), rank);
+        const std::int64_t dim = x.shape[axis];
+        const std::int64_t st = k < steps.size() && steps[k] != 0 ? steps[k] : 1;
+        std::int64_t s = starts[k];
+        if (s < 0)
+            s += dim;
+        s = st > 0 ? std::clamp<std::int64_t>(s, 0, dim) : std::clamp<std::int64_t>(s, 0, dim - 1);
+        first[axis] = s;
+        step[axis] = st;
+    }
+    return true;
+}
 
 void addShapeKernels(std::map<std::string, Kernel>& t)
 {

@@ -36,9 +36,10 @@ bool onednnConvTranspose(const KernelCall& call);
 bool onednnMatMul(const KernelCall& call);
 bool onednnGemm(const KernelCall& call);
 
-// Puts oneDNN in front of the own kernels of Relu, LeakyRelu, Sigmoid, Tanh, HardSwish,
-// Clip, Add, Sub, Mul, Div, MaxPool, AveragePool and GlobalAveragePool in `table` (float32 calls
-// oneDNN takes run on it; the rest on the own kernel). findKernel's table calls it once.
+// Puts oneDNN in front of the own kernels of Relu, LeakyRelu, Sigmoid, Tanh, HardSwish, Clip, Add,
+// Sub, Mul, Div, MaxPool, AveragePool, GlobalAveragePool, Softmax, LogSoftmax, LayerNormalization
+// (without its statistics outputs), Transpose and Slice (positive steps) in `table`: float32 calls
+// oneDNN takes run on it, the rest on the own kernel. findKernel's table calls it once.
 void addOnednnKernels(std::map<std::string, Kernel>& table);
 
 // Notes left since the last take, one per op and reason: "op 'conv1' (Conv): oneDNN refused it

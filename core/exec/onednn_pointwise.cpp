@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: MemPlan authors
-// Activations, binary arithmetic and pooling on oneDNN (float32, row-major as the arena holds them):
-// each op's own kernel stays behind it for every call oneDNN does not take.
+// Activations, binary arithmetic, pooling, Softmax, LayerNormalization, Transpose and Slice on oneDNN
+// (float32, row-major as the arena holds them): each op's own kernel stays behind it for every call
+// oneDNN does not take.
 #include "exec/onednn.h"
 #include "exec/onednnprimitive.h"
 
@@ -18,14 +19,18 @@ namespace {
 
 using namespace onednn_detail;
 
+// The data input and the output are float32 tensors of rank 1 to 6 (each kind checks its other inputs).
 bool floats(const KernelCall& c)
 {
-    if (!c.op || c.out.empty() || !c.allFloat())
+    if (!c.op || c.out.empty() || c.in.empty() || !c.in[0].present())
         return false;
-    for (const auto& v : c.in)
-        if (v.present() && (v.dtype != DType::Float32 || v.sequence))
-            return false;
-    return c.out[0].dtype == DType::Float32 && !c.out[0].sequence && c.out[0].rank() >= 1 && c.out[0].rank() <= 6;
+    const auto plainFloat = [](const TensorView& v) { return v.dtype == DType::Float32 && !v.sequence && v.rank() >= 1 && v.rank() <= 6; };
+    return plainFloat(c.in[0]) && plainFloat(c.out[0]);
+}
+
+bool isFloat(const KernelCall& c, std::size_t slot)
+{
+    return c.has(slot) && c.in[slot].dtype == DType::Float32;
 }
 
 // One float32 scalar of input `slot`, or `fallback` when absent.
@@ -34,7 +39,7 @@ bool scalarInput(const KernelCall& c, std::size_t slot, float fallback, float& v
     value = fallback;
     if (!c.has(slot))
         return true;
-    if (c.in[slot].count != 1)
+    if (c.in[slot].count != 1 || c.in[slot].dtype != DType::Float32)
         return false;
     value = c.in[slot].f32()[0];
     return true;
@@ -79,7 +84,7 @@ bool runEltwise(const KernelCall& c)
 {
     dnnl::algorithm algorithm {};
     float alpha = 0, beta = 0;
-    if (!c.has(0) || c.out.size() != 1 || c.in[0].shape != c.out[0].shape || !eltwiseOf(c, algorithm, alpha, beta))
+    if (c.out.size() != 1 || c.in[0].shape != c.out[0].shape || !eltwiseOf(c, algorithm, alpha, beta))
         return false;
     const dims shape = shapeOf(c.out[0]);
     const auto bits = [](float v) {
@@ -117,7 +122,7 @@ bool runBinary(const KernelCall& c)
         algorithm = dnnl::algorithm::binary_div;
     else
         return false;
-    if (!c.has(0) || !c.has(1) || c.in.size() != 2 || c.out.size() != 1)
+    if (!isFloat(c, 0) || !isFloat(c, 1) || c.in.size() != 2 || c.out.size() != 1)
         return false;
     const dims y = shapeOf(c.out[0]);
     const auto padded = [&](const TensorView& v) {
@@ -203,6 +208,105 @@ bool runPool(const KernelCall& c)
     return p && execute(c, *p, { x.data, y.data });
 }
 
+// Softmax and LogSoftmax along one axis (the own kernels' opset-13 semantics).
+bool runSoftmax(const KernelCall& c)
+{
+    const auto& type = c.op->type;
+    if ((type != "Softmax" && type != "LogSoftmax") || !c.has(0) || c.out.size() != 1 || c.in[0].shape != c.out[0].shape)
+        return false;
+    const dims shape = shapeOf(c.out[0]);
+    const int axis = normAxis(c.attrInt("axis", -1), int(shape.size()));
+    const auto algorithm = type == "Softmax" ? dnnl::algorithm::softmax_accurate : dnnl::algorithm::softmax_log;
+    const auto p = cached(c, key("softmax", { shape }, { axis, std::int64_t(algorithm) }),
+        [&](const dnnl::primitive_attr& attr) -> std::shared_ptr<const Primitive> {
+            const dnnl::memory::desc md(shape, dt::f32, plainStrides(shape));
+            const dnnl::softmax_v2_forward::desc d(dnnl::prop_kind::forward_inference, algorithm, md, md, axis);
+            return finish<dnnl::softmax_v2_forward::primitive_desc, dnnl::softmax_v2_forward>(
+                dnnl::softmax_v2_forward::primitive_desc(d, attr, engine()), { { DNNL_ARG_SRC, md }, { DNNL_ARG_DST, md } });
+        });
+    return p && execute(c, *p, { c.in[0].data, c.out[0].data });
+}
+
+// LayerNormalization over the trailing axes from `axis`, with a scale and an optional bias of that
+// size (no Mean / InvStdDev outputs): the tensor as [outer, inner].
+bool runLayerNorm(const KernelCall& c)
+{
+    if (c.op->type != "LayerNormalization" || !isFloat(c, 1) || (c.has(2) && !isFloat(c, 2)) || c.out.size() != 1
+        || c.in[0].shape != c.out[0].shape)
+        return false;
+    const auto& x = c.in[0];
+    const int axis = normAxis(c.attrInt("axis", -1), x.rank());
+    std::int64_t inner = 1;
+    for (int d = axis; d < x.rank(); ++d)
+        inner *= x.shape[std::size_t(d)];
+    if (inner <= 0 || x.count % inner || c.in[1].count != inner || (c.has(2) && c.in[2].count != inner))
+        return false;
+    const dims shape { x.count / inner, inner };
+    const float eps = c.attrFloat("epsilon", 1e-5f);
+    std::int32_t epsBits;
+    std::memcpy(&epsBits, &eps, sizeof epsBits);
+    const bool shift = c.has(2);
+    const auto p = cached(c, key("layernorm", { shape }, { epsBits, shift }), [&](const dnnl::primitive_attr& attr) -> std::shared_ptr<const Primitive> {
+        const dnnl::memory::desc md(shape, dt::f32, tag::ab), vector({ inner }, dt::f32, tag::a);
+        auto flags = dnnl::normalization_flags::use_scale;
+        if (shift)
+            flags |= dnnl::normalization_flags::use_shift;
+        const dnnl::layer_normalization_forward::desc d(dnnl::prop_kind::forward_inference, md, eps, flags);
+        std::vector<std::pair<int, dnnl::memory::desc>> args { { DNNL_ARG_SRC, md }, { DNNL_ARG_DST, md }, { DNNL_ARG_SCALE, vector } };
+        if (shift)
+            args.emplace_back(DNNL_ARG_SHIFT, vector);
+        return finish<dnnl::layer_normalization_forward::primitive_desc, dnnl::layer_normalization_forward>(
+            dnnl::layer_normalization_forward::primitive_desc(d, attr, engine()), std::move(args));
+    });
+    std::vector<void*> data { c.in[0].data, c.out[0].data, c.in[1].data };
+    if (shift)
+        data.push_back(c.in[2].data);
+    return p && execute(c, *p, data);
+}
+
+// Transpose and Slice as oneDNN reorders: the source read through strides (permuted, or a window
+// with positive steps), the result written row-major.
+bool runReorder(const KernelCall& c)
+{
+    const auto& type = c.op->type;
+    if ((type != "Transpose" && type != "Slice") || !c.has(0) || c.out.size() != 1 || c.in[0].rank() != c.out[0].rank()
+        || c.out[0].count == 0)
+        return false;
+    const auto &x = c.in[0], &y = c.out[0];
+    const std::size_t rank = std::size_t(x.rank());
+    const dims xs = plainStrides(shapeOf(x));
+    dims logical = shapeOf(y), strides(rank);
+    std::int64_t offset = 0;
+    if (type == "Transpose") {
+        dims perm(rank);
+        const auto* given = c.attrInts("perm");
+        for (std::size_t i = 0; i < rank; ++i)
+            perm[i] = given && given->size() == rank ? (*given)[i] : std::int64_t(rank - 1 - i);
+        for (std::size_t i = 0; i < rank; ++i) {
+            if (perm[i] < 0 || perm[i] >= std::int64_t(rank) || y.shape[i] != x.shape[std::size_t(perm[i])])
+                return false;
+            strides[i] = xs[std::size_t(perm[i])];
+        }
+    } else {
+        Shape first, step;
+        if (!sliceStarts(c, first, step))
+            return false;
+        for (std::size_t i = 0; i < rank; ++i) {
+            if (step[i] < 1 || (y.shape[i] > 0 && first[i] + (y.shape[i] - 1) * step[i] >= x.shape[i]))
+                return false;
+            strides[i] = xs[i] * step[i];
+            offset += first[i] * xs[i];
+        }
+    }
+    dims attrs(strides);
+    const auto p = cached(c, key("reorder", { logical }, attrs), [&](const dnnl::primitive_attr& attr) -> std::shared_ptr<const Primitive> {
+        const dnnl::memory::desc from(logical, dt::f32, strides), to(logical, dt::f32, plainStrides(logical));
+        return finish<dnnl::reorder::primitive_desc, dnnl::reorder>(dnnl::reorder::primitive_desc(engine(), from, engine(), to, attr),
+            { { DNNL_ARG_FROM, from }, { DNNL_ARG_TO, to } });
+    });
+    return p && execute(c, *p, { x.f32() + offset, y.data });
+}
+
 std::map<std::string, Kernel>& ownKernels()
 {
     static std::map<std::string, Kernel> own;
@@ -213,7 +317,7 @@ std::map<std::string, Kernel>& ownKernels()
 bool onednnFirst(const KernelCall& c)
 {
     if (cpuKernels() == CpuKernels::OneDnn && floats(c) && (c.op->domain.empty() || c.op->domain == "ai.onnx")
-        && (runEltwise(c) || runBinary(c) || runPool(c)))
+        && (runEltwise(c) || runBinary(c) || runPool(c) || runSoftmax(c) || runLayerNorm(c) || runReorder(c)))
         return true;
     const auto& own = ownKernels();
     const auto it = own.find(c.op->type);
@@ -225,7 +329,7 @@ bool onednnFirst(const KernelCall& c)
 void addOnednnKernels(std::map<std::string, Kernel>& table)
 {
     for (const char* type : { "Relu", "LeakyRelu", "Sigmoid", "Tanh", "HardSwish", "Clip", "Add", "Sub", "Mul", "Div",
-             "MaxPool", "AveragePool", "GlobalAveragePool" }) {
+             "MaxPool", "AveragePool", "GlobalAveragePool", "Softmax", "LogSoftmax", "LayerNormalization", "Transpose", "Slice" }) {
         const auto it = table.find(type);
         if (it == table.end() || it->second == onednnFirst)
             continue;

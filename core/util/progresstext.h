@@ -1,0 +1,17 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: MemPlan authors
+#pragma once
+
+// Progress of a run in words, for the CLI's progress line and the Studio's status bar:
+// "op 37 of 122 · pass 3 of 11 · 42% · about 3 s left".
+
+#include <string>
+
+namespace core {
+
+// `done` of `total` units, `unit` of them per pass (the schedule's ops; the pass is left out when
+// there is one), `elapsedSeconds` since the start. The estimate extrapolates the rate so far and
+// shows once a second has passed.
+std::string progressText(int done, int total, int unit, double elapsedSeconds);
+
+} // namespace core
