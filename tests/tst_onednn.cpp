@@ -188,6 +188,17 @@ void TestOnednn::sameAsOwnKernels()
     QCOMPARE(dnnl.opsReal, 1);
     const auto off = core::compareWithin(*w.graph, own->outputs, dnnl.outputs, 1e-5);
     QVERIFY2(off.empty(), off.c_str());
+
+    // With workspaces planned, whatever scratchpad the primitive wants is in the plan: no kernel
+    // scratch, and the measured live peak is the planned one.
+    const auto planned = build(c, true);
+    const auto withWorkspaces = core::checkPlanByRunning(*planned.graph, planned.schedule, planned.problem, planFor(planned),
+        planned.bufferTensor, options);
+    QVERIFY2(withWorkspaces, withWorkspaces ? "" : withWorkspaces.error().message.c_str());
+    QVERIFY2(withWorkspaces->outputsMatch, withWorkspaces->mismatch.c_str());
+    QCOMPARE(withWorkspaces->planned.scratchBytes, core::Bytes(0));
+    QCOMPARE(withWorkspaces->planned.stepPeakBytes, core::lowerBound(planned.problem));
+    QCOMPARE(withWorkspaces->planned.outputs[0].data, dnnl.outputs[0].data);
 }
 
 void TestOnednn::scratchpadIsTheWorkspace()

@@ -139,9 +139,9 @@ void gemm(std::int64_t m, std::int64_t n, std::int64_t k, const float* a, std::i
 // do not fit). Reads shapes, dtypes and attributes only, never data; the CUDA executor's Conv needs the
 // same columns, so one planned workspace serves both executors.
 std::int64_t convColumnFloats(const KernelCall& call);
-// Floats of workspace the CPU executor uses for this call: the scratchpad of oneDNN's primitive
-// when oneDNN takes the call (Conv, ConvTranspose, MatMul, Gemm: exec/onednn.h), else what the own
-// kernel uses (ownWorkspaceFloats); 0 for every other op.
+// Floats of workspace the CPU executor uses for this call: the workspace of oneDNN's primitive
+// when oneDNN takes the call (exec/onednn.h: Conv, ConvTranspose, MatMul, Gemm, and the pointwise,
+// pooling and normalization ops it runs), else what the own kernel uses (ownWorkspaceFloats).
 std::int64_t workspaceFloats(const KernelCall& call);
 // Floats of workspace the own kernels use: a Conv's columns (convColumnFloats); a ConvTranspose's
 // transposed weights of one group followed by its columns; 0 for every other op. (The CUDA

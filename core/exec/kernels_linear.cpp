@@ -368,7 +368,10 @@ std::int64_t ownWorkspaceFloats(const KernelCall& call)
 
 std::int64_t workspaceFloats(const KernelCall& call)
 {
-    if (const std::int64_t pad = onednnScratchpadBytes(call); pad >= 0)
+    std::int64_t pad = onednnScratchpadBytes(call);
+    if (pad < 0 && call.op && call.op->type != "Conv" && call.op->type != "ConvTranspose")
+        pad = onednnPointwiseWorkspaceBytes(call);
+    if (pad >= 0)
         return (pad + std::int64_t(sizeof(float)) - 1) / std::int64_t(sizeof(float));
     return ownWorkspaceFloats(call);
 }

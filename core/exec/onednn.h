@@ -42,6 +42,11 @@ bool onednnGemm(const KernelCall& call);
 // oneDNN takes run on it, the rest on the own kernel. findKernel's table calls it once.
 void addOnednnKernels(std::map<std::string, Kernel>& table);
 
+// Bytes of workspace (scratchpad) oneDNN's primitive for such a call needs (a pooling over NCHW
+// transposes through it), or -1 when oneDNN does not take the call or its primitive depends on
+// input values (Clip's bound inputs, Slice). Shapes and attributes only, never data.
+std::int64_t onednnPointwiseWorkspaceBytes(const KernelCall& call);
+
 // Notes left since the last take, one per op and reason: "op 'conv1' (Conv): oneDNN refused it
 // (...); the own kernel ran". Cleared by the take.
 std::vector<std::string> takeOnednnNotes();

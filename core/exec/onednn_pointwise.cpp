@@ -19,6 +19,22 @@ namespace {
 
 using namespace onednn_detail;
 
+// Set while planning asks for an op's workspace (onednnPointwiseWorkspaceBytes): the kinds below
+// then make their primitive and report its workspace instead of running it, and a kind whose
+// primitive depends on input values (Clip's bounds, Slice's starts) declines, reading nothing.
+thread_local std::int64_t* probing = nullptr;
+
+bool runOrProbe(const KernelCall& c, const std::shared_ptr<const Primitive>& p, const std::vector<void*>& data)
+{
+    if (!p)
+        return false;
+    if (probing) {
+        *probing = p->workspaceBytes;
+        return true;
+    }
+    return execute(c, *p, data);
+}
+
 // The data input and the output are float32 tensors of rank 1 to 6 (each kind checks its other inputs).
 bool floats(const KernelCall& c)
 {
@@ -67,7 +83,7 @@ bool eltwiseOf(const KernelCall& c, dnnl::algorithm& algorithm, float& alpha, fl
     } else if (type == "Clip") {
         algorithm = dnnl::algorithm::eltwise_clip_v2;
         if (c.has(1) || c.has(2)) { // opset 11+: bounds as inputs
-            if (!scalarInput(c, 1, -INFINITY, alpha) || !scalarInput(c, 2, INFINITY, beta))
+            if (probing || !scalarInput(c, 1, -INFINITY, alpha) || !scalarInput(c, 2, INFINITY, beta))
                 return false;
         } else {
             alpha = c.attrFloat("min", -INFINITY);
@@ -99,7 +115,7 @@ bool runEltwise(const KernelCall& c)
             return finish<dnnl::eltwise_forward::primitive_desc, dnnl::eltwise_forward>(
                 dnnl::eltwise_forward::primitive_desc(d, attr, engine()), { { DNNL_ARG_SRC, md }, { DNNL_ARG_DST, md } });
         });
-    return p && execute(c, *p, { c.in[0].data, c.out[0].data });
+    return runOrProbe(c, p, { c.in[0].data, c.out[0].data });
 }
 
 // Add, Sub, Mul, Div with numpy broadcasting where oneDNN has it: the first operand has the result's
@@ -148,7 +164,7 @@ bool runBinary(const KernelCall& c)
             return finish<dnnl::binary::primitive_desc, dnnl::binary>(dnnl::binary::primitive_desc(d, attr, engine()),
                 { { DNNL_ARG_SRC_0, src0 }, { DNNL_ARG_SRC_1, src1 }, { DNNL_ARG_DST, dst } });
         });
-    return p && execute(c, *p, { c.in[std::size_t(first)].data, c.in[std::size_t(second)].data, c.out[0].data });
+    return runOrProbe(c, p, { c.in[std::size_t(first)].data, c.in[std::size_t(second)].data, c.out[0].data });
 }
 
 // MaxPool (no Indices output), AveragePool and GlobalAveragePool over 1-D and 2-D windows, ceil_mode 0.
@@ -205,7 +221,7 @@ bool runPool(const KernelCall& c)
         return finish<dnnl::pooling_v2_forward::primitive_desc, dnnl::pooling_v2_forward>(
             dnnl::pooling_v2_forward::primitive_desc(desc, attr, engine()), { { DNNL_ARG_SRC, s }, { DNNL_ARG_DST, d } });
     });
-    return p && execute(c, *p, { x.data, y.data });
+    return runOrProbe(c, p, { x.data, y.data });
 }
 
 // Softmax and LogSoftmax along one axis (the own kernels' opset-13 semantics).
@@ -224,7 +240,7 @@ bool runSoftmax(const KernelCall& c)
             return finish<dnnl::softmax_v2_forward::primitive_desc, dnnl::softmax_v2_forward>(
                 dnnl::softmax_v2_forward::primitive_desc(d, attr, engine()), { { DNNL_ARG_SRC, md }, { DNNL_ARG_DST, md } });
         });
-    return p && execute(c, *p, { c.in[0].data, c.out[0].data });
+    return runOrProbe(c, p, { c.in[0].data, c.out[0].data });
 }
 
 // LayerNormalization over the trailing axes from `axis`, with a scale and an optional bias of that
@@ -261,7 +277,7 @@ bool runLayerNorm(const KernelCall& c)
     std::vector<void*> data { c.in[0].data, c.out[0].data, c.in[1].data };
     if (shift)
         data.push_back(c.in[2].data);
-    return p && execute(c, *p, data);
+    return runOrProbe(c, p, data);
 }
 
 // Transpose and Slice as oneDNN reorders: the source read through strides (permuted, or a window
@@ -289,7 +305,7 @@ bool runReorder(const KernelCall& c)
         }
     } else {
         Shape first, step;
-        if (!sliceStarts(c, first, step))
+        if (probing || !sliceStarts(c, first, step))
             return false;
         for (std::size_t i = 0; i < rank; ++i) {
             if (step[i] < 1 || (y.shape[i] > 0 && first[i] + (y.shape[i] - 1) * step[i] >= x.shape[i]))
@@ -304,7 +320,7 @@ bool runReorder(const KernelCall& c)
         return finish<dnnl::reorder::primitive_desc, dnnl::reorder>(dnnl::reorder::primitive_desc(engine(), from, engine(), to, attr),
             { { DNNL_ARG_FROM, from }, { DNNL_ARG_TO, to } });
     });
-    return p && execute(c, *p, { x.f32() + offset, y.data });
+    return runOrProbe(c, p, { x.f32() + offset, y.data });
 }
 
 std::map<std::string, Kernel>& ownKernels()
@@ -313,11 +329,16 @@ std::map<std::string, Kernel>& ownKernels()
     return own;
 }
 
+bool runOnednn(const KernelCall& c)
+{
+    return cpuKernels() == CpuKernels::OneDnn && floats(c) && (c.op->domain.empty() || c.op->domain == "ai.onnx")
+        && (runEltwise(c) || runBinary(c) || runPool(c) || runSoftmax(c) || runLayerNorm(c) || runReorder(c));
+}
+
 // The oneDNN primitive when it takes the call, else the op's own kernel.
 bool onednnFirst(const KernelCall& c)
 {
-    if (cpuKernels() == CpuKernels::OneDnn && floats(c) && (c.op->domain.empty() || c.op->domain == "ai.onnx")
-        && (runEltwise(c) || runBinary(c) || runPool(c) || runSoftmax(c) || runLayerNorm(c) || runReorder(c)))
+    if (runOnednn(c))
         return true;
     const auto& own = ownKernels();
     const auto it = own.find(c.op->type);
@@ -325,6 +346,15 @@ bool onednnFirst(const KernelCall& c)
 }
 
 } // namespace
+
+std::int64_t onednnPointwiseWorkspaceBytes(const KernelCall& call)
+{
+    std::int64_t bytes = -1;
+    probing = &bytes;
+    const bool taken = runOnednn(call);
+    probing = nullptr;
+    return taken ? bytes : -1;
+}
 
 void addOnednnKernels(std::map<std::string, Kernel>& table)
 {

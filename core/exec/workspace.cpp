@@ -16,8 +16,7 @@ Bytes opWorkspaceBytes(const Graph& graph, const Op& op)
             most = std::max(most, opWorkspaceBytes(graph, part));
         return most;
     }
-    if ((op.type != "Conv" && op.type != "ConvTranspose" && op.type != "MatMul" && op.type != "Gemm")
-        || !(op.domain.empty() || op.domain == "ai.onnx"))
+    if (!(op.domain.empty() || op.domain == "ai.onnx") || op.type == "Constant")
         return 0;
     // The kernel's call as the executor prepares it, its views pointing at a marker: workspaceFloats
     // reads shapes only, but tells a present input from an absent one by its pointer.
