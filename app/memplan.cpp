@@ -46,6 +46,7 @@ commands:
   render MODEL     draw the plan's memory curve, lifetime bars, arena layout and coloring to PNG or SVG
   bench            time every planner on random problems of 1k, 10k and 100k buffers
   bench allocation DIR   lower bound and each planner's arena, time and optimality per problem .csv
+  bench run MODEL...     the CPU executor's forward latency beside ONNX Runtime's on the same model
   run MODEL        execute the plan on the CPU; check it against a no-reuse run; measure
   scenario llm     LLM decode: KV cache as contiguous, paged and two-level pools over the decode
                    steps, largest batch per capacity, activation arena per step

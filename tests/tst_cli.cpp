@@ -538,6 +538,27 @@ private slots:
         }
     }
 
+    // bench run: MemPlan's row on any model; ONNX Runtime's only on a model file (an example has
+    // none, so its row says why); a missing file is an error naming it; --threads is checked.
+    void benchRunRows()
+    {
+        const auto run = memplan({ QStringLiteral("bench"), QStringLiteral("run"), QStringLiteral("example:cnn"), QStringLiteral("--repeat"),
+            QStringLiteral("1"), QStringLiteral("--threads"), QStringLiteral("1") });
+        QVERIFY2(run.exitCode == 0, qPrintable(run.err));
+        QVERIFY2(QRegularExpression(QStringLiteral("example:cnn\\s+49\\s+\\S+ m?s\\s+-\\s+-\\s+48 oneDNN calls; ONNX Runtime: "))
+                     .match(run.out)
+                     .hasMatch(),
+            qPrintable(run.out));
+        QVERIFY2(run.out.contains(QStringLiteral("1 thread each; p50 of 1 timed runs")), qPrintable(run.out));
+        const auto missing = memplan({ QStringLiteral("bench"), QStringLiteral("run"), QStringLiteral("/nonexistent/model.onnx") });
+        QCOMPARE(missing.exitCode, 1);
+        QVERIFY2(missing.err.contains(QStringLiteral("/nonexistent/model.onnx")), qPrintable(missing.err));
+        const auto threads = memplan({ QStringLiteral("bench"), QStringLiteral("run"), QStringLiteral("example:cnn"), QStringLiteral("--threads"),
+            QStringLiteral("0") });
+        QCOMPARE(threads.exitCode, 2);
+        QVERIFY2(threads.err.contains(QStringLiteral("--threads '0'")), qPrintable(threads.err));
+    }
+
     void badInput_data()
     {
         QTest::addColumn<QStringList>("arguments");
