@@ -23,8 +23,11 @@
 #include "planners/planner.h"
 #include "planners/validate.h"
 #include "util/format.h"
+#include "helptexts.h"
+#include "palette.h"
 
 #include <QAbstractItemModelTester>
+#include <QMenuBar>
 #include <QComboBox>
 #include <QDialogButtonBox>
 #include <QDoubleSpinBox>
@@ -140,6 +143,9 @@ private slots:
     void stopBeforeAnyPlanIsQuiet();
     void exactReportsProgressAndStopKeepsBest();
     void exactProvesHotelOptimal();
+
+    // Help: shortcuts from the menus, the colours, versions
+    void helpTexts();
 
 private:
     bool waitForPlan(const QString& planner = {});
@@ -1075,6 +1081,21 @@ void TestStudio::exactProvesHotelOptimal()
     QVERIFY(!m_window->timeLimitSpin()->isEnabled());
     QTRY_VERIFY_WITH_TIMEOUT(!m_window->controller()->isBusy(), kTimeout);
     QVERIFY(!m_window->summaryPanel()->summaryText().contains(QStringLiteral("Search:")));
+}
+
+void TestStudio::helpTexts()
+{
+    const QString shortcuts = shortcutsHtml(m_window.get());
+    QVERIFY2(shortcuts.contains(QStringLiteral("Ctrl+R")), qPrintable(shortcuts)); // Run
+    QVERIFY2(shortcuts.contains(QStringLiteral("Alt+Right")), qPrintable(shortcuts)); // Step Forward
+    QVERIFY2(!shortcuts.contains(QStringLiteral("&amp;")) && !shortcuts.contains(QStringLiteral(">&R")), qPrintable(shortcuts)); // mnemonics dropped
+    const QString legend = legendHtml();
+    for (int k = 0; k < core::kKindCount; ++k)
+        QVERIFY2(legend.contains(QString::fromUtf8(core::kindName(core::TensorKind(k)).data())), qPrintable(legend));
+    QVERIFY(legend.contains(ViewPalette::kindColor(core::TensorKind::Activation).name()));
+    const QString about = aboutHtml();
+    QVERIFY2(about.contains(QStringLiteral("MemPlan Studio 0.")) && about.contains(QStringLiteral("oneDNN 2.")), qPrintable(about));
+    QCOMPARE(m_window->menuBar()->actions().last()->menu()->actions().size(), 3);
 }
 
 QTEST_MAIN(TestStudio)

@@ -3,6 +3,7 @@
 // MainWindow's construction: the views and docks, the menus and actions, the main toolbar and the
 // status bar. Kept apart from mainwindow.cpp (what the window does) so the layout changes on its own.
 #include "mainwindow.h"
+#include "helptexts.h"
 
 #include "arenalayoutview.h"
 #include "coloringview.h"
@@ -351,11 +352,11 @@ void MainWindow::createActions()
     });
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
-    help->addAction(tr("&About MemPlan Studio"), this, [this] {
-        QMessageBox::about(this, tr("About MemPlan Studio"),
-            tr("<b>MemPlan Studio</b><p>Plans how a neural network's tensors share one memory arena and shows "
-               "lifetimes, arena layout, coloring and the memory curve.</p>"));
+    help->addAction(tr("Keyboard &Shortcuts"), this, [this] {
+        QMessageBox::information(this, tr("Keyboard Shortcuts"), shortcutsHtml(this));
     });
+    help->addAction(tr("Colour &Legend"), this, [this] { QMessageBox::information(this, tr("Colour Legend"), legendHtml()); });
+    help->addAction(tr("&About MemPlan Studio"), this, [this] { QMessageBox::about(this, tr("About MemPlan Studio"), aboutHtml()); });
 }
 
 void MainWindow::createToolBar()

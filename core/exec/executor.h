@@ -55,6 +55,9 @@ enum class CpuKernels { OneDnn, Own };
 void setCpuKernels(CpuKernels kernels);
 CpuKernels cpuKernels();
 std::string_view cpuKernelsName(CpuKernels kernels); // "onednn", "own"
+// The kernel library the CPU executor runs on now: "oneDNN 2.6.3" (its version at run time), or
+// "own kernels".
+std::string cpuKernelLibrary();
 
 enum class Allocation {
     Arena,     // every activation at its planned offset in one allocation of plan.arenaSize bytes

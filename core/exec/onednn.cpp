@@ -38,6 +38,14 @@ std::string_view cpuKernelsName(CpuKernels kernels)
     return kernels == CpuKernels::OneDnn ? "onednn" : "own";
 }
 
+std::string cpuKernelLibrary()
+{
+    if (cpuKernels() == CpuKernels::Own)
+        return "own kernels";
+    const dnnl_version_t* v = dnnl_version();
+    return "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch);
+}
+
 void setCpuThreads(int threads)
 {
     threadSetting = std::max(threads, 0);
