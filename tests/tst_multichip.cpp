@@ -633,6 +633,18 @@ private slots:
         QCOMPARE(chipUnitFor("Concat"), ChipUnit::Switch);
         QCOMPARE(chipUnitFor("Identity"), ChipUnit::Memory);
         QCOMPARE(chipUnitName(ChipUnit::Switch), std::string_view("switch"));
+        // A fused Conv+Relu runs on the matrix unit, a fused Add+Relu on the vector unit.
+        core::Op fused;
+        fused.type = "Fused";
+        fused.body.resize(2);
+        fused.body[0].type = "Conv";
+        fused.body[1].type = "Relu";
+        QCOMPARE(chipUnitFor(fused), ChipUnit::Matrix);
+        fused.body[0].type = "Add";
+        QCOMPARE(chipUnitFor(fused), ChipUnit::Vector);
+        fused.body.clear();
+        fused.type = "Conv";
+        QCOMPARE(chipUnitFor(fused), ChipUnit::Matrix);
     }
 
     // The three teaching modes, one click apart; the performance mode plots runs measured by the CPU executor.

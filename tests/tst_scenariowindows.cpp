@@ -4,6 +4,8 @@
 // setting with one line and keeps the last result; the accelerator window follows the model on
 // display, partitions it for the chosen device and explains an allocation problem.
 // MEMPLAN_VIEWS_DIR=DIR also writes llm-scenario.png and accelerator.png there for a look.
+#include "qcp.h" // first: see qcp.h
+
 #include "chipteachingview.h"
 #include "kvcacheview.h"
 #include "mainwindow.h"
@@ -56,6 +58,7 @@ void TestScenarioWindows::llmWindowRunsAndRejectsBadSettings()
     QVERIFY(ready.wait(kTimeout));
     const auto* result = llm->view()->result();
     QVERIFY(result);
+    auto config = llm->config();
     QCOMPARE(result->config.layers, 4);
     QCOMPARE(result->policies.size(), std::size_t(3));
     QVERIFY(result->steps > 0);
@@ -64,9 +67,28 @@ void TestScenarioWindows::llmWindowRunsAndRejectsBadSettings()
     QVERIFY(llm->runButton()->isEnabled());
     QVERIFY(llm->statusLabel()->text().contains(QStringLiteral("decode steps")));
     maybeSave(llm, QStringLiteral("llm-scenario.png"));
+    // One unit on the KV chart: the axis names it; a capacity far above every peak is named at the
+    // top instead of flattening the curves (the classroom preset: 256 MiB against a few tens of MiB).
+    QCPAxis* kvAxis = llm->view()->plot()->axisRect(0)->axis(QCPAxis::atLeft);
+    QCOMPARE(kvAxis->label(), QStringLiteral("KV cache (MiB)"));
+    QVERIFY(kvAxis->range().upper < double(result->config.capacity));
+    QVERIFY(!llm->view()->isStale());
+
+    // Editing a field marks the chart stale; Run makes it current again.
+    config = llm->config();
+    config.batch = 9;
+    llm->setConfig(config);
+    QVERIFY(llm->view()->isStale());
+    ready.clear();
+    llm->run();
+    QCOMPARE(llm->runButton()->text(), QStringLiteral("Cancel"));
+    QVERIFY(ready.wait(kTimeout));
+    QVERIFY(!llm->view()->isStale());
+    QCOMPARE(llm->runButton()->text(), QStringLiteral("Run scenario"));
+    result = llm->view()->result();
 
     // KV heads that do not divide the heads: one red line naming the rule, no run, result kept.
-    auto config = llm->config();
+    config = llm->config();
     config.kvHeads = 5;
     llm->setConfig(config);
     llm->run();
@@ -81,10 +103,25 @@ void TestScenarioWindows::llmWindowRunsAndRejectsBadSettings()
     llm->setConfig(config);
     ready.clear();
     llm->run();
-    QVERIFY(!llm->runButton()->isEnabled());
+    QCOMPARE(llm->runButton()->text(), QStringLiteral("Cancel"));
     QVERIFY(ready.wait(kTimeout));
     QCOMPARE(llm->view()->result()->config.batch, 16);
     QVERIFY(llm->view()->result()->policies[0].run.peakInUse > smallBatchPeak);
+
+    // Cancel: the button says so, the chart keeps the last finished run and says it is out of date.
+    const auto* finished = llm->view()->result();
+    config.batch = 64;
+    llm->setConfig(config);
+    QSignalSpy cancelled(llm->view(), &KvCacheView::scenarioCancelled);
+    llm->run();
+    llm->runButton()->click(); // "Cancel"
+    QCOMPARE(cancelled.count(), 1);
+    QCOMPARE(llm->runButton()->text(), QStringLiteral("Run scenario"));
+    QVERIFY2(llm->statusLabel()->text().startsWith(QStringLiteral("Cancelled")), qPrintable(llm->statusLabel()->text()));
+    QCOMPARE(llm->view()->result(), finished);
+    QVERIFY(llm->view()->isStale());
+    QTest::qWait(200); // a cancelled run's result, should it arrive, is dropped
+    QCOMPARE(llm->view()->result(), finished);
 }
 
 void TestScenarioWindows::acceleratorFollowsTheModel()
@@ -100,6 +137,9 @@ void TestScenarioWindows::acceleratorFollowsTheModel()
     auto* chips = window.acceleratorWindow();
     QVERIFY(chips);
     QVERIFY(chips->deviceCombo()->currentText().startsWith(QStringLiteral("groq-lpu")));
+    // Sizes in the main window's units: a 230 MB chip reads 219 MiB (the vendor's figure in the tooltip).
+    QVERIFY2(chips->deviceCombo()->currentText().endsWith(QStringLiteral("MiB)")), qPrintable(chips->deviceCombo()->currentText()));
+    QVERIFY(chips->deviceCombo()->itemData(chips->deviceCombo()->currentIndex(), Qt::ToolTipRole).toString().contains(QStringLiteral("230 MB as quoted")));
     auto* stages = chips->view()->stagesView();
     QSignalSpy partitioned(stages, &StagesView::partitionReady);
     if (!stages->partition())

@@ -16,7 +16,8 @@
 
 namespace {
 
-QString mb(core::Bytes bytes) { return QString::fromStdString(core::formatDecimalBytes(bytes)); }
+// Binary units (MiB), as the main window shows the same arenas; the CLI's chip report keeps the vendors' MB.
+QString sizeText(core::Bytes bytes) { return QString::fromStdString(core::formatBytes(bytes)); }
 QString qs(const std::string& text) { return QString::fromStdString(text); }
 
 QColor unitColor(core::ChipUnit unit)
@@ -53,7 +54,10 @@ void ChipArchitectureCanvas::paintEvent(QPaintEvent*)
         ++chip;
     const auto& stage = plan.stages[chip];
     const auto& op = graph.ops[workload->schedule.order[step]];
-    const auto unit = core::chipUnitFor(op.type);
+    const auto unit = core::chipUnitFor(op);
+    // A fused group says what it fuses ("Conv+Relu"), the type that decides its unit.
+    const auto fusedTypes = op.attributes.find("fused_types");
+    const QString type = fusedTypes != op.attributes.end() && !fusedTypes->second.text.empty() ? qs(fusedTypes->second.text) : qs(op.type);
     const auto local = step - stage.stage.begin;
 
     QFont bold = font();
@@ -64,7 +68,7 @@ void ChipArchitectureCanvas::paintEvent(QPaintEvent*)
             .arg(chip)
             .arg(plan.chips())
             .arg(step)
-            .arg(qs(op.name), qs(op.type), QLatin1String(core::chipUnitName(unit).data())));
+            .arg(qs(op.name), type, QLatin1String(core::chipUnitName(unit).data())));
     painter.setFont(font());
 
     // matrix | switch | memory | vector | memory | switch | matrix, as on a tensor streaming processor.
@@ -150,7 +154,7 @@ void ChipArchitectureCanvas::paintWeights(QPainter& painter, const QRectF& area,
     const double capacity = static_cast<double>(std::max<core::Bytes>(stage.capacity, 1));
     painter.setPen(ViewPalette::axisText());
     painter.drawText(QRectF(area.left(), area.top() + 2, area.width(), 18), Qt::AlignCenter,
-        tr("MEM · weights %1").arg(mb(stage.stage.weightBytes)));
+        tr("MEM · weights %1").arg(sizeText(stage.stage.weightBytes)));
     const auto weightColor = unitColor(core::ChipUnit::Memory);
     double offset = 0;
     for (auto t : stage.stage.weights) {
@@ -165,7 +169,7 @@ void ChipArchitectureCanvas::paintWeights(QPainter& painter, const QRectF& area,
     QStringList read;
     for (auto t : op.inputs)
         if (graph.tensors[t].kind == core::TensorKind::Weight || graph.tensors[t].kind == core::TensorKind::Persistent)
-            read << tr("%1 (%2)").arg(qs(graph.tensors[t].name), mb(std::max<core::Bytes>(graph.tensors[t].size, 0)));
+            read << tr("%1 (%2)").arg(qs(graph.tensors[t].name), sizeText(std::max<core::Bytes>(graph.tensors[t].size, 0)));
     if (!read.isEmpty()) {
         painter.setPen(ViewPalette::axisText());
         QStringList lines { tr("this op reads:") };
@@ -177,7 +181,7 @@ void ChipArchitectureCanvas::paintWeights(QPainter& painter, const QRectF& area,
     painter.drawLine(inner.topLeft(), inner.topRight());
     painter.setPen(ViewPalette::axisText());
     painter.drawText(QRectF(inner.left(), inner.top() - 1, inner.width(), 14), Qt::AlignRight | Qt::AlignTop,
-        tr("capacity %1").arg(mb(stage.capacity)));
+        tr("capacity %1").arg(sizeText(stage.capacity)));
 }
 
 void ChipArchitectureCanvas::paintArena(QPainter& painter, const QRectF& area, const core::ChipStage& stage, const core::Op& op, int local, bool lit) const
@@ -187,7 +191,7 @@ void ChipArchitectureCanvas::paintArena(QPainter& painter, const QRectF& area, c
     painter.drawRect(area);
     painter.setPen(ViewPalette::axisText());
     painter.drawText(QRectF(area.left(), area.top() + 2, area.width(), 18), Qt::AlignCenter,
-        tr("MEM · arena %1").arg(mb(stage.arenaBytes())));
+        tr("MEM · arena %1").arg(sizeText(stage.arenaBytes())));
     const QRectF inner = area.adjusted(6, 22, -6, -6);
     const auto& problem = stage.stage.problem;
     const double top = static_cast<double>(std::max<core::Bytes>(stage.arenaBytes(), 1));
@@ -226,13 +230,13 @@ void ChipArchitectureCanvas::paintTensorList(QPainter& painter, const QRectF& ar
             where = tr("not stored (empty)");
         else {
             const auto b = static_cast<std::size_t>(it - tensors.begin());
-            where = tr("arena offset %1").arg(mb(stage.plan.offsets[b]));
+            where = tr("arena offset %1").arg(sizeText(stage.plan.offsets[b]));
             if (stage.stage.roles[b] == core::StageBufferRole::Received)
                 where += tr(", received before the stage");
             else if (stage.stage.roles[b] == core::StageBufferRole::Sent)
                 where += tr(", held to send on");
         }
-        lines << tr("%1 %2 (%3): %4").arg(output ? tr("writes") : tr("reads "), qs(tensor.name), mb(std::max<core::Bytes>(tensor.size, 0)), where);
+        lines << tr("%1 %2 (%3): %4").arg(output ? tr("writes") : tr("reads "), qs(tensor.name), sizeText(std::max<core::Bytes>(tensor.size, 0)), where);
     };
     for (auto t : op.inputs)
         describe(t, false);

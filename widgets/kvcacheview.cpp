@@ -8,6 +8,8 @@
 #include "palette.h"
 #include "timeaxis.h"
 
+#include <QCoreApplication>
+#include <QPointer>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -32,8 +34,11 @@ const QColor kCapacity(0xC62828);
 const QColor kInUse(0x5F6368);
 const QColor kArena(0xB07AA1);
 
-// Byte ticks on a 1-2-5 grid, labelled "16 GiB", "512 MiB".
+// Byte ticks on a 1-2-5 grid, numbers in the unit the axis label names ("KV cache (MiB)").
 class BytesTicker : public QCPAxisTicker {
+public:
+    ByteUnit unit { 1024.0 * 1024, QStringLiteral("MiB") };
+
 protected:
     QVector<double> createTickVector(double, const QCPRange& range) override
     {
@@ -42,7 +47,11 @@ protected:
             ticks.append(t);
         return ticks;
     }
-    QString getTickLabel(double tick, const QLocale&, QChar, int) override { return shortBytes(tick); }
+    QString getTickLabel(double tick, const QLocale&, QChar, int) override
+    {
+        QString text = formatInUnit(tick, unit);
+        return text.left(text.lastIndexOf(QLatin1Char(' ')));
+    }
 };
 
 // Powers of two on a log axis, labelled in bytes.
@@ -97,7 +106,7 @@ KvCacheView::KvCacheView(QWidget* parent)
             styleAxis(axis, f);
         rect->axis(QCPAxis::atBottom)->setLabel(tr("decode step"));
     }
-    m_kvRect->axis(QCPAxis::atLeft)->setLabel(tr("KV cache (bytes)"));
+    m_kvRect->axis(QCPAxis::atLeft)->setLabel(tr("KV cache (MiB)"));
     m_kvRect->axis(QCPAxis::atLeft)->setTicker(QSharedPointer<QCPAxisTicker>(new BytesTicker));
     m_arenaRect->axis(QCPAxis::atLeft)->setLabel(tr("arena (log scale)"));
     m_arenaRect->axis(QCPAxis::atLeft)->setScaleType(QCPAxis::stLogarithmic);
@@ -167,10 +176,22 @@ void KvCacheView::requestScenario(const core::LlmConfig& config, const QString& 
     };
     m_job.start(
         this,
-        [config, planner = planner.toStdString(), flag = m_cancel] {
+        [self = QPointer(this), config, planner = planner.toStdString(), flag = m_cancel](quint64 generation) {
             core::LlmRunOptions options;
             options.planner = planner;
             options.cancel = core::CancelToken(flag);
+            // Called on the worker after each decode step; throttled so the UI thread's queue stays short.
+            options.progress = [self, generation, throttle = ProgressThrottle(100)](core::Step done, core::Step total) mutable {
+                if (!throttle.pass(done == total))
+                    return;
+                QMetaObject::invokeMethod(
+                    QCoreApplication::instance(),
+                    [self, generation, done, total] {
+                        if (self && self->m_job.isCurrent(generation) && self->m_busy)
+                            emit self->scenarioProgress(static_cast<int>(done), static_cast<int>(total));
+                    },
+                    Qt::QueuedConnection);
+            };
             auto result = core::runLlmScenario(config, options); // worker thread: pure core code
             Outcome outcome;
             if (result) {
@@ -192,6 +213,24 @@ void KvCacheView::requestScenario(const core::LlmConfig& config, const QString& 
         });
 }
 
+void KvCacheView::cancelScenario()
+{
+    if (!m_busy)
+        return;
+    m_cancel->store(true);
+    m_job.drop(); // its result, if it still arrives, is not shown
+    m_busy = false;
+    emit scenarioCancelled();
+}
+
+void KvCacheView::setStale(bool stale)
+{
+    if (m_stale == stale)
+        return;
+    m_stale = stale;
+    rebuild();
+}
+
 void KvCacheView::setBlockMapStep(core::Step step)
 {
     if (!m_result)
@@ -211,6 +250,7 @@ void KvCacheView::setBlockMapStep(core::Step step)
 void KvCacheView::setResult(std::shared_ptr<const core::LlmScenarioResult> result, const core::KvBlockMap& blockMap)
 {
     m_result = std::move(result);
+    m_stale = false; // a new result is what the settings asked for
     m_mapJob.drop(); // a block map still being computed belongs to the old result
     m_blockMap->setBlockMap(blockMap, m_result ? m_result->config.batch : 0);
     rebuild();
@@ -239,20 +279,29 @@ void KvCacheView::rebuild()
     const auto& r = *m_result;
     const auto& c = r.config;
     const double steps = std::max<double>(r.steps, 1);
-    m_title->setText(tr("KV cache over decode steps · %1 layers, %2 per token, batch %3 · capacity %4")
-                         .arg(c.layers)
-                         .arg(shortBytes(static_cast<double>(c.kvBytesPerToken())))
-                         .arg(c.batch)
-                         .arg(shortBytes(static_cast<double>(c.capacity))));
-
     // Tokens stored: every policy stores the same tokens; take the longest series (one that did not refuse).
     const core::KvPolicyRun* longest = nullptr;
     for (const auto& p : r.policies)
         if (!longest || p.run.steps.size() > longest->steps.size())
             longest = &p.run;
-    double top = static_cast<double>(c.capacity);
+    double reservedPeak = 0;
     for (const auto& p : r.policies)
-        top = std::max(top, static_cast<double>(p.run.peakReserved));
+        reservedPeak = std::max(reservedPeak, static_cast<double>(p.run.peakReserved));
+    // A capacity far above every policy's peak would flatten the curves at the bottom: the range
+    // then ends above the peaks and the capacity is named at the top instead of drawn.
+    const double capacityBytes = static_cast<double>(c.capacity);
+    const bool capacityAbove = reservedPeak > 0 && capacityBytes > 1.6 * reservedPeak;
+    const double top = capacityAbove ? reservedPeak : std::max(capacityBytes, reservedPeak);
+    const ByteUnit unit = byteUnitFor(top * 1.08);
+    static_cast<BytesTicker*>(kvY->ticker().data())->unit = unit;
+    kvY->setLabel(tr("KV cache (%1)").arg(unit.name));
+    const auto inUnit = [&unit](double bytes) { return formatInUnit(bytes, unit); };
+    m_title->setText(tr("KV cache over decode steps · %1 layers, %2 per token, batch %3 · capacity %4%5")
+                         .arg(c.layers)
+                         .arg(shortBytes(static_cast<double>(c.kvBytesPerToken())))
+                         .arg(c.batch)
+                         .arg(capacityAbove ? shortBytes(capacityBytes) : inUnit(capacityBytes),
+                             m_stale ? tr(" · settings changed since this run: Run to update") : QString()));
     auto* inUse = m_plot->addGraph(kvX, kvY);
     inUse->setLineStyle(QCPGraph::lsStepLeft);
     inUse->setPen(QPen(kInUse, 1.5));
@@ -264,7 +313,7 @@ void KvCacheView::rebuild()
         for (const auto& s : longest->steps)
             values.push_back(static_cast<double>(s.inUse));
         setSteps(inUse, values);
-        inUse->setName(tr("in use: tokens stored · peak %1").arg(shortBytes(static_cast<double>(longest->peakInUse))));
+        inUse->setName(tr("in use: tokens stored · peak %1").arg(inUnit(static_cast<double>(longest->peakInUse))));
     }
     for (const auto& p : r.policies) {
         const QColor color = policyColor(p.run.policy);
@@ -276,7 +325,7 @@ void KvCacheView::rebuild()
             values.push_back(static_cast<double>(s.reserved));
         setSteps(reserved, values);
         const auto name = QString::fromLatin1(core::kvPolicyName(p.run.policy).data());
-        reserved->setName(tr("%1 reserved · peak %2").arg(name, shortBytes(static_cast<double>(p.run.peakReserved))));
+        reserved->setName(tr("%1 reserved · peak %2").arg(name, inUnit(static_cast<double>(p.run.peakReserved))));
         if (p.run.refusal) {
             auto* mark = new QCPItemStraightLine(m_plot);
             mark->setClipAxisRect(m_kvRect);
@@ -300,8 +349,22 @@ void KvCacheView::rebuild()
     }
     auto* capacity = m_plot->addGraph(kvX, kvY);
     capacity->setPen(QPen(kCapacity, 1.5, Qt::DashDotLine));
-    capacity->setData(QVector<double> { 0, steps }, QVector<double> { static_cast<double>(c.capacity), static_cast<double>(c.capacity) }, true);
-    capacity->setName(tr("capacity %1").arg(shortBytes(static_cast<double>(c.capacity))));
+    if (capacityAbove) {
+        capacity->setName(tr("capacity %1, above this range").arg(shortBytes(capacityBytes)));
+        auto* above = new QCPItemText(m_plot);
+        above->setClipAxisRect(m_kvRect);
+        above->position->setType(QCPItemPosition::ptAxisRectRatio);
+        above->position->setAxisRect(m_kvRect);
+        above->position->setCoords(0.995, 0.01);
+        above->setPositionAlignment(Qt::AlignRight | Qt::AlignTop);
+        above->setPadding(QMargins(4, 2, 4, 2));
+        above->setColor(kCapacity);
+        above->setFont(font());
+        above->setText(tr("↑ capacity %1 (%2× the highest peak)").arg(shortBytes(capacityBytes)).arg(capacityBytes / reservedPeak, 0, 'f', 1));
+    } else {
+        capacity->setData(QVector<double> { 0, steps }, QVector<double> { capacityBytes, capacityBytes }, true);
+        capacity->setName(tr("capacity %1").arg(inUnit(capacityBytes)));
+    }
     kvX->setRange(0, steps);
     kvY->setRange(0, top * 1.08);
 

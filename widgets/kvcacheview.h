@@ -42,6 +42,12 @@ public:
     // The step of the paged pool's peak reserved bytes: where the block map is most telling.
     static core::Step defaultBlockMapStep(const core::LlmScenarioResult& result);
 
+    // Stops the running scenario: scenarioCancelled follows at once, and its result is never shown.
+    void cancelScenario();
+    // The chart no longer matches the settings on the form (they changed since its run): the title says so.
+    void setStale(bool stale);
+    bool isStale() const { return m_stale; }
+
     const core::LlmScenarioResult* result() const { return m_result.get(); }
     bool isBusy() const { return m_busy; }
     QCustomPlot* plot() const { return m_plot; }
@@ -54,6 +60,9 @@ public:
 signals:
     void scenarioReady();
     void scenarioFailed(const QString& message);
+    void scenarioCancelled();
+    // Decode steps planned of all, at most ~10 times a second while a scenario runs.
+    void scenarioProgress(int done, int total);
     void blockMapReady();
 
 private:
@@ -72,4 +81,5 @@ private:
     LatestJob m_job;    // scenario runs: only the latest request's result is shown
     LatestJob m_mapJob; // block maps: likewise; a new result drops the pending one
     bool m_busy = false;
+    bool m_stale = false;
 };

@@ -9,6 +9,7 @@
 #include "planners/planner.h"
 #include "scenarios/multichipreport.h"
 #include "util/format.h"
+#include "util/progresstext.h"
 
 #include <QComboBox>
 #include <QDoubleSpinBox>
@@ -17,6 +18,7 @@
 #include <QLabel>
 #include <QPushButton>
 #include <QSpinBox>
+#include <QScopedValueRollback>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -82,7 +84,7 @@ LlmScenarioWindow::LlmScenarioWindow(QWidget* parent)
     m_arrival->setSpecialValueText(tr("all at step 0"));
     m_capacityGiB = new QDoubleSpinBox;
     m_capacityGiB->setRange(0.001, 1 << 20);
-    m_capacityGiB->setDecimals(3);
+    m_capacityGiB->setDecimals(2);
     m_capacityGiB->setSuffix(tr(" GiB"));
     m_planner = new QComboBox;
     for (const auto& name : core::plannerNames())
@@ -130,10 +132,35 @@ LlmScenarioWindow::LlmScenarioWindow(QWidget* parent)
     layout->addLayout(side);
     layout->addWidget(m_view, 1);
 
-    connect(m_preset, &QComboBox::currentIndexChanged, this, &LlmScenarioWindow::applyPreset);
-    connect(m_run, &QPushButton::clicked, this, &LlmScenarioWindow::run);
+    // A preset is a whole configuration: choosing one runs it. Editing a field afterwards marks the
+    // chart stale until Run.
+    connect(m_preset, &QComboBox::activated, this, [this](int index) {
+        applyPreset(index);
+        run();
+    });
+    for (QSpinBox* box : { m_layers, m_hidden, m_heads, m_kvHeads, m_batch, m_promptMin, m_promptMax, m_outputMin, m_outputMax,
+             m_maxLength, m_blockTokens, m_arrival })
+        connect(box, &QSpinBox::valueChanged, this, &LlmScenarioWindow::markStale);
+    connect(m_capacityGiB, &QDoubleSpinBox::valueChanged, this, &LlmScenarioWindow::markStale);
+    connect(m_planner, &QComboBox::currentIndexChanged, this, &LlmScenarioWindow::markStale);
+    connect(m_run, &QPushButton::clicked, this, [this] {
+        if (m_view->isBusy())
+            m_view->cancelScenario();
+        else
+            run();
+    });
+    connect(m_view, &KvCacheView::scenarioProgress, this, [this](int done, int total) {
+        m_status->setText(tr("Planning decode steps: %1")
+                              .arg(QString::fromStdString(core::progressText(done, total, total, double(m_clock.elapsed()) / 1e3, "step"))));
+    });
+    connect(m_view, &KvCacheView::scenarioCancelled, this, [this] {
+        setRunning(false);
+        m_status->setStyleSheet({});
+        m_status->setText(m_view->result() ? tr("Cancelled; the chart shows the previous run.") : tr("Cancelled."));
+        m_view->setStale(m_view->result() != nullptr);
+    });
     connect(m_view, &KvCacheView::scenarioReady, this, [this] {
-        m_run->setEnabled(true);
+        setRunning(false);
         m_status->setStyleSheet({});
         const auto* result = m_view->result();
         m_status->setText(result ? tr("%1 decode steps, %2 KiB of KV cache per token; weights %3 (outside the KV capacity).")
@@ -143,7 +170,7 @@ LlmScenarioWindow::LlmScenarioWindow(QWidget* parent)
                                  : QString());
     });
     connect(m_view, &KvCacheView::scenarioFailed, this, [this](const QString& message) {
-        m_run->setEnabled(true);
+        setRunning(false);
         m_status->setStyleSheet(errorStyle());
         m_status->setText(message);
     });
@@ -151,10 +178,23 @@ LlmScenarioWindow::LlmScenarioWindow(QWidget* parent)
     resize(1500, 860);
 }
 
+void LlmScenarioWindow::markStale()
+{
+    if (!m_applyingPreset && m_view->result())
+        m_view->setStale(true);
+}
+
+void LlmScenarioWindow::setRunning(bool running)
+{
+    m_run->setText(running ? tr("Cancel") : tr("Run scenario"));
+    m_run->setToolTip(running ? tr("Stop the scenario; the chart keeps the last finished run") : QString());
+}
+
 void LlmScenarioWindow::applyPreset(int index)
 {
     if (index < 0 || index >= int(std::size(kPresets)))
         return;
+    const QScopedValueRollback applying(m_applyingPreset, true);
     const auto& p = kPresets[index];
     m_layers->setValue(p.layers);
     m_hidden->setValue(p.hidden);
@@ -215,7 +255,8 @@ void LlmScenarioWindow::run()
     }
     m_status->setStyleSheet({});
     m_status->setText(tr("Running %1 sequences over their decode steps…").arg(config.batch));
-    m_run->setEnabled(false);
+    m_clock.start();
+    setRunning(true);
     m_view->requestScenario(config, m_planner->currentText());
 }
 
@@ -229,9 +270,14 @@ AcceleratorWindow::AcceleratorWindow(PlanDocument* document, QWidget* parent)
     int initial = 0;
     for (std::size_t i = 0; i < m_devices.size(); ++i) {
         const auto& device = m_devices[i];
+        // In MiB as every size in the Studio; the tooltip has the vendor's decimal figure.
         m_device->addItem(tr("%1 (%2)").arg(QString::fromStdString(device.name),
-            QString::fromStdString(core::formatDecimalBytes(device.memoryCapacity))));
-        m_device->setItemData(int(i), QString::fromStdString(device.description), Qt::ToolTipRole);
+            QString::fromStdString(core::formatBytes(device.memoryCapacity))));
+        m_device->setItemData(int(i),
+            tr("%1\n%2 of memory per chip (%3 as quoted)")
+                .arg(QString::fromStdString(device.description), QString::fromStdString(core::formatBytes(device.memoryCapacity)),
+                    QString::fromStdString(core::formatDecimalBytes(device.memoryCapacity))),
+            Qt::ToolTipRole);
         if (device.name == "groq-lpu")
             initial = int(i);
     }

@@ -6,6 +6,7 @@
 #include "scenarios/llmscenario.h"
 
 #include <QString>
+#include <QElapsedTimer>
 #include <QWidget>
 
 #include <vector>
@@ -41,6 +42,8 @@ public slots:
 
 private:
     void applyPreset(int index);
+    void markStale();               // a field changed after a run: the chart says it is out of date
+    void setRunning(bool running);  // the Run button becomes Cancel while a scenario runs
 
     QComboBox* m_preset = nullptr;
     QSpinBox* m_layers = nullptr;
@@ -60,6 +63,8 @@ private:
     QPushButton* m_run = nullptr;
     QLabel* m_status = nullptr;
     KvCacheView* m_view = nullptr;
+    QElapsedTimer m_clock;          // since the running scenario started: the progress estimate
+    bool m_applyingPreset = false;  // fields set by a preset do not mark the chart stale
 };
 
 // A fixed-memory accelerator (or any device profile) for the model on display: a device choice

@@ -43,7 +43,8 @@ QColor roleColor(core::StageBufferRole role)
     return activationsColor();
 }
 
-QString mb(core::Bytes bytes) { return QString::fromStdString(core::formatDecimalBytes(bytes)); }
+// Binary units (MiB), as the main window shows the same arenas; the CLI's chip report keeps the vendors' MB.
+QString sizeText(core::Bytes bytes) { return QString::fromStdString(core::formatBytes(bytes)); }
 
 QString percent(double fraction) { return QStringLiteral("%1 %").arg(fraction * 100, 0, 'f', 1); }
 
@@ -117,7 +118,7 @@ private:
         painter.setFont(bold);
         painter.setPen(ViewPalette::axisText());
         painter.drawText(QRect(left, 6, kColumn, 20), Qt::AlignLeft | Qt::AlignVCenter,
-            tr("Chip %1 · %2 of %3").arg(chip).arg(mb(stage.usedBytes()), mb(stage.capacity)));
+            tr("Chip %1 · %2 of %3").arg(chip).arg(sizeText(stage.usedBytes()), sizeText(stage.capacity)));
         painter.setFont(font());
         const int ops = s.end - s.begin;
         painter.drawText(QRect(left, 26, kColumn, 18), Qt::AlignLeft | Qt::AlignVCenter,
@@ -166,10 +167,10 @@ private:
             painter.setPen(ViewPalette::axisText());
             painter.drawText(QRectF(textLeft, placed[i] - kLine / 2, kColumn - (textLeft - left), kLine),
                 Qt::AlignLeft | Qt::AlignVCenter,
-                tr("%1 %2 (%3)").arg(segments[i].label, mb(segments[i].bytes), percent(static_cast<double>(segments[i].bytes) / capacity)));
+                tr("%1 %2 (%3)").arg(segments[i].label, sizeText(segments[i].bytes), percent(static_cast<double>(segments[i].bytes) / capacity)));
         }
         painter.drawText(QRectF(textLeft, bar.top() - 2, kColumn - (textLeft - left), kLine), Qt::AlignLeft | Qt::AlignVCenter,
-            tr("fill %1 of %2").arg(percent(stage.fill()), mb(stage.capacity)));
+            tr("fill %1 of %2").arg(percent(stage.fill()), sizeText(stage.capacity)));
         painter.drawText(QRectF(left, bar.bottom() + 4, kColumn, kLine), Qt::AlignLeft | Qt::AlignVCenter,
             tr("in %1 · out %2 transfers · %3 in")
                 .arg(stage.transfersIn.size())
@@ -185,7 +186,7 @@ private:
         const auto& problem = stage.stage.problem;
         painter.setPen(ViewPalette::axisText());
         painter.drawText(QRectF(area.left(), area.top() - 20, area.width(), 18), Qt::AlignLeft | Qt::AlignVCenter,
-            tr("arena %1: offset ↑ by local step →").arg(mb(stage.arenaBytes())));
+            tr("arena %1: offset ↑ by local step →").arg(sizeText(stage.arenaBytes())));
         painter.fillRect(area, ViewPalette::plotBackground());
         const double steps = std::max(1, problem.steps);
         const double top = static_cast<double>(std::max<core::Bytes>(stage.arenaBytes(), 1));
@@ -212,7 +213,7 @@ private:
     {
         painter.setPen(QPen(sentColor().darker(120), 2));
         painter.setBrush(sentColor().darker(120));
-        const QString text = tr("%1\n%2 tensor(s)").arg(mb(bytes)).arg(count);
+        const QString text = tr("%1\n%2 tensor(s)").arg(sizeText(bytes)).arg(count);
         if (to == from + 1) {
             const double x0 = columnLeft(from) + kColumn - 2, x1 = columnLeft(to) + 2, y = kBarTop + kBarHeight * 0.5;
             painter.drawLine(QPointF(x0, y), QPointF(x1 - 8, y));
@@ -233,7 +234,7 @@ private:
         painter.drawPolygon(QPolygonF({ QPointF(x1, kArcTop - 14), QPointF(x1 - 5, kArcTop - 4), QPointF(x1 + 5, kArcTop - 4) }));
         painter.setPen(ViewPalette::axisText());
         painter.drawText(QRectF((x0 + x1) / 2 - 120, kArcTop + 22, 240, 18), Qt::AlignCenter,
-            tr("chip %1 → chip %2: %3, %4 tensor(s)").arg(from).arg(to).arg(mb(bytes)).arg(count));
+            tr("chip %1 → chip %2: %3, %4 tensor(s)").arg(from).arg(to).arg(sizeText(bytes)).arg(count));
     }
 
     std::shared_ptr<const core::MultiChipPlan> m_partition;
@@ -377,7 +378,7 @@ void StagesView::showPartition()
                                         : tr("fewest the planner allows (no plan fits fewer than %1)").arg(plan.provenMinChips);
     m_summary->setText(tr("%1 × %2 = %3 pooled · %4 · pipeline latency %5 · about %6 inputs/s")
                            .arg(plan.chips())
-                           .arg(QString::fromStdString(plan.device.name), mb(plan.pooledCapacity()), count,
+                           .arg(QString::fromStdString(plan.device.name), sizeText(plan.pooledCapacity()), count,
                                QString::fromStdString(core::formatSeconds(plan.latencySeconds())))
                            .arg(plan.throughputPerSecond(), 0, 'f', 0));
     m_change->setText(changeText());
@@ -388,7 +389,7 @@ void StagesView::showPartition()
     auto chipText = [this](int chip) { return chip < 0 ? tr("host") : tr("chip %1").arg(chip); };
     for (int row = 0; row < static_cast<int>(plan.transfers.size()); ++row) {
         const auto& t = plan.transfers[row];
-        const QStringList cells { QString::fromStdString(t.name), chipText(t.fromChip), chipText(t.toChip), mb(t.bytes),
+        const QStringList cells { QString::fromStdString(t.name), chipText(t.fromChip), chipText(t.toChip), sizeText(t.bytes),
             t.producedAt < 0 ? tr("(input)") : QString::number(t.producedAt),
             t.toChip < 0 ? tr("(output)") : QString::number(t.firstUse), QString::fromStdString(core::formatSeconds(t.seconds)) };
         for (int column = 0; column < cells.size(); ++column)
@@ -421,11 +422,11 @@ QString StagesView::changeText() const
               "latency %11 → %12 · %13 → %14 inputs/s")
         .arg(a.chips())
         .arg(b.chips())
-        .arg(mb(a.pooledCapacity()), mb(b.pooledCapacity()), percent(fullest(a)), percent(fullest(b)))
+        .arg(sizeText(a.pooledCapacity()), sizeText(b.pooledCapacity()), percent(fullest(a)), percent(fullest(b)))
         .arg(hops(a))
-        .arg(mb(a.transferBytes()))
+        .arg(sizeText(a.transferBytes()))
         .arg(hops(b))
-        .arg(mb(b.transferBytes()), seconds(a.latencySeconds()), seconds(b.latencySeconds()))
+        .arg(sizeText(b.transferBytes()), seconds(a.latencySeconds()), seconds(b.latencySeconds()))
         .arg(a.throughputPerSecond(), 0, 'f', 0)
         .arg(b.throughputPerSecond(), 0, 'f', 0);
 }

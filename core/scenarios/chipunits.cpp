@@ -23,6 +23,30 @@ ChipUnit chipUnitFor(std::string_view opType)
     return ChipUnit::Vector;
 }
 
+ChipUnit chipUnitFor(const Op& op)
+{
+    if (op.body.empty())
+        return chipUnitFor(op.type);
+    constexpr auto rank = [](ChipUnit unit) {
+        switch (unit) {
+        case ChipUnit::Matrix:
+            return 3;
+        case ChipUnit::Vector:
+            return 2;
+        case ChipUnit::Switch:
+            return 1;
+        case ChipUnit::Memory:
+            break;
+        }
+        return 0;
+    };
+    ChipUnit heaviest = ChipUnit::Memory;
+    for (const Op& member : op.body)
+        if (const ChipUnit unit = chipUnitFor(member); rank(unit) > rank(heaviest))
+            heaviest = unit;
+    return heaviest;
+}
+
 std::string_view chipUnitName(ChipUnit unit)
 {
     switch (unit) {

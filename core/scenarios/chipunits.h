@@ -19,6 +19,9 @@ namespace core {
 enum class ChipUnit { Memory, Vector, Matrix, Switch };
 
 ChipUnit chipUnitFor(std::string_view opType);
+// An op's unit; a fused group (--fuse: type "Fused", its ops in Op::body) runs where its heaviest
+// member does: a Conv+Relu on the matrix unit (matrix > vector > switch > memory).
+ChipUnit chipUnitFor(const Op& op);
 std::string_view chipUnitName(ChipUnit unit); // "memory", "vector", "matrix", "switch"
 
 } // namespace core

@@ -239,6 +239,8 @@ Expected<LlmScenarioResult> runLlmScenario(const LlmConfig& config, const LlmRun
             return arena.error();
         result.arenas.push_back({ shape.sequences, shape.tokens, shape.context, arena->arena, arena->lowerBound });
         result.weightBytes = std::max(result.weightBytes, arena->weights);
+        if (options.progress)
+            options.progress(step + 1, result.steps);
     }
     result.distinctPlans = arenas.distinctPlans();
     return result;

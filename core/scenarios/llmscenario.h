@@ -7,6 +7,7 @@
 #include "util/cancel.h"
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -116,6 +117,8 @@ struct LlmRunOptions {
     bool searchLargestBatch = true;
     int batchSearchLimit = 4096;
     CancelToken cancel;
+    // Called from the running thread after each decode step is planned: (steps done, steps in all).
+    std::function<void(Step, Step)> progress;
 };
 
 // The whole scenario. Errors: invalid config, unknown planner, a step graph that cannot be planned

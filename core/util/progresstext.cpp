@@ -7,7 +7,7 @@
 
 namespace core {
 
-std::string progressText(int done, int total, int unit, double elapsedSeconds)
+std::string progressText(int done, int total, int unit, double elapsedSeconds, std::string_view noun)
 {
     unit = std::max(unit, 1);
     total = std::max(total, 1);
@@ -15,7 +15,7 @@ std::string progressText(int done, int total, int unit, double elapsedSeconds)
     const int passes = (total + unit - 1) / unit;
     const int pass = std::min(done / unit + 1, passes);
     const int op = done - (pass - 1) * unit;
-    std::string text = "op " + std::to_string(op) + " of " + std::to_string(unit);
+    std::string text = std::string(noun) + " " + std::to_string(op) + " of " + std::to_string(unit);
     if (passes > 1)
         text += " · pass " + std::to_string(pass) + " of " + std::to_string(passes);
     text += " · " + std::to_string(int(100.0 * done / total)) + "%";
