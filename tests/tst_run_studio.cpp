@@ -240,6 +240,10 @@ void TestRunStudio::runOverlaysMeasurement()
     QVERIFY2(summary.contains(QStringLiteral("Kernel scratch: ") + QString::fromStdString(core::formatBytes(run->arena.scratchBytes))
                  + QStringLiteral(" outside the plan; Workspaces plans it")),
         qPrintable(summary));
+    // ... and on the memory curve, as a line above the arena, the y range reaching it.
+    QVERIFY(m_window->memoryCurveView()->showsKernelScratch());
+    QVERIFY(m_window->memoryCurveView()->yMax() * m_window->memoryCurveView()->unit().divisor
+        >= double(doc->plan()->arenaSize + run->arena.scratchBytes));
 
     // A CPU run is not compared with the GPU cost profile's roofline.
     QVERIFY(run->rooflineStepMs.empty());

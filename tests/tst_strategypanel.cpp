@@ -7,6 +7,8 @@
 // The window tests use tests/data/skip_unet.json, a two-level U-Net whose peak is in the bottleneck
 // while both skips wait: recompute and swap lower it. On example:unet they cannot (its peak is the
 // last concat, which reads the long skip itself; see tst_strategies unetStrategiesCosted).
+#include "qcp.h" // first: see qcp.h
+
 #include "comparisonview.h"
 #include "lifetimebarsview.h"
 #include "mainwindow.h"
@@ -380,6 +382,13 @@ void TestStrategyPanel::budgetFitsOrSaysItCannot()
     QVERIFY(core::validatePlan(doc->workload()->problem, *doc->plan()).ok());
     QCOMPARE(doc->budget(), feasible);
     QVERIFY(m_window->memoryCurveView()->showsBudget());
+    // The greyed boxes show the search's choice, not a stale one of the user's.
+    QStringList chosen;
+    for (const auto& name : panel->outcome()->applied)
+        chosen << QString::fromStdString(name);
+    QVERIFY(!chosen.isEmpty());
+    QCOMPARE(panel->checkedStrategies(), chosen);
+    QVERIFY(!panel->strategyCheckBox(chosen.front())->isEnabled());
 
     panel->setBudget(1024); // 1 KiB: nothing fits
     QTRY_VERIFY_WITH_TIMEOUT(panel->outcome() && panel->outcome()->budget == 1024, kTimeout);
@@ -389,6 +398,8 @@ void TestStrategyPanel::budgetFitsOrSaysItCannot()
     QVERIFY(panel->outcome()->budgetArena <= feasible); // the smallest arena reached, at least as good as the known one
 
     panel->setBudgetEnabled(false);
+    QVERIFY(panel->checkedStrategies().isEmpty()); // the user's own choice again: none
+    QVERIFY(panel->strategyCheckBox(chosen.front())->isEnabled());
     QVERIFY(waitForStrategyPlan(false));
     QCOMPARE(doc->budget(), core::Bytes(0));
     QCOMPARE(doc->workload()->problem.buffers.size(), m_skip->problem.buffers.size());
@@ -497,6 +508,21 @@ void TestStrategyPanel::comparisonShowsDifferentNumbers()
     QVERIFY(compare->cellText(ComparisonView::LowerBound, 2).startsWith(QStringLiteral("−"))); // B is lower
     QVERIFY(compare->cellText(ComparisonView::Swapped, 2).startsWith(QLatin1Char('+')));
     QVERIFY(compare->cellText(ComparisonView::Steps, 2).startsWith(QLatin1Char('+'))); // swap adds its copies
+    // The curves line up by op: every op of the model sits at its own step on B's axis too (swap
+    // only inserts copies, which share the unit after the op before them), and both end together.
+    const auto axisB = stepsOnOriginalAxis(*m_skip, *compare->outcome(ComparisonView::B)->workload);
+    QCOMPARE(axisB.size(), std::size_t(compare->outcome(ComparisonView::B)->workload->problem.steps));
+    std::vector<int> opsAt(static_cast<std::size_t>(m_skip->problem.steps), 0);
+    for (double x : axisB) {
+        QVERIFY(x >= 0 && x < m_skip->problem.steps);
+        if (x == std::floor(x))
+            ++opsAt[static_cast<std::size_t>(x)];
+    }
+    QVERIFY(std::all_of(opsAt.begin(), opsAt.end(), [](int n) { return n == 1; }));
+    QVERIFY(axisB.size() > opsAt.size());
+    QVERIFY(compare->plot()->xAxis->label().startsWith(QStringLiteral("step of the model as loaded")));
+    for (int graph : { 0, 2 }) // A's and B's live curves
+        QCOMPARE((compare->plot()->graph(graph)->data()->constEnd() - 1)->key, double(m_skip->problem.steps));
     // The sides exchanged: every decrease carries the same minus sign, steps and time included.
     compare->setConfiguration(ComparisonView::A, { QStringLiteral("swap") }, QStringLiteral("best-fit"), QStringLiteral("h200"));
     compare->setConfiguration(ComparisonView::B, {}, QStringLiteral("greedy-by-size"), QStringLiteral("h200"));

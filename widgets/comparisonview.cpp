@@ -6,6 +6,7 @@
 
 #include "palette.h"
 #include "strategycontroller.h"
+#include "strategymarks.h"
 #include "timeaxis.h"
 
 #include "planners/metrics.h"
@@ -351,8 +352,12 @@ void ComparisonView::refresh()
         m_table->item(r, 2)->setForeground(color);
     }
 
-    // Both memory curves, each on its own schedule's steps, with its arena as a dashed line.
+    // Both memory curves on the step axis of the model as loaded, so the same op sits at the same x
+    // on both (fusion removes steps, recompute and swap insert some); a side that cannot be aligned
+    // (no graph) keeps its own steps. Each with its arena as a dashed line.
     double top = 1, steps = 1;
+    std::array<std::vector<double>, 2> axis;
+    bool aligned = m_original && m_original->graph;
     for (int s = 0; s < 2; ++s)
         if (const auto& o = m_sides[s].outcome) {
             const auto curve = core::liveBytesCurve(o->workload->problem);
@@ -360,8 +365,13 @@ void ComparisonView::refresh()
                 top = std::max(top, static_cast<double>(v));
             if (o->plan)
                 top = std::max(top, static_cast<double>(o->plan->arenaSize));
+            if (aligned)
+                axis[s] = stepsOnOriginalAxis(*m_original, *o->workload);
+            aligned = aligned && axis[s].size() == curve.size();
             steps = std::max(steps, static_cast<double>(curve.size()));
         }
+    if (aligned)
+        steps = static_cast<double>(m_original->problem.steps);
     const ByteUnit unit = byteUnitFor(top);
     for (int s = 0; s < 2; ++s) {
         QCPGraph* live = m_plot->graph(2 * s);
@@ -377,13 +387,18 @@ void ComparisonView::refresh()
             continue;
         }
         const auto curve = core::liveBytesCurve(o->workload->problem);
+        // (x, value) per step, in x order: a reordered op is drawn at its place in the original order.
+        std::vector<std::pair<double, double>> points;
+        for (std::size_t i = 0; i < curve.size(); ++i)
+            points.emplace_back(aligned ? axis[s][i] : static_cast<double>(i), static_cast<double>(curve[i]) / unit.divisor);
+        std::stable_sort(points.begin(), points.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
         QVector<double> keys, values;
-        for (std::size_t i = 0; i < curve.size(); ++i) {
-            keys.append(static_cast<double>(i));
-            values.append(static_cast<double>(curve[i]) / unit.divisor);
+        for (const auto& [x, v] : points) {
+            keys.append(x);
+            values.append(v);
         }
-        if (!curve.empty()) {
-            keys.append(static_cast<double>(curve.size()));
+        if (!points.empty()) {
+            keys.append(aligned ? std::max(points.back().first + 1.0, steps) : static_cast<double>(curve.size()));
             values.append(values.back());
         }
         live->setData(keys, values, true);
@@ -394,7 +409,7 @@ void ComparisonView::refresh()
         live->addToLegend();
         if (o->plan) {
             const double a = static_cast<double>(o->plan->arenaSize) / unit.divisor;
-            arena->setData(QVector<double> { 0, static_cast<double>(curve.size()) }, QVector<double> { a, a }, true);
+            arena->setData(QVector<double> { 0, aligned ? steps : static_cast<double>(curve.size()) }, QVector<double> { a, a }, true);
             arena->setName(tr("%1 arena %2")
                                .arg(s == A ? QStringLiteral("A") : QStringLiteral("B"),
                                    shortBytes(static_cast<double>(o->plan->arenaSize))));
@@ -402,6 +417,8 @@ void ComparisonView::refresh()
         }
     }
     m_plot->yAxis->setLabel(tr("live memory (%1)").arg(unit.name));
+    m_plot->xAxis->setLabel(aligned ? tr("step of the model as loaded (ops line up; inserted ops share their neighbour's step)")
+                                    : tr("step"));
     m_plot->xAxis->setRange(0, steps);
     fitStepTicks(m_plot->xAxis, m_plot->axisRect()->width()); // the last layout's width: close enough for labels
     m_plot->yAxis->setRange(0, top / unit.divisor * 1.15);

@@ -138,6 +138,10 @@ MemoryCurveView::MemoryCurveView(PlanDocument* document, QWidget* parent)
     }
     m_measured = addLine(m_plot, QColor(0xF28E2B), Qt::DashLine, 2.0);
     m_measured->setName(QStringLiteral("measured"));
+    // What a run held beyond the plan: the arena plus the kernels' scratch (a high-water, not per step).
+    m_scratch = addLine(m_plot, QColor(0xF28E2B), Qt::DotLine, 1.5);
+    m_scratch->setVisible(false);
+    m_scratch->removeFromLegend();
     m_budget = addLine(m_plot, QColor(0xC62828), Qt::DashDotLine, 1.5);
     m_before = addLine(m_plot, QColor(0x5F6368), Qt::DashLine, 1.5);
     m_before->setName(QStringLiteral("before strategies"));
@@ -220,6 +224,10 @@ void MemoryCurveView::rebuild()
             top = std::max(top, static_cast<double>(v));
     if (const RunMeasurement* run = m_document->measurement(); run && run->pool)
         top = std::max(top, static_cast<double>(run->pool->stepPeakBytes + lift));
+    const RunMeasurement* scratchRun = m_document->measurement();
+    const core::Bytes scratch = plan && scratchRun ? scratchRun->arena.scratchBytes : 0;
+    if (scratch > 0)
+        top = std::max(top, static_cast<double>(arena + scratch + lift));
     const PeerProfile* peer = m_document->peerProfile();
     if (peer)
         for (const auto* curve : { &peer->inUse, &peer->arenaHeld })
@@ -288,6 +296,13 @@ void MemoryCurveView::rebuild()
     if (!measured.empty()) {
         setStepData(m_measured, lifted(measured), m_unit.divisor);
         m_measured->addToLegend();
+    }
+    m_scratch->setVisible(scratch > 0);
+    m_scratch->removeFromLegend();
+    if (scratch > 0) {
+        setFlat(m_scratch, steps, static_cast<double>(arena + scratch + lift) / m_unit.divisor);
+        m_scratch->setName(QStringLiteral("+ kernel scratch %1 (measured, outside the plan)").arg(shortBytes(static_cast<double>(scratch))));
+        m_scratch->addToLegend();
     }
     updateMeasuredSeries();
     m_budget->setVisible(budget > 0);
@@ -482,6 +497,8 @@ TimeAxis MemoryCurveView::timeAxis() const
 }
 
 bool MemoryCurveView::showsMeasured() const { return m_measured->visible(); }
+
+bool MemoryCurveView::showsKernelScratch() const { return m_scratch->visible(); }
 
 bool MemoryCurveView::showsReserved() const { return m_reserved->visible(); }
 

@@ -47,7 +47,9 @@ public:
 
     QCustomPlot* plot() const { return m_plot; }
     ByteUnit unit() const { return m_unit; } // unit of the y axis
+    double yMax() const { return m_yMax; }   // top of the y range, in unit()
     bool showsMeasured() const; // the measured curve is drawn (the document has one)
+    bool showsKernelScratch() const; // the arena + kernel scratch line of a run with scratch outside the plan
     bool showsMeasuredAllocator() const; // the per-tensor allocator curve of a run is drawn
     bool showsMeasuredPool() const; // the pool run's curve is drawn (a measurement with `pool`)
     bool showsReserved() const; // a memory snapshot's reserved curve is drawn (Workload::recorded)
@@ -96,6 +98,7 @@ private:
     QCPGraph* m_live;
     QCPGraph* m_arena;
     QCPGraph* m_lower;
+    QCPGraph* m_scratch = nullptr;
     QCPGraph* m_measured;
     QCPGraph* m_measuredAllocator; // per-tensor run: bytes malloc held per step
     QCPGraph* m_reserved;          // memory snapshot: bytes the allocator's segments reserved per step

@@ -125,6 +125,45 @@ std::vector<core::Bytes> alignBeforeCurve(const core::Workload& original, const 
     return aligned;
 }
 
+std::vector<double> stepsOnOriginalAxis(const core::Workload& original, const core::Workload& transformed)
+{
+    if (!original.graph || !transformed.graph || transformed.schedule.steps() != transformed.problem.steps)
+        return {};
+    const core::Graph& before = *original.graph;
+    const core::Graph& after = *transformed.graph;
+    std::vector<core::Step> producedAt(before.tensors.size(), -1);
+    for (core::Step s = 0; s < original.schedule.steps(); ++s)
+        for (auto t : before.ops[static_cast<std::size_t>(original.schedule.order[s])].outputs)
+            producedAt[static_cast<std::size_t>(t)] = s;
+    const auto originalTensors = static_cast<core::TensorIndex>(before.tensors.size());
+    const core::Step steps = transformed.schedule.steps();
+    std::vector<core::Step> mapped(static_cast<std::size_t>(steps), -1);
+    for (core::Step k = 0; k < steps; ++k)
+        for (auto t : after.ops[static_cast<std::size_t>(transformed.schedule.order[k])].outputs)
+            if (t >= 0 && t < originalTensors && producedAt[static_cast<std::size_t>(t)] >= 0) {
+                mapped[static_cast<std::size_t>(k)] = producedAt[static_cast<std::size_t>(t)];
+                break;
+            }
+    std::vector<double> x(static_cast<std::size_t>(steps), 0.0);
+    for (core::Step k = 0; k < steps;) {
+        if (mapped[static_cast<std::size_t>(k)] >= 0) {
+            x[static_cast<std::size_t>(k)] = static_cast<double>(mapped[static_cast<std::size_t>(k)]);
+            ++k;
+            continue;
+        }
+        // A run of inserted ops: after the op before them (or before step 0's op when they lead).
+        core::Step end = k;
+        while (end < steps && mapped[static_cast<std::size_t>(end)] < 0)
+            ++end;
+        const double base = k > 0 ? x[static_cast<std::size_t>(k - 1)] : -1.0;
+        const double count = static_cast<double>(end - k);
+        for (core::Step i = k; i < end; ++i)
+            x[static_cast<std::size_t>(i)] = base + static_cast<double>(i - k + 1) / (count + 1.0);
+        k = end;
+    }
+    return x;
+}
+
 StrategyFacts computeStrategyFacts(const core::Workload& original, std::shared_ptr<const core::Workload> transformed,
     const core::Transformed& state)
 {

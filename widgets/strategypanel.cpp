@@ -109,6 +109,14 @@ StrategyPanel::StrategyPanel(QWidget* parent)
     connect(m_budgetCheck, &QCheckBox::toggled, this, [this](bool on) {
         if (on && m_budget <= 0 && m_original)
             m_budget = core::lowerBound(m_original->problem) * m_budgetSlider->value() / 100;
+        // The boxes show what is applied: the budget search's choice while it is on (none until it
+        // answers), the user's own choice again when it is turned off.
+        if (on) {
+            m_manualChecks = checkedStrategies();
+            showChecked({});
+        } else {
+            showChecked(m_manualChecks);
+        }
         syncBudgetControls();
         scheduleRerun();
     });
@@ -181,8 +189,17 @@ void StrategyPanel::resetForAnotherModel()
         const QSignalBlocker block(m_budgetCheck);
         m_budgetCheck->setChecked(false);
     }
+    m_manualChecks.clear();
     m_budget = 0; // setOriginal takes it from the slider's share of the new lower bound
     m_outcome.reset();
+}
+
+void StrategyPanel::showChecked(const QStringList& names)
+{
+    for (QCheckBox* check : m_checks) {
+        const QSignalBlocker block(check);
+        check->setChecked(names.contains(check->objectName()));
+    }
 }
 
 bool StrategyPanel::setOriginal(std::shared_ptr<const core::Workload> original)
@@ -258,8 +275,10 @@ void StrategyPanel::syncBudgetControls()
     m_budgetSlider->setEnabled(on);
     m_budgetSpin->setEnabled(on);
     const bool graph = m_original && m_original->graph;
-    for (QCheckBox* check : m_checks)
+    for (QCheckBox* check : m_checks) {
         check->setEnabled(graph && !on);
+        check->setStatusTip(on ? tr("Chosen by the budget search; turn the budget off to choose yourself") : QString());
+    }
     const QSignalBlocker blockSpin(m_budgetSpin), blockSlider(m_budgetSlider);
     if (m_budget > 0)
         m_budgetSpin->setValue(static_cast<double>(m_budget) / kMiB);
@@ -356,6 +375,10 @@ void StrategyPanel::onFinished(std::shared_ptr<const StrategyOutcome> outcome)
     m_outcome = std::move(outcome);
     const StrategyOutcome& o = *m_outcome;
     if (o.budgetMode) {
+        QStringList chosen;
+        for (const auto& name : o.applied)
+            chosen << QString::fromStdString(name);
+        showChecked(chosen);
         const QString label = QString::fromStdString(strategyLabel(o.applied));
         if (o.fits)
             setStatus(tr("Budget %1 met with %2: arena %3 (least estimated time of %4 combinations).")

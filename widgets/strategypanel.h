@@ -79,7 +79,11 @@ private:
 
     StrategyController* m_controller;
     QTimer* m_debounce;
+    // Checks exactly `names` (signals blocked: no rerun).
+    void showChecked(const QStringList& names);
+
     std::vector<QCheckBox*> m_checks; // registry order
+    QStringList m_manualChecks;       // the user's choice, kept while the budget search chooses
     QComboBox* m_deviceCombo = nullptr;
     QCheckBox* m_budgetCheck = nullptr;
     QSlider* m_budgetSlider = nullptr;
