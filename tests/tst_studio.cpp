@@ -618,6 +618,18 @@ void TestStudio::tableSelectionSyncs()
     QCOMPARE(current.data(TensorTableModel::BufferRole).toInt(), other);
     QVERIFY(table->selectionModel()->isRowSelected(current.row(), {}));
 
+    // Filtering the table hides rows; it does not choose another tensor for every view.
+    auto* filter = m_window->findChild<QLineEdit*>(QStringLiteral("tensorFilter"));
+    QVERIFY(filter);
+    filter->setText(QStringLiteral("no-such-tensor-name"));
+    QCOMPARE(table->model()->rowCount(), 0);
+    QCOMPARE(document->selectedBuffer(), other);
+    filter->setText(QStringLiteral("e")); // narrows without emptying
+    QCOMPARE(document->selectedBuffer(), other);
+    filter->clear();
+    QCOMPARE(document->selectedBuffer(), other);
+    QCOMPARE(table->selectionModel()->currentIndex().data(TensorTableModel::BufferRole).toInt(), other);
+
     document->selectBuffer(-1);
     QVERIFY(!table->selectionModel()->hasSelection());
 }
@@ -638,6 +650,20 @@ void TestStudio::cursorReportsLiveSet()
     }
     document->setCursorStep(-1);
     QVERIFY(!m_window->summaryPanel()->summaryText().contains(QStringLiteral("Cursor")));
+
+    // The largest buffer live at the peak is a link in the summary; a click selects it everywhere.
+    const auto peakLive = core::liveAt(problem, core::peakStep(problem));
+    QVERIFY(!peakLive.empty());
+    QLabel* summary = nullptr;
+    for (QLabel* label : m_window->summaryPanel()->findChildren<QLabel*>())
+        if (label->text().contains(QStringLiteral("href='buffer:%1'").arg(peakLive.front())))
+            summary = label;
+    QVERIFY(summary);
+    emit summary->linkActivated(QStringLiteral("buffer:%1").arg(peakLive.front()));
+    QCOMPARE(document->selectedBuffer(), peakLive.front());
+    emit summary->linkActivated(QStringLiteral("buffer:999999")); // no such buffer: nothing changes
+    QCOMPARE(document->selectedBuffer(), peakLive.front());
+    document->selectBuffer(-1);
 }
 
 void TestStudio::exportsImagesAndPlan()
@@ -760,8 +786,13 @@ void TestStudio::inputSizesOpenAModelWithOpenInputs()
     QSignalSpy failed(m_window.get(), &MainWindow::errorOccurred);
     m_window->openFile(path);
     QTRY_COMPARE_WITH_TIMEOUT(failed.count(), 1, kTimeout);
-    QVERIFY2(m_window->messageBanner()->text().contains(QStringLiteral("symbolic dimension batch")),
+    // It asks for the sizes in the window's words, not the command line's, and not as an error.
+    QVERIFY2(m_window->messageBanner()->text().contains(
+                 QStringLiteral("open_inputs.onnx leaves dimension batch and the shape of input z open: give them in Input Sizes")),
         qPrintable(m_window->messageBanner()->text()));
+    QVERIFY(!m_window->messageBanner()->text().contains(QStringLiteral("--dim")));
+    QCOMPARE(m_window->messageBanner()->type(), MessageBanner::Type::Information);
+    QVERIFY(m_window->messageBanner()->toolTip().contains(QStringLiteral("symbolic dimension batch")));
     QCOMPARE(m_window->messageBanner()->remedy(), m_window->inputSizesAction());
     QVERIFY(m_window->inputSizesAction()->isEnabled());
     const auto& open = m_window->openInputs();
@@ -774,6 +805,9 @@ void TestStudio::inputSizesOpenAModelWithOpenInputs()
     auto* ok = dialog.findChild<QDialogButtonBox*>()->button(QDialogButtonBox::Ok);
     QVERIFY(dialog.dimBox(QStringLiteral("batch")) && dialog.shapeField(QStringLiteral("z")));
     QCOMPARE(dialog.dimBox(QStringLiteral("batch"))->value(), 1);
+    auto* places = dialog.findChild<QLabel*>(QStringLiteral("places:batch"));
+    QVERIFY(places);
+    QCOMPARE(places->text(), QStringLiteral("axis 0 of x")); // where the symbol sits
     QVERIFY(!ok->isEnabled()); // z has no shape yet
     QVERIFY2(dialog.problem().contains(QStringLiteral("(e.g. 1,4) or a file with its contents")), qPrintable(dialog.problem()));
     QVERIFY(dialog.fileField(QStringLiteral("x")) && dialog.fileField(QStringLiteral("z")));
@@ -825,6 +859,38 @@ void TestStudio::inputSizesOpenAModelWithOpenInputs()
     QTRY_VERIFY_WITH_TIMEOUT(planned.count() >= 1, kTimeout);
     QVERIFY(!m_window->inputSizesAction()->isEnabled());
     QVERIFY(m_window->shapeBindings().dims.empty());
+
+    // Open Recent remembers the sizes it was opened with, says them, and opens with them.
+    auto* recent = m_window->findChild<QMenu*>(QStringLiteral("recentMenu"));
+    QVERIFY(recent);
+    emit recent->aboutToShow();
+    QAction* entry = nullptr;
+    for (QAction* action : recent->actions())
+        if (!entry && action->text().contains(QStringLiteral("open_inputs.onnx"))) // the newest is first
+            entry = action;
+    QVERIFY(entry);
+    QVERIFY2(entry->text().endsWith(QStringLiteral(" (batch = 2, z 2×4)")), qPrintable(entry->text()));
+    planned.clear();
+    entry->trigger();
+    QTRY_VERIFY_WITH_TIMEOUT(planned.count() >= 1, kTimeout);
+    QCOMPARE(m_window->currentSpec(), path);
+    QCOMPARE(m_window->shapeBindings().dims.at("batch"), std::int64_t(2));
+    QCOMPARE(m_window->shapeBindings().inputShapes.at("z"), (std::vector<std::int64_t> { 2, 4 }));
+
+    // Two entries of one file name say their folders.
+    const QStringList before = QSettings().value(QStringLiteral("recentFiles")).toStringList();
+    QSettings().setValue(QStringLiteral("recentFiles"), QStringList { QStringLiteral("/data/a/model.onnx"), QStringLiteral("/data/b/model.onnx") });
+    emit recent->aboutToShow();
+    QStringList texts;
+    for (QAction* action : recent->actions())
+        texts << action->text();
+    QVERIFY2(texts.contains(QStringLiteral("&1 model.onnx — /data/a")) && texts.contains(QStringLiteral("&2 model.onnx — /data/b")),
+        qPrintable(texts.join(QLatin1Char('|'))));
+    QSettings().setValue(QStringLiteral("recentFiles"), before);
+
+    planned.clear();
+    m_window->openFile(QStringLiteral("example:unet"));
+    QTRY_VERIFY_WITH_TIMEOUT(planned.count() >= 1, kTimeout);
 }
 
 void TestStudio::corruptFileKeepsPreviousModel()

@@ -122,11 +122,15 @@ QString ColoringView::caption() const
     if (!document()->plan())
         return QStringLiteral("Coloring");
     const int depth = document()->metrics().maxOverlapDepth;
-    QString text = QStringLiteral("Coloring · %1 slots").arg(slotCount());
-    text += slotCount() == depth ? QStringLiteral(" (= max overlap depth)")
-                                 : QStringLiteral(" (max overlap depth %1)").arg(depth);
+    // A slot is a row of buffers that never live at the same time and so can share memory; the
+    // fewest slots possible is the most buffers live at once.
+    QString text = QStringLiteral("Coloring · %1 shared slots").arg(slotCount());
+    text += slotCount() == depth ? QStringLiteral(" (the fewest possible: %1 buffers live at once)").arg(depth)
+                                 : QStringLiteral(" (at least %1: buffers live at once)").arg(depth);
+    // Offset planners (best-of-greedy, first-fit, exact) place each buffer at a byte offset and share
+    // no slots; the rows are then the view's own grouping, not the plan's.
     if (!m_planColors)
-        text += QStringLiteral(" · left-edge coloring computed for display (%1 assigns no slots)")
+        text += QStringLiteral(" · %1 places buffers by offset, not in slots: rows grouped for this view")
                     .arg(QString::fromStdString(document()->plan()->planner));
     return text;
 }

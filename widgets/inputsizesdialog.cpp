@@ -59,6 +59,25 @@ QString joined(const std::vector<std::string>& dims)
     return parts.join(QStringLiteral("×"));
 }
 
+// Where a symbolic dimension sits: "axis 0 of input_ids, axis 0 of attention_mask" (at most three).
+QString symbolPlaces(const core::OpenInputs& open, const std::string& symbol)
+{
+    QStringList places;
+    int more = 0;
+    for (const auto& input : open.declared)
+        for (std::size_t d = 0; d < input.dims.size(); ++d)
+            if (input.dims[d] == symbol) {
+                if (places.size() < 3)
+                    places << QObject::tr("axis %1 of %2").arg(d).arg(QString::fromStdString(input.name));
+                else
+                    ++more;
+            }
+    QString text = places.join(QStringLiteral(", "));
+    if (more > 0)
+        text += QObject::tr(" and %1 more").arg(more);
+    return text;
+}
+
 } // namespace
 
 InputSizesDialog::InputSizesDialog(const core::OpenInputs& open, const core::ShapeBindings& current, const InputFiles& files, QWidget* parent)
@@ -84,8 +103,19 @@ InputSizesDialog::InputSizesDialog(const core::OpenInputs& open, const core::Sha
         const auto bound = m_current.dims.find(symbol);
         box->setValue(bound != m_current.dims.end() && bound->second >= 1 && bound->second <= box->maximum() ? int(bound->second) : 1);
         box->setObjectName(QStringLiteral("dim:") + QString::fromStdString(symbol));
-        box->setToolTip(tr("Symbolic dimension '%1' of the model's inputs").arg(QString::fromStdString(symbol)));
-        form->addRow(tr("Dimension %1:").arg(QString::fromStdString(symbol)), box);
+        const QString places = symbolPlaces(m_open, symbol);
+        box->setToolTip(places.isEmpty() ? tr("Symbolic dimension '%1' of the model's inputs").arg(QString::fromStdString(symbol))
+                                         : tr("Symbolic dimension '%1': %2").arg(QString::fromStdString(symbol), places));
+        // The name alone says little when an exporter made it up ("unk__612", "s0"): say where it sits.
+        auto* row = new QHBoxLayout;
+        row->addWidget(box);
+        if (!places.isEmpty()) {
+            auto* where = new QLabel(places, this);
+            where->setObjectName(QStringLiteral("places:") + QString::fromStdString(symbol));
+            where->setStyleSheet(QStringLiteral("color: gray;"));
+            row->addWidget(where, 1);
+        }
+        form->addRow(tr("Dimension %1:").arg(QString::fromStdString(symbol)), row);
         m_dims.push_back(box);
     }
     for (const auto& input : m_open.inputs) {
@@ -99,6 +129,10 @@ InputSizesDialog::InputSizesDialog(const core::OpenInputs& open, const core::Sha
         }
         field->setPlaceholderText(input.shapeDeclared ? tr("declared %1, e.g. %2").arg(joined(input.dims), example(input.dims))
                                                       : tr("no shape declared, e.g. 1,3,224,224"));
+        field->setToolTip(input.shapeDeclared
+                ? tr("Input %1 is declared %2: give every dimension, ? ones included (axis by axis, left to right)")
+                      .arg(QString::fromStdString(input.name), joined(input.dims))
+                : tr("Input %1 declares no shape: give all of it").arg(QString::fromStdString(input.name)));
         form->addRow(tr("Shape of input %1:").arg(QString::fromStdString(input.name)), field);
         m_shapes.push_back(field);
         connect(field, &QLineEdit::textChanged, this, &InputSizesDialog::validate);

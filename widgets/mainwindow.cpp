@@ -54,6 +54,7 @@ MainWindow::MainWindow(QWidget* parent)
     createActions();
     createToolBar();
     createRunControls();
+    createPlayControls();
     createStatusBar();
     connectDocument();
     connectStrategies();
@@ -71,10 +72,19 @@ MainWindow::MainWindow(QWidget* parent)
         m_pendingSpec.clear();
         // The model still on display keeps its sizes to change.
         m_inputSizesAction->setEnabled(sizable || (!m_openInputsSpec.isEmpty() && m_openInputsSpec == m_currentSpec));
-        const QString full = tr("Could not open %1. %2").arg(name, text)
-            + (sizable ? tr(" Input Sizes… gives them here.") : QString())
-            + (m_currentSpec.isEmpty() ? QString() : tr(" — still showing %1.").arg(displayName(m_currentSpec)));
-        m_banner->showMessage(full, MessageBanner::Type::Error, sizable ? m_inputSizesAction : nullptr);
+        const QString still = m_currentSpec.isEmpty() ? QString() : tr(" — still showing %1.").arg(displayName(m_currentSpec));
+        // A model that leaves its input sizes open, opened without sizes, is not broken: it asks for
+        // them, in the window's words (the import's own message quotes the command line's flags).
+        const bool asksForSizes = sizable && m_bindingsSpec != m_openInputsSpec
+            && (!m_openInputs.symbols.empty() || !m_openInputs.inputs.empty());
+        QString full = asksForSizes
+            ? tr("%1 leaves %2 open: give %3 in Input Sizes to plan it.")
+                  .arg(name, openSizesText(m_openInputs), m_openInputs.symbols.size() + m_openInputs.inputs.size() > 1 ? tr("them") : tr("it"))
+            : tr("Could not open %1. %2").arg(name, text) + (sizable ? tr(" Input Sizes… gives them here.") : QString());
+        full += still;
+        m_banner->showMessage(full, asksForSizes ? MessageBanner::Type::Information : MessageBanner::Type::Error,
+            sizable ? m_inputSizesAction : nullptr);
+        m_banner->setToolTip(asksForSizes ? text : QString());
         emit errorOccurred(full);
     });
     connect(m_controller, &PlanningController::planReady, this, &MainWindow::onPlanReady);
@@ -149,6 +159,28 @@ QString resolvedSpec(const QString& spec)
     return s.isEmpty() || s.startsWith(QLatin1String("example:")) ? s : QFileInfo(s).absoluteFilePath();
 }
 } // namespace
+
+QString MainWindow::openSizesText(const core::OpenInputs& open)
+{
+    QStringList parts;
+    if (!open.symbols.empty()) {
+        QStringList names;
+        for (std::size_t k = 0; k < open.symbols.size() && k < 4; ++k)
+            names << QString::fromStdString(open.symbols[k]);
+        if (open.symbols.size() > 4)
+            names << tr("%1 more").arg(open.symbols.size() - 4);
+        parts << (open.symbols.size() == 1 ? tr("dimension %1") : tr("dimensions %1")).arg(names.join(QStringLiteral(", ")));
+    }
+    if (!open.inputs.empty()) {
+        QStringList names;
+        for (std::size_t k = 0; k < open.inputs.size() && k < 3; ++k)
+            names << QString::fromStdString(open.inputs[k].name);
+        if (open.inputs.size() > 3)
+            names << tr("%1 more").arg(open.inputs.size() - 3);
+        parts << (open.inputs.size() == 1 ? tr("the shape of input %1") : tr("the shapes of inputs %1")).arg(names.join(QStringLiteral(", ")));
+    }
+    return parts.join(tr(" and "));
+}
 
 void MainWindow::openFile(const QString& spec)
 {
@@ -348,6 +380,16 @@ void MainWindow::onTableCurrentChanged()
     m_syncingSelection = true;
     m_document->selectBuffer(buffer);
     m_syncingSelection = false;
+}
+
+void MainWindow::refilter(const std::function<void()>& change)
+{
+    // Rows the filter hides move the table's current row; that is not the user choosing a tensor, so
+    // the selection every view shares stays, and the table shows it again when its row is visible.
+    m_syncingSelection = true;
+    change();
+    m_syncingSelection = false;
+    onDocumentSelection(m_document->selectedBuffer());
 }
 
 void MainWindow::onDocumentSelection(int buffer)

@@ -11,9 +11,11 @@
 #include <QMainWindow>
 #include <QString>
 
+#include <functional>
 #include <memory>
 
 class AcceleratorWindow;
+class ElidedLabel;
 class ArenaLayoutView;
 class ColoringView;
 class ComparisonView;
@@ -178,16 +180,23 @@ private:
     void updateTimeLimitEnabled();
     void onTableCurrentChanged();
     void onDocumentSelection(int buffer);
+    // Runs a change of the table's filters without letting it change the shared selection.
+    void refilter(const std::function<void()>& change);
+    // "dimension batch and the shape of input z": what a model's inputs leave open, for the banner.
+    static QString openSizesText(const core::OpenInputs& open);
     void updateCursorLabel();
     void updateTitle();
     void updateActions();
     void addRecentFile(const QString& spec);
     void layPeerProfile(); // the loaded peer profile over the document's workload, when it is of the profile's model
     void rebuildRecentMenu();
+    // Opens a recent file with the input sizes it was last opened with, if any.
+    void openRecentFile(const QString& spec);
     void exportViewDialog(QWidget* view, const QString& baseName);
     void exportPlanDialog(bool json);
     // Run the plan: toolbar, progress and results (mainwindow_run.cpp keeps them apart).
     void createRunControls();
+    void createPlayControls(); // step back, play, step forward and the speed, on the Run row
     void updateRunEnabled();
     void onRunFinished(std::shared_ptr<const RunMeasurement> measurement);
 
@@ -240,7 +249,7 @@ private:
     QMenu* m_recentMenu = nullptr;
     QMenu* m_exportMenu = nullptr;
 
-    QLabel* m_narrationLabel = nullptr;
+    ElidedLabel* m_narrationLabel = nullptr; // the play narration, cut to the room left by the step readout
     QLabel* m_cursorLabel = nullptr;
     QLabel* m_busyLabel = nullptr;
     QProgressBar* m_busyBar = nullptr;

@@ -36,7 +36,71 @@ namespace {
 using mainwindow::displayName;
 
 const auto kRecentKey = QStringLiteral("recentFiles");
+// Per recent file, the input sizes it was opened with: {"dims": {name: v}, "shapes": {input: [d...]},
+// "files": {input: path}}. Absent for a file opened without sizes.
+const auto kRecentSizesKey = QStringLiteral("recentSizes");
 constexpr int kMaxRecent = 8;
+
+QVariantMap sizesToVariant(const core::ShapeBindings& bindings, const InputSizesDialog::InputFiles& files)
+{
+    QVariantMap dims, shapes, paths;
+    for (const auto& [name, value] : bindings.dims)
+        dims.insert(QString::fromStdString(name), QVariant::fromValue<qlonglong>(value));
+    for (const auto& [name, shape] : bindings.inputShapes) {
+        QVariantList list;
+        for (auto d : shape)
+            list << QVariant::fromValue<qlonglong>(d);
+        shapes.insert(QString::fromStdString(name), list);
+    }
+    for (const auto& [name, path] : files)
+        paths.insert(QString::fromStdString(name), QString::fromStdString(path.string()));
+    return { { QStringLiteral("dims"), dims }, { QStringLiteral("shapes"), shapes }, { QStringLiteral("files"), paths } };
+}
+
+void sizesFromVariant(const QVariantMap& sizes, core::ShapeBindings& bindings, InputSizesDialog::InputFiles& files)
+{
+    const QVariantMap dims = sizes.value(QStringLiteral("dims")).toMap();
+    for (auto it = dims.begin(); it != dims.end(); ++it)
+        bindings.dims[it.key().toStdString()] = it.value().toLongLong();
+    const QVariantMap shapes = sizes.value(QStringLiteral("shapes")).toMap();
+    for (auto it = shapes.begin(); it != shapes.end(); ++it) {
+        std::vector<std::int64_t> shape;
+        for (const QVariant& d : it.value().toList())
+            shape.push_back(d.toLongLong());
+        bindings.inputShapes[it.key().toStdString()] = shape;
+    }
+    const QVariantMap paths = sizes.value(QStringLiteral("files")).toMap();
+    for (auto it = paths.begin(); it != paths.end(); ++it)
+        files.emplace_back(it.key().toStdString(), std::filesystem::path(it.value().toString().toStdString()));
+}
+
+// "batch = 2, z 2×4, x from x.pb": the sizes in a menu entry.
+QString sizesText(const core::ShapeBindings& bindings, const InputSizesDialog::InputFiles& files)
+{
+    QStringList parts;
+    for (const auto& [name, value] : bindings.dims)
+        parts << QStringLiteral("%1 = %2").arg(QString::fromStdString(name)).arg(value);
+    for (const auto& [name, shape] : bindings.inputShapes) {
+        QStringList dims;
+        for (auto d : shape)
+            dims << QString::number(d);
+        parts << QStringLiteral("%1 %2").arg(QString::fromStdString(name), dims.join(QStringLiteral("×")));
+    }
+    for (const auto& [name, path] : files)
+        parts << QObject::tr("%1 from %2").arg(QString::fromStdString(name), QString::fromStdString(path.filename().string()));
+    return parts.join(QStringLiteral(", "));
+}
+
+// The folder a recent entry names to tell it from another of the same file name: the parent, with
+// the home folder as ~.
+QString folderText(const QString& spec)
+{
+    QString dir = QDir::toNativeSeparators(QFileInfo(spec).absolutePath());
+    const QString home = QDir::toNativeSeparators(QDir::homePath());
+    if (dir.startsWith(home))
+        dir = QStringLiteral("~") + dir.mid(home.size());
+    return dir;
+}
 
 bool writeFile(const QString& path, const std::string& text, QString* error)
 {
@@ -104,22 +168,69 @@ void MainWindow::addRecentFile(const QString& spec)
     while (recent.size() > kMaxRecent)
         recent.removeLast();
     settings.setValue(kRecentKey, recent);
+    // The sizes it was opened with come back with it; entries that left the list take theirs along.
+    QVariantMap sizes = settings.value(kRecentSizesKey).toMap();
+    const bool given = spec == m_bindingsSpec
+        && (!m_bindings.dims.empty() || !m_bindings.inputShapes.empty() || !m_inputFiles.empty());
+    if (given)
+        sizes.insert(spec, sizesToVariant(m_bindings, m_inputFiles));
+    else
+        sizes.remove(spec);
+    for (const QString& key : sizes.keys())
+        if (!recent.contains(key))
+            sizes.remove(key);
+    settings.setValue(kRecentSizesKey, sizes);
+}
+
+void MainWindow::openRecentFile(const QString& spec)
+{
+    const QVariantMap sizes = QSettings().value(kRecentSizesKey).toMap();
+    if (!sizes.contains(spec)) {
+        openFile(spec);
+        return;
+    }
+    core::ShapeBindings bindings;
+    InputSizesDialog::InputFiles files;
+    sizesFromVariant(sizes.value(spec).toMap(), bindings, files);
+    openFileWithSizes(spec, bindings, files);
 }
 
 void MainWindow::rebuildRecentMenu()
 {
     m_recentMenu->clear();
-    const QStringList recent = QSettings().value(kRecentKey).toStringList();
-    for (const QString& spec : recent) {
-        QAction* action = m_recentMenu->addAction(QFileInfo(spec).fileName(), this, [this, spec] { openFile(spec); });
-        action->setToolTip(spec);
-        action->setStatusTip(spec);
+    const QSettings settings;
+    const QStringList recent = settings.value(kRecentKey).toStringList();
+    const QVariantMap sizes = settings.value(kRecentSizesKey).toMap();
+    QStringList names;
+    for (const QString& spec : recent)
+        names << QFileInfo(spec).fileName();
+    for (int k = 0; k < recent.size(); ++k) {
+        const QString& spec = recent[k];
+        // Two entries of one file name say their folders; an entry opened with sizes says them.
+        QString label = names[k];
+        if (names.count(names[k]) > 1)
+            label += QStringLiteral(" — ") + folderText(spec);
+        if (sizes.contains(spec)) {
+            core::ShapeBindings bindings;
+            InputSizesDialog::InputFiles files;
+            sizesFromVariant(sizes.value(spec).toMap(), bindings, files);
+            label += QStringLiteral(" (%1)").arg(sizesText(bindings, files));
+        }
+        label.replace(QLatin1Char('&'), QStringLiteral("&&"));
+        QAction* action = m_recentMenu->addAction(
+            k < 9 ? QStringLiteral("&%1 %2").arg(k + 1).arg(label) : label, this, [this, spec] { openRecentFile(spec); });
+        action->setToolTip(QDir::toNativeSeparators(spec));
+        action->setStatusTip(QDir::toNativeSeparators(spec));
     }
     if (recent.isEmpty())
         m_recentMenu->addAction(tr("(none)"))->setEnabled(false);
     else {
         m_recentMenu->addSeparator();
-        m_recentMenu->addAction(tr("Clear"), this, [] { QSettings().remove(kRecentKey); });
+        m_recentMenu->addAction(tr("Clear"), this, [] {
+            QSettings settings;
+            settings.remove(kRecentKey);
+            settings.remove(kRecentSizesKey);
+        });
     }
 }
 

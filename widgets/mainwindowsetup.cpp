@@ -3,10 +3,12 @@
 // MainWindow's construction: the views and docks, the menus and actions, the main toolbar and the
 // status bar. Kept apart from mainwindow.cpp (what the window does) so the layout changes on its own.
 #include "mainwindow.h"
+
 #include "helptexts.h"
 
 #include "arenalayoutview.h"
 #include "coloringview.h"
+#include "elidedlabel.h"
 #include "latencylane.h"
 #include "lifetimebarsview.h"
 #include "mainwindowshared.h"
@@ -174,6 +176,7 @@ void MainWindow::createDocks()
     auto* tablePane = new QWidget(this);
     auto* filterRow = new QHBoxLayout;
     m_filterEdit = new QLineEdit(tablePane);
+    m_filterEdit->setObjectName(QStringLiteral("tensorFilter"));
     m_filterEdit->setPlaceholderText(tr("Filter by name or module…"));
     m_filterEdit->setClearButtonEnabled(true);
     m_kindCombo = new QComboBox(tablePane);
@@ -228,14 +231,15 @@ void MainWindow::createDocks()
     tableLayout->addLayout(filterRow);
     tableLayout->addWidget(m_table, 1);
 
-    connect(m_filterEdit, &QLineEdit::textChanged, m_proxy, &TensorFilterProxyModel::setNameFilter);
+    connect(m_filterEdit, &QLineEdit::textChanged, this,
+        [this](const QString& text) { refilter([&] { m_proxy->setNameFilter(text); }); });
     connect(m_kindCombo, &QComboBox::currentIndexChanged, this, [this] {
         const int kind = m_kindCombo->currentData().toInt();
-        m_proxy->setKindFilter(kind < 0 ? std::nullopt : std::optional(static_cast<core::TensorKind>(kind)));
+        refilter([&] { m_proxy->setKindFilter(kind < 0 ? std::nullopt : std::optional(static_cast<core::TensorKind>(kind))); });
     });
     connect(m_categoryCombo, &QComboBox::currentIndexChanged, this, [this] {
         const int slot = m_categoryCombo->currentData().toInt();
-        m_proxy->setCategoryFilter(slot < 0 ? std::nullopt : std::optional(slot));
+        refilter([&] { m_proxy->setCategoryFilter(slot < 0 ? std::nullopt : std::optional(slot)); });
     });
     // The Category and Module columns and the category filter only for captured steps.
     const auto showCaptureColumns = [this] {
@@ -249,7 +253,7 @@ void MainWindow::createDocks()
     connect(m_document, &PlanDocument::workloadChanged, this, showCaptureColumns);
     showCaptureColumns();
     connect(m_minSizeCombo, &QComboBox::currentIndexChanged, this,
-        [this] { m_proxy->setMinimumSize(m_minSizeCombo->currentData().toLongLong()); });
+        [this] { refilter([&] { m_proxy->setMinimumSize(m_minSizeCombo->currentData().toLongLong()); }); });
     // Double-click: move the step cursor to where the buffer is born, so every view shows its neighbours.
     connect(m_table, &QTableView::doubleClicked, this, [this](const QModelIndex& index) {
         const core::Workload* workload = m_document->workload();
@@ -300,6 +304,7 @@ void MainWindow::createActions()
         tr("Lay an ONNX Runtime profile (enableProfiling) of the model on display over its plan: the memory ONNX Runtime's arena held"));
     m_peerProfileAction->setEnabled(false);
     m_recentMenu = file->addMenu(tr("Open &Recent"));
+    m_recentMenu->setObjectName(QStringLiteral("recentMenu"));
     connect(m_recentMenu, &QMenu::aboutToShow, this, &MainWindow::rebuildRecentMenu);
     rebuildRecentMenu();
 
@@ -476,8 +481,15 @@ void MainWindow::createToolBar()
         else if (!captured && byCapture)
             m_colorCombo->setCurrentIndex(m_colorCombo->findData(static_cast<int>(LifetimeBarsView::ColorMode::Kind)));
     });
-    bar->addSeparator();
+}
 
+void MainWindow::createPlayControls()
+{
+    // Playback has its own toolbar on the Run row: on the main row it was pushed behind "»" at the
+    // default 1400 px width.
+    QToolBar* bar = addToolBar(tr("Play"));
+    bar->setObjectName(QStringLiteral("playToolBar"));
+    bar->setMovable(false);
     bar->addAction(m_stepBackAction);
     bar->addAction(m_playAction);
     bar->addAction(m_stepForwardAction);
@@ -493,7 +505,7 @@ void MainWindow::createToolBar()
 
 void MainWindow::createStatusBar()
 {
-    m_narrationLabel = new QLabel(this);
+    m_narrationLabel = new ElidedLabel(this);
     m_narrationLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_narrationLabel->setMinimumWidth(200);
     m_narrationLabel->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
@@ -527,10 +539,9 @@ void MainWindow::createStatusBar()
 
     const auto showNarration = [this](const QString& line) {
         const bool hint = line.isEmpty();
-        m_narrationLabel->setText(
+        m_narrationLabel->setFullText(
             hint ? tr("Click the step axis, use the arrow keys or press Play to step through the schedule.") : line);
         m_narrationLabel->setStyleSheet(hint ? QStringLiteral("color: gray;") : QString());
-        m_narrationLabel->setToolTip(line);
     };
     connect(m_play, &PlayController::narrationChanged, m_narrationLabel, showNarration);
     showNarration({});

@@ -35,6 +35,7 @@ MessageBanner::MessageBanner(QWidget* parent)
 
 void MessageBanner::showMessage(const QString& text, Type type, QAction* action)
 {
+    setToolTip(QString()); // details belong to one message: the caller sets them after this
     m_remedy = action;
     m_action->setVisible(action != nullptr);
     if (action)

@@ -16,7 +16,9 @@
 #include <QApplication>
 #include <QFileInfo>
 #include <QFontMetrics>
+#include <QCursor>
 #include <QLabel>
+#include <QToolTip>
 #include <QScrollArea>
 #include <QVBoxLayout>
 
@@ -67,6 +69,18 @@ struct Rows {
         html += QStringLiteral("<tr><td colspan=2>%1: <b>%2</b></td></tr>")
                     .arg(label.toHtmlEscaped(), value.toHtmlEscaped());
         plain += label + QStringLiteral(": ") + value + QLatin1Char('\n');
+    }
+    // A buffer's row: its name, cut as the views cut it, is a link (buffer:N) whose hover shows the
+    // whole name and whose click selects the buffer in every view.
+    void buffer(int index, const QString& name, const QString& value, const QString& hint)
+    {
+        html += QStringLiteral("<tr><td style='padding-right:10px; white-space:nowrap'><a href='buffer:%1' "
+                               "style='color:%2; text-decoration:none'>%3</a></td><td><b style='white-space:nowrap'>%4</b>"
+                               " <span style='color:gray'>%5</span></td></tr>")
+                    .arg(index)
+                    .arg(QApplication::palette().color(QPalette::WindowText).name(),
+                        elided(name, 150).toHtmlEscaped(), value.toHtmlEscaped(), hint.toHtmlEscaped());
+        plain += name + QStringLiteral(": ") + value + (hint.isEmpty() ? QString() : QLatin1Char(' ') + hint) + QLatin1Char('\n');
     }
     // A gray line across both columns (details that need no label).
     void note(const QString& text)
@@ -186,7 +200,22 @@ SummaryPanel::SummaryPanel(PlanDocument* document, QWidget* parent)
 {
     m_label->setTextFormat(Qt::RichText);
     m_label->setAlignment(Qt::AlignTop | Qt::AlignLeft);
-    m_label->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_label->setTextInteractionFlags(Qt::TextSelectableByMouse | Qt::LinksAccessibleByMouse);
+    connect(m_label, &QLabel::linkActivated, this, [this](const QString& link) {
+        if (const int buffer = bufferOfLink(link); buffer >= 0)
+            m_document->selectBuffer(buffer);
+    });
+    connect(m_label, &QLabel::linkHovered, this, [this](const QString& link) {
+        const int buffer = bufferOfLink(link);
+        const core::Workload* workload = m_document->workload();
+        if (buffer < 0 || !workload) {
+            QToolTip::hideText();
+            return;
+        }
+        QToolTip::showText(QCursor::pos(),
+            tr("%1\nclick to select it in every view").arg(QString::fromStdString(workload->problem.buffers[std::size_t(buffer)].name)),
+            m_label);
+    });
     m_label->setWordWrap(true);
     m_label->setMargin(8);
     auto* scroll = new QScrollArea(this);
@@ -207,6 +236,16 @@ SummaryPanel::SummaryPanel(PlanDocument* document, QWidget* parent)
 }
 
 QString SummaryPanel::summaryText() const { return m_plain; }
+
+int SummaryPanel::bufferOfLink(const QString& link) const
+{
+    const core::Workload* workload = m_document->workload();
+    if (!workload || !link.startsWith(QLatin1String("buffer:")))
+        return -1;
+    bool ok = false;
+    const int buffer = link.mid(7).toInt(&ok);
+    return ok && buffer >= 0 && buffer < static_cast<int>(workload->problem.buffers.size()) ? buffer : -1;
+}
 
 void SummaryPanel::refresh()
 {
@@ -256,7 +295,10 @@ void SummaryPanel::refresh()
         // What the percentage is, in the row: 435 % on naive reads as a defect without it.
         rows.row(tr("Fragmentation"), QStringLiteral("%1 %").arg(metrics.fragmentation * 100.0, 0, 'f', 1),
             metrics.fragmentation > 0 ? tr("arena beyond the lower bound") : tr("arena = lower bound"));
-        rows.row(tr("Colors"), metrics.colors >= 0 ? QString::number(metrics.colors) : QStringLiteral("—"), QString());
+        if (metrics.colors >= 0)
+            rows.row(tr("Slots"), QString::number(metrics.colors), tr("rows of buffers sharing memory"));
+        else
+            rows.row(tr("Slots"), QStringLiteral("—"), tr("places by offset, no slots"));
         rows.row(
             tr("Max overlap"), plural(static_cast<std::size_t>(metrics.maxOverlapDepth), tr("buffer"), tr("buffers")));
         rows.row(tr("Planning time"), QString::fromStdString(core::formatSeconds(metrics.seconds)));
@@ -325,7 +367,7 @@ void SummaryPanel::refresh()
             tr("%1 live, %2").arg(bytesText(total), plural(live.size(), tr("buffer"), tr("buffers"))));
         for (std::size_t i = 0; i < live.size() && i < top; ++i) {
             const auto& buffer = problem.buffers[static_cast<std::size_t>(live[i])];
-            rows.row(elided(QString::fromStdString(buffer.name), 150), bytesText(buffer.size),
+            rows.buffer(live[i], QString::fromStdString(buffer.name), bytesText(buffer.size),
                 QString::fromUtf8(core::kindName(buffer.kind).data()));
         }
         if (live.size() > top)

@@ -14,7 +14,8 @@ QString gpuVsCpuText(const RunMeasurement& run);
 
 // Key numbers of the current plan (tensors, steps, lower bound, arena, fragmentation, colors,
 // planning time), the peak step with the five largest buffers alive there, and, while the step
-// cursor is set, what is live at the cursor. Reads only the PlanDocument.
+// cursor is set, what is live at the cursor. Reads the PlanDocument; a buffer's name is a link
+// ("buffer:N") that shows the whole name on hover and selects the buffer when clicked.
 class SummaryPanel : public QWidget {
     Q_OBJECT
 public:
@@ -25,6 +26,7 @@ public:
 
 private:
     void refresh();
+    int bufferOfLink(const QString& link) const; // -1 unless "buffer:N" names a buffer of the workload
 
     PlanDocument* m_document;
     QLabel* m_label;

@@ -653,6 +653,7 @@ Expected<OpenInputs> openInputs(const std::filesystem::path& file)
             input.dims.push_back(d.has_dim_value() ? std::to_string(d.dim_value()) : !d.dim_param().empty() ? d.dim_param() : "?");
             fixable = fixable || input.dims.back() == "?";
         }
+        open.declared.push_back(input);
         if (fixable)
             open.inputs.push_back(std::move(input));
     }

@@ -30,6 +30,7 @@ struct OpenInputs {
     std::vector<std::string> symbols;
     std::vector<Input> inputs;
     std::vector<std::string> names;
+    std::vector<Input> declared; // every tensor input (initializers aside) as declared: where each symbol sits
     bool empty() const { return symbols.empty() && inputs.empty() && names.empty(); }
 };
 Expected<OpenInputs> openInputs(const std::filesystem::path& file);
