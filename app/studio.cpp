@@ -5,6 +5,7 @@
 //                 (with --run: after running the plan on the CPU, so the measurements show)
 // --dim NAME=V, --input-shape NAME=D0,D1,... and --input NAME=FILE.pb fix what an ONNX model's
 // inputs leave open, as for memplan (File > Input Sizes in the window); a run takes the files' contents.
+// --training [--persistent-grads] opens the model's training step (Model > Training Step), as for memplan.
 #include "cliargs.h"
 #include "mainwindow.h"
 #include "planners/planner.h"
@@ -56,6 +57,8 @@ struct StudioOptions {
     std::optional<QString> screenshot; // unset: the interactive window
     bool run = false;
     bool workspaces = false;
+    bool training = false;
+    bool persistentGrads = false;
     QString peerProfile; // --ort-profile: laid over the model once its plan shows
     core::LoadOptions load;
     std::vector<std::pair<std::string, std::filesystem::path>> files;
@@ -94,6 +97,13 @@ std::optional<StudioOptions> readOptions(const QApplication& app)
     const QCommandLineOption workspacesOption(QStringLiteral("workspaces"),
         QStringLiteral("Plan each convolution's im2col workspace as a buffer of its own (the toolbar's Workspaces box)."));
     parser.addOption(workspacesOption);
+    const QCommandLineOption trainingOption(QStringLiteral("training"),
+        QStringLiteral("Plan one training step: the model's backward pass appended (Model > Training Step), as for memplan."));
+    parser.addOption(trainingOption);
+    const QCommandLineOption persistentGradsOption(QStringLiteral("persistent-grads"),
+        QStringLiteral("With --training: weight gradients are persistent buffers outside the arena (Model > Weight "
+                       "Gradients Outside the Arena)."));
+    parser.addOption(persistentGradsOption);
     const QCommandLineOption peerProfileOption(QStringLiteral("ort-profile"),
         QStringLiteral("An ONNX Runtime profile (enableProfiling) of the model, laid over its plan."), QStringLiteral("file"));
     parser.addOption(peerProfileOption);
@@ -111,6 +121,12 @@ std::optional<StudioOptions> readOptions(const QApplication& app)
         options.screenshot = parser.value(screenshotOption);
     options.run = parser.isSet(runOption);
     options.workspaces = parser.isSet(workspacesOption);
+    options.training = parser.isSet(trainingOption);
+    options.persistentGrads = parser.isSet(persistentGradsOption);
+    if (options.persistentGrads && !options.training) {
+        printError(QStringLiteral("--persistent-grads needs --training"));
+        return std::nullopt;
+    }
     options.peerProfile = parser.value(peerProfileOption);
     // The command line's own reader of --dim and --input-shape, for the same checks and messages.
     CliArgs sizes;
@@ -216,6 +232,8 @@ int main(int argc, char** argv)
             Qt::SingleShotConnection);
     if (options->workspaces)
         window.workspacesCheck()->setChecked(true); // before the first load: nothing to re-load yet
+    window.setTrainingStep(options->training); // likewise: the first load takes them
+    window.setPersistentGradients(options->persistentGrads);
     window.show();
     if (options->load.bindings.dims.empty() && options->load.bindings.inputShapes.empty() && options->files.empty())
         window.openFile(options->model);
