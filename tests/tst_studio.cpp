@@ -55,6 +55,7 @@
 #include <QToolButton>
 #include <QUrl>
 
+#include <algorithm>
 #include <memory>
 
 #include <onnx/onnx_pb.h>
@@ -1065,6 +1066,18 @@ void TestStudio::trainingStepPlansForwardAndBackward()
     QVERIFY(core::validatePlan(m_window->document()->workload()->problem, *m_window->document()->plan()).ok());
     QVERIFY(!m_window->windowTitle().contains(QStringLiteral("training step")));
     QVERIFY(!m_window->persistentGradientsAction()->isEnabled());
+
+    // Cancelled while it derives (the result is still on its way): off, the model as loaded stays.
+    const auto buttons = m_window->findChildren<QToolButton*>();
+    const auto cancel = std::find_if(buttons.begin(), buttons.end(), [](QToolButton* b) { return b->text() == QStringLiteral("Cancel"); });
+    QVERIFY(cancel != buttons.end());
+    m_window->setTrainingStep(true);
+    QVERIFY(m_window->controller()->isLoading());
+    (*cancel)->click();
+    QVERIFY(!m_window->isTrainingStep() && !m_window->controller()->isBusy());
+    QTest::qWait(300);
+    QCOMPARE(m_window->document()->sharedWorkload(), m_window->forwardWorkload());
+    QVERIFY(!isTraining() && m_window->document()->hasPlan());
 
     // Another model starts without it.
     planned.clear();
