@@ -43,6 +43,7 @@ QString whyNoTrainingStep(const core::Workload& workload)
 void MainWindow::createTrainingMenu()
 {
     auto* model = new QMenu(tr("&Model"), this);
+    model->setToolTipsVisible(true); // a disabled entry's tooltip says why it cannot apply
     m_trainingAction = model->addAction(tr("&Training Step"));
     m_trainingAction->setObjectName(QStringLiteral("trainingStep"));
     m_trainingAction->setCheckable(true);
