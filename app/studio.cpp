@@ -5,10 +5,13 @@
 //                 (with --run: after running the plan on the CPU, so the measurements show)
 // --dim NAME=V, --input-shape NAME=D0,D1,... and --input NAME=FILE.pb fix what an ONNX model's
 // inputs leave open, as for memplan (File > Input Sizes in the window); a run takes the files' contents.
+// --training [--persistent-grads] opens the model's training step (Model > Training Step), and
+// --checkpoint sqrt|N recompute with the checkpoint policy on it (the Strategies dock), as for memplan.
 #include "cliargs.h"
 #include "mainwindow.h"
 #include "planners/planner.h"
 #include "plandocument.h"
+#include "strategypanel.h"
 #include "planners/metrics.h"
 
 #include <QAction>
@@ -56,6 +59,9 @@ struct StudioOptions {
     std::optional<QString> screenshot; // unset: the interactive window
     bool run = false;
     bool workspaces = false;
+    bool training = false;
+    bool persistentGrads = false;
+    std::optional<int> checkpointEvery; // --checkpoint: 0 sqrt, else N
     QString peerProfile; // --ort-profile: laid over the model once its plan shows
     core::LoadOptions load;
     std::vector<std::pair<std::string, std::filesystem::path>> files;
@@ -94,6 +100,18 @@ std::optional<StudioOptions> readOptions(const QApplication& app)
     const QCommandLineOption workspacesOption(QStringLiteral("workspaces"),
         QStringLiteral("Plan each convolution's im2col workspace as a buffer of its own (the toolbar's Workspaces box)."));
     parser.addOption(workspacesOption);
+    const QCommandLineOption trainingOption(QStringLiteral("training"),
+        QStringLiteral("Plan one training step: the model's backward pass appended (Model > Training Step), as for memplan."));
+    parser.addOption(trainingOption);
+    const QCommandLineOption persistentGradsOption(QStringLiteral("persistent-grads"),
+        QStringLiteral("With --training: weight gradients are persistent buffers outside the arena (Model > Weight "
+                       "Gradients Outside the Arena)."));
+    parser.addOption(persistentGradsOption);
+    const QCommandLineOption checkpointOption(QStringLiteral("checkpoint"),
+        QStringLiteral("On a training step (--training, or a captured one): recompute with the checkpoint policy, keeping "
+                       "the outputs of every N-th forward op (sqrt: N = round(sqrt(forward ops))), as for memplan."),
+        QStringLiteral("sqrt|N"));
+    parser.addOption(checkpointOption);
     const QCommandLineOption peerProfileOption(QStringLiteral("ort-profile"),
         QStringLiteral("An ONNX Runtime profile (enableProfiling) of the model, laid over its plan."), QStringLiteral("file"));
     parser.addOption(peerProfileOption);
@@ -111,6 +129,21 @@ std::optional<StudioOptions> readOptions(const QApplication& app)
         options.screenshot = parser.value(screenshotOption);
     options.run = parser.isSet(runOption);
     options.workspaces = parser.isSet(workspacesOption);
+    options.training = parser.isSet(trainingOption);
+    options.persistentGrads = parser.isSet(persistentGradsOption);
+    if (options.persistentGrads && !options.training) {
+        printError(QStringLiteral("--persistent-grads needs --training"));
+        return std::nullopt;
+    }
+    if (parser.isSet(checkpointOption)) {
+        const QString text = parser.value(checkpointOption);
+        const auto n = text == QLatin1String("sqrt") ? std::optional<long long>(0) : parseInteger(text.toStdString());
+        if (!n || *n < 0 || (*n == 0 && text != QLatin1String("sqrt")) || *n > 1000000) {
+            printError(QStringLiteral("--checkpoint '%1': expected sqrt or a whole number of forward ops (>= 1)").arg(text));
+            return std::nullopt;
+        }
+        options.checkpointEvery = static_cast<int>(*n);
+    }
     options.peerProfile = parser.value(peerProfileOption);
     // The command line's own reader of --dim and --input-shape, for the same checks and messages.
     CliArgs sizes;
@@ -216,6 +249,21 @@ int main(int argc, char** argv)
             Qt::SingleShotConnection);
     if (options->workspaces)
         window.workspacesCheck()->setChecked(true); // before the first load: nothing to re-load yet
+    window.setTrainingStep(options->training); // likewise: the first load takes them
+    window.setPersistentGradients(options->persistentGrads);
+    if (options->checkpointEvery) {
+        window.strategyPanel()->setStrategyChecked(QStringLiteral("recompute"), true);
+        window.strategyPanel()->setCheckpointEvery(options->checkpointEvery);
+        // As memplan's --checkpoint, it needs a backward pass; without one the dock's recompute is greedy.
+        QObject::connect(
+            &window, &MainWindow::planDisplayed, &window,
+            [&window] {
+                if (!window.strategyPanel()->checkpointApplies())
+                    printError(QStringLiteral("--checkpoint: %1 has no backward pass (add --training); recompute is greedy")
+                                   .arg(QString::fromStdString(window.document()->workload()->source)));
+            },
+            Qt::SingleShotConnection);
+    }
     window.show();
     if (options->load.bindings.dims.empty() && options->load.bindings.inputShapes.empty() && options->files.empty())
         window.openFile(options->model);

@@ -34,6 +34,7 @@
 #include <QComboBox>
 #include <QFile>
 #include <QImage>
+#include <QSpinBox>
 #include <QSet>
 #include <QSignalSpy>
 #include <QStandardPaths>
@@ -110,6 +111,7 @@ private slots:
     void badDeviceFileIsReported();
     void loadingKeepsStrategiesOn();
     void anotherModelStartsWithoutStrategies();
+    void checkpointPolicyOnTrainingStep();
     void comparisonShowsDifferentNumbers();
     void screenshotsIncludeStrategies();
 
@@ -463,6 +465,76 @@ void TestStrategyPanel::anotherModelStartsWithoutStrategies()
     // The slider's share, 50 % since the budget above was half of that model's bound.
     QCOMPARE(panel->budget(), std::max<core::Bytes>(1, core::lowerBound(m_unet->problem) * 50 / 100));
     QVERIFY(core::validatePlan(doc->workload()->problem, *doc->plan()).ok());
+
+    // Back to the model the later tests expect.
+    planned.clear();
+    m_window->openFile(QString::fromUtf8(kSkipUnet));
+    QTRY_VERIFY_WITH_TIMEOUT(planned.count() >= 1, kTimeout);
+    QVERIFY(waitForStrategyPlan(false));
+}
+
+// Recompute's checkpoint policy (--checkpoint sqrt|N) applies to a graph with a backward pass: with
+// Model > Training Step on, the panel offers it, choosing it turns recompute on, and the result is the
+// core's own; with the training step off the policy is disabled and recompute greedy again. On
+// example:unet (kSkipUnet has no weights: nothing to differentiate).
+void TestStrategyPanel::checkpointPolicyOnTrainingStep()
+{
+    PlanDocument* doc = m_window->document();
+    StrategyPanel* panel = m_window->strategyPanel();
+    QVERIFY(!panel->checkpointApplies());
+    QVERIFY(!panel->recomputePolicyCombo()->isEnabled());
+    QSignalSpy planned(m_window.get(), &MainWindow::planDisplayed);
+    m_window->openFile(QStringLiteral("example:unet"));
+    QTRY_VERIFY_WITH_TIMEOUT(planned.count() >= 1 && doc->workload()->source == "example:unet", kTimeout);
+
+    auto forwardTraining = core::appendBackwardPass(*m_unet, {});
+    QVERIFY(forwardTraining);
+    const auto training = std::make_shared<const core::Workload>(std::move(*forwardTraining));
+    const auto checkpointed = [&training](int every) {
+        core::StrategyOptions options;
+        options.alignment = training->problem.alignment;
+        options.recomputePolicy = core::RecomputePolicy::Checkpoint;
+        options.checkpointEvery = every;
+        auto run = core::applyStrategies(*training, { "recompute" }, options);
+        if (!run)
+            qFatal("cannot checkpoint: %s", run.error().message.c_str());
+        return core::lowerBound(run->workload.problem);
+    };
+
+    m_window->setTrainingStep(true);
+    QVERIFY(QTest::qWaitFor([&] { return panel->checkpointApplies() && !m_window->controller()->isBusy() && doc->hasPlan(); }, kTimeout));
+    QCOMPARE(doc->workload()->schedule.steps(), training->schedule.steps());
+    QVERIFY(panel->recomputePolicyCombo()->isEnabled());
+    QVERIFY(!panel->checkpointEverySpin()->isEnabled()); // only for "every N"
+
+    panel->setCheckpointEvery(0); // every √n forward ops
+    QVERIFY(panel->strategyCheckBox(QStringLiteral("recompute"))->isChecked());
+    QVERIFY(waitForStrategyPlan(true));
+    QCOMPARE(panel->outcome()->checkpointEvery, std::optional<int>(0));
+    QVERIFY2(panel->statusText().contains(QStringLiteral("recompute (checkpoints every √n ops)")), qPrintable(panel->statusText()));
+    QCOMPARE(doc->metrics().lowerBound, checkpointed(0));
+    QVERIFY2(doc->metrics().lowerBound < core::lowerBound(training->problem),
+        qPrintable(bytesText(doc->metrics().lowerBound) + QStringLiteral(" vs ") + bytesText(core::lowerBound(training->problem))));
+    QVERIFY(core::validatePlan(doc->workload()->problem, *doc->plan()).ok());
+
+    panel->setCheckpointEvery(2);
+    QVERIFY(panel->checkpointEverySpin()->isEnabled());
+    QVERIFY(QTest::qWaitFor([&] { return panel->outcome() && panel->outcome()->checkpointEvery == 2; }, kTimeout));
+    QVERIFY(waitForStrategyPlan(true));
+    QCOMPARE(doc->metrics().lowerBound, checkpointed(2));
+    QVERIFY(core::validatePlan(doc->workload()->problem, *doc->plan()).ok());
+
+    // The training step off: the model as loaded, recompute greedy on it.
+    m_window->setTrainingStep(false);
+    QVERIFY(QTest::qWaitFor([&] { return !panel->checkpointApplies() && panel->outcome() && !panel->outcome()->checkpointEvery; }, kTimeout));
+    QVERIFY(waitForStrategyPlan(true));
+    QVERIFY(!panel->recomputePolicyCombo()->isEnabled());
+    QVERIFY(core::backwardStart(*doc->workload()->graph, doc->workload()->schedule) == doc->workload()->schedule.steps());
+    QVERIFY(core::validatePlan(doc->workload()->problem, *doc->plan()).ok());
+
+    panel->setCheckpointEvery(std::nullopt);
+    panel->setStrategyChecked(QStringLiteral("recompute"), false);
+    QVERIFY(waitForStrategyPlan(false));
 
     // Back to the model the later tests expect.
     planned.clear();

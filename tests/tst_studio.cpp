@@ -22,11 +22,13 @@
 #include "planners/narration.h"
 #include "planners/planner.h"
 #include "planners/validate.h"
+#include "strategies/training.h"
 #include "util/format.h"
 #include "helptexts.h"
 #include "palette.h"
 
 #include <QAbstractItemModelTester>
+#include <QAction>
 #include <QMenuBar>
 #include <QComboBox>
 #include <QDialogButtonBox>
@@ -53,6 +55,7 @@
 #include <QToolButton>
 #include <QUrl>
 
+#include <algorithm>
 #include <memory>
 
 #include <onnx/onnx_pb.h>
@@ -138,6 +141,8 @@ private slots:
     void dropOpensFileAndRemembersIt();
     void snapshotOpensAsRecordedAndReplans();
     void peerProfileLiesOverThePlan();
+    void trainingStepPlansForwardAndBackward();
+    void trainingStepRefusedWhereItCannotApply();
 
     // the exact planner: progress, stop, proof
     void stopBeforeAnyPlanIsQuiet();
@@ -1054,6 +1059,154 @@ void TestStudio::dropOpensFileAndRemembersIt()
     QVERIFY(!m_window->document()->workload()->graph); // an allocation problem: no producer/consumer columns
     QCOMPARE(m_window->tensorModel()->index(0, TensorTableModel::Producer).data().toString(), QStringLiteral("—"));
     QCOMPARE(QSettings().value(QStringLiteral("recentFiles")).toStringList().value(0), QFileInfo(path).absoluteFilePath());
+}
+
+// Model > Training Step: the backward pass appended in the background and planned (validated), the
+// title and summary say so; weight gradients outside the arena change the arena; a reload of the
+// same model keeps the training step, turning it off shows the model as loaded, another model
+// starts without it.
+void TestStudio::trainingStepPlansForwardAndBackward()
+{
+    QSignalSpy planned(m_window.get(), &MainWindow::planDisplayed);
+    m_window->openFile(QStringLiteral("example:cnn"));
+    QTRY_VERIFY_WITH_TIMEOUT(planned.count() >= 1 && m_window->document()->workload()->source == "example:cnn", kTimeout);
+    const auto forward = m_window->document()->sharedWorkload();
+    QCOMPARE(m_window->forwardWorkload(), forward);
+    const core::Step forwardSteps = forward->schedule.steps();
+    QCOMPARE(core::backwardStart(*forward->graph, forward->schedule), forwardSteps); // no backward pass yet
+    QVERIFY(m_window->trainingAction()->isEnabled());
+    QVERIFY(!m_window->trainingAction()->isChecked());
+    QVERIFY(!m_window->persistentGradientsAction()->isEnabled()); // only with the training step
+
+    const auto isTraining = [this] {
+        const core::Workload* w = m_window->document()->workload();
+        return w && w->graph && core::backwardStart(*w->graph, w->schedule) < w->schedule.steps() && m_window->document()->hasPlan();
+    };
+    planned.clear();
+    m_window->trainingAction()->trigger(); // as the Model menu does
+    QVERIFY(m_window->isTrainingStep());
+    QTRY_VERIFY_WITH_TIMEOUT(planned.count() >= 1 && isTraining(), kTimeout);
+    const auto training = m_window->document()->sharedWorkload();
+    QCOMPARE(training->source, forward->source);
+    QCOMPARE(m_window->forwardWorkload(), forward); // the model as loaded stays, to turn it off again
+    QVERIFY(training->schedule.steps() > forwardSteps);
+    QCOMPARE(core::backwardStart(*training->graph, training->schedule), forwardSteps); // forward ops first, then the seed
+    int gradientOps = 0;
+    for (const auto& op : training->graph->ops)
+        gradientOps += op.domain == core::kTrainingDomain ? 1 : 0;
+    QVERIFY(gradientOps > 20); // the loss seed and the gradients of the convolutions, at least
+    QVERIFY(core::validatePlan(training->problem, *m_window->document()->plan()).ok());
+    QVERIFY2(m_window->windowTitle().contains(QStringLiteral("training step")), qPrintable(m_window->windowTitle()));
+    const QString summary = m_window->summaryPanel()->summaryText();
+    QVERIFY2(summary.contains(QStringLiteral("Mode: training step forward + backward, backward from step %1").arg(forwardSteps)),
+        qPrintable(summary));
+    const core::Bytes trainingArena = m_window->document()->plan()->arenaSize;
+
+    // Weight gradients outside the arena: same schedule, fewer arena buffers, a smaller arena.
+    QVERIFY(m_window->persistentGradientsAction()->isEnabled());
+    planned.clear();
+    m_window->persistentGradientsAction()->trigger();
+    QTRY_VERIFY_WITH_TIMEOUT(planned.count() >= 1 && m_window->document()->workload() != training.get() && isTraining(), kTimeout);
+    const auto persistent = m_window->document()->sharedWorkload();
+    QCOMPARE(persistent->schedule.steps(), training->schedule.steps());
+    QVERIFY(persistent->problem.buffers.size() < training->problem.buffers.size());
+    QVERIFY(m_window->document()->plan()->arenaSize < trainingArena);
+    QVERIFY(core::validatePlan(persistent->problem, *m_window->document()->plan()).ok());
+
+    // A reload of the same model (alignment) keeps both settings and derives the step again.
+    planned.clear();
+    m_window->setAlignment(512);
+    QTRY_VERIFY_WITH_TIMEOUT(planned.count() >= 1 && m_window->document()->workload()->problem.alignment == 512 && isTraining(), kTimeout);
+    QVERIFY(m_window->isTrainingStep() && m_window->persistentGradientsAction()->isChecked());
+    QCOMPARE(m_window->document()->workload()->problem.buffers.size(), persistent->problem.buffers.size());
+    QVERIFY(core::validatePlan(m_window->document()->workload()->problem, *m_window->document()->plan()).ok());
+    planned.clear();
+    m_window->setAlignment(0);
+    QTRY_VERIFY_WITH_TIMEOUT(planned.count() >= 1 && m_window->document()->workload()->problem.alignment == 256 && isTraining(), kTimeout);
+
+    // Off: the model as loaded again, without a reload.
+    planned.clear();
+    m_window->trainingAction()->trigger();
+    QTRY_VERIFY_WITH_TIMEOUT(planned.count() >= 1 && !isTraining() && m_window->document()->hasPlan(), kTimeout);
+    QCOMPARE(m_window->document()->workload()->schedule.steps(), forwardSteps);
+    QVERIFY(core::validatePlan(m_window->document()->workload()->problem, *m_window->document()->plan()).ok());
+    QVERIFY(!m_window->windowTitle().contains(QStringLiteral("training step")));
+    QVERIFY(!m_window->persistentGradientsAction()->isEnabled());
+
+    // Cancelled while it derives (the result is still on its way): off, the model as loaded stays.
+    const auto buttons = m_window->findChildren<QToolButton*>();
+    const auto cancel = std::find_if(buttons.begin(), buttons.end(), [](QToolButton* b) { return b->text() == QStringLiteral("Cancel"); });
+    QVERIFY(cancel != buttons.end());
+    m_window->setTrainingStep(true);
+    QVERIFY(m_window->controller()->isLoading());
+    (*cancel)->click();
+    QVERIFY(!m_window->isTrainingStep() && !m_window->controller()->isBusy());
+    QTest::qWait(300);
+    QCOMPARE(m_window->document()->sharedWorkload(), m_window->forwardWorkload());
+    QVERIFY(!isTraining() && m_window->document()->hasPlan());
+
+    // Another model starts without it.
+    planned.clear();
+    m_window->setTrainingStep(true);
+    QTRY_VERIFY_WITH_TIMEOUT(planned.count() >= 1 && isTraining(), kTimeout);
+    planned.clear();
+    m_window->openFile(QStringLiteral("example:unet"));
+    QTRY_VERIFY_WITH_TIMEOUT(planned.count() >= 1 && m_window->document()->workload()->source == "example:unet", kTimeout);
+    QVERIFY(!m_window->isTrainingStep());
+    QVERIFY(!m_window->persistentGradientsAction()->isChecked());
+    QVERIFY(!isTraining());
+    QVERIFY(core::validatePlan(m_window->document()->workload()->problem, *m_window->document()->plan()).ok());
+}
+
+// Where a training step cannot apply the action is disabled and says why; asked for anyway (or
+// found out only by trying: nothing to differentiate) it is refused in the banner, the model shown
+// as loaded, and the action left off.
+void TestStudio::trainingStepRefusedWhereItCannotApply()
+{
+    QSignalSpy planned(m_window.get(), &MainWindow::planDisplayed);
+    QSignalSpy errors(m_window.get(), &MainWindow::errorOccurred);
+    m_window->openFile(QStringLiteral("example:hotel"));
+    QTRY_VERIFY_WITH_TIMEOUT(planned.count() >= 1 && m_window->document()->workload()->source == "example:hotel", kTimeout);
+    QVERIFY(!m_window->trainingAction()->isEnabled());
+    QVERIFY2(m_window->trainingAction()->toolTip().contains(QStringLiteral("allocation problem")),
+        qPrintable(m_window->trainingAction()->toolTip()));
+    m_window->setTrainingStep(true);
+    QVERIFY(!m_window->isTrainingStep());
+    QCOMPARE(errors.count(), 1);
+    QVERIFY2(m_window->messageBanner()->isVisible()
+            && m_window->messageBanner()->text().startsWith(QStringLiteral("No training step for example:hotel: an allocation problem")),
+        qPrintable(m_window->messageBanner()->text()));
+    QCOMPARE(m_window->document()->workload()->source, std::string("example:hotel"));
+    QVERIFY(core::validatePlan(m_window->document()->workload()->problem, *m_window->document()->plan()).ok());
+
+    // A graph without weights: nothing to differentiate, known only once the worker tried.
+    const QString tiny = QStringLiteral(MEMPLAN_SOURCE_DIR "/tests/data/tiny_graph.json");
+    planned.clear();
+    m_window->openFile(tiny);
+    QTRY_VERIFY_WITH_TIMEOUT(planned.count() >= 1 && m_window->currentSpec() == QFileInfo(tiny).absoluteFilePath(), kTimeout);
+    QVERIFY(m_window->trainingAction()->isEnabled());
+    errors.clear();
+    m_window->trainingAction()->trigger();
+    QTRY_VERIFY_WITH_TIMEOUT(errors.count() >= 1, kTimeout);
+    QVERIFY(!m_window->isTrainingStep());
+    QVERIFY2(m_window->messageBanner()->text()
+                 == QStringLiteral("No training step for tiny_graph.json: no float graph output depends on a weight: there is "
+                                   "nothing to differentiate. Showing the forward pass."),
+        qPrintable(m_window->messageBanner()->text()));
+    QTRY_VERIFY_WITH_TIMEOUT(!m_window->controller()->isBusy(), kTimeout);
+    QCOMPARE(m_window->document()->sharedWorkload(), m_window->forwardWorkload());
+    QVERIFY(core::validatePlan(m_window->document()->workload()->problem, *m_window->document()->plan()).ok());
+
+    // A captured training step already has its backward pass.
+    const QString captured = QStringLiteral(MEMPLAN_SOURCE_DIR "/tests/data/captured_mlp.json");
+    planned.clear();
+    m_window->openFile(captured);
+    QTRY_VERIFY_WITH_TIMEOUT(planned.count() >= 1 && m_window->currentSpec() == QFileInfo(captured).absoluteFilePath(), kTimeout);
+    QVERIFY(!m_window->trainingAction()->isEnabled());
+    QVERIFY2(m_window->trainingAction()->toolTip().contains(QStringLiteral("already is a training step")),
+        qPrintable(m_window->trainingAction()->toolTip()));
+    QVERIFY2(m_window->windowTitle().contains(QStringLiteral("training step")), qPrintable(m_window->windowTitle()));
+    QVERIFY(m_window->summaryPanel()->summaryText().contains(QStringLiteral("Mode: captured training step")));
 }
 
 // ---------------------------------------------------------------- exact planner

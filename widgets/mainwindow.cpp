@@ -15,6 +15,7 @@
 #include "strategypanel.h"
 #include "tensortablemodel.h"
 
+#include "strategies/training.h"
 #include "util/format.h"
 
 #include <QAction>
@@ -52,6 +53,7 @@ MainWindow::MainWindow(QWidget* parent)
     createDocks();
     createStrategyDock();
     createActions();
+    createTrainingMenu();
     createToolBar();
     createRunControls();
     createPlayControls();
@@ -306,6 +308,7 @@ void MainWindow::onPlanProgress(qint64 bestArena, qint64 lowerBound, double seco
 
 void MainWindow::onLoadFinished(std::shared_ptr<const core::Workload> workload)
 {
+    const QString previousSpec = m_currentSpec;
     m_currentSpec = m_pendingSpec.isEmpty() ? QString::fromStdString(workload->source) : m_pendingSpec;
     m_pendingSpec.clear();
     m_banner->hide();
@@ -320,9 +323,25 @@ void MainWindow::onLoadFinished(std::shared_ptr<const core::Workload> workload)
         }
     }
     m_inputSizesAction->setEnabled(!m_openInputsSpec.isEmpty());
+    addRecentFile(m_currentSpec);
+    // The training step belongs to a model, as strategies do: another model starts without it, a
+    // reload of the same one keeps it (and derives it again from what was loaded).
+    if (!previousSpec.isEmpty() && previousSpec != m_currentSpec) {
+        const QSignalBlocker blockTraining(m_trainingAction), blockGrads(m_persistentGradsAction);
+        m_trainingAction->setChecked(false);
+        m_persistentGradsAction->setChecked(false);
+    }
+    m_forward = std::move(workload);
+    m_shown.reset();
+    applyTrainingStep();
+}
+
+void MainWindow::showWorkload(std::shared_ptr<const core::Workload> workload)
+{
+    m_shown = workload;
+    updateTrainingActions();
     syncRecordedPlanner(*workload);
     m_document->setWorkload(workload);
-    addRecentFile(m_currentSpec);
     updateTitle();
     if (!workload->notes.empty()) {
         QStringList notes;
@@ -431,6 +450,9 @@ void MainWindow::updateTitle()
         return;
     }
     QString title = displayName(m_currentSpec);
+    if (const core::Workload* workload = m_document->workload();
+        workload && workload->graph && core::backwardStart(*workload->graph, workload->schedule) < workload->schedule.steps())
+        title += tr(" — training step");
     if (const core::Plan* plan = m_document->plan())
         title += QStringLiteral(" — %1, arena %2")
                      .arg(QString::fromStdString(plan->planner),

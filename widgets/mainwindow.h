@@ -51,7 +51,8 @@ class ToleranceSpinBox;
 
 // MemPlan Studio's window: the four plot views around one PlanDocument, the tensor table and the
 // summary in docks, a toolbar (planner, alignment, lifetime-bar sort/color, play controls, fit),
-// a non-modal error banner, and File > Open / Recent / Export. Loading and planning go through a
+// a non-modal error banner, File > Open / Recent / Export, and Model > Training Step
+// (mainwindowtraining.cpp). Loading and planning go through a
 // PlanningController (worker threads); the UI thread never blocks. A failed open or plan shows the
 // banner and keeps the previous model. The Strategies dock (StrategyPanel) swaps in a transformed
 // workload; Window > Compare A/B opens a ComparisonView (mainwindowstrategies.cpp).
@@ -113,6 +114,21 @@ public:
     // The input files given for the model being shown or loaded (File > Input Sizes, --input).
     std::vector<std::pair<std::string, std::filesystem::path>> inputFiles() const;
 
+    // --- Training step (Model menu, mainwindowtraining.cpp) ---
+    // Model > Training Step: the model on display planned for one training step, its backward pass
+    // appended (core::appendBackwardPass) in a worker; then the strategies and the planner run on it.
+    // Belongs to the model, as strategies do: kept through reloads of the same model (alignment,
+    // workspaces, input sizes), turned off when another model opens. Disabled, with the reason as its
+    // tooltip, for an allocation problem and for a graph that already is a training step (captured
+    // with its backward pass).
+    QAction* trainingAction() const { return m_trainingAction; }
+    // Model > Weight Gradients Outside the Arena (TrainingOptions::weightGradientsInArena false, as
+    // --persistent-grads): enabled while the training step is on.
+    QAction* persistentGradientsAction() const { return m_persistentGradsAction; }
+    bool isTrainingStep() const; // the training step is asked for (it may still be deriving)
+    // The model as loaded, before any backward pass or strategy; null before the first load.
+    std::shared_ptr<const core::Workload> forwardWorkload() const { return m_forward; }
+
     // Exports; `error` gets a message naming the file on failure.
     bool exportPlanJson(const QString& path, QString* error = nullptr) const;
     bool exportProblemCsv(const QString& path, QString* error = nullptr) const;
@@ -134,6 +150,10 @@ public slots:
         const std::vector<std::pair<std::string, std::filesystem::path>>& inputFiles = {});
     void showInputSizes(); // the dialog for the open model's sizes; reloads with them on OK
     void openFileDialog();
+    // Asks for the training step of the model on display (or the next one loaded, when none is yet).
+    // Turning it on where it cannot apply leaves it off and says why in the banner.
+    void setTrainingStep(bool on);
+    void setPersistentGradients(bool on); // re-derives while the training step is on
     // Reads an ONNX Runtime profile (core/trace/ortprofile.h) in the background and lays it over the
     // model on display, and again over each workload of the same model (strategies, replans); the
     // memory curve and the summary show it. On failure the banner says why.
@@ -173,6 +193,9 @@ private:
     // removes it (back to the saved planner) for any other. Emits no change signal.
     void syncRecordedPlanner(const core::Workload& workload);
     void onLoadFinished(std::shared_ptr<const core::Workload> workload);
+    // The model's workload to show (as loaded, or its training step): the document, title, notes,
+    // comparison and strategy panel take it, then it is planned (or the strategies run first).
+    void showWorkload(std::shared_ptr<const core::Workload> workload);
     void onPlanReady(const core::Plan& plan);
     void onFailure(const QString& message);
     void onBusyChanged(bool busy);
@@ -206,6 +229,16 @@ private:
     void onStrategyWorkload(std::shared_ptr<const core::Workload> workload, std::shared_ptr<const StrategyFacts> facts,
         core::Bytes budget);
     bool renderStrategyScreenshots(const QString& dir, QString* error);
+
+    // Training step (mainwindowtraining.cpp).
+    void createTrainingMenu();
+    // Shows m_forward, or derives its training step when that is asked for and applies.
+    void applyTrainingStep();
+    void onTrainingReady(std::shared_ptr<const core::Workload> forward, std::shared_ptr<const core::Workload> training);
+    void onTrainingFailed(std::shared_ptr<const core::Workload> forward, const QString& message);
+    // Unchecks it, shows the forward pass and says why (`reason`, core's message or the window's own).
+    void refuseTrainingStep(const QString& reason);
+    void updateTrainingActions();
 
     // Scenarios (LLM decode with a paged KV cache, accelerator chips).
     void createScenarioMenu();
@@ -269,6 +302,11 @@ private:
     core::OpenInputs m_openInputs; // what m_openInputsSpec's inputs leave open
     QString m_openInputsSpec;
     QAction* m_inputSizesAction = nullptr;
+    // Training step.
+    QAction* m_trainingAction = nullptr;
+    QAction* m_persistentGradsAction = nullptr;
+    std::shared_ptr<const core::Workload> m_forward; // the model on display as loaded
+    std::shared_ptr<const core::Workload> m_shown;   // what showWorkload last took: m_forward or its training step
     QString m_planningWith; // planner of the running plan, for the progress line
     QString m_loadingName; // the source a load in progress reads, as the busy label names it
     // A peer runtime's profile (openPeerProfile): the file, what it read, the model it belongs to.

@@ -522,8 +522,11 @@ void MainWindow::createStatusBar()
     m_cancelButton->setText(tr("Cancel"));
     m_cancelButton->setToolTip(tr("Stop loading or planning"));
     connect(m_cancelButton, &QToolButton::clicked, this, [this] {
+        const bool deriving = m_controller->isLoading() && m_pendingSpec.isEmpty(); // a training step
         m_controller->cancel();
         m_pendingSpec.clear();
+        if (deriving)
+            setTrainingStep(false); // back to the forward pass, as loaded
         statusBar()->showMessage(tr("Cancelled."), 3000);
     });
     m_stopButton = new QToolButton(this);

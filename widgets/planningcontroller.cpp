@@ -102,6 +102,42 @@ void PlanningController::requestLoad(const QString& spec, const core::LoadOption
         });
 }
 
+void PlanningController::requestTraining(std::shared_ptr<const core::Workload> forward, const core::TrainingOptions& options)
+{
+    renewFlag(m_loadCancel);
+    renewFlag(m_planCancel);
+    m_planJob.drop(); // a plan still running belongs to the workload being replaced
+    setBusy(true, false);
+    emit trainingStarted(forward ? QString::fromStdString(forward->source) : QString());
+
+    struct Derived {
+        std::shared_ptr<const core::Workload> training; // null: failed with `error`
+        QString error;
+    };
+    m_loadJob.start(
+        this,
+        [forward, options]() -> Derived {
+            Derived derived;
+            if (!forward) {
+                derived.error = QStringLiteral("Nothing to train: no model is loaded.");
+                return derived;
+            }
+            auto result = core::appendBackwardPass(*forward, options); // worker thread: pure core code
+            if (result)
+                derived.training = std::make_shared<const core::Workload>(std::move(*result));
+            else
+                derived.error = QString::fromStdString(result.error().message);
+            return derived;
+        },
+        [this, forward](const Derived& derived) {
+            setBusy(false, m_planning);
+            if (derived.training)
+                emit trainingReady(forward, derived.training);
+            else
+                emit trainingFailed(forward, derived.error);
+        });
+}
+
 void PlanningController::requestPlan(
     std::shared_ptr<const core::Workload> workload, const QString& plannerName, double timeLimitSeconds)
 {

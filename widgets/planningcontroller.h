@@ -7,6 +7,7 @@
 #include "io/workload.h"
 #include "onnx/onnximport.h"
 #include "planners/problem.h"
+#include "strategies/training.h"
 
 #include <QObject>
 #include <QString>
@@ -14,7 +15,8 @@
 #include <atomic>
 #include <memory>
 
-// Loads workloads and runs planners on QThreadPool::globalInstance(), never on the UI thread
+// Loads workloads (and derives a loaded model's training step) and runs planners on
+// QThreadPool::globalInstance(), never on the UI thread
 // (docs/ARCHITECTURE.md, background work). Each request starts a LatestJob of its kind (a new
 // generation) and cancels the previous job; a result whose generation is no longer current is dropped
 // on arrival, so only the latest request's signal is ever emitted. A new load also drops any pending plan (it would belong to the
@@ -34,6 +36,11 @@ public:
 public slots:
     // `spec`: a file path or "example:NAME" (core::loadWorkload).
     void requestLoad(const QString& spec, const core::LoadOptions& options);
+    // The training step of `forward` (core::appendBackwardPass with `options`), derived on a worker as
+    // a load is: it is one (a new generation of the load job, so a later load drops it, and any pending
+    // plan is dropped too) and ends in trainingReady or trainingFailed. `forward` comes back with the
+    // result, so the window can tell which model it belongs to.
+    void requestTraining(std::shared_ptr<const core::Workload> forward, const core::TrainingOptions& options);
     // Plans `workload` with the planner registered as `plannerName` (core::plannerByName).
     // `timeLimitSeconds`: PlanOptions::timeLimitSeconds for search planners (0: the planner's default).
     void requestPlan(
@@ -54,6 +61,10 @@ signals:
     // Before loadFinished or loadFailed of an ONNX file whose load failed or was given sizes
     // (LoadOptions::bindings): what its inputs leave open (core::openInputs), read in the worker.
     void inputsOpen(const QString& spec, const core::OpenInputs& open);
+    void trainingStarted(const QString& source);
+    void trainingReady(std::shared_ptr<const core::Workload> forward, std::shared_ptr<const core::Workload> training);
+    // The reason, naming the model: an allocation problem, a graph already in training mode, nothing to differentiate.
+    void trainingFailed(std::shared_ptr<const core::Workload> forward, const QString& message);
     void planStarted(const QString& plannerName);
     void planReady(const core::Plan& plan);
     void planFailed(const QString& message);

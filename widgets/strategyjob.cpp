@@ -60,6 +60,8 @@ core::Expected<StrategyOutcome> runStrategyJob(std::shared_ptr<const core::Workl
     core::StrategyOptions options;
     options.device = request.device;
     options.alignment = original->problem.alignment;
+    options.recomputePolicy = request.recomputePolicy;
+    options.checkpointEvery = request.checkpointEvery;
     if (original->graph)
         outcome.baseSeconds = core::scheduleCost(*original->graph, original->schedule, request.device).seconds;
 
@@ -89,6 +91,9 @@ core::Expected<StrategyOutcome> runStrategyJob(std::shared_ptr<const core::Workl
 
     outcome.estimatedSeconds = outcome.baseSeconds;
     if (run) {
+        if (request.recomputePolicy == core::RecomputePolicy::Checkpoint
+            && std::find(outcome.applied.begin(), outcome.applied.end(), "recompute") != outcome.applied.end())
+            outcome.checkpointEvery = request.checkpointEvery;
         outcome.reports = run->reports;
         outcome.estimatedSeconds += core::extraSeconds(outcome.reports);
         auto workload = std::make_shared<const core::Workload>(std::move(run->workload));

@@ -24,6 +24,10 @@ struct StrategyRequest {
     core::DeviceProfile device = core::defaultDevice();
     core::Bytes budget = 0;           // > 0: core::chooseForBudget picks the strategies, planning with `planner`
     std::string planner { core::kDefaultPlanner };
+    // Recompute's policy (with a budget too), as `memplan plan --checkpoint` sets it: Checkpoint keeps the
+    // outputs of every checkpointEvery-th forward op (0: round(sqrt(forward ops))); it needs a backward pass.
+    core::RecomputePolicy recomputePolicy = core::RecomputePolicy::Greedy;
+    int checkpointEvery = 0;
     bool plan = false; // also plan the result with `planner` (validated); the panel leaves this to the window
 };
 
@@ -33,6 +37,7 @@ struct StrategyOutcome {
     std::vector<std::string> applied;               // strategies applied, pipeline order (budget: the choice)
     std::vector<std::string> leftOut;               // named but left out: inplace did as well without them
     std::vector<core::StrategyReport> reports;
+    std::optional<int> checkpointEvery; // recompute ran with the checkpoint policy: every N forward ops (0: sqrt)
     double baseSeconds = 0;      // roofline time of the original schedule on the device (0 without a graph)
     double estimatedSeconds = 0; // baseSeconds plus every report's extra time
     std::optional<core::Plan> plan; // when requested

@@ -5,6 +5,7 @@
 #include "strategycontroller.h"
 
 #include "planners/metrics.h"
+#include "strategies/training.h"
 #include "util/format.h"
 
 #include <QCheckBox>
@@ -18,6 +19,7 @@
 #include <QLabel>
 #include <QSignalBlocker>
 #include <QSlider>
+#include <QSpinBox>
 #include <QTimer>
 #include <QTreeWidget>
 #include <QVBoxLayout>
@@ -30,6 +32,10 @@ namespace {
 
 constexpr double kMiB = 1024.0 * 1024.0;
 constexpr int kMaxDetails = 200; // per strategy in the tree; the rest is summarised
+// The recompute policy combo's items (their data): greedy, checkpoints every √n, every N forward ops.
+constexpr int kGreedy = -1;
+constexpr int kCheckpointSqrt = 0;
+constexpr int kCheckpointEveryN = 1;
 
 QString bytesText(core::Bytes bytes) { return QString::fromStdString(core::formatBytes(bytes)); }
 
@@ -71,6 +77,30 @@ StrategyPanel::StrategyPanel(QWidget* parent)
         strategiesLayout->addWidget(check);
         connect(check, &QCheckBox::toggled, this, &StrategyPanel::scheduleRerun);
         m_checks.push_back(check);
+        if (strategy->name() != "recompute")
+            continue;
+        // Its policy, indented under it.
+        auto* policyRow = new QHBoxLayout;
+        policyRow->setContentsMargins(20, 0, 0, 0);
+        m_policyCombo = new QComboBox(strategiesBox);
+        m_policyCombo->setObjectName(QStringLiteral("recomputePolicy"));
+        m_policyCombo->addItem(tr("greedy"), kGreedy);
+        m_policyCombo->addItem(tr("checkpoints every √n ops"), kCheckpointSqrt);
+        m_policyCombo->addItem(tr("checkpoints every N ops"), kCheckpointEveryN);
+        m_everySpin = new QSpinBox(strategiesBox);
+        m_everySpin->setObjectName(QStringLiteral("checkpointEvery"));
+        m_everySpin->setRange(1, 1000000);
+        m_everySpin->setValue(4);
+        m_everySpin->setPrefix(tr("N = "));
+        m_everySpin->setToolTip(tr("Keep the outputs of every N-th forward op (--checkpoint N)"));
+        policyRow->addWidget(m_policyCombo, 1);
+        policyRow->addWidget(m_everySpin);
+        strategiesLayout->addLayout(policyRow);
+        connect(m_policyCombo, &QComboBox::activated, this, &StrategyPanel::onPolicyChosen);
+        connect(m_everySpin, &QSpinBox::valueChanged, this, [this] {
+            if (m_policyCombo->currentData().toInt() == kCheckpointEveryN)
+                scheduleRerun();
+        });
     }
 
     auto* costBox = new QGroupBox(tr("Device and budget"), this);
@@ -176,6 +206,7 @@ StrategyPanel::StrategyPanel(QWidget* parent)
             setStatus(budgetEnabled() ? tr("Trying every combination for the budget…") : tr("Applying strategies…"));
     });
     syncBudgetControls();
+    syncPolicyControls();
     setStatus(tr("Check a strategy to apply it to the model on display."));
 }
 
@@ -190,6 +221,10 @@ void StrategyPanel::resetForAnotherModel()
         m_budgetCheck->setChecked(false);
     }
     m_manualChecks.clear();
+    {
+        const QSignalBlocker block(m_policyCombo);
+        m_policyCombo->setCurrentIndex(m_policyCombo->findData(kGreedy));
+    }
     m_budget = 0; // setOriginal takes it from the slider's share of the new lower bound
     m_outcome.reset();
 }
@@ -212,6 +247,7 @@ bool StrategyPanel::setOriginal(std::shared_ptr<const core::Workload> original)
     for (QCheckBox* check : m_checks)
         check->setEnabled(graph && !budgetEnabled());
     m_budgetCheck->setEnabled(graph);
+    syncPolicyControls();
     if (graph && m_budget <= 0) // a starting point on the slider's scale
         m_budget = std::max<core::Bytes>(1, core::lowerBound(m_original->problem) * m_budgetSlider->value() / 100);
     if (m_original && !graph) {
@@ -255,6 +291,57 @@ void StrategyPanel::setStrategyChecked(const QString& name, bool checked)
 {
     if (QCheckBox* check = strategyCheckBox(name))
         check->setChecked(checked);
+}
+
+bool StrategyPanel::checkpointApplies() const
+{
+    return m_original && m_original->graph
+        && core::backwardStart(*m_original->graph, m_original->schedule) < m_original->schedule.steps();
+}
+
+std::optional<int> StrategyPanel::checkpointEvery() const
+{
+    switch (m_policyCombo->currentData().toInt()) {
+    case kCheckpointSqrt:
+        return 0;
+    case kCheckpointEveryN:
+        return m_everySpin->value();
+    default:
+        return std::nullopt;
+    }
+}
+
+void StrategyPanel::setCheckpointEvery(std::optional<int> every)
+{
+    if (every && *every > 0)
+        m_everySpin->setValue(*every);
+    m_policyCombo->setCurrentIndex(m_policyCombo->findData(!every ? kGreedy : *every == 0 ? kCheckpointSqrt : kCheckpointEveryN));
+    onPolicyChosen();
+}
+
+void StrategyPanel::onPolicyChosen()
+{
+    syncPolicyControls();
+    // Checkpoints are a recompute policy: choosing them turns recompute on (--checkpoint implies --recompute).
+    if (checkpointEvery() && checkpointApplies())
+        if (QCheckBox* recompute = strategyCheckBox(QStringLiteral("recompute")); recompute && !recompute->isChecked()) {
+            recompute->setChecked(true); // toggled() re-runs
+            return;
+        }
+    scheduleRerun();
+}
+
+void StrategyPanel::syncPolicyControls()
+{
+    const bool applies = checkpointApplies();
+    m_policyCombo->setEnabled(applies);
+    m_everySpin->setEnabled(applies && m_policyCombo->currentData().toInt() == kCheckpointEveryN);
+    m_policyCombo->setToolTip(applies
+            ? tr("How recompute chooses what to drop: greedy (the long-lived tensors that lower the peak most), or "
+                 "checkpoints: keep the outputs of every N-th forward op (√n: N = round(sqrt(forward ops))) and "
+                 "recompute the segments between them just before the backward pass reads them")
+            : tr("Recompute is greedy here: checkpoints need a backward pass (Model > Training Step, or a captured "
+                 "training step)"));
 }
 
 bool StrategyPanel::budgetEnabled() const { return m_budgetCheck->isChecked(); }
@@ -367,6 +454,10 @@ void StrategyPanel::rerun()
     request.device = m_device;
     request.planner = m_planner;
     request.budget = budgetEnabled() ? std::max<core::Bytes>(1, m_budget) : 0;
+    if (const auto every = checkpointEvery(); every && checkpointApplies()) {
+        request.recomputePolicy = core::RecomputePolicy::Checkpoint;
+        request.checkpointEvery = *every;
+    }
     m_controller->request(m_original, request);
 }
 
@@ -374,12 +465,16 @@ void StrategyPanel::onFinished(std::shared_ptr<const StrategyOutcome> outcome)
 {
     m_outcome = std::move(outcome);
     const StrategyOutcome& o = *m_outcome;
+    QString label = QString::fromStdString(strategyLabel(o.applied));
+    if (o.checkpointEvery)
+        label.replace(QStringLiteral("recompute"),
+            *o.checkpointEvery == 0 ? tr("recompute (checkpoints every √n ops)")
+                                    : tr("recompute (checkpoints every %1 ops)").arg(*o.checkpointEvery));
     if (o.budgetMode) {
         QStringList chosen;
         for (const auto& name : o.applied)
             chosen << QString::fromStdString(name);
         showChecked(chosen);
-        const QString label = QString::fromStdString(strategyLabel(o.applied));
         if (o.fits)
             setStatus(tr("Budget %1 met with %2: arena %3 (least estimated time of %4 combinations).")
                           .arg(bytesText(o.budget), label, bytesText(o.budgetArena))
@@ -389,7 +484,7 @@ void StrategyPanel::onFinished(std::shared_ptr<const StrategyOutcome> outcome)
                           .arg(bytesText(o.budget), bytesText(o.budgetArena), label),
                 true);
     } else {
-        QString text = tr("Applied %1 on %2.").arg(QString::fromStdString(strategyLabel(o.applied)), QString::fromStdString(m_device.name));
+        QString text = tr("Applied %1 on %2.").arg(label, QString::fromStdString(m_device.name));
         if (!o.leftOut.empty())
             text += QLatin1Char(' ')
                 + (o.leftOut.size() == 1 ? tr("Left out %1: inplace does as well without it.") : tr("Left out %1: inplace does as well without them."))

@@ -14,6 +14,7 @@ class QComboBox;
 class QDoubleSpinBox;
 class QLabel;
 class QSlider;
+class QSpinBox;
 class QTimer;
 class QTreeWidget;
 class StrategyController;
@@ -21,7 +22,9 @@ class StrategyController;
 // The strategy dock: one checkbox per registered strategy (core::strategies(), descriptions as
 // tooltips), the device profile (built-in, or a file), a memory budget (off by default; when on,
 // core::chooseForBudget picks the strategies and the panel says which, or that nothing fits), and
-// each strategy's report (saved bytes, extra FLOPs, swapped bytes, extra time, details).
+// each strategy's report (saved bytes, extra FLOPs, swapped bytes, extra time, details). Under
+// recompute, its policy: greedy, or on a graph with a backward pass (a training step, core::backwardStart)
+// the checkpoint policy, every √n or every N forward ops, as `memplan plan --checkpoint sqrt|N`.
 // Every change re-runs the strategies on the original workload in the background (StrategyController:
 // stale results dropped, the UI thread never waits) and emits workloadReady with the workload to show;
 // with nothing checked and no budget that is the original workload again. Errors go out as `failed`.
@@ -44,6 +47,14 @@ public:
     QStringList checkedStrategies() const;
     void setStrategyChecked(const QString& name, bool checked); // re-runs (debounced)
     QCheckBox* strategyCheckBox(const QString& name) const;
+    // Recompute's policy: nullopt greedy; 0 checkpoints every round(sqrt(forward ops)); N every N forward
+    // ops. Choosing checkpoints checks recompute (as --checkpoint implies --recompute). It applies only
+    // on a graph with a backward pass; elsewhere the controls are disabled and recompute is greedy.
+    std::optional<int> checkpointEvery() const;
+    void setCheckpointEvery(std::optional<int> every); // re-runs (debounced)
+    bool checkpointApplies() const; // the original has a backward pass
+    QComboBox* recomputePolicyCombo() const { return m_policyCombo; }
+    QSpinBox* checkpointEverySpin() const { return m_everySpin; }
     QComboBox* deviceCombo() const { return m_deviceCombo; }
     bool setDeviceFile(const QString& path, QString* error = nullptr); // adds the profile to the combo and selects it
     core::DeviceProfile device() const { return m_device; }
@@ -74,6 +85,8 @@ private:
     void onFailed(const QString& message);
     void onDeviceChosen(int index);
     void syncBudgetControls();
+    void syncPolicyControls();
+    void onPolicyChosen();
     void showReports();
     void setStatus(const QString& text, bool error = false);
 
@@ -84,6 +97,8 @@ private:
 
     std::vector<QCheckBox*> m_checks; // registry order
     QStringList m_manualChecks;       // the user's choice, kept while the budget search chooses
+    QComboBox* m_policyCombo = nullptr; // recompute: greedy, checkpoints every √n, every N
+    QSpinBox* m_everySpin = nullptr;    // N
     QComboBox* m_deviceCombo = nullptr;
     QCheckBox* m_budgetCheck = nullptr;
     QSlider* m_budgetSlider = nullptr;

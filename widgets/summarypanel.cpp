@@ -11,6 +11,7 @@
 #include "util/format.h"
 #include "graph/capture.h"
 #include "io/breakdown.h"
+#include "strategies/training.h"
 #include "trace/ortreport.h"
 
 #include <QApplication>
@@ -266,6 +267,13 @@ void SummaryPanel::refresh()
         tr("Source"), elidedFileName(source.startsWith(QLatin1String("example:")) ? source : QFileInfo(source).fileName()));
     rows.row(tr("Tensors"), QString::number(problem.buffers.size()), tr("buffers"));
     rows.row(tr("Steps"), QString::number(problem.steps));
+    // A training step (Model > Training Step, or a captured one): where its backward pass starts.
+    if (workload->graph) {
+        const core::Step backward = core::backwardStart(*workload->graph, workload->schedule);
+        if (backward < workload->schedule.steps())
+            rows.row(tr("Mode"), core::hasCategories(*workload->graph) ? tr("captured training step") : tr("training step"),
+                tr("forward + backward, backward from step %1").arg(backward));
+    }
     rows.row(tr("Alignment"), QStringLiteral("%1 B").arg(problem.alignment));
     if (workload->workspaces) {
         std::size_t count = 0;
