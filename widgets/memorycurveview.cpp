@@ -226,8 +226,12 @@ void MemoryCurveView::rebuild()
         top = std::max(top, static_cast<double>(run->pool->stepPeakBytes + lift));
     const RunMeasurement* scratchRun = m_document->measurement();
     const core::Bytes scratch = plan && scratchRun ? scratchRun->arena.scratchBytes : 0;
-    if (scratch > 0)
-        top = std::max(top, static_cast<double>(arena + scratch + lift));
+    const double scratchTop = static_cast<double>(arena + scratch + lift);
+    // Scratch far above everything else would squash the curves into the bottom: the line then
+    // stays above the range and its legend entry says so (the summary has the number too).
+    const bool scratchAbove = scratch > 0 && scratchTop > 1.6 * top;
+    if (scratch > 0 && !scratchAbove)
+        top = std::max(top, scratchTop);
     const PeerProfile* peer = m_document->peerProfile();
     if (peer)
         for (const auto* curve : { &peer->inUse, &peer->arenaHeld })
@@ -301,7 +305,9 @@ void MemoryCurveView::rebuild()
     m_scratch->removeFromLegend();
     if (scratch > 0) {
         setFlat(m_scratch, steps, static_cast<double>(arena + scratch + lift) / m_unit.divisor);
-        m_scratch->setName(QStringLiteral("+ kernel scratch %1 (measured, outside the plan)").arg(shortBytes(static_cast<double>(scratch))));
+        m_scratch->setName(QStringLiteral("+ kernel scratch %1 (measured, outside the plan%2)")
+                               .arg(shortBytes(static_cast<double>(scratch)),
+                                   scratchAbove ? QStringLiteral("; above this range") : QString()));
         m_scratch->addToLegend();
     }
     updateMeasuredSeries();
@@ -499,6 +505,15 @@ TimeAxis MemoryCurveView::timeAxis() const
 bool MemoryCurveView::showsMeasured() const { return m_measured->visible(); }
 
 bool MemoryCurveView::showsKernelScratch() const { return m_scratch->visible(); }
+
+QStringList MemoryCurveView::legendNames() const
+{
+    QStringList names;
+    for (int i = 0; i < m_plot->legend->itemCount(); ++i)
+        if (auto* item = qobject_cast<QCPPlottableLegendItem*>(m_plot->legend->item(i)))
+            names << item->plottable()->name();
+    return names;
+}
 
 bool MemoryCurveView::showsReserved() const { return m_reserved->visible(); }
 

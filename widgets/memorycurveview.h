@@ -50,6 +50,7 @@ public:
     double yMax() const { return m_yMax; }   // top of the y range, in unit()
     bool showsMeasured() const; // the measured curve is drawn (the document has one)
     bool showsKernelScratch() const; // the arena + kernel scratch line of a run with scratch outside the plan
+    QStringList legendNames() const; // the legend's entries, top to bottom
     bool showsMeasuredAllocator() const; // the per-tensor allocator curve of a run is drawn
     bool showsMeasuredPool() const; // the pool run's curve is drawn (a measurement with `pool`)
     bool showsReserved() const; // a memory snapshot's reserved curve is drawn (Workload::recorded)
