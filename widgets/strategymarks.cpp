@@ -138,12 +138,21 @@ std::vector<double> stepsOnOriginalAxis(const core::Workload& original, const co
     const auto originalTensors = static_cast<core::TensorIndex>(before.tensors.size());
     const core::Step steps = transformed.schedule.steps();
     std::vector<core::Step> mapped(static_cast<std::size_t>(steps), -1);
-    for (core::Step k = 0; k < steps; ++k)
-        for (auto t : after.ops[static_cast<std::size_t>(transformed.schedule.order[k])].outputs)
-            if (t >= 0 && t < originalTensors && producedAt[static_cast<std::size_t>(t)] >= 0) {
-                mapped[static_cast<std::size_t>(k)] = producedAt[static_cast<std::size_t>(t)];
-                break;
-            }
+    const auto originalStep = [&](core::TensorIndex t) {
+        return t >= 0 && t < originalTensors ? producedAt[static_cast<std::size_t>(t)] : core::Step(-1);
+    };
+    for (core::Step k = 0; k < steps; ++k) {
+        const core::Op& op = after.ops[static_cast<std::size_t>(transformed.schedule.order[k])];
+        core::Step& at = mapped[static_cast<std::size_t>(k)];
+        // A fused group starts where its first member ran, so it spans all its members' steps.
+        for (const core::Op& member : op.body)
+            for (auto t : member.outputs)
+                if (const core::Step s = originalStep(t); s >= 0 && (at < 0 || s < at))
+                    at = s;
+        for (auto t : op.outputs)
+            if (at < 0)
+                at = originalStep(t);
+    }
     std::vector<double> x(static_cast<std::size_t>(steps), 0.0);
     for (core::Step k = 0; k < steps;) {
         if (mapped[static_cast<std::size_t>(k)] >= 0) {

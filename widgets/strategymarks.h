@@ -66,9 +66,9 @@ std::vector<core::Bytes> alignBeforeCurve(const core::Workload& original, const 
 
 // Where each step of `transformed` (strategies applied to `original`) falls on the step axis of
 // `original`, so two configurations of one model line up op by op (Compare A/B). Same identity rule
-// as alignBeforeCurve: an op that produces an original tensor sits at that tensor's original step
-// (a fused op at its last member's, a reordered op at its old place); inserted ops (recompute
-// clones, SwapOut, SwapIn) share the unit after the op before them, evenly. Result size:
+// as alignBeforeCurve: an op that produces an original tensor sits at that tensor's original step (a
+// fused op at its first member's, so it spans the group; a reordered op at its old place); inserted
+// ops (recompute clones, SwapOut, SwapIn) share the unit after the op before them, evenly. Result size:
 // transformed.schedule.steps(); empty when either has no graph or the schedule and the problem
 // disagree on the step count (then raw steps are all there is).
 std::vector<double> stepsOnOriginalAxis(const core::Workload& original, const core::Workload& transformed);
