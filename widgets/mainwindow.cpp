@@ -30,6 +30,8 @@
 #include <QTimer>
 #include <QToolButton>
 
+#include <algorithm>
+
 namespace {
 
 using mainwindow::displayName;
@@ -247,9 +249,9 @@ void MainWindow::replan()
         }
         return;
     }
+    m_planTimeLimit = plannerUsesTimeLimit(plannerName()) ? m_timeLimitSpin->value() : 0.0;
     if (auto workload = m_document->sharedWorkload())
-        m_controller->requestPlan(std::move(workload), plannerName(),
-            plannerUsesTimeLimit(plannerName()) ? m_timeLimitSpin->value() : 0.0);
+        m_controller->requestPlan(std::move(workload), plannerName(), m_planTimeLimit);
 }
 
 void MainWindow::syncRecordedPlanner(const core::Workload& workload)
@@ -303,6 +305,12 @@ void MainWindow::onPlanProgress(qint64 bestArena, qint64 lowerBound, double seco
                    .arg(time);
     else
         text = tr("%1: best %2, %3").arg(m_planningWith, bytesText(bestArena), time);
+    // The search ends at its time limit at the latest (or sooner, with a proof): that is the estimate.
+    if (m_planTimeLimit > 0 && !provenOptimal) {
+        text += tr(" · at most %1 s left (time limit)").arg(std::max(0.0, m_planTimeLimit - seconds), 0, 'f', 1);
+        m_busyBar->setRange(0, 1000);
+        m_busyBar->setValue(static_cast<int>(std::clamp(seconds / m_planTimeLimit, 0.0, 1.0) * 1000));
+    }
     m_busyLabel->setText(text);
 }
 

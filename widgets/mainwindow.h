@@ -316,6 +316,7 @@ private:
     LatestJob m_peerJob;
     QAction* m_peerProfileAction = nullptr;
     bool m_syncingSelection = false;
+    double m_planTimeLimit = 0; // seconds the running plan's search may take (0: not a search planner)
 
     // Run the plan.
     RunController* m_runController = nullptr;
