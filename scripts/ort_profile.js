@@ -19,6 +19,10 @@
 //                         OUT.json ("-": standard output) gets {"p50_ms", "median_ms", "runs",
 //                         "threads", "level"} (`memplan bench run` uses it)
 //   --threads N           intra-op threads of a --latency session (default 1)
+//   --save-io DIR         also write the last run's inputs and outputs as ONNX TensorProto files,
+//                         DIR/input_K.pb and DIR/output_K.pb (session order), and DIR/io.json naming
+//                         them ({"inputs": [{"name", "file"}], "outputs": [...]}): `memplan run
+//                         --input NAME=FILE --save-outputs` then runs the same inputs
 // The profiling session runs sequentially on one thread, so the events come in execution order.
 // onnxruntime-node is found in $MEMPLAN_ORT_NODE (the package folder), else in tools/node/
 // (scripts/setup.sh installs it there), else wherever node's require finds it.
@@ -51,7 +55,7 @@ function loadOrt() {
 }
 
 function parseArgs(argv) {
-    const options = { positional: [], fill: 'random', seed: 1, dims: {}, shapes: {}, arena: true, memPattern: true, latency: false, threads: 1 };
+    const options = { positional: [], fill: 'random', seed: 1, dims: {}, shapes: {}, arena: true, memPattern: true, latency: false, threads: 1, saveIo: null };
     for (let i = 0; i < argv.length; ++i) {
         const arg = argv[i];
         const value = () => {
@@ -87,8 +91,10 @@ function parseArgs(argv) {
             options.threads = Number(value());
             if (!Number.isInteger(options.threads) || options.threads < 1 || options.threads > 1024)
                 fail('--threads: expected a whole number from 1 to 1024', 2);
+        } else if (arg === '--save-io') {
+            options.saveIo = value();
         } else if (arg === '--help' || arg === '-h') {
-            process.stdout.write(fs.readFileSync(__filename, 'utf8').split('\n').filter((l) => l.startsWith('//')).slice(2, 24)
+            process.stdout.write(fs.readFileSync(__filename, 'utf8').split('\n').filter((l) => l.startsWith('//')).slice(2, 28)
                 .map((l) => l.slice(3)).join('\n') + '\n');
             process.exit(0);
         } else if (arg.startsWith('--')) {
@@ -141,6 +147,55 @@ function makeInput(ort, name, type, shape, options, next) {
     return new ort.Tensor(type, data, shape);
 }
 
+// ONNX TensorProto element types (onnx.proto's DataType) of onnxruntime-node's tensor types.
+const kProtoTypes = {
+    float32: 1, uint8: 2, int8: 3, uint16: 4, int16: 5, int32: 6, int64: 7, bool: 9, float16: 10, float64: 11,
+    uint32: 12, uint64: 13,
+};
+
+function varint(value) {
+    let v = BigInt(value);
+    const bytes = [];
+    while (v >= 0x80n) {
+        bytes.push(Number(v & 0x7fn) | 0x80);
+        v >>= 7n;
+    }
+    bytes.push(Number(v));
+    return Buffer.from(bytes);
+}
+
+// A TensorProto with dims (field 1), data_type (2), name (8) and raw_data (9, little-endian).
+function tensorProto(name, tensor) {
+    const code = kProtoTypes[tensor.type];
+    if (!code)
+        fail(`tensor '${name}' has type ${tensor.type}, which --save-io cannot write`);
+    const parts = [];
+    for (const d of tensor.dims)
+        parts.push(Buffer.from([0x08]), varint(d));
+    parts.push(Buffer.from([0x10]), varint(code));
+    const nameBytes = Buffer.from(name, 'utf8');
+    parts.push(Buffer.from([0x42]), varint(nameBytes.length), nameBytes);
+    const data = Buffer.from(tensor.data.buffer, tensor.data.byteOffset, tensor.data.byteLength);
+    parts.push(Buffer.from([0x4a]), varint(data.length), data);
+    return Buffer.concat(parts);
+}
+
+function saveIo(dir, feeds, results, outputNames) {
+    fs.mkdirSync(dir, { recursive: true });
+    const io = { inputs: [], outputs: [] };
+    Object.keys(feeds).forEach((name, k) => {
+        const file = path.join(dir, `input_${k}.pb`);
+        fs.writeFileSync(file, tensorProto(name, feeds[name]));
+        io.inputs.push({ name, file });
+    });
+    outputNames.forEach((name, k) => {
+        const file = path.join(dir, `output_${k}.pb`);
+        fs.writeFileSync(file, tensorProto(name, results[name]));
+        io.outputs.push({ name, file });
+    });
+    fs.writeFileSync(path.join(dir, 'io.json'), JSON.stringify(io, null, 1) + '\n');
+}
+
 async function main() {
     const options = parseArgs(process.argv.slice(2));
     if (!fs.existsSync(options.model))
@@ -187,8 +242,11 @@ async function main() {
                 fs.writeFileSync(options.out, result);
             return;
         }
+        let results = null;
         for (let r = 0; r < options.runs; ++r)
-            await session.run(feeds);
+            results = await session.run(feeds);
+        if (options.saveIo)
+            saveIo(options.saveIo, feeds, results, session.outputNames);
         session.endProfiling();
         if (session.release)
             await session.release();

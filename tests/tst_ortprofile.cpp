@@ -5,10 +5,12 @@
 // by ORT, unmapped and unrun), the report and `memplan trace PROFILE --model`, and real profiles
 // written at test time by scripts/ort_profile.js with onnxruntime-node (skipped, saying why, when
 // node or onnxruntime-node is missing; the tests/models cases also when scripts/make_models.sh has
-// not run).
+// not run). The CPU executor's outputs on the torchvision models against ONNX Runtime's (all
+// optimizations) for the same input, within 1e-4 of each output's largest magnitude.
 #include "clirun.h"
 #include "graphbuilder.h"
 
+#include "exec/tensordata.h"
 #include "io/workload.h"
 #include "planners/metrics.h"
 #include "planners/validate.h"
@@ -22,6 +24,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -107,7 +112,8 @@ Workload smallGraph()
 
 // Runs scripts/ort_profile.js; an empty string when it wrote `out`, else why not. `skip` is set
 // when node or onnxruntime-node is missing (the test then skips rather than fails).
-QString writeProfile(const QString& model, const QString& out, const QString& level, int runs, bool* skip)
+QString writeProfile(const QString& model, const QString& out, const QString& level, int runs, bool* skip,
+    const QStringList& extra = {})
 {
     *skip = false;
     const auto node = QStandardPaths::findExecutable(QStringLiteral("node"));
@@ -115,7 +121,8 @@ QString writeProfile(const QString& model, const QString& out, const QString& le
         *skip = true;
         return QStringLiteral("node is not installed (scripts/setup.sh installs nodejs)");
     }
-    const auto run = runProgram(node, { QStringLiteral(MEMPLAN_SOURCE_DIR "/scripts/ort_profile.js"), model, out, level, QString::number(runs) });
+    const auto run = runProgram(
+        node, QStringList { QStringLiteral(MEMPLAN_SOURCE_DIR "/scripts/ort_profile.js"), model, out, level, QString::number(runs) } + extra);
     if (run.exitCode != 0) {
         *skip = run.err.contains(QStringLiteral("onnxruntime-node is not installed"));
         return QStringLiteral("ort_profile.js %1: exit %2: %3").arg(model).arg(run.exitCode).arg(run.err.trimmed());
@@ -144,6 +151,8 @@ private slots:
     void realModels_data();
     void realModels();
     void realModelOptimized();
+    void executorMatchesOnnxRuntime_data();
+    void executorMatchesOnnxRuntime();
 };
 
 void TestOrtProfile::readsOneRun()
@@ -620,6 +629,74 @@ void TestOrtProfile::realModelOptimized()
             QCOMPARE(step.ortOutputBytes, step.plannedOutputBytes);
     QCOMPARE(overlay->mapped + int(overlay->unrunSteps.size()), workload->schedule.steps());
     QCOMPARE(overlay->mapped + int(overlay->unmappedNodes.size()), int(profile->nodes.size()));
+}
+
+void TestOrtProfile::executorMatchesOnnxRuntime_data()
+{
+    QTest::addColumn<QString>("model");
+    for (const auto* name : { "mobilenet_v2", "resnet50", "efficientnet_b0", "swin_t" })
+        QTest::newRow(name) << QString::fromLatin1(name);
+}
+
+// `memplan run` (oneDNN kernels, the planned arena) on the input ONNX Runtime ran with all its
+// optimizations: every output within 1e-4 of the output's largest magnitude. The arena run is also
+// bit-identical to the no-reuse run (run exits 1 otherwise).
+void TestOrtProfile::executorMatchesOnnxRuntime()
+{
+    QFETCH(QString, model);
+    const auto file = QString::fromStdString(kModels) + model + QStringLiteral(".onnx");
+    if (!QFile::exists(file))
+        QSKIP(qPrintable(file + QStringLiteral(" is missing: run scripts/make_models.sh to export the test models")));
+    QTemporaryDir dir;
+    const QString ortDir = dir.filePath(QStringLiteral("ort")), ours = dir.filePath(QStringLiteral("memplan"));
+    bool skip = false;
+    if (const auto error = writeProfile(file, dir.filePath(QStringLiteral("profile.json")), QStringLiteral("all"), 1, &skip,
+            { QStringLiteral("--save-io"), ortDir });
+        !error.isEmpty()) {
+        if (skip)
+            QSKIP(qPrintable(error));
+        QFAIL(qPrintable(error));
+    }
+    std::ifstream ioFile((ortDir + QStringLiteral("/io.json")).toStdString());
+    const json io = json::parse(ioFile);
+    QStringList arguments { QStringLiteral("run"), file, QStringLiteral("--repeat"), QStringLiteral("1"),
+        QStringLiteral("--save-outputs"), ours };
+    for (const auto& input : io.at("inputs"))
+        arguments << QStringLiteral("--input")
+                  << QString::fromStdString(input.at("name").get<std::string>() + "=" + input.at("file").get<std::string>());
+    const auto run = memplan(arguments, 600000);
+    QVERIFY2(run.exitCode == 0, qPrintable(run.err + run.out));
+    QVERIFY2(run.out.contains(QStringLiteral("kernels")), qPrintable(run.out));
+    QVERIFY(!io.at("outputs").empty());
+    int k = 0;
+    for (const auto& output : io.at("outputs")) {
+        const auto expected = readTensorFile(output.at("file").get<std::string>());
+        const auto actual = readTensorFile((ours + QStringLiteral("/output_%1.pb").arg(k++)).toStdString());
+        // The message is built only on failure: QVERIFY2 evaluates it either way.
+        if (!expected || !actual)
+            QFAIL((!expected ? expected.error() : actual.error()).message.c_str());
+        const HostTensor& a = expected->second;
+        const HostTensor& b = actual->second;
+        QCOMPARE(b.dtype, DType::Float32);
+        QCOMPARE(a.dtype, b.dtype);
+        QCOMPARE(a.shape, b.shape);
+        QCOMPARE(a.data.size(), b.data.size());
+        const auto count = a.data.size() / sizeof(float);
+        std::vector<float> x(count), y(count);
+        std::memcpy(x.data(), a.data.data(), a.data.size());
+        std::memcpy(y.data(), b.data.data(), b.data.size());
+        double largest = 0, off = 0;
+        for (std::size_t i = 0; i < count; ++i) {
+            largest = std::max(largest, double(std::abs(x[i])));
+            off = std::max(off, double(std::abs(x[i] - y[i])));
+        }
+        QVERIFY(largest > 0); // a real output, not zeros on both sides
+        QVERIFY2(off <= 1e-4 * largest,
+            qPrintable(QStringLiteral("%1 output %2: max |memplan - ort| %3, largest |ort| %4")
+                           .arg(model, QString::fromStdString(output.at("name").get<std::string>()))
+                           .arg(off)
+                           .arg(largest)));
+    }
 }
 
 QTEST_GUILESS_MAIN(TestOrtProfile)
