@@ -266,7 +266,9 @@ StagesView::StagesView(QWidget* parent)
     legend->setText(swatch(weightsColor(), tr("weights")) + QStringLiteral(" &nbsp; ") + swatch(activationsColor(), tr("activations"))
         + QStringLiteral(" &nbsp; ") + swatch(receivedColor(), tr("received from another chip or the host"))
         + QStringLiteral(" &nbsp; ") + swatch(sentColor(), tr("held to send on")));
-    controls->addWidget(legend);
+    // Its own row: beside the summary line it was cut at the window's default width.
+    legend->setWordWrap(true);
+    m_summary->setWordWrap(true);
 
     m_change = new QLabel(this);
     m_change->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -288,6 +290,7 @@ StagesView::StagesView(QWidget* parent)
 
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(controls);
+    layout->addWidget(legend);
     layout->addWidget(m_change);
     layout->addWidget(scroll, 3);
     layout->addWidget(m_transfers, 1);
