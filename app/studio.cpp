@@ -239,6 +239,8 @@ int main(int argc, char** argv)
         return 1;
 
     MainWindow window;
+    if (!options->screenshot) // pictures are drawn at the defaults, whatever the last session left
+        window.restoreSessionSettings();
     if (!options->planner.isEmpty())
         window.setPlannerName(options->planner);
     if (options->screenshot)

@@ -14,6 +14,7 @@
 #include "plandocument.h"
 #include "planningcontroller.h"
 #include "playcontroller.h"
+#include "strategypanel.h"
 #include "summarypanel.h"
 #include "tensortablemodel.h"
 
@@ -151,6 +152,9 @@ private slots:
 
     // Help: shortcuts from the menus, the colours, versions
     void helpTexts();
+
+    // what the Studio remembers between sessions
+    void sessionSettingsRoundTrip();
 
 private:
     bool waitForPlan(const QString& planner = {});
@@ -1315,6 +1319,29 @@ void TestStudio::helpTexts()
     const QString about = aboutHtml();
     QVERIFY2(about.contains(QStringLiteral("MemPlan Studio 0.")) && about.contains(QStringLiteral("oneDNN 2.")), qPrintable(about));
     QCOMPARE(m_window->menuBar()->actions().last()->menu()->actions().size(), 3);
+}
+
+// The window's layout, the time limit and the play speed come back in the next session; a window
+// that does not restore (tests, --screenshot) starts from the defaults; a model's strategies do not.
+void TestStudio::sessionSettingsRoundTrip()
+{
+    MainWindow first;
+    first.timeLimitSpin()->setValue(7.5);
+    auto* speed = first.findChild<QComboBox*>(QStringLiteral("playSpeed"));
+    QVERIFY(speed);
+    speed->setCurrentIndex(4);
+    first.strategyPanel()->setStrategyChecked(QStringLiteral("fuse"), true);
+    first.saveSessionSettings();
+
+    MainWindow fresh;
+    QCOMPARE(fresh.timeLimitSpin()->value(), 5.0);
+    MainWindow next;
+    next.restoreSessionSettings();
+    QCOMPARE(next.timeLimitSpin()->value(), 7.5);
+    QCOMPARE(next.findChild<QComboBox*>(QStringLiteral("playSpeed"))->currentIndex(), 4);
+    QVERIFY(next.strategyPanel()->checkedStrategies().isEmpty());
+    QSettings().remove(QStringLiteral("timeLimit"));
+    QSettings().remove(QStringLiteral("playSpeed"));
 }
 
 QTEST_MAIN(TestStudio)

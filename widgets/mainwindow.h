@@ -100,6 +100,13 @@ public:
     QString currentSpec() const { return m_currentSpec; } // the model on display (path or example:NAME)
     QString plannerName() const;
     void setPlannerName(const QString& name); // re-plans when it changes
+    // What the Studio remembers between sessions, on purpose: the planner (as it changes), and,
+    // restored here and saved when the window closes, the window's size, toolbars and docks, the
+    // search time limit and the play speed. What belongs to one model (strategies, budget, training
+    // step, alignment, workspaces) is not carried to the next session; input sizes come back with
+    // Open Recent. The interactive Studio calls this; tests and --screenshot start from the defaults.
+    void restoreSessionSettings();
+    void saveSessionSettings() const;
     // 0: the workload's default alignment (256 for graphs, 1 for allocation problems). Re-loads.
     void setAlignment(core::Bytes alignment);
     // Plan each Conv's im2col workspace as a buffer of its own (core::LoadOptions::workspaces). Re-loads.
@@ -176,6 +183,7 @@ signals:
     void peerProfileShown(); // a peer profile was laid over the workload on display
 
 protected:
+    void closeEvent(QCloseEvent* event) override;
     void dragEnterEvent(QDragEnterEvent* event) override;
     void dropEvent(QDropEvent* event) override;
 

@@ -18,6 +18,9 @@
 #include "io/problemcsv.h"
 
 #include <QAction>
+#include <QCloseEvent>
+#include <QComboBox>
+#include <QDoubleSpinBox>
 #include <QCoreApplication>
 #include <QDir>
 #include <QDragEnterEvent>
@@ -40,6 +43,8 @@ const auto kRecentKey = QStringLiteral("recentFiles");
 // "files": {input: path}}. Absent for a file opened without sizes.
 const auto kRecentSizesKey = QStringLiteral("recentSizes");
 constexpr int kMaxRecent = 8;
+// saveState's version: bump it when toolbars or docks change, so an old layout is not restored onto new ones.
+constexpr int kWindowStateVersion = 2;
 
 QVariantMap sizesToVariant(const core::ShapeBindings& bindings, const InputSizesDialog::InputFiles& files)
 {
@@ -180,6 +185,36 @@ void MainWindow::addRecentFile(const QString& spec)
         if (!recent.contains(key))
             sizes.remove(key);
     settings.setValue(kRecentSizesKey, sizes);
+}
+
+// ---------------------------------------------------------------- session settings
+
+void MainWindow::restoreSessionSettings()
+{
+    const QSettings settings;
+    if (const QByteArray geometry = settings.value(QStringLiteral("window/geometry")).toByteArray(); !geometry.isEmpty())
+        restoreGeometry(geometry);
+    if (const QByteArray state = settings.value(QStringLiteral("window/state")).toByteArray(); !state.isEmpty())
+        restoreState(state, kWindowStateVersion);
+    if (const double limit = settings.value(QStringLiteral("timeLimit")).toDouble(); limit > 0)
+        m_timeLimitSpin->setValue(limit);
+    if (const int speed = m_speedCombo->findData(settings.value(QStringLiteral("playSpeed"))); speed >= 0)
+        m_speedCombo->setCurrentIndex(speed);
+}
+
+void MainWindow::saveSessionSettings() const
+{
+    QSettings settings;
+    settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
+    settings.setValue(QStringLiteral("window/state"), saveState(kWindowStateVersion));
+    settings.setValue(QStringLiteral("timeLimit"), m_timeLimitSpin->value());
+    settings.setValue(QStringLiteral("playSpeed"), m_speedCombo->currentData());
+}
+
+void MainWindow::closeEvent(QCloseEvent* event)
+{
+    saveSessionSettings();
+    QMainWindow::closeEvent(event);
 }
 
 void MainWindow::openRecentFile(const QString& spec)

@@ -498,6 +498,7 @@ void MainWindow::createPlayControls()
         m_speedCombo->addItem(speed == 1.0 ? tr("1 step/s") : tr("%1 steps/s").arg(speed), speed);
     m_speedCombo->setCurrentIndex(2);
     m_speedCombo->setToolTip(tr("Play speed"));
+    m_speedCombo->setObjectName(QStringLiteral("playSpeed"));
     bar->addWidget(m_speedCombo);
     connect(m_speedCombo, &QComboBox::currentIndexChanged, this,
         [this] { m_play->setStepsPerSecond(m_speedCombo->currentData().toDouble()); });
