@@ -247,6 +247,17 @@ void TestRunStudio::runOverlaysMeasurement()
     const bool inRange = curveView->yMax() * curveView->unit().divisor >= double(doc->plan()->arenaSize + run->arena.scratchBytes);
     QVERIFY2(inRange != curveView->legendNames().join(QLatin1Char('|')).contains(QStringLiteral("above this range")),
         qPrintable(curveView->legendNames().join(QLatin1Char('|'))));
+    // The run's entries make the legend longer; at a narrow width it wraps, and the view asks for the
+    // room to keep a readable curve under it rather than squeezing the plot to a strip.
+    const QSize before = curveView->size();
+    curveView->resize(500, 100);
+    QCoreApplication::processEvents();
+    const int minimum = curveView->minimumSizeHint().height();
+    QVERIFY2(minimum > 160, qPrintable(QString::number(minimum))); // a wrapped legend: more than the one-row minimum
+    curveView->resize(500, minimum);
+    curveView->plot()->replot(QCustomPlot::rpImmediateRefresh);
+    QVERIFY2(curveView->plot()->axisRect()->height() >= 70, qPrintable(QString::number(curveView->plot()->axisRect()->height())));
+    curveView->resize(before);
 
     // A CPU run is not compared with the GPU cost profile's roofline.
     QVERIFY(run->rooflineStepMs.empty());

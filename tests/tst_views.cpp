@@ -881,7 +881,7 @@ void TestViews::curveHeaderRows()
     QCOMPARE(middle.rows, 1);
     const Layout narrow = layoutAt(420); // the view's narrowest
     QVERIFY(!narrow.beside);
-    QVERIFY(narrow.rows >= 2);
+    QVERIFY2(narrow.rows >= 2, qPrintable(QStringLiteral("rows %1, width %2").arg(narrow.rows).arg(view.width())));
     QVERIFY(!QTest::currentTestFailed());
 }
 

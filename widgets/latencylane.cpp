@@ -210,8 +210,10 @@ void LatencyLane::paintLabels(QPainter& painter, const Frame& frame) const
     painter.save();
     painter.translate(titleX, frame.labels.center().y());
     painter.rotate(-90);
+    // A short lane has room for the unit only (the full title was cut to "me (m").
+    const QString full = QStringLiteral("time (ms)");
     painter.drawText(QRect(-frame.labels.height() / 2, 0, frame.labels.height(), fm.height()), Qt::AlignCenter,
-        QStringLiteral("time (ms)"));
+        fm.horizontalAdvance(full) <= frame.labels.height() ? full : QStringLiteral("ms"));
     painter.restore();
 }
 

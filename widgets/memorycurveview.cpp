@@ -67,6 +67,9 @@ MemoryCurveView::MemoryCurveView(PlanDocument* document, QWidget* parent)
     setFont(f);
     setFocusPolicy(Qt::StrongFocus);
     m_plot->setFocusPolicy(Qt::NoFocus);
+    // The view decides its minimum (minimumSizeHint); the plot's own hint follows the legend's current
+    // wrap and would hold the view at the width of a legend laid out for a wider one.
+    m_plot->setMinimumSize(1, 1);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(m_plot);
@@ -170,8 +173,8 @@ MemoryCurveView::MemoryCurveView(PlanDocument* document, QWidget* parent)
     m_plot->legend->setTextColor(ViewPalette::axisText());
     m_plot->legend->setBrush(Qt::NoBrush);
     m_plot->legend->setBorderPen(Qt::NoPen);
-    m_plot->legend->setIconSize(22, 10);
-    m_plot->legend->setColumnSpacing(14);
+    m_plot->legend->setIconSize(18, 10);
+    m_plot->legend->setColumnSpacing(10);
 
     connect(m_plot, &QCustomPlot::mouseWheel, this, &MemoryCurveView::onWheel);
     connect(m_plot, &QCustomPlot::mousePress, this, &MemoryCurveView::onPress);
@@ -710,15 +713,23 @@ void MemoryCurveView::fitHeader(int pixels)
     while (!beside && columns > 1 && widthAt(columns) > pixels)
         --columns;
     const bool wasBeside = m_header->hasElement(0, 1) && m_header->element(0, 1) == legend;
-    if (beside == wasBeside)
-        return;
-    m_header->take(legend);
-    m_header->simplify();
-    if (beside) {
-        m_header->addElement(0, 1, legend);
-        m_header->setColumnStretchFactors({ 1.0, 0.001 });
-    } else {
-        m_header->addElement(1, 0, legend);
+    if (beside != wasBeside) {
+        m_header->take(legend);
+        m_header->simplify();
+        if (beside) {
+            m_header->addElement(0, 1, legend);
+            m_header->setColumnStretchFactors({ 1.0, 0.001 });
+        } else {
+            m_header->addElement(1, 0, legend);
+        }
+    }
+    // However many rows the legend takes, the plot under it keeps a readable height: the splitter
+    // cannot squeeze the curve to a strip (or the legend's rows into each other).
+    const int header = static_cast<const QCPLayoutElement*>(m_header)->minimumOuterSizeHint().height();
+    const int minimum = header + kMinimumPlotHeight + kStepAxisHeight;
+    if (minimum != m_minimumHeight) {
+        m_minimumHeight = minimum;
+        updateGeometry();
     }
 }
 

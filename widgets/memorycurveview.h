@@ -43,7 +43,8 @@ public:
 
     bool exportImage(const QString& path, QString* error = nullptr);
     QSize sizeHint() const override { return { 1000, 300 }; }
-    QSize minimumSizeHint() const override { return { 360, 160 }; }
+    // The header (title and legend rows) plus a plot of kMinimumPlotHeight and the step axis.
+    QSize minimumSizeHint() const override { return { 360, m_minimumHeight }; }
 
     QCustomPlot* plot() const { return m_plot; }
     ByteUnit unit() const { return m_unit; } // unit of the y axis
@@ -117,6 +118,9 @@ private:
     QCPItemRect* m_hoveredBand;
     ByteUnit m_unit;
     double m_yMax = 1;
+    static constexpr int kMinimumPlotHeight = 72; // pixels of curve the header may never take
+    static constexpr int kStepAxisHeight = 70;    // the step axis (ticks, labels, its title) and the plot's margins
+    int m_minimumHeight = 160;
     core::Bytes m_lift = 0; // bytes every series is lifted by (the regions of a stacked captured step)
     enum class Drag { None, Pan, Cursor } m_drag = Drag::None;
     QPointF m_pressPos;

@@ -306,7 +306,7 @@ void SummaryPanel::refresh()
         if (metrics.colors >= 0)
             rows.row(tr("Slots"), QString::number(metrics.colors), tr("rows of buffers sharing memory"));
         else
-            rows.row(tr("Slots"), QStringLiteral("—"), tr("places by offset, no slots"));
+            rows.row(tr("Slots"), QStringLiteral("—"), tr("by offset"));
         rows.row(
             tr("Max overlap"), plural(static_cast<std::size_t>(metrics.maxOverlapDepth), tr("buffer"), tr("buffers")));
         rows.row(tr("Planning time"), QString::fromStdString(core::formatSeconds(metrics.seconds)));
