@@ -817,6 +817,12 @@ void TestStudio::inputSizesOpenAModelWithOpenInputs()
     auto* places = dialog.findChild<QLabel*>(QStringLiteral("places:batch"));
     QVERIFY(places);
     QCOMPARE(places->text(), QStringLiteral("axis 0 of x")); // where the symbol sits
+    if (qEnvironmentVariableIsSet("MEMPLAN_VIEWS_DIR")) { // pictures to look at
+        const QDir views(qEnvironmentVariable("MEMPLAN_VIEWS_DIR"));
+        m_window->grab().save(views.filePath(QStringLiteral("open-inputs-window.png")));
+        dialog.adjustSize();
+        dialog.grab().save(views.filePath(QStringLiteral("input-sizes.png")));
+    }
     QVERIFY(!ok->isEnabled()); // z has no shape yet
     QVERIFY2(dialog.problem().contains(QStringLiteral("(e.g. 1,4) or a file with its contents")), qPrintable(dialog.problem()));
     QVERIFY(dialog.fileField(QStringLiteral("x")) && dialog.fileField(QStringLiteral("z")));

@@ -21,6 +21,8 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
+#include <QPushButton>
+#include <QShortcut>
 #include <QSignalBlocker>
 #include <QSplitter>
 #include <QTableWidget>
@@ -167,9 +169,19 @@ ComparisonView::ComparisonView(QWidget* parent)
     }
     m_plot->setMinimumHeight(260);
 
+    // A window of its own: a Close button (and Esc) so it closes without a window manager's title bar.
+    auto* close = new QPushButton(tr("Close"), this);
+    close->setObjectName(QStringLiteral("closeComparison"));
+    connect(close, &QPushButton::clicked, this, &QWidget::close);
+    auto* escape = new QShortcut(QKeySequence(Qt::Key_Escape), this);
+    connect(escape, &QShortcut::activated, this, &QWidget::close);
+    auto* top = new QHBoxLayout;
+    top->addWidget(m_header, 1);
+    top->addWidget(close);
+
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(8, 8, 8, 8);
-    layout->addWidget(m_header);
+    layout->addLayout(top);
     layout->addLayout(sides);
     layout->addWidget(m_table);
     layout->addWidget(m_plot, 1);
