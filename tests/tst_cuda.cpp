@@ -5,6 +5,7 @@
 // plan caught, the arena run's per-step bytes, swap transfers through pinned host memory, and fused
 // ops on the host path with real kernels, and Pad/Resize/the reductions/ConvTranspose on the device.
 // Without the CUDA executor in the build, or without a device, every test skips with the reason.
+#include "cpukernels.h"
 #include "boundedgraphs.h"
 #include "graphbuilder.h"
 #include "exec/executor.h"
@@ -638,10 +639,7 @@ void TestCuda::workspaces()
 {
     QFETCH(bool, deconv);
     // Planned for the own CPU kernels, the workspaces hold the device kernels' columns exactly.
-    core::setCpuKernels(core::CpuKernels::Own);
-    const struct Restore {
-        ~Restore() { core::setCpuKernels(core::CpuKernels::OneDnn); }
-    } restore;
+    const CpuKernelsInScope ownKernels(core::CpuKernels::Own);
     const auto plain = deconv ? deconvWorkload(false) : load("example:cnn");
     const auto w = deconv ? deconvWorkload(true) : load("example:cnn", true);
     const auto plan = planFor(w);

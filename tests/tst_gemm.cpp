@@ -2,6 +2,7 @@
 // SPDX-FileCopyrightText: MemPlan authors
 // The CPU GEMM reads a transposed B in place (Gemm's transB weights), so a Gemm needs no kernel
 // scratch, and gives the very bits of a GEMM on an explicitly transposed copy.
+#include "cpukernels.h"
 #include "exec/executor.h"
 #include "exec/kernels.h"
 #include "graphbuilder.h"
@@ -59,10 +60,7 @@ void TestGemm::transposedBInPlace()
 void TestGemm::gemmOpNeedsNoScratch()
 {
     // The own Gemm kernel (oneDNN's matmul has a scratchpad of its own: tst_onednn).
-    core::setCpuKernels(core::CpuKernels::Own);
-    const struct Restore {
-        ~Restore() { core::setCpuKernels(core::CpuKernels::OneDnn); }
-    } restore;
+    const CpuKernelsInScope ownKernels(core::CpuKernels::Own);
     // y = x · Wᵀ + bias with W stored [out, in], as exporters write Linear layers; all three given.
     constexpr int rows = 3, in = 300, out = 70;
     GraphBuilder gb;

@@ -4,6 +4,7 @@
 // runs to within float rounding; the arena run stays bit-identical to the no-reuse run; oneDNN's
 // scratchpad is the op's planned workspace (measured = predicted, no kernel scratch); the thread
 // count is reported.
+#include "cpukernels.h"
 #include "exec/executor.h"
 #include "exec/tolerance.h"
 #include "exec/workspace.h"
@@ -135,15 +136,6 @@ const std::vector<Case>& cases()
     return all;
 }
 
-// Restores the process-wide CPU settings when a test ends, however it ends.
-struct Settings {
-    ~Settings()
-    {
-        core::setCpuKernels(core::CpuKernels::OneDnn);
-        core::setCpuThreads(0);
-    }
-};
-
 } // namespace
 
 class TestOnednn : public QObject {
@@ -165,7 +157,7 @@ void TestOnednn::sameAsOwnKernels_data()
 void TestOnednn::sameAsOwnKernels()
 {
     QFETCH(int, index);
-    const Settings restore;
+    const CpuKernelsInScope restore(core::CpuKernels::OneDnn);
     const auto& c = cases()[std::size_t(index)];
     const auto w = build(c, false);
     const auto plan = planFor(w);
@@ -203,7 +195,7 @@ void TestOnednn::sameAsOwnKernels()
 
 void TestOnednn::scratchpadIsTheWorkspace()
 {
-    const Settings restore;
+    const CpuKernelsInScope restore(core::CpuKernels::OneDnn);
     // A 3x3 convolution oneDNN runs as im2col + GEMM: its scratchpad holds columns.
     const Case conv { "conv", "Conv", { { 1, 16, 20, 20 }, { 32, 16, 3, 3 } }, { 1, 32, 20, 20 },
         [](core::Op& op) { ints(op, "pads", { 1, 1, 1, 1 }); } };
@@ -240,7 +232,7 @@ void TestOnednn::scratchpadIsTheWorkspace()
 
 void TestOnednn::threadsReported()
 {
-    const Settings restore;
+    const CpuKernelsInScope restore(core::CpuKernels::OneDnn);
     const Case conv { "conv", "Conv", { { 1, 8, 16, 16 }, { 8, 8, 3, 3 } }, { 1, 8, 14, 14 }, {} };
     const auto w = build(conv, false);
     const auto plan = planFor(w);

@@ -4,6 +4,8 @@
 // the memory curve, one latency entry per op, the summary's predicted vs measured numbers, cancel,
 // and stale measurements dropped when the plan or the model changes.
 #include "qcp.h" // first: see qcp.h
+
+#include "cpukernels.h"
 #include "exec/executor.h"
 
 #include "cudadevice.h"
@@ -187,10 +189,7 @@ void TestRunStudio::cudaRunWithoutDeviceFails()
 void TestRunStudio::runOverlaysMeasurement()
 {
     // The own kernels' im2col columns: kernel scratch larger than the arena (oneDNN's is smaller).
-    core::setCpuKernels(core::CpuKernels::Own);
-    const struct Restore {
-        ~Restore() { core::setCpuKernels(core::CpuKernels::OneDnn); }
-    } restore;
+    const CpuKernelsInScope ownKernels(core::CpuKernels::Own);
     QVERIFY(!m_window->memoryCurveView()->showsMeasured());
     QCOMPARE(m_window->latencyLane()->entryCount(), 0);
     QVERIFY(!m_window->latencyLane()->isVisible()); // no room taken before a run
