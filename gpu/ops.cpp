@@ -492,39 +492,19 @@ Outcome slice(const DeviceCall& d)
     const auto bytes = core::dtypeBytes(x.dtype);
     if (c.out.size() != 1 || x.dtype != y.dtype || y.rank() != rank || rank < 1 || rank > kernels::kMaxRank || (bytes != 4 && bytes != 8))
         return kUnsupported;
-    auto hostInts = [&](std::size_t slot, Shape& values) {
+    // The CPU kernel's own reading of starts/axes/steps, on a call whose index inputs point at their
+    // host copies (the device holds the originals).
+    core::exec::KernelCall host = c;
+    for (const std::size_t slot : { std::size_t(1), std::size_t(3), std::size_t(4) }) {
         if (!c.has(slot))
-            return true;
+            continue;
         if (slot >= d.hostContents.size() || !d.hostContents[slot])
-            return false;
-        TensorView v = c.in[slot];
-        v.data = const_cast<std::byte*>(d.hostContents[slot]);
-        for (std::int64_t i = 0; i < v.count; ++i)
-            values.push_back(core::exec::intAt(v, i));
-        return true;
-    };
-    Shape starts, axes, steps;
-    if (c.has(1)) {
-        if (!hostInts(1, starts) || !hostInts(3, axes) || !hostInts(4, steps))
             return kUnsupported;
-    } else if (const auto* s = c.attrInts("starts")) {
-        starts = *s;
-        if (const auto* a = c.attrInts("axes"))
-            axes = *a;
-    } else
-        return kUnsupported;
-    Shape first(std::size_t(rank), 0), step(std::size_t(rank), 1);
-    for (std::size_t k = 0; k < starts.size(); ++k) {
-        const int axis = core::exec::normAxis(k < axes.size() ? axes[k] : std::int64_t(k), rank);
-        const std::int64_t dim = x.shape[std::size_t(axis)];
-        const std::int64_t st = k < steps.size() && steps[k] != 0 ? steps[k] : 1;
-        std::int64_t s = starts[k];
-        if (s < 0)
-            s += dim;
-        s = st > 0 ? std::clamp<std::int64_t>(s, 0, dim) : std::clamp<std::int64_t>(s, 0, dim - 1);
-        first[std::size_t(axis)] = s;
-        step[std::size_t(axis)] = st;
+        host.in[slot].data = const_cast<std::byte*>(d.hostContents[slot]);
     }
+    Shape first, step;
+    if (!core::exec::sliceStarts(host, first, step))
+        return kUnsupported;
     const auto xs = core::exec::stridesOf(x.shape);
     std::int64_t base = 0, stride[kernels::kMaxRank] {};
     for (int i = 0; i < rank; ++i) {
