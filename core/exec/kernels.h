@@ -118,6 +118,20 @@ struct WindowAttrs {
 };
 bool windowAttrs(const KernelCall& c, const Shape& in, const Shape& out, const Shape& kernel, WindowAttrs& w);
 
+// MatMul's operands under numpy rules: a 1-D A promoted to [1, K], a 1-D B to [K, 1], both padded
+// with leading 1s to one rank; `y` the result's dims at that rank. The CPU kernels and oneDNN's
+// primitive share it. False when the inner dimensions differ or a batch dimension is neither equal
+// nor 1 (sizes of 0 pass: the caller decides).
+struct MatMulDims {
+    Shape a, b, y;
+    std::int64_t m = 0, k = 0, n = 0;
+    std::int64_t batches = 1; // product of y's batch dimensions
+    // B is one matrix for every batch and A has every batch of its own (x @ W with x [..., M, K]):
+    // the product is one GEMM over batches·M rows, which keeps M large when it is 1 itself.
+    bool oneGemm = false;
+};
+bool matmulDims(Shape a, Shape b, MatMulDims& dims);
+
 // Slice's first index and step on every axis of its input (starts clamped as ONNX clamps them;
 // untouched axes 0 and 1), from its inputs (opset 10+) or attributes. False without starts.
 bool sliceStarts(const KernelCall& c, Shape& first, Shape& step);

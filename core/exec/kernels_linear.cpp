@@ -14,6 +14,41 @@
 
 namespace core::exec {
 
+bool matmulDims(Shape a, Shape b, MatMulDims& dims)
+{
+    if (a.empty() || b.empty())
+        return false;
+    if (a.size() == 1)
+        a.insert(a.begin(), 1);
+    if (b.size() == 1)
+        b.push_back(1);
+    const std::size_t rank = std::max(a.size(), b.size());
+    a.insert(a.begin(), rank - a.size(), 1);
+    b.insert(b.begin(), rank - b.size(), 1);
+    dims = {};
+    dims.m = a[rank - 2];
+    dims.k = a[rank - 1];
+    dims.n = b[rank - 1];
+    if (b[rank - 2] != dims.k)
+        return false;
+    dims.y.assign(rank, 1);
+    bool sharedB = true, ownA = true;
+    for (std::size_t i = 0; i + 2 < rank; ++i) {
+        if (a[i] != b[i] && a[i] != 1 && b[i] != 1)
+            return false;
+        dims.y[i] = std::max(a[i], b[i]);
+        dims.batches *= dims.y[i];
+        sharedB = sharedB && b[i] == 1;
+        ownA = ownA && a[i] == dims.y[i];
+    }
+    dims.y[rank - 2] = dims.m;
+    dims.y[rank - 1] = dims.n;
+    dims.oneGemm = sharedB && ownA;
+    dims.a = std::move(a);
+    dims.b = std::move(b);
+    return true;
+}
+
 namespace {
 
 // col[((c*kD + a)*kH + i)*kW + j][(od*outH + oh)*outW + ow]
@@ -251,44 +286,25 @@ bool matmul(const KernelCall& c)
 {
     if (onednnMatMul(c))
         return true;
-    if (!c.allFloat() || !c.has(0) || !c.has(1))
+    MatMulDims dims;
+    if (!c.allFloat() || !c.has(0) || !c.has(1) || !matmulDims(c.in[0].shape, c.in[1].shape, dims))
         return false;
-    Shape as = c.in[0].shape, bs = c.in[1].shape;
-    if (as.empty() || bs.empty())
-        return false;
-    if (as.size() == 1)
-        as.insert(as.begin(), 1);
-    if (bs.size() == 1)
-        bs.push_back(1);
-    const std::int64_t m = as[as.size() - 2], k = as.back(), n = bs.back();
-    if (bs[bs.size() - 2] != k)
-        return false;
-    const int batchRank = int(std::max(as.size(), bs.size())) - 2;
-    Shape batch(batchRank, 1), sa(batchRank, 0), sb(batchRank, 0);
-    // Per batch dimension: extent and element strides of A and B (0 where broadcast).
-    std::int64_t strideA = m * k, strideB = k * n;
-    for (int d = batchRank - 1; d >= 0; --d) {
-        const int ia = d - (batchRank - int(as.size() - 2)), ib = d - (batchRank - int(bs.size() - 2));
-        const std::int64_t da = ia >= 0 ? as[ia] : 1, db = ib >= 0 ? bs[ib] : 1;
-        if (da != db && da != 1 && db != 1)
-            return false;
-        batch[d] = std::max(da, db);
-        sa[d] = da == 1 ? 0 : strideA;
-        sb[d] = db == 1 ? 0 : strideB;
-        strideA *= da;
-        strideB *= db;
-    }
-    std::int64_t total = 1;
-    for (auto d : batch)
-        total *= d;
+    const std::int64_t m = dims.m, k = dims.k, n = dims.n, total = dims.batches;
     if (total * m * n != c.out[0].count)
         return false;
-    // B shared by every batch and A not broadcast (x @ W with x [..., M, K]): one GEMM over all
-    // rows, which also keeps M large when M itself is 1 (sequence-first activations).
-    const std::int64_t aBatch = c.in[0].count / (m * k);
-    if (std::all_of(sb.begin(), sb.end(), [](std::int64_t s) { return s == 0; }) && aBatch == total) {
+    if (dims.oneGemm) {
         gemm(total * m, n, k, c.in[0].f32(), k, c.in[1].f32(), n, c.out[0].f32(), n, false);
         return true;
+    }
+    // Per batch dimension: extent and element strides of A and B (0 where broadcast).
+    const int batchRank = int(dims.y.size()) - 2;
+    Shape batch(dims.y.begin(), dims.y.end() - 2), sa(batchRank, 0), sb(batchRank, 0);
+    std::int64_t strideA = m * k, strideB = k * n;
+    for (int d = batchRank - 1; d >= 0; --d) {
+        sa[d] = dims.a[d] == 1 ? 0 : strideA;
+        sb[d] = dims.b[d] == 1 ? 0 : strideB;
+        strideA *= dims.a[d];
+        strideB *= dims.b[d];
     }
     Shape counter(batchRank, 0);
     std::int64_t offA = 0, offB = 0;

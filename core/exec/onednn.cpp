@@ -388,37 +388,13 @@ std::shared_ptr<const Primitive> matmulPrimitive(const KernelCall& c)
 {
     if (!c.op || !c.has(0) || !c.has(1) || c.out.size() != 1 || !c.allFloat())
         return nullptr;
-    dims a = shapeOf(c.in[0]), b = shapeOf(c.in[1]);
-    if (a.empty() || b.empty())
+    MatMulDims md;
+    if (!matmulDims(c.in[0].shape, c.in[1].shape, md) || md.y.size() > 6 || md.m <= 0 || md.n <= 0 || md.k <= 0
+        || md.batches * md.m * md.n != c.out[0].count)
         return nullptr;
-    if (a.size() == 1)
-        a.insert(a.begin(), 1);
-    if (b.size() == 1)
-        b.push_back(1);
-    const std::size_t rank = std::max(a.size(), b.size());
-    if (rank > 6)
-        return nullptr;
-    a.insert(a.begin(), rank - a.size(), 1);
-    b.insert(b.begin(), rank - b.size(), 1);
-    dims y(rank);
-    std::int64_t count = 1;
-    for (std::size_t i = 0; i + 2 < rank; ++i) {
-        if (a[i] != b[i] && a[i] != 1 && b[i] != 1)
-            return nullptr;
-        y[i] = std::max(a[i], b[i]);
-        count *= y[i];
-    }
-    const std::int64_t m = a[rank - 2], k = a[rank - 1], n = b[rank - 1];
-    if (b[rank - 2] != k || m <= 0 || n <= 0 || k <= 0)
-        return nullptr;
-    y[rank - 2] = m;
-    y[rank - 1] = n;
-    if (count * m * n != c.out[0].count)
-        return nullptr;
-    // B shared by every batch and A not broadcast (x @ W with x [..., M, K]): one GEMM over all rows,
-    // which keeps M large when M itself is 1 (sequence-first activations).
-    const bool sharedB = std::all_of(b.begin(), b.end() - 2, [](std::int64_t d) { return d == 1; });
-    if (rank > 2 && sharedB && std::equal(a.begin(), a.end() - 2, y.begin())) {
+    const std::int64_t m = md.m, k = md.k, n = md.n, count = md.batches;
+    dims a(md.a.begin(), md.a.end()), b(md.b.begin(), md.b.end()), y(md.y.begin(), md.y.end());
+    if (md.oneGemm && y.size() > 2) {
         a = { count * m, k };
         b = { k, n };
         y = { count * m, n };
