@@ -350,6 +350,33 @@ private slots:
         QVERIFY2(help.out.contains(QStringLiteral("--screenshot")), qPrintable(help.out + help.err));
     }
 
+    // memplan-studio --training [--persistent-grads] [--checkpoint sqrt|N]: the Studio's training step
+    // from the command line, drawn offscreen; what cannot apply is refused with one line and exit 1.
+    void studioTrainingFlags()
+    {
+        auto environment = QProcessEnvironment::systemEnvironment();
+        environment.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+        QTemporaryDir dir;
+        const auto studio = [&](const QStringList& arguments) {
+            return runProgram(QStringLiteral(MEMPLAN_STUDIO), QStringList { QStringLiteral("--screenshot"), dir.path() } + arguments,
+                environment);
+        };
+        const auto drawn = studio({ QStringLiteral("--training"), QStringLiteral("--persistent-grads"), QStringLiteral("--checkpoint"),
+            QStringLiteral("sqrt"), QStringLiteral("example:cnn") });
+        QVERIFY2(drawn.exitCode == 0, qPrintable(drawn.err));
+        QVERIFY(QFile::exists(dir.filePath(QStringLiteral("window.png"))));
+        QVERIFY2(!drawn.err.contains(QStringLiteral("--checkpoint:")), qPrintable(drawn.err)); // it has a backward pass
+        const auto hotel = studio({ QStringLiteral("--training"), QStringLiteral("example:hotel") });
+        QCOMPARE(hotel.exitCode, 1);
+        QVERIFY2(hotel.err.contains(QStringLiteral("No training step for example:hotel")), qPrintable(hotel.err));
+        const auto grads = studio({ QStringLiteral("--persistent-grads"), QStringLiteral("example:cnn") });
+        QCOMPARE(grads.exitCode, 1);
+        QVERIFY2(grads.err.contains(QStringLiteral("--persistent-grads needs --training")), qPrintable(grads.err));
+        const auto zero = studio({ QStringLiteral("--training"), QStringLiteral("--checkpoint"), QStringLiteral("0"), QStringLiteral("example:cnn") });
+        QCOMPARE(zero.exitCode, 1);
+        QVERIFY2(zero.err.contains(QStringLiteral("--checkpoint '0'")), qPrintable(zero.err));
+    }
+
     // render colors a captured step's bars and arena by category unless told otherwise: the default
     // draws what --color-by category draws, and module and kind colorings draw something else.
     void renderColorsACapturedStep()
