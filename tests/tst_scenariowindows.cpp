@@ -108,6 +108,16 @@ void TestScenarioWindows::llmWindowRunsAndRejectsBadSettings()
     QCOMPARE(llm->view()->result()->config.batch, 16);
     QVERIFY(llm->view()->result()->policies[0].run.peakInUse > smallBatchPeak);
 
+    // Choosing a preset runs it: back to the classroom one from the edited batch of 16.
+    auto* preset = llm->findChild<QComboBox*>(QStringLiteral("llmPreset"));
+    QVERIFY(preset);
+    ready.clear();
+    emit preset->activated(0);
+    QVERIFY(ready.wait(kTimeout));
+    QCOMPARE(llm->view()->result()->config.batch, 8);
+    QVERIFY(!llm->view()->isStale());
+    config = llm->config();
+
     // Cancel: the button says so, the chart keeps the last finished run and says it is out of date.
     const auto* finished = llm->view()->result();
     config.batch = 64;

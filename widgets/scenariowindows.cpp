@@ -66,6 +66,7 @@ LlmScenarioWindow::LlmScenarioWindow(QWidget* parent)
     setWindowTitle(tr("LLM decode with a paged KV cache — MemPlan Studio"));
 
     m_preset = new QComboBox;
+    m_preset->setObjectName(QStringLiteral("llmPreset"));
     for (const auto& preset : kPresets)
         m_preset->addItem(tr(preset.label));
     m_layers = spin(1, 1024);
