@@ -239,35 +239,25 @@ namespace {
 
 bool matmulSetup(const TensorView& a, const TensorView& b, const TensorView& y, MatMulSetup& s)
 {
-    Shape as = a.shape, bs = b.shape;
-    if (as.empty() || bs.empty())
+    MatMulDims dims; // numpy's promotion and broadcasting, as the float MatMul reads them
+    if (!matmulDims(a.shape, b.shape, dims))
         return false;
-    if (as.size() == 1)
-        as.insert(as.begin(), 1);
-    if (bs.size() == 1)
-        bs.push_back(1);
-    s.m = as[as.size() - 2];
-    s.k = as.back();
-    s.n = bs.back();
-    if (bs[bs.size() - 2] != s.k)
-        return false;
-    s.aBatch.assign(as.begin(), as.end() - 2);
-    s.bBatch.assign(bs.begin(), bs.end() - 2);
-    const int rank = int(std::max(s.aBatch.size(), s.bBatch.size()));
-    s.batch.assign(rank, 1);
+    s.m = dims.m;
+    s.k = dims.k;
+    s.n = dims.n;
+    // The operands' own batch dimensions (a 1-D operand has none), before padding to one rank.
+    s.aBatch.assign(a.shape.begin(), a.shape.end() - std::min<std::ptrdiff_t>(2, std::ptrdiff_t(a.shape.size())));
+    s.bBatch.assign(b.shape.begin(), b.shape.end() - std::min<std::ptrdiff_t>(2, std::ptrdiff_t(b.shape.size())));
+    const int rank = int(dims.y.size()) - 2;
+    s.batch.assign(dims.y.begin(), dims.y.begin() + rank);
     s.sa.assign(rank, 0);
     s.sb.assign(rank, 0);
-    std::int64_t strideA = 1, strideB = 1;
+    std::int64_t strideA = 1, strideB = 1; // in matrices
     for (int d = rank - 1; d >= 0; --d) {
-        const int ia = d - (rank - int(s.aBatch.size())), ib = d - (rank - int(s.bBatch.size()));
-        const std::int64_t da = ia >= 0 ? s.aBatch[ia] : 1, db = ib >= 0 ? s.bBatch[ib] : 1;
-        if (da != db && da != 1 && db != 1)
-            return false;
-        s.batch[d] = std::max(da, db);
-        s.sa[d] = da == 1 ? 0 : strideA;
-        s.sb[d] = db == 1 ? 0 : strideB;
-        strideA *= da;
-        strideB *= db;
+        s.sa[d] = dims.a[d] == 1 ? 0 : strideA;
+        s.sb[d] = dims.b[d] == 1 ? 0 : strideB;
+        strideA *= dims.a[d];
+        strideB *= dims.b[d];
     }
     // The output numpy gives: the batch, then M unless A is a vector, then N unless B is one.
     Shape expected = s.batch;
