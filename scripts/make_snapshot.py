@@ -13,11 +13,15 @@ a new segment would pass the device's capacity the wholly free segments are rele
 
 A training-like workload runs on it: weights allocated once, each iteration a forward pass keeping
 one activation per layer with short-lived temporaries, a backward pass freeing them in reverse.
+Each iteration is annotated as record_function does: train_step around forward and backward,
+each a START and an END in external_annotations.
+
 The snapshot is the dict torch.cuda.memory._snapshot() returns (segments with blocks, device_traces
 with frames, most recent frame first), pickled as torch.cuda.memory._dump_snapshot() does.
 
 Beside SNAPSHOT it writes SNAPSHOT.expected.json: the numbers the simulation produced, counted on
-its own (peak allocated and reserved bytes over the events kept, allocations, events, OOM events).
+its own (peak allocated and reserved bytes over the events kept, allocations, events, OOM events,
+annotated phases not over before the first event kept).
 
 Usage: scripts/make_snapshot.py OUT.pickle [--seed N] [--iterations N] [--layers N] [--scale X]
            [--max-entries N] [--gzip] [--protocol 2..5] [--capacity-mib N] [--oom-at ITERATION]
@@ -67,6 +71,7 @@ class Allocator:
         self.curve = []  # (allocated, reserved) after each event
         self.next_id = 0
         self.event_ids = []  # per event: the allocation it concerns, or None
+        self.annotations = []  # external_annotations, as record_function writes them with history on
 
     def emit(self, action, addr=None, size=0, stream=0, frames=(), alloc_id=None, **extra):
         self.time_us += self.rng.randint(1, 50)
@@ -160,6 +165,10 @@ class Allocator:
         self.emit("alloc", block.address, block.size, stream, frames, block.alloc_id)
         return block
 
+    def annotate(self, name, stage):
+        # Recorded between events: after the last one's time, before the next one's.
+        self.annotations.append({"name": name, "stage": stage, "device": 0, "time_us": self.time_us})
+
     def free(self, block, other_stream=False):
         self.emit("free_requested", block.address, block.size, block.segment.stream, block.frames, block.alloc_id)
         if other_stream:  # completes once the other stream's work is done, a few events later
@@ -199,6 +208,8 @@ def simulate(args):
                             site(40 + i, "init", "/work/torch_modules/linear.py")) for i in range(args.layers)]
     del weights  # live to the end
     for it in range(args.iterations):
+        alloc.annotate("train_step", "START")
+        alloc.annotate("forward", "START")
         acts = []
         for layer in layers:
             acts.append(alloc.malloc(layer["act"], main_stream, layer["site"]))
@@ -209,10 +220,14 @@ def simulate(args):
                 alloc.malloc(args.capacity_mib * MIB, main_stream, site(77, "too_big"))
             except OutOfMemory:
                 pass
+        alloc.annotate("forward", "END")
+        alloc.annotate("backward", "START")
         for layer, act in reversed(list(zip(layers, acts))):
             grad = alloc.malloc(layer["act"] // 2 + 512, side_stream if rng.random() < 0.3 else main_stream, layer["grad_site"])
             alloc.free(act, other_stream=rng.random() < 0.25)
             alloc.free(grad)
+        alloc.annotate("backward", "END")
+        alloc.annotate("train_step", "END")
     alloc.process_pending()
     return alloc
 
@@ -231,7 +246,22 @@ def expected_numbers(alloc, first):
         "events": len(events),
         "oom_events": sum(1 for e in events if e["action"] == "oom"),
         "segments_at_end": len(alloc.segments),
+        "phases": phases_on_trace(alloc, first),
     }
+
+
+def phases_on_trace(alloc, first):
+    """START/END pairs not over before the first event kept (each END closes the latest START of its name)."""
+    start = alloc.events[first]["time_us"] if first < len(alloc.events) else None
+    open_, count = [], 0
+    for a in alloc.annotations:
+        if a["stage"] == "START":
+            open_.append(a)
+        else:
+            match = next(i for i in range(len(open_) - 1, -1, -1) if open_[i]["name"] == a["name"])
+            del open_[match]
+            count += start is not None and a["time_us"] >= start
+    return count + len(open_)
 
 
 def write(path, obj, protocol, compress):
@@ -247,7 +277,7 @@ def generate(args):
     snapshot = {"segments": alloc.snapshot_segments(), "device_traces": [alloc.events[first:]],
                 "allocator_settings": {"PYTORCH_CUDA_ALLOC_CONF": "", "max_split_size": -1, "garbage_collection_threshold": 0.0,
                                        "expandable_segments": False, "roundup_power2_divisions": [1, 0, 0, 0]},
-                "external_annotations": []}
+                "external_annotations": alloc.annotations}
     write(args.out, snapshot, args.protocol, args.gzip)
     expected = expected_numbers(alloc, first)
     Path(str(args.out) + ".expected.json").write_text(json.dumps(expected, indent=2) + "\n")

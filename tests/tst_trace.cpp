@@ -12,6 +12,7 @@
 #include "io/workload.h"
 #include "planners/metrics.h"
 #include "planners/validate.h"
+#include "trace/tracephases.h"
 #include "trace/tracereport.h"
 #include "util/format.h"
 
@@ -92,6 +93,7 @@ private slots:
     void loadRefusals();
     void edgeCaseFiles();
     void replayRules();
+    void annotationPhases();
     void generatorIsDeterministic();
     void largeSnapshotProgressAndCancel();
     void cliReport();
@@ -352,6 +354,31 @@ void TestTrace::generatedSnapshotPeaks()
     const auto json = nlohmann::json::parse(traceReportJson(trace, *replan));
     QCOMPARE(json["peak_allocated_bytes"].get<std::int64_t>(), want["peak_allocated_bytes"].get<std::int64_t>());
     QCOMPARE(json["replanned_arena_bytes"].get<std::int64_t>(), replan->plan.arenaSize);
+
+    // The annotated phases the simulation counted, nested train_step > forward, backward; the
+    // allocated peak falls in a forward or backward phase (activations are freed in backward).
+    QCOMPARE(trace.phases.size(), want["phases"].get<std::size_t>());
+    QCOMPARE(json["phases"].size(), trace.phases.size());
+    bool peakInPhase = false;
+    for (const auto& phase : trace.phases) {
+        QVERIFY(phase.begin <= phase.end && phase.end <= Step(trace.eventCount));
+        QCOMPARE(phase.depth, phase.name == "train_step" ? 0 : 1);
+        if (phase.name != "train_step")
+            peakInPhase = peakInPhase || (phase.begin <= trace.peakAllocatedStep && trace.peakAllocatedStep <= phase.end);
+        if (phase.name != "train_step" && !phase.cut) // inside a train_step
+            QVERIFY(std::any_of(trace.phases.begin(), trace.phases.end(), [&](const TracePhase& outer) {
+                return outer.name == "train_step" && outer.begin <= phase.begin && phase.end <= outer.end;
+            }));
+    }
+    QVERIFY(peakInPhase);
+    QVERIFY2(report.find("phases (annotations") != std::string::npos, report.c_str());
+    // Two streams (the simulation's main and side streams); the sites at the peak add up to it.
+    QCOMPARE(json["streams"].size(), std::size_t(2));
+    std::int64_t bySite = 0;
+    for (const auto& site : json["sites_at_peak"])
+        bySite += site["bytes"].get<std::int64_t>();
+    QCOMPARE(bySite, trace.peakAllocated());
+    QVERIFY2(report.find("streams:") != std::string::npos && report.find("by allocation site") != std::string::npos, report.c_str());
 }
 
 void TestTrace::everyPlannerReplans()
@@ -535,6 +562,54 @@ void TestTrace::replayRules()
     const auto missing = measureTrace(handMade({}), "hand", 3);
     QVERIFY(!missing);
     QVERIFY(has(missing.error().message, "hand: no device 3"));
+}
+
+// Annotations on the event axis: by time, END closing the latest START of its name, cut at the
+// trace's ends, other devices and untimed ones left out with a note; a non-dict one is refused.
+void TestTrace::annotationPhases()
+{
+    std::vector<TraceEvent> events;
+    for (std::int64_t t : { 10, 20, 30, 40 }) {
+        events.push_back(traceEvent(TraceAction::Alloc, t << 10, 512));
+        events.back().timeUs = t;
+    }
+    const auto at = [](const char* name, const char* stage, std::int64_t time, int device = 0) {
+        return SnapshotAnnotation { device, time, name, stage, "" };
+    };
+    const auto placed = placeAnnotations({ at("outer", "START", 15), at("inner", "START", 25), at("inner", "END", 35), at("outer", "END", 45),
+                                             at("gone", "START", 1), at("gone", "END", 5), at("late", "END", 22), at("open", "START", 30),
+                                             at("mark", "", 20), at("elsewhere", "START", 12, 1), at("untimed", "START", -1) },
+        events, 0);
+    const auto find = [&](const std::string& name) -> const TracePhase* {
+        for (const auto& p : placed.phases)
+            if (p.name == name)
+                return &p;
+        return nullptr;
+    };
+    QCOMPARE(placed.phases.size(), std::size_t(5)); // outer, inner, late, open, mark
+    QVERIFY(find("outer") && find("outer")->begin == 1 && find("outer")->end == 4 && find("outer")->depth == 0 && !find("outer")->cut);
+    QVERIFY(find("inner") && find("inner")->begin == 2 && find("inner")->end == 3 && find("inner")->depth == 1);
+    QVERIFY(find("late") && find("late")->begin == 0 && find("late")->end == 2 && find("late")->cut); // its START is not in the trace
+    QVERIFY(find("open") && find("open")->begin == 3 && find("open")->end == 4 && find("open")->cut); // never ended
+    QVERIFY(find("mark") && find("mark")->begin == 2 && find("mark")->end == 2); // at the event's time: after it
+    QVERIFY(!find("gone") && !find("elsewhere") && !find("untimed"));
+    QCOMPARE(placed.notes.size(), std::size_t(2));
+    QCOMPARE(placed.phases.front().name, std::string("late")); // by begin
+    QCOMPARE(phasePeak(*find("inner"), { 0, 5, 9, 7, 1 }), std::int64_t(9));
+    QCOMPARE(phasePeak(*find("mark"), { 0, 5, 9, 7, 1 }), std::int64_t(9));
+    // Events without times: nothing can be placed.
+    for (auto& e : events)
+        e.timeUs = -1;
+    const auto untimed = placeAnnotations({ at("outer", "START", 15) }, events, 0);
+    QVERIFY(untimed.phases.empty());
+    QVERIFY(untimed.notes.size() == 1 && untimed.notes[0].find("no times") != std::string::npos);
+    // {'external_annotations': [1], 'segments': []} at protocol 2: the annotation is refused by index.
+    const std::string bytes = std::string("\x80\x02}(X\x14\x00\x00\x00" "external_annotations]K\x01" "aX\x08\x00\x00\x00" "segments]u.", 49);
+    const auto document = parseOrFail(bytes);
+    QVERIFY(document);
+    const auto refused = snapshotFromPickle(document->root(), "annotated.pickle");
+    QVERIFY(!refused);
+    QCOMPARE(QString::fromStdString(refused.error().message), QStringLiteral("annotated.pickle: annotation 0: is a int, not a dict"));
 }
 
 // The committed snapshots are what the generator writes: the same bytes again, from its fixed seed.

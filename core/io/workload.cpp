@@ -167,10 +167,24 @@ Expected<Workload> loadSized(const std::string& spec, const LoadOptions& options
         if (options.alignment)
             workload.notes.push_back("--alignment does not apply to a memory snapshot: its sizes are the allocator's own");
         trace->measured.planner = "as recorded"; // what the views and reports call this placement (the Studio's planner entry)
-        workload.recorded = Workload::Recorded { "PyTorch's caching allocator", std::move(trace->measured), std::move(trace->reserved), {} };
+        workload.recorded.emplace();
+        workload.recorded->allocator = "PyTorch's caching allocator";
+        workload.recorded->plan = std::move(trace->measured);
+        workload.recorded->reserved = std::move(trace->reserved);
         for (const auto& oom : trace->ooms)
             workload.recorded->marks.emplace_back(oom.event + 1,
                 "OOM: " + formatBytes(oom.size) + " asked" + (oom.deviceFree >= 0 ? ", " + formatBytes(oom.deviceFree) + " free" : std::string()));
+        auto& recorded = *workload.recorded;
+        for (const auto& frame : trace->frames)
+            recorded.siteNames.push_back(frameLabel(frame));
+        recorded.site.reserve(trace->allocations.size());
+        recorded.stream.reserve(trace->allocations.size());
+        for (const auto& a : trace->allocations) {
+            recorded.site.push_back(a.frame);
+            recorded.stream.push_back(a.stream);
+        }
+        for (auto& phase : trace->phases)
+            recorded.phases.push_back({ std::move(phase.name), phase.begin, phase.end, phase.depth });
         return workload;
     }
     if (ext == ".csv") {

@@ -57,6 +57,19 @@ struct Workload {
         std::vector<Bytes> reserved; // per step: bytes its segments held (the plan's arena counts the address ranges)
         // Events to mark on the step axis (out-of-memory errors), by the step they end: what happened.
         std::vector<std::pair<Step, std::string>> marks;
+        // Where each buffer was allocated: an index in `siteNames` ("model.py:213 forward"), -1 when
+        // the allocator recorded no stack; and the stream it was allocated on.
+        std::vector<int> site;
+        std::vector<std::string> siteNames;
+        std::vector<std::int64_t> stream;
+        // Named regions the framework annotated (record_function), on the step axis: name, the steps
+        // [begin, end), how many regions enclose it.
+        struct Phase {
+            std::string name;
+            Step begin = 0, end = 0;
+            int depth = 0;
+        };
+        std::vector<Phase> phases;
     };
     std::optional<Recorded> recorded;
 };

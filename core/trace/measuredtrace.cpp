@@ -152,7 +152,7 @@ Expected<MeasuredTrace> measureTrace(const MemorySnapshot& snapshot, const std::
                         + (other.allocEvent >= 0 ? "of event " + std::to_string(other.allocEvent) : std::string("from before the trace"))
                         + " there is still live");
             }
-            live[ev.addr] = add({ ev.addr, ev.size, ev.frame, e, -1 });
+            live[ev.addr] = add({ ev.addr, ev.size, ev.frame, e, -1, ev.stream });
             touched.insert(ev.addr);
             break;
         }
@@ -165,7 +165,7 @@ Expected<MeasuredTrace> measureTrace(const MemorySnapshot& snapshot, const std::
                             + ", where no allocation is live: a free without an alloc");
                 // The address's first event is a free: its alloc came before the trace's first event.
                 // PyTorch gives a free the stack of its allocation (unless told to record frees' own).
-                it = live.emplace(ev.addr, add({ ev.addr, ev.size, ev.frame, -1, -1 })).first;
+                it = live.emplace(ev.addr, add({ ev.addr, ev.size, ev.frame, -1, -1, ev.stream })).first;
                 touched.insert(ev.addr);
                 ++beforeTrace;
             }
@@ -220,7 +220,7 @@ Expected<MeasuredTrace> measureTrace(const MemorySnapshot& snapshot, const std::
                 ++disagree;
                 continue;
             }
-            add({ block.address, block.size, block.frame, -1, -1 }, { int(s), int(b) });
+            add({ block.address, block.size, block.frame, -1, -1, segments[s]->stream }, { int(s), int(b) });
             if (t.hasTrace)
                 ++beforeTrace;
         }
@@ -232,8 +232,11 @@ Expected<MeasuredTrace> measureTrace(const MemorySnapshot& snapshot, const std::
             "freed in it); the trace is taken as it is");
     if (snapshot.unknownActions > 0)
         t.notes.push_back(std::to_string(snapshot.unknownActions) + " events of actions this reader does not know were skipped");
-    if (snapshot.annotations > 0)
-        t.notes.push_back(std::to_string(snapshot.annotations) + " annotations are not shown yet");
+    if (!snapshot.annotations.empty()) {
+        auto placed = placeAnnotations(snapshot.annotations, events, t.device);
+        t.phases = std::move(placed.phases);
+        t.notes.insert(t.notes.end(), placed.notes.begin(), placed.notes.end());
+    }
     if (!t.hasTrace)
         t.notes.push_back("the snapshot has no trace for this device (recorded without _record_memory_history()): one step, the "
             "allocator's state when it was taken");

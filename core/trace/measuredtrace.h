@@ -5,6 +5,7 @@
 #include "io/workload.h"
 #include "planners/problem.h"
 #include "trace/snapshot.h"
+#include "trace/tracephases.h"
 
 #include <optional>
 #include <string>
@@ -23,6 +24,7 @@ struct TraceAllocation {
     int frame = -1;      // MemorySnapshot::frames; -1 when the trace gave no frames
     int allocEvent = -1; // -1: allocated before the trace began (its first event is a free, or it is a block still active)
     int freeEvent = -1;  // the free_completed (else free_requested) that ended it; -1: still live at the end
+    std::int64_t stream = 0; // the CUDA stream it was allocated on (its segment's stream)
 };
 
 struct TraceOom {
@@ -46,6 +48,7 @@ struct MeasuredTrace {
     Step peakAllocatedStep = 0;
     Step peakReservedStep = 0; // of the steps at the reserved peak, the one with the most allocated
     std::vector<TraceOom> ooms;
+    std::vector<TracePhase> phases; // the snapshot's annotations of this device (placeAnnotations)
     std::vector<std::string> notes;
     // The allocations as an allocation problem (lifetimes on the event axis) and where PyTorch put
     // them: each offset is the address within its range plus the sizes of the ranges below it, so

@@ -105,6 +105,7 @@ public:
 
     Status segments(const PickleValue& list);
     Status traces(const PickleValue& list);
+    Status annotations(const PickleValue& list);
 
 private:
     const std::string& m_source;
@@ -235,6 +236,41 @@ Status SnapshotReader::traces(const PickleValue& list)
     }
     return {};
 }
+Status SnapshotReader::annotations(const PickleValue& list)
+{
+    if (!list.isList())
+        return fail("'external_annotations'", "is a " + std::string(list.typeName()) + ", not a list");
+    m_snapshot.annotations.reserve(std::min<std::size_t>(list.size(), 1 << 20));
+    for (std::size_t i = 0; i < list.size(); ++i) {
+        const auto value = list[i];
+        const std::string where = "annotation " + std::to_string(i);
+        if (!value.isDict())
+            return fail(where, "is a " + std::string(value.typeName()) + ", not a dict");
+        SnapshotAnnotation a;
+        std::int64_t device = -1;
+        if (auto st = integers(value, where, { { "device", false, 1 << 20, &device }, { "time_us", false, INT64_MAX, &a.timeUs } }); !st)
+            return st;
+        a.device = int(device);
+        // The metadata PyTorch records are strings; other values (a newer field) are left out.
+        for (std::size_t k = 0; k < value.entryCount(); ++k) {
+            const auto key = value.entryKey(k);
+            const auto field = value.entryValue(k);
+            if (!key.isString() || !field.isString())
+                continue;
+            const auto name = key.asString();
+            if (name == "name")
+                a.name = std::string(field.asString().substr(0, 256));
+            else if (name == "stage")
+                a.stage = std::string(field.asString().substr(0, 16));
+            else if (a.text.size() < 256)
+                a.text += (a.text.empty() ? "" : ", ") + std::string(name.substr(0, 64)) + "=" + std::string(field.asString().substr(0, 128));
+        }
+        if (a.name.empty())
+            a.name = a.text.empty() ? "annotation " + std::to_string(i) : a.text;
+        m_snapshot.annotations.push_back(std::move(a));
+    }
+    return {};
+}
 } // namespace
 
 Expected<MemorySnapshot> snapshotFromPickle(const PickleValue& root, const std::string& source, const LoadProgress& progress)
@@ -255,8 +291,11 @@ Expected<MemorySnapshot> snapshotFromPickle(const PickleValue& root, const std::
         if (auto st = reader.traces(*traces); !st)
             return st.error();
     for (const char* key : { "external_annotations", "annotations" })
-        if (const auto list = root.find(key); list && list->isList())
-            snapshot.annotations += int(std::min<std::size_t>(list->size(), INT32_MAX / 2));
+        if (const auto list = root.find(key); list && !list->isNone()) {
+            if (auto st = reader.annotations(*list); !st)
+                return st.error();
+            break;
+        }
     return snapshot;
 }
 

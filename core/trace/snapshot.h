@@ -54,6 +54,17 @@ struct TraceEvent {
     int frame = -1;               // MemorySnapshot::frames
 };
 
+// One entry of `external_annotations`: what PyTorch's record_function (or a user's annotation)
+// recorded while history was on. Its string fields are kept: "name" and "stage" ("START"/"END")
+// mark a range; anything else is joined into `text`.
+struct SnapshotAnnotation {
+    int device = -1;         // -1: not recorded
+    std::int64_t timeUs = -1; // -1: not recorded (it cannot be placed on the event axis)
+    std::string name;
+    std::string stage; // "START", "END", or "" for a point
+    std::string text;  // the other string fields, "key=value" joined by ", "
+};
+
 struct MemorySnapshot {
     std::vector<SnapshotSegment> segments;
     std::vector<std::vector<TraceEvent>> deviceTraces; // per device index; empty without recorded history
@@ -61,7 +72,7 @@ struct MemorySnapshot {
     // Python frame (a .py file among its first 64), else its most recent frame; C++ frames above it (the allocator's
     // own) say nothing about which tensor it was.
     std::vector<StackFrame> frames;
-    int annotations = 0;    // entries of `external_annotations` / `annotations`, kept for later views
+    std::vector<SnapshotAnnotation> annotations; // `external_annotations` (or `annotations`), in the snapshot's order
     int unknownActions = 0; // events of actions this reader does not know, skipped
 };
 
@@ -71,7 +82,7 @@ inline constexpr std::int64_t kMostSnapshotAddress = std::int64_t(1) << 62;
 
 // Reads the snapshot from a parsed pickle. Refusals name the segment and block or the device and
 // event: a segment or block without its size, a size or address out of range, a field of the wrong
-// type, blocks larger than their segment. `progress` hears "reading the events"; its cancel ends the
+// type, blocks larger than their segment, an annotation that is not a dict. `progress` hears "reading the events"; its cancel ends the
 // read with ErrorCode::Cancelled.
 Expected<MemorySnapshot> snapshotFromPickle(const PickleValue& root, const std::string& source, const LoadProgress& progress = {});
 

@@ -2,6 +2,8 @@
 // SPDX-FileCopyrightText: MemPlan authors
 #include "trace/tracereport.h"
 
+#include "trace/tracebreakdown.h"
+
 #include "planners/metrics.h"
 #include "planners/validate.h"
 #include "util/format.h"
@@ -114,6 +116,35 @@ std::string formatTraceReport(const MeasuredTrace& trace, const TraceReplan& rep
                                          : std::string("")) + "\n";
         }
     }
+    const auto sites = liveBySite(trace, trace.peakAllocatedStep);
+    if (sites.size() > 1) {
+        out += "\nat the allocated peak, by allocation site:\n";
+        for (std::size_t i = 0; i < sites.size() && (top <= 0 || i < std::size_t(top)); ++i)
+            out += "  " + pad(formatBytes(sites[i].bytes), 10) + "  " + pad(std::to_string(sites[i].allocations), 5) + " live  " + sites[i].site + "\n";
+        if (top > 0 && sites.size() > std::size_t(top))
+            out += "  ... " + std::to_string(sites.size() - std::size_t(top)) + " more sites\n";
+    }
+    if (const auto streams = streamShares(trace); streams.size() > 1) {
+        out += "\nstreams:\n";
+        for (const auto& s : streams)
+            out += "  stream " + pad(std::to_string(s.stream), 6, false) + pad(std::to_string(s.allocations), 8) + " allocations, "
+                + formatBytes(s.bytesAtPeak) + " live at the allocated peak\n";
+    }
+    if (!trace.phases.empty()) {
+        const std::size_t shown = top > 0 ? std::size_t(top) * 2 : 0;
+        const auto phases = phasePeaks(trace, 0, shown);
+        out += "\nphases (annotations) by name, the highest peak first:\n";
+        const auto names = phaseNames(trace);
+        for (std::size_t i = 0; i < names.size() && (top <= 0 || i < std::size_t(top)); ++i)
+            out += "  " + pad(names[i].name, 24, false) + "  " + pad(std::to_string(names[i].times), 6) + " times, peak allocated "
+                + formatBytes(names[i].peakAllocated) + "\n";
+        out += "outermost phases (" + std::to_string(trace.phases.size()) + " phases in all):\n";
+        for (const auto& p : phases)
+            out += "  " + pad(p.phase->name, 24, false) + "  "
+                + (p.phase->end > p.phase->begin ? "events " + std::to_string(p.phase->begin) + " to " + std::to_string(p.phase->end - 1)
+                                                 : "after event " + std::to_string(event(p.phase->begin)))
+                + (p.phase->cut ? " (cut by the trace)" : "") + ", peak allocated " + formatBytes(p.peakAllocated) + "\n";
+    }
     if (!trace.notes.empty()) {
         out += "\nnotes:\n";
         for (const auto& note : trace.notes)
@@ -142,6 +173,16 @@ std::string traceReportJson(const MeasuredTrace& trace, const TraceReplan& repla
     auto& ooms = j["ooms"] = nlohmann::ordered_json::array();
     for (const auto& oom : trace.ooms)
         ooms.push_back({ { "event", oom.event }, { "size_bytes", oom.size }, { "device_free_bytes", oom.deviceFree } });
+    auto& sites = j["sites_at_peak"] = nlohmann::ordered_json::array();
+    for (const auto& site : liveBySite(trace, trace.peakAllocatedStep))
+        sites.push_back({ { "site", site.site }, { "bytes", site.bytes }, { "allocations", site.allocations } });
+    auto& streams = j["streams"] = nlohmann::ordered_json::array();
+    for (const auto& s : streamShares(trace))
+        streams.push_back({ { "stream", s.stream }, { "allocations", s.allocations }, { "bytes_at_peak", s.bytesAtPeak } });
+    auto& phases = j["phases"] = nlohmann::ordered_json::array();
+    for (const auto& p : phasePeaks(trace, INT32_MAX, 0))
+        phases.push_back({ { "name", p.phase->name }, { "first_event", p.phase->begin }, { "last_event", p.phase->end - 1 },
+            { "depth", p.phase->depth }, { "cut", p.phase->cut }, { "peak_allocated_bytes", p.peakAllocated } });
     auto& largest = j["largest_at_peak"] = nlohmann::ordered_json::array();
     for (const int i : largestAt(trace, trace.peakAllocatedStep, top)) {
         const auto& a = trace.allocations[std::size_t(i)];
