@@ -206,7 +206,19 @@ void TestStudio::snapshotOpensAsRecordedAndReplans()
     const QStringList marks = m_window->memoryCurveView()->stepMarks();
     QCOMPARE(marks.size(), 1);
     QVERIFY2(marks.front().startsWith(QStringLiteral("OOM: ")), qPrintable(marks.front()));
+    // Its annotations: forward and backward of each of the 3 iterations as bands (their train_step
+    // holds them), named where there is room; the allocation site and stream in the table.
+    QCOMPARE(m_window->memoryCurveView()->phaseBands(),
+        (QStringList { "forward", "backward", "forward", "backward", "forward", "backward" }));
+    QVERIFY(m_window->memoryCurveView()->phaseNamesShown() > 0);
+    const TensorTableModel* table = m_window->tensorModel();
+    QVERIFY(table->recorded());
+    QCOMPARE(table->headerData(TensorTableModel::Module, Qt::Horizontal).toString(), QStringLiteral("Allocated at"));
+    QCOMPARE(table->index(0, TensorTableModel::Module).data().toString(), QStringLiteral("linear.py:40 init"));
+    QCOMPARE(table->index(0, TensorTableModel::Type).data().toString(), QStringLiteral("stream 7"));
     const QString text = m_window->summaryPanel()->summaryText();
+    QVERIFY2(text.contains(QStringLiteral("Phases (annotated)")) && text.contains(QStringLiteral("by allocation site")), qPrintable(text));
+    QVERIFY2(text.contains(QStringLiteral("Streams: 2")), qPrintable(text));
     QVERIFY2(text.contains(QStringLiteral("Reserved peak")), qPrintable(text));
     QVERIFY2(text.contains(QStringLiteral("Allocated peak: ")
                  + QString::fromStdString(core::formatBytes(core::lowerBound(workload->problem)))), qPrintable(text));

@@ -30,6 +30,11 @@ int bufferCategorySlot(const core::Workload& workload, int buffer)
 
 QString bufferModule(const core::Workload& workload, int buffer)
 {
+    if (const auto& recorded = workload.recorded; recorded && buffer >= 0 && static_cast<std::size_t>(buffer) < recorded->site.size()) {
+        const int site = recorded->site[static_cast<std::size_t>(buffer)];
+        return site >= 0 && static_cast<std::size_t>(site) < recorded->siteNames.size() ? qstr(recorded->siteNames[static_cast<std::size_t>(site)])
+                                                                                         : QString();
+    }
     if (const core::Tensor* tensor = bufferTensor(workload, buffer))
         return qstr(tensor->module);
     if (workload.graph && buffer >= 0 && buffer < static_cast<int>(workload.bufferOp.size()))
@@ -44,6 +49,8 @@ QColor bufferColor(const core::Workload& workload, int buffer, BufferColoring ho
     case BufferColoring::Category:
         return ViewPalette::categoryColor(bufferCategorySlot(workload, buffer));
     case BufferColoring::Module:
+        if (workload.recorded) // a site names one place in the code: no module path to cut
+            return ViewPalette::nameColor(bufferModule(workload, buffer).toStdString());
         return ViewPalette::moduleColor(bufferModule(workload, buffer).toStdString());
     case BufferColoring::Kind:
         break;
@@ -81,13 +88,15 @@ std::vector<LegendSwatch> bufferLegend(const core::Workload& workload, BufferCol
             }
         return swatches;
     }
-    std::map<QString, int> modules; // top-level module -> buffers
+    const bool sites = workload.recorded.has_value();
+    std::map<QString, int> modules; // top-level module (or allocation site) -> buffers
     for (int b = 0; b < n; ++b) {
         const QString module = bufferModule(workload, b);
-        ++modules[module.section(QLatin1Char('.'), 0, 0)];
+        ++modules[sites ? module : module.section(QLatin1Char('.'), 0, 0)];
     }
     for (const auto& [module, count] : modules)
-        swatches.push_back({ ViewPalette::moduleColor(module.toStdString()), module.isEmpty() ? QStringLiteral("(top level)") : module, count });
+        swatches.push_back({ sites ? ViewPalette::nameColor(module.toStdString()) : ViewPalette::moduleColor(module.toStdString()),
+            module.isEmpty() ? (sites ? QStringLiteral("(no frames)") : QStringLiteral("(top level)")) : module, count });
     std::stable_sort(swatches.begin(), swatches.end(), [](const LegendSwatch& a, const LegendSwatch& b) { return a.count > b.count; });
     return swatches;
 }

@@ -242,10 +242,18 @@ void MainWindow::createDocks()
         refilter([&] { m_proxy->setCategoryFilter(slot < 0 ? std::nullopt : std::optional(slot)); });
     });
     // The Category and Module columns and the category filter only for captured steps.
+    // A memory snapshot's allocation sites take the Module column and the "by module" entries.
     const auto showCaptureColumns = [this] {
         const bool captured = m_tableModel->captured();
+        const bool recorded = m_tableModel->recorded();
         m_table->setColumnHidden(TensorTableModel::Category, !captured);
-        m_table->setColumnHidden(TensorTableModel::Module, !captured);
+        m_table->setColumnHidden(TensorTableModel::Module, !captured && !recorded);
+        if (m_sortCombo && m_colorCombo) { // made with the toolbars, which may come after the table
+            m_sortCombo->setItemText(m_sortCombo->findData(static_cast<int>(LifetimeBarsView::SortOrder::Module)),
+                recorded ? tr("by allocation site") : tr("by module"));
+            m_colorCombo->setItemText(m_colorCombo->findData(static_cast<int>(LifetimeBarsView::ColorMode::Module)),
+                recorded ? tr("colored by allocation site") : tr("colored by module"));
+        }
         m_categoryCombo->setVisible(captured);
         if (!captured)
             m_categoryCombo->setCurrentIndex(0);

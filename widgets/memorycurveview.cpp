@@ -61,6 +61,7 @@ MemoryCurveView::MemoryCurveView(PlanDocument* document, QWidget* parent)
     : QWidget(parent)
     , m_document(document)
     , m_plot(new QCustomPlot(this))
+    , m_phaseBands(m_plot)
 {
     QFont f = font();
     f.setPointSizeF(9);
@@ -253,6 +254,7 @@ void MemoryCurveView::rebuild()
     if (recorded)
         for (const auto& [step, what] : recorded->marks)
             addStepMark(static_cast<double>(step), QString::fromStdString(what), QColor(0xC62828), true);
+    m_phaseBands.set(recorded ? recorded->phases : std::vector<core::TracePhase> {});
     setStepData(m_live, live, m_unit.divisor);
     m_live->setVisible(!stacked);
     m_live->removeFromLegend();
@@ -471,6 +473,7 @@ void MemoryCurveView::updateRange()
 {
     m_plot->xAxis->setRange(m_document->firstVisibleStep(), m_document->lastVisibleStep());
     fitStepTicks(m_plot->xAxis, plotWidth(width()));
+    m_phaseBands.fit(plotWidth(width()));
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
@@ -690,6 +693,7 @@ void MemoryCurveView::resizeEvent(QResizeEvent* event)
     fitHeader(width());
     fitMemoryTicks(height());
     fitStepTicks(m_plot->xAxis, plotWidth(width()));
+    m_phaseBands.fit(plotWidth(width()));
 }
 
 int MemoryCurveView::plotWidth(int pixels) { return pixels - TimelineView::labelColumnRight() - TimelineView::rightMarginWidth(); }

@@ -2,6 +2,7 @@
 // SPDX-FileCopyrightText: MemPlan authors
 #pragma once
 
+#include "phasebands.h"
 #include "timeaxis.h"
 
 #include "graph/graph.h"
@@ -66,6 +67,9 @@ public:
     // The labels marked on the step axis, in step order: a captured step's phases ("forward", ...),
     // a memory snapshot's events ("OOM: 2.00 GiB asked, ...").
     QStringList stepMarks() const;
+    // A memory snapshot's annotated phases drawn as bands, and how many are named at the current zoom.
+    QStringList phaseBands() const { return m_phaseBands.names(); }
+    int phaseNamesShown() const { return m_phaseBands.labelsShown(); }
     // Mapping of the plot's x axis to widget pixels (for tests).
     TimeAxis timeAxis() const;
 
@@ -113,6 +117,7 @@ private:
     // Draws a dashed line at step x (when `line`) and a label "text ▸" at the top of the plot.
     void addStepMark(double x, const QString& text, const QColor& color, bool line);
     std::vector<QCPAbstractItem*> m_markItems; // step marks: their lines and labels
+    PhaseBands m_phaseBands; // a memory snapshot's annotated phases, behind the curves
     QCPItemStraightLine* m_cursor;
     QCPItemRect* m_selectedBand;
     QCPItemRect* m_hoveredBand;

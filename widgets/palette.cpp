@@ -60,10 +60,14 @@ QColor moduleColor(const std::string& module)
 {
     if (module.empty())
         return QColor(0xA0A4A8);
-    const std::string top = module.substr(0, module.find('.'));
+    return nameColor(module.substr(0, module.find('.')));
+}
+
+QColor nameColor(const std::string& name)
+{
     // A stable hue per name (FNV-1a), independent of load order.
     std::uint32_t hash = 2166136261u;
-    for (unsigned char c : top)
+    for (unsigned char c : name)
         hash = (hash ^ c) * 16777619u;
     return indexColor(static_cast<int>(hash % 30));
 }

@@ -16,6 +16,8 @@ QColor categoryColor(int slot);
 // Color of a module path: one hue per top-level module ("layer3" for "layer3.1.conv2"), so the
 // buffers of one stage of a network share a color; "" (top level) is a neutral gray.
 QColor moduleColor(const std::string& module);
+// A stable color for any name (a memory snapshot's allocation site): indexColor of its hash.
+QColor nameColor(const std::string& name);
 // Qualitative palette for slot/color `index` (>= 0): ten well-separated hues, then the same hues
 // darker, then lighter, and so on. Negative index: a neutral gray.
 QColor indexColor(int index);

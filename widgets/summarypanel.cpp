@@ -13,6 +13,7 @@
 #include "io/breakdown.h"
 #include "strategies/training.h"
 #include "trace/ortreport.h"
+#include "trace/tracebreakdown.h"
 
 #include <QApplication>
 #include <QFileInfo>
@@ -24,6 +25,7 @@
 #include <QVBoxLayout>
 
 #include <algorithm>
+#include <map>
 #include <vector>
 
 namespace {
@@ -330,6 +332,25 @@ void SummaryPanel::refresh()
         rows.row(tr("Address span"), bytesText(recorded->plan.arenaSize), tr("segments stacked"));
         if (plan && plan->offsets != recorded->plan.offsets)
             rows.row(tr("Re-planned"), bytesText(plan->arenaSize), QString::fromStdString(plan->planner));
+        std::map<std::int64_t, int> streams;
+        for (const std::int64_t stream : recorded->stream)
+            ++streams[stream];
+        if (streams.size() > 1) {
+            QStringList parts;
+            for (const auto& [stream, count] : streams)
+                parts << tr("%1 on stream %2").arg(count).arg(stream);
+            rows.row(tr("Streams"), QString::number(streams.size()), parts.join(QStringLiteral(", ")));
+        }
+        // Annotated phases by name, the one holding the highest peak first.
+        if (!recorded->phases.empty()) {
+            rows.section(tr("Phases (annotated)"));
+            const auto names = core::phaseNames(recorded->phases, live);
+            for (std::size_t i = 0; i < names.size() && i < 6; ++i)
+                rows.row(elided(QString::fromStdString(names[i].name), 150), bytesText(names[i].peakAllocated),
+                    names[i].times > 1 ? tr("peak of %1").arg(names[i].times) : tr("peak"));
+            if (names.size() > 6)
+                rows.row(tr("… %1 more").arg(names.size() - 6), QString());
+        }
     }
 
     // A peer runtime's profile of the same model: what its arena held beside this plan.
@@ -408,12 +429,36 @@ void SummaryPanel::refresh()
         }
     };
 
+    // A memory snapshot: what is live at a step by allocation site, the code to look at first.
+    const auto siteRows = [&](core::Step step, std::size_t top) {
+        const auto& recorded = *workload->recorded;
+        std::map<int, std::pair<core::Bytes, int>> bySite; // site -> bytes, allocations
+        for (int b : core::liveAt(problem, step)) {
+            auto& entry = bySite[recorded.site[static_cast<std::size_t>(b)]];
+            entry.first += problem.buffers[static_cast<std::size_t>(b)].size;
+            ++entry.second;
+        }
+        std::vector<std::pair<int, std::pair<core::Bytes, int>>> sorted(bySite.begin(), bySite.end());
+        std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
+        rows.wide(tr("by allocation site"), plural(sorted.size(), tr("site"), tr("sites")));
+        for (std::size_t i = 0; i < sorted.size() && i < top; ++i) {
+            const int site = sorted[i].first;
+            const QString name = site >= 0 && static_cast<std::size_t>(site) < recorded.siteNames.size()
+                ? QString::fromStdString(recorded.siteNames[static_cast<std::size_t>(site)])
+                : tr("(no frames)");
+            rows.row(elided(name, 150), bytesText(sorted[i].second.first), plural(static_cast<std::size_t>(sorted[i].second.second), tr("allocation"), tr("allocations")));
+        }
+    };
+    const bool sites = workload->recorded && workload->recorded->site.size() == problem.buffers.size();
+
     const core::Step peak = core::peakStep(problem);
     if (peak >= 0) {
         const QString op = opNameAt(*workload, peak);
         rows.section(tr("Peak") + (op.isEmpty() ? QString() : QStringLiteral(" · %1").arg(elided(op, 210))));
         if (captured)
             heldRows(peak, 5);
+        if (sites)
+            siteRows(peak, 5);
         liveRows(peak, 5);
     }
     const core::Step cursor = m_document->cursorStep();

@@ -58,6 +58,7 @@ void TensorTableModel::rebuild()
     const core::Workload* workload = m_document->workload();
     m_rows = workload ? static_cast<int>(workload->problem.buffers.size()) : 0;
     m_captured = workload && workload->graph && core::hasCategories(*workload->graph);
+    m_recorded = workload && workload->recorded && workload->recorded->stream.size() == static_cast<std::size_t>(m_rows);
     if (workload && workload->graph && workload->bufferTensor.size() == static_cast<std::size_t>(m_rows)) {
         const core::Graph& graph = *workload->graph;
         // Step of each op in the schedule, so consumers read in execution order.
@@ -106,7 +107,7 @@ void TensorTableModel::rebuild()
         }
     } else {
         for (int row = 0; row < m_rows; ++row) {
-            m_types << kNone;
+            m_types << (m_recorded ? QStringLiteral("stream %1").arg(workload->recorded->stream[static_cast<std::size_t>(row)]) : kNone);
             m_producers << kNone;
             m_consumers << kNone;
             m_consumerCounts.push_back(0);
@@ -170,7 +171,7 @@ QVariant TensorTableModel::data(const QModelIndex& index, int role) const
             return QStringLiteral("%L1 bytes").arg(buffer.size);
         if (index.column() == Offset && hasOffset)
             return QStringLiteral("at byte %L1 of the arena").arg(plan->offsets[row]);
-        if (index.column() == Type || index.column() == Producer)
+        if (index.column() == Type || index.column() == Producer || (index.column() == Module && m_recorded))
             return data(index, Qt::DisplayRole); // the whole text where the column shortens it
         return {};
     case Qt::DisplayRole:
@@ -191,10 +192,10 @@ QVariant TensorTableModel::data(const QModelIndex& index, int role) const
         return slot == core::kOtherSlot ? kNone : fromStd(core::breakdownSlotName(slot));
     }
     case Module: {
-        if (!m_captured)
+        if (!m_captured && !m_recorded)
             return kNone;
         const QString module = bufferModule(*workload, row);
-        return module.isEmpty() ? QStringLiteral("(top level)") : module;
+        return module.isEmpty() ? (m_recorded ? QStringLiteral("(no frames)") : QStringLiteral("(top level)")) : module;
     }
     case Type:
         return m_types.value(row);
@@ -231,9 +232,17 @@ QVariant TensorTableModel::headerData(int section, Qt::Orientation orientation, 
     if (role == Qt::DisplayRole) {
         static const char* const titles[]
             = { "Name", "Kind", "Category", "Module", "Type", "Producer", "Consumers", "Start", "End", "Size", "Offset", "Color" };
+        if (m_recorded && section == Module)
+            return QStringLiteral("Allocated at");
+        if (m_recorded && section == Type)
+            return QStringLiteral("Stream");
         return QString::fromLatin1(titles[section]);
     }
     if (role == Qt::ToolTipRole) {
+        if (m_recorded && section == Module)
+            return QStringLiteral("Where the allocation was made: its most recent Python frame (file:line function)");
+        if (m_recorded && section == Type)
+            return QStringLiteral("The CUDA stream the allocation was made on");
         static const char* const tips[] = { "Buffer (tensor) name", "input, output, weight, activation or persistent",
             "A captured step's category: input, parameter, buffer, gradient, optimizer_state, saved, temporary or output",
             "The module that made the tensor (a captured step)",

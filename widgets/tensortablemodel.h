@@ -38,6 +38,8 @@ public:
     QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
     QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
     bool captured() const { return m_captured; } // a captured step: the Category and Module columns mean something
+    // A memory snapshot: the Module column is the allocation site ("Allocated at"), Type the stream.
+    bool recorded() const { return m_recorded; }
 
 private:
     void rebuild();
@@ -50,6 +52,7 @@ private:
     QStringList m_consumers; // per buffer, display text
     std::vector<int> m_consumerCounts;
     bool m_captured = false; // the graph has categories: the Module column shows "(top level)" for ""
+    bool m_recorded = false; // Workload::recorded
 };
 
 // Filters the table by a substring of the name or module (case-insensitive), one kind, one category

@@ -183,8 +183,7 @@ Expected<Workload> loadSized(const std::string& spec, const LoadOptions& options
             recorded.site.push_back(a.frame);
             recorded.stream.push_back(a.stream);
         }
-        for (auto& phase : trace->phases)
-            recorded.phases.push_back({ std::move(phase.name), phase.begin, phase.end, phase.depth });
+        recorded.phases = std::move(trace->phases);
         return workload;
     }
     if (ext == ".csv") {

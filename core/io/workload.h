@@ -6,6 +6,7 @@
 #include "liveness/lifetimes.h"
 #include "planners/problem.h"
 #include "schedule/schedule.h"
+#include "trace/tracephases.h"
 #include "util/cancel.h"
 
 #include <filesystem>
@@ -62,14 +63,8 @@ struct Workload {
         std::vector<int> site;
         std::vector<std::string> siteNames;
         std::vector<std::int64_t> stream;
-        // Named regions the framework annotated (record_function), on the step axis: name, the steps
-        // [begin, end), how many regions enclose it.
-        struct Phase {
-            std::string name;
-            Step begin = 0, end = 0;
-            int depth = 0;
-        };
-        std::vector<Phase> phases;
+        // Named regions the framework annotated (record_function), on the step axis (core/trace/tracephases.h).
+        std::vector<TracePhase> phases;
     };
     std::optional<Recorded> recorded;
 };

@@ -63,14 +63,14 @@ std::vector<PhasePeak> phasePeaks(const MeasuredTrace& trace, int maxDepth, std:
     return out;
 }
 
-std::vector<PhaseName> phaseNames(const MeasuredTrace& trace)
+std::vector<PhaseName> phaseNames(const std::vector<TracePhase>& phases, const std::vector<std::int64_t>& allocated)
 {
     std::map<std::string, PhaseName> names;
-    for (const auto& phase : trace.phases) {
+    for (const auto& phase : phases) {
         auto& n = names[phase.name];
         n.name = phase.name;
         ++n.times;
-        n.peakAllocated = std::max(n.peakAllocated, phasePeak(phase, trace.allocated));
+        n.peakAllocated = std::max(n.peakAllocated, phasePeak(phase, allocated));
     }
     std::vector<PhaseName> out;
     for (auto& [name, n] : names)

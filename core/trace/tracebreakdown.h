@@ -44,6 +44,6 @@ struct PhaseName {
 };
 // The phases grouped by name, the one holding the highest peak first: which region of the step
 // the peak belongs to.
-std::vector<PhaseName> phaseNames(const MeasuredTrace& trace);
+std::vector<PhaseName> phaseNames(const std::vector<TracePhase>& phases, const std::vector<std::int64_t>& allocated);
 
 } // namespace core

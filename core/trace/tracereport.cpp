@@ -134,7 +134,7 @@ std::string formatTraceReport(const MeasuredTrace& trace, const TraceReplan& rep
         const std::size_t shown = top > 0 ? std::size_t(top) * 2 : 0;
         const auto phases = phasePeaks(trace, 0, shown);
         out += "\nphases (annotations) by name, the highest peak first:\n";
-        const auto names = phaseNames(trace);
+        const auto names = phaseNames(trace.phases, trace.allocated);
         for (std::size_t i = 0; i < names.size() && (top <= 0 || i < std::size_t(top)); ++i)
             out += "  " + pad(names[i].name, 24, false) + "  " + pad(std::to_string(names[i].times), 6) + " times, peak allocated "
                 + formatBytes(names[i].peakAllocated) + "\n";
