@@ -186,6 +186,16 @@ std::optional<double> parseSeconds(const std::string& text)
     return std::nullopt;
 }
 
+std::optional<int> parseCheckpointEvery(const std::string& text)
+{
+    if (text == "sqrt")
+        return 0;
+    const auto n = parseInteger(text);
+    if (!n || *n < 1 || *n > 1000000)
+        return std::nullopt;
+    return static_cast<int>(*n);
+}
+
 std::optional<long long> parseByteSize(const std::string& text)
 {
     struct Unit {

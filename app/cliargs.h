@@ -45,6 +45,11 @@ core::Expected<std::vector<std::pair<std::string, std::filesystem::path>>> input
 // Whole-string integer parse; no sign, spaces or trailing text.
 std::optional<long long> parseInteger(const std::string& text);
 
+// --checkpoint for memplan and memplan-studio: "sqrt" is 0 (the default rule), N (1 to 1000000) is N
+// forward ops per segment; nullopt otherwise, to be refused with kCheckpointExpected.
+std::optional<int> parseCheckpointEvery(const std::string& text);
+inline constexpr const char* kCheckpointExpected = "expected sqrt or a whole number of forward ops (>= 1)";
+
 // Duration for --time-limit: "10s", "500ms", "2m" or a plain number of seconds ("2.5"); > 0.
 std::optional<double> parseSeconds(const std::string& text);
 // Size for --capacity: whole bytes, optionally with B, KiB, MiB, GiB or TiB (also K, M, G, T; binary),

@@ -26,17 +26,6 @@ std::string fixed(double value, const char* format)
     return text;
 }
 
-// --checkpoint as StrategyOptions::checkpointEvery: "sqrt" is 0 (the default rule), N is N.
-std::optional<int> checkpointEvery(const std::string& text)
-{
-    if (text == "sqrt")
-        return 0;
-    const auto n = parseInteger(text);
-    if (!n || *n < 1 || *n > 1000000)
-        return std::nullopt;
-    return static_cast<int>(*n);
-}
-
 core::Error budgetError(const std::string& text)
 {
     return core::makeError(core::ErrorCode::InvalidArgument, "--budget '" + text + "': expected a size such as 1048576, 512KiB, 24MiB or 2GiB");
@@ -85,9 +74,8 @@ core::Status checkStrategyOptions(const CliArgs& args, const std::string& profil
 {
     if (args.has("persistent-grads") && !args.has("training"))
         return core::makeError(core::ErrorCode::InvalidArgument, "--persistent-grads needs --training");
-    if (const auto text = args.value("checkpoint"); text && !checkpointEvery(*text))
-        return core::makeError(core::ErrorCode::InvalidArgument,
-            "--checkpoint '" + *text + "': expected sqrt or a whole number of forward ops (>= 1)");
+    if (const auto text = args.value("checkpoint"); text && !parseCheckpointEvery(*text))
+        return core::makeError(core::ErrorCode::InvalidArgument, "--checkpoint '" + *text + "': " + kCheckpointExpected);
     if (const auto text = args.value("budget"); text && !parseByteSize(*text))
         return budgetError(*text);
     if (auto device = deviceFrom(args, profileOption); !device)
@@ -167,7 +155,7 @@ core::Status applyStrategyFlags(const CliArgs& args, core::Workload& workload, s
     options.alignment = workload.problem.alignment;
     if (const auto text = args.value("checkpoint")) {
         options.recomputePolicy = core::RecomputePolicy::Checkpoint;
-        options.checkpointEvery = checkpointEvery(*text).value_or(0);
+        options.checkpointEvery = parseCheckpointEvery(*text).value_or(0);
     }
     if (const auto text = args.value("budget")) {
         const auto budget = parseByteSize(*text);
@@ -280,7 +268,7 @@ int compareStrategies(const CliArgs& args, const core::Workload& workload)
         { { "swap" } }, { { "fuse", "inplace" } }, { { "fuse", "reorder", "inplace" } }, { { "fuse", "reorder", "recompute", "inplace" } },
         { { "fuse", "reorder", "swap", "inplace" } }, { { "fuse", "reorder", "recompute", "swap", "inplace" } } };
     // A training graph also gets the checkpoint policy (every --checkpoint N, default sqrt).
-    const int every = checkpointEvery(args.value("checkpoint").value_or("sqrt")).value_or(0);
+    const int every = parseCheckpointEvery(args.value("checkpoint").value_or("sqrt")).value_or(0);
     if (core::backwardStart(*workload.graph, workload.schedule) < workload.schedule.steps()) {
         combinations.push_back({ { "recompute" }, true });
         combinations.push_back({ { "fuse", "recompute", "inplace" }, true });

@@ -137,12 +137,12 @@ std::optional<StudioOptions> readOptions(const QApplication& app)
     }
     if (parser.isSet(checkpointOption)) {
         const QString text = parser.value(checkpointOption);
-        const auto n = text == QLatin1String("sqrt") ? std::optional<long long>(0) : parseInteger(text.toStdString());
-        if (!n || *n < 0 || (*n == 0 && text != QLatin1String("sqrt")) || *n > 1000000) {
-            printError(QStringLiteral("--checkpoint '%1': expected sqrt or a whole number of forward ops (>= 1)").arg(text));
+        const auto every = parseCheckpointEvery(text.toStdString());
+        if (!every) {
+            printError(QStringLiteral("--checkpoint '%1': %2").arg(text, QLatin1String(kCheckpointExpected)));
             return std::nullopt;
         }
-        options.checkpointEvery = static_cast<int>(*n);
+        options.checkpointEvery = *every;
     }
     options.peerProfile = parser.value(peerProfileOption);
     // The command line's own reader of --dim and --input-shape, for the same checks and messages.
