@@ -36,7 +36,7 @@ packs them in, checked by the independent validator. A snapshot without a trace 
 _record_memory_history) is read as one step: the allocator's state when it was taken.
 
 With two files A and B, each a snapshot or anything `memplan plan` reads (an ONNX model, a JSON graph,
-a captured training step, example:NAME; planned by the default planner and validated): a diff. The
+a captured training step, example:NAME; planned by --replan's planner and validated): a diff. The
 allocations of both sides, in order of birth, are matched (same size after the allocator's 512-byte
 rounding and, where both sides name them alike, the same frame or tensor; then the same name at
 another size), and B's step axis mapped onto A's through the matched births. It prints both peaks,
@@ -64,7 +64,7 @@ several runs is read by its last run unless --run says otherwise.
   --replan PLANNER      planner for the offline plan, of --model's plan, or of a model compared with
                         `trace A B` (default best-of-greedy)
   --device N            the device to replay, of every snapshot (default: the one with the most events)
-  --top N               allocations (sites, with two snapshots; steps or op types of a profile) to
+  --top N               allocations (sites, with two files; steps or op types of a profile) to
                         list (default 10; 20 with two)
 )";
 

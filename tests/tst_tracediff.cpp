@@ -141,6 +141,7 @@ private slots:
     void replayedPlanAligns_data();
     void replayedPlanAligns();
     void snapshotAgainstItself();
+    void planAgainstItself();
     void scaledAndReseeded_data();
     void scaledAndReseeded();
     void boundedFallback();
@@ -208,6 +209,25 @@ void TestTraceDiff::snapshotAgainstItself()
     for (const auto& row : diff.categories)
         QCOMPARE(row.change(), Bytes(0));
     QVERIFY(formatTraceDiff(diff).find("nothing: the same allocations are live at both peaks") != std::string::npos);
+}
+
+// A plan against itself: tensor names match, nothing differs; its categories are the captured ones.
+void TestTraceDiff::planAgainstItself()
+{
+    const auto side = plannedAndValidated(kSource + "/tests/data/captured_mlp.json");
+    const auto diff = diffTraces(side, side);
+    checkDiff(diff);
+    QVERIFY(diff.alignment.keysCompared);
+    QCOMPARE(diff.alignment.exactPairs, int(side.allocations.size()));
+    QVERIFY(diff.explanation.empty());
+    QVERIFY(diff.aLive == diff.bLive);
+    bool saved = false;
+    for (const auto& row : diff.categories) {
+        QCOMPARE(row.change(), Bytes(0));
+        saved = saved || row.name == "saved";
+    }
+    QVERIFY(saved);
+    QVERIFY(formatTraceDiff(diff).find("of the held change, 0 B is room held beyond the live peak") != std::string::npos);
 }
 
 void TestTraceDiff::scaledAndReseeded_data()

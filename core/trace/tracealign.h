@@ -68,7 +68,7 @@ struct AlignOptions {
     // The exact diff gives up past this many unmatched allocations (its memory grows as the square)
     // or this much work (diagonals visited plus comparisons); the sequences are then matched by a
     // greedy scan that takes the nearest next match within `window` allocations summed over both
-    // sides, O((n + m) * window^2) at worst.
+    // sides, O((n + m) * window) comparisons at worst.
     int maxEdits = 2000;
     std::int64_t maxWork = 50'000'000;
     int window = 32;

@@ -113,6 +113,11 @@ std::string formatTraceDiff(const TraceDiff& diff, int top)
     const bool snapshots = a.measured && b.measured;
     out += "B - A: peak allocated " + signedBytes(diff.peakChange()) + ", " + (snapshots ? "peak reserved " : "reserved or arena ")
         + signedBytes(b.heldPeak - a.heldPeak) + "\n";
+    // What each side holds beyond its live peak: a snapshot's segments' unused room, a plan's fragmentation.
+    const auto over = [](const DiffSide& side) { return side.heldPeak - side.peak; };
+    out += "       of the held change, " + signedBytes(over(b) - over(a)) + " is room held beyond the live peak (A: " + formatBytes(over(a))
+        + (a.measured ? " of segments" : " of arena") + ", B: " + formatBytes(over(b)) + (b.measured ? " of segments" : " of arena")
+        + "), the rest the peaks' change\n";
 
     out += "\nalignment (" + std::string(alignMethodName(diff.alignment.method)) + "): " + diff.alignment.summary + ".\n";
     out += "On B's step axis: A's peak at step " + std::to_string(diff.aPeakOnAxis) + ", B's at step " + std::to_string(b.peakStep) + " of "
@@ -158,6 +163,9 @@ std::string traceDiffJson(const TraceDiff& diff)
         j[side == &diff.a ? "a" : "b"] = s;
     }
     j["peak_change_bytes"] = diff.peakChange();
+    j["held_change_bytes"] = diff.b.heldPeak - diff.a.heldPeak;
+    j["a_held_over_peak_bytes"] = diff.a.heldPeak - diff.a.peak;
+    j["b_held_over_peak_bytes"] = diff.b.heldPeak - diff.b.peak;
     j["sites"] = rowsJson(diff.sites, "site");
     j["categories"] = rowsJson(diff.categories, "category");
     const auto& al = diff.alignment;
