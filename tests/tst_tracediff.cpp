@@ -144,6 +144,7 @@ private slots:
     void planAgainstItself();
     void scaledAndReseeded_data();
     void scaledAndReseeded();
+    void explanationRows();
     void boundedFallback();
     void proportionalWhenNothingMatches();
     void cliDiff();
@@ -273,6 +274,66 @@ void TestTraceDiff::scaledAndReseeded()
     // The largest row goes the way of the change.
     QVERIFY(!diff.explanation.empty());
     QVERIFY((diff.explanation.front().bytes > 0) == (diff.peakChange() > 0));
+}
+
+namespace {
+struct Hand {
+    Step start, end;
+    Bytes size;
+    const char* key;
+};
+// A measured side made by hand: its allocations (in order of birth) and the curve they make.
+DiffSide handSide(const std::string& name, const std::vector<Hand>& list)
+{
+    DiffSide side;
+    side.source = name;
+    side.measured = true;
+    PlanProblem problem;
+    for (const auto& h : list) {
+        problem.steps = std::max(problem.steps, h.end);
+        problem.buffers.push_back(Buffer { h.key, { h.start, h.end }, h.size });
+        side.allocations.push_back({ { h.start, h.end }, h.size, h.key, h.key, h.key, "", int(side.allocations.size()) });
+    }
+    side.live = liveBytesCurve(problem);
+    side.held = side.live;
+    side.peakStep = peakStep(problem);
+    side.peak = lowerBound(problem);
+    side.heldPeak = side.peak;
+    return side;
+}
+} // namespace
+
+// Each cause on a case made for it: the rows name it with the bytes it makes.
+void TestTraceDiff::explanationRows()
+{
+    // A peaks at step 2 with y and z (6 KiB); in B, x lives two steps longer and w is new.
+    const auto a = handSide("a", { { 0, 2, 1024, "x" }, { 1, 4, 2048, "y" }, { 2, 3, 4096, "z" } });
+    const auto b = handSide("b", { { 0, 4, 1024, "x" }, { 1, 4, 2048, "y" }, { 2, 3, 4096, "z" }, { 2, 3, 512, "w" } });
+    const auto diff = diffTraces(a, b);
+    checkDiff(diff);
+    QCOMPARE(diff.peakChange(), Bytes(1024 + 512));
+    QCOMPARE(explained(diff, PeakCause::LongerInB), Bytes(1024));
+    QCOMPARE(explained(diff, PeakCause::OnlyInB), Bytes(512));
+    QCOMPARE(diff.explanation.front().cause, PeakCause::LongerInB); // largest first
+
+    // z grows to 5 KiB in B (matched by name at another size) and y is gone.
+    const auto c = handSide("c", { { 0, 2, 1024, "x" }, { 2, 3, 5120, "z" } });
+    const auto resized = diffTraces(a, c);
+    checkDiff(resized);
+    QCOMPARE(explained(resized, PeakCause::Resized), Bytes(1024));
+    QCOMPARE(explained(resized, PeakCause::OnlyInA), Bytes(-2048));
+
+    // A peaks at step 1 (x and y), B at step 2 where its z is four times as large: y was live at B's
+    // moment of A's peak, z at A's moment of B's: the peaks fall at other moments, -4 KiB + 8 KiB.
+    const auto e = handSide("e", { { 0, 3, 1024, "x" }, { 1, 2, 4096, "y" }, { 2, 3, 2048, "z" } });
+    const auto f = handSide("f", { { 0, 3, 1024, "x" }, { 1, 2, 4096, "y" }, { 2, 3, 8192, "z" } });
+    const auto moved = diffTraces(e, f);
+    checkDiff(moved);
+    QCOMPARE(moved.a.peakStep, Step(1));
+    QCOMPARE(moved.b.peakStep, Step(2));
+    QCOMPARE(moved.alignment.pairs.size(), std::size_t(3));
+    QCOMPARE(explained(moved, PeakCause::PeakMoment), Bytes(8192 - 4096));
+    QCOMPARE(moved.explanation.size(), std::size_t(1));
 }
 
 // Two long sequences that differ almost everywhere: the exact diff gives up at its bound, the greedy
