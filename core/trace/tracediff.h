@@ -58,6 +58,9 @@ struct TraceDiff {
 
 TraceDiff diffTraces(DiffSide a, DiffSide b, const AlignOptions& options = {});
 
+// One explanation row's cause in words, as the report prints it (it says when the axis is proportional).
+std::string peakCauseText(const TraceDiff& diff, PeakCause cause);
+
 // The text report (at most `top` site rows; 0: all) and the JSON (docs/FILE_FORMATS.md#trace-diff-json).
 std::string formatTraceDiff(const TraceDiff& diff, int top = 20);
 std::string traceDiffJson(const TraceDiff& diff);

@@ -45,7 +45,9 @@ std::string sideLine(const char* label, const DiffSide& side)
         + (side.outside > 0 ? " (and " + formatBytes(side.outside) + " of weights and state outside the arena, not compared)" : "") + "\n";
 }
 
-std::string causeText(const TraceDiff& diff, PeakCause cause)
+} // namespace
+
+std::string peakCauseText(const TraceDiff& diff, PeakCause cause)
 {
     switch (cause) {
     case PeakCause::OnlyInB: return "allocations live at B's peak with no counterpart in A";
@@ -61,6 +63,7 @@ std::string causeText(const TraceDiff& diff, PeakCause cause)
     return "?";
 }
 
+namespace {
 std::string rows(const std::vector<DiffRow>& list, int top, const std::string& what)
 {
     const auto shown = top > 0 ? std::min<std::size_t>(list.size(), std::size_t(top)) : list.size();
@@ -125,7 +128,7 @@ std::string formatTraceDiff(const TraceDiff& diff, int top)
 
     out += "\nwhat makes B's peak " + signedBytes(diff.peakChange()) + " against A's (largest first):\n";
     for (const auto& row : diff.explanation)
-        out += "  " + pad(signedBytes(row.bytes), 11) + "  " + causeText(diff, row.cause) + " (" + std::to_string(row.allocations)
+        out += "  " + pad(signedBytes(row.bytes), 11) + "  " + peakCauseText(diff, row.cause) + " (" + std::to_string(row.allocations)
             + (row.allocations == 1 ? " allocation" : " allocations") + (row.detail.empty() ? "" : ": " + row.detail) + ")\n";
     if (diff.explanation.empty())
         out += "  nothing: the same allocations are live at both peaks, at the same sizes\n";
@@ -136,6 +139,12 @@ std::string formatTraceDiff(const TraceDiff& diff, int top)
 
     out += rows(diff.categories, 0, "category");
     out += rows(diff.sites, top, "site");
+    if (!a.notes.empty() || !b.notes.empty()) {
+        out += "\nnotes:\n";
+        for (const auto* side : { &a, &b })
+            for (const auto& note : side->notes)
+                out += std::string(side == &a ? "  A: " : "  B: ") + note + "\n";
+    }
     return out;
 }
 
@@ -175,9 +184,11 @@ std::string traceDiffJson(const TraceDiff& diff)
     auto explanation = Json::array();
     for (const auto& row : diff.explanation)
         explanation.push_back({ { "cause", std::string(peakCauseName(row.cause)) }, { "bytes", row.bytes }, { "allocations", row.allocations },
-            { "text", causeText(diff, row.cause) }, { "detail", row.detail } });
+            { "text", peakCauseText(diff, row.cause) }, { "detail", row.detail } });
     j["explanation"] = explanation;
     j["unexplained_bytes"] = diff.unexplained();
+    j["a_notes"] = diff.a.notes;
+    j["b_notes"] = diff.b.notes;
     auto aStep = Json::array();
     for (const double s : al.aStepAt)
         aStep.push_back(std::round(s * 1000.0) / 1000.0);
