@@ -58,6 +58,8 @@ bool myersDiff(int n, int m, const Equal& eq, int maxEdits, std::int64_t maxWork
                 ++y;
             }
             work += 1 + (x - start);
+            if (work > maxWork) // checked per diagonal: one edit count's snakes may run the whole length
+                return false;
             v[std::size_t(offset + k)] = x;
             if (x >= n && y >= m) {
                 // Walk back through the frontiers: each edit's snake is a run of matches.
@@ -80,8 +82,6 @@ bool myersDiff(int n, int m, const Equal& eq, int maxEdits, std::int64_t maxWork
                 return true;
             }
         }
-        if (work > maxWork)
-            return false;
         frontiers.emplace_back(v.begin() + (offset - d), v.begin() + (offset + d + 1));
     }
     return false;
@@ -204,10 +204,11 @@ TraceAlignment alignTraces(const DiffSide& a, const DiffSide& b, const AlignOpti
             if (sb > anchors.back().first && sa >= anchors.back().second)
                 anchors.emplace_back(sb, sa);
         }
+    // The ends correspond: B's last step is A's last (a B of one step stays at 0: it stands for all of A).
     if (double(stepsB - 1) > anchors.back().first)
         anchors.emplace_back(double(stepsB - 1), double(stepsA - 1));
-    else
-        anchors.back().second = std::max(anchors.back().second, double(stepsA - 1)); // one step in B
+    else if (stepsB > 1)
+        anchors.back().second = double(stepsA - 1);
     al.aStepAt.resize(std::size_t(stepsB));
     std::size_t seg = 0;
     for (Step s = 0; s < stepsB; ++s) {

@@ -36,7 +36,8 @@ struct TraceAlignment {
     int exactPairs = 0;         // of those, matched by size class (and key)
     bool keysCompared = false;  // the sides' keys overlap enough to require them (else size alone)
     AlignMethod method = AlignMethod::Exact;
-    // Per B step: the A step it corresponds to (fractional), non-decreasing, from 0 to A's last step.
+    // Per B step: the A step it corresponds to (fractional), non-decreasing, from 0 to A's last step
+    // (a B of one step: just 0, and that step stands for all of A).
     std::vector<double> aStepAt;
     std::string summary; // one line: how the axis was made, what fell back and why
     double matchedFraction(std::size_t a, std::size_t b) const;
