@@ -8,6 +8,7 @@
 #include "io/problemcsv.h"
 #include "io/workload.h"
 #include "trace/ortreport.h"
+#include "trace/tracediff.h"
 #include "trace/tracereport.h"
 
 #include "util/printable.h"
@@ -21,7 +22,7 @@ namespace {
 constexpr int kOk = 0, kError = 1, kUsage = 2;
 
 const char* const kTraceHelp = R"(usage: memplan trace SNAPSHOT [--json FILE] [--csv FILE] [--replan PLANNER] [--device N] [--top N]
-       memplan trace A B [--json FILE] [--device N] [--top N]
+       memplan trace A B [--json FILE] [--device N] [--replan PLANNER] [--top N]
        memplan trace PROFILE.json [--model MODEL.onnx] [--json FILE] [--run N] [--replan PLANNER] [--top N]
 
 Reads a PyTorch CUDA memory snapshot, as written by
@@ -34,8 +35,16 @@ allocation problem: its lower bound (the most bytes live at once) and the arena 
 packs them in, checked by the independent validator. A snapshot without a trace (recorded without
 _record_memory_history) is read as one step: the allocator's state when it was taken.
 
-With two snapshots: both peaks, and per allocation site the bytes live at each one's allocated peak,
-largest change first.
+With two files A and B, each a snapshot or anything `memplan plan` reads (an ONNX model, a JSON graph,
+a captured training step, example:NAME; planned by --replan's planner and validated): a diff. The
+allocations of both sides, in order of birth, are matched (same size after the allocator's 512-byte
+rounding and, where both sides name them alike, the same frame or tensor; then the same name at
+another size), and B's step axis mapped onto A's through the matched births. It prints both peaks,
+how the axis was made (an exact diff; a greedy windowed match when the exact one passes its bound;
+a purely proportional axis when almost nothing matches), what makes B's peak differ from A's as
+ranked rows that add up to the change (allocations with no counterpart, rounding, resized
+allocations, allocations that live longer on one side, peaks at other moments), and the bytes live
+at each peak by category and by allocation site. --json adds both curves on B's step axis.
 
 An ONNX Runtime profile (SessionOptions enableProfiling; scripts/ort_profile.js writes one) is told
 by its content, a JSON array of trace events. Prints the peaks of the CPU arena's bytes in use,
@@ -52,9 +61,10 @@ several runs is read by its last run unless --run says otherwise.
   --json FILE           write the report (or the comparison) as JSON, exact bytes
   --csv FILE            write the allocations as an allocation-problem CSV (id,lower,upper,size; steps
                         are events), which `memplan plan FILE.csv` reads
-  --replan PLANNER      planner for the offline plan, or of --model's plan (default best-of-greedy)
-  --device N            the device to replay (default: the one with the most events)
-  --top N               allocations (sites, with two snapshots; steps or op types of a profile) to
+  --replan PLANNER      planner for the offline plan, of --model's plan, or of a model compared with
+                        `trace A B` (default best-of-greedy)
+  --device N            the device to replay, of every snapshot (default: the one with the most events)
+  --top N               allocations (sites, with two files; steps or op types of a profile) to
                         list (default 10; 20 with two)
 )";
 
@@ -127,15 +137,21 @@ int traceCommand(const std::vector<std::string>& words)
         return fail("trace: expected one SNAPSHOT, or two to compare, got " + std::to_string(files.size()) + " (see memplan trace --help)", kUsage);
     const bool diff = files.size() == 2;
     // A PyTorch snapshot is a pickle (gzip-compressed or not): a file opening like JSON is a profile.
+    // Two files: a JSON object is a graph to plan, and only a JSON array (a profile's trace events) is a profile.
     bool profile = args->has("model") || args->has("run");
-    for (const auto& file : files)
-        profile = profile || core::looksLikeJson(core::fileHead(file));
+    for (const auto& file : files) {
+        const auto head = core::fileHead(file);
+        const auto first = head.find_first_not_of(" \t\r\n");
+        profile = profile || (diff ? first != std::string::npos && head[first] == '[' : core::looksLikeJson(head));
+    }
     if (profile && diff)
-        return fail("trace: an ONNX Runtime profile is read alone (with --model MODEL to compare it with MemPlan's plan); two files compare PyTorch snapshots", kUsage);
+        return fail("trace: an ONNX Runtime profile is read alone (with --model MODEL to compare it with MemPlan's plan); two files compare "
+                    "snapshots and models",
+            kUsage);
     if (profile && (args->has("csv") || args->has("device")))
         return fail(std::string("trace: --") + (args->has("csv") ? "csv" : "device") + " applies to PyTorch snapshots, not to an ONNX Runtime profile", kUsage);
-    if (diff && (args->has("csv") || args->has("replan")))
-        return fail(std::string("trace: --") + (args->has("csv") ? "csv" : "replan") + " takes one snapshot; two are compared by their peaks", kUsage);
+    if (diff && args->has("csv"))
+        return fail("trace: --csv takes one snapshot; two files are compared", kUsage);
     std::optional<int> device;
     if (const auto text = args->value("device")) {
         const auto value = parseInteger(*text);
@@ -162,6 +178,21 @@ int traceCommand(const std::vector<std::string>& words)
     if (profile)
         return ortProfileCommand(files[0], *args, *planner, top);
 
+    if (diff) {
+        // Each side a snapshot or a model planned by `planner` (loadDiffSide's messages name the file).
+        std::vector<core::DiffSide> sides;
+        for (const auto& file : files) {
+            auto side = core::loadDiffSide(file, device, *planner);
+            if (!side)
+                return fail(side.error().message, kError);
+            sides.push_back(std::move(*side));
+        }
+        const auto result = core::diffTraces(std::move(sides[0]), std::move(sides[1]));
+        std::cout << core::formatTraceDiff(result, top);
+        if (const auto path = args->value("json"); path && !writeText(*path, core::traceDiffJson(result)))
+            return fail(*path + ": cannot write the file", kError);
+        return kOk;
+    }
     std::vector<core::MeasuredTrace> traces;
     for (const auto& file : files) {
         auto snapshot = core::loadSnapshot(file);
@@ -171,12 +202,6 @@ int traceCommand(const std::vector<std::string>& words)
         if (!trace)
             return fail(trace.error().message, kError);
         traces.push_back(std::move(*trace));
-    }
-    if (diff) {
-        std::cout << core::formatTraceDiff(traces[0], traces[1], top);
-        if (const auto path = args->value("json"); path && !writeText(*path, core::traceDiffJson(traces[0], traces[1])))
-            return fail(*path + ": cannot write the file", kError);
-        return kOk;
     }
     const auto replan = core::replanTrace(traces[0], *planner);
     if (!replan)

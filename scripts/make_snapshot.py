@@ -23,8 +23,16 @@ Beside SNAPSHOT it writes SNAPSHOT.expected.json: the numbers the simulation pro
 its own (peak allocated and reserved bytes over the events kept, allocations, events, OOM events,
 annotated phases not over before the first event kept).
 
+With --replay-plan PLAN.json (what `memplan plan MODEL --json PLAN.json` writes) the workload is that
+plan instead: step by step, every buffer born at the step is allocated (in the plan's buffer order),
+then every buffer whose lifetime ends after the step is freed, all on one stream; buffers live to the
+end stay allocated. Each allocation's frame is named after its buffer ("name" the buffer's name, the
+file the tensor's module when the plan's model is a JSON graph that names modules), so that
+`memplan trace PLAN_MODEL OUT.pickle` can match them.
+
 Usage: scripts/make_snapshot.py OUT.pickle [--seed N] [--iterations N] [--layers N] [--scale X]
            [--max-entries N] [--gzip] [--protocol 2..5] [--capacity-mib N] [--oom-at ITERATION]
+       scripts/make_snapshot.py OUT.pickle --replay-plan PLAN.json [--seed N] [--capacity-mib N]
        scripts/make_snapshot.py --edge-cases DIR    (the small hand-made files of tests/data/snapshots)
 """
 import argparse
@@ -232,6 +240,34 @@ def simulate(args):
     return alloc
 
 
+def replay_plan(args):
+    """The plan's buffers through the allocator: alloc at the birth step, free after the last one."""
+    plan = json.loads(Path(args.replay_plan).read_text())
+    modules = {}
+    model = Path(str(plan.get("model", "")))
+    if model.suffix == ".json" and model.is_file():
+        modules = {t["name"]: t.get("module", "") for t in json.loads(model.read_text()).get("tensors", [])}
+    rng = random.Random(args.seed)
+    alloc = Allocator(args.capacity_mib * MIB, rng)
+    stream = 7
+    born = collections.defaultdict(list)
+    dying = collections.defaultdict(list)
+    for i, b in enumerate(plan["buffers"]):
+        born[b["start"]].append(i)
+        dying[b["end"]].append(i)
+    blocks = {}
+    for step in range(plan["steps"]):
+        for i in born[step]:
+            b = plan["buffers"][i]
+            tensor = b["tensors"][0] if b.get("tensors") else b["name"]
+            module = modules.get(tensor) or "model"
+            frames = [CPP_FRAME, {"filename": f"replay/{module}.py", "line": 1, "name": b["name"]}]
+            blocks[i] = alloc.malloc(b["size_bytes"], stream, frames)
+        for i in dying[step + 1]:
+            alloc.free(blocks.pop(i))
+    return alloc
+
+
 def expected_numbers(alloc, first):
     """Peaks and counts over the events kept (from index `first`), counted from the simulation."""
     events = alloc.events[first:]
@@ -272,7 +308,7 @@ def write(path, obj, protocol, compress):
 
 
 def generate(args):
-    alloc = simulate(args)
+    alloc = replay_plan(args) if args.replay_plan else simulate(args)
     first = max(0, len(alloc.events) - args.max_entries) if args.max_entries else 0
     snapshot = {"segments": alloc.snapshot_segments(), "device_traces": [alloc.events[first:]],
                 "allocator_settings": {"PYTORCH_CUDA_ALLOC_CONF": "", "max_split_size": -1, "garbage_collection_threshold": 0.0,
@@ -359,6 +395,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("out", nargs="?")
     parser.add_argument("--edge-cases", metavar="DIR")
+    parser.add_argument("--replay-plan", metavar="PLAN.json", help="replay a plan's buffers (memplan plan --json) instead of the training loop")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--iterations", type=int, default=3)
     parser.add_argument("--layers", type=int, default=12)

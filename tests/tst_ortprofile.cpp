@@ -473,7 +473,7 @@ void TestOrtProfile::cliRefusals_data()
     QTest::newRow("run zero") << QStringList { QStringLiteral("P"), QStringLiteral("--run"), QStringLiteral("0") } << 2
                               << QStringLiteral("memplan: trace: --run '0': expected a run number (1 for the first)");
     QTest::newRow("two files") << QStringList { QStringLiteral("P"), QStringLiteral("P") } << 2
-                               << QStringLiteral("memplan: trace: an ONNX Runtime profile is read alone (with --model MODEL to compare it with MemPlan's plan); two files compare PyTorch snapshots");
+                               << QStringLiteral("memplan: trace: an ONNX Runtime profile is read alone (with --model MODEL to compare it with MemPlan's plan); two files compare snapshots and models");
     QTest::newRow("csv") << QStringList { QStringLiteral("P"), QStringLiteral("--csv"), QStringLiteral("x.csv") } << 2
                          << QStringLiteral("memplan: trace: --csv applies to PyTorch snapshots, not to an ONNX Runtime profile");
     QTest::newRow("missing model") << QStringList { QStringLiteral("P"), QStringLiteral("--model"), QStringLiteral("/nonexistent/m.onnx") } << 1 << QString();

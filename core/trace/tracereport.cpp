@@ -12,8 +12,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
-#include <map>
 #include <numeric>
 
 namespace core {
@@ -25,11 +23,6 @@ std::string atStep(const MeasuredTrace& trace, Step step)
     if (!trace.hasTrace)
         return "when the snapshot was taken";
     return step == 0 ? "before the first event" : "after event " + std::to_string(step - 1);
-}
-
-std::string signedBytes(std::int64_t bytes)
-{
-    return (bytes < 0 ? "-" : bytes > 0 ? "+" : "") + formatBytes(bytes < 0 ? -bytes : bytes);
 }
 
 std::string pad(std::string text, std::size_t width, bool right = true)
@@ -190,68 +183,6 @@ std::string traceReportJson(const MeasuredTrace& trace, const TraceReplan& repla
             { "alloc_event", a.allocEvent }, { "free_event", a.freeEvent } });
     }
     j["notes"] = trace.notes;
-    return dumpJson(j);
-}
-
-namespace {
-struct SiteDelta {
-    std::string site;
-    std::int64_t a = 0, b = 0;
-};
-
-std::vector<SiteDelta> siteDeltas(const MeasuredTrace& a, const MeasuredTrace& b)
-{
-    std::map<std::string, SiteDelta> sites;
-    for (const auto& [site, bytes] : liveBytesByFrame(a, a.peakAllocatedStep))
-        sites[site].a = bytes;
-    for (const auto& [site, bytes] : liveBytesByFrame(b, b.peakAllocatedStep))
-        sites[site].b = bytes;
-    std::vector<SiteDelta> rows;
-    for (auto& [site, row] : sites) {
-        row.site = site;
-        rows.push_back(row);
-    }
-    std::stable_sort(rows.begin(), rows.end(), [](const SiteDelta& x, const SiteDelta& y) { return std::llabs(x.b - x.a) > std::llabs(y.b - y.a); });
-    return rows;
-}
-} // namespace
-
-std::string formatTraceDiff(const MeasuredTrace& a, const MeasuredTrace& b, int top)
-{
-    std::string out;
-    for (const auto* t : { &a, &b })
-        out += std::string(t == &a ? "A: " : "B: ") + t->source + ": peak allocated " + formatBytes(t->peakAllocated()) + " "
-            + atStep(*t, t->peakAllocatedStep) + ", peak reserved " + formatBytes(t->peakReserved()) + ", "
-            + std::to_string(t->allocations.size()) + " allocations\n";
-    out += "B - A: peak allocated " + signedBytes(b.peakAllocated() - a.peakAllocated()) + ", peak reserved "
-        + signedBytes(b.peakReserved() - a.peakReserved()) + "\n";
-    auto rows = siteDeltas(a, b);
-    const auto shown = top > 0 ? std::min<std::size_t>(rows.size(), std::size_t(top)) : rows.size();
-    out += "\nbytes live at each allocated peak, by allocation site (largest change first";
-    out += shown < rows.size() ? ", " + std::to_string(shown) + " of " + std::to_string(rows.size()) + " sites):\n" : "):\n";
-    out += "  " + pad("A", 10) + "  " + pad("B", 10) + "  " + pad("change", 11) + "  site\n";
-    for (std::size_t i = 0; i < shown; ++i)
-        out += "  " + pad(formatBytes(rows[i].a), 10) + "  " + pad(formatBytes(rows[i].b), 10) + "  "
-            + pad(signedBytes(rows[i].b - rows[i].a), 11) + "  " + rows[i].site + "\n";
-    return out;
-}
-
-std::string traceDiffJson(const MeasuredTrace& a, const MeasuredTrace& b)
-{
-    nlohmann::ordered_json j;
-    for (const auto* t : { &a, &b }) {
-        nlohmann::ordered_json side;
-        side["source"] = t->source;
-        side["peak_allocated_bytes"] = t->peakAllocated();
-        side["peak_allocated_event"] = event(t->peakAllocatedStep);
-        side["peak_reserved_bytes"] = t->peakReserved();
-        side["allocations"] = t->allocations.size();
-        side["events"] = t->eventCount;
-        j[t == &a ? "a" : "b"] = side;
-    }
-    auto& sites = j["sites"] = nlohmann::ordered_json::array();
-    for (const auto& row : siteDeltas(a, b))
-        sites.push_back({ { "site", row.site }, { "a_bytes", row.a }, { "b_bytes", row.b }, { "change_bytes", row.b - row.a } });
     return dumpJson(j);
 }
 

@@ -28,9 +28,6 @@ std::string formatTraceReport(const MeasuredTrace& trace, const TraceReplan& rep
 // The same as JSON (exact bytes; docs/FILE_FORMATS.md).
 std::string traceReportJson(const MeasuredTrace& trace, const TraceReplan& replan, int top = 10);
 
-// `memplan trace A B`: both peaks, and per allocation site the bytes live at each one's allocated
-// peak with the change, largest change first (at most `top` rows; 0: all).
-std::string formatTraceDiff(const MeasuredTrace& a, const MeasuredTrace& b, int top = 20);
-std::string traceDiffJson(const MeasuredTrace& a, const MeasuredTrace& b);
+// `memplan trace A B` is core/trace/tracediff.h.
 
 } // namespace core
