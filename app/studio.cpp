@@ -63,6 +63,7 @@ struct StudioOptions {
     bool persistentGrads = false;
     std::optional<int> checkpointEvery; // --checkpoint: 0 sqrt, else N
     QString peerProfile; // --ort-profile: laid over the model once its plan shows
+    QString compareWith; // --compare-with: diffed against the model once its plan shows
     core::LoadOptions load;
     std::vector<std::pair<std::string, std::filesystem::path>> files;
 };
@@ -115,6 +116,9 @@ std::optional<StudioOptions> readOptions(const QApplication& app)
     const QCommandLineOption peerProfileOption(QStringLiteral("ort-profile"),
         QStringLiteral("An ONNX Runtime profile (enableProfiling) of the model, laid over its plan."), QStringLiteral("file"));
     parser.addOption(peerProfileOption);
+    const QCommandLineOption compareOption(QStringLiteral("compare-with"),
+        QStringLiteral("Another PyTorch memory snapshot or model, set beside this one as File > Compare With does."), QStringLiteral("file"));
+    parser.addOption(compareOption);
     parser.addPositionalArgument(QStringLiteral("model"),
         QStringLiteral("ONNX model, JSON graph, allocation CSV or example:NAME (default: example:unet)."),
         QStringLiteral("[model]"));
@@ -145,6 +149,7 @@ std::optional<StudioOptions> readOptions(const QApplication& app)
         options.checkpointEvery = *every;
     }
     options.peerProfile = parser.value(peerProfileOption);
+    options.compareWith = parser.value(compareOption);
     // The command line's own reader of --dim and --input-shape, for the same checks and messages.
     CliArgs sizes;
     for (const auto& v : parser.values(dimOption))
@@ -180,7 +185,7 @@ std::optional<StudioOptions> readOptions(const QApplication& app)
 
 // --screenshot DIR: once the plan shows (and with --run, once it has run), every view and the
 // window to DIR, then the application exits with 0, or 1 and one line on an error.
-void scheduleScreenshots(QApplication& app, MainWindow& window, const QString& dir, bool run, bool peerProfile)
+void scheduleScreenshots(QApplication& app, MainWindow& window, const QString& dir, bool run, bool peerProfile, bool compare)
 {
     const auto render = [&window, dir] {
         // Let the views repaint before grabbing them.
@@ -196,11 +201,15 @@ void scheduleScreenshots(QApplication& app, MainWindow& window, const QString& d
     };
     QObject::connect(
         &window, &MainWindow::planDisplayed, &app,
-        [&window, render, run, peerProfile] {
+        [&window, render, run, peerProfile, compare] {
             // Put the step cursor on the peak so the pictures show what is alive there and the narration line.
             window.document()->setCursorStep(core::peakStep(window.document()->workload()->problem));
             if (peerProfile && !window.document()->peerProfile()) { // --ort-profile: once it lies over the plan
                 QObject::connect(&window, &MainWindow::peerProfileShown, &window, render, Qt::SingleShotConnection);
+                return;
+            }
+            if (compare && !window.document()->comparison()) { // --compare-with: once the comparison shows
+                QObject::connect(&window, &MainWindow::comparisonShown, &window, render, Qt::SingleShotConnection);
                 return;
             }
             if (!run || !window.runAction()->isEnabled()) {
@@ -244,10 +253,14 @@ int main(int argc, char** argv)
     if (!options->planner.isEmpty())
         window.setPlannerName(options->planner);
     if (options->screenshot)
-        scheduleScreenshots(app, window, *options->screenshot, options->run, !options->peerProfile.isEmpty());
+        scheduleScreenshots(app, window, *options->screenshot, options->run, !options->peerProfile.isEmpty(), !options->compareWith.isEmpty());
     if (!options->peerProfile.isEmpty())
         QObject::connect(
             &window, &MainWindow::planDisplayed, &window, [&window, file = options->peerProfile] { window.openPeerProfile(file); },
+            Qt::SingleShotConnection);
+    if (!options->compareWith.isEmpty())
+        QObject::connect(
+            &window, &MainWindow::planDisplayed, &window, [&window, file = options->compareWith] { window.compareWith(file); },
             Qt::SingleShotConnection);
     if (options->workspaces)
         window.workspacesCheck()->setChecked(true); // before the first load: nothing to re-load yet

@@ -3,8 +3,11 @@
 // MemPlan Studio, offscreen: the window on the built-in example, planner switching, selection and
 // cursor sync, exports, a corrupt file, stale background results, the tensor table model and the
 // play-mode narration.
+#include "qcp.h" // first: see qcp.h
+
 #include "arenalayoutview.h"
 #include "coloringview.h"
+#include "comparedtrace.h"
 #include "inputsizesdialog.h"
 #include "lifetimebarsview.h"
 #include "mainwindow.h"
@@ -142,6 +145,7 @@ private slots:
     void dropOpensFileAndRemembersIt();
     void snapshotOpensAsRecordedAndReplans();
     void peerProfileLiesOverThePlan();
+    void comparisonLiesOverTheDisplay();
     void trainingStepPlansForwardAndBackward();
     void trainingStepRefusedWhereItCannotApply();
 
@@ -240,6 +244,41 @@ void TestStudio::snapshotOpensAsRecordedAndReplans()
     QCOMPARE(m_window->plannerCombo()->findText(QStringLiteral("as recorded")), -1);
     QCOMPARE(m_window->plannerCombo()->currentText(), QStringLiteral("greedy-by-size"));
     QVERIFY(!m_window->memoryCurveView()->showsReserved());
+}
+
+// File > Compare With: a snapshot compared with itself lies exactly on its own curve with no change;
+// a file that cannot be read is named in the error; another model drops the comparison.
+void TestStudio::comparisonLiesOverTheDisplay()
+{
+    const QString snapshot = QStringLiteral(MEMPLAN_SOURCE_DIR "/tests/data/snapshots/generated.pickle");
+    QSignalSpy planned(m_window.get(), &MainWindow::planDisplayed);
+    m_window->openFile(snapshot);
+    QTRY_VERIFY_WITH_TIMEOUT(planned.count() >= 1, kTimeout);
+    QSignalSpy shown(m_window.get(), &MainWindow::comparisonShown);
+    m_window->compareWith(snapshot);
+    QTRY_VERIFY_WITH_TIMEOUT(shown.count() == 1, kTimeout);
+    const ComparedTrace* compared = m_window->document()->comparison();
+    QVERIFY(compared);
+    QCOMPARE(compared->diff.peakChange(), core::Bytes(0));
+    QVERIFY(compared->diff.explanation.empty());
+    QCOMPARE(compared->diff.aLive, m_window->document()->liveCurve());
+    QCPGraph* curve = m_window->memoryCurveView()->comparedGraph();
+    QVERIFY(curve->visible());
+    QVERIFY2(curve->name().contains(QStringLiteral("generated.pickle allocated (aligned)")), qPrintable(curve->name()));
+    const QString text = m_window->summaryPanel()->summaryText();
+    QVERIFY2(text.contains(QStringLiteral("Compared with generated.pickle")) && text.contains(QStringLiteral("same peak")), qPrintable(text));
+
+    QSignalSpy failed(m_window.get(), &MainWindow::errorOccurred);
+    m_window->compareWith(QStringLiteral("/nonexistent/other.pickle"));
+    QTRY_VERIFY_WITH_TIMEOUT(failed.count() == 1, kTimeout);
+    QVERIFY2(failed.front().front().toString().contains(QStringLiteral("other.pickle")), qPrintable(failed.front().front().toString()));
+    QVERIFY(m_window->document()->comparison()); // the one shown stays
+
+    planned.clear();
+    m_window->openFile(QStringLiteral("example:cnn"));
+    QTRY_VERIFY_WITH_TIMEOUT(planned.count() >= 1, kTimeout);
+    QVERIFY(!m_window->document()->comparison());
+    QVERIFY(!m_window->memoryCurveView()->comparedGraph()->visible());
 }
 
 // An ONNX Runtime profile of the model on display (a hand-written one of example:cnn's op names,

@@ -478,6 +478,7 @@ void MainWindow::updateActions()
     m_stepBackAction->setEnabled(plan);
     m_stepForwardAction->setEnabled(plan);
     m_peerProfileAction->setEnabled(m_document->workload() && m_document->workload()->graph);
+    m_compareAction->setEnabled(m_document->workload() != nullptr);
 }
 
 void MainWindow::fit() { m_document->fitVisibleSteps(); }

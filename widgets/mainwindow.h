@@ -166,6 +166,11 @@ public slots:
     // memory curve and the summary show it. On failure the banner says why.
     void openPeerProfile(const QString& file);
     void openPeerProfileDialog();
+    // Diffs another snapshot or model (core/trace/tracediff.h) against the workload on display in
+    // the background: the memory curve adds the other side's curve on this axis (aligned by
+    // allocation), the summary what makes the peaks differ. On failure the banner names the file.
+    void compareWith(const QString& file);
+    void openCompareDialog();
     void fit();
     // Stops the running plan and keeps the best plan found so far (search planners); see PlanningController::stop.
     void stopPlanning();
@@ -181,6 +186,7 @@ signals:
     void errorOccurred(const QString& message); // load, plan or run failure (also shown in the banner)
     void runFinished(); // a measurement reached the document
     void peerProfileShown(); // a peer profile was laid over the workload on display
+    void comparisonShown(); // another snapshot or model was diffed against the workload on display
 
 protected:
     void closeEvent(QCloseEvent* event) override;
@@ -323,6 +329,8 @@ private:
     std::string m_peerModel;
     LatestJob m_peerJob;
     QAction* m_peerProfileAction = nullptr;
+    LatestJob m_compareJob;
+    QAction* m_compareAction = nullptr;
     bool m_syncingSelection = false;
     double m_planTimeLimit = 0; // seconds the running plan's search may take (0: not a search planner)
 

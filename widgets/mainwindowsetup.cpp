@@ -311,6 +311,10 @@ void MainWindow::createActions()
     m_peerProfileAction->setToolTip(
         tr("Lay an ONNX Runtime profile (enableProfiling) of the model on display over its plan: the memory ONNX Runtime's arena held"));
     m_peerProfileAction->setEnabled(false);
+    m_compareAction = file->addAction(tr("&Compare With Snapshot or Plan…"), this, &MainWindow::openCompareDialog);
+    m_compareAction->setToolTip(tr("Set another PyTorch memory snapshot, or a model planned, beside what is on display: its memory "
+                                   "curve on this axis (allocations matched in order of birth) and what makes the peaks differ"));
+    m_compareAction->setEnabled(false);
     m_recentMenu = file->addMenu(tr("Open &Recent"));
     m_recentMenu->setObjectName(QStringLiteral("recentMenu"));
     connect(m_recentMenu, &QMenu::aboutToShow, this, &MainWindow::rebuildRecentMenu);

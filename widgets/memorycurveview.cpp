@@ -4,6 +4,8 @@
 
 #include "memorycurveview.h"
 
+#include "comparedtrace.h"
+
 #include "peerprofile.h"
 
 #include "palette.h"
@@ -140,6 +142,10 @@ MemoryCurveView::MemoryCurveView(PlanDocument* document, QWidget* parent)
         g->setVisible(false);
         g->removeFromLegend();
     }
+    // Another snapshot or model compared with this one (File > Compare With…), on this axis: dark green.
+    m_compared = addLine(m_plot, QColor(0x2E7D32), Qt::DashDotDotLine, 1.5);
+    m_compared->setVisible(false);
+    m_compared->removeFromLegend();
     m_measured = addLine(m_plot, QColor(0xF28E2B), Qt::DashLine, 2.0);
     m_measured->setName(QStringLiteral("measured"));
     // What a run held beyond the plan: the arena plus the kernels' scratch (a high-water, not per step).
@@ -241,6 +247,10 @@ void MemoryCurveView::rebuild()
         for (const auto* curve : { &peer->inUse, &peer->arenaHeld })
             for (core::Bytes v : *curve)
                 top = std::max(top, static_cast<double>(v));
+    const ComparedTrace* compared = m_document->comparison();
+    if (compared)
+        for (core::Bytes v : compared->diff.aLive)
+            top = std::max(top, static_cast<double>(v));
     m_unit = byteUnitFor(top);
     m_yMax = top / m_unit.divisor * 1.12;
     m_lift = lift;
@@ -282,6 +292,15 @@ void MemoryCurveView::rebuild()
         setStepData(m_peerHeld, peer->arenaHeld, m_unit.divisor);
         m_peerHeld->setName(QStringLiteral("%1 arena held").arg(runtime));
         m_peerHeld->addToLegend();
+    }
+    m_compared->setVisible(compared != nullptr);
+    m_compared->removeFromLegend();
+    if (compared) {
+        setStepData(m_compared, compared->diff.aLive, m_unit.divisor);
+        m_compared->setName(QStringLiteral("%1 %2 (aligned)")
+                                .arg(QFileInfo(compared->file).fileName(),
+                                    compared->diff.a.measured ? QStringLiteral("allocated") : QStringLiteral("planned live")));
+        m_compared->addToLegend();
     }
     // An arena at the lower bound is one line, named so (the dashed bound would hide under it).
     const bool atBound = plan && arena == lower;

@@ -56,6 +56,7 @@ public:
     bool showsMeasuredAllocator() const; // the per-tensor allocator curve of a run is drawn
     bool showsMeasuredPool() const; // the pool run's curve is drawn (a measurement with `pool`)
     bool showsReserved() const; // a memory snapshot's reserved curve is drawn (Workload::recorded)
+    QCPGraph* comparedGraph() const { return m_compared; } // the compared side's curve (for tests)
     // The pool run's series: its step data, one point per step plus one closing the last (for tests).
     QCPGraph* measuredPoolGraph() const { return m_measuredPool; }
     // Points of the peer profile's in-use curve on display (steps + 1); 0 when it is hidden.
@@ -111,6 +112,7 @@ private:
     QCPGraph* m_measuredPool;      // cuda pool run: bytes in use from the stream-ordered pool per step
     QCPGraph* m_peerInUse;         // peer profile (ONNX Runtime): its arena's bytes in use per step
     QCPGraph* m_peerHeld;          // and the bytes its arena held
+    QCPGraph* m_compared;          // another snapshot or model's live bytes on this axis (PlanDocument::comparison)
     QCPGraph* m_budget;
     QCPGraph* m_before; // live bytes before strategies, on the new schedule's steps (alignBeforeCurve)
     std::vector<QCPGraph*> m_layers; // stacked category layers, bottom first (a captured step)

@@ -3,6 +3,7 @@
 #include "plandocument.h"
 
 #include "strategymarks.h"
+#include "comparedtrace.h"
 #include "peerprofile.h"
 #include "runmeasurement.h"
 
@@ -33,6 +34,7 @@ void PlanDocument::setWorkload(std::shared_ptr<const core::Workload> workload)
     }
     m_measured.clear();
     m_peer.reset();
+    m_comparison.reset();
     const bool hadMeasurement = m_measurement != nullptr;
     clearMeasurement();
     m_selected = m_hovered = -1;
@@ -179,5 +181,16 @@ const PeerProfile* PlanDocument::peerProfile() const
 void PlanDocument::setPeerProfile(std::shared_ptr<const PeerProfile> profile)
 {
     m_peer = std::move(profile);
+    emit overlayChanged();
+}
+
+const ComparedTrace* PlanDocument::comparison() const
+{
+    return m_comparison && m_comparison->workload == m_workload ? m_comparison.get() : nullptr;
+}
+
+void PlanDocument::setComparison(std::shared_ptr<const ComparedTrace> comparison)
+{
+    m_comparison = std::move(comparison);
     emit overlayChanged();
 }

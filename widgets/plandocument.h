@@ -15,6 +15,7 @@
 struct StrategyFacts;
 struct RunMeasurement;
 struct PeerProfile;
+struct ComparedTrace;
 
 // The one state every Studio view reads (docs/ARCHITECTURE.md: "a view never recomputes a plan"): the loaded
 // workload, the current plan with its metrics, the shared selection, hover, step cursor and the
@@ -61,6 +62,9 @@ public:
     // What a peer runtime (ONNX Runtime) measured for this model, laid over the workload on display;
     // null when none is, or it was laid over another workload. Kept across plans, dropped with the workload.
     const PeerProfile* peerProfile() const;
+    // Another snapshot or model diffed against the workload on display (File > Compare With…); null
+    // when there is none or it was made for another workload.
+    const ComparedTrace* comparison() const;
 
 public slots:
     // A new workload drops the plan, selection, cursor and measurement, and resets the visible range to all steps.
@@ -81,6 +85,8 @@ public slots:
     void setMeasurement(std::shared_ptr<const RunMeasurement> measurement);
     // A peer profile laid over the workload on display (PeerProfile::workload); null clears it.
     void setPeerProfile(std::shared_ptr<const PeerProfile> profile);
+    // A comparison made for the workload on display (ComparedTrace::workload); null clears it.
+    void setComparison(std::shared_ptr<const ComparedTrace> comparison);
 
 signals:
     void workloadChanged();
@@ -108,6 +114,7 @@ private:
     std::shared_ptr<const RunMeasurement> m_measurement;
     std::vector<core::Bytes> m_measuredAllocator;
     std::shared_ptr<const PeerProfile> m_peer;
+    std::shared_ptr<const ComparedTrace> m_comparison;
     int m_selected = -1;
     int m_hovered = -1;
     core::Step m_cursor = -1;

@@ -2,6 +2,7 @@
 // SPDX-FileCopyrightText: MemPlan authors
 #include "summarypanel.h"
 
+#include "comparedtrace.h"
 #include "peerprofile.h"
 #include "plandocument.h"
 #include "runmeasurement.h"
@@ -46,6 +47,21 @@ QString elidedFileName(const QString& name, int pixels = 130)
 }
 
 QString bytesText(core::Bytes bytes) { return QString::fromStdString(core::formatBytes(bytes)); }
+
+// A comparison's explanation row, short: side A is the other file ("there"), side B the display ("here").
+QString causeLabel(core::PeakCause cause)
+{
+    switch (cause) {
+    case core::PeakCause::OnlyInB: return QObject::tr("only here");
+    case core::PeakCause::OnlyInA: return QObject::tr("only there");
+    case core::PeakCause::Rounding: return QObject::tr("512-byte rounding");
+    case core::PeakCause::Resized: return QObject::tr("resized");
+    case core::PeakCause::LongerInB: return QObject::tr("live longer here");
+    case core::PeakCause::LongerInA: return QObject::tr("live longer there");
+    case core::PeakCause::PeakMoment: return QObject::tr("peaks at other moments");
+    }
+    return {};
+}
 
 QString opNameAt(const core::Workload& workload, core::Step step)
 {
@@ -373,6 +389,30 @@ void SummaryPanel::refresh()
         for (const auto& note : core::ortProfileNotes(profile, " (a profile of one run shows how the first run allocates tensor by tensor)"))
             rows.note(QString::fromStdString(note));
         rows.note(QFileInfo(peer->file).fileName());
+    }
+
+    // Another snapshot or model set beside this one: its peak, the change, and what makes the peaks differ.
+    if (const ComparedTrace* compared = m_document->comparison()) {
+        const auto& diff = compared->diff;
+        const QString other = QFileInfo(compared->file).fileName();
+        rows.section(tr("Compared with %1").arg(elided(other, 180)));
+        const auto peakOf = [&](const core::DiffSide& side) {
+            return side.measured ? tr("allocated peak") : tr("planned live peak, %1").arg(QString::fromStdString(side.planner));
+        };
+        rows.row(tr("There"), bytesText(diff.a.peak), peakOf(diff.a));
+        rows.row(tr("Here"), bytesText(diff.b.peak), peakOf(diff.b));
+        const core::Bytes change = diff.peakChange();
+        rows.row(tr("Change"), (change > 0 ? QStringLiteral("+") : change < 0 ? QStringLiteral("−") : QString()) + bytesText(std::llabs(change)),
+            change == 0 ? tr("same peak") : tr("here minus there"));
+        for (std::size_t i = 0; i < diff.explanation.size() && i < 4; ++i) {
+            const auto& row = diff.explanation[i];
+            rows.row(causeLabel(row.cause),
+                (row.bytes > 0 ? QStringLiteral("+") : row.bytes < 0 ? QStringLiteral("−") : QString()) + bytesText(std::llabs(row.bytes)),
+                plural(static_cast<std::size_t>(row.allocations), tr("allocation"), tr("allocations")));
+        }
+        if (!diff.explanation.empty())
+            rows.note(tr("There: %1; here: what is on display. %2").arg(other, QString::fromStdString(core::peakCauseText(diff, diff.explanation.front().cause))));
+        rows.note(QString::fromStdString(diff.alignment.summary));
     }
 
     // Strategies (strategy panel): what they changed, when the workload on display is transformed.
