@@ -215,6 +215,10 @@ void TestStudio::snapshotOpensAsRecordedAndReplans()
     QCOMPARE(m_window->memoryCurveView()->phaseBands(),
         (QStringList { "forward", "backward", "forward", "backward", "forward", "backward" }));
     QVERIFY(m_window->memoryCurveView()->phaseNamesShown() > 0);
+    // The event times: one per step, from 0, never falling (the cursor's readout and the tooltips).
+    const auto& seconds = workload->recorded->stepSeconds;
+    QCOMPARE(seconds.size(), std::size_t(workload->problem.steps));
+    QVERIFY(seconds.front() == 0.0f && std::is_sorted(seconds.begin(), seconds.end()) && seconds.back() > 0.0f);
     const TensorTableModel* table = m_window->tensorModel();
     QVERIFY(table->recorded());
     QCOMPARE(table->headerData(TensorTableModel::Module, Qt::Horizontal).toString(), QStringLiteral("Allocated at"));

@@ -359,6 +359,8 @@ void TestTrace::generatedSnapshotPeaks()
     // allocated peak falls in a forward or backward phase (activations are freed in backward).
     QCOMPARE(trace.phases.size(), want["phases"].get<std::size_t>());
     QCOMPARE(json["phases"].size(), trace.phases.size());
+    for (const auto& phase : json["phases"])
+        QVERIFY(phase["duration_us"].get<std::int64_t>() > 0);
     bool peakInPhase = false;
     for (const auto& phase : trace.phases) {
         QVERIFY(phase.begin <= phase.end && phase.end <= Step(trace.eventCount));
@@ -595,6 +597,10 @@ void TestTrace::annotationPhases()
     QVERIFY(!find("gone") && !find("elsewhere") && !find("untimed"));
     QCOMPARE(placed.notes.size(), std::size_t(2));
     QCOMPARE(placed.phases.front().name, std::string("late")); // by begin
+    QVERIFY(find("outer")->startUs == 15 && find("outer")->endUs == 45);
+    QVERIFY(find("late")->startUs == 10 && find("late")->endUs == 22);  // from the first event
+    QVERIFY(find("open")->startUs == 30 && find("open")->endUs == 40);  // to the last
+    QCOMPARE(stepSeconds(events), (std::vector<float> { 0.0f, 0.0f, 10e-6f, 20e-6f, 30e-6f }));
     QCOMPARE(phasePeak(*find("inner"), { 0, 5, 9, 7, 1 }), std::int64_t(9));
     QCOMPARE(phasePeak(*find("mark"), { 0, 5, 9, 7, 1 }), std::int64_t(9));
     // Events without times: nothing can be placed.
@@ -603,6 +609,7 @@ void TestTrace::annotationPhases()
     const auto untimed = placeAnnotations({ at("outer", "START", 15) }, events, 0);
     QVERIFY(untimed.phases.empty());
     QVERIFY(untimed.notes.size() == 1 && untimed.notes[0].find("no times") != std::string::npos);
+    QVERIFY(stepSeconds(events).empty());
     // {'external_annotations': [1], 'segments': []} at protocol 2: the annotation is refused by index.
     const std::string bytes = std::string("\x80\x02}(X\x14\x00\x00\x00" "external_annotations]K\x01" "aX\x08\x00\x00\x00" "segments]u.", 49);
     const auto document = parseOrFail(bytes);

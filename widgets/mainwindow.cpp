@@ -445,10 +445,14 @@ void MainWindow::updateCursorLabel()
     }
     const auto& curve = m_document->liveCurve();
     const core::Bytes live = step < static_cast<core::Step>(curve.size()) ? curve[step] : 0;
-    m_cursorLabel->setText(tr("step %1 / %2 · %3 live")
+    // A snapshot with event times says when the step happened, counted from its first event.
+    QString when;
+    if (workload->recorded && step < static_cast<core::Step>(workload->recorded->stepSeconds.size()))
+        when = QStringLiteral(" · +") + QString::fromStdString(core::formatSeconds(workload->recorded->stepSeconds[static_cast<std::size_t>(step)]));
+    m_cursorLabel->setText(tr("step %1 / %2%3 · %4 live")
                                .arg(step)
                                .arg(workload->problem.steps)
-                               .arg(QString::fromStdString(core::formatBytes(live))));
+                               .arg(when, QString::fromStdString(core::formatBytes(live))));
 }
 
 void MainWindow::updateTitle()

@@ -652,6 +652,8 @@ void MemoryCurveView::onMove(QMouseEvent* event)
     const auto s = static_cast<std::size_t>(step);
     QString text
         = QStringLiteral("<b>step %1</b><br/>live %2").arg(s).arg(QString::fromStdString(core::formatBytes(live[s])));
+    if (const core::Workload* workload = m_document->workload(); workload && workload->recorded && s < workload->recorded->stepSeconds.size())
+        text.replace(QStringLiteral("</b>"), QStringLiteral("</b> at +%1").arg(QString::fromStdString(core::formatSeconds(workload->recorded->stepSeconds[s]))));
     const auto& measured = m_document->measuredCurve();
     if (s < measured.size())
         text += QStringLiteral("<br/>measured %1").arg(QString::fromStdString(core::formatBytes(measured[s])));

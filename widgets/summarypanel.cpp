@@ -363,7 +363,8 @@ void SummaryPanel::refresh()
             const auto names = core::phaseNames(recorded->phases, live);
             for (std::size_t i = 0; i < names.size() && i < 6; ++i)
                 rows.row(elided(QString::fromStdString(names[i].name), 150), bytesText(names[i].peakAllocated),
-                    names[i].times > 1 ? tr("peak of %1").arg(names[i].times) : tr("peak"));
+                    (names[i].times > 1 ? tr("peak of %1").arg(names[i].times) : tr("peak"))
+                        + tr(" · %1 each").arg(QString::fromStdString(core::formatSeconds(double(names[i].totalUs) * 1e-6 / names[i].times))));
             if (names.size() > 6)
                 rows.row(tr("… %1 more").arg(names.size() - 6), QString());
         }

@@ -184,6 +184,8 @@ Expected<Workload> loadSized(const std::string& spec, const LoadOptions& options
             recorded.stream.push_back(a.stream);
         }
         recorded.phases = std::move(trace->phases);
+        if (std::size_t(trace->device) < snapshot->deviceTraces.size())
+            recorded.stepSeconds = stepSeconds(snapshot->deviceTraces[std::size_t(trace->device)]);
         return workload;
     }
     if (ext == ".csv") {

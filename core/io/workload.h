@@ -65,6 +65,8 @@ struct Workload {
         std::vector<std::int64_t> stream;
         // Named regions the framework annotated (record_function), on the step axis (core/trace/tracephases.h).
         std::vector<TracePhase> phases;
+        // Seconds since the first event at each step (core::stepSeconds); empty without event times.
+        std::vector<float> stepSeconds;
     };
     std::optional<Recorded> recorded;
 };

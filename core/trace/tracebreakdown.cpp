@@ -71,6 +71,7 @@ std::vector<PhaseName> phaseNames(const std::vector<TracePhase>& phases, const s
         n.name = phase.name;
         ++n.times;
         n.peakAllocated = std::max(n.peakAllocated, phasePeak(phase, allocated));
+        n.totalUs += std::max<std::int64_t>(phase.endUs - phase.startUs, 0);
     }
     std::vector<PhaseName> out;
     for (auto& [name, n] : names)

@@ -41,6 +41,7 @@ struct PhaseName {
     std::string name;
     int times = 0;                  // phases of this name
     std::int64_t peakAllocated = 0; // the most allocated within any of them
+    std::int64_t totalUs = 0;       // their durations added up (TracePhase::endUs - startUs)
 };
 // The phases grouped by name, the one holding the highest peak first: which region of the step
 // the peak belongs to.

@@ -56,18 +56,18 @@ TracePhases placeAnnotations(const std::vector<SnapshotAnnotation>& annotations,
             if (beforeTrace) {
                 // Over before the trace began: nothing of it is on the axis.
             } else if (match != open.rend()) {
-                keep({ a.name, match->begin, step, match->depth, match->cut });
+                keep({ a.name, match->begin, step, match->depth, match->cut, std::max(annotations[match->annotation].timeUs, times.front()), a.timeUs });
             } else {
-                keep({ a.name, 0, step, int(open.size()), true });
+                keep({ a.name, 0, step, int(open.size()), true, times.front(), a.timeUs });
             }
             if (match != open.rend())
                 open.erase(std::next(match).base());
         } else if (!beforeTrace) {
-            keep({ a.name, step, step, int(open.size()), false });
+            keep({ a.name, step, step, int(open.size()), false, a.timeUs, a.timeUs });
         }
     }
     for (const auto& o : open)
-        keep({ annotations[o.annotation].name, o.begin, endStep, o.depth, true });
+        keep({ annotations[o.annotation].name, o.begin, endStep, o.depth, true, std::max(annotations[o.annotation].timeUs, times.front()), times.back() });
     std::stable_sort(out.phases.begin(), out.phases.end(), [](const TracePhase& x, const TracePhase& y) {
         return x.begin != y.begin ? x.begin < y.begin : x.depth < y.depth;
     });
@@ -79,6 +79,25 @@ TracePhases placeAnnotations(const std::vector<SnapshotAnnotation>& annotations,
     if (dropped > 0)
         out.notes.push_back(std::to_string(dropped) + " annotations beyond the first " + std::to_string(kMostTracePhases) + " phases are not shown");
     return out;
+}
+
+std::vector<float> stepSeconds(const std::vector<TraceEvent>& events)
+{
+    std::int64_t first = -1, last = -1;
+    for (const auto& e : events)
+        if (e.timeUs >= 0) {
+            first = first < 0 ? e.timeUs : std::min(first, e.timeUs);
+            last = std::max(last, e.timeUs);
+        }
+    if (first < 0)
+        return {};
+    std::vector<float> seconds(events.size() + 1, 0.0f);
+    std::int64_t now = first;
+    for (std::size_t e = 0; e < events.size(); ++e) {
+        now = std::max(now, events[e].timeUs); // an event without a time keeps the one before
+        seconds[e + 1] = float(double(now - first) * 1e-6);
+    }
+    return seconds;
 }
 
 std::int64_t phasePeak(const TracePhase& phase, const std::vector<std::int64_t>& curve)

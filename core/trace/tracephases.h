@@ -21,6 +21,8 @@ struct TracePhase {
     Step end = 0;
     int depth = 0;  // phases open around it when it started: 0 outermost
     bool cut = false; // started before the trace's first event or still open at its last
+    // When it started and ended (the annotations' time_us; a cut end: the trace's first or last event's).
+    std::int64_t startUs = 0, endUs = 0;
 };
 
 struct TracePhases {
@@ -37,6 +39,10 @@ struct TracePhases {
 // most kMostTracePhases phases are kept (the first by time).
 inline constexpr std::size_t kMostTracePhases = 100000;
 TracePhases placeAnnotations(const std::vector<SnapshotAnnotation>& annotations, const std::vector<TraceEvent>& events, int device);
+
+// Seconds since the trace's first event at each step (step e + 1: event e's time; step 0: the first
+// event's), as float: the readouts' precision; empty when the events have no times.
+std::vector<float> stepSeconds(const std::vector<TraceEvent>& events);
 
 // The most bytes `curve` (per step) holds within a phase: max over the steps begin..end.
 std::int64_t phasePeak(const TracePhase& phase, const std::vector<std::int64_t>& curve);

@@ -130,7 +130,7 @@ std::string formatTraceReport(const MeasuredTrace& trace, const TraceReplan& rep
         const auto names = phaseNames(trace.phases, trace.allocated);
         for (std::size_t i = 0; i < names.size() && (top <= 0 || i < std::size_t(top)); ++i)
             out += "  " + pad(names[i].name, 24, false) + "  " + pad(std::to_string(names[i].times), 6) + " times, peak allocated "
-                + formatBytes(names[i].peakAllocated) + "\n";
+                + formatBytes(names[i].peakAllocated) + ", " + formatSeconds(double(names[i].totalUs) * 1e-6 / names[i].times) + " each on average\n";
         out += "outermost phases (" + std::to_string(trace.phases.size()) + " phases in all):\n";
         for (const auto& p : phases)
             out += "  " + pad(p.phase->name, 24, false) + "  "
@@ -175,7 +175,7 @@ std::string traceReportJson(const MeasuredTrace& trace, const TraceReplan& repla
     auto& phases = j["phases"] = nlohmann::ordered_json::array();
     for (const auto& p : phasePeaks(trace, INT32_MAX, 0))
         phases.push_back({ { "name", p.phase->name }, { "first_event", p.phase->begin }, { "last_event", p.phase->end - 1 },
-            { "depth", p.phase->depth }, { "cut", p.phase->cut }, { "peak_allocated_bytes", p.peakAllocated } });
+            { "depth", p.phase->depth }, { "cut", p.phase->cut }, { "duration_us", p.phase->endUs - p.phase->startUs }, { "peak_allocated_bytes", p.peakAllocated } });
     auto& largest = j["largest_at_peak"] = nlohmann::ordered_json::array();
     for (const int i : largestAt(trace, trace.peakAllocatedStep, top)) {
         const auto& a = trace.allocations[std::size_t(i)];
