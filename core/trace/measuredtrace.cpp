@@ -73,7 +73,10 @@ std::string MeasuredTrace::frameName(int frame) const
     return frame >= 0 && std::size_t(frame) < frames.size() ? frameLabel(frames[std::size_t(frame)]) : "(no frames)";
 }
 
-Expected<MeasuredTrace> measureTrace(const MemorySnapshot& snapshot, const std::string& source, std::optional<int> asked, const LoadProgress& progress)
+namespace {
+// measureTrace; with `owned` (the snapshot itself), the replayed events are released after the replay.
+Expected<MeasuredTrace> measure(const MemorySnapshot& snapshot, MemorySnapshot* owned, const std::string& source, std::optional<int> asked,
+    const LoadProgress& progress)
 {
     const auto device = chooseDevice(snapshot, source, asked);
     if (!device)
@@ -91,7 +94,11 @@ Expected<MeasuredTrace> measureTrace(const MemorySnapshot& snapshot, const std::
     const auto fail = [&](const std::string& where, const std::string& what) {
         return makeError(ErrorCode::InvalidModel, source + ": " + where + ": " + what);
     };
-    const auto eventWhere = [&](int e) { return dev + ", event " + std::to_string(e) + " (" + actionName(events[std::size_t(e)].action) + ")"; };
+    std::vector<TraceAction> actions; // the events' actions, once the events are released
+    const auto eventWhere = [&](int e) {
+        const auto action = actions.empty() ? events[std::size_t(e)].action : actions[std::size_t(e)];
+        return dev + ", event " + std::to_string(e) + " (" + actionName(action) + ")";
+    };
 
     std::vector<const SnapshotSegment*> segments;
     std::int64_t reservedAtEnd = 0;
@@ -198,6 +205,12 @@ Expected<MeasuredTrace> measureTrace(const MemorySnapshot& snapshot, const std::
         case TraceAction::Other:
             break;
         }
+    }
+    if (owned && E > 0) {
+        actions.reserve(std::size_t(E));
+        for (const auto& ev : events)
+            actions.push_back(ev.action);
+        std::vector<TraceEvent>().swap(owned->deviceTraces[std::size_t(t.device)]); // `events` is empty from here on
     }
     // Freed but never completed by the end: the request ends it.
     for (const auto& [address, index] : live)
@@ -315,17 +328,48 @@ Expected<MeasuredTrace> measureTrace(const MemorySnapshot& snapshot, const std::
     return t;
 }
 
-Workload traceWorkload(const MeasuredTrace& trace)
+namespace {
+// One region per segment range, counting the allocations inside it.
+std::vector<Region> segmentRegions(const MeasuredTrace& trace)
 {
-    auto workload = workloadFromProblem(trace.problem, trace.source, {});
+    std::vector<Region> regions;
     for (const auto& [begin, end] : trace.ranges)
-        workload.regions.push_back(Region { "segments at " + hex(begin), end - begin, 0 });
+        regions.push_back(Region { "segments at " + hex(begin), end - begin, 0 });
     for (const auto& a : trace.allocations) {
         const auto r = std::upper_bound(trace.ranges.begin(), trace.ranges.end(), std::make_pair(a.address, INT64_MAX));
         if (r != trace.ranges.begin()) // always, for a trace measureTrace made
-            ++workload.regions[std::size_t(r - trace.ranges.begin() - 1)].tensorCount;
+            ++regions[std::size_t(r - trace.ranges.begin() - 1)].tensorCount;
     }
+    return regions;
+}
+} // namespace
+
+} // namespace
+
+Expected<MeasuredTrace> measureTrace(const MemorySnapshot& snapshot, const std::string& source, std::optional<int> device, const LoadProgress& progress)
+{
+    return measure(snapshot, nullptr, source, device, progress);
+}
+
+Expected<MeasuredTrace> measureTrace(MemorySnapshot&& snapshot, const std::string& source, std::optional<int> device, const LoadProgress& progress)
+{
+    return measure(snapshot, &snapshot, source, device, progress);
+}
+
+Workload traceWorkload(const MeasuredTrace& trace)
+{
+    auto workload = workloadFromProblem(trace.problem, trace.source, {});
+    workload.regions = segmentRegions(trace);
     workload.notes = trace.notes;
+    return workload;
+}
+
+Workload traceWorkload(MeasuredTrace&& trace)
+{
+    auto regions = segmentRegions(trace);
+    auto workload = workloadFromProblem(std::move(trace.problem), trace.source, {});
+    workload.regions = std::move(regions);
+    workload.notes = std::move(trace.notes);
     return workload;
 }
 

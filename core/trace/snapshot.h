@@ -42,7 +42,7 @@ struct SnapshotSegment {
     std::vector<SnapshotBlock> blocks;
 };
 
-enum class TraceAction { Alloc, FreeRequested, FreeCompleted, SegmentAlloc, SegmentFree, SegmentMap, SegmentUnmap, Oom, Snapshot, Other };
+enum class TraceAction : std::uint8_t { Alloc, FreeRequested, FreeCompleted, SegmentAlloc, SegmentFree, SegmentMap, SegmentUnmap, Oom, Snapshot, Other };
 
 struct TraceEvent {
     TraceAction action = TraceAction::Other;
