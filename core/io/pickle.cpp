@@ -126,7 +126,6 @@ public:
     Status checkStructure();
 
 private:
-    using Container = PickleDocument::Container;
     static constexpr std::uint32_t kInlineInt = PickleDocument::kInlineInt;
 
     Error fail(const std::string& what) const
@@ -168,14 +167,40 @@ private:
         const auto kind = kindOf(value);
         return kind == Kind::List || kind == Kind::Tuple || kind == Kind::Dict;
     }
-    std::uint32_t containerOf(std::uint32_t value) const { return std::uint32_t(m_doc.m_payloads[value]); }
     Expected<std::uint32_t> addNode(Kind kind, std::int64_t payload)
     {
         if (m_doc.m_kinds.size() >= kInlineInt - 1) // handles at and above kInlineInt are inline ints
             return fail("more than 2 billion values: beyond what a memory snapshot holds");
         m_doc.m_kinds.push_back(kind);
         m_doc.m_payloads.push_back(payload);
+        m_heights.push_back(0);
         return std::uint32_t(m_doc.m_kinds.size() - 1);
+    }
+    // Where a container's items are: `begin` in m_items, or with kGrown in m_grown.
+    struct Range {
+        std::uint64_t begin = 0;
+        std::uint64_t count = 0;
+    };
+    Range rangeOf(std::uint32_t container) const
+    {
+        const auto payload = m_doc.m_payloads[container];
+        if (payload >= 0)
+            return { std::uint64_t(payload) >> PickleDocument::kCountBits, std::uint64_t(payload) & ((std::uint64_t(1) << PickleDocument::kCountBits) - 1) };
+        const auto& record = m_doc.m_containers[std::size_t(-1 - payload)];
+        return { record.begin, record.count };
+    }
+    void setRange(std::uint32_t container, Range range)
+    {
+        auto& payload = m_doc.m_payloads[container];
+        if (payload >= 0 && range.begin < (std::uint64_t(1) << 40) && range.count < (std::uint64_t(1) << PickleDocument::kCountBits)) {
+            payload = std::int64_t(range.begin << PickleDocument::kCountBits | range.count);
+            return;
+        }
+        if (payload >= 0) {
+            payload = -1 - std::int64_t(m_doc.m_containers.size());
+            m_doc.m_containers.push_back({});
+        }
+        m_doc.m_containers[std::size_t(-1 - payload)] = { range.begin, range.count };
     }
     Status pushNode(Kind kind, std::int64_t payload)
     {
@@ -209,24 +234,26 @@ private:
     // A new container holding the stack's values from `from` on, which it takes off the stack.
     Status pushContainer(Kind kind, std::size_t from)
     {
-        const std::size_t count = m_stack.size() - from;
-        m_doc.m_containers.push_back(Container { m_doc.m_items.size(), std::uint32_t(count), std::uint32_t(count) });
-        m_heights.push_back(0);
-        const auto container = std::uint32_t(m_doc.m_containers.size() - 1);
+        std::uint8_t height = 0;
         for (std::size_t i = from; i < m_stack.size(); ++i)
-            if (auto s = noteChild(container, m_stack[i]); !s)
+            if (auto s = noteChild(height, m_stack[i]); !s)
                 return s;
+        const auto container = addNode(kind, 0);
+        if (!container)
+            return container.error();
+        m_heights[*container] = height;
+        setRange(*container, { m_doc.m_items.size(), m_stack.size() - from });
         m_doc.m_items.insert(m_doc.m_items.end(), m_stack.begin() + std::ptrdiff_t(from), m_stack.end());
         m_stack.resize(from);
-        return pushNode(kind, container);
+        m_stack.push_back(*container);
+        return {};
     }
-    // Keeps the nesting height of `container` up to date as a child goes in; refuses beyond the cap.
-    Status noteChild(std::uint32_t container, std::uint32_t child)
+    // Keeps the nesting height of a container up to date as `child` goes in; refuses beyond the cap.
+    Status noteChild(std::uint8_t& height, std::uint32_t child)
     {
         if (!isContainer(child))
             return {};
-        auto& height = m_heights[container];
-        height = std::max<std::uint8_t>(height, std::uint8_t(m_heights[containerOf(child)] + 1));
+        height = std::max<std::uint8_t>(height, std::uint8_t(m_heights[child] + 1));
         if (height > kMaxPickleDepth)
             return fail("containers nest deeper than " + std::to_string(kMaxPickleDepth) + " levels");
         return {};
@@ -242,7 +269,7 @@ private:
     }
     Status pushLong(std::uint64_t length);
     Status insert(bool dict, std::size_t count);
-    Status append(Container& container, const std::vector<std::uint32_t>& items);
+    Status append(std::uint32_t container, const std::vector<std::uint32_t>& items);
     // The position of the innermost MARK, which is dropped; the values above it stay on the stack.
     Status popMark(std::size_t& from)
     {
@@ -272,16 +299,10 @@ private:
         const auto found = m_memoSparse.find(key);
         return found == m_memoSparse.end() ? std::nullopt : std::optional(found->second);
     }
-    const std::uint32_t* itemsOf(const Container& container) const
-    {
-        if (container.begin & PickleDocument::kGrown)
-            return m_doc.m_grown[std::size_t(container.begin & ~PickleDocument::kGrown)].data();
-        return m_doc.m_items.data() + container.begin;
-    }
     // Room for the tables, estimated from the pickle's length so that they seldom grow by copying
     // (a copy of a table holds it twice for a moment: a gigabyte's pool is the largest allocation of
-    // the parse). A snapshot holds about 1 value per 14 bytes, 1 container item per 3.7 and
-    // 1 container per 44; the estimates stay above that. Reserved room that is never filled is never
+    // the parse). A snapshot holds about 1 value per 14 bytes and 1 container item per 3.7; the
+    // estimates stay above that. Reserved room that is never filled is never
     // touched, so it takes address space but no memory. Without the room (the system refuses it)
     // the tables grow as they go.
     void reserveTables()
@@ -291,8 +312,7 @@ private:
             m_doc.m_kinds.reserve(bytes / 8);
             m_doc.m_payloads.reserve(bytes / 8);
             m_doc.m_items.reserve(bytes / 2);
-            m_doc.m_containers.reserve(bytes / 24);
-            m_heights.reserve(bytes / 24);
+            m_heights.reserve(bytes / 8);
         } catch (const std::bad_alloc&) {
         } catch (const std::length_error&) {
         }
@@ -317,7 +337,7 @@ private:
     std::vector<std::uint32_t> m_memoDense;
     std::unordered_map<std::uint32_t, std::uint32_t> m_memoSparse;
     std::optional<std::uint32_t> m_none, m_true, m_false;
-    std::vector<std::uint8_t> m_heights; // per container: the most containers nested below it (at most kMaxPickleDepth + 1)
+    std::vector<std::uint8_t> m_heights; // per value: the most containers nested below it (at most kMaxPickleDepth)
 };
 static_assert(kMaxPickleDepth < 250, "nesting heights are kept in a byte");
 
@@ -365,34 +385,29 @@ Status PickleParser::pushLong(std::uint64_t length)
     return pushInt(std::bit_cast<std::int64_t>(bits));
 }
 
-// Adds `items` after the container's own: in place within its reserved range of the pool, or when
-// that range is the pool's last; otherwise the container moves to a vector of its own (m_grown) and
-// grows there. So building a container by many inserts stays linear, and the pool holds no copies.
-Status PickleParser::append(Container& container, const std::vector<std::uint32_t>& items)
+// Adds `items` after the container's own: in place when its range is the pool's last; otherwise
+// the container moves to a vector of its own (m_grown) and grows there. So building a container by
+// many inserts stays linear, and the pool holds no copies.
+Status PickleParser::append(std::uint32_t container, const std::vector<std::uint32_t>& items)
 {
     auto& pool = m_doc.m_items;
-    const std::uint64_t needed = std::uint64_t(container.count) + items.size();
-    if (needed > std::numeric_limits<std::uint32_t>::max())
-        return fail("a container of more than 4 billion items: beyond what a memory snapshot holds");
-    if (container.begin & PickleDocument::kGrown) {
-        auto& grown = m_doc.m_grown[std::size_t(container.begin & ~PickleDocument::kGrown)];
+    auto range = rangeOf(container);
+    const std::uint64_t needed = range.count + items.size();
+    if (range.begin & PickleDocument::kGrown) {
+        auto& grown = m_doc.m_grown[std::size_t(range.begin & ~PickleDocument::kGrown)];
         grown.insert(grown.end(), items.begin(), items.end());
-    } else if (needed <= container.capacity || container.begin + container.capacity == pool.size()) {
-        if (needed > container.capacity) {
-            pool.resize(std::size_t(container.begin + needed));
-            container.capacity = std::uint32_t(needed);
-        }
-        std::copy(items.begin(), items.end(), pool.begin() + std::ptrdiff_t(container.begin + container.count));
+    } else if (items.empty() || range.begin + range.count == pool.size()) {
+        pool.insert(pool.end(), items.begin(), items.end());
     } else {
         std::vector<std::uint32_t> grown;
-        grown.reserve(std::size_t(std::max<std::uint64_t>(needed, 2 * std::uint64_t(container.count))));
-        grown.insert(grown.end(), pool.begin() + std::ptrdiff_t(container.begin), pool.begin() + std::ptrdiff_t(container.begin + container.count));
+        grown.reserve(std::size_t(std::max<std::uint64_t>(needed, 2 * range.count)));
+        grown.insert(grown.end(), pool.begin() + std::ptrdiff_t(range.begin), pool.begin() + std::ptrdiff_t(range.begin + range.count));
         grown.insert(grown.end(), items.begin(), items.end());
-        container.begin = m_doc.m_grown.size() | PickleDocument::kGrown;
-        container.capacity = 0;
+        range.begin = m_doc.m_grown.size() | PickleDocument::kGrown;
         m_doc.m_grown.push_back(std::move(grown));
     }
-    container.count = std::uint32_t(needed);
+    range.count = needed;
+    setRange(container, range);
     return {};
 }
 
@@ -420,7 +435,7 @@ Status PickleParser::insert(bool dict, std::size_t count)
             + (dict ? "dict" : "list"));
     if (dict && items.size() % 2 != 0)
         return fail(opName() + " has an odd number of values (" + std::to_string(items.size()) + "): keys and values come in pairs");
-    const auto container = containerOf(target);
+    auto height = m_heights[target];
     for (std::size_t i = 0; i < items.size(); ++i) {
         if (dict && i % 2 == 0) {
             const auto keyKind = kindOf(items[i]);
@@ -428,10 +443,11 @@ Status PickleParser::insert(bool dict, std::size_t count)
                 return fail("a dict key is a " + std::string(PickleValue(&m_doc, items[i]).typeName())
                     + ": a memory snapshot's keys are strings or integers");
         }
-        if (auto s = noteChild(container, items[i]); !s)
+        if (auto s = noteChild(height, items[i]); !s)
             return s;
     }
-    return append(m_doc.m_containers[container], items);
+    m_heights[target] = height;
+    return append(target, items);
 }
 
 Status PickleParser::run()
@@ -585,10 +601,10 @@ Status PickleParser::run()
 // the containers reachable from the root (each visited once) settles both.
 Status PickleParser::checkStructure()
 {
-    const auto& containers = m_doc.m_containers;
     enum : std::uint8_t { White, Grey, Black };
-    std::vector<std::uint8_t> colour(containers.size(), White);
-    std::vector<std::uint8_t> height(containers.size(), 0); // at most kMaxPickleDepth: deeper is refused
+    // Per value (only containers' entries are used): visit state and nesting height, at most kMaxPickleDepth.
+    std::vector<std::uint8_t> colour(m_doc.m_kinds.size(), White);
+    std::vector<std::uint8_t> height(m_doc.m_kinds.size(), 0);
     struct Frame {
         std::uint32_t container;
         std::size_t next;
@@ -600,12 +616,11 @@ Status PickleParser::checkStructure()
     };
     if (!isContainer(m_doc.m_root))
         return {};
-    const auto root = containerOf(m_doc.m_root);
-    path.push_back({ root, 0 });
-    colour[root] = Grey;
+    path.push_back({ m_doc.m_root, 0 });
+    colour[m_doc.m_root] = Grey;
     while (!path.empty()) {
         auto& top = path.back();
-        const auto& items = containers[top.container];
+        const auto items = m_doc.itemsOf(top.container);
         if (top.next == items.count) {
             colour[top.container] = Black;
             const int h = height[top.container];
@@ -614,10 +629,9 @@ Status PickleParser::checkStructure()
                 height[path.back().container] = std::uint8_t(std::max<int>(height[path.back().container], h + 1));
             continue;
         }
-        const auto child = itemsOf(items)[top.next++];
-        if (!isContainer(child))
+        const auto c = items.data[top.next++];
+        if (!isContainer(c))
             continue;
-        const auto c = containerOf(child);
         if (colour[c] == Grey)
             return makeError(ErrorCode::InvalidModel, m_source + ": a container holds itself (through memo references); a memory snapshot is a tree");
         if (colour[c] == Black) {
@@ -632,6 +646,17 @@ Status PickleParser::checkStructure()
         path.push_back({ c, 0 });
     }
     return {};
+}
+
+PickleDocument::Items PickleDocument::itemsOf(std::uint32_t container) const
+{
+    const auto payload = m_payloads[container];
+    if (payload >= 0)
+        return { m_items.data() + (std::uint64_t(payload) >> kCountBits), std::size_t(std::uint64_t(payload) & ((std::uint64_t(1) << kCountBits) - 1)) };
+    const auto& record = m_containers[std::size_t(-1 - payload)];
+    if (record.begin & kGrown)
+        return { m_grown[std::size_t(record.begin & ~kGrown)].data(), std::size_t(record.count) };
+    return { m_items.data() + record.begin, std::size_t(record.count) };
 }
 
 PickleValue::Kind PickleValue::kind() const
@@ -666,18 +691,9 @@ std::string_view PickleValue::asString() const
     return std::string_view(m_document->m_strings).substr(std::size_t(span.begin), std::size_t(span.count));
 }
 
-const std::uint32_t* PickleValue::items() const
-{
-    const auto begin = m_document->m_containers[std::size_t(m_document->m_payloads[m_node])].begin;
-    if (begin & PickleDocument::kGrown)
-        return m_document->m_grown[std::size_t(begin & ~PickleDocument::kGrown)].data();
-    return m_document->m_items.data() + begin;
-}
+const std::uint32_t* PickleValue::items() const { return m_document->itemsOf(m_node).data; }
 
-std::size_t PickleValue::itemCount() const
-{
-    return m_document->m_containers[std::size_t(m_document->m_payloads[m_node])].count;
-}
+std::size_t PickleValue::itemCount() const { return m_document->itemsOf(m_node).count; }
 
 std::size_t PickleValue::size() const
 {

@@ -29,8 +29,8 @@ namespace core {
 // pickle's own bytes are then dropped once parsed; else the document keeps them). Integers within
 // [0, 2^31) take no table entry: the handle carries them; None, True and False have one entry each.
 // A memo reference (BINGET) shares the value rather than copying it, so the tables stay within a
-// small multiple of the file (9 bytes per value, 4 per container item plus 17 per container) and
-// parsing is linear in the file's length.
+// small multiple of the file (9 bytes per value, 4 per container item) and parsing is linear in
+// the file's length.
 
 inline constexpr int kMaxPickleDepth = 64; // containers inside containers; a snapshot nests 6 deep
 
@@ -92,15 +92,23 @@ private:
         std::uint64_t begin = 0; // in m_strings
         std::uint64_t count = 0;
     };
+    // A list's, tuple's or dict's payload: its range of m_items packed as begin << kCountBits | count
+    // when begin < 2^40 and count < 2^kCountBits (the usual case, no other record); else, negative,
+    // -1 - the index of its Container.
+    static constexpr int kCountBits = 23;
     // With this bit, Container::begin is an index in m_grown rather than in m_items.
     static constexpr std::uint64_t kGrown = std::uint64_t(1) << 63;
     struct Container {
-        std::uint64_t begin = 0;    // in m_items (or, with kGrown, in m_grown)
-        std::uint32_t count = 0;    // items in use: a list's or tuple's items, a dict's keys and values alternating
-        std::uint32_t capacity = 0; // items reserved at begin in m_items
+        std::uint64_t begin = 0; // in m_items (or, with kGrown, in m_grown)
+        std::uint64_t count = 0; // a list's or tuple's items, a dict's keys and values alternating
     };
+    struct Items {
+        const std::uint32_t* data = nullptr;
+        std::size_t count = 0;
+    };
+    Items itemsOf(std::uint32_t container) const; // a list's, tuple's or dict's value handle
     std::vector<PickleValue::Kind> m_kinds;
-    // Per value: int, bool; a float's bits; str/bytes: index in m_spans; list/tuple/dict: index in m_containers.
+    // Per value: int, bool; a float's bits; str/bytes: index in m_spans; list/tuple/dict: see kCountBits.
     std::vector<std::int64_t> m_payloads;
     std::string m_strings;
     std::vector<Span> m_spans;
