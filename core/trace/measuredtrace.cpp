@@ -251,6 +251,27 @@ Expected<MeasuredTrace> measure(const MemorySnapshot& snapshot, MemorySnapshot* 
         t.notes.push_back("the snapshot has no trace for this device (recorded without _record_memory_history()): one step, the "
             "allocator's state when it was taken");
 
+    // The reserved curve from the segment events, made here in the deltas' own array (before the
+    // problem is built, the largest part of a large trace), and the replay's maps released.
+    std::int64_t reservedChange = 0;
+    for (const auto d : reservedDelta)
+        reservedChange += d;
+    std::int64_t running = reservedAtEnd - reservedChange;
+    if (running < 0) {
+        t.notes.push_back("the trace's segment events add " + formatBytes(reservedChange) + " while the snapshot's segments hold "
+            + formatBytes(reservedAtEnd) + ": the reserved curve starts at 0");
+        running = 0;
+    }
+    for (std::size_t s = 0; s < std::size_t(E) + 1; ++s) {
+        running += reservedDelta[s];
+        reservedDelta[s] = running;
+    }
+    reservedDelta.pop_back(); // E + 1 steps
+    t.reserved = std::move(reservedDelta);
+    std::vector<int>().swap(requested);
+    std::unordered_map<std::int64_t, int>().swap(live);
+    std::unordered_set<std::int64_t>().swap(touched);
+
     // Every allocation inside a range a segment covered.
     const Step steps = Step(E + 1);
     std::vector<Bytes> rangeBase(t.ranges.size(), 0);
@@ -293,21 +314,10 @@ Expected<MeasuredTrace> measure(const MemorySnapshot& snapshot, MemorySnapshot* 
     // Curves per step: allocated from the lifetimes (an allocation found at its free adds to
     // earlier steps), reserved from the segment events.
     t.allocated = liveBytesCurve(t.problem);
-    std::int64_t reservedChange = 0;
-    for (const auto d : reservedDelta)
-        reservedChange += d;
-    std::int64_t reserved = reservedAtEnd - reservedChange;
-    if (reserved < 0) {
-        t.notes.push_back("the trace's segment events add " + formatBytes(reservedChange) + " while the snapshot's segments hold "
-            + formatBytes(reservedAtEnd) + ": the reserved curve starts at 0");
-        reserved = 0;
-    }
-    t.reserved.resize(std::size_t(steps));
     Step overReserved = -1;
     for (Step s = 0; s < steps; ++s) {
         const auto allocated = t.allocated[std::size_t(s)];
-        reserved += reservedDelta[std::size_t(s)];
-        t.reserved[std::size_t(s)] = reserved;
+        const auto reserved = t.reserved[std::size_t(s)];
         if (allocated > t.allocated[std::size_t(t.peakAllocatedStep)])
             t.peakAllocatedStep = s;
         const auto peak = t.reserved[std::size_t(t.peakReservedStep)];
