@@ -72,7 +72,7 @@ MemorySnapshot handMade(std::vector<TraceEvent> events, std::int64_t base = 1 <<
     s.deviceTraces.push_back(std::move(events));
     return s;
 }
-TraceEvent traceEvent(TraceAction action, std::int64_t addr, std::int64_t size) { return TraceEvent { action, addr, size, 0, -1, -1, -1 }; }
+TraceEvent traceEvent(TraceAction action, std::int64_t addr, std::int64_t size) { return TraceEvent { action, -1, addr, size, 0, -1, -1 }; }
 } // namespace
 
 class TestTrace : public QObject {

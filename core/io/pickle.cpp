@@ -114,19 +114,19 @@ std::string hexByte(std::uint8_t op)
 
 class PickleParser {
 public:
-    // Takes over `bytes`: the document's strings point into them.
+    // Takes over `bytes`; what the document keeps of them is settled at STOP.
     PickleParser(PickleDocument& document, std::string bytes, const std::string& source, const LoadProgress& progress)
-        : m_doc(document), m_source(source), m_progress(progress)
+        : m_doc(document), m_bytes(std::move(bytes)), m_source(source), m_progress(progress)
     {
-        m_doc.m_bytes = std::move(bytes);
-        m_data = m_doc.m_bytes;
+        m_data = m_bytes;
+        reserveTables();
     }
 
     Status run();
     Status checkStructure();
 
 private:
-    using Node = PickleDocument::Node;
+    static constexpr std::uint32_t kInlineInt = PickleDocument::kInlineInt;
 
     Error fail(const std::string& what) const
     {
@@ -161,40 +161,99 @@ private:
                 + std::to_string(available()) + (m_marks.empty() ? "" : " above the last MARK"));
         return {};
     }
-    Expected<std::uint32_t> addNode(Node node)
+    Kind kindOf(std::uint32_t value) const { return (value & kInlineInt) ? Kind::Int : m_doc.m_kinds[value]; }
+    bool isContainer(std::uint32_t value) const
     {
-        if (m_doc.m_nodes.size() >= std::numeric_limits<std::uint32_t>::max() - 1)
-            return fail("more than 4 billion values: beyond what a memory snapshot holds");
-        m_doc.m_nodes.push_back(node);
-        return std::uint32_t(m_doc.m_nodes.size() - 1);
+        const auto kind = kindOf(value);
+        return kind == Kind::List || kind == Kind::Tuple || kind == Kind::Dict;
     }
-    Status pushNode(Node node)
+    Expected<std::uint32_t> addNode(Kind kind, std::int64_t payload)
     {
-        auto index = addNode(node);
+        if (m_doc.m_kinds.size() >= kInlineInt - 1) // handles at and above kInlineInt are inline ints
+            return fail("more than 2 billion values: beyond what a memory snapshot holds");
+        m_doc.m_kinds.push_back(kind);
+        m_doc.m_payloads.push_back(payload);
+        m_heights.push_back(0);
+        return std::uint32_t(m_doc.m_kinds.size() - 1);
+    }
+    // Where a container's items are: `begin` in m_items, or with kGrown in m_grown.
+    struct Range {
+        std::uint64_t begin = 0;
+        std::uint64_t count = 0;
+    };
+    Range rangeOf(std::uint32_t container) const
+    {
+        const auto payload = m_doc.m_payloads[container];
+        if (payload >= 0)
+            return { std::uint64_t(payload) >> PickleDocument::kCountBits, std::uint64_t(payload) & ((std::uint64_t(1) << PickleDocument::kCountBits) - 1) };
+        const auto& record = m_doc.m_containers[std::size_t(-1 - payload)];
+        return { record.begin, record.count };
+    }
+    void setRange(std::uint32_t container, Range range)
+    {
+        auto& payload = m_doc.m_payloads[container];
+        if (payload >= 0 && range.begin < (std::uint64_t(1) << 40) && range.count < (std::uint64_t(1) << PickleDocument::kCountBits)) {
+            payload = std::int64_t(range.begin << PickleDocument::kCountBits | range.count);
+            return;
+        }
+        if (payload >= 0) {
+            payload = -1 - std::int64_t(m_doc.m_containers.size());
+            m_doc.m_containers.push_back({});
+        }
+        m_doc.m_containers[std::size_t(-1 - payload)] = { range.begin, range.count };
+    }
+    Status pushNode(Kind kind, std::int64_t payload)
+    {
+        auto index = addNode(kind, payload);
         if (!index)
             return index.error();
         m_stack.push_back(*index);
         return {};
     }
-    Status pushContainer(Kind kind, std::vector<std::uint32_t> items = {})
+    Status pushInt(std::int64_t value)
     {
-        m_doc.m_containers.push_back(std::move(items));
-        m_heights.push_back(0);
-        Node node { kind, std::uint32_t(m_doc.m_containers.size() - 1), 0 };
-        for (const auto item : m_doc.m_containers.back())
-            if (auto s = noteChild(node, item); !s)
-                return s;
-        return pushNode(node);
-    }
-    bool isContainer(const Node& node) const { return node.kind == Kind::List || node.kind == Kind::Tuple || node.kind == Kind::Dict; }
-    // Keeps the nesting height of `parent` up to date as a child goes in; refuses beyond the cap.
-    Status noteChild(const Node& parent, std::uint32_t child)
-    {
-        const auto& c = m_doc.m_nodes[child];
-        if (!isContainer(c))
+        if (value >= 0 && value < std::int64_t(kInlineInt)) {
+            m_stack.push_back(std::uint32_t(value) | kInlineInt);
             return {};
-        auto& height = m_heights[parent.aux];
-        height = std::max(height, m_heights[c.aux] + 1);
+        }
+        return pushNode(Kind::Int, value);
+    }
+    // None, True and False: one shared entry each, made when first seen (values have no identity).
+    Status pushConstant(Kind kind, bool value)
+    {
+        auto& shared = kind == Kind::None ? m_none : value ? m_true : m_false;
+        if (!shared) {
+            auto index = addNode(kind, value);
+            if (!index)
+                return index.error();
+            shared = *index;
+        }
+        m_stack.push_back(*shared);
+        return {};
+    }
+    // A new container holding the stack's values from `from` on, which it takes off the stack.
+    Status pushContainer(Kind kind, std::size_t from)
+    {
+        std::uint8_t height = 0;
+        for (std::size_t i = from; i < m_stack.size(); ++i)
+            if (auto s = noteChild(height, m_stack[i]); !s)
+                return s;
+        const auto container = addNode(kind, 0);
+        if (!container)
+            return container.error();
+        m_heights[*container] = height;
+        setRange(*container, { m_doc.m_items.size(), m_stack.size() - from });
+        m_doc.m_items.insert(m_doc.m_items.end(), m_stack.begin() + std::ptrdiff_t(from), m_stack.end());
+        m_stack.resize(from);
+        m_stack.push_back(*container);
+        return {};
+    }
+    // Keeps the nesting height of a container up to date as `child` goes in; refuses beyond the cap.
+    Status noteChild(std::uint8_t& height, std::uint32_t child)
+    {
+        if (!isContainer(child))
+            return {};
+        height = std::max<std::uint8_t>(height, std::uint8_t(m_heights[child] + 1));
         if (height > kMaxPickleDepth)
             return fail("containers nest deeper than " + std::to_string(kMaxPickleDepth) + " levels");
         return {};
@@ -204,18 +263,19 @@ private:
         if (length > remaining())
             return fail(opName() + " declares " + std::to_string(length) + " bytes, but only " + std::to_string(remaining())
                 + " remain in the file");
-        Node node { kind, std::uint32_t(length), std::int64_t(m_pos) };
+        m_doc.m_spans.push_back(PickleDocument::Span { m_pos, length });
         m_pos += std::size_t(length);
-        return pushNode(node);
+        return pushNode(kind, std::int64_t(m_doc.m_spans.size() - 1));
     }
     Status pushLong(std::uint64_t length);
     Status insert(bool dict, std::size_t count);
-    Status popMark(std::vector<std::uint32_t>& items)
+    Status append(std::uint32_t container, const std::vector<std::uint32_t>& items);
+    // The position of the innermost MARK, which is dropped; the values above it stay on the stack.
+    Status popMark(std::size_t& from)
     {
         if (m_marks.empty())
             return fail(opName() + " needs a MARK before it, and there is none");
-        items.assign(m_stack.begin() + std::ptrdiff_t(m_marks.back()), m_stack.end());
-        m_stack.resize(m_marks.back());
+        from = m_marks.back();
         m_marks.pop_back();
         return {};
     }
@@ -223,22 +283,84 @@ private:
     {
         if (auto s = needValues(1); !s)
             return s;
-        m_memo[std::uint32_t(index)] = m_stack.back();
+        const auto key = std::uint32_t(index);
+        if (key < m_memoDense.size())
+            m_memoDense[key] = m_stack.back();
+        else if (key == m_memoDense.size() && !m_memoSparse.contains(key))
+            m_memoDense.push_back(m_stack.back());
+        else
+            m_memoSparse[key] = m_stack.back();
         return {};
     }
+    std::optional<std::uint32_t> memoGet(std::uint32_t key) const
+    {
+        if (key < m_memoDense.size())
+            return m_memoDense[key];
+        const auto found = m_memoSparse.find(key);
+        return found == m_memoSparse.end() ? std::nullopt : std::optional(found->second);
+    }
+    // Room for the tables, estimated from the pickle's length so that they seldom grow by copying
+    // (a copy of a table holds it twice for a moment: a gigabyte's pool is the largest allocation of
+    // the parse). A snapshot holds about 1 value per 14 bytes and 1 container item per 3.7; the
+    // estimates stay above that. Reserved room that is never filled is never
+    // touched, so it takes address space but no memory. Without the room (the system refuses it)
+    // the tables grow as they go.
+    void reserveTables()
+    {
+        const auto bytes = m_data.size();
+        try {
+            m_doc.m_kinds.reserve(bytes / 8);
+            m_doc.m_payloads.reserve(bytes / 8);
+            m_doc.m_items.reserve(bytes / 2);
+            m_heights.reserve(bytes / 8);
+        } catch (const std::bad_alloc&) {
+        } catch (const std::length_error&) {
+        }
+    }
+    // The document keeps the str and bytes values: copied out when they are a small part of the
+    // pickle (the usual case: keys and names are memoized), else the pickle's bytes themselves.
+    void keepStrings();
 
     PickleDocument& m_doc;
+    std::string m_bytes;
     const std::string& m_source;
     const LoadProgress& m_progress;
     std::string_view m_data;
     std::size_t m_pos = 0;
     std::size_t m_opStart = 0;
     std::uint8_t m_op = 0;
-    std::vector<std::uint32_t> m_stack;
+    std::vector<std::uint32_t> m_stack; // value handles
     std::vector<std::size_t> m_marks;
-    std::unordered_map<std::uint32_t, std::uint32_t> m_memo;
-    std::vector<int> m_heights; // per container: the most containers nested below it
+    std::vector<std::uint32_t> m_scratch; // the values an insert takes, reused
+    // The memo as Python keeps it (a dict of index to value): indices stored in order (MEMOIZE, and
+    // what Python's pickler writes with BINPUT) in a vector, any other in the map; each index in one.
+    std::vector<std::uint32_t> m_memoDense;
+    std::unordered_map<std::uint32_t, std::uint32_t> m_memoSparse;
+    std::optional<std::uint32_t> m_none, m_true, m_false;
+    std::vector<std::uint8_t> m_heights; // per value: the most containers nested below it (at most kMaxPickleDepth)
 };
+static_assert(kMaxPickleDepth < 250, "nesting heights are kept in a byte");
+
+void PickleParser::keepStrings()
+{
+    auto& spans = m_doc.m_spans;
+    std::uint64_t total = 0;
+    for (const auto& span : spans)
+        total += span.count;
+    if (total > m_bytes.size() / 4) {
+        m_doc.m_strings = std::move(m_bytes);
+        return;
+    }
+    m_doc.m_strings.reserve(std::size_t(total));
+    for (auto& span : spans) {
+        const auto begin = m_doc.m_strings.size();
+        m_doc.m_strings.append(m_bytes, std::size_t(span.begin), std::size_t(span.count));
+        span.begin = begin;
+    }
+    m_bytes.clear();
+    m_bytes.shrink_to_fit();
+    m_data = {};
+}
 
 Status PickleParser::pushLong(std::uint64_t length)
 {
@@ -260,44 +382,72 @@ Status PickleParser::pushLong(std::uint64_t length)
     if (length > 8 && bool(bits >> 63) != negative)
         return fail("an integer of " + std::to_string(length) + " bytes does not fit 64 bits (MemPlan reads integers within int64)");
     m_pos += std::size_t(length);
-    return pushNode(Node { Kind::Int, 0, std::bit_cast<std::int64_t>(bits) });
+    return pushInt(std::bit_cast<std::int64_t>(bits));
+}
+
+// Adds `items` after the container's own: in place when its range is the pool's last; otherwise
+// the container moves to a vector of its own (m_grown) and grows there. So building a container by
+// many inserts stays linear, and the pool holds no copies.
+Status PickleParser::append(std::uint32_t container, const std::vector<std::uint32_t>& items)
+{
+    auto& pool = m_doc.m_items;
+    auto range = rangeOf(container);
+    const std::uint64_t needed = range.count + items.size();
+    if (range.begin & PickleDocument::kGrown) {
+        auto& grown = m_doc.m_grown[std::size_t(range.begin & ~PickleDocument::kGrown)];
+        grown.insert(grown.end(), items.begin(), items.end());
+    } else if (items.empty() || range.begin + range.count == pool.size()) {
+        pool.insert(pool.end(), items.begin(), items.end());
+    } else {
+        std::vector<std::uint32_t> grown;
+        grown.reserve(std::size_t(std::max<std::uint64_t>(needed, 2 * range.count)));
+        grown.insert(grown.end(), pool.begin() + std::ptrdiff_t(range.begin), pool.begin() + std::ptrdiff_t(range.begin + range.count));
+        grown.insert(grown.end(), items.begin(), items.end());
+        range.begin = m_doc.m_grown.size() | PickleDocument::kGrown;
+        m_doc.m_grown.push_back(std::move(grown));
+    }
+    range.count = needed;
+    setRange(container, range);
+    return {};
 }
 
 // SETITEM(S) (dict) or APPEND(S) (list): the container lies just below the `count` values taken.
 Status PickleParser::insert(bool dict, std::size_t count)
 {
-    std::vector<std::uint32_t> items;
+    auto& items = m_scratch;
+    std::size_t from = 0;
     if (count == 0) {
-        if (auto s = popMark(items); !s)
+        if (auto s = popMark(from); !s)
             return s;
     } else {
         if (auto s = needValues(count); !s)
             return s;
-        items.assign(m_stack.end() - std::ptrdiff_t(count), m_stack.end());
-        m_stack.resize(m_stack.size() - count);
+        from = m_stack.size() - count;
     }
+    items.assign(m_stack.begin() + std::ptrdiff_t(from), m_stack.end());
+    m_stack.resize(from);
     if (auto s = needValues(1); !s)
         return s;
-    const Node target = m_doc.m_nodes[m_stack.back()];
+    const auto target = m_stack.back();
     const Kind wanted = dict ? Kind::Dict : Kind::List;
-    if (target.kind != wanted)
-        return fail(opName() + " adds to a " + std::string(PickleValue(&m_doc, m_stack.back()).typeName()) + ", not a "
+    if (kindOf(target) != wanted)
+        return fail(opName() + " adds to a " + std::string(PickleValue(&m_doc, target).typeName()) + ", not a "
             + (dict ? "dict" : "list"));
     if (dict && items.size() % 2 != 0)
         return fail(opName() + " has an odd number of values (" + std::to_string(items.size()) + "): keys and values come in pairs");
-    auto& entries = m_doc.m_containers[target.aux];
+    auto height = m_heights[target];
     for (std::size_t i = 0; i < items.size(); ++i) {
         if (dict && i % 2 == 0) {
-            const auto keyKind = m_doc.m_nodes[items[i]].kind;
+            const auto keyKind = kindOf(items[i]);
             if (keyKind != Kind::String && keyKind != Kind::Int && keyKind != Kind::Bytes)
                 return fail("a dict key is a " + std::string(PickleValue(&m_doc, items[i]).typeName())
                     + ": a memory snapshot's keys are strings or integers");
         }
-        if (auto s = noteChild(target, items[i]); !s)
+        if (auto s = noteChild(height, items[i]); !s)
             return s;
-        entries.push_back(items[i]);
     }
-    return {};
+    m_heights[target] = height;
+    return append(target, items);
 }
 
 Status PickleParser::run()
@@ -327,9 +477,9 @@ Status PickleParser::run()
             if (n > remaining())
                 return fail("FRAME declares " + std::to_string(n) + " bytes, but only " + std::to_string(remaining()) + " remain in the file");
             break;
-        case '}': status = pushContainer(Kind::Dict); break;
-        case ']': status = pushContainer(Kind::List); break;
-        case ')': status = pushContainer(Kind::Tuple); break;
+        case '}': status = pushContainer(Kind::Dict, m_stack.size()); break;
+        case ']': status = pushContainer(Kind::List, m_stack.size()); break;
+        case ')': status = pushContainer(Kind::Tuple, m_stack.size()); break;
         case '(':
             if (m_marks.size() >= std::size_t(kMaxPickleDepth))
                 return fail("MARKs nest deeper than " + std::to_string(kMaxPickleDepth) + " levels");
@@ -343,16 +493,14 @@ Status PickleParser::run()
             const std::size_t count = m_op - 0x84;
             if (status = needValues(count); !status)
                 return status;
-            std::vector<std::uint32_t> items(m_stack.end() - std::ptrdiff_t(count), m_stack.end());
-            m_stack.resize(m_stack.size() - count);
-            status = pushContainer(Kind::Tuple, std::move(items));
+            status = pushContainer(Kind::Tuple, m_stack.size() - count);
             break;
         }
         case 't': {
-            std::vector<std::uint32_t> items;
-            if (status = popMark(items); !status)
+            std::size_t from = 0;
+            if (status = popMark(from); !status)
                 return status;
-            status = pushContainer(Kind::Tuple, std::move(items));
+            status = pushContainer(Kind::Tuple, from);
             break;
         }
         case '0': // POP: the top value, or the innermost MARK when none is above it (as Python does)
@@ -364,8 +512,9 @@ Status PickleParser::run()
                 return fail("POP on an empty stack");
             break;
         case '1': {
-            std::vector<std::uint32_t> dropped;
-            status = popMark(dropped);
+            std::size_t from = 0;
+            if (status = popMark(from); status)
+                m_stack.resize(from);
             break;
         }
         case '2':
@@ -375,12 +524,12 @@ Status PickleParser::run()
         case 'J':
             if (!readUnsigned(4, n, error))
                 return error;
-            status = pushNode(Node { Kind::Int, 0, std::int64_t(std::int32_t(std::uint32_t(n))) });
+            status = pushInt(std::int64_t(std::int32_t(std::uint32_t(n))));
             break;
         case 'K': case 'M':
             if (!readUnsigned(m_op == 'K' ? 1 : 2, n, error))
                 return error;
-            status = pushNode(Node { Kind::Int, 0, std::int64_t(n) });
+            status = pushInt(std::int64_t(n));
             break;
         case 0x8a: case 0x8b:
             if (!readUnsigned(m_op == 0x8a ? 1 : 4, n, error))
@@ -396,7 +545,7 @@ Status PickleParser::run()
             std::uint64_t bits = 0;
             for (int i = 0; i < 8; ++i)
                 bits |= ((n >> (8 * i)) & 0xff) << (8 * (7 - i));
-            status = pushNode(Node { Kind::Float, 0, std::bit_cast<std::int64_t>(bits) });
+            status = pushNode(Kind::Float, std::bit_cast<std::int64_t>(bits));
             break;
         }
         case 0x8c: case 'X': case 0x8d: case 'C': case 'B': case 0x8e: case 0x96: {
@@ -407,9 +556,9 @@ Status PickleParser::run()
             status = pushString(text ? Kind::String : Kind::Bytes, n);
             break;
         }
-        case 'N': status = pushNode(Node { Kind::None, 0, 0 }); break;
-        case 0x88: case 0x89: status = pushNode(Node { Kind::Bool, 0, m_op == 0x88 }); break;
-        case 0x94: status = memoPut(m_memo.size()); break;
+        case 'N': status = pushConstant(Kind::None, false); break;
+        case 0x88: case 0x89: status = pushConstant(Kind::Bool, m_op == 0x88); break;
+        case 0x94: status = memoPut(m_memoDense.size() + m_memoSparse.size()); break;
         case 'q': case 'r':
             if (!readUnsigned(m_op == 'q' ? 1 : 4, n, error))
                 return error;
@@ -418,10 +567,10 @@ Status PickleParser::run()
         case 'h': case 'j': {
             if (!readUnsigned(m_op == 'h' ? 1 : 4, n, error))
                 return error;
-            const auto found = m_memo.find(std::uint32_t(n));
-            if (found == m_memo.end())
+            const auto found = memoGet(std::uint32_t(n));
+            if (!found)
                 return fail(opName() + " reads memo index " + std::to_string(n) + ", which was never stored");
-            m_stack.push_back(found->second); // shared, not copied: the value table stays linear in the file
+            m_stack.push_back(*found); // shared, not copied: the value table stays linear in the file
             break;
         }
         case '.':
@@ -429,6 +578,7 @@ Status PickleParser::run()
                 return fail("STOP with " + std::to_string(m_stack.size()) + " values and " + std::to_string(m_marks.size())
                     + " open MARKs on the stack; a pickle ends with exactly one value");
             m_doc.m_root = m_stack.back();
+            keepStrings();
             return checkStructure();
         default:
             if (executes(m_op))
@@ -451,11 +601,10 @@ Status PickleParser::run()
 // the containers reachable from the root (each visited once) settles both.
 Status PickleParser::checkStructure()
 {
-    const auto& nodes = m_doc.m_nodes;
-    const auto& containers = m_doc.m_containers;
     enum : std::uint8_t { White, Grey, Black };
-    std::vector<std::uint8_t> colour(containers.size(), White);
-    std::vector<int> height(containers.size(), 0);
+    // Per value (only containers' entries are used): visit state and nesting height, at most kMaxPickleDepth.
+    std::vector<std::uint8_t> colour(m_doc.m_kinds.size(), White);
+    std::vector<std::uint8_t> height(m_doc.m_kinds.size(), 0);
     struct Frame {
         std::uint32_t container;
         std::size_t next;
@@ -465,101 +614,112 @@ Status PickleParser::checkStructure()
         return makeError(ErrorCode::InvalidModel, m_source + ": containers nest deeper than " + std::to_string(kMaxPickleDepth)
                 + " levels (through memo references)");
     };
-    const auto& root = nodes[m_doc.m_root];
-    if (!isContainer(root))
+    if (!isContainer(m_doc.m_root))
         return {};
-    path.push_back({ root.aux, 0 });
-    colour[root.aux] = Grey;
+    path.push_back({ m_doc.m_root, 0 });
+    colour[m_doc.m_root] = Grey;
     while (!path.empty()) {
         auto& top = path.back();
-        const auto& items = containers[top.container];
-        if (top.next == items.size()) {
+        const auto items = m_doc.itemsOf(top.container);
+        if (top.next == items.count) {
             colour[top.container] = Black;
             const int h = height[top.container];
             path.pop_back();
             if (!path.empty())
-                height[path.back().container] = std::max(height[path.back().container], h + 1);
+                height[path.back().container] = std::uint8_t(std::max<int>(height[path.back().container], h + 1));
             continue;
         }
-        const auto& child = nodes[items[top.next++]];
-        if (!isContainer(child))
+        const auto c = items.data[top.next++];
+        if (!isContainer(c))
             continue;
-        if (colour[child.aux] == Grey)
+        if (colour[c] == Grey)
             return makeError(ErrorCode::InvalidModel, m_source + ": a container holds itself (through memo references); a memory snapshot is a tree");
-        if (colour[child.aux] == Black) {
-            height[top.container] = std::max(height[top.container], height[child.aux] + 1);
-            if (int(path.size()) + height[child.aux] > kMaxPickleDepth)
+        if (colour[c] == Black) {
+            if (int(path.size()) + height[c] > kMaxPickleDepth)
                 return tooDeep();
+            height[top.container] = std::uint8_t(std::max<int>(height[top.container], height[c] + 1));
             continue;
         }
         if (int(path.size()) >= kMaxPickleDepth)
             return tooDeep();
-        colour[child.aux] = Grey;
-        path.push_back({ child.aux, 0 });
+        colour[c] = Grey;
+        path.push_back({ c, 0 });
     }
     return {};
 }
 
-PickleValue::Kind PickleValue::kind() const { return m_document->m_nodes[m_node].kind; }
+PickleDocument::Items PickleDocument::itemsOf(std::uint32_t container) const
+{
+    const auto payload = m_payloads[container];
+    if (payload >= 0)
+        return { m_items.data() + (std::uint64_t(payload) >> kCountBits), std::size_t(std::uint64_t(payload) & ((std::uint64_t(1) << kCountBits) - 1)) };
+    const auto& record = m_containers[std::size_t(-1 - payload)];
+    if (record.begin & kGrown)
+        return { m_grown[std::size_t(record.begin & ~kGrown)].data(), std::size_t(record.count) };
+    return { m_items.data() + record.begin, std::size_t(record.count) };
+}
 
-bool PickleValue::asBool() const { return kind() == Kind::Bool && m_document->m_nodes[m_node].value != 0; }
+PickleValue::Kind PickleValue::kind() const
+{
+    return (m_node & PickleDocument::kInlineInt) ? Kind::Int : m_document->m_kinds[m_node];
+}
+
+bool PickleValue::asBool() const { return kind() == Kind::Bool && m_document->m_payloads[m_node] != 0; }
 
 std::int64_t PickleValue::asInt() const
 {
-    const auto& node = m_document->m_nodes[m_node];
-    return node.kind == Kind::Int || node.kind == Kind::Bool ? node.value : 0;
+    if (m_node & PickleDocument::kInlineInt)
+        return std::int64_t(m_node & ~PickleDocument::kInlineInt);
+    const auto k = kind();
+    return k == Kind::Int || k == Kind::Bool ? m_document->m_payloads[m_node] : 0;
 }
 
 double PickleValue::asFloat() const
 {
-    const auto& node = m_document->m_nodes[m_node];
-    if (node.kind == Kind::Float)
-        return std::bit_cast<double>(node.value);
-    return node.kind == Kind::Int ? double(node.value) : 0.0;
+    const auto k = kind();
+    if (k == Kind::Float)
+        return std::bit_cast<double>(m_document->m_payloads[m_node]);
+    return k == Kind::Int ? double(asInt()) : 0.0;
 }
 
 std::string_view PickleValue::asString() const
 {
-    const auto& node = m_document->m_nodes[m_node];
-    if (node.kind != Kind::String && node.kind != Kind::Bytes)
+    const auto k = kind();
+    if (k != Kind::String && k != Kind::Bytes)
         return {};
-    return std::string_view(m_document->m_bytes).substr(std::size_t(node.value), node.aux);
+    const auto& span = m_document->m_spans[std::size_t(m_document->m_payloads[m_node])];
+    return std::string_view(m_document->m_strings).substr(std::size_t(span.begin), std::size_t(span.count));
 }
+
+const std::uint32_t* PickleValue::items() const { return m_document->itemsOf(m_node).data; }
+
+std::size_t PickleValue::itemCount() const { return m_document->itemsOf(m_node).count; }
 
 std::size_t PickleValue::size() const
 {
     const auto k = kind();
     if (k == Kind::List || k == Kind::Tuple)
-        return m_document->m_containers[m_document->m_nodes[m_node].aux].size();
+        return itemCount();
     return entryCount();
 }
 
-PickleValue PickleValue::operator[](std::size_t index) const
-{
-    return PickleValue(m_document, m_document->m_containers[m_document->m_nodes[m_node].aux][index]);
-}
+PickleValue PickleValue::operator[](std::size_t index) const { return PickleValue(m_document, items()[index]); }
 
-std::size_t PickleValue::entryCount() const
-{
-    return kind() == Kind::Dict ? m_document->m_containers[m_document->m_nodes[m_node].aux].size() / 2 : 0;
-}
+std::size_t PickleValue::entryCount() const { return kind() == Kind::Dict ? itemCount() / 2 : 0; }
 
-PickleValue PickleValue::entryKey(std::size_t index) const
-{
-    return PickleValue(m_document, m_document->m_containers[m_document->m_nodes[m_node].aux][2 * index]);
-}
+PickleValue PickleValue::entryKey(std::size_t index) const { return PickleValue(m_document, items()[2 * index]); }
 
-PickleValue PickleValue::entryValue(std::size_t index) const
-{
-    return PickleValue(m_document, m_document->m_containers[m_document->m_nodes[m_node].aux][2 * index + 1]);
-}
+PickleValue PickleValue::entryValue(std::size_t index) const { return PickleValue(m_document, items()[2 * index + 1]); }
 
 std::optional<PickleValue> PickleValue::find(std::string_view key) const
 {
-    for (std::size_t i = entryCount(); i-- > 0;) {
-        const auto k = entryKey(i);
+    if (kind() != Kind::Dict)
+        return std::nullopt;
+    const auto* entries = items();
+    for (std::size_t i = itemCount() / 2; i-- > 0;) {
+        const PickleValue k(m_document, entries[2 * i]);
         if (k.kind() == Kind::String && k.asString() == key)
-            return entryValue(i);
+            return PickleValue(m_document, entries[2 * i + 1]);
     }
     return std::nullopt;
 }

@@ -23,11 +23,14 @@ namespace core {
 // index never stored, a length beyond the rest of the file, nesting deeper than kMaxPickleDepth, a
 // container that holds itself through the memo.
 //
-// Values live in one flat table owned by PickleDocument; strings and bytes are views into the
-// pickle's own bytes, which the document keeps. A memo reference (BINGET) shares the value rather
-// than copying it, so the table stays within a small multiple of the file (16 bytes per value, 4 per
-// container entry, a vector per container and the memo's map) and parsing is linear in the file's
-// length.
+// Values live in flat tables owned by PickleDocument: per value a kind byte and an 8-byte payload;
+// the items of every list, tuple and dict in one pooled array (a container is a range of it); the
+// bytes of the str and bytes values copied out of the pickle when they are a small part of it (the
+// pickle's own bytes are then dropped once parsed; else the document keeps them). Integers within
+// [0, 2^31) take no table entry: the handle carries them; None, True and False have one entry each.
+// A memo reference (BINGET) shares the value rather than copying it, so the tables stay within a
+// small multiple of the file (9 bytes per value, 4 per container item) and parsing is linear in
+// the file's length.
 
 inline constexpr int kMaxPickleDepth = 64; // containers inside containers; a snapshot nests 6 deep
 
@@ -67,6 +70,9 @@ private:
     friend class PickleDocument;
     friend class PickleParser;
     PickleValue(const PickleDocument* document, std::uint32_t node) : m_document(document), m_node(node) { }
+    // A list's, tuple's or dict's items in the document's pool, and how many.
+    const std::uint32_t* items() const;
+    std::size_t itemCount() const;
     const PickleDocument* m_document;
     std::uint32_t m_node;
 };
@@ -74,26 +80,49 @@ private:
 class PickleDocument {
 public:
     PickleValue root() const { return PickleValue(this, m_root); }
-    std::size_t valueCount() const { return m_nodes.size(); }
+    std::size_t valueCount() const { return m_kinds.size(); } // the values with a table entry
 
 private:
     friend class PickleValue;
     friend class PickleParser;
-    struct Node {
-        PickleValue::Kind kind = PickleValue::Kind::None;
-        std::uint32_t aux = 0; // string/bytes: length; list/tuple/dict: index in m_containers
-        std::int64_t value = 0; // int, bool; a float's bits; string/bytes: offset in m_bytes
+    // A value handle with this bit set is an int in [0, 2^31) held in the handle itself; without
+    // it, the index of an entry of m_kinds and m_payloads.
+    static constexpr std::uint32_t kInlineInt = 0x80000000u;
+    struct Span {
+        std::uint64_t begin = 0; // in m_strings
+        std::uint64_t count = 0;
     };
-    std::string m_bytes;
-    std::vector<Node> m_nodes;
-    // Per container its node indices: items for a list or tuple, key and value alternating for a dict.
-    std::vector<std::vector<std::uint32_t>> m_containers;
+    // A list's, tuple's or dict's payload: its range of m_items packed as begin << kCountBits | count
+    // when begin < 2^40 and count < 2^kCountBits (the usual case, no other record); else, negative,
+    // -1 - the index of its Container.
+    static constexpr int kCountBits = 23;
+    // With this bit, Container::begin is an index in m_grown rather than in m_items.
+    static constexpr std::uint64_t kGrown = std::uint64_t(1) << 63;
+    struct Container {
+        std::uint64_t begin = 0; // in m_items (or, with kGrown, in m_grown)
+        std::uint64_t count = 0; // a list's or tuple's items, a dict's keys and values alternating
+    };
+    struct Items {
+        const std::uint32_t* data = nullptr;
+        std::size_t count = 0;
+    };
+    Items itemsOf(std::uint32_t container) const; // a list's, tuple's or dict's value handle
+    std::vector<PickleValue::Kind> m_kinds;
+    // Per value: int, bool; a float's bits; str/bytes: index in m_spans; list/tuple/dict: see kCountBits.
+    std::vector<std::int64_t> m_payloads;
+    std::string m_strings;
+    std::vector<Span> m_spans;
+    std::vector<Container> m_containers;
+    std::vector<std::uint32_t> m_items;
+    // Containers that outgrew their range of m_items while other values were built after it (a list
+    // filled by many APPENDS, as Python writes long lists): their items, each in its own vector.
+    std::vector<std::vector<std::uint32_t>> m_grown;
     std::uint32_t m_root = 0;
 };
 
-// Parses the pickle in `bytes` (taken over: strings point into it). Messages read
-// "SOURCE: byte N: ...". `progress` hears "parsing the pickle" with the fraction of bytes read, and
-// its cancel ends the parse with ErrorCode::Cancelled.
+// Parses the pickle in `bytes` (taken over; released before returning unless its strings are more
+// than a quarter of it). Messages read "SOURCE: byte N: ...". `progress` hears "parsing the pickle"
+// with the fraction of bytes read, and its cancel ends the parse with ErrorCode::Cancelled.
 Expected<std::shared_ptr<const PickleDocument>> parsePickle(
     std::string bytes, const std::string& source, const LoadProgress& progress = {});
 

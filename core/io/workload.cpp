@@ -156,13 +156,17 @@ Expected<Workload> loadSized(const std::string& spec, const LoadOptions& options
     if (ext == ".pickle") {
         if (auto s = checkNoSizesGiven(spec, options, "a memory snapshot"); !s)
             return s.error();
-        auto snapshot = loadSnapshot(spec, options.progress);
-        if (!snapshot)
-            return snapshot.error();
-        auto trace = measureTrace(*snapshot, spec, std::nullopt, options.progress);
+        // The snapshot's events are dropped once replayed, and the trace's problem moves into the
+        // workload: a large snapshot's load holds each stage once, not all of them at the end.
+        auto trace = [&]() -> Expected<MeasuredTrace> {
+            auto snapshot = loadSnapshot(spec, options.progress);
+            if (!snapshot)
+                return snapshot.error();
+            return measureTrace(std::move(*snapshot), spec, std::nullopt, options.progress);
+        }();
         if (!trace)
             return trace.error();
-        auto workload = traceWorkload(*trace);
+        auto workload = traceWorkload(std::move(*trace));
         workload.regions.clear(); // the segments are the recorded plan's arena, not memory beside it
         if (options.alignment)
             workload.notes.push_back("--alignment does not apply to a memory snapshot: its sizes are the allocator's own");

@@ -73,7 +73,10 @@ std::string MeasuredTrace::frameName(int frame) const
     return frame >= 0 && std::size_t(frame) < frames.size() ? frameLabel(frames[std::size_t(frame)]) : "(no frames)";
 }
 
-Expected<MeasuredTrace> measureTrace(const MemorySnapshot& snapshot, const std::string& source, std::optional<int> asked, const LoadProgress& progress)
+namespace {
+// measureTrace; with `owned` (the snapshot itself), the replayed events are released after the replay.
+Expected<MeasuredTrace> measure(const MemorySnapshot& snapshot, MemorySnapshot* owned, const std::string& source, std::optional<int> asked,
+    const LoadProgress& progress)
 {
     const auto device = chooseDevice(snapshot, source, asked);
     if (!device)
@@ -91,7 +94,11 @@ Expected<MeasuredTrace> measureTrace(const MemorySnapshot& snapshot, const std::
     const auto fail = [&](const std::string& where, const std::string& what) {
         return makeError(ErrorCode::InvalidModel, source + ": " + where + ": " + what);
     };
-    const auto eventWhere = [&](int e) { return dev + ", event " + std::to_string(e) + " (" + actionName(events[std::size_t(e)].action) + ")"; };
+    std::vector<TraceAction> actions; // the events' actions, once the events are released
+    const auto eventWhere = [&](int e) {
+        const auto action = actions.empty() ? events[std::size_t(e)].action : actions[std::size_t(e)];
+        return dev + ", event " + std::to_string(e) + " (" + actionName(action) + ")";
+    };
 
     std::vector<const SnapshotSegment*> segments;
     std::int64_t reservedAtEnd = 0;
@@ -199,6 +206,12 @@ Expected<MeasuredTrace> measureTrace(const MemorySnapshot& snapshot, const std::
             break;
         }
     }
+    if (owned && E > 0) {
+        actions.reserve(std::size_t(E));
+        for (const auto& ev : events)
+            actions.push_back(ev.action);
+        std::vector<TraceEvent>().swap(owned->deviceTraces[std::size_t(t.device)]); // `events` is empty from here on
+    }
     // Freed but never completed by the end: the request ends it.
     for (const auto& [address, index] : live)
         if (requested[std::size_t(index)] >= 0)
@@ -240,6 +253,27 @@ Expected<MeasuredTrace> measureTrace(const MemorySnapshot& snapshot, const std::
     if (!t.hasTrace)
         t.notes.push_back("the snapshot has no trace for this device (recorded without _record_memory_history()): one step, the "
             "allocator's state when it was taken");
+
+    // The reserved curve from the segment events, made here in the deltas' own array (before the
+    // problem is built, the largest part of a large trace), and the replay's maps released.
+    std::int64_t reservedChange = 0;
+    for (const auto d : reservedDelta)
+        reservedChange += d;
+    std::int64_t running = reservedAtEnd - reservedChange;
+    if (running < 0) {
+        t.notes.push_back("the trace's segment events add " + formatBytes(reservedChange) + " while the snapshot's segments hold "
+            + formatBytes(reservedAtEnd) + ": the reserved curve starts at 0");
+        running = 0;
+    }
+    for (std::size_t s = 0; s < std::size_t(E) + 1; ++s) {
+        running += reservedDelta[s];
+        reservedDelta[s] = running;
+    }
+    reservedDelta.pop_back(); // E + 1 steps
+    t.reserved = std::move(reservedDelta);
+    std::vector<int>().swap(requested);
+    std::unordered_map<std::int64_t, int>().swap(live);
+    std::unordered_set<std::int64_t>().swap(touched);
 
     // Every allocation inside a range a segment covered.
     const Step steps = Step(E + 1);
@@ -283,21 +317,10 @@ Expected<MeasuredTrace> measureTrace(const MemorySnapshot& snapshot, const std::
     // Curves per step: allocated from the lifetimes (an allocation found at its free adds to
     // earlier steps), reserved from the segment events.
     t.allocated = liveBytesCurve(t.problem);
-    std::int64_t reservedChange = 0;
-    for (const auto d : reservedDelta)
-        reservedChange += d;
-    std::int64_t reserved = reservedAtEnd - reservedChange;
-    if (reserved < 0) {
-        t.notes.push_back("the trace's segment events add " + formatBytes(reservedChange) + " while the snapshot's segments hold "
-            + formatBytes(reservedAtEnd) + ": the reserved curve starts at 0");
-        reserved = 0;
-    }
-    t.reserved.resize(std::size_t(steps));
     Step overReserved = -1;
     for (Step s = 0; s < steps; ++s) {
         const auto allocated = t.allocated[std::size_t(s)];
-        reserved += reservedDelta[std::size_t(s)];
-        t.reserved[std::size_t(s)] = reserved;
+        const auto reserved = t.reserved[std::size_t(s)];
         if (allocated > t.allocated[std::size_t(t.peakAllocatedStep)])
             t.peakAllocatedStep = s;
         const auto peak = t.reserved[std::size_t(t.peakReservedStep)];
@@ -318,17 +341,48 @@ Expected<MeasuredTrace> measureTrace(const MemorySnapshot& snapshot, const std::
     return t;
 }
 
-Workload traceWorkload(const MeasuredTrace& trace)
+namespace {
+// One region per segment range, counting the allocations inside it.
+std::vector<Region> segmentRegions(const MeasuredTrace& trace)
 {
-    auto workload = workloadFromProblem(trace.problem, trace.source, {});
+    std::vector<Region> regions;
     for (const auto& [begin, end] : trace.ranges)
-        workload.regions.push_back(Region { "segments at " + hex(begin), end - begin, 0 });
+        regions.push_back(Region { "segments at " + hex(begin), end - begin, 0 });
     for (const auto& a : trace.allocations) {
         const auto r = std::upper_bound(trace.ranges.begin(), trace.ranges.end(), std::make_pair(a.address, INT64_MAX));
         if (r != trace.ranges.begin()) // always, for a trace measureTrace made
-            ++workload.regions[std::size_t(r - trace.ranges.begin() - 1)].tensorCount;
+            ++regions[std::size_t(r - trace.ranges.begin() - 1)].tensorCount;
     }
+    return regions;
+}
+} // namespace
+
+} // namespace
+
+Expected<MeasuredTrace> measureTrace(const MemorySnapshot& snapshot, const std::string& source, std::optional<int> device, const LoadProgress& progress)
+{
+    return measure(snapshot, nullptr, source, device, progress);
+}
+
+Expected<MeasuredTrace> measureTrace(MemorySnapshot&& snapshot, const std::string& source, std::optional<int> device, const LoadProgress& progress)
+{
+    return measure(snapshot, &snapshot, source, device, progress);
+}
+
+Workload traceWorkload(const MeasuredTrace& trace)
+{
+    auto workload = workloadFromProblem(trace.problem, trace.source, {});
+    workload.regions = segmentRegions(trace);
     workload.notes = trace.notes;
+    return workload;
+}
+
+Workload traceWorkload(MeasuredTrace&& trace)
+{
+    auto regions = segmentRegions(trace);
+    auto workload = workloadFromProblem(std::move(trace.problem), trace.source, {});
+    workload.regions = std::move(regions);
+    workload.notes = std::move(trace.notes);
     return workload;
 }
 

@@ -73,10 +73,17 @@ struct MeasuredTrace {
 // `progress` hears "replaying the events"; its cancel ends the replay with ErrorCode::Cancelled.
 Expected<MeasuredTrace> measureTrace(const MemorySnapshot& snapshot, const std::string& source, std::optional<int> device = std::nullopt,
     const LoadProgress& progress = {});
+// The same, releasing the replayed device's events as soon as they are replayed (before the problem
+// is built), so that a large snapshot's events and its problem are not held at once.
+Expected<MeasuredTrace> measureTrace(MemorySnapshot&& snapshot, const std::string& source, std::optional<int> device = std::nullopt,
+    const LoadProgress& progress = {});
 
 // The measured trace as a workload the views and planners take: its problem, the segment ranges as
 // regions, its notes.
 Workload traceWorkload(const MeasuredTrace& trace);
+// The same, taking over the trace's problem and notes instead of copying them (a large snapshot's
+// problem holds millions of buffers); the rest of the trace is left as it was.
+Workload traceWorkload(MeasuredTrace&& trace);
 
 // Bytes live at `step` per allocation site (frameName), largest first.
 std::vector<std::pair<std::string, std::int64_t>> liveBytesByFrame(const MeasuredTrace& trace, Step step);

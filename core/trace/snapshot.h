@@ -42,16 +42,17 @@ struct SnapshotSegment {
     std::vector<SnapshotBlock> blocks;
 };
 
-enum class TraceAction { Alloc, FreeRequested, FreeCompleted, SegmentAlloc, SegmentFree, SegmentMap, SegmentUnmap, Oom, Snapshot, Other };
+enum class TraceAction : std::uint8_t { Alloc, FreeRequested, FreeCompleted, SegmentAlloc, SegmentFree, SegmentMap, SegmentUnmap, Oom, Snapshot, Other };
 
+// 48 bytes: a large snapshot holds tens of millions (the frame sits beside the action, in the padding).
 struct TraceEvent {
     TraceAction action = TraceAction::Other;
+    int frame = -1; // MemorySnapshot::frames
     std::int64_t addr = 0;
     std::int64_t size = 0;
     std::int64_t stream = 0;
     std::int64_t timeUs = -1;     // -1: not recorded
     std::int64_t deviceFree = -1; // oom only: what CUDA still reported free
-    int frame = -1;               // MemorySnapshot::frames
 };
 
 // One entry of `external_annotations`: what PyTorch's record_function (or a user's annotation)
