@@ -188,8 +188,7 @@ Expected<Workload> loadSized(const std::string& spec, const LoadOptions& options
             recorded.stream.push_back(a.stream);
         }
         recorded.phases = std::move(trace->phases);
-        if (std::size_t(trace->device) < snapshot->deviceTraces.size())
-            recorded.stepSeconds = stepSeconds(snapshot->deviceTraces[std::size_t(trace->device)]);
+        recorded.stepSeconds = std::move(trace->stepSeconds);
         return workload;
     }
     if (ext == ".csv") {

@@ -206,6 +206,13 @@ Expected<MeasuredTrace> measure(const MemorySnapshot& snapshot, MemorySnapshot* 
             break;
         }
     }
+    // The events' times (annotations are placed by them) before the events may be released.
+    t.stepSeconds = stepSeconds(events);
+    if (!snapshot.annotations.empty()) {
+        auto placed = placeAnnotations(snapshot.annotations, events, t.device);
+        t.phases = std::move(placed.phases);
+        t.notes.insert(t.notes.end(), placed.notes.begin(), placed.notes.end());
+    }
     if (owned && E > 0) {
         actions.reserve(std::size_t(E));
         for (const auto& ev : events)
@@ -245,11 +252,6 @@ Expected<MeasuredTrace> measure(const MemorySnapshot& snapshot, MemorySnapshot* 
             "freed in it); the trace is taken as it is");
     if (snapshot.unknownActions > 0)
         t.notes.push_back(std::to_string(snapshot.unknownActions) + " events of actions this reader does not know were skipped");
-    if (!snapshot.annotations.empty()) {
-        auto placed = placeAnnotations(snapshot.annotations, events, t.device);
-        t.phases = std::move(placed.phases);
-        t.notes.insert(t.notes.end(), placed.notes.begin(), placed.notes.end());
-    }
     if (!t.hasTrace)
         t.notes.push_back("the snapshot has no trace for this device (recorded without _record_memory_history()): one step, the "
             "allocator's state when it was taken");

@@ -49,6 +49,7 @@ struct MeasuredTrace {
     Step peakReservedStep = 0; // of the steps at the reserved peak, the one with the most allocated
     std::vector<TraceOom> ooms;
     std::vector<TracePhase> phases; // the snapshot's annotations of this device (placeAnnotations)
+    std::vector<float> stepSeconds; // per step, seconds since the first event (core::stepSeconds); empty without times
     std::vector<std::string> notes;
     // The allocations as an allocation problem (lifetimes on the event axis) and where PyTorch put
     // them: each offset is the address within its range plus the sizes of the ranges below it, so
