@@ -14,7 +14,6 @@
 #include "io/breakdown.h"
 #include "strategies/training.h"
 #include "trace/ortreport.h"
-#include "trace/tracebreakdown.h"
 
 #include <QApplication>
 #include <QFileInfo>
@@ -348,9 +347,13 @@ void SummaryPanel::refresh()
         rows.row(tr("Address span"), bytesText(recorded->plan.arenaSize), tr("segments stacked"));
         if (plan && plan->offsets != recorded->plan.offsets)
             rows.row(tr("Re-planned"), bytesText(plan->arenaSize), QString::fromStdString(plan->planner));
-        std::map<std::int64_t, int> streams;
-        for (const std::int64_t stream : recorded->stream)
-            ++streams[stream];
+        const std::shared_ptr<const void> shown = m_document->sharedWorkload();
+        if (m_recordedTotals.of.lock() != shown) {
+            m_recordedTotals = { shown, {}, core::phaseNames(recorded->phases, live) };
+            for (const std::int64_t stream : recorded->stream)
+                ++m_recordedTotals.streams[stream];
+        }
+        const auto& streams = m_recordedTotals.streams;
         if (streams.size() > 1) {
             QStringList parts;
             for (const auto& [stream, count] : streams)
@@ -360,7 +363,7 @@ void SummaryPanel::refresh()
         // Annotated phases by name, the one holding the highest peak first.
         if (!recorded->phases.empty()) {
             rows.section(tr("Phases (annotated)"));
-            const auto names = core::phaseNames(recorded->phases, live);
+            const auto& names = m_recordedTotals.phases;
             for (std::size_t i = 0; i < names.size() && i < 6; ++i)
                 rows.row(elided(QString::fromStdString(names[i].name), 150), bytesText(names[i].peakAllocated),
                     (names[i].times > 1 ? tr("peak of %1").arg(names[i].times) : tr("peak"))

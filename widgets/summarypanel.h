@@ -2,7 +2,13 @@
 // SPDX-FileCopyrightText: MemPlan authors
 #pragma once
 
+#include "trace/tracebreakdown.h"
+
 #include <QWidget>
+
+#include <map>
+#include <memory>
+#include <vector>
 
 class PlanDocument;
 class QLabel;
@@ -31,4 +37,12 @@ private:
     PlanDocument* m_document;
     QLabel* m_label;
     QString m_plain;
+    // A memory snapshot's totals that do not change with the cursor or the plan, made once per
+    // workload: refresh runs on every cursor move, and a large snapshot has millions of allocations.
+    struct RecordedTotals {
+        std::weak_ptr<const void> of; // the workload they were made for
+        std::map<std::int64_t, int> streams; // stream -> allocations
+        std::vector<core::PhaseName> phases;  // core::phaseNames over the live curve
+    };
+    RecordedTotals m_recordedTotals;
 };

@@ -388,17 +388,4 @@ Workload traceWorkload(MeasuredTrace&& trace)
     return workload;
 }
 
-std::vector<std::pair<std::string, std::int64_t>> liveBytesByFrame(const MeasuredTrace& trace, Step step)
-{
-    std::unordered_map<int, std::int64_t> bytes;
-    for (const int i : liveAt(trace.problem, step))
-        bytes[trace.allocations[std::size_t(i)].frame] += trace.allocations[std::size_t(i)].size;
-    std::map<std::string, std::int64_t> named; // distinct frames may share a label
-    for (const auto& [frame, size] : bytes)
-        named[trace.frameName(frame)] += size;
-    std::vector<std::pair<std::string, std::int64_t>> out(named.begin(), named.end());
-    std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
-    return out;
-}
-
 } // namespace core

@@ -86,7 +86,5 @@ Workload traceWorkload(const MeasuredTrace& trace);
 // problem holds millions of buffers); the rest of the trace is left as it was.
 Workload traceWorkload(MeasuredTrace&& trace);
 
-// Bytes live at `step` per allocation site (frameName), largest first.
-std::vector<std::pair<std::string, std::int64_t>> liveBytesByFrame(const MeasuredTrace& trace, Step step);
 
 } // namespace core
