@@ -142,8 +142,8 @@ MemoryCurveView::MemoryCurveView(PlanDocument* document, QWidget* parent)
         g->setVisible(false);
         g->removeFromLegend();
     }
-    // Another snapshot or model compared with this one (File > Compare With…), on this axis: dark green.
-    m_compared = addLine(m_plot, QColor(0x2E7D32), Qt::DashDotDotLine, 1.5);
+    // Another snapshot or model compared with this one (File > Compare With…), on this axis: indigo (the lower bound is green).
+    m_compared = addLine(m_plot, QColor(0x283593), Qt::DashDotDotLine, 1.5);
     m_compared->setVisible(false);
     m_compared->removeFromLegend();
     m_measured = addLine(m_plot, QColor(0xF28E2B), Qt::DashLine, 2.0);
