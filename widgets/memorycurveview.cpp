@@ -15,6 +15,7 @@
 #include "strategymarks.h"
 #include "runmeasurement.h"
 #include "timelineview.h"
+#include "stepenvelope.h"
 #include "viewexport.h"
 #include "util/format.h"
 
@@ -34,23 +35,6 @@ QCPGraph* addLine(QCustomPlot* plot, const QColor& color, Qt::PenStyle style, do
     graph->setPen(pen);
     graph->setLineStyle(QCPGraph::lsStepLeft);
     return graph;
-}
-
-// Step-graph data: point i at step i holds curve[i] until step i+1; one extra point closes the last step.
-void setStepData(QCPGraph* graph, const std::vector<core::Bytes>& curve, double divisor)
-{
-    QVector<double> keys, values;
-    keys.reserve(static_cast<int>(curve.size()) + 1);
-    values.reserve(static_cast<int>(curve.size()) + 1);
-    for (std::size_t i = 0; i < curve.size(); ++i) {
-        keys.append(static_cast<double>(i));
-        values.append(static_cast<double>(curve[i]) / divisor);
-    }
-    if (!curve.empty()) {
-        keys.append(static_cast<double>(curve.size()));
-        values.append(values.back());
-    }
-    graph->setData(keys, values, true);
 }
 
 void setFlat(QCPGraph* graph, double steps, double value)
@@ -123,6 +107,15 @@ MemoryCurveView::MemoryCurveView(PlanDocument* document, QWidget* parent)
     fill.setAlpha(60);
     m_live->setBrush(fill);
     m_live->setName(QStringLiteral("live bytes"));
+    // Zoomed out past a step per pixel the live curve draws each column's most, and this its least
+    // over it in a deeper tint: the band between is how far the bytes swing inside the column.
+    m_liveLeast = m_plot->addGraph();
+    m_liveLeast->setLineStyle(QCPGraph::lsStepLeft);
+    m_liveLeast->setPen(Qt::NoPen);
+    m_liveLeast->setBrush(fill);
+    m_liveLeast->removeFromLegend();
+    m_liveLeast->setSelectable(QCP::stNone);
+    m_liveLeast->setVisible(false);
     m_arena = addLine(m_plot, QColor(0x202124), Qt::SolidLine, 1.5);
     m_lower = addLine(m_plot, QColor(0x1A7F37), Qt::DashLine, 1.5);
     // The allocator curve first, so the measured arena curve (dashed) stays visible where they coincide.
@@ -267,6 +260,7 @@ void MemoryCurveView::rebuild()
     m_phaseBands.set(recorded ? recorded->phases : std::vector<core::TracePhase> {});
     setStepData(m_live, live, m_unit.divisor);
     m_live->setVisible(!stacked);
+    m_liveLeast->setVisible(false); // fitSeries shows it where the live curve is drawn per column
     m_live->removeFromLegend();
     m_live->setName(recorded ? QStringLiteral("allocated (measured)") : QStringLiteral("live bytes"));
     if (!stacked)
@@ -388,8 +382,10 @@ void MemoryCurveView::rebuild()
 
 core::Bytes MemoryCurveView::rebuildStack(double divisor)
 {
-    for (QCPGraph* layer : m_layers)
+    for (QCPGraph* layer : m_layers) {
+        m_stepValues.erase(layer);
         m_plot->removeGraph(layer);
+    }
     m_layers.clear();
     for (QCPAbstractItem* item : m_markItems)
         m_plot->removeItem(item);
@@ -488,11 +484,39 @@ QStringList MemoryCurveView::stepMarks() const
     return names;
 }
 
+// Step-graph data: step i holds curve[i] until step i+1; what QCustomPlot gets is fitted to the zoom
+// (fitSeries).
+void MemoryCurveView::setStepData(QCPGraph* graph, const std::vector<core::Bytes>& curve, double divisor)
+{
+    auto& values = m_stepValues[graph];
+    values.resize(curve.size());
+    for (std::size_t i = 0; i < curve.size(); ++i)
+        values[i] = static_cast<double>(curve[i]) / divisor;
+    fitSeries();
+}
+
+void MemoryCurveView::fitSeries()
+{
+    const double first = m_document->firstVisibleStep(), last = m_document->lastVisibleStep();
+    const int pixels = plotWidth(width());
+    for (const auto& [graph, values] : m_stepValues) {
+        if (!graph->visible())
+            continue; // rebuild() ends in updateRange(): a series shown again is fitted then
+        const StepPoints points = stepEnvelope(values, first, last, pixels);
+        graph->setData(points.keys, points.values, true);
+        if (graph == m_live) {
+            m_liveLeast->setVisible(!points.lows.isEmpty());
+            m_liveLeast->setData(points.keys, points.lows, true);
+        }
+    }
+}
+
 void MemoryCurveView::updateRange()
 {
     m_plot->xAxis->setRange(m_document->firstVisibleStep(), m_document->lastVisibleStep());
     fitStepTicks(m_plot->xAxis, plotWidth(width()));
     m_phaseBands.fit(plotWidth(width()));
+    fitSeries();
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
@@ -715,6 +739,7 @@ void MemoryCurveView::resizeEvent(QResizeEvent* event)
     fitMemoryTicks(height());
     fitStepTicks(m_plot->xAxis, plotWidth(width()));
     m_phaseBands.fit(plotWidth(width()));
+    fitSeries();
 }
 
 int MemoryCurveView::plotWidth(int pixels) { return pixels - TimelineView::labelColumnRight() - TimelineView::rightMarginWidth(); }

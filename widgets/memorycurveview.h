@@ -10,6 +10,7 @@
 #include <QStringList>
 #include <QWidget>
 
+#include <unordered_map>
 #include <vector>
 
 class PlanDocument;
@@ -88,6 +89,8 @@ private:
     void updateOverlay();
     void updateMeasuredSeries();
     void updateRange();
+    void setStepData(QCPGraph* graph, const std::vector<core::Bytes>& curve, double divisor);
+    void fitSeries(); // hands each step series to its graph for the visible steps (stepEnvelope)
     void updateHighlight();
     // Draws the category layers and phase marks of a captured step, or removes them; the bytes the
     // other series are lifted by (the regions), 0 when not stacked.
@@ -103,6 +106,7 @@ private:
     QCPTextElement* m_title;
     QCPLayoutGrid* m_header; // the title, then the legend beside it or under it (fitHeader)
     QCPGraph* m_live;
+    QCPGraph* m_liveLeast; // zoomed out: the least live bytes of each pixel column (fitSeries)
     QCPGraph* m_arena;
     QCPGraph* m_lower;
     QCPGraph* m_scratch = nullptr;
@@ -115,6 +119,7 @@ private:
     QCPGraph* m_compared;          // another snapshot or model's live bytes on this axis (PlanDocument::comparison)
     QCPGraph* m_budget;
     QCPGraph* m_before; // live bytes before strategies, on the new schedule's steps (alignBeforeCurve)
+    std::unordered_map<QCPGraph*, std::vector<double>> m_stepValues; // each step series, in m_unit, whole
     std::vector<QCPGraph*> m_layers; // stacked category layers, bottom first (a captured step)
     // Draws a dashed line at step x (when `line`) and a label "text ▸" at the top of the plot.
     void addStepMark(double x, const QString& text, const QColor& color, bool line);
