@@ -64,6 +64,7 @@ struct StudioOptions {
     std::optional<int> checkpointEvery; // --checkpoint: 0 sqrt, else N
     QString peerProfile; // --ort-profile: laid over the model once its plan shows
     QString compareWith; // --compare-with: diffed against the model once its plan shows
+    bool timeAxis = false; // --time-axis: a snapshot's memory curve against its event times
     core::LoadOptions load;
     std::vector<std::pair<std::string, std::filesystem::path>> files;
 };
@@ -119,6 +120,9 @@ std::optional<StudioOptions> readOptions(const QApplication& app)
     const QCommandLineOption compareOption(QStringLiteral("compare-with"),
         QStringLiteral("Another PyTorch memory snapshot or model, set beside this one as File > Compare With does."), QStringLiteral("file"));
     parser.addOption(compareOption);
+    const QCommandLineOption timeAxisOption(QStringLiteral("time-axis"),
+        QStringLiteral("Draw a memory snapshot's curve against the time of its events (View > Memory Curve Against Time)."));
+    parser.addOption(timeAxisOption);
     parser.addPositionalArgument(QStringLiteral("model"),
         QStringLiteral("ONNX model, JSON graph, allocation CSV or example:NAME (default: example:unet)."),
         QStringLiteral("[model]"));
@@ -150,6 +154,7 @@ std::optional<StudioOptions> readOptions(const QApplication& app)
     }
     options.peerProfile = parser.value(peerProfileOption);
     options.compareWith = parser.value(compareOption);
+    options.timeAxis = parser.isSet(timeAxisOption);
     // The command line's own reader of --dim and --input-shape, for the same checks and messages.
     CliArgs sizes;
     for (const auto& v : parser.values(dimOption))
@@ -262,6 +267,7 @@ int main(int argc, char** argv)
         QObject::connect(
             &window, &MainWindow::planDisplayed, &window, [&window, file = options->compareWith] { window.compareWith(file); },
             Qt::SingleShotConnection);
+    window.showTimeAxis(options->timeAxis);
     if (options->workspaces)
         window.workspacesCheck()->setChecked(true); // before the first load: nothing to re-load yet
     window.setTrainingStep(options->training); // likewise: the first load takes them

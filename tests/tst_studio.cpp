@@ -219,6 +219,28 @@ void TestStudio::snapshotOpensAsRecordedAndReplans()
     const auto& seconds = workload->recorded->stepSeconds;
     QCOMPARE(seconds.size(), std::size_t(workload->problem.steps));
     QVERIFY(seconds.front() == 0.0f && std::is_sorted(seconds.begin(), seconds.end()) && seconds.back() > 0.0f);
+    // Against time (View > Memory Curve Against Time): the x axis spans the event times, the bands
+    // and the OOM mark move with them, a click finds the step at its time; then back to the steps.
+    MemoryCurveView* curve = m_window->memoryCurveView();
+    QVERIFY(curve->canShowTime() && !curve->showsTime());
+    m_window->showTimeAxis(true);
+    QVERIFY(curve->showsTime());
+    QCOMPARE(curve->plot()->xAxis->label(), QStringLiteral("time since the first event"));
+    const QCPRange range = curve->plot()->xAxis->range();
+    QCOMPARE(range.lower, 0.0);
+    QVERIFY2(range.upper > double(seconds.back()) && range.upper < double(seconds.back()) * 1.1, qPrintable(QString::number(range.upper)));
+    QCOMPARE(curve->phaseBands().size(), 6);
+    QCOMPARE(curve->stepMarks().size(), 1);
+    const core::Step target = workload->problem.steps / 3;
+    const int x = static_cast<int>(std::lround(curve->plot()->xAxis->coordToPixel(curve->clock().key(target + 0.5))));
+    QTest::mouseClick(curve->plot(), Qt::LeftButton, {}, QPoint(x, curve->plot()->axisRect()->rect().center().y()));
+    const core::Step clicked = m_window->document()->cursorStep();
+    const double at = curve->plot()->xAxis->pixelToCoord(x);
+    QVERIFY2(curve->clock().key(clicked) <= at && at <= curve->clock().key(clicked + 1), qPrintable(QString::number(clicked)));
+    QVERIFY(std::abs(clicked - target) < 8);
+    m_window->showTimeAxis(false);
+    QVERIFY(!curve->showsTime());
+    QCOMPARE(curve->plot()->xAxis->label(), QStringLiteral("step"));
     const TensorTableModel* table = m_window->tensorModel();
     QVERIFY(table->recorded());
     QCOMPARE(table->headerData(TensorTableModel::Module, Qt::Horizontal).toString(), QStringLiteral("Allocated at"));
@@ -248,6 +270,7 @@ void TestStudio::snapshotOpensAsRecordedAndReplans()
     QCOMPARE(m_window->plannerCombo()->findText(QStringLiteral("as recorded")), -1);
     QCOMPARE(m_window->plannerCombo()->currentText(), QStringLiteral("greedy-by-size"));
     QVERIFY(!m_window->memoryCurveView()->showsReserved());
+    QVERIFY(!m_window->memoryCurveView()->canShowTime()); // a model has no event times
 }
 
 // File > Compare With: a snapshot compared with itself lies exactly on its own curve with no change;

@@ -14,6 +14,7 @@
 #include "strategystyle.h"
 #include "summarypanel.h"
 #include "tensortablemodel.h"
+#include "stepclock.h"
 #include "stepenvelope.h"
 #include "timeaxis.h"
 
@@ -169,6 +170,7 @@ class TestViews : public QObject {
 private slots:
     void timeAxisRoundTrip();
     void stepEnvelopeKeepsPeaks();
+    void stepClockMapsTimes();
     void offsetAxisRoundTrip();
     void ticks();
     void intervalIndexMatchesBruteForce();
@@ -259,6 +261,44 @@ void TestViews::stepEnvelopeKeepsPeaks()
     points = stepEnvelope(curve, 1e6 - 100, 1e6 + 50, 500);
     QCOMPARE(points.keys.back(), 1e6);
     QCOMPARE(points.values.back(), curve.back());
+}
+
+void TestViews::stepClockMapsTimes()
+{
+    StepClock clock;
+    clock.setEvents(4);
+    QVERIFY(!clock.timed());
+    QCOMPARE(clock.key(2.5), 2.5);
+    // Four events at 0, 1, 1 and 3 s: step 1 lasts no time; the last closes one mean gap (0.75 s) on.
+    QVERIFY(!clock.setSeconds(4, { 0.0f, 2.0f, 1.0f, 3.0f })); // falling: refused, the event axis kept
+    QVERIFY(!clock.timed());
+    QVERIFY(clock.setSeconds(4, { 0.0f, 1.0f, 1.0f, 3.0f }));
+    QCOMPARE(clock.starts(), (std::vector<double> { 0, 1, 1, 3, 3.75 }));
+    QCOMPARE(clock.key(0.5), 0.5);
+    QCOMPARE(clock.key(2.5), 2.0);
+    QCOMPARE(clock.key(4), 3.75);
+    QCOMPARE(clock.step(2.0), 2.5);
+    QCOMPARE(clock.step(1.0), 2.0); // the zero-length step 1 holds no time: the time 1 s is in step 2
+    QCOMPARE(clock.step(-1), 0.0);
+    QCOMPARE(clock.step(99), 4.0);
+    for (double s : { 0.0, 0.25, 2.0, 2.9, 3.5 })
+        QCOMPARE(clock.step(clock.key(s)), s);
+
+    // The envelope on the time axis: columns even in time. A burst of 1000 steps in the first
+    // millisecond and one long step after: the burst's peak stays, the long step is one column span.
+    std::vector<double> values(1001, 1.0);
+    values[500] = 9.0;
+    std::vector<float> seconds(1001);
+    for (std::size_t i = 0; i < 1000; ++i)
+        seconds[i] = static_cast<float>(i) * 1e-6f;
+    seconds[1000] = 1.0f;
+    QVERIFY(clock.setSeconds(values.size(), seconds));
+    const auto points = stepEnvelope(values, 0, clock.key(1001), 100, clock.starts());
+    QVERIFY(!points.lows.isEmpty());
+    QCOMPARE(points.values.front(), 9.0);
+    QVERIFY(points.keys.size() <= 101);
+    QVERIFY(std::is_sorted(points.keys.begin(), points.keys.end()));
+    QCOMPARE(points.keys.back(), clock.key(1001));
 }
 
 void TestViews::ticks()

@@ -5,6 +5,7 @@
 // mainwindowsetup.cpp, files and exports in mainwindowfiles.cpp, the Run toolbar in mainwindowrun.cpp,
 // strategies and scenarios in mainwindowstrategies.cpp and mainwindowscenarios.cpp.
 #include "mainwindow.h"
+#include "memorycurveview.h"
 
 #include "comparisonview.h"
 #include "mainwindowshared.h"
@@ -483,6 +484,9 @@ void MainWindow::updateActions()
     m_stepForwardAction->setEnabled(plan);
     m_peerProfileAction->setEnabled(m_document->workload() && m_document->workload()->graph);
     m_compareAction->setEnabled(m_document->workload() != nullptr);
+    m_timeAxisAction->setEnabled(m_memoryCurve->canShowTime());
 }
 
 void MainWindow::fit() { m_document->fitVisibleSteps(); }
+
+void MainWindow::showTimeAxis(bool on) { m_timeAxisAction->setChecked(on); }

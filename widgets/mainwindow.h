@@ -74,6 +74,8 @@ public:
     ArenaLayoutView* arenaLayoutView() const { return m_arenaLayout; }
     ColoringView* coloringView() const { return m_coloring; }
     MemoryCurveView* memoryCurveView() const { return m_memoryCurve; }
+    // View > Memory Curve Against Time, checked or not (it applies to snapshots with event times).
+    void showTimeAxis(bool on);
     QComboBox* plannerCombo() const { return m_plannerCombo; }
     QDoubleSpinBox* timeLimitSpin() const { return m_timeLimitSpin; } // seconds, for search planners (exact)
     QToolButton* stopButton() const { return m_stopButton; }
@@ -331,6 +333,7 @@ private:
     QAction* m_peerProfileAction = nullptr;
     LatestJob m_compareJob;
     QAction* m_compareAction = nullptr;
+    QAction* m_timeAxisAction = nullptr; // View > Memory Curve Against Time (a snapshot with event times)
     bool m_syncingSelection = false;
     double m_planTimeLimit = 0; // seconds the running plan's search may take (0: not a search planner)
 

@@ -346,6 +346,10 @@ void MainWindow::createActions()
     m_fitAction = view->addAction(tr("&Fit"), this, &MainWindow::fit);
     m_fitAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_0));
     m_fitAction->setToolTip(tr("Show all steps (Ctrl+0)"));
+    m_timeAxisAction = view->addAction(tr("Memory Curve Against &Time"));
+    m_timeAxisAction->setCheckable(true);
+    m_timeAxisAction->setToolTip(tr("Draw a memory snapshot's curve against the time of its events instead of their order"));
+    connect(m_timeAxisAction, &QAction::toggled, m_memoryCurve, &MemoryCurveView::setTimeAxis);
     view->addSeparator();
     for (auto* dock : findChildren<QDockWidget*>())
         view->addAction(dock->toggleViewAction());

@@ -37,10 +37,29 @@ QCPGraph* addLine(QCustomPlot* plot, const QColor& color, Qt::PenStyle style, do
     return graph;
 }
 
-void setFlat(QCPGraph* graph, double steps, double value)
+void setFlat(QCPGraph* graph, double from, double to, double value)
 {
-    graph->setData(QVector<double> { 0, steps }, QVector<double> { value, value }, true);
+    graph->setData(QVector<double> { from, to }, QVector<double> { value, value }, true);
 }
+
+// Tick labels in seconds or milliseconds (whichever suits the range) for the time axis.
+class SecondsTicker : public QCPAxisTicker {
+protected:
+    QString getTickLabel(double tick, const QLocale&, QChar, int) override
+    {
+        const bool milli = m_span < 2.0;
+        const double value = milli ? tick * 1000 : tick;
+        return QString::number(std::abs(value) < 1e-9 ? 0.0 : value, 'g', 6) + (milli ? QStringLiteral(" ms") : QStringLiteral(" s"));
+    }
+    double getTickStep(const QCPRange& range) override
+    {
+        m_span = range.size();
+        return QCPAxisTicker::getTickStep(range);
+    }
+
+private:
+    double m_span = 1;
+};
 } // namespace
 
 MemoryCurveView::MemoryCurveView(PlanDocument* document, QWidget* parent)
@@ -72,9 +91,11 @@ MemoryCurveView::MemoryCurveView(PlanDocument* document, QWidget* parent)
     for (QCPAxis* axis : { m_plot->xAxis, m_plot->yAxis })
         styleAxis(axis, f);
     m_plot->xAxis->setLabel(QStringLiteral("step"));
-    QSharedPointer<QCPAxisTicker> ticker(new StepTicker);
-    ticker->setTickCount(10);
-    m_plot->xAxis->setTicker(ticker);
+    m_stepTicker.reset(new StepTicker);
+    m_stepTicker->setTickCount(10);
+    m_secondsTicker.reset(new SecondsTicker);
+    m_secondsTicker->setTickCount(8);
+    m_plot->xAxis->setTicker(m_stepTicker);
     m_plot->xAxis->setSubTicks(false);
     m_plot->xAxis->setNumberFormat(QStringLiteral("f"));
     m_plot->xAxis->setNumberPrecision(0);
@@ -253,11 +274,18 @@ void MemoryCurveView::rebuild()
         return curve;
     };
 
+    // The x axis: the steps, or a snapshot's event times when the time axis is asked for and it has them.
+    if (!(m_timeAxis && recorded && m_clock.setSeconds(live.size(), recorded->stepSeconds)))
+        m_clock.setEvents(static_cast<std::size_t>(steps));
+    m_plot->xAxis->setTicker(m_clock.timed() ? m_secondsTicker : m_stepTicker);
+    m_plot->xAxis->setLabel(m_clock.timed() ? QStringLiteral("time since the first event") : QStringLiteral("step"));
+    const double end = m_clock.key(steps);
+
     rebuildStack(m_unit.divisor);
     if (recorded)
         for (const auto& [step, what] : recorded->marks)
             addStepMark(static_cast<double>(step), QString::fromStdString(what), QColor(0xC62828), true);
-    m_phaseBands.set(recorded ? recorded->phases : std::vector<core::TracePhase> {});
+    m_phaseBands.set(recorded ? recorded->phases : std::vector<core::TracePhase> {}, m_clock);
     setStepData(m_live, live, m_unit.divisor);
     m_live->setVisible(!stacked);
     m_liveLeast->setVisible(false); // fitSeries shows it where the live curve is drawn per column
@@ -299,7 +327,7 @@ void MemoryCurveView::rebuild()
     // An arena at the lower bound is one line, named so (the dashed bound would hide under it).
     const bool atBound = plan && arena == lower;
     const QString regionsText = lift > 0 ? QStringLiteral(" + regions %1").arg(shortBytes(static_cast<double>(lift))) : QString();
-    setFlat(m_lower, steps, static_cast<double>(lower + lift) / m_unit.divisor);
+    setFlat(m_lower, 0, end, static_cast<double>(lower + lift) / m_unit.divisor);
     m_lower->setName(QStringLiteral("lower bound %1").arg(shortBytes(static_cast<double>(lower))));
     m_lower->setVisible(workload != nullptr && !atBound);
     m_lower->removeFromLegend();
@@ -308,7 +336,7 @@ void MemoryCurveView::rebuild()
     m_arena->setVisible(plan != nullptr);
     m_arena->removeFromLegend();
     if (plan) {
-        setFlat(m_arena, steps, static_cast<double>(arena + lift) / m_unit.divisor);
+        setFlat(m_arena, 0, end, static_cast<double>(arena + lift) / m_unit.divisor);
         m_arena->setName((atBound ? QStringLiteral("arena = lower bound %1%2") : QStringLiteral("arena %1%2"))
                              .arg(shortBytes(static_cast<double>(arena)), regionsText));
         m_arena->addToLegend();
@@ -322,7 +350,7 @@ void MemoryCurveView::rebuild()
     m_scratch->setVisible(scratch > 0);
     m_scratch->removeFromLegend();
     if (scratch > 0) {
-        setFlat(m_scratch, steps, static_cast<double>(arena + scratch + lift) / m_unit.divisor);
+        setFlat(m_scratch, 0, end, static_cast<double>(arena + scratch + lift) / m_unit.divisor);
         m_scratch->setName(QStringLiteral("+ kernel scratch %1 (measured, outside the plan%2)")
                                .arg(shortBytes(static_cast<double>(scratch)),
                                    scratchAbove ? QStringLiteral("; above this range") : QString()));
@@ -332,7 +360,7 @@ void MemoryCurveView::rebuild()
     m_budget->setVisible(budget > 0);
     m_budget->removeFromLegend();
     if (budget > 0) {
-        setFlat(m_budget, steps, static_cast<double>(budget + lift) / m_unit.divisor);
+        setFlat(m_budget, 0, end, static_cast<double>(budget + lift) / m_unit.divisor);
         m_budget->setName(QStringLiteral("budget %1").arg(shortBytes(static_cast<double>(budget))));
         m_budget->addToLegend();
     }
@@ -451,8 +479,9 @@ QStringList MemoryCurveView::stackedLayers() const
     return names;
 }
 
-void MemoryCurveView::addStepMark(double x, const QString& text, const QColor& color, bool line)
+void MemoryCurveView::addStepMark(double step, const QString& text, const QColor& color, bool line)
 {
+    const double x = m_clock.key(step);
     if (line) {
         auto* mark = new QCPItemStraightLine(m_plot);
         mark->setPen(QPen(color, 1, Qt::DashLine));
@@ -502,18 +531,24 @@ void MemoryCurveView::fitSeries()
     for (const auto& [graph, values] : m_stepValues) {
         if (!graph->visible())
             continue; // rebuild() ends in updateRange(): a series shown again is fitted then
-        const StepPoints points = stepEnvelope(values, first, last, pixels);
+        const bool timed = m_clock.starts().size() == values.size() + 1;
+        const StepPoints points = timed
+            ? stepEnvelope(values, m_clock.key(first), m_clock.key(last), pixels, m_clock.starts())
+            : stepEnvelope(values, first, last, pixels);
         graph->setData(points.keys, points.values, true);
         if (graph == m_live) {
             m_liveLeast->setVisible(!points.lows.isEmpty());
-            m_liveLeast->setData(points.keys, points.lows, true);
+            if (points.lows.isEmpty())
+                m_liveLeast->data()->clear();
+            else
+                m_liveLeast->setData(points.keys, points.lows, true);
         }
     }
 }
 
 void MemoryCurveView::updateRange()
 {
-    m_plot->xAxis->setRange(m_document->firstVisibleStep(), m_document->lastVisibleStep());
+    m_plot->xAxis->setRange(m_clock.key(m_document->firstVisibleStep()), m_clock.key(m_document->lastVisibleStep()));
     fitStepTicks(m_plot->xAxis, plotWidth(width()));
     m_phaseBands.fit(plotWidth(width()));
     fitSeries();
@@ -525,17 +560,17 @@ void MemoryCurveView::updateHighlight()
     const core::Step cursor = m_document->cursorStep();
     m_cursor->setVisible(cursor >= 0);
     if (cursor >= 0) {
-        m_cursor->point1->setCoords(cursor + 0.5, 0);
-        m_cursor->point2->setCoords(cursor + 0.5, 1);
+        m_cursor->point1->setCoords(m_clock.key(cursor + 0.5), 0);
+        m_cursor->point2->setCoords(m_clock.key(cursor + 0.5), 1);
     }
     const core::Workload* workload = m_document->workload();
-    auto place = [workload](QCPItemRect* band, int buffer) {
+    auto place = [workload, this](QCPItemRect* band, int buffer) {
         band->setVisible(workload && buffer >= 0);
         if (!band->visible())
             return;
         const auto& life = workload->problem.buffers[buffer].lifetime;
-        band->topLeft->setCoords(life.start, 0);
-        band->bottomRight->setCoords(std::max(life.end, life.start + 1), 1);
+        band->topLeft->setCoords(m_clock.key(life.start), 0);
+        band->bottomRight->setCoords(m_clock.key(std::max(life.end, life.start + 1)), 1);
     };
     place(m_selectedBand, m_document->selectedBuffer());
     place(
@@ -613,7 +648,21 @@ bool MemoryCurveView::showsBudget() const { return m_budget->visible(); }
 
 bool MemoryCurveView::showsBefore() const { return m_before->visible(); }
 
-double MemoryCurveView::stepAt(double x) const { return m_plot->xAxis->pixelToCoord(x); }
+double MemoryCurveView::stepAt(double x) const { return m_clock.step(m_plot->xAxis->pixelToCoord(x)); }
+
+bool MemoryCurveView::canShowTime() const
+{
+    const core::Workload* workload = m_document->workload();
+    return workload && workload->recorded && !workload->recorded->stepSeconds.empty();
+}
+
+void MemoryCurveView::setTimeAxis(bool on)
+{
+    if (on == m_timeAxis)
+        return;
+    m_timeAxis = on;
+    rebuild();
+}
 
 void MemoryCurveView::onWheel(QWheelEvent* event)
 {

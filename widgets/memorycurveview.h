@@ -3,10 +3,12 @@
 #pragma once
 
 #include "phasebands.h"
+#include "stepclock.h"
 #include "timeaxis.h"
 
 #include "graph/graph.h"
 
+#include <QSharedPointer>
 #include <QStringList>
 #include <QWidget>
 
@@ -20,6 +22,7 @@ class QCPLayoutGrid;
 class QCPItemRect;
 class QCPItemStraightLine;
 class QCPAbstractItem;
+class QCPAxisTicker;
 class QCPTextElement;
 class QMouseEvent;
 class QWheelEvent;
@@ -72,8 +75,14 @@ public:
     // A memory snapshot's annotated phases drawn as bands, and how many are named at the current zoom.
     QStringList phaseBands() const { return m_phaseBands.names(); }
     int phaseNamesShown() const { return m_phaseBands.labelsShown(); }
-    // Mapping of the plot's x axis to widget pixels (for tests).
+    // Mapping of the plot's x axis to widget pixels (for tests): steps, or seconds on the time axis.
     TimeAxis timeAxis() const;
+    // The x axis in seconds since the first event instead of steps (a memory snapshot with event
+    // times: canShowTime()); the other views keep the step axis, the cursor and selection still follow.
+    void setTimeAxis(bool on);
+    bool canShowTime() const;
+    bool showsTime() const { return m_clock.timed(); } // on the time axis now
+    const StepClock& clock() const { return m_clock; }
 
 protected:
     void keyPressEvent(QKeyEvent* event) override;
@@ -119,10 +128,13 @@ private:
     QCPGraph* m_compared;          // another snapshot or model's live bytes on this axis (PlanDocument::comparison)
     QCPGraph* m_budget;
     QCPGraph* m_before; // live bytes before strategies, on the new schedule's steps (alignBeforeCurve)
+    StepClock m_clock; // where steps sit on the x axis
+    bool m_timeAxis = false; // asked for (setTimeAxis); shown when the workload has event times
+    QSharedPointer<QCPAxisTicker> m_stepTicker, m_secondsTicker;
     std::unordered_map<QCPGraph*, std::vector<double>> m_stepValues; // each step series, in m_unit, whole
     std::vector<QCPGraph*> m_layers; // stacked category layers, bottom first (a captured step)
     // Draws a dashed line at step x (when `line`) and a label "text ▸" at the top of the plot.
-    void addStepMark(double x, const QString& text, const QColor& color, bool line);
+    void addStepMark(double step, const QString& text, const QColor& color, bool line);
     std::vector<QCPAbstractItem*> m_markItems; // step marks: their lines and labels
     PhaseBands m_phaseBands; // a memory snapshot's annotated phases, behind the curves
     QCPItemStraightLine* m_cursor;

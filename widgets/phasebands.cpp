@@ -37,7 +37,7 @@ std::vector<const core::TracePhase*> drawn(const std::vector<core::TracePhase>& 
 }
 } // namespace
 
-void PhaseBands::set(const std::vector<core::TracePhase>& phases)
+void PhaseBands::set(const std::vector<core::TracePhase>& phases, const StepClock& clock)
 {
     for (const Band& band : m_bands) {
         m_plot->removeItem(band.rect);
@@ -53,8 +53,8 @@ void PhaseBands::set(const std::vector<core::TracePhase>& phases)
         // A tint per name, the same wherever the name recurs; a point annotation gets a one-step band.
         QColor tint = ViewPalette::indexColor(static_cast<int>(std::hash<std::string> {}(p->name) % 10));
         tint.setAlpha(34);
-        const double begin = static_cast<double>(p->begin);
-        const double end = static_cast<double>(std::max(p->end, p->begin + 1));
+        const double begin = clock.key(static_cast<double>(p->begin));
+        const double end = clock.key(static_cast<double>(std::max(p->end, p->begin + 1)));
         auto* rect = new QCPItemRect(m_plot);
         rect->setLayer(QStringLiteral("background"));
         rect->topLeft->setTypeX(QCPItemPosition::ptPlotCoords);

@@ -2,6 +2,7 @@
 // SPDX-FileCopyrightText: MemPlan authors
 #pragma once
 
+#include "stepclock.h"
 #include "trace/tracephases.h"
 
 #include <QStringList>
@@ -22,7 +23,8 @@ public:
     explicit PhaseBands(QCustomPlot* plot);
     static constexpr std::size_t kMostBands = 600;
 
-    void set(const std::vector<core::TracePhase>& phases); // replaces the bands; {} removes them
+    // Replaces the bands, placed on the x axis by `clock`; {} removes them.
+    void set(const std::vector<core::TracePhase>& phases, const StepClock& clock);
     // Shows each name where its band has room on the plot's current x range drawn `plotPixels` wide.
     void fit(int plotPixels);
     QStringList names() const; // the bands drawn, in step order (for tests)

@@ -25,4 +25,7 @@ struct StepPoints {
 // Why: a million-step snapshot's curve handed to QCustomPlot whole is sampled to a min and a max per
 // column, a zigzag the antialiased rasterizer fills in time quadratic in its crossings per row
 // (seconds per frame); at most two points per column draw in milliseconds.
-StepPoints stepEnvelope(const std::vector<double>& values, double first, double last, int pixels);
+// `first` and `last` are x positions: steps, or with `starts` (values.size() + 1 ascending positions, the
+// last closing the last step: StepClock::starts) wherever those put the steps; columns are even in x.
+StepPoints stepEnvelope(const std::vector<double>& values, double first, double last, int pixels,
+    const std::vector<double>& starts = {});
