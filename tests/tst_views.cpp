@@ -14,6 +14,7 @@
 #include "strategystyle.h"
 #include "summarypanel.h"
 #include "tensortablemodel.h"
+#include "densitygrid.h"
 #include "stepclock.h"
 #include "stepenvelope.h"
 #include "timeaxis.h"
@@ -171,6 +172,7 @@ private slots:
     void timeAxisRoundTrip();
     void stepEnvelopeKeepsPeaks();
     void stepClockMapsTimes();
+    void densityGridCoversShortBuffers();
     void offsetAxisRoundTrip();
     void ticks();
     void intervalIndexMatchesBruteForce();
@@ -299,6 +301,48 @@ void TestViews::stepClockMapsTimes()
     QVERIFY(points.keys.size() <= 101);
     QVERIFY(std::is_sorted(points.keys.begin(), points.keys.end()));
     QCOMPARE(points.keys.back(), clock.key(1001));
+}
+
+void TestViews::densityGridCoversShortBuffers()
+{
+    // 50 000 one-step buffers in the bottom third of a 30 000-byte arena, and one buffer living
+    // throughout above them, over 100 000 steps.
+    core::PlanProblem problem;
+    problem.steps = 100000;
+    std::vector<core::Bytes> offsets;
+    for (int i = 0; i < 50000; ++i) {
+        core::Buffer b;
+        b.size = 1000;
+        b.lifetime = { 2 * i, 2 * i + 1 };
+        problem.buffers.push_back(b);
+        offsets.push_back((i % 10) * 1000);
+    }
+    core::Buffer whole;
+    whole.size = 5000;
+    whole.lifetime = { 0, 100000 };
+    problem.buffers.push_back(whole);
+    offsets.push_back(20000);
+    DensityGrid grid;
+    grid.build(problem, offsets, 30000);
+    QVERIFY(!grid.empty());
+    QVERIFY(grid.isShort(0) && grid.isShort(49999));
+    QVERIFY(!grid.isShort(50000)); // lives throughout: drawn on its own
+    QVERIFY(grid.covers(TimeAxis { 0, 100000, 0, 1000 }));  // 100 steps a pixel
+    QVERIFY(!grid.covers(TimeAxis { 0, 1000, 0, 1000 }));   // a step a pixel: drawn one by one
+
+    QImage image(1000, 300, QImage::Format_ARGB32_Premultiplied);
+    image.fill(Qt::transparent);
+    const QRgb value = qRgba(10, 20, 30, 255);
+    grid.paint(image, 0, 0, TimeAxis { 0, 100000, 0, 1000 }, OffsetAxis { 0, 30000, 0, 300 }, value);
+    for (int x : { 0, 250, 500, 999 }) {
+        QCOMPARE(image.pixel(x, 250), value); // offsets 0..10 000: the short buffers, in every column
+        QCOMPARE(qAlpha(image.pixel(x, 150)), 0); // 15 000: nothing there
+        QCOMPARE(qAlpha(image.pixel(x, 100)), 0); // 20 000: the long buffer, not the grid's
+    }
+    // Too few steps for bins to hold several: nothing binned.
+    problem.steps = 1000;
+    grid.build(problem, offsets, 30000);
+    QVERIFY(grid.empty() && !grid.covers(TimeAxis { 0, 1000, 0, 10 }));
 }
 
 void TestViews::ticks()

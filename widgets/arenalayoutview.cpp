@@ -33,6 +33,8 @@ void ArenaLayoutView::rebuild()
     const core::Workload* workload = document()->workload();
     m_colors.clear();
     m_index = {};
+    m_grid = {};
+    m_longIndex = {};
     if (!workload)
         return;
     m_index.build(workload->problem);
@@ -42,6 +44,11 @@ void ArenaLayoutView::rebuild()
     // Head room above the larger line so its label fits.
     m_top = std::max<double>({ static_cast<double>(arena), static_cast<double>(document()->metrics().lowerBound), 1.0 })
         * 1.08;
+    if (const core::Plan* plan = document()->plan()) {
+        m_grid.build(workload->problem, plan->offsets, m_top);
+        if (!m_grid.empty())
+            m_longIndex.build(workload->problem, [this](int b) { return !m_grid.isShort(b); });
+    }
 }
 
 OffsetAxis ArenaLayoutView::offsetAxis(const Frame& frame) const
@@ -123,13 +130,12 @@ std::optional<QRectF> ArenaLayoutView::shownRect(const Frame& frame, int buffer)
 
 bool ArenaLayoutView::anyTooSmall(const Frame& frame) const
 {
-    bool found = false;
-    m_index.forEach(frame.time.first, frame.time.last, [&](int i) {
-        if (!found)
-            if (const auto r = shownRect(frame, i))
-                found = tooSmall(*r);
+    if (m_grid.covers(frame.time))
+        return true; // the grid holds buffers, each under a pixel wide now
+    return m_index.any(frame.time.first, frame.time.last, [&](int i) {
+        const auto r = shownRect(frame, i);
+        return r && tooSmall(*r);
     });
-    return found;
 }
 
 void ArenaLayoutView::paintPlot(QPainter& painter, const Frame& frame) const
@@ -157,7 +163,14 @@ void ArenaLayoutView::paintPlot(QPainter& painter, const Frame& frame) const
     QImage coverage;
     int covered = 0;
     const double first = frame.time.first, last = frame.time.last;
-    m_index.forEach(first, last, [&](int i) {
+    const IntervalIndex& drawn = drawnIndex(frame);
+    if (&drawn != &m_index) {
+        coverage = QImage(frame.plot.size(), QImage::Format_ARGB32_Premultiplied);
+        coverage.fill(Qt::transparent);
+        m_grid.paint(coverage, frame.plot.left(), frame.plot.top(), frame.time, y, ViewPalette::denseFill().rgba());
+        covered = 1;
+    }
+    drawn.forEach(first, last, [&](int i) {
         const auto shown = shownRect(frame, i);
         if (!shown)
             return;
@@ -227,20 +240,21 @@ void ArenaLayoutView::paintPlot(QPainter& painter, const Frame& frame) const
     // Names inside rectangles large enough to hold them.
     const QFontMetrics fm(font());
     if (!bordered.isEmpty()) {
-        int drawn = 0;
-        m_index.forEach(first, last, [&](int i) {
-            if (drawn > 400)
-                return;
+        int named = 0;
+        drawn.any(first, last, [&](int i) {
+            if (named > 400)
+                return true;
             const QRectF r = bufferRect(frame, i).intersected(plotF);
             if (r.height() < fm.height() + 2 || r.width() < 40)
-                return;
+                return false;
             const QString name = fitName(fm, QString::fromStdString(buffers[i].name), static_cast<int>(r.width()) - 8);
             if (name.isEmpty())
-                return;
+                return false;
             const QColor color = dim && !isHighlighted(i) ? ViewPalette::faded(m_colors[i], kDim) : m_colors[i];
             painter.setPen(ViewPalette::textColorOn(color));
             painter.drawText(r.adjusted(4, 1, -4, -1), Qt::AlignLeft | Qt::AlignVCenter, name);
-            ++drawn;
+            ++named;
+            return false;
         });
     }
 
@@ -254,11 +268,8 @@ void ArenaLayoutView::paintPlot(QPainter& painter, const Frame& frame) const
     const int lineH = fm.height();
     // Whether a label box would cover no buffer (the lower bound's line runs through them).
     const auto coversNothing = [&](const QRectF& box) {
-        bool clear = true;
-        m_index.forEach(frame.time.xToStep(box.left()), frame.time.xToStep(box.right()), [&](int i) {
-            clear = clear && !(buffers[i].size > 0 && bufferRect(frame, i).intersects(box));
-        });
-        return clear;
+        return !m_index.any(frame.time.xToStep(box.left()), frame.time.xToStep(box.right()),
+            [&](int i) { return buffers[i].size > 0 && bufferRect(frame, i).intersects(box); });
     };
     auto label = [&](double atY, const QString& text, bool above, const QColor& color) {
         const int w = fm.horizontalAdvance(text) + 8;

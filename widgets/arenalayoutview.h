@@ -2,6 +2,7 @@
 // SPDX-FileCopyrightText: MemPlan authors
 #pragma once
 
+#include "densitygrid.h"
 #include "intervalindex.h"
 #include "timelineview.h"
 
@@ -16,7 +17,8 @@
 // strategies, touched buffers are hatched and outlined by strategy and a swapped value's two device
 // buffers are joined by a dashed host trip (StrategyStyle), with a legend in the caption.
 // Painting visits only buffers overlapping the visible steps (IntervalIndex); rectangles thinner
-// or flatter than a pixel are merged into one per-pixel coverage image instead of drawn one by one.
+// or flatter than a pixel are merged into one per-pixel coverage image instead of drawn one by one,
+// and zoomed out on a long trace the short-lived ones come from a grid binned once (DensityGrid).
 class ArenaLayoutView : public TimelineView {
     Q_OBJECT
 public:
@@ -45,6 +47,11 @@ private:
     // The buffer's rectangle clipped to the plot's width, or none when it is empty or out of view.
     std::optional<QRectF> shownRect(const Frame& frame, int buffer) const;
     IntervalIndex m_index;
+    // Zoomed out on many buffers: the short-lived ones binned (painted as coverage from the grid), and
+    // an index of the rest, drawn one by one (m_grid.covers()).
+    DensityGrid m_grid;
+    IntervalIndex m_longIndex;
+    const IntervalIndex& drawnIndex(const Frame& frame) const { return m_grid.covers(frame.time) ? m_longIndex : m_index; }
     std::vector<QColor> m_colors; // per buffer
     BufferColoring m_coloring = BufferColoring::Kind;
     double m_top = 1; // bytes at the top of the plot

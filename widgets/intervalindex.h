@@ -14,10 +14,16 @@ class IntervalIndex {
 public:
     void build(const core::PlanProblem& problem)
     {
+        build(problem, [](int) { return true; });
+    }
+    // The buffers `keep(b)` holds to, alone.
+    template <class Keep> void build(const core::PlanProblem& problem, Keep&& keep)
+    {
         const auto& buffers = problem.buffers;
-        m_order.resize(buffers.size());
+        m_order.clear();
         for (std::size_t i = 0; i < buffers.size(); ++i)
-            m_order[i] = static_cast<int>(i);
+            if (keep(static_cast<int>(i)))
+                m_order.push_back(static_cast<int>(i));
         std::stable_sort(m_order.begin(), m_order.end(),
             [&](int a, int b) { return buffers[a].lifetime.start < buffers[b].lifetime.start; });
         m_starts.resize(m_order.size());
@@ -45,6 +51,23 @@ public:
                 if (m_ends[i] > first)
                     f(m_order[i]);
         }
+    }
+
+    // Whether pred(buffer) holds for any buffer forEach would visit; stops at the first.
+    template <class P> bool any(double first, double last, P&& pred) const
+    {
+        const auto stop = static_cast<std::size_t>(
+            std::upper_bound(m_starts.begin(), m_starts.end(), last, [](double v, core::Step s) { return v < s; })
+            - m_starts.begin());
+        for (std::size_t block = 0; block * kBlock < stop; ++block) {
+            if (m_blockMaxEnd[block] <= first)
+                continue;
+            const std::size_t end = std::min(stop, (block + 1) * kBlock);
+            for (std::size_t i = block * kBlock; i < end; ++i)
+                if (m_ends[i] > first && pred(m_order[i]))
+                    return true;
+        }
+        return false;
     }
 
     std::size_t size() const { return m_order.size(); }
