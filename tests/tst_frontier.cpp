@@ -123,8 +123,13 @@ void TestFrontier::dpMatchesModelBruteForce()
     const int n = chain.steps();
     for (int variant = 0; variant < 2; ++variant)
     for (Bytes budget = 40; budget <= 480; budget += 7) {
-        if (variant == 1) // checkpoints hold more than the backward reads of them
+        if (variant == 1) { // checkpoints hold more than the backward reads of them; skip connections
             chain.keep = { 40, 30, 70, 20, 50, 90, 15, 40, 60, 5 };
+            chain.inputs.assign(bytes.size(), {});
+            chain.inputs[3] = { { 0, 40 } };
+            chain.inputs[6] = { { 2, 70 }, { 5, 90 } };
+            chain.inputs[8] = { { 2, 70 }, { 1, 10 } };
+        }
         double best = std::numeric_limits<double>::infinity();
         for (unsigned mask = 0; mask < (1u << n); ++mask) {
             std::vector<Step> set;

@@ -26,7 +26,17 @@ CheckpointChain checkpointChain(const Transformed& state, const DeviceProfile& d
     chain.seconds.assign(n, 0.0);
     chain.forced.assign(n, false);
     chain.candidate.assign(n, true);
+    chain.inputs.assign(n, {});
+    std::vector<Step> madeAt(graph.tensors.size(), -1);
+    for (std::size_t s = 0; s < n; ++s)
+        for (auto out : graph.ops[state.schedule.order[s]].outputs)
+            madeAt[std::size_t(out)] = static_cast<Step>(s);
     for (std::size_t s = 0; s < n; ++s) {
+        for (auto in : graph.ops[state.schedule.order[s]].inputs) {
+            const auto& tensor = graph.tensors[std::size_t(in)];
+            if (madeAt[std::size_t(in)] >= 0 && tensor.kind == TensorKind::Activation && tensor.size > 0)
+                chain.inputs[s].push_back({ madeAt[std::size_t(in)], tensor.size });
+        }
         const auto& op = graph.ops[state.schedule.order[s]];
         chain.seconds[s] = opSeconds(graph, op, device);
         chain.forced[s] = opCannotRerun(graph, op);
@@ -53,6 +63,19 @@ CheckpointChain checkpointChain(const Transformed& state, const DeviceProfile& d
     return chain;
 }
 
+Bytes CheckpointChain::skipBytes(Step last, Step c) const
+{
+    std::set<std::pair<Step, Bytes>> seen;
+    Bytes held = 0;
+    if (inputs.empty())
+        return 0;
+    for (Step s = last + 1; s < c; ++s)
+        for (const auto& [from, bytes] : inputs[std::size_t(s)])
+            if (from < last && seen.insert({ from, bytes }).second)
+                held += bytes;
+    return held;
+}
+
 CheckpointChoice checkpointModel(const CheckpointChain& chain, std::vector<Step> checkpoints)
 {
     // A forced step before the last checkpoint is one; after it, it is in the tail, which stays anyway.
@@ -71,8 +94,9 @@ CheckpointChoice checkpointModel(const CheckpointChain& chain, std::vector<Step>
             segment += chain.bytes[std::size_t(s)];
             choice.modelSeconds += chain.seconds[std::size_t(s)];
         }
-        choice.modelPeak = std::max(choice.modelPeak, prefix + segment + chain.kept(c));
-        prefix += chain.kept(c);
+        const Bytes skip = chain.skipBytes(previous, c);
+        choice.modelPeak = std::max(choice.modelPeak, prefix + skip + segment + chain.kept(c));
+        prefix += skip + chain.kept(c);
         previous = c;
     }
     Bytes tail = 0;
@@ -143,6 +167,8 @@ std::optional<CheckpointChoice> bestCheckpoints(const CheckpointChain& chain, By
             bestEntry = entry;
         }
     };
+    // skips[j]: what the segment from the current state's checkpoint to candidate j holds of before it.
+    std::vector<Bytes> skips(static_cast<std::size_t>(m), 0);
     // Transitions into candidate j from a state whose last checkpoint is `last`.
     const auto expand = [&](int state, int entry, const Entry& e, Step last) {
         for (int j = 0; j < m; ++j) {
@@ -151,15 +177,16 @@ std::optional<CheckpointChoice> bestCheckpoints(const CheckpointChain& chain, By
                 continue;
             const Bytes segment = bytesBefore[std::size_t(c)] - bytesBefore[std::size_t(last) + 1];
             Entry next;
-            next.peak = std::max(e.peak, e.held + segment + chain.kept(c));
-            if (e.held + segment > budget)
+            const Bytes skip = skips[std::size_t(j)];
+            next.peak = std::max(e.peak, e.held + skip + segment + chain.kept(c));
+            if (e.held + skip + segment > budget)
                 break; // later candidates only hold more
             if (next.peak > budget) {
                 if (chain.forced[std::size_t(c)])
                     break; // a forced checkpoint may not fall inside a segment
                 continue;
             }
-            next.held = e.held + chain.kept(c);
+            next.held = e.held + skip + chain.kept(c);
             next.seconds = e.seconds + secondsBefore[std::size_t(c)] - secondsBefore[std::size_t(last) + 1];
             next.from = state;
             next.fromEntry = entry;
@@ -168,11 +195,28 @@ std::optional<CheckpointChoice> bestCheckpoints(const CheckpointChain& chain, By
                 break; // a forced checkpoint may not fall inside a segment
         }
     };
+    const auto skipsFrom = [&](Step last) {
+        std::set<std::pair<Step, Bytes>> seen; // as CheckpointChain::skipBytes counts
+        if (chain.inputs.empty())
+            return;
+        Bytes held = 0;
+        Step s = last + 1;
+        for (int j = 0; j < m; ++j) {
+            const Step c = position[std::size_t(j)];
+            for (; s < c; ++s) // segment steps (last, c)
+                for (const auto& [from, bytes] : chain.inputs[std::size_t(s)])
+                    if (from < last && seen.insert({ from, bytes }).second)
+                        held += bytes;
+            skips[std::size_t(j)] = c > last ? held : 0;
+        }
+    };
     const Entry start;
     finish(-1, -1, start, -1);
+    skipsFrom(-1);
     expand(-1, -1, start, -1);
     for (int i = 0; i < m; ++i) {
         prune(lists[std::size_t(i)], listCap);
+        skipsFrom(position[std::size_t(i)]);
         for (int k = 0; k < static_cast<int>(lists[std::size_t(i)].size()); ++k) {
             const auto e = lists[std::size_t(i)][std::size_t(k)];
             finish(i, k, e, position[std::size_t(i)]);

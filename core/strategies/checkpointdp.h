@@ -11,7 +11,8 @@
 //   and the segment re-runs once before its backward reads (its seconds are the extra time); the steps
 //   after the last checkpoint stay (the recompute rewrite's tail).
 //   Peak = max(the checkpoints before a segment + the segment + its closing checkpoint, over the segments;
-//   every checkpoint + the tail, at the end of the forward pass). Constant bytes (weights' gradients, the
+//   every checkpoint + the tail, at the end of the forward pass). A segment that reads a tensor made before
+//   the checkpoint it starts from (a skip connection) holds that tensor as it holds its closing checkpoint. Constant bytes (weights' gradients, the
 //   backward's own tensors) are left out: a budget here is a budget on the forward activations kept.
 // - The program: states are checkpoints; each keeps the Pareto list of (bytes held by the checkpoints so
 //   far, recompute seconds so far) that fit the budget; a transition adds one segment and its closing
@@ -34,9 +35,15 @@ struct CheckpointChain {
     std::vector<Bytes> bytes;     // per forward step: its outputs the backward pass reads
     std::vector<Bytes> keep;      // per forward step: all its activation outputs (what a checkpoint there holds)
     std::vector<double> seconds;  // per forward step
+    // per forward step: its activation inputs made by earlier forward steps, as (producer step, bytes). A
+    // segment that reads one made before the checkpoint it starts from (a skip connection across it)
+    // keeps it alive until the segment re-runs, as it would a checkpoint.
+    std::vector<std::vector<std::pair<Step, Bytes>>> inputs;
     std::vector<bool> forced;     // per forward step: always a checkpoint
     std::vector<bool> candidate;  // per forward step: may be a checkpoint
     int steps() const { return static_cast<int>(bytes.size()); }
+    // What the segment (last, c) reads of tensors made before step `last` (each producer's output once).
+    Bytes skipBytes(Step last, Step c) const;
     Bytes kept(Step s) const { return keep.empty() ? bytes[std::size_t(s)] : std::max(bytes[std::size_t(s)], keep[std::size_t(s)]); }
 };
 
