@@ -5,6 +5,7 @@
 #include "chipcli.h"
 #include "run.h"
 #include "scenariocli.h"
+#include "frontiercli.h"
 #include "strategycli.h"
 #include "tracecli.h"
 #include "cliargs.h"
@@ -314,6 +315,11 @@ With strategy flags (--fuse, --inplace, ...): the planners on the model those st
 With --strategies: one row per strategy combination instead (best-of-greedy): lower bound, arena,
 saved bytes, extra FLOPs, bytes swapped and estimated time on --device NAME|FILE (default h200).
 With --training, the rows also include recompute with the checkpoint policy (--checkpoint N, default sqrt).
+With --frontier: the frontier of peak memory against estimated extra time over recompute, checkpoint
+and swap decisions (a dynamic program over the checkpoints of a training graph, greedy sweeps, the 32
+on/off combinations), each point a planned and validated transformed graph, then the heuristics for
+contrast; --budget SIZE picks the point with the least time that fits; --json FILE writes them
+(docs/CLI.md#the-frontier).
 
 )") + kModelOptionsHelp + kWorkspacesHelp + strategyHelp() + trainingHelp();
     int code = kExitOk;
@@ -321,9 +327,17 @@ With --training, the rows also include recompute with the checkpoint policy (--c
     valued.merge(strategyValuedOptions());
     auto switches = strategySwitches();
     switches.insert("workspaces");
+    switches.insert("frontier");
+    valued.insert("json");
     const auto args = parseOrExplain("compare", words, valued, switches, help, code);
     if (!args)
         return code;
+    if (args->has("json") && !args->has("frontier"))
+        return fail("compare: --json writes the frontier; add --frontier", kExitUsage);
+    if (args->has("frontier"))
+        for (const char* flag : { "strategies", "fuse", "inplace", "reorder", "recompute", "swap", "checkpoint" })
+            if (args->has(flag))
+                return fail(std::string("compare: --frontier tries the strategies itself; drop --") + flag, kExitUsage);
     if (args->has("strategies"))
         for (const char* flag : { "fuse", "inplace", "reorder", "recompute", "swap", "budget" })
             if (args->has(flag))
@@ -341,6 +355,8 @@ With --training, the rows also include recompute with the checkpoint policy (--c
         return fail("compare: " + status.error().message, strategyOptionsExitCode(status.error()));
     if (args->has("strategies"))
         return compareStrategies(*args, *workload);
+    if (args->has("frontier"))
+        return compareFrontier(*args, *workload);
     std::vector<core::StrategyReport> strategyReports;
     if (const auto status = applyStrategyFlags(*args, *workload, strategyReports); !status)
         return fail("compare: " + status.error().message);

@@ -12,8 +12,27 @@
 
 #include "planners/planner.h"
 #include "strategies/strategy.h"
+#include "util/cancel.h"
+
+#include <functional>
 
 namespace core {
+
+// One combination of strategies run through the pipeline, planned and checked.
+struct CombinationResult {
+    unsigned mask = 0;              // bit i: strategyNames()[i]
+    std::vector<std::string> names; // pipeline order (empty: no strategy)
+    StrategyRun run;
+    Plan plan;                      // validatePlan accepted it
+    double estimatedSeconds = 0;    // the schedule's roofline time plus the reports' extra time
+};
+
+// Every subset of the strategies (2^5 = 32), each run exactly as named (leaveOutOutdone off),
+// planned with `planner` and checked with validatePlan; `visit` gets each in mask order (0: no
+// strategy). Shared by chooseForBudget and the frontier's heuristic points (strategies/frontier.h).
+// Errors: a workload without a graph, a planner failure, an invalid plan, `cancel` set (Cancelled).
+Status forEachCombination(const Workload& workload, const Planner& planner, const StrategyOptions& options,
+    const std::function<void(CombinationResult&&)>& visit, const CancelToken& cancel = {});
 
 struct BudgetChoice {
     bool fits = false;

@@ -15,18 +15,19 @@
 
 namespace core {
 
+// An op whose output cannot be computed again with the same result, or cannot be cloned at all; an op
+// that updates a tensor in place (writes a version token, graph/capture.h) would update it twice.
+bool opCannotRerun(const Graph& graph, const Op& op)
+{
+    const auto random = op.type == "Dropout" || op.type.rfind("Random", 0) == 0 || op.type == "Multinomial";
+    return random || !op.captured.empty() || op.type == "SwapIn" || op.type == "SwapOut" || op.domain == kTrainingDomain
+        || std::any_of(op.outputs.begin(), op.outputs.end(), [&](TensorIndex t) { return isVersionToken(graph.tensors[t]); });
+}
+
 namespace {
 constexpr Step kMinGap = 2;
 
-bool isRandom(const std::string& type) { return type == "Dropout" || type.rfind("Random", 0) == 0 || type == "Multinomial"; }
-
-// An op whose output cannot be computed again with the same result, or cannot be cloned at all; an op
-// that updates a tensor in place (writes a version token, graph/capture.h) would update it twice.
-bool cannotRerun(const Graph& graph, const Op& op)
-{
-    return isRandom(op.type) || !op.captured.empty() || op.type == "SwapIn" || op.type == "SwapOut" || op.domain == kTrainingDomain
-        || std::any_of(op.outputs.begin(), op.outputs.end(), [&](TensorIndex t) { return isVersionToken(graph.tensors[t]); });
-}
+bool cannotRerun(const Graph& graph, const Op& op) { return opCannotRerun(graph, op); }
 
 // `wanted`, or with a suffix (.2, .3, ...) when the graph has a tensor of that name (a tensor recomputed twice).
 std::string uniqueTensorName(const Graph& graph, const std::string& wanted)
@@ -134,10 +135,11 @@ std::optional<GapRewrite> recomputeGap(const Transformed& current, const IdleGap
     return result;
 }
 
-// Checkpoint policy. Forward steps k-1, 2k-1, ... are checkpoints: their outputs stay resident. Each segment of
-// forward ops between two checkpoints drops its outputs that the backward pass reads, and recomputes them all
-// (from the checkpoint before it) just before the first backward read of any of them. The forward ops after the
-// last checkpoint are kept: their gradients come first, so dropping them would save nothing.
+// Checkpoint policy. The checkpoints are forward steps whose outputs stay resident: the ones
+// StrategyOptions::checkpointSteps names, else steps k-1, 2k-1, .... Each segment of forward ops between two
+// checkpoints drops its outputs that the backward pass reads, and recomputes them all (from the checkpoint
+// before it) just before the first backward read of any of them. The forward ops after the last checkpoint are
+// kept: their gradients come first, so dropping them would save nothing.
 // Segments are processed last first, so a later segment's recomputation reads a tensor of an earlier segment
 // (a skip connection across a checkpoint) where it is instead of recomputing it; that tensor then stays alive
 // until that recomputation, and its own segment's clone serves its backward reads.
@@ -149,30 +151,45 @@ Transformed checkpointSegments(Transformed state, const StrategyOptions& options
         return state;
     }
     const int n = forwardEnd;
-    const int k = options.checkpointEvery > 0 ? options.checkpointEvery : std::max(1, static_cast<int>(std::lround(std::sqrt(n))));
+    std::vector<Step> checkpoints;
+    if (!options.checkpointSteps.empty()) {
+        for (auto s : options.checkpointSteps)
+            if (s >= 0 && s < n)
+                checkpoints.push_back(s);
+        std::sort(checkpoints.begin(), checkpoints.end());
+        checkpoints.erase(std::unique(checkpoints.begin(), checkpoints.end()), checkpoints.end());
+        report.details.push_back("checkpoint policy: the outputs of " + std::to_string(checkpoints.size()) + " chosen checkpoints of "
+            + std::to_string(n) + " forward ops stay; the segments before them are recomputed before the backward pass");
+    } else {
+        const int k = options.checkpointEvery > 0 ? options.checkpointEvery : std::max(1, static_cast<int>(std::lround(std::sqrt(n))));
+        for (Step s = k - 1; s < (n / k) * k; s += k)
+            checkpoints.push_back(s);
+        report.details.push_back("checkpoint policy: k = " + std::to_string(k) + " of " + std::to_string(n) + " forward ops: the outputs of "
+            + std::to_string(n / k) + " checkpoints (every k-th op) stay; the segments before them are recomputed before the backward pass");
+    }
     const std::vector<OpIndex> forwardOps(state.schedule.order.begin(), state.schedule.order.begin() + forwardEnd);
     const auto firstClone = static_cast<OpIndex>(state.graph.ops.size()); // ops from here on are this pass's clones
     std::vector<bool> keptTensor(state.graph.tensors.size(), false);
+    const Step tail = checkpoints.empty() ? 0 : checkpoints.back() + 1; // from here on every forward op is kept
     for (Step s = 0; s < n; ++s) {
         const auto& op = state.graph.ops[forwardOps[s]];
-        if ((s + 1) % k == 0 || cannotRerun(state.graph, op) || s >= (n / k) * k)
+        if (std::binary_search(checkpoints.begin(), checkpoints.end(), s) || cannotRerun(state.graph, op) || s >= tail)
             for (auto out : op.outputs)
                 keptTensor[out] = true;
     }
     for (auto t : state.graph.outputs)
         keptTensor[t] = true;
     const auto kept = [keptTensor](TensorIndex t) { return t < static_cast<TensorIndex>(keptTensor.size()) && keptTensor[t]; };
-    report.details.push_back("checkpoint policy: k = " + std::to_string(k) + " of " + std::to_string(n) + " forward ops: the outputs of "
-        + std::to_string(n / k) + " checkpoints (every k-th op) stay; the segments before them are recomputed before the backward pass");
     int recomputed = 0;
-    for (int segment = n / k - 1; segment >= 0; --segment) {
+    for (int segment = static_cast<int>(checkpoints.size()) - 1; segment >= 0; --segment) {
+        const Step first = segment == 0 ? 0 : checkpoints[std::size_t(segment) - 1] + 1, end = checkpoints[std::size_t(segment)];
         const auto reads = readSteps(state.graph, state.schedule);
         Recomputation r;
         r.at = state.schedule.steps();
         r.maxChain = static_cast<int>(state.graph.ops.size());
         r.kept = kept;
         Bytes bytes = 0;
-        for (Step s = segment * k; s < (segment + 1) * k - 1; ++s)
+        for (Step s = first; s < end; ++s)
             for (auto out : state.graph.ops[forwardOps[s]].outputs) {
                 const auto& tensor = state.graph.tensors[out];
                 const auto& when = reads[out];
@@ -194,8 +211,8 @@ Transformed checkpointSegments(Transformed state, const StrategyOptions& options
             continue;
         const std::string before = r.at < state.schedule.steps() ? stepOf(state.schedule.order[std::size_t(r.at)], r.at) : std::to_string(r.at);
         auto rewrite = recomputeBefore(state, r, options.device);
-        const auto range = "segment of forward steps " + stepOf(forwardOps[std::size_t(segment * k)], segment * k) + "-"
-            + stepOf(forwardOps[std::size_t(std::max(segment * k, (segment + 1) * k - 2))], std::max(segment * k, (segment + 1) * k - 2));
+        const Step last = std::max(first, end - 1);
+        const auto range = "segment of forward steps " + stepOf(forwardOps[std::size_t(first)], first) + "-" + stepOf(forwardOps[std::size_t(last)], last);
         if (!rewrite) {
             report.details.push_back(range + ": kept (an op in it cannot be re-run)");
             continue;

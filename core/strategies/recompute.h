@@ -11,7 +11,7 @@
 // - Choice (StrategyOptions::recomputePolicy):
 //   greedy: the tensor whose recomputation lowers the lower bound most, until none does;
 //   checkpoint (training graphs, see training.h): the outputs of every k-th forward op stay (default
-//   k = round(sqrt(forward ops))); the outputs of each segment between two checkpoints that the backward pass
+//   k = round(sqrt(forward ops))), or of the forward steps StrategyOptions::checkpointSteps names; the outputs of each segment between two checkpoints that the backward pass
 //   reads are dropped and the whole segment re-runs, from the checkpoint before it, just before the first
 //   backward read of any of them. Peak ~ n/k checkpoints + one segment; extra work ~ one forward pass.
 //   Both policies use the same rewrite (clone producers before a step, redirect later reads).
@@ -22,6 +22,10 @@
 #include "strategies/strategy.h"
 
 namespace core {
+
+// True for an op the recompute rewrite never re-runs: random ops, ops with subgraph captures, swaps,
+// gradient ops, ops that update a tensor in place (a version token, graph/capture.h).
+bool opCannotRerun(const Graph& graph, const Op& op);
 
 class RecomputeStrategy : public Strategy {
 public:

@@ -35,6 +35,9 @@ struct StrategyOptions {
     int candidates = 24;    // recompute (greedy), swap: most candidates tried per round (largest size × gap first)
     RecomputePolicy recomputePolicy = RecomputePolicy::Greedy;
     int checkpointEvery = 0; // checkpoint policy: keep the outputs of every k-th forward op; 0: round(sqrt(forward ops))
+    // checkpoint policy: the forward steps (0-based, among the forward ops) whose outputs stay, instead of every
+    // k-th (the frontier's choices, strategies/frontier.h); steps out of the forward range are ignored. Empty: every k-th.
+    std::vector<Step> checkpointSteps;
     // Lower bounds count op workspaces too (ProblemOptions::workspaces); applyStrategies sets it from the workload.
     bool workspaces = false;
     // swap: issue each SwapIn early enough to hide its copy behind compute, as far as the peak allows;
