@@ -17,6 +17,7 @@
 #include "planningcontroller.h"
 #include "strategycontroller.h"
 #include "strategymarks.h"
+#include "frontierview.h"
 #include "strategypanel.h"
 #include "strategystyle.h"
 #include "summarypanel.h"
@@ -36,6 +37,7 @@
 #include <QFile>
 #include <QImage>
 #include <QSpinBox>
+#include <QTabWidget>
 #include <QSet>
 #include <QSignalSpy>
 #include <QStandardPaths>
@@ -115,6 +117,7 @@ private slots:
     void checkpointPolicyOnTrainingStep();
     void comparisonShowsDifferentNumbers();
     void screenshotsIncludeStrategies();
+    void frontierPointsApplyAndTheBudgetFollows();
 
 private:
     // Waits until the window shows a plan for a workload with (or without) strategy facts.
@@ -627,6 +630,74 @@ void TestStrategyPanel::screenshotsIncludeStrategies()
     QVERIFY(!m_window->document()->strategyFacts());
     QVERIFY(m_window->strategyPanel()->checkedStrategies().isEmpty());
     QCOMPARE(m_window->document()->workload()->problem.buffers.size(), m_skip->problem.buffers.size());
+}
+
+// The Frontier tab on a captured training step: computed in the background, one blue point per
+// frontier plan and grey heuristics; a click on a point applies it through the strategy panel (the
+// plan on display is the point's, ringed); the budget then moves along the frontier.
+void TestStrategyPanel::frontierPointsApplyAndTheBudgetFollows()
+{
+    PlanDocument* doc = m_window->document();
+    StrategyPanel* panel = m_window->strategyPanel();
+    FrontierView* view = m_window->frontierView();
+    QSignalSpy planned(m_window.get(), &MainWindow::planDisplayed);
+    m_window->openFile(QStringLiteral(MEMPLAN_SOURCE_DIR "/tests/data/captured_mlp.json"));
+    QTRY_VERIFY_WITH_TIMEOUT(planned.count() >= 1 && doc->workload()->source.find("captured_mlp") != std::string::npos, kTimeout);
+    QVERIFY(!view->frontier());
+    auto* tabs = qobject_cast<QTabWidget*>(view->parentWidget()->parentWidget());
+    QVERIFY(tabs);
+    tabs->setCurrentWidget(view);
+    QSignalSpy ready(view, &FrontierView::frontierReady);
+    view->compute();
+    QVERIFY(view->isBusy());
+    QTRY_VERIFY_WITH_TIMEOUT(!view->isBusy() && ready.count() == 1, kTimeout);
+    const auto frontier = view->frontier();
+    QVERIFY2(frontier && frontier->points.size() >= 2, qPrintable(view->statusText()));
+    QVERIFY(!frontier->heuristics.empty());
+    QCOMPARE(panel->frontier(), frontier);
+    QCOMPARE(view->plot()->graph(1)->dataCount(), static_cast<int>(frontier->points.size()));
+    QCOMPARE(view->plot()->graph(0)->dataCount(), static_cast<int>(frontier->heuristics.size()));
+    for (std::size_t i = 1; i < frontier->points.size(); ++i) // peak ascending, extra time descending
+        QVERIFY(frontier->points[i - 1].peakBytes < frontier->points[i].peakBytes
+            && frontier->points[i - 1].extraSeconds >= frontier->points[i].extraSeconds);
+
+    // A click on the smallest point applies it: the window plans the point's graph to its arena.
+    view->plot()->replot();
+    QTest::mouseClick(view->plot(), Qt::LeftButton, {}, view->pointPosition(0).toPoint());
+    QVERIFY(panel->frontierPoint());
+    QCOMPARE(panel->frontierPoint()->label, frontier->points[0].label);
+    QVERIFY(QTest::qWaitFor([&] {
+        return !panel->controller()->isBusy() && !m_window->controller()->isBusy() && panel->outcome() && panel->outcome()->point
+            && doc->hasPlan() && doc->plan()->arenaSize == frontier->points[0].peakBytes;
+    }, kTimeout));
+    QVERIFY(core::validatePlan(doc->workload()->problem, *doc->plan()).ok());
+    QVERIFY2(panel->statusText().contains(QStringLiteral("frontier point")), qPrintable(panel->statusText()));
+    if (const QString dir = qEnvironmentVariable("MEMPLAN_VIEWS_DIR"); !dir.isEmpty()) { // for looking at it
+        view->plot()->replot();
+        QVERIFY(view->grab().save(dir + QStringLiteral("/frontier.png")));
+    }
+
+    // The budget picks along the frontier: at the smallest peak that point; under it none fits.
+    panel->setBudget(frontier->points[0].peakBytes);
+    panel->setBudgetEnabled(true);
+    QVERIFY(QTest::qWaitFor([&] {
+        return !panel->controller()->isBusy() && panel->outcome() && panel->outcome()->budgetMode && panel->outcome()->point;
+    }, kTimeout));
+    QVERIFY2(panel->statusText().contains(QStringLiteral("met on the frontier")), qPrintable(panel->statusText()));
+    QCOMPARE(panel->outcome()->point->label, core::pickForBudget(*frontier, frontier->points[0].peakBytes)->label);
+    panel->setBudget(frontier->points[0].peakBytes - 1);
+    QVERIFY(QTest::qWaitFor([&] {
+        return !panel->controller()->isBusy() && panel->statusText().contains(QStringLiteral("no frontier point fits"));
+    }, kTimeout));
+    panel->setBudgetEnabled(false);
+
+    // Another model drops the frontier.
+    planned.clear();
+    m_window->openFile(QStringLiteral("example:unet"));
+    QTRY_VERIFY_WITH_TIMEOUT(planned.count() >= 1 && doc->workload()->source == "example:unet", kTimeout);
+    QVERIFY(!view->frontier());
+    QVERIFY(!panel->frontier());
+    QVERIFY(!panel->frontierPoint());
 }
 
 QTEST_MAIN(TestStrategyPanel)

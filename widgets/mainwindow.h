@@ -19,6 +19,7 @@ class ElidedLabel;
 class ArenaLayoutView;
 class ColoringView;
 class ComparisonView;
+class FrontierView;
 class LatencyLane;
 class RunController;
 struct RunMeasurement;
@@ -84,6 +85,7 @@ public:
     // (null until first shown).
     StrategyPanel* strategyPanel() const { return m_strategyPanel; }
     ComparisonView* comparisonView() const { return m_comparison; }
+    FrontierView* frontierView() const { return m_frontierView; }
     // Scenarios menu windows (mainwindowscenarios.cpp); null until first shown.
     LlmScenarioWindow* llmScenarioWindow() const { return m_llmScenario; }
     AcceleratorWindow* acceleratorWindow() const { return m_accelerator; }
@@ -307,6 +309,7 @@ private:
 
     StrategyPanel* m_strategyPanel = nullptr;
     ComparisonView* m_comparison = nullptr;
+    FrontierView* m_frontierView = nullptr; // the Frontier tab (mainwindowstrategies.cpp)
     LlmScenarioWindow* m_llmScenario = nullptr;
     AcceleratorWindow* m_accelerator = nullptr;
 

@@ -6,6 +6,7 @@
 
 #include "arenalayoutview.h"
 #include "comparisonview.h"
+#include "frontierview.h"
 #include "lifetimebarsview.h"
 #include "memorycurveview.h"
 #include "messagebanner.h"
@@ -72,6 +73,27 @@ void MainWindow::connectStrategies()
     connect(m_plannerCombo, &QComboBox::currentTextChanged, m_strategyPanel, &StrategyPanel::setPlannerName);
     connect(m_strategyPanel, &StrategyPanel::workloadReady, this, &MainWindow::onStrategyWorkload);
     connect(m_strategyPanel, &StrategyPanel::failed, this, &MainWindow::onFailure);
+
+    // The frontier tab beside the views: its points apply through the strategy panel, and the
+    // panel's budget moves along it once computed.
+    m_frontierView = new FrontierView(this);
+    m_frontierView->setPlannerName(plannerName());
+    m_tabs->addTab(m_frontierView, tr("Frontier"));
+    m_tabs->setTabToolTip(m_tabs->indexOf(m_frontierView),
+        tr("Peak memory against estimated extra time over recompute, checkpoint and swap decisions; click a point to apply it"));
+    connect(m_plannerCombo, &QComboBox::currentTextChanged, m_frontierView, [this](const QString& name) {
+        if (core::plannerByName(name.toStdString())) // "as recorded" is no planner
+            m_frontierView->setPlannerName(name);
+    });
+    connect(m_frontierView, &FrontierView::frontierReady, m_strategyPanel, &StrategyPanel::setFrontier);
+    connect(m_frontierView, &FrontierView::pointChosen, m_strategyPanel, &StrategyPanel::applyFrontierPoint);
+    connect(this, &MainWindow::planDisplayed, m_frontierView, [this] {
+        m_frontierView->setOriginal(m_strategyPanel->original() ? m_strategyPanel->original() : m_document->sharedWorkload());
+        m_frontierView->setDevice(m_strategyPanel->device());
+        const auto outcome = m_strategyPanel->outcome();
+        if (const core::Plan* plan = m_document->plan())
+            m_frontierView->setCurrent(plan->arenaSize, outcome ? outcome->estimatedSeconds - outcome->baseSeconds : 0.0);
+    });
 
     // Window menu, before Help.
     auto* window = new QMenu(tr("&Window"), this);

@@ -66,7 +66,23 @@ core::Expected<StrategyOutcome> runStrategyJob(std::shared_ptr<const core::Workl
         outcome.baseSeconds = core::scheduleCost(*original->graph, original->schedule, request.device).seconds;
 
     std::optional<core::StrategyRun> run;
-    if (request.budget > 0) {
+    if (request.point) {
+        auto applied = core::applyFrontierPoint(*original, *request.point);
+        if (!applied)
+            return applied.error();
+        outcome.point = request.point;
+        if (request.budget > 0) { // the budget picked it from the frontier
+            outcome.budgetMode = true;
+            outcome.budget = request.budget;
+            outcome.fits = request.point->peakBytes <= request.budget;
+            outcome.budgetArena = request.point->peakBytes;
+        }
+        for (const auto& name : request.point->names)
+            (std::find(applied->leftOut.begin(), applied->leftOut.end(), name) == applied->leftOut.end() ? outcome.applied
+                                                                                                      : outcome.leftOut)
+                .push_back(name);
+        run = std::move(*applied);
+    } else if (request.budget > 0) {
         auto choice = core::chooseForBudget(*original, request.budget, *planner, options);
         if (!choice)
             return choice.error();

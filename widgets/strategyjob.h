@@ -12,6 +12,7 @@
 #include "io/workload.h"
 #include "planners/planner.h"
 #include "planners/problem.h"
+#include "strategies/frontier.h"
 #include "strategies/strategy.h"
 
 #include <memory>
@@ -29,6 +30,9 @@ struct StrategyRequest {
     core::RecomputePolicy recomputePolicy = core::RecomputePolicy::Greedy;
     int checkpointEvery = 0;
     bool plan = false; // also plan the result with `planner` (validated); the panel leaves this to the window
+    // A frontier point to apply (core::applyFrontierPoint: its strategies and options); names, budget and
+    // the recompute policy are then ignored.
+    std::shared_ptr<const core::FrontierPoint> point;
 };
 
 struct StrategyOutcome {
@@ -47,6 +51,7 @@ struct StrategyOutcome {
     core::Bytes budget = 0;
     core::Bytes budgetArena = 0; // arena of the chosen combination (the smallest reached when it does not fit)
     int combinationsTried = 0;
+    std::shared_ptr<const core::FrontierPoint> point; // the frontier point applied (StrategyRequest::point)
 
     double extraFlops() const;
     core::Bytes swappedBytes() const;

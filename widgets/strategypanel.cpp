@@ -75,7 +75,10 @@ StrategyPanel::StrategyPanel(QWidget* parent)
         check->setObjectName(fromView(strategy->name()));
         check->setToolTip(fromView(strategy->description()));
         strategiesLayout->addWidget(check);
-        connect(check, &QCheckBox::toggled, this, &StrategyPanel::scheduleRerun);
+        connect(check, &QCheckBox::toggled, this, [this] {
+            m_point.reset(); // the user's own choice replaces a frontier point's
+            scheduleRerun();
+        });
         m_checks.push_back(check);
         if (strategy->name() != "recompute")
             continue;
@@ -229,6 +232,28 @@ void StrategyPanel::resetForAnotherModel()
     m_outcome.reset();
 }
 
+void StrategyPanel::setFrontier(std::shared_ptr<const core::Frontier> frontier)
+{
+    m_frontier = std::move(frontier);
+    if (budgetEnabled())
+        scheduleRerun();
+}
+
+void StrategyPanel::applyFrontierPoint(std::shared_ptr<const core::FrontierPoint> point)
+{
+    if (!point || !m_original || !m_original->graph)
+        return;
+    m_point = std::move(point);
+    if (budgetEnabled()) {
+        const QSignalBlocker block(m_budgetCheck); // a point chosen by hand: the budget steps aside
+        m_budgetCheck->setChecked(false);
+        syncBudgetControls();
+    }
+    for (QCheckBox* check : m_checks)
+        check->setEnabled(true);
+    rerun();
+}
+
 void StrategyPanel::showChecked(const QStringList& names)
 {
     for (QCheckBox* check : m_checks) {
@@ -239,6 +264,10 @@ void StrategyPanel::showChecked(const QStringList& names)
 
 bool StrategyPanel::setOriginal(std::shared_ptr<const core::Workload> original)
 {
+    if (original != m_original) { // a frontier and its points belong to the workload they were made for
+        m_frontier.reset();
+        m_point.reset();
+    }
     m_original = std::move(original);
     m_outcome.reset();
     m_showingTransformed = m_owesWorkload = false;
@@ -267,7 +296,7 @@ bool StrategyPanel::setOriginal(std::shared_ptr<const core::Workload> original)
 
 bool StrategyPanel::isActive() const
 {
-    return m_original && m_original->graph && (budgetEnabled() || !checkedStrategies().isEmpty());
+    return m_original && m_original->graph && (budgetEnabled() || m_point || !checkedStrategies().isEmpty());
 }
 
 QStringList StrategyPanel::checkedStrategies() const
@@ -458,6 +487,13 @@ void StrategyPanel::rerun()
         request.recomputePolicy = core::RecomputePolicy::Checkpoint;
         request.checkpointEvery = *every;
     }
+    // With a frontier, the budget moves along it: its fastest point that fits (else its smallest).
+    if (request.budget > 0 && m_frontier && !m_frontier->points.empty()) {
+        const core::FrontierPoint* pick = core::pickForBudget(*m_frontier, request.budget);
+        request.point = std::make_shared<const core::FrontierPoint>(pick ? *pick : m_frontier->points.front());
+    } else if (request.budget == 0 && m_point) {
+        request.point = m_point;
+    }
     m_controller->request(m_original, request);
 }
 
@@ -470,7 +506,26 @@ void StrategyPanel::onFinished(std::shared_ptr<const StrategyOutcome> outcome)
         label.replace(QStringLiteral("recompute"),
             *o.checkpointEvery == 0 ? tr("recompute (checkpoints every √n ops)")
                                     : tr("recompute (checkpoints every %1 ops)").arg(*o.checkpointEvery));
-    if (o.budgetMode) {
+    if (o.point)
+        label = QString::fromStdString(o.point->label);
+    if (o.point && !o.budgetMode) {
+        QStringList chosen;
+        for (const auto& name : o.applied)
+            chosen << QString::fromStdString(name);
+        showChecked(chosen);
+        setStatus(tr("Applied the frontier point %1: arena %2, estimated extra time %3.")
+                      .arg(label, bytesText(o.point->peakBytes), QString::fromStdString(core::formatSeconds(o.point->extraSeconds))));
+    } else if (o.point) {
+        QStringList chosen;
+        for (const auto& name : o.applied)
+            chosen << QString::fromStdString(name);
+        showChecked(chosen);
+        if (o.fits)
+            setStatus(tr("Budget %1 met on the frontier with %2: arena %3, estimated extra time %4 (its fastest point that fits).")
+                          .arg(bytesText(o.budget), label, bytesText(o.budgetArena), QString::fromStdString(core::formatSeconds(o.point->extraSeconds))));
+        else
+            setStatus(tr("Budget %1: no frontier point fits: smallest peak %2 (with %3).").arg(bytesText(o.budget), bytesText(o.budgetArena), label), true);
+    } else if (o.budgetMode) {
         QStringList chosen;
         for (const auto& name : o.applied)
             chosen << QString::fromStdString(name);

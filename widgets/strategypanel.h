@@ -65,6 +65,14 @@ public:
     core::Bytes budget() const { return m_budget; }
 
     StrategyController* controller() const { return m_controller; }
+    // The frontier of the model on display (FrontierView): while it is set, the budget picks the
+    // frontier's fastest point that fits instead of searching the 32 combinations. Dropped with the model.
+    void setFrontier(std::shared_ptr<const core::Frontier> frontier);
+    std::shared_ptr<const core::Frontier> frontier() const { return m_frontier; }
+    // Applies one frontier point (its strategies and their options, e.g. the checkpoints the dynamic
+    // program chose); the budget turns off, and checking a strategy by hand drops the point.
+    void applyFrontierPoint(std::shared_ptr<const core::FrontierPoint> point);
+    std::shared_ptr<const core::FrontierPoint> frontierPoint() const { return m_point; }
     std::shared_ptr<const StrategyOutcome> outcome() const { return m_outcome; } // last result shown; null when none
     QString statusText() const;  // the status line: busy, the budget's choice, "cannot fit: …", or an error
     QString reportText() const;  // the reports as plain text, one strategy per line, details indented
@@ -109,6 +117,8 @@ private:
 
     std::shared_ptr<const core::Workload> m_original;
     std::shared_ptr<const StrategyOutcome> m_outcome;
+    std::shared_ptr<const core::Frontier> m_frontier;    // of m_original (setFrontier)
+    std::shared_ptr<const core::FrontierPoint> m_point; // applied by hand (applyFrontierPoint)
     core::DeviceProfile m_device;
     int m_deviceIndex = 0; // last good combo index, restored when a file fails to load
     core::Bytes m_budget = 0;
