@@ -315,6 +315,17 @@ void TestFrontier::budgetPickAndCancel()
     QVERIFY(pickForBudget(*frontier, points.front().peakBytes - 1) == nullptr);
     QCOMPARE(pickForBudget(*frontier, points.front().peakBytes), &points.front());
     QCOMPARE(pickForBudget(*frontier, points.back().peakBytes), &points.back());
+    // Over the size limit: the fast approximation, said in a note.
+    auto fast = options;
+    fast.largeGraphOps = 1;
+    const auto approximate = computeFrontier(workload, fast);
+    QVERIFY(approximate);
+    verifySortedNonDominated(*approximate);
+    QVERIFY(std::any_of(approximate->notes.begin(), approximate->notes.end(),
+        [](const std::string& n) { return n.find("fast approximation") != std::string::npos; }));
+    QVERIFY(approximate->candidates < frontier->candidates);
+    QVERIFY(std::none_of(approximate->points.begin(), approximate->points.end(),
+        [](const FrontierPoint& p) { return p.label.starts_with("fuse+recompute("); }));
     auto flag = std::make_shared<std::atomic<bool>>(true);
     const auto cancelled = computeFrontier(workload, options, {}, CancelToken(flag));
     QVERIFY(!cancelled);

@@ -161,9 +161,18 @@ Expected<Frontier> computeFrontier(const Workload& workload, const FrontierOptio
         std::vector<Step> checkpoints;
     };
     std::vector<Recipe> runs;
+    const bool large = static_cast<int>(workload.graph->ops.size()) > options.largeGraphOps;
+    const int budgets = large ? std::max(1, options.budgets / 3) : options.budgets;
+    std::vector<int> greedyRewrites; // large: every other one (1, 4, 16 of the default)
+    for (std::size_t i = 0; i < options.greedyRewrites.size(); i += large ? 2 : 1)
+        greedyRewrites.push_back(options.greedyRewrites[i]);
+    if (large) {
+        frontier.notes.push_back(std::to_string(workload.graph->ops.size()) + " ops (over " + std::to_string(options.largeGraphOps)
+            + "): the fast approximation, fewer DP budgets and greedy sweeps, no fused variant");
+    }
     if (frontier.training) {
         std::vector<std::vector<std::string>> bases { {} };
-        if (options.withFuse)
+        if (options.withFuse && !large)
             bases.push_back({ "fuse" });
         for (const auto& prefix : bases) {
             Transformed state;
@@ -179,7 +188,7 @@ Expected<Frontier> computeFrontier(const Workload& workload, const FrontierOptio
             if (chain.steps() > options.maxCandidates)
                 frontier.notes.push_back("dp: " + std::to_string(chain.steps()) + " forward steps, checkpoints at the ends of "
                     + std::to_string(options.maxCandidates) + " blocks");
-            for (const auto& choice : checkpointSweep(chain, options.budgets)) {
+            for (const auto& choice : checkpointSweep(chain, budgets)) {
                 for (bool swap : { false, true }) {
                     if (swap && !options.withSwap)
                         continue;
@@ -204,7 +213,7 @@ Expected<Frontier> computeFrontier(const Workload& workload, const FrontierOptio
     }
     // The greedy sweep.
     if (options.greedy)
-        for (int rewrites : options.greedyRewrites)
+        for (int rewrites : greedyRewrites)
             for (const auto& names : std::vector<std::vector<std::string>> { { "recompute" }, { "swap" }, { "recompute", "swap" } }) {
                 Recipe p;
                 p.method = "greedy";
