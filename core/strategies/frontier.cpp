@@ -61,6 +61,7 @@ struct Builder {
     const Planner& planner;
     double baseSeconds = 0;
     Frontier& frontier;
+    const CancelToken& cancel;
     std::vector<FrontierPoint> candidates;
 
     // Runs, plans and checks one candidate; false when it was dropped.
@@ -72,7 +73,9 @@ struct Builder {
             ++frontier.dropped;
             return false;
         }
-        auto plan = runPlanner(planner, run->workload.problem);
+        auto plan = runPlanner(planner, run->workload.problem, cancel);
+        if (!plan && plan.error().code == ErrorCode::Cancelled)
+            return false; // computeFrontier sees the token and stops
         if (!plan || !validatePlan(run->workload.problem, *plan).ok()) {
             ++frontier.dropped;
             return false;
@@ -119,7 +122,7 @@ Expected<Frontier> computeFrontier(const Workload& workload, const FrontierOptio
     base.checkpointSteps.clear();
     frontier.baseSeconds = scheduleCost(*workload.graph, workload.schedule, base.device).seconds;
     frontier.training = backwardStart(*workload.graph, workload.schedule) < workload.schedule.steps();
-    Builder builder { workload, *planner, frontier.baseSeconds, frontier, {} };
+    Builder builder { workload, *planner, frontier.baseSeconds, frontier, cancel, {} };
 
     // The heuristics: the budget search's 32 combinations, then sqrt(n) checkpointing.
     report(0.0, "the 32 on/off combinations");
@@ -235,6 +238,8 @@ Expected<Frontier> computeFrontier(const Workload& workload, const FrontierOptio
         point.checkpoints = runs[i].checkpoints;
         builder.realize(std::move(point));
     }
+    if (cancel.isCancelled())
+        return cancelled();
     if (!frontier.training)
         frontier.notes.push_back("no backward pass: the frontier holds the greedy sweep and the combinations (the DP needs a training graph)");
     if (frontier.dropped > 0)
