@@ -3,6 +3,7 @@
 // `memplan compare MODEL --frontier`: the frontier of peak memory against extra time.
 #include "frontiercli.h"
 
+#include "progressline.h"
 #include "strategycli.h"
 
 #include "strategies/frontier.h"
@@ -94,7 +95,11 @@ int compareFrontier(const CliArgs& args, const core::Workload& workload)
     core::FrontierOptions options;
     options.strategy.device = *device;
     options.strategy.alignment = workload.problem.alignment;
-    auto frontier = core::computeFrontier(workload, options);
+    ProgressLine line("frontier of " + core::printable(workload.source), 1000);
+    auto frontier = core::computeFrontier(workload, options, [&](double fraction, std::string_view) {
+        line.update(static_cast<int>(fraction * 1000), 1000);
+    });
+    line.finish();
     if (!frontier) {
         std::cerr << "memplan: compare: " << core::printable(frontier.error().message) << "\n";
         return 1;

@@ -3,6 +3,7 @@
 // The frontier of peak memory against extra time (strategies/frontier.h) and its checkpoint dynamic
 // program (strategies/checkpointdp.h), and `memplan compare --frontier`.
 #include "cost/opcost.h"
+#include "planners/metrics.h"
 #include "planners/planner.h"
 #include "planners/validate.h"
 #include "strategies/checkpointdp.h"
@@ -101,13 +102,38 @@ void verifySortedNonDominated(const Frontier& frontier)
 class TestFrontier : public QObject {
     Q_OBJECT
 private slots:
+    void explicitCheckpointsMatchEveryK();
     void dpMatchesModelBruteForce();
     void chainFrontierCoversEverySubset();
     void unetFrontierValidAndBelowHeuristics();
     void inferenceGraphUsesHeuristics();
+    void capturedStep();
     void budgetPickAndCancel();
     void cliFrontier();
 };
+
+// The checkpoint policy with the steps k-1, 2k-1, ... named is the every-k policy: same graph, same costs.
+void TestFrontier::explicitCheckpointsMatchEveryK()
+{
+    const auto workload = unetTraining();
+    const Step forward = backwardStart(*workload.graph, workload.schedule);
+    for (int k : { 3, 7 }) {
+        StrategyOptions every;
+        every.alignment = workload.problem.alignment;
+        every.recomputePolicy = RecomputePolicy::Checkpoint;
+        every.checkpointEvery = k;
+        auto named = every;
+        for (Step s = k - 1; s < (forward / k) * k; s += k)
+            named.checkpointSteps.push_back(s);
+        const auto a = applyStrategies(workload, { "recompute" }, every);
+        const auto b = applyStrategies(workload, { "recompute" }, named);
+        QVERIFY(a && b);
+        QCOMPARE(b->workload.schedule.order, a->workload.schedule.order);
+        QCOMPARE(lowerBound(b->workload.problem), lowerBound(a->workload.problem));
+        QCOMPARE(extraSeconds(b->reports), extraSeconds(a->reports));
+        QVERIFY(lowerBound(a->workload.problem) < lowerBound(workload.problem));
+    }
+}
 
 // The program against every subset of checkpoints under its own model, at several budgets.
 void TestFrontier::dpMatchesModelBruteForce()
@@ -253,6 +279,28 @@ void TestFrontier::inferenceGraphUsesHeuristics()
     QCOMPARE(none.error().code, ErrorCode::InvalidArgument);
 }
 
+// A captured training step (its own backward phase, no --training): the DP applies, every point rebuilds.
+void TestFrontier::capturedStep()
+{
+    auto workload = loadWorkload(MEMPLAN_SOURCE_DIR "/tests/data/captured_mlp.json", {});
+    QVERIFY2(workload, workload ? "" : workload.error().message.c_str());
+    const auto frontier = computeFrontier(*workload, smallOptions(*workload));
+    QVERIFY2(frontier, frontier ? "" : frontier.error().message.c_str());
+    QVERIFY(frontier->training);
+    verifySortedNonDominated(*frontier);
+    QCOMPARE(frontier->dropped, 0);
+    QVERIFY(frontier->points.front().peakBytes < frontier->baseArena);
+    const auto& planner = *plannerByName(kDefaultPlanner);
+    for (const auto& p : frontier->points) {
+        auto run = applyFrontierPoint(*workload, p);
+        QVERIFY(run);
+        auto plan = runPlanner(planner, run->workload.problem);
+        QVERIFY(plan);
+        QVERIFY(validatePlan(run->workload.problem, *plan).ok());
+        QCOMPARE(plan->arenaSize, p.peakBytes);
+    }
+}
+
 void TestFrontier::budgetPickAndCancel()
 {
     const auto workload = chainTraining(6);
@@ -267,6 +315,17 @@ void TestFrontier::budgetPickAndCancel()
     QVERIFY(pickForBudget(*frontier, points.front().peakBytes - 1) == nullptr);
     QCOMPARE(pickForBudget(*frontier, points.front().peakBytes), &points.front());
     QCOMPARE(pickForBudget(*frontier, points.back().peakBytes), &points.back());
+    // Over the size limit: the fast approximation, said in a note.
+    auto fast = options;
+    fast.largeGraphOps = 1;
+    const auto approximate = computeFrontier(workload, fast);
+    QVERIFY(approximate);
+    verifySortedNonDominated(*approximate);
+    QVERIFY(std::any_of(approximate->notes.begin(), approximate->notes.end(),
+        [](const std::string& n) { return n.find("fast approximation") != std::string::npos; }));
+    QVERIFY(approximate->candidates < frontier->candidates);
+    QVERIFY(std::none_of(approximate->points.begin(), approximate->points.end(),
+        [](const FrontierPoint& p) { return p.label.starts_with("fuse+recompute("); }));
     auto flag = std::make_shared<std::atomic<bool>>(true);
     const auto cancelled = computeFrontier(workload, options, {}, CancelToken(flag));
     QVERIFY(!cancelled);

@@ -61,6 +61,7 @@ struct Builder {
     const Planner& planner;
     double baseSeconds = 0;
     Frontier& frontier;
+    const CancelToken& cancel;
     std::vector<FrontierPoint> candidates;
 
     // Runs, plans and checks one candidate; false when it was dropped.
@@ -72,7 +73,9 @@ struct Builder {
             ++frontier.dropped;
             return false;
         }
-        auto plan = runPlanner(planner, run->workload.problem);
+        auto plan = runPlanner(planner, run->workload.problem, cancel);
+        if (!plan && plan.error().code == ErrorCode::Cancelled)
+            return false; // computeFrontier sees the token and stops
         if (!plan || !validatePlan(run->workload.problem, *plan).ok()) {
             ++frontier.dropped;
             return false;
@@ -119,7 +122,7 @@ Expected<Frontier> computeFrontier(const Workload& workload, const FrontierOptio
     base.checkpointSteps.clear();
     frontier.baseSeconds = scheduleCost(*workload.graph, workload.schedule, base.device).seconds;
     frontier.training = backwardStart(*workload.graph, workload.schedule) < workload.schedule.steps();
-    Builder builder { workload, *planner, frontier.baseSeconds, frontier, {} };
+    Builder builder { workload, *planner, frontier.baseSeconds, frontier, cancel, {} };
 
     // The heuristics: the budget search's 32 combinations, then sqrt(n) checkpointing.
     report(0.0, "the 32 on/off combinations");
@@ -161,9 +164,18 @@ Expected<Frontier> computeFrontier(const Workload& workload, const FrontierOptio
         std::vector<Step> checkpoints;
     };
     std::vector<Recipe> runs;
+    const bool large = static_cast<int>(workload.graph->ops.size()) > options.largeGraphOps;
+    const int budgets = large ? std::max(1, options.budgets / 3) : options.budgets;
+    std::vector<int> greedyRewrites; // large: every other one (1, 4, 16 of the default)
+    for (std::size_t i = 0; i < options.greedyRewrites.size(); i += large ? 2 : 1)
+        greedyRewrites.push_back(options.greedyRewrites[i]);
+    if (large) {
+        frontier.notes.push_back(std::to_string(workload.graph->ops.size()) + " ops (over " + std::to_string(options.largeGraphOps)
+            + "): the fast approximation, fewer DP budgets and greedy sweeps, no fused variant");
+    }
     if (frontier.training) {
         std::vector<std::vector<std::string>> bases { {} };
-        if (options.withFuse)
+        if (options.withFuse && !large)
             bases.push_back({ "fuse" });
         for (const auto& prefix : bases) {
             Transformed state;
@@ -179,7 +191,7 @@ Expected<Frontier> computeFrontier(const Workload& workload, const FrontierOptio
             if (chain.steps() > options.maxCandidates)
                 frontier.notes.push_back("dp: " + std::to_string(chain.steps()) + " forward steps, checkpoints at the ends of "
                     + std::to_string(options.maxCandidates) + " blocks");
-            for (const auto& choice : checkpointSweep(chain, options.budgets)) {
+            for (const auto& choice : checkpointSweep(chain, budgets)) {
                 for (bool swap : { false, true }) {
                     if (swap && !options.withSwap)
                         continue;
@@ -204,7 +216,7 @@ Expected<Frontier> computeFrontier(const Workload& workload, const FrontierOptio
     }
     // The greedy sweep.
     if (options.greedy)
-        for (int rewrites : options.greedyRewrites)
+        for (int rewrites : greedyRewrites)
             for (const auto& names : std::vector<std::vector<std::string>> { { "recompute" }, { "swap" }, { "recompute", "swap" } }) {
                 Recipe p;
                 p.method = "greedy";
@@ -226,6 +238,8 @@ Expected<Frontier> computeFrontier(const Workload& workload, const FrontierOptio
         point.checkpoints = runs[i].checkpoints;
         builder.realize(std::move(point));
     }
+    if (cancel.isCancelled())
+        return cancelled();
     if (!frontier.training)
         frontier.notes.push_back("no backward pass: the frontier holds the greedy sweep and the combinations (the DP needs a training graph)");
     if (frontier.dropped > 0)

@@ -11,6 +11,7 @@
 //     the graph as it is and after fuse (then inplace after); "dp+swap": each of them with swap after.
 //   * "greedy": greedy recompute, greedy swap and both, with 1, 2, 4, ... maxRewrites (the
 //     approximation: it applies to inference graphs too, and is all there is when the DP does not).
+//   Above FrontierOptions::largeGraphOps ops, fewer of both (the fast approximation).
 //   * the heuristics: the 32 on/off combinations ("combination", as the budget search runs them) and
 //     the sqrt(n) checkpoint policy ("checkpoint") on a training graph.
 // - Each point's peak is the planned arena; extra time the reports' extraSeconds on the device
@@ -41,6 +42,9 @@ struct FrontierOptions {
     bool withSwap = true;      // DP: each point also with swap after
     bool greedy = true;        // the greedy sweep
     std::vector<int> greedyRewrites { 1, 2, 4, 8, 16, 32 };
+    // Above this many ops the frontier is the fast approximation: the DP on the graph as loaded only
+    // (no fused variant), over a third of the budgets, every other greedy sweep (1, 4, 16 rewrites; a note says so).
+    int largeGraphOps = 5000;
 };
 
 struct FrontierPoint {
