@@ -502,6 +502,16 @@ bool pushTransposes(Rewriter& w, Counts& counts, std::vector<std::string>& detai
         }
         if (!ok || perm.empty())
             continue;
+        // Only where it can pay: it removes Transposes (two operands or more), or the Transpose it
+        // moves below meets another one there, or goes on down a chain of ops it passes.
+        const auto transposed = std::count_if(transposes.begin(), transposes.end(), [](OpIndex p) { return p >= 0; });
+        const auto& readersOfY = w.readers[std::size_t(y)];
+        const bool pays = transposed >= 2 || std::any_of(readersOfY.begin(), readersOfY.end(), [&](OpIndex r) {
+            const auto& reader = w.g.ops[std::size_t(r)];
+            return reader.type == "Transpose" || (readersOfY.size() == 1 && passesTranspose(reader, rank));
+        });
+        if (!pays)
+            continue;
         // y'[perm[i]] = y[i]: the untransposed result, which the new Transpose turns into y.
         auto inverse = perm;
         for (std::size_t i = 0; i < rank; ++i)
