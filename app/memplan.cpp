@@ -274,7 +274,7 @@ checked by the independent validator.
     if (*chips && args->has("workspaces"))
         return fail("plan: --chips does not combine with --workspaces yet: chip stages plan tensors only", kExitUsage);
     if (*chips) {
-        for (const char* flag : { "fuse", "reorder", "recompute", "swap", "inplace", "budget", "checkpoint" })
+        for (const char* flag : { "simplify", "fuse", "reorder", "recompute", "swap", "inplace", "budget", "checkpoint" })
             if (args->has(flag))
                 return fail(std::string("plan: --chips does not combine with --") + flag
                         + " yet: the partition plans the model as loaded",
@@ -325,7 +325,7 @@ With --training, the rows also include recompute with the checkpoint policy (--c
     if (!args)
         return code;
     if (args->has("strategies"))
-        for (const char* flag : { "fuse", "inplace", "reorder", "recompute", "swap", "budget" })
+        for (const char* flag : { "simplify", "fuse", "inplace", "reorder", "recompute", "swap", "budget" })
             if (args->has(flag))
                 return fail(std::string("compare: --strategies compares every combination itself; drop --") + flag, kExitUsage);
     if (const auto status = checkStrategyOptions(*args); !status)

@@ -48,7 +48,7 @@
 namespace {
 
 const char* const kSkipUnet = MEMPLAN_SOURCE_DIR "/tests/data/skip_unet.json";
-constexpr int kTimeout = 120000; // generous: ctest may run under load, the budget tries 32 combinations
+constexpr int kTimeout = 120000; // generous: ctest may run under load, the budget tries 64 combinations
 
 std::shared_ptr<const core::Workload> loadNow(const char* spec)
 {
