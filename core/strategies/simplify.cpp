@@ -4,6 +4,7 @@
 
 #include "cost/opcost.h"
 #include "schedule/schedule.h"
+#include "strategies/training.h"
 #include "util/format.h"
 
 #include <algorithm>
@@ -733,7 +734,9 @@ Expected<Transformed> SimplifyStrategy::apply(Transformed state, const StrategyO
         if (!changed)
             break;
     }
-    foldConstants(w, counts, details);
+    // A training step updates its weights: what is computed from them is not a constant there.
+    if (backwardStart(state.graph, state.schedule) >= state.schedule.steps())
+        foldConstants(w, counts, details);
     if (counts.total() == 0) {
         report.details.push_back("nothing to simplify");
         state.reports.push_back(std::move(report));

@@ -22,7 +22,8 @@
 // - Ops whose inputs are all weights (float constant subgraphs: a transposed or reshaped weight, an
 //   expanded class token) write weights: their outputs leave the arena for the weights region, as a
 //   runtime folds them into initializers at load. (The op still runs, to compute the value once; the
-//   ONNX import already folds integer shape arithmetic.)
+//   ONNX import already folds integer shape arithmetic.) Not on a training graph (one with a backward
+//   phase): its weights change every step.
 // Runs first in the pipeline, on the model as loaded. Limits: ops of other domains, with subgraphs,
 // or reading or writing tensors of unknown or bounded (data-dependent) size are left alone;
 // Transposes pass only elementwise ops and Concat (not Resize, Softmax, pooling or reductions); an
