@@ -474,8 +474,9 @@ bool transposePairs(Rewriter& w, Counts& counts, std::vector<std::string>& detai
     return changed;
 }
 
-// An elementwise op whose operands are all transposed the same way (or hold one element), each
-// Transpose read by it alone: it reads the untransposed operands and one Transpose follows it.
+// An elementwise op or Concat whose operands are all transposed the same way (an elementwise op's
+// may also hold one element), each Transpose read by it alone: it reads the untransposed operands
+// (a Concat along the axis that follows) and one Transpose follows it.
 bool pushTransposes(Rewriter& w, Counts& counts, std::vector<std::string>& details)
 {
     bool changed = false;
@@ -541,9 +542,9 @@ bool pushTransposes(Rewriter& w, Counts& counts, std::vector<std::string>& detai
     return changed;
 }
 
-// An elementwise op read only by a Transpose: it reads its operands transposed instead (an operand
-// already transposed by the inverse reads the untransposed one) and writes the Transpose's output;
-// only when that removes more Transposes than it adds.
+// An elementwise op or Concat read only by a Transpose: it reads its operands transposed instead (an
+// operand already transposed by the inverse reads the untransposed one) and writes the Transpose's
+// output; only when that removes more Transposes than it adds.
 bool hoistTransposes(Rewriter& w, Counts& counts, std::vector<std::string>& details)
 {
     bool changed = false;
