@@ -275,7 +275,7 @@ checked by the independent validator.
     if (*chips && args->has("workspaces"))
         return fail("plan: --chips does not combine with --workspaces yet: chip stages plan tensors only", kExitUsage);
     if (*chips) {
-        for (const char* flag : { "fuse", "reorder", "recompute", "swap", "inplace", "budget", "checkpoint" })
+        for (const char* flag : { "simplify", "fuse", "reorder", "recompute", "swap", "inplace", "budget", "checkpoint" })
             if (args->has(flag))
                 return fail(std::string("plan: --chips does not combine with --") + flag
                         + " yet: the partition plans the model as loaded",
@@ -339,7 +339,7 @@ contrast; --budget SIZE picks the point with the least time that fits; --json FI
             if (args->has(flag))
                 return fail(std::string("compare: --frontier tries the strategies itself; drop --") + flag, kExitUsage);
     if (args->has("strategies"))
-        for (const char* flag : { "fuse", "inplace", "reorder", "recompute", "swap", "budget" })
+        for (const char* flag : { "simplify", "fuse", "inplace", "reorder", "recompute", "swap", "budget" })
             if (args->has(flag))
                 return fail(std::string("compare: --strategies compares every combination itself; drop --") + flag, kExitUsage);
     if (const auto status = checkStrategyOptions(*args); !status)

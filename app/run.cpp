@@ -31,7 +31,7 @@ constexpr int kOk = 0, kError = 1, kUsage = 2;
 
 const char* const kRunHelp = R"(usage: memplan run MODEL [--device cpu|cuda] [--planner NAME] [--repeat N] [--json FILE]
                     [--input NAME=FILE.pb]... [--save-outputs DIR] [--seed N]
-                    [--fuse] [--reorder] [--recompute] [--swap] [--inplace] [--budget SIZE] [--profile NAME|FILE]
+                    [--simplify] [--fuse] [--reorder] [--recompute] [--swap] [--inplace] [--budget SIZE] [--profile NAME|FILE]
                     [options]
 
 Applies the strategies given, then runs MODEL three times on the CPU executor (--device cuda: on
@@ -118,7 +118,7 @@ std::optional<RunSettings> readSettings(const std::vector<std::string>& words, i
     };
     std::set<std::string> valued { "device", "planner", "repeat", "tolerance", "json", "input", "save-outputs", "seed", "alignment", "dim",
         "input-shape", "profile", "budget", "threads", "kernels" };
-    const std::set<std::string> switches { "fuse", "reorder", "recompute", "swap", "inplace", "workspaces", "grads-in-arena" };
+    const std::set<std::string> switches { "simplify", "fuse", "reorder", "recompute", "swap", "inplace", "workspaces", "grads-in-arena" };
     auto args = parseCliArgs(words, valued, switches);
     if (!args)
         return failWith(args.error().message + " (see memplan run --help)", kUsage);

@@ -17,7 +17,7 @@
 #include <iostream>
 
 namespace {
-const std::vector<std::string> kStrategyFlags { "fuse", "reorder", "recompute", "swap", "inplace" };
+const std::vector<std::string> kStrategyFlags { "simplify", "fuse", "reorder", "recompute", "swap", "inplace" };
 
 std::string fixed(double value, const char* format)
 {
@@ -49,7 +49,7 @@ core::Expected<core::DeviceProfile> deviceFrom(const CliArgs& args, const std::s
 
 std::set<std::string> strategySwitches()
 {
-    return { "fuse", "inplace", "reorder", "recompute", "swap", "strategies", "training", "persistent-grads", "grads-in-arena" };
+    return { "simplify", "fuse", "inplace", "reorder", "recompute", "swap", "strategies", "training", "persistent-grads", "grads-in-arena" };
 }
 std::set<std::string> strategyValuedOptions() { return { "device", "budget", "checkpoint" }; }
 
@@ -125,6 +125,9 @@ std::string strategyHelp(const std::string& profileOption)
     std::string option = "--" + profileOption + " NAME|FILE";
     option.resize(std::max<std::size_t>(option.size() + 1, 22), ' ');
     return R"(strategies (applied in this order; see docs/STRATEGIES.md):
+  --simplify            a runtime's graph rewrites: remove Identity, Dropout, no-op Cast and view chains,
+                        cancel Transpose pairs (pushed through elementwise ops), fold ops that read only
+                        weights into constants (its own flag: --fuse does not imply it)
   --fuse                fuse Conv/Gemm/MatMul with BatchNorm, bias and activation, elementwise chains, and
                         quantized groups (DequantizeLinear -> op -> QuantizeLinear: the float tensors go)
   --reorder             memory-aware topological order (kept only when it lowers the peak)
@@ -132,6 +135,7 @@ std::string strategyHelp(const std::string& profileOption)
                         --checkpoint for the checkpoint policy on training graphs)
   --swap                move long-idle tensors to host memory and back (timed on the device profile)
   --inplace             elementwise and view ops write into an input that dies there
+  (with several named, a strategy the others do better without is left out, and its report says so)
   --budget SIZE         choose the strategies that fit SIZE (bytes, or KiB/MiB/GiB) with the least estimated
                         time (tries every combination; the strategy flags are then ignored)
   )" + option + R"(device profile for costs (default h200), a JSON file or one of:
@@ -265,7 +269,7 @@ int compareStrategies(const CliArgs& args, const core::Workload& workload)
         bool checkpoint = false; // recompute with the checkpoint policy
     };
     std::vector<Combination> combinations { { {} }, { { "fuse" } }, { { "inplace" } }, { { "reorder" } }, { { "recompute" } },
-        { { "swap" } }, { { "fuse", "inplace" } }, { { "fuse", "reorder", "inplace" } }, { { "fuse", "reorder", "recompute", "inplace" } },
+        { { "swap" } }, { { "simplify" } }, { { "fuse", "inplace" } }, { { "simplify", "fuse", "inplace" } }, { { "fuse", "reorder", "inplace" } }, { { "fuse", "reorder", "recompute", "inplace" } },
         { { "fuse", "reorder", "swap", "inplace" } }, { { "fuse", "reorder", "recompute", "swap", "inplace" } } };
     // A training graph also gets the checkpoint policy (every --checkpoint N, default sqrt).
     const int every = parseCheckpointEvery(args.value("checkpoint").value_or("sqrt")).value_or(0);

@@ -338,6 +338,42 @@ def cnn_float32():
     return small_cnn(cnn_float32, F, np.float32)
 
 
+def nhwc_sandwich():
+    """Opset 17: a segmentation head as a TensorFlow export writes it, in NHWC: every Conv
+    and the Resize between a Transpose to NCHW and one back, the Relus, the residual Add, the
+    skip Concat (axis 3) and the Softmax over classes in NHWC between them. 'probs' is
+    [1, 32, 32, 4]; a runtime (and memplan --simplify) cancels the Transposes between the Convs."""
+    to_nchw, to_nhwc = [0, 3, 1, 2], [0, 2, 3, 1]
+    nodes = []
+
+    def conv(name, x, cin, cout, stride):
+        nodes.append(helper.make_node("Transpose", [x], [f"{name}_in"], perm=to_nchw))
+        nodes.append(helper.make_node("Conv", [f"{name}_in", f"{name}_w", f"{name}_b"], [f"{name}_out"],
+                                      pads=[1, 1, 1, 1], strides=[stride, stride]))
+        nodes.append(helper.make_node("Transpose", [f"{name}_out"], [f"{name}_nhwc"], perm=to_nhwc))
+        return [rand(f"{name}_w", cout, cin, 3, 3), rand(f"{name}_b", cout)]
+
+    weights = conv("c1", "X", 3, 16, 2)                                   # 32x32x16
+    nodes.append(helper.make_node("Relu", ["c1_nhwc"], ["r1"]))
+    weights += conv("c2", "r1", 16, 16, 1)
+    nodes.append(helper.make_node("Add", ["c2_nhwc", "r1"], ["res"]))
+    nodes.append(helper.make_node("Relu", ["res"], ["r2"]))
+    weights += conv("c3", "r2", 16, 32, 2)                                # 16x16x32
+    nodes.append(helper.make_node("Relu", ["c3_nhwc"], ["r3"]))
+    nodes.append(helper.make_node("Transpose", ["r3"], ["r3_nchw"], perm=to_nchw))
+    nodes.append(helper.make_node("Resize", ["r3_nchw", "", "scales"], ["up"], mode="linear"))
+    nodes.append(helper.make_node("Transpose", ["up"], ["up_nhwc"], perm=to_nhwc))  # 32x32x32
+    nodes.append(helper.make_node("Concat", ["up_nhwc", "r2"], ["cat"], axis=3))    # 32x32x48
+    weights += conv("c4", "cat", 48, 16, 1)
+    nodes.append(helper.make_node("Relu", ["c4_nhwc"], ["r4"]))
+    weights += conv("c5", "r4", 16, 4, 1)
+    nodes.append(helper.make_node("Softmax", ["c5_nhwc"], ["probs"], axis=-1))
+    g = helper.make_graph(
+        nodes, "nhwc_sandwich", [inp("X", F, [1, 64, 64, 3])], [out("probs", F)],
+        initializer=weights + [init("scales", np.array([1, 1, 2, 2], dtype=np.float32))])
+    return model(nhwc_sandwich, 17, g, {"probs": [1, 32, 32, 4]})
+
+
 def nonzero_gather():
     """Opset 17: NonZero(X > 0) gives indices [2, N] where N depends on the data;
     Transpose -> [N, 2], GatherND -> [N], Relu -> [N]. No static N exists: the
@@ -763,6 +799,7 @@ FIXTURES = [
     loop_without_end,
     list_loop_long,
     tensor_split_list,
+    nhwc_sandwich,
 ]
 
 

@@ -15,6 +15,8 @@
 //   --shape INPUT=D1xD2   the whole shape of one input (for bindings without inputMetadata, or to override)
 //   --no-arena            run without ONNX Runtime's CPU memory arena (no mem_* numbers in the profile)
 //   --no-mem-pattern      run without its memory pattern planning
+//   --no-prepack          run without weight prepacking (session.disable_prepacking): a prepacked
+//                         weight is a copy of it in the arena, counted in the bytes in use
 //   --latency             time the runs instead of profiling: one warm-up run, then RUNS timed runs;
 //                         OUT.json ("-": standard output) gets {"p50_ms", "median_ms", "runs",
 //                         "threads", "level"} (`memplan bench run` uses it)
@@ -55,7 +57,7 @@ function loadOrt() {
 }
 
 function parseArgs(argv) {
-    const options = { positional: [], fill: 'random', seed: 1, dims: {}, shapes: {}, arena: true, memPattern: true, latency: false, threads: 1, saveIo: null };
+    const options = { positional: [], fill: 'random', seed: 1, dims: {}, shapes: {}, arena: true, memPattern: true, prepack: true, latency: false, threads: 1, saveIo: null };
     for (let i = 0; i < argv.length; ++i) {
         const arg = argv[i];
         const value = () => {
@@ -83,6 +85,8 @@ function parseArgs(argv) {
             options.shapes[m[1]] = m[2] ? m[2].split('x').map(Number) : [];
         } else if (arg === '--no-arena') {
             options.arena = false;
+        } else if (arg === '--no-prepack') {
+            options.prepack = false;
         } else if (arg === '--no-mem-pattern') {
             options.memPattern = false;
         } else if (arg === '--latency') {
@@ -208,6 +212,7 @@ async function main() {
             graphOptimizationLevel: options.level, enableCpuMemArena: options.arena, enableMemPattern: options.memPattern,
             executionMode: 'sequential', intraOpNumThreads: options.latency ? options.threads : 1, interOpNumThreads: 1,
             executionProviders: ['cpu'],
+            ...(options.prepack ? {} : { extra: { session: { disable_prepacking: '1' } } }),
         });
         const metadata = Array.isArray(session.inputMetadata) ? session.inputMetadata : [];
         const next = random(options.seed);

@@ -50,7 +50,7 @@
 namespace {
 
 const char* const kSkipUnet = MEMPLAN_SOURCE_DIR "/tests/data/skip_unet.json";
-constexpr int kTimeout = 120000; // generous: ctest may run under load, the budget tries 32 combinations
+constexpr int kTimeout = 120000; // generous: ctest may run under load, the budget tries 64 combinations
 
 std::shared_ptr<const core::Workload> loadNow(const char* spec)
 {
@@ -102,6 +102,7 @@ private slots:
     // facts, without widgets
     void beforeCurveKeepsThePeak_data();
     void beforeCurveKeepsThePeak();
+    void simplifiedStepsOnOriginalAxis();
     void marksPerStrategy();
     void controllerDropsStaleResults();
     void leftOutStrategiesNamed();
@@ -186,6 +187,27 @@ void TestStrategyPanel::beforeCurveKeepsThePeak()
         for (core::Bytes v : before)
             QVERIFY(std::find(original.begin(), original.end(), v) != original.end());
     }
+}
+
+// Simplify removes ops and renumbers the tensors it keeps: each op left is drawn at its own step of
+// the model as loaded (tensors matched by name), and the before curve holds that step's value.
+void TestStrategyPanel::simplifiedStepsOnOriginalAxis()
+{
+    GraphBuilder b;
+    const auto x = b.tensor("x", { 1, 64 }, core::TensorKind::Input);
+    const auto a = b.tensor("a", { 1, 64 }), copyA = b.tensor("copy_a", { 1, 64 }), c = b.tensor("c", { 1, 64 });
+    const auto copyC = b.tensor("copy_c", { 1, 64 }), out = b.tensor("out", { 1, 64 }, core::TensorKind::Output);
+    b.op("relu", "Relu", { x }, { a });
+    b.op("copy1", "Identity", { a }, { copyA });
+    b.op("squash", "Sigmoid", { copyA }, { c });
+    b.op("copy2", "Identity", { c }, { copyC });
+    b.op("tanh", "Tanh", { copyC }, { out });
+    const auto original = std::make_shared<const core::Workload>(b.workload("identities", 256));
+    const Applied applied = applyNow(original, { "simplify" });
+    QCOMPARE(applied.workload->schedule.steps(), 3);
+    QCOMPARE(stepsOnOriginalAxis(*original, *applied.workload), (std::vector<double> { 0, 2, 4 }));
+    const auto curve = core::liveBytesCurve(original->problem);
+    QCOMPARE(applied.facts.beforeCurve, (std::vector<core::Bytes> { curve[0], curve[2], curve[4] }));
 }
 
 void TestStrategyPanel::marksPerStrategy()

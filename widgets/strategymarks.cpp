@@ -25,6 +25,19 @@ std::vector<core::Step> stepsOf(const core::Graph& graph, const core::Schedule& 
     return step;
 }
 
+// Per tensor of `after`, the tensor of `before` of the same name (-1: none). Strategies keep the
+// names of the tensors they keep; simplify renumbers them, so indices do not carry over.
+std::vector<core::TensorIndex> originalTensors(const core::Graph& before, const core::Graph& after)
+{
+    std::map<std::string, core::TensorIndex> byName;
+    for (std::size_t t = 0; t < before.tensors.size(); ++t)
+        byName.emplace(before.tensors[t].name, static_cast<core::TensorIndex>(t));
+    std::vector<core::TensorIndex> original(after.tensors.size(), -1);
+    for (std::size_t t = 0; t < after.tensors.size(); ++t)
+        if (const auto it = byName.find(after.tensors[t].name); it != byName.end())
+            original[t] = it->second;
+    return original;
+}
 } // namespace
 
 unsigned StrategyFacts::presentMarks() const
@@ -65,7 +78,7 @@ std::vector<core::Bytes> alignBeforeCurve(const core::Workload& original, const 
         return {};
     const core::Graph& before = *original.graph;
     const auto curve = core::liveBytesCurve(original.problem);
-    const auto originalTensors = static_cast<core::TensorIndex>(before.tensors.size());
+    const auto originalOf = originalTensors(before, state.graph);
     // Original step of each original tensor's producer.
     std::vector<core::Step> producedAt(before.tensors.size(), -1);
     for (core::Step s = 0; s < original.schedule.steps(); ++s)
@@ -79,8 +92,8 @@ std::vector<core::Bytes> alignBeforeCurve(const core::Workload& original, const 
     std::vector<bool> stillProduced(before.tensors.size(), false);
     for (const auto& op : state.graph.ops)
         for (auto t : op.outputs)
-            if (t < originalTensors)
-                stillProduced[static_cast<std::size_t>(t)] = true;
+            if (const auto o = originalOf[static_cast<std::size_t>(t)]; o >= 0)
+                stillProduced[static_cast<std::size_t>(o)] = true;
     // Readers of each original tensor in the original graph, to walk a fused-away op to its group's last op.
     std::vector<std::vector<core::OpIndex>> readers(before.tensors.size());
     for (core::OpIndex o = 0; o < static_cast<core::OpIndex>(before.ops.size()); ++o)
@@ -112,7 +125,8 @@ std::vector<core::Bytes> alignBeforeCurve(const core::Workload& original, const 
         const auto& op = state.graph.ops[static_cast<std::size_t>(state.schedule.order[k])];
         std::optional<core::Bytes> value;
         for (auto t : op.outputs) {
-            if (t >= originalTensors || producedAt[static_cast<std::size_t>(t)] < 0)
+            t = originalOf[static_cast<std::size_t>(t)];
+            if (t < 0 || producedAt[static_cast<std::size_t>(t)] < 0)
                 continue;
             value = valueAt(producedAt[static_cast<std::size_t>(t)]);
             if (auto it = folded.find(t); it != folded.end())
@@ -135,11 +149,12 @@ std::vector<double> stepsOnOriginalAxis(const core::Workload& original, const co
     for (core::Step s = 0; s < original.schedule.steps(); ++s)
         for (auto t : before.ops[static_cast<std::size_t>(original.schedule.order[s])].outputs)
             producedAt[static_cast<std::size_t>(t)] = s;
-    const auto originalTensors = static_cast<core::TensorIndex>(before.tensors.size());
+    const auto originalOf = originalTensors(before, after);
     const core::Step steps = transformed.schedule.steps();
     std::vector<core::Step> mapped(static_cast<std::size_t>(steps), -1);
     const auto originalStep = [&](core::TensorIndex t) {
-        return t >= 0 && t < originalTensors ? producedAt[static_cast<std::size_t>(t)] : core::Step(-1);
+        const auto o = t >= 0 && t < static_cast<core::TensorIndex>(originalOf.size()) ? originalOf[static_cast<std::size_t>(t)] : -1;
+        return o >= 0 ? producedAt[static_cast<std::size_t>(o)] : core::Step(-1);
     };
     for (core::Step k = 0; k < steps; ++k) {
         const core::Op& op = after.ops[static_cast<std::size_t>(transformed.schedule.order[k])];

@@ -3,7 +3,7 @@
 #pragma once
 
 // Budget: the combination of strategies that fits a memory budget with the least estimated time.
-// - Tries every subset of the strategies (2^5 = 32 runs of the pipeline), plans each result with
+// - Tries every subset of the strategies (2^6 = 64 runs of the pipeline), plans each result with
 //   `planner`, and keeps those whose arena fits the budget; among them the one with the least
 //   estimated time (the schedule's roofline time plus each strategy's extra time), then the smallest arena.
 // - When none fits, says so and returns the combination with the smallest arena.

@@ -7,6 +7,7 @@
 #include "strategies/inplace.h"
 #include "strategies/recompute.h"
 #include "strategies/reorder.h"
+#include "strategies/simplify.h"
 #include "strategies/swap.h"
 #include "util/format.h"
 
@@ -131,6 +132,7 @@ const std::vector<std::unique_ptr<Strategy>>& strategies()
 {
     static const auto list = [] {
         std::vector<std::unique_ptr<Strategy>> v;
+        v.push_back(std::make_unique<SimplifyStrategy>());
         v.push_back(std::make_unique<FusionStrategy>());
         v.push_back(std::make_unique<ReorderStrategy>());
         v.push_back(std::make_unique<RecomputeStrategy>());
@@ -248,17 +250,38 @@ Expected<Transformed> runPipeline(const Workload& workload, const std::vector<st
     return state;
 }
 
-// See applyStrategies: runs without recompute, swap or both when inplace comes after them, and takes
-// a run that does at least as well for less; the strategies it left out get a report saying why.
+// The sets of named strategies applyStrategies also runs without (see there), in a fixed order.
+std::vector<std::vector<std::string>> leaveOutCandidates(const std::vector<std::string>& names)
+{
+    std::vector<std::vector<std::string>> sets;
+    if (named(names, "simplify") && names.size() > 1)
+        sets.push_back({ "simplify" });
+    if (!named(names, "inplace"))
+        return sets;
+    for (const char* name : { "fuse", "recompute", "swap" })
+        if (named(names, name))
+            sets.push_back({ name });
+    if (named(names, "recompute") && named(names, "swap"))
+        sets.push_back({ "recompute", "swap" });
+    return sets;
+}
+
+// Why a later strategy does better without `name`: what its rewrites take from the others.
+std::string whyWorse(const std::string& name)
+{
+    if (name == "fuse")
+        return "the intermediates fusion removes are the tensors inplace would have shared";
+    if (name == "simplify")
+        return "the later strategies find more to share in the model as loaded";
+    return "rewrites break what inplace shares";
+}
+
+// See applyStrategies: runs without each candidate set, and takes a run that does at least as well
+// for less; the strategies it left out get a report saying why.
 Status leaveOutOutdone(const Workload& workload, const std::vector<std::string>& names, const StrategyOptions& options, Transformed& state,
     std::vector<std::string>& left)
 {
-    std::vector<std::vector<std::string>> leaveOut;
-    for (const char* name : { "recompute", "swap" })
-        if (named(names, name))
-            leaveOut.push_back({ name });
-    if (leaveOut.size() == 2)
-        leaveOut.push_back({ "recompute", "swap" });
+    const auto leaveOut = leaveOutCandidates(names);
     const Bytes withAll = transformedLowerBound(state, options.alignment, options.workspaces);
     Bytes bestBound = withAll;
     double bestSeconds = extraSeconds(state.reports);
@@ -282,11 +305,15 @@ Status leaveOutOutdone(const Workload& workload, const std::vector<std::string>&
     if (left.empty())
         return {};
     const auto without = left.size() == 1 ? left[0] : left[0] + " and " + left[1];
+    auto reason = whyWorse(left[0]);
+    if (reason == whyWorse("recompute"))
+        reason = (left.size() == 1 ? "its " : "their ") + reason;
     const auto why = bestBound < withAll
         ? "left out: without " + without + " the strategies reach " + formatBytes(bestBound) + (left.size() == 1 ? ", with it " : ", with them ")
-            + formatBytes(withAll) + (left.size() == 1 ? " (its" : " (their") + " rewrites break what inplace shares)"
+            + formatBytes(withAll) + " (" + reason + ")"
         : "left out: without " + without + " the strategies reach the same " + formatBytes(bestBound) + " in less estimated time";
     // A report per strategy left out, at its place in the pipeline order.
+    const Bytes finalBound = bestBound;
     for (const auto& name : left) {
         const auto& order = strategies();
         const auto rank = [&](std::string_view n) {
@@ -295,8 +322,8 @@ Status leaveOutOutdone(const Workload& workload, const std::vector<std::string>&
         auto at = std::find_if(state.reports.begin(), state.reports.end(), [&](const StrategyReport& r) { return rank(r.name) > rank(name); });
         StrategyReport report;
         report.name = name;
-        // Nothing changed at its place: the bound is the one the next strategy (at least inplace) starts from.
-        report.lowerBoundBefore = report.lowerBoundAfter = at->lowerBoundBefore;
+        // Nothing changed at its place: the bound is the one the next strategy starts from.
+        report.lowerBoundBefore = report.lowerBoundAfter = at != state.reports.end() ? at->lowerBoundBefore : finalBound;
         report.details.push_back(why);
         state.reports.insert(at, std::move(report));
     }
@@ -321,7 +348,7 @@ Expected<StrategyRun> applyStrategies(const Workload& workload, const std::vecto
         return pipeline.error();
     auto state = std::move(*pipeline);
     std::vector<std::string> leftOut;
-    if (effective.leaveOutOutdone && named(names, "inplace") && (named(names, "recompute") || named(names, "swap")))
+    if (effective.leaveOutOutdone && !leaveOutCandidates(names).empty())
         if (const auto status = leaveOutOutdone(workload, names, effective, state, leftOut); !status)
             return status.error();
     auto built = buildProblem(state, ProblemOptions { workload.problem.alignment, workload.workspaces });

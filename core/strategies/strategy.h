@@ -8,10 +8,12 @@
 // - buildProblem() turns a Transformed into the ordinary PlanProblem, so every planner and
 //   validatePlan work unchanged: tensors that share memory become ONE buffer listing all of them;
 //   a tensor on host has no device buffer (a swapped value is two device buffers, before and after).
-// - Pipeline order is fixed (fuse, reorder, recompute, swap, inplace): in-place comes last because
-//   it depends on the final lifetimes; recompute and swap redirect consumers, which aliasing would forbid.
+// - Pipeline order is fixed (simplify, fuse, reorder, recompute, swap, inplace): simplify comes first
+//   (it rewrites the model as loaded), in-place last because it depends on the final lifetimes;
+//   recompute and swap redirect consumers, which aliasing would forbid.
 // Limits: strategies that need shapes skip tensors of unknown size; none of them changes what the
-// graph computes (tests check every op still reads every value it read, produced before it runs).
+// graph computes (tests check every op still reads every value it read, produced before it runs;
+// simplify removes and rewrites ops, and tests run its graphs against the originals instead).
 
 #include "cost/device.h"
 #include "io/workload.h"
@@ -43,9 +45,10 @@ struct StrategyOptions {
     // swap: issue each SwapIn early enough to hide its copy behind compute, as far as the peak allows;
     // false: just before the read (the copy then always stalls the read).
     bool swapPrefetch = true;
-    // applyStrategies: leave out recompute or swap when inplace, after them in the pipeline, reaches
-    // as low a lower bound in less time without them (their clones and host trips can break a Concat
-    // family). False: run exactly what is named (the budget search tries every combination itself).
+    // applyStrategies: leave out simplify, fuse, recompute or swap when the strategies after them
+    // reach a lower bound as low in less time, or a lower one, without them (recompute's clones and
+    // swap's host trips can break a Concat family; fusion removes intermediates inplace would have
+    // shared). False: run exactly what is named (the budget search tries every combination itself).
     bool leaveOutOutdone = true;
 };
 
@@ -105,7 +108,7 @@ public:
     virtual Expected<Transformed> apply(Transformed state, const StrategyOptions& options) const = 0;
 };
 
-// Every built-in strategy in pipeline order: fuse, reorder, recompute, swap, inplace.
+// Every built-in strategy in pipeline order: simplify, fuse, reorder, recompute, swap, inplace.
 const std::vector<std::unique_ptr<Strategy>>& strategies();
 std::vector<std::string> strategyNames();
 const Strategy* strategyByName(std::string_view name);
@@ -121,11 +124,13 @@ struct StrategyRun {
 };
 
 // Runs the named strategies (in pipeline order, whatever the order of `names`) on a workload with a graph.
-// With inplace named beside recompute or swap (and StrategyOptions::leaveOutOutdone), the pipeline
-// also runs without each of those (and without both); a run that reaches a lower bound as low in
-// less estimated time, or a lower one, is taken, and each strategy it left out keeps a report saying
-// so (no change, one detail line). Errors: unknown name, a workload without a graph (allocation
-// problems have nothing to rewrite).
+// A combination is never worse than the subsets of it that are cheap to try (with
+// StrategyOptions::leaveOutOutdone): the pipeline also runs without simplify (when named beside
+// another strategy) and, with inplace named, without fuse, without recompute, without swap and
+// without both of those; a run that reaches a lower lower bound, or as low a one in less estimated
+// time, is taken (the first best in that order), and each strategy it left out keeps a report
+// saying so (no change, one detail line: "left out: without ... "). Errors: unknown name, a workload
+// without a graph (allocation problems have nothing to rewrite).
 Expected<StrategyRun> applyStrategies(const Workload& workload, const std::vector<std::string>& names,
     const StrategyOptions& options);
 
