@@ -18,7 +18,7 @@ class QMouseEvent;
 
 // The strategy frontier of the model on display (core::computeFrontier): peak memory against the
 // estimated extra time of a step, one blue point per frontier plan joined in order, the budget
-// search's 32 on/off combinations and the √n checkpoint policy as grey points for contrast, the
+// search's 64 on/off combinations and the √n checkpoint policy as grey points for contrast, the
 // model with no strategy as a black diamond, and the plan on display ringed in amber. "Compute"
 // runs it in the background with progress and Cancel; clicking a frontier point emits pointChosen
 // (the window applies it through the strategy panel). Extra time reads as a share of the step's

@@ -66,7 +66,7 @@ public:
 
     StrategyController* controller() const { return m_controller; }
     // The frontier of the model on display (FrontierView): while it is set, the budget picks the
-    // frontier's fastest point that fits instead of searching the 32 combinations. Dropped with the model.
+    // frontier's fastest point that fits instead of searching the 64 combinations. Dropped with the model.
     void setFrontier(std::shared_ptr<const core::Frontier> frontier);
     std::shared_ptr<const core::Frontier> frontier() const { return m_frontier; }
     // Applies one frontier point (its strategies and their options, e.g. the checkpoints the dynamic

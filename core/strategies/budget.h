@@ -27,7 +27,7 @@ struct CombinationResult {
     double estimatedSeconds = 0;    // the schedule's roofline time plus the reports' extra time
 };
 
-// Every subset of the strategies (2^5 = 32), each run exactly as named (leaveOutOutdone off),
+// Every subset of the strategies (2^6 = 64), each run exactly as named (leaveOutOutdone off),
 // planned with `planner` and checked with validatePlan; `visit` gets each in mask order (0: no
 // strategy). Shared by chooseForBudget and the frontier's heuristic points (strategies/frontier.h).
 // Errors: a workload without a graph, a planner failure, an invalid plan, `cancel` set (Cancelled).

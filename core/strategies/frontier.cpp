@@ -124,8 +124,9 @@ Expected<Frontier> computeFrontier(const Workload& workload, const FrontierOptio
     frontier.training = backwardStart(*workload.graph, workload.schedule) < workload.schedule.steps();
     Builder builder { workload, *planner, frontier.baseSeconds, frontier, cancel, {} };
 
-    // The heuristics: the budget search's 32 combinations, then sqrt(n) checkpointing.
-    report(0.0, "the 32 on/off combinations");
+    // The heuristics: the budget search's on/off combinations (2^strategies), then sqrt(n) checkpointing.
+    const double combinations = static_cast<double>(1u << strategyNames().size());
+    report(0.0, "the on/off combinations");
     int seen = 0;
     const auto status = forEachCombination(workload, *planner, base, [&](CombinationResult&& c) {
         FrontierPoint point;
@@ -139,7 +140,7 @@ Expected<Frontier> computeFrontier(const Workload& workload, const FrontierOptio
         ++frontier.candidates;
         frontier.heuristics.push_back(point);
         builder.candidates.push_back(std::move(point));
-        report(0.3 * ++seen / 32.0, "the 32 on/off combinations");
+        report(0.3 * ++seen / combinations, "the on/off combinations");
     }, cancel);
     if (!status)
         return status.error();

@@ -12,7 +12,7 @@
 //   * "greedy": greedy recompute, greedy swap and both, with 1, 2, 4, ... maxRewrites (the
 //     approximation: it applies to inference graphs too, and is all there is when the DP does not).
 //   Above FrontierOptions::largeGraphOps ops, fewer of both (the fast approximation).
-//   * the heuristics: the 32 on/off combinations ("combination", as the budget search runs them) and
+//   * the heuristics: the on/off combinations (64) ("combination", as the budget search runs them) and
 //     the sqrt(n) checkpoint policy ("checkpoint") on a training graph.
 // - Each point's peak is the planned arena; extra time the reports' extraSeconds on the device
 //   profile; time the schedule's roofline time plus that (as the budget search counts it).
@@ -68,7 +68,7 @@ struct Frontier {
     double baseSeconds = 0;     // the schedule's roofline time
     bool training = false;      // the graph has a backward pass (the DP applies)
     std::vector<FrontierPoint> points;     // non-dominated, peak ascending
-    std::vector<FrontierPoint> heuristics; // the 32 combinations and sqrt(n) checkpoint, as measured
+    std::vector<FrontierPoint> heuristics; // the 64 combinations and sqrt(n) checkpoint, as measured
     int candidates = 0;         // runs planned and checked
     int dropped = 0;            // runs that failed (strategy error, planner error or an invalid plan)
     std::vector<std::string> notes;
