@@ -524,10 +524,12 @@ void MemoryCurveView::setStepData(QCPGraph* graph, const std::vector<core::Bytes
     fitSeries();
 }
 
-void MemoryCurveView::fitSeries()
+void MemoryCurveView::fitSeries(int plotPixels)
 {
     const double first = m_document->firstVisibleStep(), last = m_document->lastVisibleStep();
-    const int pixels = plotWidth(width());
+    // Never fewer columns than kMinimumColumns: a view not laid out yet (or hidden) is narrow, and its
+    // series must still be whole when it is shown or exported at another size before a resize.
+    const int pixels = std::max(plotPixels >= 0 ? plotPixels : plotWidth(width()), kMinimumColumns);
     for (const auto& [graph, values] : m_stepValues) {
         if (!graph->visible())
             continue; // rebuild() ends in updateRange(): a series shown again is fitted then
@@ -854,7 +856,12 @@ bool MemoryCurveView::exportImage(const QString& path, QString* error)
     fitHeader(s.width()); // a view never shown has had no resize event
     fitMemoryTicks(s.height());
     fitStepTicks(m_plot->xAxis, plotWidth(s.width()));
+    fitSeries(plotWidth(s.width()));
     m_plot->replot(QCustomPlot::rpImmediateRefresh);
+    struct Refit { // back to the widget's own width after the export
+        MemoryCurveView* view;
+        ~Refit() { view->fitSeries(); }
+    } refit { this };
     if (suffix == QLatin1String("png")) {
         if (!m_plot->savePng(path, s.width(), s.height()))
             return fail(QStringLiteral("%1: cannot write the image file").arg(path));

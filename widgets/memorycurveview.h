@@ -99,7 +99,10 @@ private:
     void updateMeasuredSeries();
     void updateRange();
     void setStepData(QCPGraph* graph, const std::vector<core::Bytes>& curve, double divisor);
-    void fitSeries(); // hands each step series to its graph for the visible steps (stepEnvelope)
+    // Hands each step series to its graph for the visible steps drawn `plotPixels` wide (stepEnvelope);
+    // -1: the plot's width in the widget.
+    void fitSeries(int plotPixels = -1);
+    static constexpr int kMinimumColumns = 1024;
     void updateHighlight();
     // Draws the category layers and phase marks of a captured step, or removes them; the bytes the
     // other series are lifted by (the regions), 0 when not stacked.
