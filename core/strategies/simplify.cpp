@@ -396,7 +396,7 @@ bool collapseViews(Rewriter& w, Counts& counts, std::vector<std::string>& detail
             || w.g.ops[std::size_t(p)].inputs.empty())
             continue;
         const auto x = w.g.ops[std::size_t(p)].inputs[0], y = w.g.ops[std::size_t(o)].outputs[0];
-        const auto& out = w.tensor(y);
+        const Tensor out = w.tensor(y); // a copy: addTensor below may move the tensors
         if (w.tensor(x).dtype != out.dtype || out.size <= 0)
             continue;
         const auto first = w.g.ops[std::size_t(p)].name, second = w.g.ops[std::size_t(o)].name;
