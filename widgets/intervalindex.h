@@ -40,17 +40,10 @@ public:
     // Calls f(buffer) for every buffer with start <= last and end > first (steps, may be fractional).
     template <class F> void forEach(double first, double last, F&& f) const
     {
-        const auto stop = static_cast<std::size_t>(
-            std::upper_bound(m_starts.begin(), m_starts.end(), last, [](double v, core::Step s) { return v < s; })
-            - m_starts.begin());
-        for (std::size_t block = 0; block * kBlock < stop; ++block) {
-            if (m_blockMaxEnd[block] <= first)
-                continue;
-            const std::size_t end = std::min(stop, (block + 1) * kBlock);
-            for (std::size_t i = block * kBlock; i < end; ++i)
-                if (m_ends[i] > first)
-                    f(m_order[i]);
-        }
+        any(first, last, [&](int buffer) {
+            f(buffer);
+            return false;
+        });
     }
 
     // Whether pred(buffer) holds for any buffer forEach would visit; stops at the first.

@@ -508,28 +508,22 @@ void StrategyPanel::onFinished(std::shared_ptr<const StrategyOutcome> outcome)
                                     : tr("recompute (checkpoints every %1 ops)").arg(*o.checkpointEvery));
     if (o.point)
         label = QString::fromStdString(o.point->label);
-    if (o.point && !o.budgetMode) {
+    if (o.point || o.budgetMode) { // the boxes show what the point or the budget chose
         QStringList chosen;
         for (const auto& name : o.applied)
             chosen << QString::fromStdString(name);
         showChecked(chosen);
+    }
+    if (o.point && !o.budgetMode) {
         setStatus(tr("Applied the frontier point %1: arena %2, estimated extra time %3.")
                       .arg(label, bytesText(o.point->peakBytes), QString::fromStdString(core::formatSeconds(o.point->extraSeconds))));
     } else if (o.point) {
-        QStringList chosen;
-        for (const auto& name : o.applied)
-            chosen << QString::fromStdString(name);
-        showChecked(chosen);
         if (o.fits)
             setStatus(tr("Budget %1 met on the frontier with %2: arena %3, estimated extra time %4 (its fastest point that fits).")
                           .arg(bytesText(o.budget), label, bytesText(o.budgetArena), QString::fromStdString(core::formatSeconds(o.point->extraSeconds))));
         else
             setStatus(tr("Budget %1: no frontier point fits: smallest peak %2 (with %3).").arg(bytesText(o.budget), bytesText(o.budgetArena), label), true);
     } else if (o.budgetMode) {
-        QStringList chosen;
-        for (const auto& name : o.applied)
-            chosen << QString::fromStdString(name);
-        showChecked(chosen);
         if (o.fits)
             setStatus(tr("Budget %1 met with %2: arena %3 (least estimated time of %4 combinations).")
                           .arg(bytesText(o.budget), label, bytesText(o.budgetArena))
