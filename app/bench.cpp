@@ -200,7 +200,7 @@ int benchAllocation(const CliArgs& args)
 
 } // namespace
 
-std::set<std::string> benchValuedOptions() { return { "sizes", "planner", "seed", "problems", "model", "time-limit", "repeat", "threads" }; }
+std::set<std::string> benchValuedOptions() { return { "sizes", "planner", "seed", "problems", "model", "time-limit", "repeat", "threads", "layout" }; }
 
 std::string benchHelp()
 {
@@ -220,13 +220,14 @@ One row per allocation-problem .csv in DIR (e.g. the public benchmarks): lower b
 planner's arena, percent over the bound, time, and "opt" = yes when the arena is proven optimal
 (exact) or equals the lower bound. Default planners: greedy-by-size, best-of-greedy, exact.
 
-usage: memplan bench run MODEL.onnx... [--repeat N] [--threads N]
+usage: memplan bench run MODEL.onnx... [--repeat N] [--threads N] [--layout nhwc|nchw]
 
 The CPU executor's forward latency beside ONNX Runtime's: per model, MemPlan's arena run (planned
 by best-of-greedy, one warm-up pass, then N timed passes, default 10) and ONNX Runtime with all
 graph optimizations on the same threads (default: every core) and the same input sizes, through
 scripts/ort_profile.js and onnxruntime-node (scripts/setup.sh installs both). Prints both p50s and
-their ratio; without ONNX Runtime the row says why and shows MemPlan's alone.
+their ratio; without ONNX Runtime the row says why and shows MemPlan's alone. --layout nchw keeps
+every activation N,C,H,W (the layout before channels-last; for comparison).
 )";
 }
 

@@ -103,6 +103,13 @@ int benchRun(const CliArgs& args)
         }
         core::setCpuThreads(int(*n));
     }
+    if (const auto text = args.value("layout")) {
+        if (*text != "nhwc" && *text != "nchw") {
+            std::cerr << "memplan: bench run: --layout '" << *text << "': choose nhwc or nchw\n";
+            return 2;
+        }
+        core::setCpuChannelsLast(*text == "nhwc");
+    }
     const int threads = core::cpuThreads();
     std::printf("%-28s %5s %12s %12s %7s  %s\n", "model", "ops", "MemPlan p50", "ORT p50", "ratio", "notes");
     int failures = 0;

@@ -110,6 +110,11 @@ core::Expected<core::LoadOptions> loadOptionsFrom(const CliArgs& args)
             return makeError(ErrorCode::InvalidArgument, "--kernels '" + *text + "': choose onednn or own");
         core::setCpuKernels(*text == "own" ? core::CpuKernels::Own : core::CpuKernels::OneDnn);
     }
+    if (const auto text = args.value("layout")) {
+        if (*text != "nhwc" && *text != "nchw")
+            return makeError(ErrorCode::InvalidArgument, "--layout '" + *text + "': choose nhwc or nchw");
+        core::setCpuChannelsLast(*text == "nhwc");
+    }
     if (const auto text = args.value("alignment")) {
         const auto value = parseInteger(*text);
         if (!value || !core::checkAlignment(*value))

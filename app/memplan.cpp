@@ -72,11 +72,13 @@ const char* const kWorkspacesHelp = R"(  --workspaces          plan each op's wo
                         the scratchpad oneDNN asks for (Conv, ConvTranspose, MatMul, Gemm), or the
                         im2col columns of the own kernels
   --kernels onednn|own  the CPU executor's Conv/ConvTranspose/MatMul/Gemm kernels (default onednn)
-  --threads N           threads of the CPU executor's oneDNN kernels (default: every core); both
-                        size the workspaces, so plan and run with the same values
+  --threads N           threads of the CPU executor's oneDNN kernels (default: every core)
+  --layout nhwc|nchw    the CPU executor's activations between convolutions stored N,H,W,C (default,
+                        oneDNN's fast convolutions) or every one N,C,H,W; these three size the
+                        workspaces, so plan and run with the same values
 )";
 
-const std::set<std::string> kModelOptions { "alignment", "dim", "input-shape", "input", "threads", "kernels" };
+const std::set<std::string> kModelOptions { "alignment", "dim", "input-shape", "input", "threads", "kernels", "layout" };
 
 std::string plannerList()
 {

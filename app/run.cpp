@@ -61,6 +61,7 @@ predicted vs measured memory (per step and peak) and latency of both allocation 
                         workspace buffer, in the arena or its own allocation, not kernel scratch)
   --kernels onednn|own  Conv, ConvTranspose, MatMul and Gemm on oneDNN (default) or the own kernels
   --threads N           threads of the oneDNN kernels (default: every core; the report says how many)
+  --layout nhwc|nchw    activations between convolutions stored N,H,W,C (default) or all N,C,H,W
   --grads-in-arena      as for `memplan plan`: a captured training step's gradients in the arena
 
 )";
@@ -117,7 +118,7 @@ std::optional<RunSettings> readSettings(const std::vector<std::string>& words, i
         return std::nullopt;
     };
     std::set<std::string> valued { "device", "planner", "repeat", "tolerance", "json", "input", "save-outputs", "seed", "alignment", "dim",
-        "input-shape", "profile", "budget", "threads", "kernels" };
+        "input-shape", "profile", "budget", "threads", "kernels", "layout" };
     const std::set<std::string> switches { "simplify", "fuse", "reorder", "recompute", "swap", "inplace", "workspaces", "grads-in-arena" };
     auto args = parseCliArgs(words, valued, switches);
     if (!args)

@@ -84,6 +84,8 @@ nlohmann::ordered_json toJson(const RunResults& r)
     if (m.device == "cpu") {
         j["kernels"] = std::string(core::cpuKernelsName(core::cpuKernels()));
         j["threads"] = m.threads;
+        j["channels_last_tensors"] = m.channelsLastTensors;
+        j["packed_weights_bytes"] = m.packedWeightsBytes;
         j["onednn_calls"] = m.onednnCalls;
         j["kernel_notes"] = m.kernelNotes;
     }
@@ -188,6 +190,10 @@ void printTable(const RunResults& r)
             std::printf("kernels     oneDNN ran %d kernel calls per pass (convolutions, matrix products, activations, arithmetic, "
                         "pooling), own kernels the rest; %d thread%s\n",
                 m.onednnCalls, m.threads, m.threads == 1 ? "" : "s");
+        if (m.channelsLastTensors > 0 || m.packedWeightsBytes > 0)
+            std::printf("layout      %d activations stored N,H,W,C between convolutions; weights packed in oneDNN's layout: %s "
+                        "(once per run, beside the model's weights, outside the plan)\n",
+                m.channelsLastTensors, core::formatBytes(m.packedWeightsBytes).c_str());
         for (const auto& note : m.kernelNotes)
             std::printf("  %s\n", note.c_str());
     }

@@ -6,7 +6,7 @@
 
 // Runs the rest of a scope on the given CPU kernels (core::setCpuKernels: they also size the op
 // workspaces) and puts back the process defaults when the scope ends, however the test leaves it:
-// oneDNN kernels on every core. A test may switch kernels or threads again inside the scope.
+// oneDNN kernels on every core, activations between convolutions N,H,W,C. A test may switch kernels or threads again inside the scope.
 class CpuKernelsInScope {
 public:
     explicit CpuKernelsInScope(core::CpuKernels kernels) { core::setCpuKernels(kernels); }
@@ -14,6 +14,7 @@ public:
     {
         core::setCpuKernels(core::CpuKernels::OneDnn);
         core::setCpuThreads(0);
+        core::setCpuChannelsLast(true);
     }
     CpuKernelsInScope(const CpuKernelsInScope&) = delete;
     CpuKernelsInScope& operator=(const CpuKernelsInScope&) = delete;

@@ -5,7 +5,10 @@
 // scratchpad is the op's planned workspace (measured = predicted, no kernel scratch); the thread
 // count is reported.
 #include "cpukernels.h"
+#include "exec/channelslast.h"
 #include "exec/executor.h"
+#include "exec/kernels.h"
+#include "exec/onednn.h"
 #include "exec/tolerance.h"
 #include "exec/workspace.h"
 #include "graphbuilder.h"
@@ -145,6 +148,8 @@ private slots:
     void sameAsOwnKernels();
     void scratchpadIsTheWorkspace();
     void threadsReported();
+    void channelsLastBetweenConvolutions();
+    void channelsLastCallsOneDnnRefusesRunOnCopies();
 };
 
 void TestOnednn::sameAsOwnKernels_data()
@@ -249,6 +254,162 @@ void TestOnednn::threadsReported()
     QVERIFY2(off.empty(), off.c_str());
     core::setCpuThreads(0);
     QVERIFY(core::cpuThreads() >= 1); // every core
+}
+
+namespace {
+
+// x -> Conv 3x3 -> Relu (r) -> depthwise Conv -> Add(r) -> MaxPool -> Conv 1x1 -> Sigmoid -> Softmax
+//   -> y, and GlobalAveragePool of the pooled tensor -> g: the layouts a CNN has.
+struct CnnChain {
+    core::Workload workload;
+    core::TensorIndex x, c1, r, dw, sum, pooled, c3, s, y, g;
+};
+
+CnnChain cnnChain(bool workspaces)
+{
+    GraphBuilder b;
+    CnnChain n;
+    n.x = b.tensor("x", { 1, 8, 12, 12 }, TensorKind::Input);
+    n.c1 = b.tensor("c1", { 1, 16, 12, 12 });
+    n.r = b.tensor("r", { 1, 16, 12, 12 });
+    n.dw = b.tensor("dw", { 1, 16, 12, 12 });
+    n.sum = b.tensor("sum", { 1, 16, 12, 12 });
+    n.pooled = b.tensor("pooled", { 1, 16, 6, 6 });
+    n.c3 = b.tensor("c3", { 1, 24, 6, 6 });
+    n.s = b.tensor("s", { 1, 24, 6, 6 });
+    n.y = b.tensor("y", { 1, 24, 6, 6 }, TensorKind::Output);
+    n.g = b.tensor("g", { 1, 16, 1, 1 }, TensorKind::Output);
+    ints(*b.op("conv1", "Conv", { n.x, b.tensor("w1", { 16, 8, 3, 3 }, TensorKind::Weight), b.tensor("b1", { 16 }, TensorKind::Weight) },
+             { n.c1 }),
+        "pads", { 1, 1, 1, 1 });
+    b.op("relu", "Relu", { n.c1 }, { n.r });
+    auto* dw = b.op("depthwise", "Conv", { n.r, b.tensor("w2", { 16, 1, 3, 3 }, TensorKind::Weight) }, { n.dw });
+    ints(*dw, "pads", { 1, 1, 1, 1 });
+    ints(*dw, "group", { 16 });
+    b.op("residual", "Add", { n.dw, n.r }, { n.sum });
+    auto* pool = b.op("pool", "MaxPool", { n.sum }, { n.pooled });
+    ints(*pool, "kernel_shape", { 2, 2 });
+    ints(*pool, "strides", { 2, 2 });
+    b.op("conv3", "Conv", { n.pooled, b.tensor("w3", { 24, 16, 1, 1 }, TensorKind::Weight) }, { n.c3 });
+    b.op("gate", "Sigmoid", { n.c3 }, { n.s });
+    ints(*b.op("softmax", "Softmax", { n.s }, { n.y }), "axis", { 1 });
+    b.op("gap", "GlobalAveragePool", { n.pooled }, { n.g });
+    n.workload = b.workload("cnn chain", 64, workspaces);
+    return n;
+}
+
+} // namespace
+
+void TestOnednn::channelsLastBetweenConvolutions()
+{
+    const CpuKernelsInScope restore(core::CpuKernels::OneDnn);
+    const auto n = cnnChain(false);
+    const auto& g = *n.workload.graph;
+    // Between the convolutions N,H,W,C; the graph's input and outputs, and the Sigmoid's output that
+    // Softmax (N,C,H,W only) reads, with the Sigmoid's input joined to it, stay N,C,H,W.
+    const auto layout = core::exec::channelsLastTensors(g);
+    for (auto t : { n.c1, n.r, n.dw, n.sum, n.pooled })
+        QVERIFY2(layout[std::size_t(t)], g.tensors[std::size_t(t)].name.c_str());
+    for (auto t : { n.x, n.c3, n.s, n.y, n.g })
+        QVERIFY2(!layout[std::size_t(t)], g.tensors[std::size_t(t)].name.c_str());
+    core::setCpuChannelsLast(false);
+    const auto planar = core::exec::channelsLastTensors(g);
+    QVERIFY(std::none_of(planar.begin(), planar.end(), [](bool b) { return b; }));
+
+    core::RunOptions options;
+    options.seed = 3;
+    const auto plan = planFor(n.workload);
+    const auto nchw = core::runOnCpu(g, n.workload.schedule, n.workload.problem, plan, n.workload.bufferTensor, options);
+    QVERIFY2(nchw, nchw ? "" : nchw.error().message.c_str());
+    QCOMPARE(nchw->channelsLastTensors, 0);
+    core::setCpuKernels(core::CpuKernels::Own);
+    const auto own = core::runOnCpu(g, n.workload.schedule, n.workload.problem, plan, n.workload.bufferTensor, options);
+    QVERIFY2(own, own ? "" : own.error().message.c_str());
+    core::setCpuKernels(core::CpuKernels::OneDnn);
+    core::setCpuChannelsLast(true);
+
+    // The arena run is bit for bit the no-reuse run, and both layouts compute the own kernels' outputs.
+    const auto check = core::checkPlanByRunning(g, n.workload.schedule, n.workload.problem, plan, n.workload.bufferTensor, options);
+    QVERIFY2(check, check ? "" : check.error().message.c_str());
+    QVERIFY2(check->outputsMatch, check->mismatch.c_str());
+    const auto& nhwc = check->planned;
+    QCOMPARE(nhwc.channelsLastTensors, 5);
+    QVERIFY(nhwc.packedWeightsBytes >= core::Bytes((16 * 8 * 9 + 16 * 9 + 24 * 16) * 4));
+    QVERIFY2(nhwc.kernelNotes.empty(), nhwc.kernelNotes.empty() ? "" : nhwc.kernelNotes.front().c_str());
+    QCOMPARE(nhwc.opsReal, 9);
+    for (const auto* other : { &*nchw, &*own }) {
+        const auto off = core::compareWithin(g, other->outputs, nhwc.outputs, 1e-5);
+        QVERIFY2(off.empty(), off.c_str());
+    }
+
+    // Planned with workspaces, the staging of conv1's N,C,H,W input and of conv3's output is in
+    // the plan: no kernel scratch, and the measured live peak is the planned one.
+    const auto planned = cnnChain(true);
+    const auto withWorkspaces = core::checkPlanByRunning(*planned.workload.graph, planned.workload.schedule, planned.workload.problem,
+        planFor(planned.workload), planned.workload.bufferTensor, options);
+    QVERIFY2(withWorkspaces, withWorkspaces ? "" : withWorkspaces.error().message.c_str());
+    QVERIFY2(withWorkspaces->outputsMatch, withWorkspaces->mismatch.c_str());
+    QCOMPARE(withWorkspaces->planned.scratchBytes, core::Bytes(0));
+    QCOMPARE(withWorkspaces->planned.stepPeakBytes, core::lowerBound(planned.workload.problem));
+    const auto same = core::compareWithin(g, withWorkspaces->planned.outputs, nhwc.outputs, 0);
+    QVERIFY2(same.empty(), same.c_str());
+}
+
+void TestOnednn::channelsLastCallsOneDnnRefusesRunOnCopies()
+{
+    const CpuKernelsInScope restore(core::CpuKernels::OneDnn);
+    // A max pooling reading N,H,W,C and writing N,C,H,W: oneDNN has only its reference implementation
+    // for that mix, so the call runs the own kernel on N,C,H,W copies and leaves a note naming the op.
+    core::Op op;
+    op.name = "mixed pool";
+    op.type = "MaxPool";
+    ints(op, "kernel_shape", { 3, 3 });
+    ints(op, "pads", { 1, 1, 1, 1 });
+    const std::vector<std::int64_t> shape { 1, 5, 7, 6 };
+    const std::int64_t count = 5 * 7 * 6;
+    const auto size = std::size_t(count);
+    std::vector<float> planar(size), last(size), expected(size), got(size);
+    for (std::int64_t i = 0; i < count; ++i)
+        planar[std::size_t(i)] = float((i * 37) % 101) / 17.0f - 3.0f;
+    for (std::int64_t c = 0; c < 5; ++c)
+        for (std::int64_t p = 0; p < 42; ++p)
+            last[std::size_t(p * 5 + c)] = planar[std::size_t(c * 42 + p)];
+    const auto view = [&](std::vector<float>& v, bool channelsLast) {
+        core::exec::TensorView t;
+        t.dtype = core::DType::Float32;
+        t.shape = shape;
+        t.count = count;
+        t.data = reinterpret_cast<std::byte*>(v.data());
+        t.channelsLast = channelsLast;
+        return t;
+    };
+    const auto kernel = core::exec::findKernel("MaxPool");
+    QVERIFY(kernel);
+    core::exec::KernelCall plain;
+    plain.op = &op;
+    plain.in = { view(planar, false) };
+    plain.out = { view(expected, false) };
+    QVERIFY(core::exec::runKernel(kernel, plain));
+    core::exec::takeOnednnNotes();
+
+    core::exec::KernelCall mixed = plain;
+    mixed.in = { view(last, true) };
+    mixed.out = { view(got, false) };
+    QVERIFY(core::exec::runKernel(kernel, mixed));
+    QCOMPARE(got, expected);
+    const auto notes = core::exec::takeOnednnNotes();
+    QCOMPARE(int(notes.size()), 1);
+    QVERIFY2(notes[0].find("'mixed pool' (MaxPool)") != std::string::npos && notes[0].find("N,H,W,C") != std::string::npos,
+        notes[0].c_str());
+
+    // And back: N,C,H,W in, N,H,W,C out, through the same copies.
+    std::vector<float> lastOut(size);
+    mixed.in = { view(planar, false) };
+    mixed.out = { view(lastOut, true) };
+    QVERIFY(core::exec::runKernel(kernel, mixed));
+    for (std::int64_t c = 0; c < 5; ++c)
+        for (std::int64_t p = 0; p < 42; ++p)
+            QCOMPARE(lastOut[std::size_t(p * 5 + c)], expected[std::size_t(c * 42 + p)]);
 }
 
 QTEST_GUILESS_MAIN(TestOnednn)

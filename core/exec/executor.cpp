@@ -2,6 +2,7 @@
 // SPDX-FileCopyrightText: MemPlan authors
 #include "exec/executor.h"
 
+#include "exec/channelslast.h"
 #include "exec/hostops.h"
 #include "exec/kernels.h"
 #include "exec/layout.h"
@@ -207,7 +208,12 @@ Expected<Measurement> runOnCpu(const Graph& graph, const Schedule& schedule, con
     // Kernel calls are prepared once: views point into the layout (PerTensor: re-pointed every step).
     // A fused op with a body is its body's calls, run in order; their internal tensors point into the
     // fused scratch, which no other op touches.
+    // Activations between convolutions stored N,H,W,C (exec/channelslast.h), and the convolutions'
+    // weights packed once for the run in the layout oneDNN wants.
+    const auto channelsLast = exec::channelsLastTensors(graph);
+    exec::WeightPacks packs;
     exec::TensorAccess access;
+    access.channelsLast = [&](TensorIndex t) { return channelsLast[std::size_t(t)]; };
     access.address = [&](TensorIndex t) {
         return fusedScratch->internal[std::size_t(t)] ? fusedScratch->address(t) : layout->address[std::size_t(t)];
     };
@@ -394,6 +400,8 @@ Expected<Measurement> runOnCpu(const Graph& graph, const Schedule& schedule, con
     m.latencyMs = LatencyStats { median(totals), percentile(totals, 0.5), percentile(totals, 0.99) };
     m.scratchBytes = exec::scratchHighWater() + fusedScratch->bytes;
     m.threads = cpuThreads();
+    m.packedWeightsBytes = packs.bytes();
+    m.channelsLastTensors = int(std::count(channelsLast.begin(), channelsLast.end(), true));
     m.onednnCalls = exec::takeOnednnCalls() / std::max(options.repeat, 1);
     m.kernelNotes = exec::takeOnednnNotes();
     m.peakBytes = (perTensor ? m.stepPeakBytes : m.arenaBytes) + m.weightsBytes + m.scratchBytes;

@@ -30,7 +30,12 @@
 //   before the op and freed after it), counted in stepBytes at that step and not in scratchBytes.
 // - Conv, ConvTranspose, MatMul and Gemm run on oneDNN primitives over the arena's memory, with
 //   cpuThreads() threads; their scratchpads are the op workspaces when planned, else kernel scratch.
-//   Every other kernel is single-threaded.
+//   So do the pointwise ops, pooling, Softmax and the rest oneDNN takes (exec/onednn.h); the own
+//   kernels are single-threaded.
+// - Layouts: the activations between convolutions are stored N,H,W,C in their planned places (same
+//   bytes, same offsets; exec/channelslast.h), the rest N,C,H,W; graph inputs and outputs always
+//   N,C,H,W. The convolutions' weights are packed once per run into oneDNN's layout (WeightPacks;
+//   Measurement::packedWeightsBytes).
 // Deterministic: the same inputs and thread count give the same output bits in any valid plan.
 // Not thread-safe (kernel scratch is shared); run one at a time.
 
@@ -55,6 +60,11 @@ enum class CpuKernels { OneDnn, Own };
 void setCpuKernels(CpuKernels kernels);
 CpuKernels cpuKernels();
 std::string_view cpuKernelsName(CpuKernels kernels); // "onednn", "own"
+// Whether the CPU executor stores the activations between oneDNN's convolutions N,H,W,C (true, the
+// default: exec/channelslast.h) or every activation N,C,H,W. Process-wide, like the kernels: it
+// decides which convolutions stage a side through their workspace.
+void setCpuChannelsLast(bool on);
+bool cpuChannelsLast();
 // The kernel library the CPU executor runs on now: "oneDNN 2.6.3" (its version at run time), or
 // "own kernels".
 std::string cpuKernelLibrary();
@@ -126,6 +136,11 @@ struct Measurement {
     int boundedTensors = 0;
     Bytes boundedBytes = 0, boundedUsedBytes = 0;
     int threads = 1;     // CPU executor: cpuThreads() of the run
+    // CPU executor: activations stored N,H,W,C (exec/channelslast.h), and the bytes of the weights
+    // oneDNN's convolutions hold in their own layout, packed once for the run beside the model's
+    // weights (not in the plan, not in peakBytes: a kernel library's copy, as a runtime's prepacked weights).
+    int channelsLastTensors = 0;
+    Bytes packedWeightsBytes = 0;
     int onednnCalls = 0; // CPU executor: kernel calls of one pass that ran on oneDNN (a fused op's body calls each count)
     // CPU executor: why a call oneDNN should have run fell back to the own kernel, one line per op and reason.
     std::vector<std::string> kernelNotes;

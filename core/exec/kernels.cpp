@@ -424,10 +424,62 @@ bool runInSlices(Kernel kernel, const KernelCall& call)
     return true;
 }
 
+// N,H,W,C <-> N,C,H,W of a rank-4 float32 view.
+void copyLayout(const TensorView& v, const float* from, float* to, bool toChannelsLast)
+{
+    const std::int64_t n = v.shape[0], c = v.shape[1], plane = v.shape[2] * v.shape[3];
+    for (std::int64_t b = 0; b < n; ++b)
+        for (std::int64_t ch = 0; ch < c; ++ch)
+            for (std::int64_t i = 0; i < plane; ++i) {
+                const std::int64_t planar = (b * c + ch) * plane + i, last = (b * plane + i) * c + ch;
+                to[toChannelsLast ? last : planar] = from[toChannelsLast ? planar : last];
+            }
+}
+
+// A call with a channels-last view that oneDNN does not take: the kernel runs on N,C,H,W copies
+// (kernel scratch), and its channels-last outputs are copied back.
+bool runOnPlainCopies(Kernel kernel, const KernelCall& call)
+{
+    KernelCall plain = call;
+    std::vector<std::vector<float>> copies;
+    Bytes bytes = 0;
+    const auto unstore = [&](TensorView& v, bool values) {
+        if (!v.channelsLast || !v.present())
+            return;
+        copies.emplace_back(std::size_t(v.count));
+        if (values)
+            copyLayout(v, v.f32(), copies.back().data(), false);
+        v.data = reinterpret_cast<std::byte*>(copies.back().data());
+        v.channelsLast = false;
+        bytes += v.bytes();
+    };
+    copies.reserve(call.in.size() + call.out.size());
+    for (auto& v : plain.in)
+        unstore(v, true);
+    for (auto& v : plain.out)
+        unstore(v, false);
+    noteKernelBuffers(bytes);
+    if (!runKernel(kernel, plain))
+        return false;
+    for (std::size_t k = 0; k < call.out.size(); ++k)
+        if (call.out[k].channelsLast && call.out[k].present())
+            copyLayout(call.out[k], plain.out[k].f32(), call.out[k].f32(), true);
+    return true;
+}
+
 } // namespace
 
 bool runKernel(Kernel kernel, const KernelCall& call)
 {
+    const auto stored = [](const TensorView& v) { return v.channelsLast; };
+    if (std::any_of(call.in.begin(), call.in.end(), stored) || std::any_of(call.out.begin(), call.out.end(), stored)) {
+        // A byte copy between views of one layout needs no N,C,H,W copies.
+        const auto& t = call.op->type;
+        if ((t == "Identity" || t == "SwapOut" || t == "SwapIn") && call.in.size() == 1 && call.out.size() == 1
+            && call.in[0].channelsLast == call.out[0].channelsLast)
+            return kernel(call);
+        return onednnChannelsLast(call) || runOnPlainCopies(kernel, call);
+    }
     const std::string& type = call.op->type;
     if (type == "Cast" || type == "CastLike"
         || (std::none_of(call.in.begin(), call.in.end(), isNarrow) && std::none_of(call.out.begin(), call.out.end(), isNarrow)))

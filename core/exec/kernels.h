@@ -33,6 +33,11 @@ struct TensorView {
     // `shape` is then { total elements } and `count` that total.
     bool sequence = false;
     std::vector<Shape> items;
+    // Rank 4 stored N,H,W,C (exec/channelslast.h); only oneDNN's kernels see such a view: runKernel
+    // gives any other kernel N,C,H,W copies.
+    bool channelsLast = false;
+    // A weight: the same contents for the whole run (oneDNN may keep a copy in its own layout).
+    bool constant = false;
 
     bool present() const { return data != nullptr; }
     int rank() const { return int(shape.size()); }

@@ -21,6 +21,17 @@ namespace core {
 namespace {
 std::atomic<int> threadSetting { 0 };
 std::atomic<CpuKernels> kernelSetting { CpuKernels::OneDnn };
+std::atomic<bool> channelsLastSetting { true };
+}
+
+void setCpuChannelsLast(bool on)
+{
+    channelsLastSetting = on;
+}
+
+bool cpuChannelsLast()
+{
+    return channelsLastSetting.load();
 }
 
 void setCpuKernels(CpuKernels kernels)
@@ -130,6 +141,12 @@ std::shared_ptr<const Primitive> cached(const KernelCall& c, const std::string& 
         dnnl::primitive_attr attr;
         attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
         made = make(attr);
+        // On N,H,W,C a reference implementation is tens to hundreds of times slower than N,C,H,W
+        // copies and the usual kernels: refused, so runKernel makes the copies.
+        if (made && anyChannelsLast(c) && made->implementation.rfind("ref", 0) == 0) {
+            made = nullptr;
+            why = "oneDNN has only a reference implementation for this configuration on N,H,W,C";
+        }
     } catch (const dnnl::error& e) {
         why = std::string("oneDNN has no implementation for this configuration (") + e.what() + ")";
     }
@@ -163,6 +180,80 @@ void Primitive::stage(std::size_t index, const dnnl::memory::desc& plain, bool o
     staged.push_back(std::move(st));
 }
 
+void Primitive::pack(std::size_t index, std::size_t input, const dnnl::memory::desc& plain)
+{
+    const auto& wanted = args.at(index).second;
+    if (wanted == plain)
+        return;
+    packing = Packing { index, input, plain, dnnl::reorder(dnnl::reorder::primitive_desc(engine(), plain, engine(), wanted)) };
+}
+
+thread_local WeightPacks* currentPacks = nullptr;
+
+} // namespace core::exec::onednn_detail
+
+namespace core::exec {
+
+struct WeightPacks::Impl {
+    struct Held {
+        const void* plain;
+        dnnl::memory::desc layout;
+        dnnl::memory memory;
+    };
+    std::unordered_multimap<const void*, Held> held;
+    std::int64_t bytes = 0;
+
+    void* find(const void* plain, const dnnl::memory::desc& layout) const
+    {
+        const auto [from, to] = held.equal_range(plain);
+        for (auto it = from; it != to; ++it)
+            if (it->second.layout == layout)
+                return it->second.memory.get_data_handle();
+        return nullptr;
+    }
+    void keep(const void* plain, const dnnl::memory::desc& layout, const dnnl::memory& memory)
+    {
+        held.emplace(plain, Held { plain, layout, memory });
+        bytes += std::int64_t(layout.get_size());
+    }
+};
+
+WeightPacks::WeightPacks() : m_impl(std::make_unique<Impl>()), m_previous(onednn_detail::currentPacks)
+{
+    onednn_detail::currentPacks = this;
+}
+
+WeightPacks::~WeightPacks()
+{
+    onednn_detail::currentPacks = m_previous;
+}
+
+std::int64_t WeightPacks::bytes() const { return m_impl->bytes; }
+int WeightPacks::count() const { return int(m_impl->held.size()); }
+
+} // namespace core::exec
+
+namespace core::exec::onednn_detail {
+
+// The weights of `p` in its layout: a run's packed copy of constant weights (made on first use),
+// else a reorder into kernel scratch.
+void* packedWeights(const KernelCall& c, const Primitive& p, void* plain, dnnl::stream& stream)
+{
+    const auto& pk = *p.packing;
+    const auto& wanted = p.args[pk.index].second;
+    const bool constant = pk.input < c.in.size() && c.in[pk.input].constant;
+    if (constant && currentPacks)
+        if (void* held = currentPacks->impl().find(plain, wanted))
+            return held;
+    dnnl::memory from(pk.plain, engine(), plain);
+    dnnl::memory to = constant && currentPacks ? dnnl::memory(wanted, engine())
+                                               : dnnl::memory(wanted, engine(), scratch(1, std::int64_t((wanted.get_size() + 3) / 4)));
+    pk.reorder.execute(stream, from, to);
+    if (constant && currentPacks)
+        currentPacks->impl().keep(plain, wanted, to);
+    return to.get_data_handle();
+}
+
 // Runs `p` over `data` (one pointer per argument but the scratchpad, in p.args' order).
 bool execute(const KernelCall& c, const Primitive& p, const std::vector<void*>& data)
 {
@@ -178,6 +269,8 @@ bool execute(const KernelCall& c, const Primitive& p, const std::vector<void*>& 
         std::vector<void*> at(p.args.size());
         for (std::size_t i = 0; i < p.args.size(); ++i)
             at[i] = i < data.size() ? data[i] : pad;
+        if (p.packing)
+            at[p.packing->index] = packedWeights(c, p, data[p.packing->index], stream);
         for (const auto& st : p.staged) { // staged copies after the scratchpad
             at[st.index] = static_cast<std::byte*>(pad) + st.offset;
             if (!st.output) {
@@ -206,6 +299,29 @@ bool execute(const KernelCall& c, const Primitive& p, const std::vector<void*>& 
 dims shapeOf(const TensorView& t)
 {
     return dims(t.shape.begin(), t.shape.end());
+}
+
+dnnl::memory::desc activationDesc(const TensorView& v, const dims& d)
+{
+    if (v.channelsLast && d.size() == 4 && dims(v.shape.begin(), v.shape.end()) == d)
+        return dnnl::memory::desc(d, dt::f32, tag::acdb);
+    return dnnl::memory::desc(d, dt::f32, plainStrides(d));
+}
+
+std::int64_t layoutBits(const KernelCall& c)
+{
+    std::int64_t bits = 0, bit = 1;
+    for (const auto* list : { &c.in, &c.out })
+        for (const auto& v : *list) {
+            bits |= v.channelsLast ? bit : 0;
+            bit <<= 1;
+        }
+    return bits;
+}
+
+bool anyChannelsLast(const KernelCall& c)
+{
+    return layoutBits(c) != 0;
 }
 
 tag plainTag(std::size_t rank)
@@ -329,12 +445,20 @@ std::shared_ptr<const Primitive> convPrimitive(const KernelCall& c, bool transpo
     for (std::size_t i = 0; i < win.padR.size(); ++i)
         if ((!transposed && win.padR[i] < 0) || win.strides[i] < 1 || win.dilations[i] < 0)
             return nullptr;
-    std::vector<std::int64_t> attrs { groups, bias };
+    std::vector<std::int64_t> attrs { groups, bias, layoutBits(c), cpuChannelsLast(), w.constant };
     for (const auto* v : { &win.strides, &win.dilations, &win.padL, &win.padR })
         attrs.insert(attrs.end(), v->begin(), v->end());
-    // Depthwise (one input channel per group, 2-D): plain NCHW would run as a GEMM per channel.
+    // oneDNN's fast 2-D convolutions (brgconv, and the depthwise brdgmm) want N,H,W,C activations and
+    // weights in their own layout. Every 2-D convolution runs so (with cpuChannelsLast(); without it
+    // only the depthwise ones, which on N,C,H,W run as a GEMM per channel): a side stored N,C,H,W is
+    // staged through the workspace, and the weights are packed. So a convolution's bits do not
+    // depend on its neighbours' layouts (exec/channelslast.h).
     const bool depthwise = !transposed && groups > 1 && groups == cin && x.rank() == 4;
-    const std::string k = key(transposed ? "deconv" : depthwise ? "dwconv" : "conv", { shapeOf(x), shapeOf(w), shapeOf(y) }, attrs);
+    const bool nhwc = !transposed && x.rank() == 4 && (depthwise || cpuChannelsLast());
+    // One element per channel is the same bytes in either layout: nothing to stage.
+    const auto stored = [](const TensorView& v) { return v.channelsLast || (v.rank() == 4 && v.shape[2] * v.shape[3] == 1); };
+    const bool xLast = stored(x), yLast = stored(y);
+    const std::string k = key(transposed ? "deconv" : nhwc ? "nhwcconv" : "conv", { shapeOf(x), shapeOf(w), shapeOf(y) }, attrs);
     return cached(c, k, [&](const dnnl::primitive_attr& attr) -> std::shared_ptr<const Primitive> {
         const dnnl::memory::desc src(shapeOf(x), dt::f32, plainTag(x.shape.size())), dst(shapeOf(y), dt::f32, plainTag(y.shape.size()));
         dnnl::memory::desc wei;
@@ -350,9 +474,7 @@ std::shared_ptr<const Primitive> convPrimitive(const KernelCall& c, bool transpo
             return finish<dnnl::deconvolution_forward::primitive_desc, dnnl::deconvolution_forward>(
                 dnnl::deconvolution_forward::primitive_desc(d, attr, engine()), std::move(args));
         }
-        if (depthwise) {
-            // oneDNN's depthwise kernels want NHWC: the activations are staged through the
-            // workspace (reordered in and out), the weights into the layout it picks.
+        if (nhwc) {
             const dnnl::memory::desc nhwcSrc(shapeOf(x), dt::f32, tag::acdb), nhwcDst(shapeOf(y), dt::f32, tag::acdb);
             const dnnl::memory::desc anyWei(wei.dims(), dt::f32, tag::any);
             const dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, nhwcSrc,
@@ -362,9 +484,14 @@ std::shared_ptr<const Primitive> convPrimitive(const KernelCall& c, bool transpo
             args[1].second = pd.weights_desc();
             args[2].second = pd.dst_desc();
             auto p = finish<dnnl::convolution_forward::primitive_desc, dnnl::convolution_forward>(pd, std::move(args));
-            p->stage(0, src, false);
-            p->stage(1, wei, false);
-            p->stage(2, dst, true);
+            if (!xLast)
+                p->stage(0, src, false);
+            if (w.constant) // packed once per run (WeightPacks)
+                p->pack(1, 1, wei);
+            else            // computed weights: reordered every call, in the workspace
+                p->stage(1, wei, false);
+            if (!yLast)
+                p->stage(2, dst, true);
             return p;
         }
         const dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src, wei,
@@ -453,6 +580,8 @@ std::shared_ptr<const Primitive> primitiveFor(const KernelCall& c)
     if (cpuKernels() != CpuKernels::OneDnn || !c.op || !(c.op->domain.empty() || c.op->domain == "ai.onnx"))
         return nullptr;
     const auto& type = c.op->type;
+    if (type != "Conv" && anyChannelsLast(c))
+        return nullptr; // runKernel gives them N,C,H,W copies
     if (type == "Conv")
         return convPrimitive(c, false);
     if (type == "ConvTranspose")

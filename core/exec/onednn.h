@@ -18,16 +18,42 @@
 #include "exec/kernels.h"
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace core::exec {
+
+// While one lives on a thread, constant weights (TensorView::constant) that a convolution wants in
+// oneDNN's layout (an N,H,W,C convolution's: exec/channelslast.h) are reordered once per weights
+// tensor and layout and kept here until it is destroyed; the CPU executor holds one per run (weights
+// do not change during it), as a runtime keeps prepacked weights. Without one they are reordered on
+// every call, into kernel scratch. The innermost one on the thread is used.
+class WeightPacks {
+public:
+    WeightPacks();
+    ~WeightPacks();
+    WeightPacks(const WeightPacks&) = delete;
+    WeightPacks& operator=(const WeightPacks&) = delete;
+    std::int64_t bytes() const; // held in oneDNN's layouts
+    int count() const;          // weights tensors packed
+    struct Impl;
+    Impl& impl() { return *m_impl; }
+
+private:
+    std::unique_ptr<Impl> m_impl;
+    WeightPacks* m_previous = nullptr;
+};
 
 // Bytes of workspace oneDNN needs for this call: its primitive's scratchpad, and for a depthwise
 // convolution the NHWC copies of its input and output and its weights in oneDNN's layout (staged
 // there, reordered in and out around the primitive). -1 when oneDNN does not take the call (not one
 // of its ops, dtypes or configurations). Shapes and attributes only, never data.
 std::int64_t onednnScratchpadBytes(const KernelCall& call);
+
+// Runs a call with a view stored channels-last on oneDNN (a Conv, or a pointwise op or pooling that
+// takes either layout); false, writing nothing, when oneDNN does not take it.
+bool onednnChannelsLast(const KernelCall& call);
 
 // Runs the call on oneDNN; false (nothing written) when oneDNN does not take it. The scratchpad is
 // call.workspace when that holds onednnScratchpadBytes, else kernel scratch.

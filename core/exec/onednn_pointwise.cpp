@@ -100,7 +100,8 @@ bool runEltwise(const KernelCall& c)
 {
     dnnl::algorithm algorithm {};
     float alpha = 0, beta = 0;
-    if (c.out.size() != 1 || c.in[0].shape != c.out[0].shape || !eltwiseOf(c, algorithm, alpha, beta))
+    if (c.out.size() != 1 || c.in[0].shape != c.out[0].shape || c.in[0].channelsLast != c.out[0].channelsLast
+        || !eltwiseOf(c, algorithm, alpha, beta))
         return false;
     const dims shape = shapeOf(c.out[0]);
     const auto bits = [](float v) {
@@ -108,9 +109,9 @@ bool runEltwise(const KernelCall& c)
         std::memcpy(&b, &v, sizeof b);
         return std::int64_t(b);
     };
-    const auto p = cached(c, key("eltwise", { shape }, { std::int64_t(algorithm), bits(alpha), bits(beta) }),
+    const auto p = cached(c, key("eltwise", { shape }, { std::int64_t(algorithm), bits(alpha), bits(beta), layoutBits(c) }),
         [&](const dnnl::primitive_attr& attr) -> std::shared_ptr<const Primitive> {
-            const dnnl::memory::desc md(shape, dt::f32, plainStrides(shape));
+            const dnnl::memory::desc md = activationDesc(c.out[0], shape);
             const dnnl::eltwise_forward::desc d(dnnl::prop_kind::forward_inference, algorithm, md, alpha, beta);
             return finish<dnnl::eltwise_forward::primitive_desc, dnnl::eltwise_forward>(
                 dnnl::eltwise_forward::primitive_desc(d, attr, engine()), { { DNNL_ARG_SRC, md }, { DNNL_ARG_DST, md } });
@@ -157,9 +158,10 @@ bool runBinary(const KernelCall& c)
     for (std::size_t i = 0; i < y.size(); ++i)
         if (b[i] != y[i] && b[i] != 1)
             return false;
-    const auto p = cached(c, key("binary", { a, b }, { std::int64_t(algorithm) }),
+    const auto p = cached(c, key("binary", { a, b }, { std::int64_t(algorithm), layoutBits(c), first }),
         [&](const dnnl::primitive_attr& attr) -> std::shared_ptr<const Primitive> {
-            const dnnl::memory::desc src0(a, dt::f32, plainStrides(a)), src1(b, dt::f32, plainStrides(b)), dst(y, dt::f32, plainStrides(y));
+            const dnnl::memory::desc src0 = activationDesc(c.in[std::size_t(first)], a), src1 = activationDesc(c.in[std::size_t(second)], b),
+                                     dst = activationDesc(c.out[0], y);
             const dnnl::binary::desc d(algorithm, src0, src1, dst);
             return finish<dnnl::binary::primitive_desc, dnnl::binary>(dnnl::binary::primitive_desc(d, attr, engine()),
                 { { DNNL_ARG_SRC_0, src0 }, { DNNL_ARG_SRC_1, src1 }, { DNNL_ARG_DST, dst } });
@@ -212,11 +214,15 @@ bool runPool(const KernelCall& c)
     } else
         return false;
     const dims src = shapeOf(x), dst = shapeOf(y);
-    std::vector<std::int64_t> attrs { std::int64_t(algorithm) };
+    std::vector<std::int64_t> attrs { std::int64_t(algorithm), layoutBits(c) };
     for (const auto* v : { &kernel, &strides, &padL, &padR, &dilation })
         attrs.insert(attrs.end(), v->begin(), v->end());
     const auto p = cached(c, key("pool", { src, dst }, attrs), [&](const dnnl::primitive_attr& attr) -> std::shared_ptr<const Primitive> {
-        const dnnl::memory::desc s(src, dt::f32, plainTag(src.size())), d(dst, dt::f32, plainTag(dst.size()));
+        // A pooled output of one element per channel (GlobalAveragePool's) is the same bytes in either
+        // layout: described as the input's, so oneDNN's fast N,H,W,C pooling takes it.
+        const bool single = dst.size() == 4 && dst[2] * dst[3] == 1;
+        const dnnl::memory::desc s = activationDesc(x, src),
+                                 d = x.channelsLast && single ? dnnl::memory::desc(dst, dt::f32, tag::acdb) : activationDesc(y, dst);
         const dnnl::pooling_v2_forward::desc desc(dnnl::prop_kind::forward_inference, algorithm, s, d, strides, kernel, dilation, padL, padR);
         return finish<dnnl::pooling_v2_forward::primitive_desc, dnnl::pooling_v2_forward>(
             dnnl::pooling_v2_forward::primitive_desc(desc, attr, engine()), { { DNNL_ARG_SRC, s }, { DNNL_ARG_DST, d } });
@@ -331,8 +337,12 @@ std::map<std::string, Kernel>& ownKernels()
 
 bool runOnednn(const KernelCall& c)
 {
-    return cpuKernels() == CpuKernels::OneDnn && floats(c) && (c.op->domain.empty() || c.op->domain == "ai.onnx")
-        && (runEltwise(c) || runBinary(c) || runPool(c) || runSoftmax(c) || runLayerNorm(c) || runReorder(c));
+    if (cpuKernels() != CpuKernels::OneDnn || !floats(c) || !(c.op->domain.empty() || c.op->domain == "ai.onnx"))
+        return false;
+    if (runEltwise(c) || runBinary(c) || runPool(c))
+        return true;
+    // The rest read and write row-major only: runKernel gives them N,C,H,W copies of channels-last views.
+    return !anyChannelsLast(c) && (runSoftmax(c) || runLayerNorm(c) || runReorder(c));
 }
 
 // The oneDNN primitive when it takes the call, else the op's own kernel.
@@ -346,6 +356,13 @@ bool onednnFirst(const KernelCall& c)
 }
 
 } // namespace
+
+bool onednnChannelsLast(const KernelCall& call)
+{
+    if (call.op && call.op->type == "Conv")
+        return onednnConv(call);
+    return call.op && runOnednn(call);
+}
 
 std::int64_t onednnPointwiseWorkspaceBytes(const KernelCall& call)
 {

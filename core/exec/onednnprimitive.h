@@ -11,6 +11,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -40,10 +41,23 @@ struct Primitive {
     std::vector<Staged> staged;
     std::int64_t workspaceBytes = 0; // the scratchpad and the staged copies: the op's workspace
     std::string implementation;
+    // Constant weights the primitive wants in its own layout: argument `index`, call input `input`.
+    // Packed once per run (WeightPacks), else reordered into kernel scratch per call; never in the
+    // workspace (weights computed in the run are staged instead). A reorder with nothing to do leaves it unset.
+    struct Packing {
+        std::size_t index = 0;
+        std::size_t input = 0;
+        dnnl::memory::desc plain;
+        dnnl::reorder reorder;
+    };
+    std::optional<Packing> packing;
 
     // Stages argument `index` (given in `plain` layout) when the primitive wants another; throws
     // dnnl::error when no reorder exists.
     void stage(std::size_t index, const dnnl::memory::desc& plain, bool output);
+    // Packs weights argument `index` (call input `input`, given in `plain` layout) when the
+    // primitive wants another layout; throws dnnl::error when no reorder exists.
+    void pack(std::size_t index, std::size_t input, const dnnl::memory::desc& plain);
 };
 using MakePrimitive = std::function<std::shared_ptr<const Primitive>(const dnnl::primitive_attr& attr)>;
 
@@ -58,6 +72,12 @@ std::shared_ptr<const Primitive> cached(const KernelCall& c, const std::string& 
 bool execute(const KernelCall& c, const Primitive& p, const std::vector<void*>& data);
 
 dims shapeOf(const TensorView& t);
+// The memory of activation `v` with dims `d` (v's shape, or it padded with leading ones): N,H,W,C when
+// v is stored channels-last (TensorView::channelsLast), else row-major.
+dnnl::memory::desc activationDesc(const TensorView& v, const dims& d);
+// The channels-last flags of a call's views, as a number for cache keys (bit i: view i, inputs first).
+std::int64_t layoutBits(const KernelCall& c);
+bool anyChannelsLast(const KernelCall& c);
 tag plainTag(std::size_t rank); // row-major tag of rank 1 to 6; undef otherwise
 dims plainStrides(const dims& shape);
 

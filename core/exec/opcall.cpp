@@ -70,10 +70,13 @@ PreparedCall prepareCall(const Graph& g, const Op& op, const TensorAccess& acces
             p.inTensor.resize(slot + 1, -1);
         }
         p.call.in[slot] = tensorView(g, op.inputs[k], access.address(op.inputs[k]));
+        p.call.in[slot].channelsLast = access.channelsLast && op.inputs[k] >= 0 && access.channelsLast(op.inputs[k]);
         p.inTensor[slot] = op.inputs[k];
     }
-    for (auto t : op.outputs)
+    for (auto t : op.outputs) {
         p.call.out.push_back(tensorView(g, t, access.address(t)));
+        p.call.out.back().channelsLast = access.channelsLast && access.channelsLast(t);
+    }
     p.outTensor = op.outputs;
     for (auto t : op.captured) {
         p.capturedTensor.push_back(t);
@@ -343,6 +346,7 @@ TensorView tensorView(const Graph& g, TensorIndex t, std::byte* data)
         && std::all_of(tensor.shape.begin(), tensor.shape.end(), [](std::int64_t d) { return d >= 0; });
     v.shape = shapeKnown ? tensor.shape : Shape { v.count };
     v.sequence = tensor.sequence;
+    v.constant = tensor.kind == TensorKind::Weight;
     return v;
 }
 

@@ -31,6 +31,7 @@ TensorView tensorView(const Graph& g, TensorIndex t, std::byte* data);
 struct TensorAccess {
     std::function<std::byte*(TensorIndex)> address;
     std::function<bool(TensorIndex)> stored;
+    std::function<bool(TensorIndex)> channelsLast; // stored N,H,W,C (exec/channelslast.h); empty: none is
 };
 
 // One kernel call as prepared for a run: an op of the schedule, or one op of a fused op's body.

@@ -2,18 +2,19 @@
 // SPDX-FileCopyrightText: MemPlan authors
 #include "exec/workspace.h"
 
+#include "exec/channelslast.h"
 #include "exec/opcall.h"
 
 #include <algorithm>
 
 namespace core {
 
-Bytes opWorkspaceBytes(const Graph& graph, const Op& op)
+Bytes opWorkspaceBytes(const Graph& graph, const Op& op, const std::vector<bool>& channelsLast)
 {
     if (!op.body.empty()) { // a fused op: its body's ops run one at a time, so one workspace serves every Conv
         Bytes most = 0;
         for (const auto& part : op.body)
-            most = std::max(most, opWorkspaceBytes(graph, part));
+            most = std::max(most, opWorkspaceBytes(graph, part, channelsLast));
         return most;
     }
     if (!(op.domain.empty() || op.domain == "ai.onnx") || op.type == "Constant")
@@ -23,15 +24,18 @@ Bytes opWorkspaceBytes(const Graph& graph, const Op& op)
     static std::byte marker;
     exec::KernelCall call;
     call.op = &op;
+    const auto stored = [&](TensorIndex t) { return std::size_t(t) < channelsLast.size() && channelsLast[std::size_t(t)]; };
     for (auto t : op.inputs) {
         if (t < 0 || t >= TensorIndex(graph.tensors.size()))
             return 0;
         call.in.push_back(exec::tensorView(graph, t, &marker));
+        call.in.back().channelsLast = stored(t);
     }
     for (auto t : op.outputs) {
         if (t < 0 || t >= TensorIndex(graph.tensors.size()))
             return 0;
         call.out.push_back(exec::tensorView(graph, t, &marker));
+        call.out.back().channelsLast = stored(t);
     }
     for (auto t : op.outputs)
         if (graph.tensors[t].estimated)
@@ -48,6 +52,7 @@ Expected<std::vector<int>> workspaceAtStep(const Graph& graph, const Schedule& s
     const std::vector<TensorIndex>& bufferTensor)
 {
     const Step steps = schedule.steps();
+    const auto channelsLast = exec::channelsLastTensors(graph);
     std::vector<int> at(std::size_t(std::max<Step>(steps, 0)), -1);
     for (std::size_t b = 0; b < problem.buffers.size() && b < bufferTensor.size(); ++b) {
         if (bufferTensor[b] >= 0)
@@ -62,7 +67,7 @@ Expected<std::vector<int>> workspaceAtStep(const Graph& graph, const Schedule& s
         if (at[std::size_t(s)] >= 0)
             return makeError(ErrorCode::InvalidArgument, where + ": step " + std::to_string(s) + " already has a workspace");
         const auto& op = graph.ops[std::size_t(schedule.order[std::size_t(s)])];
-        const Bytes need = opWorkspaceBytes(graph, op);
+        const Bytes need = opWorkspaceBytes(graph, op, channelsLast);
         if (need <= 0 || need > buffer.size)
             return makeError(ErrorCode::InvalidArgument, where + ": op '" + op.name + "' at step " + std::to_string(s) + " needs "
                                  + std::to_string(need) + " bytes of workspace, the buffer holds " + std::to_string(buffer.size));

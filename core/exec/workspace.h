@@ -27,7 +27,9 @@ namespace core {
 // the own kernel's columns; 0 for an op that needs none (a direct convolution on the own kernel, a
 // configuration no kernel runs, unknown shapes, every other op). A fused op: the most any op of its
 // body needs.
-Bytes opWorkspaceBytes(const Graph& graph, const Op& op);
+// `channelsLast`: per tensor, stored N,H,W,C in the CPU executor's runs (exec::channelsLastTensors of
+// the graph; empty: none), which decides whether a convolution stages a side through its workspace.
+Bytes opWorkspaceBytes(const Graph& graph, const Op& op, const std::vector<bool>& channelsLast = {});
 
 // Name of the workspace buffer of `op`: "<op name> workspace".
 std::string workspaceName(const Op& op);

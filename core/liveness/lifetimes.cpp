@@ -2,6 +2,7 @@
 // SPDX-FileCopyrightText: MemPlan authors
 #include "liveness/lifetimes.h"
 
+#include "exec/channelslast.h"
 #include "exec/workspace.h"
 #include "graph/capture.h"
 
@@ -90,11 +91,12 @@ Expected<GraphProblem> makeProblem(const Graph& graph, const Schedule& schedule,
         result.bufferTensor.push_back(static_cast<TensorIndex>(t));
         result.bufferOp.push_back(-1);
     }
+    const auto channelsLast = options.workspaces ? exec::channelsLastTensors(graph) : std::vector<bool>();
     if (options.workspaces)
         for (Step step = 0; step < schedule.steps(); ++step) {
             const OpIndex o = schedule.order[std::size_t(step)];
             const auto& op = graph.ops[std::size_t(o)];
-            const Bytes bytes = opWorkspaceBytes(graph, op);
+            const Bytes bytes = opWorkspaceBytes(graph, op, channelsLast);
             if (bytes <= 0)
                 continue;
             result.problem.buffers.push_back(
