@@ -224,7 +224,8 @@ void TestFrontier::chainFrontierCoversEverySubset()
 void TestFrontier::unetFrontierValidAndBelowHeuristics()
 {
     const auto workload = unetTraining();
-    const auto options = smallOptions(workload);
+    auto options = smallOptions(workload);
+    options.milpTimeLimitSeconds = 5; // time to prove most sets optimal on a loaded machine: the points do not vary
     const auto frontier = computeFrontier(workload, options);
     QVERIFY2(frontier, frontier ? "" : frontier.error().message.c_str());
     verifySortedNonDominated(*frontier);
@@ -359,7 +360,8 @@ void TestFrontier::cliFrontier()
     QTemporaryDir dir;
     const auto json = dir.filePath(QStringLiteral("frontier.json"));
     auto run = memplan({ QStringLiteral("compare"), QStringLiteral("example:unet"), QStringLiteral("--training"), QStringLiteral("--persistent-grads"),
-        QStringLiteral("--frontier"), QStringLiteral("--json"), json, QStringLiteral("--budget"), QStringLiteral("60MiB") });
+        QStringLiteral("--frontier"), QStringLiteral("--json"), json, QStringLiteral("--budget"), QStringLiteral("60MiB"),
+        QStringLiteral("--milp-time-limit"), QStringLiteral("5") });
     QVERIFY2(run.exitCode == 0, qPrintable(run.err));
     QVERIFY(run.out.contains(QStringLiteral("frontier on h200")));
     QVERIFY(run.out.contains(QStringLiteral("budget 60.0 MiB")));
