@@ -195,6 +195,12 @@ void TestCheckpointMilp::neverWorseThanDp()
         }
         if (!skips)
             QCOMPARE(strictlyBetter, 0); // same model, both exact
+        // The least peak, seeded with the DP's least feasible set and cut short: never above it.
+        MilpOptions quick;
+        quick.timeLimitSeconds = 0.2;
+        const auto least = milpLeastPeak(chain, quick);
+        QVERIFY(least.choice);
+        QVERIFY(least.choice->modelPeak <= milpModel(chain, sweep.front().checkpoints).modelPeak);
         qInfo("40 steps, skips %d: the MILP cheaper than the DP at %d of %zu budgets", skips, strictlyBetter, sweep.size());
     }
 }

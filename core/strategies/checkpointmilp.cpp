@@ -103,6 +103,22 @@ CheckpointChoice evaluate(const CheckpointChain& chain, const std::vector<SkipTe
     return choice;
 }
 
+// The DP's set at its least feasible budget (the DP is monotone in the budget).
+std::optional<CheckpointChoice> dpLeastPeak(const CheckpointChain& chain)
+{
+    Bytes low = 0, high = 0;
+    for (int s = 0; s < chain.steps(); ++s)
+        high += chain.kept(s);
+    while (low < high) {
+        const Bytes mid = low + (high - low) / 2;
+        if (bestCheckpoints(chain, mid))
+            high = mid;
+        else
+            low = mid + 1;
+    }
+    return bestCheckpoints(chain, low);
+}
+
 // What the branch and bound callback reads and records.
 struct Search {
     std::vector<double> start; // a feasible point (GLPK's column numbering, [0] unused); empty: none
@@ -333,12 +349,13 @@ MilpResult solve(const CheckpointChain& chain, std::optional<Bytes> budget, cons
     result.columns = glp_get_num_cols(lp);
     result.rows = glp_get_num_rows(lp);
 
-    // The first incumbent: the DP's set, which fits this model whenever it fits the DP's.
+    // The first incumbent: the DP's set for the budget (or at its least feasible budget), which fits this
+    // model whenever it fits the DP's.
     Search search;
     search.cancel = options.cancel;
     std::optional<CheckpointChoice> start;
-    if (budget && options.warmStart)
-        if (auto dp = bestCheckpoints(chain, *budget)) {
+    if (options.warmStart)
+        if (auto dp = budget ? bestCheckpoints(chain, *budget) : dpLeastPeak(chain)) {
             start = evaluate(chain, skips, dp->checkpoints);
             const auto& cps = start->checkpoints;
             std::vector<int> onPath { 0 }; // nodes
@@ -346,7 +363,9 @@ MilpResult solve(const CheckpointChain& chain, std::optional<Bytes> budget, cons
                 onPath.push_back(static_cast<int>(std::lower_bound(position.begin() + 1, position.end(), s) - position.begin()));
             onPath.push_back(end);
             std::vector<double> x(std::size_t(result.columns) + 1, 0.0);
-            bool complete = start->modelPeak <= *budget;
+            bool complete = !budget || start->modelPeak <= *budget;
+            if (peakColumn != 0)
+                x[std::size_t(peakColumn)] = static_cast<double>(start->modelPeak) / scale;
             for (std::size_t i = 1; complete && i + 1 < onPath.size(); ++i) {
                 complete = onPath[i] <= m && position[std::size_t(onPath[i])] == cps[i - 1];
                 if (complete)
@@ -404,8 +423,8 @@ MilpResult solve(const CheckpointChain& chain, std::optional<Bytes> budget, cons
     branch.tm_lim = remainingMs();
     branch.cb_func = callback;
     branch.cb_info = &search;
-    branch.mir_cuts = GLP_ON;
-    branch.cov_cuts = GLP_ON;
+    branch.bt_tech = GLP_BT_BPH; // best projection: on ResNet-50's chain it closed more budgets within 2 s than
+                                 // the default or GLPK's cuts (MIR, cover, Gomory), which only slowed the nodes
     const int code = glp_intopt(lp, &branch);
     result.timedOut = code == GLP_ETMLIM;
     result.cancelled = code == GLP_ESTOP || search.cancelled;
@@ -429,7 +448,7 @@ MilpResult solve(const CheckpointChain& chain, std::optional<Bytes> budget, cons
             checkpoints.push_back(position[std::size_t(node)]);
     }
     result.choice = evaluate(chain, skips, std::move(checkpoints));
-    if (start && start->modelSeconds < result.choice->modelSeconds) { // GLPK refused the start
+    if (start && (budget ? start->modelSeconds < result.choice->modelSeconds : start->modelPeak < result.choice->modelPeak)) { // GLPK refused the start
         result.choice = start;
         result.optimal = false;
     }
@@ -476,14 +495,8 @@ MilpSweep milpSweep(const CheckpointChain& chain, int budgets, const MilpOptions
     for (int s = 0; s < chain.steps(); ++s)
         high += chain.kept(s);
     // The DP's least feasible budget (its model's peaks are at least this model's): a bound to start from.
-    Bytes low = 0, top = high;
-    while (low < top) {
-        const Bytes mid = low + (top - low) / 2;
-        if (bestCheckpoints(chain, mid))
-            top = mid;
-        else
-            low = mid + 1;
-    }
+    const auto dpLeast = dpLeastPeak(chain);
+    Bytes low = dpLeast ? dpLeast->modelPeak : 0;
     auto first = options;
     first.timeLimitSeconds = std::min(options.timeLimitSeconds, std::max(0.0, left()));
     const auto least = milpLeastPeak(chain, first);

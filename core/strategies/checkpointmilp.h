@@ -45,7 +45,8 @@ namespace core {
 
 struct MilpOptions {
     double timeLimitSeconds = 2.0; // the whole solve (LP relaxation and branch and bound)
-    bool warmStart = true;         // the DP's set on the same chain as the first incumbent (it fits this model)
+    bool warmStart = true;         // the DP's set on the same chain as the first incumbent: for the budget, or
+                                   // (least peak) at the DP's least feasible budget; it fits this model
     CancelToken cancel;            // stops the branch and bound; the best set so far is returned
 };
 
