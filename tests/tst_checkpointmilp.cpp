@@ -276,6 +276,15 @@ void TestCheckpointMilp::cancelAndBadInput()
     const auto empty = milpCheckpoints(CheckpointChain {}, 1000);
     QVERIFY(!empty.choice && !empty.infeasible);
     QVERIFY(!empty.message.empty());
+    auto broken = chain;
+    broken.candidate.pop_back();
+    const auto mismatched = milpCheckpoints(broken, 1000);
+    QVERIFY(!mismatched.choice);
+    QVERIFY2(mismatched.message.find("differ in length") != std::string::npos, mismatched.message.c_str());
+    broken = chain;
+    broken.inputs[3].push_back({ 7, 10 });
+    QVERIFY(milpCheckpoints(broken, 1000).message.find("step 3 reads") != std::string::npos);
+    QCOMPARE(milpModel(chain, { -1, 5, 99 }).checkpoints, std::vector<Step> { 5 });
     const auto none = milpCheckpoints(chain, 1);
     QVERIFY(none.infeasible && !none.choice);
     QVERIFY(milpSweep(CheckpointChain {}, 4, {}, 10).choices.empty());

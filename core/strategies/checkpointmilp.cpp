@@ -36,9 +36,24 @@ std::vector<SkipTensor> skipTensors(const CheckpointChain& chain)
     return skips;
 }
 
+// Why the chain's per-step lists do not fit together, or empty (a chain from checkpointChain always does).
+std::string inconsistency(const CheckpointChain& chain)
+{
+    const auto n = chain.bytes.size();
+    if (chain.seconds.size() != n || chain.forced.size() != n || chain.candidate.size() != n || (!chain.keep.empty() && chain.keep.size() != n)
+        || (!chain.inputs.empty() && chain.inputs.size() != n))
+        return "the chain's per-step lists differ in length";
+    for (std::size_t s = 0; s < chain.inputs.size(); ++s)
+        for (const auto& [from, bytes] : chain.inputs[s])
+            if (from < 0 || std::size_t(from) >= s || bytes < 0)
+                return "step " + std::to_string(s) + " reads a tensor that is not made by an earlier step";
+    return {};
+}
+
 // The checkpoints in canonical form: ascending, unique, the forced steps before the last added.
 std::vector<Step> canonical(const CheckpointChain& chain, std::vector<Step> checkpoints)
 {
+    std::erase_if(checkpoints, [&](Step s) { return s < 0 || s >= chain.steps(); });
     const Step last = checkpoints.empty() ? -1 : *std::max_element(checkpoints.begin(), checkpoints.end());
     for (Step s = 0; s < last; ++s)
         if (chain.forced[std::size_t(s)])
@@ -181,6 +196,10 @@ MilpResult solve(const CheckpointChain& chain, std::optional<Bytes> budget, cons
     if (options.cancel.isCancelled()) {
         result.cancelled = true;
         result.message = "cancelled";
+        return result;
+    }
+    if (auto why = inconsistency(chain); !why.empty()) {
+        result.message = std::move(why);
         return result;
     }
     const auto skips = skipTensors(chain);
@@ -414,6 +433,8 @@ MilpResult solve(const CheckpointChain& chain, std::optional<Bytes> budget, cons
     if (relaxed != 0 || (glp_get_status(lp) != GLP_OPT && glp_get_status(lp) != GLP_NOFEAS))
         return bestFound("GLPK's simplex failed (code " + std::to_string(relaxed) + ")");
     if (glp_get_status(lp) == GLP_NOFEAS) {
+        if (start)
+            return bestFound("GLPK's relaxation is infeasible but the DP's set fits (numerical trouble)");
         result.infeasible = true;
         return result;
     }
@@ -430,6 +451,8 @@ MilpResult solve(const CheckpointChain& chain, std::optional<Bytes> budget, cons
     result.cancelled = code == GLP_ESTOP || search.cancelled;
     const int status = glp_mip_status(lp);
     if (status == GLP_NOFEAS) {
+        if (start)
+            return bestFound("GLPK found no set but the DP's fits (numerical trouble)");
         result.infeasible = true;
         return result;
     }
