@@ -202,7 +202,6 @@ MilpResult solve(const CheckpointChain& chain, std::optional<Bytes> budget, cons
         result.message = std::move(why);
         return result;
     }
-    const auto skips = skipTensors(chain);
     std::vector<Bytes> bytesBefore(std::size_t(n) + 1, 0);
     std::vector<double> secondsBefore(std::size_t(n) + 1, 0.0);
     std::vector<Step> nextForced(std::size_t(n) + 1, n); // the first forced step at or after s
@@ -218,6 +217,12 @@ MilpResult solve(const CheckpointChain& chain, std::optional<Bytes> budget, cons
         if (chain.candidate[std::size_t(s)] || chain.forced[std::size_t(s)])
             position.push_back(s);
     const int m = static_cast<int>(position.size()) - 1, end = m + 1;
+    // Only a candidate strictly between a tensor's producer and a reader can put them in different segments.
+    auto skips = skipTensors(chain);
+    std::erase_if(skips, [&](const SkipTensor& t) {
+        const auto after = std::upper_bound(position.begin() + 1, position.end(), t.producer);
+        return after == position.end() || *after >= t.readers.back();
+    });
     Bytes most = 0; // no peak exceeds it: scales the memory rows
     for (int s = 0; s < n; ++s)
         most += chain.kept(s);
