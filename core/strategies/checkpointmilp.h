@@ -2,13 +2,14 @@
 // SPDX-FileCopyrightText: MemPlan authors
 #pragma once
 
-// The checkpoint MILP (as Checkmate, on the forward DAG, with GLPK): which forward steps to keep as
-// checkpoints so that the recomputation costs least under a memory budget, solved exactly by branch and
-// bound under a time limit, the best set found reported when it stops.
+// The checkpoint MILP (after Checkmate: a mixed-integer program on the forward DAG, solved by GLPK): which
+// forward steps to keep as checkpoints so that the recomputation costs least under a memory budget,
+// solved exactly by branch and bound under a time limit, the best set found reported when it stops.
 // - The choice is the checkpoint policy's (StrategyOptions::checkpointSteps): a set of checkpoints cuts
 //   the forward steps into segments, each dropped after the forward pass and re-run once before its
 //   backward reads; the steps after the last checkpoint stay. So the result is applied, planned and
-//   validated like the DP's (strategies/checkpointdp.h) and uses its CheckpointChain.
+//   validated like the DP's (strategies/checkpointdp.h) and uses its CheckpointChain. (Checkmate's own
+//   variables, which op runs at which stage, would allow schedules this rewrite cannot apply.)
 // - The memory model is the DP's with the DAG's reads counted per tensor: a tensor made inside a segment
 //   and read by a later segment's ops (a skip connection, an op with several inputs) must be there when
 //   that segment re-runs, so its original stays alive from the forward pass until the re-run of the
@@ -22,10 +23,11 @@
 //   binaries; pairs whose own segment and closing checkpoint exceed the budget, or that would put a
 //   forced checkpoint inside a segment, are left out), y(c) = c is a checkpoint, u(t, c) = skip tensor t
 //   is held when the segment closing at c re-runs (monotone in c, forced to 1 by a segment that reads t
-//   unless t's producer is a checkpoint). Per candidate c one row: the checkpoints before c, the skip
+//   unless t's producer is a checkpoint; only for the tensors a candidate can separate from a reader). Per candidate c one row: the checkpoints before c, the skip
 //   tensors held, the segment into c and c's own bytes fit the budget; one more at the end of the forward
 //   pass (every checkpoint, every skip tensor held, the tail). No big-M: a row of a position off the path
 //   holds a prefix of the final state, which fits when that state does. Objective: the segments' seconds.
+//   The least-peak program has the same rows with the budget replaced by a variable it minimises.
 // - Above `maxCandidates` forward steps the caller coarsens the chain (checkpointChain's block ends): the
 //   program is then exact over blocks.
 // - GLPK keeps one environment per thread: each call builds, solves and deletes its problem and frees the
