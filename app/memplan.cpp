@@ -317,7 +317,7 @@ saved bytes, extra FLOPs, bytes swapped and estimated time on --device NAME|FILE
 With --training, the rows also include recompute with the checkpoint policy (--checkpoint N, default sqrt).
 With --frontier: the frontier of peak memory against estimated extra time over recompute, checkpoint
 and swap decisions (a dynamic program and a MILP over the checkpoints of a training graph, greedy
-sweeps, the 32 on/off combinations), each point a planned and validated transformed graph, then the
+sweeps, the 64 on/off combinations), each point a planned and validated transformed graph, then the
 heuristics for contrast; --budget SIZE picks the point with the least time that fits; --json FILE
 writes them; --milp-time-limit SECONDS bounds each MILP solve (default 2; 0: no MILP)
 (docs/CLI.md#the-frontier).
