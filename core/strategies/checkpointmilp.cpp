@@ -250,6 +250,16 @@ MilpResult solve(const CheckpointChain& chain, std::optional<Bytes> budget, cons
     };
     std::vector<Edge> edges;
     std::vector<std::vector<int>> into(std::size_t(end) + 1), outOf(std::size_t(end) + 1); // edge indices
+    // What a path through node a holds for sure when it leaves a: a's own bytes and the forced checkpoints
+    // before it. A pair that exceeds the budget with that alone is left out.
+    std::vector<Bytes> heldAtLeast(std::size_t(end), 0);
+    Bytes forcedBefore = 0;
+    for (Step k = 0, a = 1; a <= m; ++a) {
+        for (; k < position[std::size_t(a)]; ++k)
+            if (chain.forced[std::size_t(k)])
+                forcedBefore += chain.kept(k);
+        heldAtLeast[std::size_t(a)] = forcedBefore + chain.kept(position[std::size_t(a)]);
+    }
     for (int a = 0; a <= m; ++a) {
         const Step from = position[std::size_t(a)];
         for (int b = a + 1; b <= end; ++b) {
@@ -257,7 +267,7 @@ MilpResult solve(const CheckpointChain& chain, std::optional<Bytes> budget, cons
             double seconds = 0;
             if (b == end) {
                 e.bytes = bytesBefore[std::size_t(n)] - bytesBefore[std::size_t(from) + 1];
-                if (budget && e.bytes > *budget)
+                if (budget && heldAtLeast[std::size_t(a)] + e.bytes > *budget)
                     continue;
             } else {
                 const Step to = position[std::size_t(b)];
@@ -265,7 +275,7 @@ MilpResult solve(const CheckpointChain& chain, std::optional<Bytes> budget, cons
                     continue; // a forced checkpoint inside the segment; only the end may lie past it
                 e.bytes = bytesBefore[std::size_t(to)] - bytesBefore[std::size_t(from) + 1];
                 seconds = secondsBefore[std::size_t(to)] - secondsBefore[std::size_t(from) + 1];
-                if (budget && e.bytes + chain.kept(to) > *budget)
+                if (budget && heldAtLeast[std::size_t(a)] + e.bytes + chain.kept(to) > *budget)
                     continue;
             }
             e.column = addColumn(GLP_BV, 0, 1, budget ? seconds / secondsScale : 0.0);
