@@ -20,8 +20,8 @@
 //   Tensors are told apart as the DP does: by (producer step, bytes).
 // - The program (n candidates, the positions a checkpoint may take): a binary x(a, b) per pair of
 //   consecutive checkpoints a < b (a path from the start to the end of the forward pass, O(n^2)
-//   binaries; pairs whose own segment and closing checkpoint exceed the budget, or that would put a
-//   forced checkpoint inside a segment, are left out), y(c) = c is a checkpoint, u(t, c) = skip tensor t
+//   binaries; pairs whose segment exceeds the budget with the two checkpoints and the forced ones before
+//   them alone, or that would put a forced checkpoint inside a segment, are left out), y(c) = c is a checkpoint, u(t, c) = skip tensor t
 //   is held when the segment closing at c re-runs (monotone in c, forced to 1 by a segment that reads t
 //   unless t's producer is a checkpoint; only for the tensors a candidate can separate from a reader). Per candidate c one row: the checkpoints before c, the skip
 //   tensors held, the segment into c and c's own bytes fit the budget; one more at the end of the forward
