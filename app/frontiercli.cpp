@@ -12,7 +12,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 
@@ -93,6 +96,18 @@ int compareFrontier(const CliArgs& args, const core::Workload& workload)
         return 2;
     }
     core::FrontierOptions options;
+    if (const auto text = args.value("milp-time-limit")) {
+        char* end = nullptr;
+        const double seconds = std::strtod(text->c_str(), &end);
+        if (text->empty() || end != text->c_str() + text->size() || !std::isfinite(seconds) || seconds < 0 || seconds > 3600) {
+            std::cerr << "memplan: compare: --milp-time-limit '" << core::printable(*text)
+                      << "': expected seconds per MILP solve, such as 2 or 0.5, at most 3600 (0: no MILP)\n";
+            return 2;
+        }
+        options.milp = seconds > 0;
+        options.milpTimeLimitSeconds = seconds;
+        options.milpTotalSeconds = std::max(options.milpTotalSeconds, 15 * seconds);
+    }
     options.strategy.device = *device;
     options.strategy.alignment = workload.problem.alignment;
     ProgressLine line("frontier of " + core::printable(workload.source), 1000);

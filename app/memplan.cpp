@@ -318,9 +318,10 @@ With --strategies: one row per strategy combination instead (best-of-greedy): lo
 saved bytes, extra FLOPs, bytes swapped and estimated time on --device NAME|FILE (default h200).
 With --training, the rows also include recompute with the checkpoint policy (--checkpoint N, default sqrt).
 With --frontier: the frontier of peak memory against estimated extra time over recompute, checkpoint
-and swap decisions (a dynamic program over the checkpoints of a training graph, greedy sweeps, the 32
-on/off combinations), each point a planned and validated transformed graph, then the heuristics for
-contrast; --budget SIZE picks the point with the least time that fits; --json FILE writes them
+and swap decisions (a dynamic program and a MILP over the checkpoints of a training graph, greedy
+sweeps, the 64 on/off combinations), each point a planned and validated transformed graph, then the
+heuristics for contrast; --budget SIZE picks the point with the least time that fits; --json FILE
+writes them; --milp-time-limit SECONDS bounds each MILP solve (default 2; 0: no MILP)
 (docs/CLI.md#the-frontier).
 
 )") + kModelOptionsHelp + kWorkspacesHelp + strategyHelp() + trainingHelp();
@@ -331,11 +332,14 @@ contrast; --budget SIZE picks the point with the least time that fits; --json FI
     switches.insert("workspaces");
     switches.insert("frontier");
     valued.insert("json");
+    valued.insert("milp-time-limit");
     const auto args = parseOrExplain("compare", words, valued, switches, help, code);
     if (!args)
         return code;
     if (args->has("json") && !args->has("frontier"))
         return fail("compare: --json writes the frontier; add --frontier", kExitUsage);
+    if (args->has("milp-time-limit") && !args->has("frontier"))
+        return fail("compare: --milp-time-limit bounds the frontier's MILP; add --frontier", kExitUsage);
     if (args->has("frontier"))
         for (const char* flag : { "strategies", "fuse", "inplace", "reorder", "recompute", "swap", "checkpoint" })
             if (args->has(flag))

@@ -14,7 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(cmake g++ make qt6-base-dev qt6-svg-dev libqcustomplot-dev libonnx-dev libprotobuf-dev
-          protobuf-compiler nlohmann-json3-dev zlib1g-dev libdnnl-dev libonnx-testdata nodejs)
+          protobuf-compiler nlohmann-json3-dev zlib1g-dev libdnnl-dev libglpk-dev libonnx-testdata nodejs)
 # npm comes with a nodejs that is not Debian's (NodeSource's bundles it; its package conflicts).
 command -v npm >/dev/null || packages+=(npm)
 targets=()

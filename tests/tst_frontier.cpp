@@ -79,6 +79,8 @@ FrontierOptions smallOptions(const Workload& workload)
     options.strategy.alignment = workload.problem.alignment;
     options.budgets = 12;
     options.greedyRewrites = { 2, 8 };
+    options.milpBudgets = 5;
+    options.milpTimeLimitSeconds = 1;
     return options;
 }
 
@@ -222,7 +224,8 @@ void TestFrontier::chainFrontierCoversEverySubset()
 void TestFrontier::unetFrontierValidAndBelowHeuristics()
 {
     const auto workload = unetTraining();
-    const auto options = smallOptions(workload);
+    auto options = smallOptions(workload);
+    options.milpTimeLimitSeconds = 5; // time to prove most sets optimal on a loaded machine: the points do not vary
     const auto frontier = computeFrontier(workload, options);
     QVERIFY2(frontier, frontier ? "" : frontier.error().message.c_str());
     verifySortedNonDominated(*frontier);
@@ -241,7 +244,7 @@ void TestFrontier::unetFrontierValidAndBelowHeuristics()
         QVERIFY(validatePlan(run->workload.problem, *plan).ok());
         QCOMPARE(plan->arenaSize, p.peakBytes);
         QCOMPARE(p.seconds, frontier->baseSeconds + p.extraSeconds);
-        if (p.method.starts_with("dp")) {
+        if (p.method.starts_with("dp") || p.method.starts_with("milp")) {
             QVERIFY(!p.checkpoints.empty());
             QVERIFY(!p.recomputed.empty());
         }
@@ -254,6 +257,15 @@ void TestFrontier::unetFrontierValidAndBelowHeuristics()
     QVERIFY(std::any_of(frontier->points.begin(), frontier->points.end(), [&](const FrontierPoint& p) {
         return p.method.starts_with("dp") && p.peakBytes <= sqrtPoint->peakBytes && p.extraSeconds < sqrtPoint->extraSeconds;
     }));
+    // The MILP's sets: on the frontier, and a note per graph says how its solves ended.
+    QVERIFY(std::any_of(frontier->points.begin(), frontier->points.end(), [](const FrontierPoint& p) { return p.method.starts_with("milp"); }));
+    QCOMPARE(std::count_if(frontier->notes.begin(), frontier->notes.end(), [](const std::string& n) { return n.starts_with("milp"); }), 2);
+    auto noMilp = options;
+    noMilp.milp = false;
+    const auto without = computeFrontier(workload, noMilp);
+    QVERIFY(without);
+    QVERIFY(std::none_of(without->points.begin(), without->points.end(), [](const FrontierPoint& p) { return p.method.starts_with("milp"); }));
+    QVERIFY(without->candidates < frontier->candidates);
     qInfo("example:unet training: %zu points of %d candidates; no strategy %.1f MiB; smallest %.1f MiB (%s) at +%.3f ms", frontier->points.size(),
         frontier->candidates, frontier->baseArena / 1048576.0, frontier->points.front().peakBytes / 1048576.0,
         frontier->points.front().label.c_str(), frontier->points.front().extraSeconds * 1e3);
@@ -330,6 +342,17 @@ void TestFrontier::budgetPickAndCancel()
     const auto cancelled = computeFrontier(workload, options, {}, CancelToken(flag));
     QVERIFY(!cancelled);
     QCOMPARE(cancelled.error().code, ErrorCode::Cancelled);
+    // Cancelled while the MILP solves: it stops there.
+    flag->store(false);
+    bool afterMilp = false;
+    const auto duringMilp = computeFrontier(workload, options, [&](double, std::string_view what) {
+        afterMilp = afterMilp || flag->load();
+        if (what.starts_with("milp"))
+            flag->store(true);
+    }, CancelToken(flag));
+    QVERIFY(!duringMilp);
+    QCOMPARE(duringMilp.error().code, ErrorCode::Cancelled);
+    QVERIFY(flag->load());
 }
 
 void TestFrontier::cliFrontier()
@@ -337,7 +360,8 @@ void TestFrontier::cliFrontier()
     QTemporaryDir dir;
     const auto json = dir.filePath(QStringLiteral("frontier.json"));
     auto run = memplan({ QStringLiteral("compare"), QStringLiteral("example:unet"), QStringLiteral("--training"), QStringLiteral("--persistent-grads"),
-        QStringLiteral("--frontier"), QStringLiteral("--json"), json, QStringLiteral("--budget"), QStringLiteral("60MiB") });
+        QStringLiteral("--frontier"), QStringLiteral("--json"), json, QStringLiteral("--budget"), QStringLiteral("60MiB"),
+        QStringLiteral("--milp-time-limit"), QStringLiteral("5") });
     QVERIFY2(run.exitCode == 0, qPrintable(run.err));
     QVERIFY(run.out.contains(QStringLiteral("frontier on h200")));
     QVERIFY(run.out.contains(QStringLiteral("budget 60.0 MiB")));
@@ -355,6 +379,10 @@ void TestFrontier::cliFrontier()
         previousPeak = p.value(QStringLiteral("peak_bytes")).toDouble();
         QVERIFY(p.value(QStringLiteral("recomputed")).isArray());
     }
+    QVERIFY2(std::any_of(frontier.begin(), frontier.end(), [](const QJsonValue& p) {
+        return p.toObject().value(QStringLiteral("method")).toString().startsWith(QLatin1String("milp"));
+    }), "a MILP point on the U-Net's frontier");
+    QVERIFY(run.out.contains(QStringLiteral("note: milp:")));
     QCOMPARE(doc.value(QStringLiteral("heuristics")).toArray().size(), (1 << core::strategyNames().size()) + 1);
     QVERIFY(doc.value(QStringLiteral("budget")).toObject().contains(QStringLiteral("fits")));
 
@@ -370,6 +398,20 @@ void TestFrontier::cliFrontier()
     run = memplan({ QStringLiteral("compare"), QStringLiteral("example:unet"), QStringLiteral("--frontier"), QStringLiteral("--swap") });
     QCOMPARE(run.exitCode, 2);
     QVERIFY2(run.err.contains(QStringLiteral("drop --swap")), qPrintable(run.err));
+    // --milp-time-limit: seconds per solve, 0 turns the MILP off; only with --frontier.
+    for (const char* bad : { "soon", "-1", "1e9", "" }) {
+        run = memplan({ QStringLiteral("compare"), QStringLiteral("example:unet"), QStringLiteral("--training"), QStringLiteral("--frontier"),
+            QStringLiteral("--milp-time-limit"), QLatin1String(bad) });
+        QCOMPARE(run.exitCode, 2);
+        QVERIFY2(run.err.contains(QStringLiteral("--milp-time-limit")), qPrintable(run.err));
+    }
+    run = memplan({ QStringLiteral("compare"), QStringLiteral("example:unet"), QStringLiteral("--milp-time-limit"), QStringLiteral("1") });
+    QCOMPARE(run.exitCode, 2);
+    QVERIFY2(run.err.contains(QStringLiteral("add --frontier")), qPrintable(run.err));
+    run = memplan({ QStringLiteral("compare"), QStringLiteral("example:unet"), QStringLiteral("--training"), QStringLiteral("--persistent-grads"),
+        QStringLiteral("--frontier"), QStringLiteral("--milp-time-limit"), QStringLiteral("0") });
+    QCOMPARE(run.exitCode, 0);
+    QVERIFY(!run.out.contains(QStringLiteral("milp")));
     // An inference graph: the table says so, no DP points.
     run = memplan({ QStringLiteral("compare"), QStringLiteral("example:cnn"), QStringLiteral("--frontier"), QStringLiteral("--budget"), QStringLiteral("1KiB") });
     QCOMPARE(run.exitCode, 0);

@@ -7,9 +7,13 @@
 #include "planners/validate.h"
 #include "strategies/budget.h"
 #include "strategies/checkpointdp.h"
+#include "strategies/checkpointmilp.h"
 #include "strategies/training.h"
+#include "util/format.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <set>
 
 namespace core {
@@ -40,6 +44,24 @@ void fillDecisions(const Transformed& state, FrontierPoint& point)
                 point.recomputed.push_back(state.graph.tensors[std::size_t(source)].name);
         }
     }
+}
+
+// How the MILP's solves on one graph ended: proven optimal, or stopped on the time limit with the largest gap.
+std::string milpNote(const std::string& what, const MilpSweep& sweep, int added, int steps, const FrontierOptions& options)
+{
+    std::string note = what + ": " + std::to_string(sweep.solves) + " programs solved by GLPK, " + std::to_string(sweep.optimal) + " proven optimal";
+    if (sweep.timedOut > 0) {
+        char gap[64];
+        std::snprintf(gap, sizeof gap, "%.1f %%", 100.0 * sweep.worstGap);
+        note += ", " + std::to_string(sweep.timedOut) + " stopped on the " + formatSeconds(options.milpTimeLimitSeconds)
+            + " limit with their best set (gap up to " + (sweep.worstGap < 0 ? std::string("unknown: the DP's set") : std::string(gap)) + ")";
+    }
+    note += "; " + std::to_string(sweep.choices.size()) + " sets, " + std::to_string(added) + " not among the DP's";
+    if (steps > options.milpMaxCandidates)
+        note += "; " + std::to_string(steps) + " forward steps, checkpoints at the ends of " + std::to_string(options.milpMaxCandidates) + " blocks";
+    if (sweep.capped)
+        note += "; the MILP's total time (" + formatSeconds(options.milpTotalSeconds) + ") ran out before its last budget";
+    return note;
 }
 
 // Fills a point's measures from a planned run.
@@ -178,6 +200,10 @@ Expected<Frontier> computeFrontier(const Workload& workload, const FrontierOptio
         std::vector<std::vector<std::string>> bases { {} };
         if (options.withFuse && !large)
             bases.push_back({ "fuse" });
+        const int milpBudgets = large ? std::max(1, options.milpBudgets / 2) : options.milpBudgets;
+        double milpSpent = 0;
+        int milpBase = 0;
+        const auto milpLeft = [&](double spent) { return options.milpTotalSeconds - spent; };
         for (const auto& prefix : bases) {
             Transformed state;
             if (prefix.empty()) {
@@ -192,12 +218,41 @@ Expected<Frontier> computeFrontier(const Workload& workload, const FrontierOptio
             if (chain.steps() > options.maxCandidates)
                 frontier.notes.push_back("dp: " + std::to_string(chain.steps()) + " forward steps, checkpoints at the ends of "
                     + std::to_string(options.maxCandidates) + " blocks");
-            for (const auto& choice : checkpointSweep(chain, budgets)) {
+            auto choices = checkpointSweep(chain, budgets);
+            const auto fromDp = choices.size();
+            if (options.milp && milpLeft(milpSpent) > 0) {
+                const auto started = std::chrono::steady_clock::now();
+                const auto milpChain = options.milpMaxCandidates == options.maxCandidates ? chain
+                                                                                         : checkpointChain(state, base.device, options.milpMaxCandidates);
+                MilpOptions milpOptions;
+                milpOptions.timeLimitSeconds = options.milpTimeLimitSeconds;
+                milpOptions.cancel = cancel;
+                const std::string what = std::string("milp") + (prefix.empty() ? "" : " (fused graph)");
+                const auto sweep = milpSweep(milpChain, milpBudgets, milpOptions, milpLeft(milpSpent), [&](int solved, int total) {
+                    report(0.3 + 0.15 * (static_cast<double>(milpBase) + static_cast<double>(solved) / total) / static_cast<double>(bases.size()),
+                        what + ": budget " + std::to_string(solved) + " of " + std::to_string(total));
+                });
+                milpSpent += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+                if (sweep.cancelled || cancel.isCancelled())
+                    return cancelled();
+                int added = 0;
+                for (const auto& choice : sweep.choices)
+                    if (std::none_of(choices.begin(), choices.begin() + std::ptrdiff_t(fromDp),
+                            [&](const CheckpointChoice& c) { return c.checkpoints == choice.checkpoints; })) {
+                        choices.push_back(choice);
+                        ++added;
+                    }
+                frontier.notes.push_back(milpNote(what, sweep, added, milpChain.steps(), options));
+            }
+            ++milpBase;
+            for (std::size_t c = 0; c < choices.size(); ++c) {
+                const auto& choice = choices[c];
+                const std::string method = c < fromDp ? "dp" : "milp";
                 for (bool swap : { false, true }) {
                     if (swap && !options.withSwap)
                         continue;
                     Recipe p;
-                    p.method = swap ? "dp+swap" : "dp";
+                    p.method = swap ? method + "+swap" : method;
                     p.names = prefix;
                     p.names.push_back("recompute");
                     if (swap)
@@ -230,7 +285,8 @@ Expected<Frontier> computeFrontier(const Workload& workload, const FrontierOptio
     for (std::size_t i = 0; i < runs.size(); ++i) {
         if (cancel.isCancelled())
             return cancelled();
-        report(0.3 + 0.7 * static_cast<double>(i) / static_cast<double>(runs.size()), runs[i].method + ": " + runs[i].label);
+        const double from = frontier.training && options.milp ? 0.45 : 0.3;
+        report(from + (1.0 - from) * static_cast<double>(i) / static_cast<double>(runs.size()), runs[i].method + ": " + runs[i].label);
         FrontierPoint point;
         point.method = runs[i].method;
         point.label = runs[i].label;

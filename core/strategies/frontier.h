@@ -9,6 +9,10 @@
 //   * "dp": on a training graph, the checkpoint sets of the dynamic program (strategies/checkpointdp.h)
 //     over a sweep of budgets, applied with the checkpoint policy (StrategyOptions::checkpointSteps), on
 //     the graph as it is and after fuse (then inplace after); "dp+swap": each of them with swap after.
+//   * "milp": on a training graph, the checkpoint sets of the MILP (strategies/checkpointmilp.h, GLPK)
+//     over its own sweep of budgets, each solve under a time limit (its best set when it stops; the notes
+//     say how many stopped so and the largest gap), applied like the DP's, on the same graphs; "milp+swap"
+//     with swap after. Sets the DP already found are not run again.
 //   * "greedy": greedy recompute, greedy swap and both, with 1, 2, 4, ... maxRewrites (the
 //     approximation: it applies to inference graphs too, and is all there is when the DP does not).
 //   Above FrontierOptions::largeGraphOps ops, fewer of both (the fast approximation).
@@ -18,9 +22,10 @@
 //   profile; time the schedule's roofline time plus that (as the budget search counts it).
 // - The frontier keeps the candidates no other has at most the peak and at most the extra time (one
 //   strictly less), sorted by peak ascending (so extra time descending).
-// Limits: the DP's memory model counts forward activations only (see checkpointdp.h); its choices are
-// ranked by it and then measured, so the frontier is optimal over the candidates tried, not over every
-// possible rewrite. No MILP (Checkmate) here.
+// Limits: the DP's and the MILP's memory models count forward activations only (see checkpointdp.h);
+// their choices are ranked by them and then measured, so the frontier is optimal over the candidates
+// tried, not over every possible rewrite. Both choose among the checkpoint policy's sets (segments
+// re-run once each); the MILP's model counts the DAG's skip tensors exactly where the DP's overcounts.
 
 #include "planners/planner.h"
 #include "strategies/strategy.h"
@@ -41,14 +46,20 @@ struct FrontierOptions {
     bool withFuse = true;      // DP: also on the fused graph (fuse, recompute, [swap,] inplace)
     bool withSwap = true;      // DP: each point also with swap after
     bool greedy = true;        // the greedy sweep
+    bool milp = true;          // MILP: the checkpoint MILP's sets too (on the graphs the DP runs on)
+    int milpBudgets = 8;       // MILP: budgets, from its least peak to everything stored
+    double milpTimeLimitSeconds = 2.0; // MILP: per solve; the best set found when it runs out
+    double milpTotalSeconds = 30.0;    // MILP: all solves of the frontier together; later budgets skipped
+    int milpMaxCandidates = 120;       // MILP: above this many forward steps, checkpoints at block ends only
     std::vector<int> greedyRewrites { 1, 2, 4, 8, 16, 32 };
     // Above this many ops the frontier is the fast approximation: the DP on the graph as loaded only
-    // (no fused variant), over a third of the budgets, every other greedy sweep (1, 4, 16 rewrites; a note says so).
+    // (no fused variant), over a third of the budgets (MILP: half), every other greedy sweep (1, 4, 16
+    // rewrites; a note says so).
     int largeGraphOps = 5000;
 };
 
 struct FrontierPoint {
-    std::string method;               // "dp", "dp+swap", "greedy", "combination", "checkpoint"
+    std::string method;               // "dp", "dp+swap", "milp", "milp+swap", "greedy", "combination", "checkpoint"
     std::string label;                // compact: "fuse+recompute(12 checkpoints)+swap+inplace"
     std::vector<std::string> names;   // strategies, pipeline order
     StrategyOptions options;          // applyFrontierPoint(workload, point) rebuilds the point with these
@@ -58,7 +69,7 @@ struct FrontierPoint {
     double seconds = 0;               // the whole step: schedule roofline time + extraSeconds
     double extraFlops = 0;
     Bytes swappedBytes = 0;
-    std::vector<Step> checkpoints;    // DP points: the forward steps kept
+    std::vector<Step> checkpoints;    // DP and MILP points: the forward steps kept
     std::vector<std::string> recomputed; // original tensors computed again (names)
     std::vector<std::string> swapped;    // original tensors sent to host and back
 };
