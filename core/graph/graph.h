@@ -139,6 +139,15 @@ struct Graph {
     // Where a captured graph came from (framework, torch_version, model, batch, optimizer, ...):
     // numbers kept as their JSON text. Empty when not captured.
     std::map<std::string, std::string> capture;
+    // Ifs whose condition import knew, replaced by the branch they take (its ops named "<If>/<node>"),
+    // in the order import inlined them: whoever reads the model file again (the executor's weights)
+    // inlines the same. Empty when not from ONNX or no If was inlined.
+    struct InlinedIf {
+        std::string op;
+        bool thenBranch = true;
+        bool operator==(const InlinedIf&) const = default;
+    };
+    std::vector<InlinedIf> inlinedIfs;
 
     std::optional<TensorIndex> findTensor(std::string_view name) const;
 };

@@ -4,6 +4,7 @@
 
 #include "onnx/onnxconsistency.h"
 #include "onnx/onnxinfer.h"
+#include "onnx/onnxinline.h"
 #include "onnx/onnxload.h"
 #include "onnx/onnxloadfold.h"
 #include "onnx/onnxshaperules.h"
@@ -24,6 +25,9 @@ namespace core {
 using namespace onnxdetail;
 
 namespace {
+
+// Rounds of If inlining: each inlines every If whose condition is known, and may make more known.
+constexpr int kMostInlineRounds = 32;
 
 // What the user can do about unsized tensors: bind symbolic dims, fix open inputs, or know where
 // the run-time dependence starts. `fromGiven(name)`: the value import knows for `name` was given
@@ -333,11 +337,12 @@ InferenceResult inferSizes(onnx::ModelProto& model, const std::vector<const onnx
 }
 
 // One Tensor per value of `names`, in that order, from its inferred facts: kind, element type, shape or
-// estimate, a sequence's or optional's nature, the values a run must be given again, the byte size.
+// estimate, a sequence's or optional's nature, the values a run must be given again (those of the
+// given inputs in `binding`, whose values the plan holds for), the byte size.
 // Returns how many are sequences or maps; an error names a tensor whose byte count overflows.
 Expected<int> addTensors(Graph& g, const std::vector<std::string>& names, InferenceResult& inferred, const std::vector<TensorKind>& kinds,
                          const std::unordered_map<std::string, ValueFacts>& givenInputs, const ShapeBindings& bindings,
-                         const std::map<std::string, std::vector<std::string>>& sizedBy, const std::string& fileName)
+                         const std::set<std::string>& binding, const std::string& fileName)
 {
     int sequences = 0;
     for (std::size_t i = 0; i < names.size(); ++i) {
@@ -366,7 +371,7 @@ Expected<int> addTensors(Graph& g, const std::vector<std::string>& names, Infere
             t.values = f.value->ints;
         // What a given file told import about an input, the run must be given again.
         if (const auto given = givenInputs.find(names[i]); given != givenInputs.end()) {
-            if (given->second.value && sizedBy.count(names[i]))
+            if (given->second.value && binding.count(names[i]))
                 t.values = given->second.value->ints;
             if (const auto e = bindings.sequenceElements.find(names[i]); e != bindings.sequenceElements.end() && given->second.length >= 0)
                 t.items = e->second;
@@ -511,12 +516,55 @@ Expected<Graph> importImpl(const std::filesystem::path& file, const ShapeBinding
     google::protobuf::RepeatedPtrField<onnx::TensorProto> weights;
     weights.Swap(model.mutable_graph()->mutable_initializer());
     std::vector<const onnx::TensorProto*> initializers;
-    for (const auto& t : weights)
-        initializers.push_back(&t);
+    const auto listInitializers = [&] {
+        initializers.clear();
+        for (const auto& t : weights)
+            initializers.push_back(&t);
+    };
+    listInitializers();
 
-    // Every top-level value, numbered in order of first appearance.
     Graph g;
     const auto& graph = model.graph();
+    const auto givenInputs = givenFacts(graph, bindings);
+    std::vector<std::string> inferNotes;
+    auto inferred = inferSizes(model, initializers, valueNames(graph, initializers), givenInputs, inferNotes);
+    // Ifs whose condition is known become their branch; a round may make another condition known
+    // (an If inside the branch, or one computed from its outputs).
+    std::set<std::string> decidingInputs; // given inputs whose values chose a branch: the plan holds for them only
+    std::set<std::string> refused;
+    for (int round = 0; round < kMostInlineRounds; ++round) {
+        if (round == 0 && std::none_of(graph.node().begin(), graph.node().end(), [](const auto& n) { return n.op_type() == "If"; }))
+            break;
+        if (g.inlinedIfs.empty())
+            nameNodes(*model.mutable_graph());
+        bool inlined = false;
+        for (const auto& known : knownIfs(graph, inferred.facts)) {
+            if (refused.count(known.name))
+                continue;
+            if (!inlineIf(model, known.name, known.thenBranch, weights)) {
+                refused.insert(known.name);
+                continue;
+            }
+            inlined = true;
+            g.inlinedIfs.push_back({ known.name, known.thenBranch });
+            std::vector<std::string> quoted;
+            for (const auto& name : known.given) {
+                quoted.push_back("'" + name + "'");
+                decidingInputs.insert(name);
+            }
+            notes.push_back("If '" + known.name + "': " + (known.thenBranch ? "then" : "else") + "-branch inlined (condition known: "
+                + (quoted.empty() ? std::string("a constant") : "computed from the value given for " + joinNames(quoted, 4))
+                + "); its nodes are ops of the schedule, the " + (known.thenBranch ? "else" : "then") + "-branch is not planned");
+        }
+        if (!inlined)
+            break;
+        listInitializers();
+        inferNotes.clear();
+        inferred = inferSizes(model, initializers, valueNames(graph, initializers), givenInputs, inferNotes);
+    }
+    notes.insert(notes.end(), inferNotes.begin(), inferNotes.end());
+
+    // Every top-level value, numbered in order of first appearance.
     g.name = graph.name().empty() ? file.stem().string() : graph.name();
     for (const auto& o : model.opset_import())
         if (o.version() > 0) // an unset version: an export falls back to its default
@@ -526,15 +574,16 @@ Expected<Graph> importImpl(const std::filesystem::path& file, const ShapeBinding
     for (std::size_t i = 0; i < names.size(); ++i)
         index.emplace(names[i], TensorIndex(i));
 
-    const auto givenInputs = givenFacts(graph, bindings);
-    auto inferred = inferSizes(model, initializers, names, givenInputs, notes);
     // A given value binds the plan (Tensor::values: a run must be given it again) only where it
-    // sizes something; each such input costs one more inference.
+    // sizes something or chose a branch; each given value costs one more inference.
     std::map<std::string, std::vector<std::string>> sizedBy; // given input -> the values its contents size
     for (const auto& [name, f] : givenInputs)
         if (f.value)
             if (auto sized = sizedByGivenValue(model, initializers, names, givenInputs, name, inferred); !sized.empty())
                 sizedBy[name] = std::move(sized);
+    std::set<std::string> binding = decidingInputs;
+    for (const auto& [name, sized] : sizedBy)
+        binding.insert(name);
 
     std::unordered_set<std::string> weightNames;
     for (const auto* t : initializers)
@@ -552,7 +601,7 @@ Expected<Graph> importImpl(const std::filesystem::path& file, const ShapeBinding
     for (const auto& vi : graph.output())
         g.outputs.push_back(index[vi.name()]);
 
-    const auto sequences = addTensors(g, names, inferred, kinds, givenInputs, bindings, sizedBy, fileName);
+    const auto sequences = addTensors(g, names, inferred, kinds, givenInputs, bindings, binding, fileName);
     if (!sequences)
         return sequences.error();
 
