@@ -2,6 +2,7 @@
 // SPDX-FileCopyrightText: MemPlan authors
 #include "onnx/onnximport.h"
 
+#include "onnx/onnxbodies.h"
 #include "onnx/onnxconsistency.h"
 #include "onnx/onnxinfer.h"
 #include "onnx/onnxinline.h"
@@ -610,6 +611,7 @@ Expected<Graph> importImpl(const std::filesystem::path& file, const ShapeBinding
     if (const auto note = roiAlignModeNote(model); !note.empty())
         notes.push_back(note);
     const auto folds = foldAtLoad(g, weightAlias, computed);
+    attachBodies(g, model, inferred.facts, notes);
     const auto producer = producers(g);
     if (folds.computed > 0) {
         const auto plural = [](int n, const char* what) { return std::to_string(n) + " " + what + (n > 1 ? "s" : ""); };
@@ -629,9 +631,14 @@ Expected<Graph> importImpl(const std::filesystem::path& file, const ShapeBinding
     if (!ruled.empty())
         notes.push_back("MemPlan's own shape rules sized ops the ONNX library does not know or would misread at this opset: "
                         + joinNames(std::vector<std::string>(ruled.begin(), ruled.end())));
-    if (controlFlow > 0)
+    if (controlFlow > 0) {
+        const auto inside = std::count_if(g.ops.begin(), g.ops.end(), [](const Op& op) { return !op.bodies.empty(); });
         notes.push_back(std::to_string(controlFlow) + " control-flow op" + (controlFlow > 1 ? "s" : "")
-                        + " with subgraphs: planned as single ops whose lifetime covers their captured inputs");
+                        + " with subgraphs: planned as single ops whose lifetime covers their captured inputs"
+                        + (inside > 0 ? "; " + std::string(inside == controlFlow ? "each" : std::to_string(inside) + " of them")
+                                   + " reserves the arena its graphs are planned in at its step"
+                                      : std::string()));
+    }
     if (*sequences > 0)
         notes.push_back(std::to_string(*sequences) + " sequence/map value" + (*sequences > 1 ? "s" : "")
                         + " sized by the tensors they hold (an upper bound where how many depends on the data)");
