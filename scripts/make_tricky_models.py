@@ -777,6 +777,57 @@ def loop_without_end():
     return model(loop_without_end, 17, g, {"rows": [1, 4096]})
 
 
+def vad_if():
+    """Opset 17: a voice-activity model shaped like Silero VAD: the whole network sits
+    inside If(Equal(sr, 16000)) on the scalar int64 input 'sr' (the sample rate), with its
+    weights inside the branches. The then-branch is the 16 kHz network (a strided conv
+    front end, two convs, an LSTM of 128 over the 8 frames they leave, a linear head),
+    the else-branch a smaller 8 kHz one of the same outputs. Both read the outer chunk
+    'input' [1, 512] and LSTM state 'state' [2, 1, 128]; 'output' is [1, 1] and 'stateN'
+    [2, 1, 128]. Without sr's value import sees one If; with it, the taken branch."""
+    def branch(tag, front, hop, convs):
+        nodes = [helper.make_node("Unsqueeze", ["input", "axes1"], [f"{tag}_x"]),
+                 helper.make_node("Conv", [f"{tag}_x", f"{tag}_stft"], [f"{tag}_spec"],
+                                  strides=[hop]),
+                 helper.make_node("Relu", [f"{tag}_spec"], [f"{tag}_a0"])]
+        weights = [rand(f"{tag}_stft", front[0], 1, front[1])]
+        x, cin = f"{tag}_a0", front[0]
+        for k, (cout, stride) in enumerate(convs):
+            nodes += [helper.make_node("Conv", [x, f"{tag}_w{k}", f"{tag}_b{k}"], [f"{tag}_c{k}"],
+                                       kernel_shape=[3], pads=[1, 1], strides=[stride]),
+                      helper.make_node("Relu", [f"{tag}_c{k}"], [f"{tag}_a{k + 1}"])]
+            weights += [rand(f"{tag}_w{k}", cout, cin, 3), rand(f"{tag}_b{k}", cout)]
+            x, cin = f"{tag}_a{k + 1}", cout
+        nodes += [
+            helper.make_node("Transpose", [x], [f"{tag}_seq"], perm=[2, 0, 1]),
+            helper.make_node("Split", ["state", f"{tag}_halves"], [f"{tag}_hinit", f"{tag}_cinit"], axis=0),
+            helper.make_node("LSTM", [f"{tag}_seq", f"{tag}_W", f"{tag}_R", f"{tag}_B", "", f"{tag}_hinit", f"{tag}_cinit"],
+                             [f"{tag}_Y", f"{tag}_hN", f"{tag}_cN"], hidden_size=128),
+            helper.make_node("Concat", [f"{tag}_hN", f"{tag}_cN"], [f"{tag}_state"], axis=0),
+            helper.make_node("Reshape", [f"{tag}_hN", f"{tag}_flat"], [f"{tag}_h"]),
+            helper.make_node("Relu", [f"{tag}_h"], [f"{tag}_hr"]),
+            helper.make_node("MatMul", [f"{tag}_hr", f"{tag}_head"], [f"{tag}_logit"]),
+            helper.make_node("Sigmoid", [f"{tag}_logit"], [f"{tag}_prob"]),
+        ]
+        weights += [rand(f"{tag}_W", 1, 512, cin), rand(f"{tag}_R", 1, 512, 128), rand(f"{tag}_B", 1, 1024),
+                    i64(f"{tag}_halves", [1, 1]), i64(f"{tag}_flat", [1, 128]), rand(f"{tag}_head", 128, 1)]
+        return helper.make_graph(nodes, f"vad_{tag}", [], [out(f"{tag}_prob", F), out(f"{tag}_state", F)],
+                                 initializer=weights)
+
+    nodes = [
+        helper.make_node("Equal", ["sr", "sr16k"], ["is16k"]),
+        helper.make_node("If", ["is16k"], ["output", "stateN"],
+                         then_branch=branch("k16", (64, 64), 32, [(64, 1), (128, 2)]),
+                         else_branch=branch("k8", (32, 32), 16, [(64, 2)])),
+    ]
+    g = helper.make_graph(
+        nodes, "vad_if",
+        [inp("input", F, [1, 512]), inp("state", F, [2, 1, 128]), inp("sr", I64, [])],
+        [out("output", F), out("stateN", F)],
+        initializer=[i64("sr16k", 16000), i64("axes1", [1])])
+    return model(vad_if, 17, g, {"output": [1, 1], "stateN": [2, 1, 128]})
+
+
 FIXTURES = [
     opset18_reduce_split,
     opset18_pad_axes,
@@ -800,6 +851,7 @@ FIXTURES = [
     list_loop_long,
     tensor_split_list,
     nhwc_sandwich,
+    vad_if,
 ]
 
 

@@ -6,6 +6,7 @@
 
 #include "graph/shapemath.h"
 #include "onnx/onnxexternal.h"
+#include "onnx/onnxinline.h"
 #include "onnx/onnxload.h"
 #include "onnx/onnxvalue.h"
 #include "util/memory.h"
@@ -358,6 +359,8 @@ Expected<ModelData> loadTensorData(const std::filesystem::path& modelFile, const
         return model.error();
     const auto baseDir = modelFile.parent_path();
     const std::string file = modelFile.string();
+    if (auto s = onnxdetail::reinlineIfs(*model, graph, file); !s)
+        return s.error();
     ModelData data;
     auto& out = data.weights;
     try {

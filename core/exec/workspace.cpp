@@ -67,7 +67,8 @@ Expected<std::vector<int>> workspaceAtStep(const Graph& graph, const Schedule& s
         if (at[std::size_t(s)] >= 0)
             return makeError(ErrorCode::InvalidArgument, where + ": step " + std::to_string(s) + " already has a workspace");
         const auto& op = graph.ops[std::size_t(schedule.order[std::size_t(s)])];
-        const Bytes need = opWorkspaceBytes(graph, op, channelsLast);
+        // A control-flow op's buffer reserves its graphs' arenas (NestedPlan), which their plans size.
+        const Bytes need = op.bodies.empty() ? opWorkspaceBytes(graph, op, channelsLast) : 1;
         if (need <= 0 || need > buffer.size)
             return makeError(ErrorCode::InvalidArgument, where + ": op '" + op.name + "' at step " + std::to_string(s) + " needs "
                                  + std::to_string(need) + " bytes of workspace, the buffer holds " + std::to_string(buffer.size));

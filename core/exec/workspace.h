@@ -34,7 +34,8 @@ Bytes opWorkspaceBytes(const Graph& graph, const Op& op, const std::vector<bool>
 // Name of the workspace buffer of `op`: "<op name> workspace".
 std::string workspaceName(const Op& op);
 
-// Per step, the workspace buffer of the op that runs there, or -1. Errors (naming the buffer) for a
+// Per step, the workspace buffer of the op that runs there (a control-flow op's: the arena its graphs
+// are planned in, liveness/lifetimes.h NestedPlan), or -1. Errors (naming the buffer) for a
 // workspace buffer whose lifetime is not one step of the schedule, two workspaces at one step, one
 // whose op needs no workspace or more than the buffer holds, and a buffer with no tensor that is not
 // a workspace. `bufferTensor` as in Workload (-1 for buffers without a tensor).

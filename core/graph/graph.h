@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -80,6 +81,20 @@ struct Attribute {
     bool operator==(const Attribute&) const = default;
 };
 
+struct Graph;
+
+// One graph of a control-flow op (an If's branch, a Loop's, Scan's or SequenceMap's body) as a graph
+// of its own, for planning the memory the op uses inside (liveness/lifetimes.h: NestedPlan). Its
+// tensors are the values it defines: its formal inputs (kind Input: a Loop's iteration number,
+// condition and carried values, a Scan's states and slices), its initializers and Constant outputs
+// (Weight), what its ops compute, and its results (Output); the outer values it reads are not among
+// them, so its ops list only the inputs it defines (inputSlots keep their ONNX slots). Sizes are one
+// iteration's.
+struct OpBody {
+    std::string attribute;              // "then_branch", "else_branch", "body"
+    std::shared_ptr<const Graph> graph; // never null
+};
+
 struct Op {
     std::string name;
     std::string type;   // ONNX op type ("Conv", "MatMul", ...)
@@ -104,6 +119,9 @@ struct Op {
     // graph/capture.h); empty when not captured.
     std::string module;
     std::string phase;
+    // A control-flow op's graphs (If: then, else; Loop, Scan, SequenceMap: body), each sized by import;
+    // empty for other ops and for a control-flow op some value of whose graphs import could not size.
+    std::vector<OpBody> bodies;
 };
 
 // Whether t's planned size is an upper bound the data may not fill (what views hatch and reports
@@ -139,6 +157,15 @@ struct Graph {
     // Where a captured graph came from (framework, torch_version, model, batch, optimizer, ...):
     // numbers kept as their JSON text. Empty when not captured.
     std::map<std::string, std::string> capture;
+    // Ifs whose condition import knew, replaced by the branch they take (its ops named "<If>/<node>"),
+    // in the order import inlined them: whoever reads the model file again (the executor's weights)
+    // inlines the same. Empty when not from ONNX or no If was inlined.
+    struct InlinedIf {
+        std::string op;
+        bool thenBranch = true;
+        bool operator==(const InlinedIf&) const = default;
+    };
+    std::vector<InlinedIf> inlinedIfs;
 
     std::optional<TensorIndex> findTensor(std::string_view name) const;
 };

@@ -73,6 +73,51 @@ void capturedFields(const Workload& workload, Field& field)
     const auto unknown = costUnknownOps(graph, workload.schedule);
     field("cost_unknown", OrderedJson { { "ops", unknown.ops }, { "types", unknown.types } });
 }
+
+// The graphs of control-flow ops planned inside them (Workload::nested), each with its own buffers,
+// offsets and regions, and the graphs nested in it under "subgraphs".
+OrderedJson subgraphsJson(const std::vector<NestedPlan>& plans)
+{
+    auto list = OrderedJson::array();
+    for (const auto& n : plans) {
+        const auto& problem = n.built.problem;
+        OrderedJson entry;
+        entry["op"] = n.op;
+        entry["op_type"] = n.type;
+        entry["body"] = n.body;
+        entry["step"] = n.step;
+        entry["steps"] = problem.steps;
+        entry["tensors"] = n.graph->tensors.size();
+        entry["planner"] = n.plan.planner;
+        entry["arena_bytes"] = n.plan.arenaSize;
+        entry["lower_bound_bytes"] = lowerBound(problem);
+        entry["reserved"] = n.decides;
+        auto buffers = OrderedJson::array();
+        for (std::size_t i = 0; i < problem.buffers.size(); ++i) {
+            const auto& buffer = problem.buffers[i];
+            OrderedJson b;
+            b["name"] = buffer.name;
+            b["kind"] = std::string(kindName(buffer.kind));
+            b["start"] = buffer.lifetime.start;
+            b["end"] = buffer.lifetime.end;
+            b["size_bytes"] = buffer.size;
+            b["offset"] = i < n.plan.offsets.size() ? OrderedJson(n.plan.offsets[i]) : OrderedJson(nullptr);
+            b["tensors"] = buffer.tensors;
+            if (i < n.built.bufferOp.size() && n.built.bufferOp[i] >= 0)
+                b["op"] = n.graph->ops[std::size_t(n.built.bufferOp[i])].name;
+            buffers.push_back(std::move(b));
+        }
+        entry["buffers"] = std::move(buffers);
+        auto regions = OrderedJson::array();
+        for (const auto& region : n.built.regions)
+            regions.push_back(OrderedJson { { "name", region.name }, { "size_bytes", region.size }, { "tensor_count", region.tensorCount } });
+        entry["regions"] = std::move(regions);
+        if (!n.built.nested.empty())
+            entry["subgraphs"] = subgraphsJson(n.built.nested);
+        list.push_back(std::move(entry));
+    }
+    return list;
+}
 } // namespace
 
 std::string exportPlanJson(const Workload& workload, const Plan& plan)
@@ -125,6 +170,13 @@ std::string exportPlanJson(const Workload& workload, const Plan& plan)
 
     if (workload.graph)
         capturedFields(workload, field);
+    if (!workload.nested.empty()) { // one graph per line
+        const auto list = subgraphsJson(workload.nested);
+        out += "  \"subgraphs\": [";
+        for (std::size_t i = 0; i < list.size(); ++i)
+            out += (i ? ",\n    " : "\n    ") + dump(list[i]);
+        out += "\n  ],\n";
+    }
 
     OrderedJson metrics;
     metrics["fragmentation"] = fragmentation(plan.arenaSize, lower);

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <set>
 
 namespace core {
 
@@ -51,6 +52,37 @@ std::string typeSuffix(const Workload& workload, std::size_t buffer)
         return {};
     return " (" + tensorTypeText(workload.graph->tensors[std::size_t(workload.bufferTensor[buffer])]) + ")";
 }
+// One line per graph of a control-flow op planned inside it, the graphs nested in it indented below.
+void nestedLines(std::string& text, const std::vector<NestedPlan>& plans, int depth)
+{
+    for (const auto& n : plans) {
+        Bytes weights = 0;
+        int weightTensors = 0;
+        for (const auto& region : n.built.regions) {
+            weights += region.size;
+            weightTensors += region.tensorCount;
+        }
+        const bool branches = n.type == "If";
+        text += printf("  %*s%s '%s' %s (step %d): %d steps, %zu tensors, arena %s", 2 * depth, "", printable(n.type).c_str(),
+                    printable(n.op).c_str(), n.body.c_str(), n.step, n.built.problem.steps, n.graph->tensors.size(),
+                    withBytes(n.plan.arenaSize).c_str())
+            + (weightTensors > 0 ? ", weights " + formatBytes(weights) + " in " + std::to_string(weightTensors) + " tensors" : std::string())
+            + (n.decides && n.plan.arenaSize > 0
+                    ? std::string(branches ? "; the larger branch: decides the If's reservation" : "; reserved at the op's step")
+                    : std::string())
+            + "\n";
+        nestedLines(text, n.built.nested, depth + 1);
+    }
+}
+
+int countNested(const std::vector<NestedPlan>& plans)
+{
+    int count = 0;
+    for (const auto& n : plans)
+        count += 1 + countNested(n.built.nested);
+    return count;
+}
+
 std::string percentOf(Bytes part, Bytes whole) { return printf("%5.1f %%", whole > 0 ? 100.0 * double(part) / double(whole) : 0.0); }
 } // namespace
 
@@ -145,6 +177,14 @@ std::string formatReport(const Workload& workload, const Plan& plan, int topAtPe
     for (const auto& region : workload.regions)
         text += printf("%-16s %s in %d tensors (outside the arena)\n", printable(region.name).c_str(), formatBytes(region.size).c_str(),
             region.tensorCount);
+    if (!workload.nested.empty()) {
+        std::set<std::string> ops;
+        for (const auto& n : workload.nested)
+            ops.insert(n.op);
+        text += printf("%-16s %d graphs of %zu control-flow ops planned inside them; the arenas they reserve ('<op> body' buffers) are in the arena:\n",
+            "subgraphs", countNested(workload.nested), ops.size());
+        nestedLines(text, workload.nested, 0);
+    }
     for (const auto& note : workload.notes)
         text += "note: " + printable(note) + "\n";
     if (const auto& recorded = workload.recorded) { // a memory snapshot: what the allocator did with the same allocations

@@ -105,6 +105,7 @@ Expected<Workload> workloadFromGraph(Graph graph, const std::string& source, con
     workload.regions = std::move(built->regions);
     workload.bufferTensor = std::move(built->bufferTensor);
     workload.bufferOp = std::move(built->bufferOp);
+    workload.nested = std::move(built->nested);
     workload.workspaces = options.workspaces;
     workload.graph = std::move(graph);
     return workload;

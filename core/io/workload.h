@@ -43,6 +43,9 @@ struct Workload {
     std::vector<TensorIndex> bufferTensor; // per buffer, its tensor in graph (empty without a graph); -1 for a workspace
     std::vector<OpIndex> bufferOp;         // per buffer, the op whose workspace it is, else -1 (empty without a graph)
     bool workspaces = false;               // the problem plans op workspaces; re-planning keeps them
+    // The control-flow ops' graphs planned inside them, in schedule order (liveness/lifetimes.h
+    // NestedPlan): each op's "<op> body" buffer reserves the arena of the one that decides.
+    std::vector<NestedPlan> nested;
     std::vector<std::string> notes;        // facts the report should mention
     // What the load was given for the graph's inputs: the sizes (LoadOptions::bindings with what the
     // input files fixed) and the files' contents by input name. A run of this workload takes the

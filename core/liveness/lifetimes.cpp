@@ -104,6 +104,25 @@ Expected<GraphProblem> makeProblem(const Graph& graph, const Schedule& schedule,
             result.bufferTensor.push_back(-1);
             result.bufferOp.push_back(o);
         }
+    if (options.bodies)
+        for (Step step = 0; step < schedule.steps(); ++step) {
+            const OpIndex o = schedule.order[std::size_t(step)];
+            const auto& op = graph.ops[std::size_t(o)];
+            auto plans = planBodies(op, options);
+            if (!plans)
+                return plans.error();
+            const Bytes bytes = reservedBytes(*plans);
+            for (auto& plan : *plans) {
+                plan.step = step;
+                result.nested.push_back(std::move(plan));
+            }
+            if (bytes <= 0)
+                continue;
+            result.problem.buffers.push_back(
+                Buffer { op.name + " body", Lifetime { step, step + 1 }, alignUp(bytes, options.alignment), TensorKind::Workspace, {} });
+            result.bufferTensor.push_back(-1);
+            result.bufferOp.push_back(o);
+        }
     if (auto s = checkProblemSize(result.problem); !s)
         return s.error();
     for (auto& region : regions)

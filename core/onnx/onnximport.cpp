@@ -2,8 +2,10 @@
 // SPDX-FileCopyrightText: MemPlan authors
 #include "onnx/onnximport.h"
 
+#include "onnx/onnxbodies.h"
 #include "onnx/onnxconsistency.h"
 #include "onnx/onnxinfer.h"
+#include "onnx/onnxinline.h"
 #include "onnx/onnxload.h"
 #include "onnx/onnxloadfold.h"
 #include "onnx/onnxshaperules.h"
@@ -24,6 +26,9 @@ namespace core {
 using namespace onnxdetail;
 
 namespace {
+
+// Rounds of If inlining: each inlines every If whose condition is known, and may make more known.
+constexpr int kMostInlineRounds = 32;
 
 // What the user can do about unsized tensors: bind symbolic dims, fix open inputs, or know where
 // the run-time dependence starts. `fromGiven(name)`: the value import knows for `name` was given
@@ -333,11 +338,12 @@ InferenceResult inferSizes(onnx::ModelProto& model, const std::vector<const onnx
 }
 
 // One Tensor per value of `names`, in that order, from its inferred facts: kind, element type, shape or
-// estimate, a sequence's or optional's nature, the values a run must be given again, the byte size.
+// estimate, a sequence's or optional's nature, the values a run must be given again (those of the
+// given inputs in `binding`, whose values the plan holds for), the byte size.
 // Returns how many are sequences or maps; an error names a tensor whose byte count overflows.
 Expected<int> addTensors(Graph& g, const std::vector<std::string>& names, InferenceResult& inferred, const std::vector<TensorKind>& kinds,
                          const std::unordered_map<std::string, ValueFacts>& givenInputs, const ShapeBindings& bindings,
-                         const std::map<std::string, std::vector<std::string>>& sizedBy, const std::string& fileName)
+                         const std::set<std::string>& binding, const std::string& fileName)
 {
     int sequences = 0;
     for (std::size_t i = 0; i < names.size(); ++i) {
@@ -366,7 +372,7 @@ Expected<int> addTensors(Graph& g, const std::vector<std::string>& names, Infere
             t.values = f.value->ints;
         // What a given file told import about an input, the run must be given again.
         if (const auto given = givenInputs.find(names[i]); given != givenInputs.end()) {
-            if (given->second.value && sizedBy.count(names[i]))
+            if (given->second.value && binding.count(names[i]))
                 t.values = given->second.value->ints;
             if (const auto e = bindings.sequenceElements.find(names[i]); e != bindings.sequenceElements.end() && given->second.length >= 0)
                 t.items = e->second;
@@ -511,12 +517,55 @@ Expected<Graph> importImpl(const std::filesystem::path& file, const ShapeBinding
     google::protobuf::RepeatedPtrField<onnx::TensorProto> weights;
     weights.Swap(model.mutable_graph()->mutable_initializer());
     std::vector<const onnx::TensorProto*> initializers;
-    for (const auto& t : weights)
-        initializers.push_back(&t);
+    const auto listInitializers = [&] {
+        initializers.clear();
+        for (const auto& t : weights)
+            initializers.push_back(&t);
+    };
+    listInitializers();
 
-    // Every top-level value, numbered in order of first appearance.
     Graph g;
     const auto& graph = model.graph();
+    const auto givenInputs = givenFacts(graph, bindings);
+    std::vector<std::string> inferNotes;
+    auto inferred = inferSizes(model, initializers, valueNames(graph, initializers), givenInputs, inferNotes);
+    // Ifs whose condition is known become their branch; a round may make another condition known
+    // (an If inside the branch, or one computed from its outputs).
+    std::set<std::string> decidingInputs; // given inputs whose values chose a branch: the plan holds for them only
+    std::set<std::string> refused;
+    for (int round = 0; round < kMostInlineRounds; ++round) {
+        if (round == 0 && std::none_of(graph.node().begin(), graph.node().end(), [](const auto& n) { return n.op_type() == "If"; }))
+            break;
+        if (g.inlinedIfs.empty())
+            nameNodes(*model.mutable_graph());
+        bool inlined = false;
+        for (const auto& known : knownIfs(graph, inferred.facts)) {
+            if (refused.count(known.name))
+                continue;
+            if (!inlineIf(model, known.name, known.thenBranch, weights)) {
+                refused.insert(known.name);
+                continue;
+            }
+            inlined = true;
+            g.inlinedIfs.push_back({ known.name, known.thenBranch });
+            std::vector<std::string> quoted;
+            for (const auto& name : known.given) {
+                quoted.push_back("'" + name + "'");
+                decidingInputs.insert(name);
+            }
+            notes.push_back("If '" + known.name + "': " + (known.thenBranch ? "then" : "else") + "-branch inlined (condition known: "
+                + (quoted.empty() ? std::string("a constant") : "computed from the value given for " + joinNames(quoted, 4))
+                + "); its nodes are ops of the schedule, the " + (known.thenBranch ? "else" : "then") + "-branch is not planned");
+        }
+        if (!inlined)
+            break;
+        listInitializers();
+        inferNotes.clear();
+        inferred = inferSizes(model, initializers, valueNames(graph, initializers), givenInputs, inferNotes);
+    }
+    notes.insert(notes.end(), inferNotes.begin(), inferNotes.end());
+
+    // Every top-level value, numbered in order of first appearance.
     g.name = graph.name().empty() ? file.stem().string() : graph.name();
     for (const auto& o : model.opset_import())
         if (o.version() > 0) // an unset version: an export falls back to its default
@@ -526,15 +575,16 @@ Expected<Graph> importImpl(const std::filesystem::path& file, const ShapeBinding
     for (std::size_t i = 0; i < names.size(); ++i)
         index.emplace(names[i], TensorIndex(i));
 
-    const auto givenInputs = givenFacts(graph, bindings);
-    auto inferred = inferSizes(model, initializers, names, givenInputs, notes);
     // A given value binds the plan (Tensor::values: a run must be given it again) only where it
-    // sizes something; each such input costs one more inference.
+    // sizes something or chose a branch; each given value costs one more inference.
     std::map<std::string, std::vector<std::string>> sizedBy; // given input -> the values its contents size
     for (const auto& [name, f] : givenInputs)
         if (f.value)
             if (auto sized = sizedByGivenValue(model, initializers, names, givenInputs, name, inferred); !sized.empty())
                 sizedBy[name] = std::move(sized);
+    std::set<std::string> binding = decidingInputs;
+    for (const auto& [name, sized] : sizedBy)
+        binding.insert(name);
 
     std::unordered_set<std::string> weightNames;
     for (const auto* t : initializers)
@@ -552,7 +602,7 @@ Expected<Graph> importImpl(const std::filesystem::path& file, const ShapeBinding
     for (const auto& vi : graph.output())
         g.outputs.push_back(index[vi.name()]);
 
-    const auto sequences = addTensors(g, names, inferred, kinds, givenInputs, bindings, sizedBy, fileName);
+    const auto sequences = addTensors(g, names, inferred, kinds, givenInputs, bindings, binding, fileName);
     if (!sequences)
         return sequences.error();
 
@@ -561,6 +611,7 @@ Expected<Graph> importImpl(const std::filesystem::path& file, const ShapeBinding
     if (const auto note = roiAlignModeNote(model); !note.empty())
         notes.push_back(note);
     const auto folds = foldAtLoad(g, weightAlias, computed);
+    attachBodies(g, model, inferred.facts, notes);
     const auto producer = producers(g);
     if (folds.computed > 0) {
         const auto plural = [](int n, const char* what) { return std::to_string(n) + " " + what + (n > 1 ? "s" : ""); };
@@ -580,9 +631,14 @@ Expected<Graph> importImpl(const std::filesystem::path& file, const ShapeBinding
     if (!ruled.empty())
         notes.push_back("MemPlan's own shape rules sized ops the ONNX library does not know or would misread at this opset: "
                         + joinNames(std::vector<std::string>(ruled.begin(), ruled.end())));
-    if (controlFlow > 0)
+    if (controlFlow > 0) {
+        const auto inside = std::count_if(g.ops.begin(), g.ops.end(), [](const Op& op) { return !op.bodies.empty(); });
         notes.push_back(std::to_string(controlFlow) + " control-flow op" + (controlFlow > 1 ? "s" : "")
-                        + " with subgraphs: planned as single ops whose lifetime covers their captured inputs");
+                        + " with subgraphs: planned as single ops whose lifetime covers their captured inputs"
+                        + (inside > 0 ? "; " + std::string(inside == controlFlow ? "each" : std::to_string(inside) + " of them")
+                                   + " reserves the arena its graphs are planned in at its step"
+                                      : std::string()));
+    }
     if (*sequences > 0)
         notes.push_back(std::to_string(*sequences) + " sequence/map value" + (*sequences > 1 ? "s" : "")
                         + " sized by the tensors they hold (an upper bound where how many depends on the data)");

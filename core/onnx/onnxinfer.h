@@ -17,6 +17,7 @@
 
 #include <functional>
 #include <string>
+#include <utility>
 #include <unordered_map>
 #include <vector>
 
@@ -60,6 +61,16 @@ using OuterLookup = std::function<const ValueFacts*(const std::string&)>;
 std::vector<std::vector<ValueFacts>> inferSubgraphOutputs(const onnx::ModelProto& model, const onnx::NodeProto& node,
                                                           int opset, const std::vector<const ValueFacts*>& inputs,
                                                           const OuterLookup& outer, int depth);
+
+// Every value of one subgraph as inferSubgraphOutputs infers it (estimated: computed from an
+// estimated outer value too).
+struct BodyFacts {
+    std::unordered_map<std::string, ValueFacts> facts;
+};
+// Per graph of the node (If: then, else; Loop, Scan, SequenceMap: body): its attribute and the facts
+// of all its values, for one iteration.
+std::vector<std::pair<const onnx::AttributeProto*, BodyFacts>> inferSubgraphValues(const onnx::ModelProto& model,
+    const onnx::NodeProto& node, int opset, const std::vector<const ValueFacts*>& inputs, const OuterLookup& outer, int depth);
 
 // A Loop's outputs from inferring its body once per iteration, each iteration seeing its number
 // and the carried values the one before produced: exact where one body inference with an unknown

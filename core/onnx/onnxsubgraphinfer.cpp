@@ -76,8 +76,8 @@ std::vector<ValueFacts> formalInputs(const onnx::NodeProto& node, const onnx::Gr
     return formal;
 }
 
-std::vector<ValueFacts> inferBody(const onnx::ModelProto& model, const onnx::GraphProto& body,
-                                  const std::vector<ValueFacts>& formal, const OuterLookup& outer, int depth)
+BodyFacts inferBodyFacts(const onnx::ModelProto& model, const onnx::GraphProto& body,
+                         const std::vector<ValueFacts>& formal, const OuterLookup& outer, int depth)
 {
     onnx::ModelProto sub;
     sub.set_ir_version(model.ir_version());
@@ -165,12 +165,18 @@ std::vector<ValueFacts> inferBody(const onnx::ModelProto& model, const onnx::Gra
         if (bound)
             estimated.insert(node.output().begin(), node.output().end());
     }
+    for (auto& [name, f] : inferred.facts)
+        f.estimated = f.estimated || estimated.count(name) > 0;
+    return BodyFacts { std::move(inferred.facts) };
+}
+
+std::vector<ValueFacts> inferBody(const onnx::ModelProto& model, const onnx::GraphProto& body,
+                                  const std::vector<ValueFacts>& formal, const OuterLookup& outer, int depth)
+{
+    auto inferred = inferBodyFacts(model, body, formal, outer, depth);
     std::vector<ValueFacts> outs;
-    for (const auto& vi : body.output()) {
-        ValueFacts f = inferred.facts[vi.name()];
-        f.estimated = f.estimated || estimated.count(vi.name()) > 0;
-        outs.push_back(std::move(f));
-    }
+    for (const auto& vi : body.output())
+        outs.push_back(inferred.facts[vi.name()]);
     return outs;
 }
 
@@ -247,6 +253,127 @@ std::vector<ValueFacts> unrolledLoopOutputs(const onnx::ModelProto& model, const
         out.push_back(tensorFacts(slice.elemType, std::move(dims), slice.estimated));
     }
     return out;
+}
+
+namespace {
+
+// Folds one iteration's facts into what holds for every iteration: the larger of two sizes (an
+// estimate when they differ), unknown once any iteration leaves a value unknown.
+void widenFacts(std::unordered_map<std::string, ValueFacts>& all, const std::unordered_map<std::string, ValueFacts>& one, bool first)
+{
+    if (first) {
+        all = one;
+        for (auto& [name, f] : all)
+            f.value = nullptr;
+        return;
+    }
+    for (auto& [name, f] : all) {
+        const auto it = one.find(name);
+        const std::int64_t a = factsBytes(f), b = it == one.end() ? -1 : factsBytes(it->second);
+        if (a < 0 || b < 0) {
+            f = ValueFacts {};
+            continue;
+        }
+        const bool same = f.kind == it->second.kind && f.rankKnown == it->second.rankKnown && f.dims == it->second.dims && a == b;
+        if (b > a)
+            f = it->second;
+        f.value = nullptr;
+        f.estimated = f.estimated || it->second.estimated || !same;
+    }
+}
+
+// A Loop's body values over its iterations, each inferred with its iteration number known and the
+// carried values the iteration before produced (as unrolledLoopOutputs infers them), widened over
+// the iterations: a Slice at the iteration number has a size in each. Empty when the trip count is
+// not known at import, is beyond kMostUnrolledIterations or kMostUnrolledNodes, or a carried value
+// stays unsized.
+std::unordered_map<std::string, ValueFacts> unrolledBodyFacts(const onnx::ModelProto& model, const onnx::NodeProto& node,
+    const std::vector<const ValueFacts*>& inputs, const OuterLookup& outer, int depth)
+{
+    const auto* a = findAttr(node, "body");
+    const auto input = [&](std::size_t k) -> const ValueFacts* { return k < inputs.size() ? inputs[k] : nullptr; };
+    const auto known = [](const ValueFacts* f) { return f && f->value && !f->value->isReal() && f->value->count() == 1; };
+    if (!a || !a->has_g() || !known(input(0)))
+        return {};
+    const auto& body = a->g();
+    const std::int64_t trips = input(0)->value->integer(0);
+    const std::size_t carried = inputs.size() > 2 ? inputs.size() - 2 : 0;
+    if (trips < 1 || trips > kMostUnrolledIterations || trips * body.node_size() > kMostUnrolledNodes
+        || std::size_t(body.input_size()) != 2 + carried || std::size_t(body.output_size()) < 1 + carried)
+        return {};
+    std::vector<ValueFacts> state;
+    for (std::size_t k = 0; k < carried; ++k) {
+        if (!input(2 + k))
+            return {};
+        state.push_back(*input(2 + k));
+        state.back().value = nullptr;
+    }
+    std::unordered_map<std::string, ValueFacts> all;
+    for (std::int64_t i = 0; i < trips; ++i) {
+        std::vector<ValueFacts> formal { scalar(onnx::TensorProto::INT64, i), tensorFacts(onnx::TensorProto::BOOL, {}) };
+        formal.insert(formal.end(), state.begin(), state.end());
+        auto facts = inferBodyFacts(model, body, formal, outer, depth).facts;
+        widenFacts(all, facts, i == 0);
+        for (std::size_t k = 0; k < carried; ++k) {
+            const auto& result = facts[body.output(int(1 + k)).name()];
+            if (factsBytes(result) < 0)
+                return {};
+            state[k] = result;
+            state[k].value = nullptr;
+        }
+    }
+    return all;
+}
+
+} // namespace
+
+std::vector<std::pair<const onnx::AttributeProto*, BodyFacts>> inferSubgraphValues(const onnx::ModelProto& model,
+    const onnx::NodeProto& node, int opset, const std::vector<const ValueFacts*>& inputs, const OuterLookup& outer, int depth)
+{
+    std::vector<std::pair<const onnx::AttributeProto*, BodyFacts>> result;
+    for (const char* attribute : { "then_branch", "else_branch", "body" }) {
+        const auto* a = findAttr(node, attribute);
+        const bool owned = node.op_type() == "If" ? std::string(attribute) != "body"
+            : std::string(attribute) == "body" && (node.op_type() == "Loop" || node.op_type() == "Scan" || node.op_type() == "SequenceMap");
+        if (!a || !a->has_g() || !owned)
+            continue;
+        auto formal = formalInputs(node, a->g(), opset, inputs);
+        if (node.op_type() == "SequenceMap")
+            for (std::size_t k = 0; k < formal.size() && k < inputs.size(); ++k) {
+                // Elements of different shapes: the body is planned for the largest (an estimate);
+                // when their shapes are unknown, for one as large as the whole list.
+                const auto* f = inputs[k];
+                if (factsBytes(formal[k]) >= 0 || !f || f->kind != ValueKind::Sequence)
+                    continue;
+                if (!f->elementsKnown()) {
+                    if (f->bytes >= 0) {
+                        formal[k] = ValueFacts {};
+                        formal[k].kind = ValueKind::Tensor;
+                        formal[k].elemType = f->elemType;
+                        formal[k].bytes = f->bytes;
+                        formal[k].estimated = true;
+                    }
+                    continue;
+                }
+                std::int64_t most = -1;
+                for (const auto& dims : f->elementDims) {
+                    auto element = tensorFacts(f->elemType, dims, true);
+                    if (const auto bytes = factsBytes(element); bytes > most) {
+                        most = bytes;
+                        formal[k] = std::move(element);
+                    }
+                }
+            }
+        auto facts = inferBodyFacts(model, a->g(), formal, outer, depth);
+        if (node.op_type() == "Loop") {
+            const bool sized = std::all_of(facts.facts.begin(), facts.facts.end(), [](const auto& f) { return factsBytes(f.second) >= 0; });
+            if (!sized)
+                if (auto unrolled = unrolledBodyFacts(model, node, inputs, outer, depth); !unrolled.empty())
+                    facts.facts = std::move(unrolled);
+        }
+        result.emplace_back(a, std::move(facts));
+    }
+    return result;
 }
 
 std::vector<std::vector<ValueFacts>> inferSubgraphOutputs(const onnx::ModelProto& model, const onnx::NodeProto& node,

@@ -364,6 +364,7 @@ Expected<StrategyRun> applyStrategies(const Workload& workload, const std::vecto
     run.workload.regions = std::move(built->regions);
     run.workload.bufferTensor = std::move(built->bufferTensor);
     run.workload.bufferOp = std::move(built->bufferOp);
+    run.workload.nested = std::move(built->nested);
     run.workload.workspaces = workload.workspaces;
     run.workload.graph = state.graph;
     run.reports = state.reports;
