@@ -163,7 +163,10 @@ void TestConv3d::depthOneIsTheImageConv()
     call3.out = { view({ 2, 4, 1, 5, 7 }, y3) };
     QVERIFY(core::exec::findKernel("Conv")(call2));
     QVERIFY(core::exec::findKernel("Conv")(call3));
-    QVERIFY(y2 == y3);
+    // The 2-D convolution runs N,H,W,C on oneDNN, the 3-D one N,C,D,H,W: the same sums in another order.
+    for (std::size_t i = 0; i < y2.size(); ++i)
+        QVERIFY2(std::abs(y2[i] - y3[i]) <= 1e-5f * (1.0f + std::abs(y2[i])),
+            qPrintable(QStringLiteral("element %1: %2 vs %3").arg(i).arg(y2[i]).arg(y3[i])));
     QVERIFY(std::any_of(y2.begin(), y2.end(), [&](float v) { return v != y2[0]; }));
 }
 

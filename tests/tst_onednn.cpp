@@ -15,6 +15,7 @@
 #include "planners/planner.h"
 #include "planners/metrics.h"
 #include "planners/validate.h"
+#include "strategies/strategy.h"
 
 #include <QTest>
 
@@ -150,6 +151,7 @@ private slots:
     void threadsReported();
     void channelsLastBetweenConvolutions();
     void channelsLastCallsOneDnnRefusesRunOnCopies();
+    void fusedConvChainsArePostOps();
 };
 
 void TestOnednn::sameAsOwnKernels_data()
@@ -410,6 +412,48 @@ void TestOnednn::channelsLastCallsOneDnnRefusesRunOnCopies()
     for (std::int64_t c = 0; c < 5; ++c)
         for (std::int64_t p = 0; p < 42; ++p)
             QCOMPARE(lastOut[std::size_t(p * 5 + c)], expected[std::size_t(c * 42 + p)]);
+}
+
+void TestOnednn::fusedConvChainsArePostOps()
+{
+    const CpuKernelsInScope restore(core::CpuKernels::OneDnn);
+    // fuse makes conv1+relu, depthwise+residual and conv3+gate groups: conv1+relu runs as one
+    // convolution with a Relu post-op, computing the unfused ops' bits.
+    const auto n = cnnChain(true);
+    core::RunOptions options;
+    options.seed = 7;
+    const auto& w0 = n.workload;
+    const auto unfused = core::checkPlanByRunning(*w0.graph, w0.schedule, w0.problem, planFor(w0), w0.bufferTensor, options);
+    QVERIFY2(unfused, unfused ? "" : unfused.error().message.c_str());
+    QCOMPARE(unfused->planned.onednnCalls, 9);
+
+    core::StrategyOptions strategyOptions;
+    strategyOptions.alignment = w0.problem.alignment;
+    const auto fused = core::applyStrategies(w0, { "fuse" }, strategyOptions);
+    QVERIFY2(fused, fused ? "" : fused.error().message.c_str());
+    const auto& w = fused->workload;
+    QVERIFY(std::count_if(w.graph->ops.begin(), w.graph->ops.end(), [](const core::Op& op) { return op.type == "Fused"; }) >= 2);
+    const auto check = core::checkPlanByRunning(*w.graph, w.schedule, w.problem, planFor(w), w.bufferTensor, options);
+    QVERIFY2(check, check ? "" : check.error().message.c_str());
+    QVERIFY2(check->outputsMatch, check->mismatch.c_str());
+    QCOMPARE(check->planned.onednnCalls, 8); // conv1+relu once; depthwise+residual (an Add) and conv3+gate (writes N,C,H,W) op by op
+    QVERIFY2(check->planned.kernelNotes.empty(), check->planned.kernelNotes.empty() ? "" : check->planned.kernelNotes.front().c_str());
+    QCOMPARE(check->planned.stepPeakBytes, core::lowerBound(w.problem));
+    const auto same = core::compareWithin(*w0.graph, unfused->planned.outputs, check->planned.outputs, 0);
+    QVERIFY2(same.empty(), same.c_str());
+
+    // With every activation N,C,H,W (planned so: the workspaces depend on it) the groups run op by op,
+    // and compute the same values to rounding.
+    core::setCpuChannelsLast(false);
+    const auto n2 = cnnChain(true);
+    const auto fused2 = core::applyStrategies(n2.workload, { "fuse" }, strategyOptions);
+    QVERIFY2(fused2, fused2 ? "" : fused2.error().message.c_str());
+    const auto& w2 = fused2->workload;
+    const auto planar = core::runOnCpu(*w2.graph, w2.schedule, w2.problem, planFor(w2), w2.bufferTensor, options);
+    QVERIFY2(planar, planar ? "" : planar.error().message.c_str());
+    QCOMPARE(planar->onednnCalls, 9);
+    const auto close = core::compareWithin(*w0.graph, planar->outputs, check->planned.outputs, 1e-5);
+    QVERIFY2(close.empty(), close.c_str());
 }
 
 QTEST_GUILESS_MAIN(TestOnednn)

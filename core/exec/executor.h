@@ -141,7 +141,7 @@ struct Measurement {
     // weights (not in the plan, not in peakBytes: a kernel library's copy, as a runtime's prepacked weights).
     int channelsLastTensors = 0;
     Bytes packedWeightsBytes = 0;
-    int onednnCalls = 0; // CPU executor: kernel calls of one pass that ran on oneDNN (a fused op's body calls each count)
+    int onednnCalls = 0; // CPU executor: kernel calls of one pass that ran on oneDNN (a fused op's body calls each count; a Conv chain with post-ops once)
     // CPU executor: why a call oneDNN should have run fell back to the own kernel, one line per op and reason.
     std::vector<std::string> kernelNotes;
     LatencyStats latencyMs;          // whole forward pass

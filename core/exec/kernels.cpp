@@ -499,6 +499,7 @@ bool runKernel(Kernel kernel, const KernelCall& call)
             widenRange(v, 0, v.count, next);
         v.dtype = DType::Float32;
         v.data = reinterpret_cast<std::byte*>(next);
+        v.constant = false; // a copy in the staging buffer, which the next call reuses
         next += stagedFloats(v.count);
     };
     for (auto& v : wide.in)

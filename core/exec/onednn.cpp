@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -124,12 +125,12 @@ std::string key(const char* kind, const std::vector<dims>& shapes, const std::ve
 
 // The cached primitive for `k`, made by `make` on first use (null when oneDNN refuses the
 // configuration; the refusal is remembered and noted for the op).
-std::shared_ptr<const Primitive> cached(const KernelCall& c, const std::string& k, const MakePrimitive& make)
+std::shared_ptr<const Primitive> cached(const KernelCall& c, const std::string& k, const MakePrimitive& make, bool noteRefusal)
 {
     {
         std::lock_guard lock(cacheMutex);
         if (auto it = cache.find(k); it != cache.end()) {
-            if (!it->second)
+            if (!it->second && noteRefusal)
                 note(c, refusals[k]);
             return it->second;
         }
@@ -158,7 +159,8 @@ std::shared_ptr<const Primitive> cached(const KernelCall& c, const std::string& 
     cache[k] = made;
     if (!made) {
         refusals[k] = why;
-        note(c, why);
+        if (noteRefusal)
+            note(c, why);
     }
     return made;
 }
@@ -424,7 +426,8 @@ bool floatConv(const KernelCall& c)
         && c.in[1].dtype == DType::Float32 && (!c.has(2) || c.in[2].dtype == DType::Float32);
 }
 
-std::shared_ptr<const Primitive> convPrimitive(const KernelCall& c, bool transposed)
+// `post`: post-ops applied to the result (only on the N,H,W,C path; null: none).
+std::shared_ptr<const Primitive> convPrimitive(const KernelCall& c, bool transposed, const PostOps* post = nullptr)
 {
     if (!floatConv(c))
         return nullptr;
@@ -448,6 +451,10 @@ std::shared_ptr<const Primitive> convPrimitive(const KernelCall& c, bool transpo
     std::vector<std::int64_t> attrs { groups, bias, layoutBits(c), cpuChannelsLast(), w.constant };
     for (const auto* v : { &win.strides, &win.dilations, &win.padL, &win.padR })
         attrs.insert(attrs.end(), v->begin(), v->end());
+    if (post) {
+        attrs.push_back(-1);
+        attrs.insert(attrs.end(), post->key.begin(), post->key.end());
+    }
     // oneDNN's fast 2-D convolutions (brgconv, and the depthwise brdgmm) want N,H,W,C activations and
     // weights in their own layout. Every 2-D convolution runs so (with cpuChannelsLast(); without it
     // only the depthwise ones, which on N,C,H,W run as a GEMM per channel): a side stored N,C,H,W is
@@ -458,6 +465,8 @@ std::shared_ptr<const Primitive> convPrimitive(const KernelCall& c, bool transpo
     // One element per channel is the same bytes in either layout: nothing to stage.
     const auto stored = [](const TensorView& v) { return v.channelsLast || (v.rank() == 4 && v.shape[2] * v.shape[3] == 1); };
     const bool xLast = stored(x), yLast = stored(y);
+    if (post && (!nhwc || !yLast))
+        return nullptr;
     const std::string k = key(transposed ? "deconv" : nhwc ? "nhwcconv" : "conv", { shapeOf(x), shapeOf(w), shapeOf(y) }, attrs);
     return cached(c, k, [&](const dnnl::primitive_attr& attr) -> std::shared_ptr<const Primitive> {
         const dnnl::memory::desc src(shapeOf(x), dt::f32, plainTag(x.shape.size())), dst(shapeOf(y), dt::f32, plainTag(y.shape.size()));
@@ -479,7 +488,10 @@ std::shared_ptr<const Primitive> convPrimitive(const KernelCall& c, bool transpo
             const dnnl::memory::desc anyWei(wei.dims(), dt::f32, tag::any);
             const dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, nhwcSrc,
                 anyWei, biasDesc, nhwcDst, win.strides, win.dilations, win.padL, win.padR);
-            const dnnl::convolution_forward::primitive_desc pd(d, attr, engine());
+            dnnl::primitive_attr withPost = attr;
+            if (post)
+                withPost.set_post_ops(post->ops);
+            const dnnl::convolution_forward::primitive_desc pd(d, withPost, engine());
             args[0].second = pd.src_desc();
             args[1].second = pd.weights_desc();
             args[2].second = pd.dst_desc();
@@ -498,7 +510,7 @@ std::shared_ptr<const Primitive> convPrimitive(const KernelCall& c, bool transpo
             biasDesc, dst, win.strides, win.dilations, win.padL, win.padR);
         return finish<dnnl::convolution_forward::primitive_desc, dnnl::convolution_forward>(
             dnnl::convolution_forward::primitive_desc(d, attr, engine()), std::move(args));
-    });
+    }, post == nullptr);
 }
 
 std::vector<void*> convData(const KernelCall& c)
@@ -617,6 +629,50 @@ bool onednnConvTranspose(const KernelCall& call)
 {
     const auto p = primitiveFor(call);
     return p && execute(call, *p, convData(call));
+}
+
+bool onednnConvChain(const std::vector<const KernelCall*>& calls)
+{
+    if (calls.size() < 2 || cpuKernels() != CpuKernels::OneDnn || !cpuChannelsLast())
+        return false;
+    const KernelCall& conv = *calls[0];
+    if (!conv.op || conv.op->type != "Conv" || !(conv.op->domain.empty() || conv.op->domain == "ai.onnx") || conv.out.size() != 1
+        || conv.out[0].rank() != 4)
+        return false;
+    PostOps post;
+    const std::byte* previous = conv.out[0].data;
+    for (std::size_t i = 1; i < calls.size(); ++i) {
+        const KernelCall& c = *calls[i];
+        if (!c.op || !(c.op->domain.empty() || c.op->domain == "ai.onnx") || c.out.size() != 1 || c.out[0].shape != conv.out[0].shape
+            || c.out[0].dtype != DType::Float32)
+            return false;
+        dnnl::algorithm algorithm {};
+        float alpha = 0, beta = 0;
+        if (c.in.size() >= 1 && c.in[0].data == previous && c.in[0].shape == c.out[0].shape && eltwiseAlgorithm(c, algorithm, alpha, beta)) {
+            post.ops.append_eltwise(1.0f, algorithm, alpha, beta);
+            std::int32_t a, b;
+            std::memcpy(&a, &alpha, sizeof a);
+            std::memcpy(&b, &beta, sizeof b);
+            post.key.insert(post.key.end(), { 1, std::int64_t(algorithm), a, b });
+        } else
+            return false;
+        previous = c.out[0].data;
+    }
+    KernelCall chain = conv;
+    chain.out = { calls.back()->out[0] };
+    const auto& y = chain.out[0];
+    // The result must not be one of the operands it is computed from (an in-place strategy's reuse).
+    for (const auto* v : { &conv.in[0], &conv.in[1] })
+        if (v->data == y.data)
+            return false;
+    if (!floatConv(chain))
+        return false;
+    const auto p = convPrimitive(chain, false, &post);
+    // The group's planned workspace holds what its Conv alone asks for: a chain asking more runs op by op.
+    const auto alone = primitiveFor(conv);
+    if (!p || !alone || p->workspaceBytes > alone->workspaceBytes)
+        return false;
+    return execute(chain, *p, convData(chain));
 }
 
 bool onednnMatMul(const KernelCall& call)

@@ -58,6 +58,17 @@ bool onednnChannelsLast(const KernelCall& call);
 // Runs the call on oneDNN; false (nothing written) when oneDNN does not take it. The scratchpad is
 // call.workspace when that holds onednnScratchpadBytes, else kernel scratch.
 bool onednnConv(const KernelCall& call);
+
+// A fused op's body that is a 2-D Conv followed by activations (Relu, LeakyRelu, Sigmoid, Tanh,
+// HardSwish, Clip), each reading the one before: run as one N,H,W,C convolution with oneDNN eltwise
+// post-ops, writing the last call's output (the intermediate outputs are not written). The same bits
+// as the calls one by one (the same convolution, the activations applied to its float results).
+// False, writing nothing, when the body is not such a chain, its output is not stored N,H,W,C, the
+// chain would need more workspace than its Conv alone (what the plan holds), or oneDNN does not take
+// it: the calls then run one by one. A residual Add is not a post-op here: oneDNN's binary post-op
+// rounds differently from the Add alone (measured on example:cnn), which would break fusion's
+// bit-identical outputs.
+bool onednnConvChain(const std::vector<const KernelCall*>& calls);
 bool onednnConvTranspose(const KernelCall& call);
 bool onednnMatMul(const KernelCall& call);
 bool onednnGemm(const KernelCall& call);

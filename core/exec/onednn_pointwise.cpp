@@ -61,8 +61,10 @@ bool scalarInput(const KernelCall& c, std::size_t slot, float fallback, float& v
     return true;
 }
 
+} // namespace
+
 // Unary activations: algorithm, alpha and beta as oneDNN defines them for the ONNX op.
-bool eltwiseOf(const KernelCall& c, dnnl::algorithm& algorithm, float& alpha, float& beta)
+bool onednn_detail::eltwiseAlgorithm(const KernelCall& c, dnnl::algorithm& algorithm, float& alpha, float& beta)
 {
     const auto& type = c.op->type;
     alpha = 0;
@@ -96,12 +98,14 @@ bool eltwiseOf(const KernelCall& c, dnnl::algorithm& algorithm, float& alpha, fl
     return true;
 }
 
+namespace {
+
 bool runEltwise(const KernelCall& c)
 {
     dnnl::algorithm algorithm {};
     float alpha = 0, beta = 0;
     if (c.out.size() != 1 || c.in[0].shape != c.out[0].shape || c.in[0].channelsLast != c.out[0].channelsLast
-        || !eltwiseOf(c, algorithm, alpha, beta))
+        || !eltwiseAlgorithm(c, algorithm, alpha, beta))
         return false;
     const dims shape = shapeOf(c.out[0]);
     const auto bits = [](float v) {

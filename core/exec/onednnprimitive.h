@@ -61,12 +61,24 @@ struct Primitive {
 };
 using MakePrimitive = std::function<std::shared_ptr<const Primitive>(const dnnl::primitive_attr& attr)>;
 
+// A unary activation's oneDNN algorithm, alpha and beta (Relu, LeakyRelu, Sigmoid, Tanh, HardSwish,
+// Clip with its bounds known); false for any other op.
+bool eltwiseAlgorithm(const KernelCall& c, dnnl::algorithm& algorithm, float& alpha, float& beta);
+
+// Operations oneDNN applies to a convolution's result before it is stored (a fused group's
+// activations), and their part of the cache key.
+struct PostOps {
+    dnnl::post_ops ops;
+    std::vector<std::int64_t> key;
+};
+
 dnnl::engine& engine();
 // The cache key of a configuration: its kind, shapes and numbers, and the thread count.
 std::string key(const char* kind, const std::vector<dims>& shapes, const std::vector<std::int64_t>& attrs);
 // The cached primitive for key `k`, made by `make` (with user scratchpad mode) on first use; null when
 // oneDNN refuses the configuration (remembered, and noted for the op of `c`).
-std::shared_ptr<const Primitive> cached(const KernelCall& c, const std::string& k, const MakePrimitive& make);
+// `noteRefusal` false: a refusal leaves no note (the caller has another way to run the call).
+std::shared_ptr<const Primitive> cached(const KernelCall& c, const std::string& k, const MakePrimitive& make, bool noteRefusal = true);
 // Runs `p` over `data` (one pointer per argument but the scratchpad, in p.args' order); false, with
 // a note, when oneDNN fails inside.
 bool execute(const KernelCall& c, const Primitive& p, const std::vector<void*>& data);

@@ -2,6 +2,8 @@
 // SPDX-FileCopyrightText: MemPlan authors
 #include "exec/opcall.h"
 
+#include "exec/onednn.h"
+
 #include "cost/opcost.h"
 #include "planners/planner.h"
 
@@ -592,6 +594,14 @@ bool runPrepared(const Graph& g, const PreparedCall& p, const RunOptions& option
 {
     if (p.body.empty())
         return runOne(g, p, options);
+    // Conv + activations / residual Adds: one convolution with post-ops when oneDNN takes it.
+    if (std::all_of(p.body.begin(), p.body.end(), [](const PreparedCall& part) { return part.kernel && !part.constant && !part.fill; })) {
+        std::vector<const KernelCall*> calls;
+        for (const auto& part : p.body)
+            calls.push_back(&part.call);
+        if (onednnConvChain(calls))
+            return true;
+    }
     bool all = true;
     for (const auto& part : p.body)
         all = runOne(g, part, options) && all;
