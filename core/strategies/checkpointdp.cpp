@@ -76,15 +76,20 @@ Bytes CheckpointChain::skipBytes(Step last, Step c) const
     return held;
 }
 
-CheckpointChoice checkpointModel(const CheckpointChain& chain, std::vector<Step> checkpoints)
+std::vector<Step> withForcedCheckpoints(const CheckpointChain& chain, std::vector<Step> checkpoints)
 {
-    // A forced step before the last checkpoint is one; after it, it is in the tail, which stays anyway.
     const Step last = checkpoints.empty() ? -1 : *std::max_element(checkpoints.begin(), checkpoints.end());
     for (Step s = 0; s < last; ++s)
         if (chain.forced[std::size_t(s)])
             checkpoints.push_back(s);
     std::sort(checkpoints.begin(), checkpoints.end());
     checkpoints.erase(std::unique(checkpoints.begin(), checkpoints.end()), checkpoints.end());
+    return checkpoints;
+}
+
+CheckpointChoice checkpointModel(const CheckpointChain& chain, std::vector<Step> checkpoints)
+{
+    checkpoints = withForcedCheckpoints(chain, std::move(checkpoints));
     CheckpointChoice choice;
     Bytes prefix = 0;
     Step previous = -1;

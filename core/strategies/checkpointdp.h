@@ -57,6 +57,10 @@ struct CheckpointChoice {
     double modelSeconds = 0;
 };
 
+// `checkpoints` ascending and unique, with the forced steps before the last added: a forced step
+// before the last checkpoint is one; after it, it is in the tail, which stays anyway.
+std::vector<Step> withForcedCheckpoints(const CheckpointChain& chain, std::vector<Step> checkpoints);
+
 // The model's peak and recompute seconds of a set of checkpoints (forced steps before its last are added).
 CheckpointChoice checkpointModel(const CheckpointChain& chain, std::vector<Step> checkpoints);
 

@@ -54,13 +54,7 @@ std::string inconsistency(const CheckpointChain& chain)
 std::vector<Step> canonical(const CheckpointChain& chain, std::vector<Step> checkpoints)
 {
     std::erase_if(checkpoints, [&](Step s) { return s < 0 || s >= chain.steps(); });
-    const Step last = checkpoints.empty() ? -1 : *std::max_element(checkpoints.begin(), checkpoints.end());
-    for (Step s = 0; s < last; ++s)
-        if (chain.forced[std::size_t(s)])
-            checkpoints.push_back(s);
-    std::sort(checkpoints.begin(), checkpoints.end());
-    checkpoints.erase(std::unique(checkpoints.begin(), checkpoints.end()), checkpoints.end());
-    return checkpoints;
+    return withForcedCheckpoints(chain, std::move(checkpoints));
 }
 
 // Per skip tensor, the index of the first segment (segment i closes at checkpoints[i]) at whose re-run
