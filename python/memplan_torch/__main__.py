@@ -28,6 +28,10 @@ def _parse(argv):
         s.add_argument("--training", action="store_true", help="a training step (forward, backward) instead of inference")
         s.add_argument("--optimizer", choices=("sgd", "adam"), help="with --training: add the optimizer step")
         s.add_argument("--out", metavar="FILE", required=True, help="the JSON file to write")
+        if name == "capture":
+            s.add_argument("--shapes-only", action="store_true",
+                           help="trace on PyTorch's meta device: the same ops and sizes as a real run, without "
+                                "computing or allocating them (a step too large or too slow for this machine)")
     args = p.parse_args(argv)
     if not args.model:
         p.error("give a model: --torchvision NAME or --model gpt-small")
@@ -61,7 +65,8 @@ def main(argv=None):
     from . import models
     from .capture import CaptureError, capture
     try:
-        model, inputs, loss_fn = models.build(args.model, args.batch, args.input_shape, args.seq_len)
+        model, inputs, loss_fn = models.build(args.model, args.batch, args.input_shape, args.seq_len,
+                                              device="meta" if getattr(args, "shapes_only", False) else None)
     except ValueError as e:
         print(f"memplan_torch: {e}", file=sys.stderr)
         return 2
@@ -72,7 +77,8 @@ def main(argv=None):
         try:
             start = time.time()
             graph = capture(model, inputs, loss_fn=loss_fn if args.training else None, optimizer=optimizer,
-                            path=args.out, training=args.training, name=args.model, metadata={"batch": args.batch})
+                            path=args.out, training=args.training, name=args.model,
+                            metadata={"batch": args.batch, **({"traced": "shapes only (meta device)"} if args.shapes_only else {})})
         except CaptureError as e:
             print(f"memplan_torch: {e}", file=sys.stderr)
             return 1

@@ -177,6 +177,35 @@ def capture(model, example_inputs, loss_fn=None, optimizer=None, path=None, trai
     return graph
 
 
+_META_LIBRARY = None
+
+
+def enable_meta_tracing():
+    """Lets a step run on PyTorch's meta device (shapes, no data) where this PyTorch lacks a meta
+    kernel the capture needs: convolution_backward (torch 1.13 has none; its gradients have the
+    shapes of the convolution's input, weight and bias). Idempotent; left alone where PyTorch has one."""
+    global _META_LIBRARY
+    if _META_LIBRARY is not None:
+        return
+    probe = torch.empty(1, 1, 3, 3, device="meta")
+    try:
+        torch.ops.aten.convolution_backward(probe, probe, probe, [1], [1, 1], [0, 0], [1, 1], False, [0, 0], 1,
+                                            [True, True, True])
+        _META_LIBRARY = False
+        return
+    except (NotImplementedError, RuntimeError):
+        pass
+    _META_LIBRARY = torch.library.Library("aten", "IMPL", "Meta")
+
+    def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
+                             output_padding, groups, output_mask):
+        return (input.new_empty(input.shape) if output_mask[0] else None,
+                weight.new_empty(weight.shape) if output_mask[1] else None,
+                grad_output.new_empty(bias_sizes) if output_mask[2] and bias_sizes is not None else None)
+
+    _META_LIBRARY.impl("convolution_backward", convolution_backward)
+
+
 def _functional(model, names, inputs_count):
     try:
         from torch.func import functional_call  # torch 2.x

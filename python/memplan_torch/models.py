@@ -62,14 +62,20 @@ class SmallGPT(nn.Module):
         return self.head(self.ln(x))
 
 
-def build(name, batch, input_shape=None, seq_len=128):
+def build(name, batch, input_shape=None, seq_len=128, device=None):
     """(model, example inputs, loss_fn) for a torchvision name or gpt-small. The loss is cross
-    entropy against random labels (per token for gpt-small)."""
+    entropy against random labels (per token for gpt-small). device: where the model and inputs go
+    ("meta": shapes only, for capture.enable_meta_tracing); None leaves them on the CPU."""
     torch.manual_seed(0)
+    if device == "meta":
+        from .capture import enable_meta_tracing
+        enable_meta_tracing()
     if name == "gpt-small":
         model = SmallGPT(context=max(seq_len, 1))
         tokens = torch.randint(0, 8192, (batch, seq_len))
         targets = torch.randint(0, 8192, (batch, seq_len))
+        if device is not None:
+            model, tokens, targets = model.to(device), tokens.to(device), targets.to(device)
         return model, (tokens,), lambda logits: F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
     import torchvision
     factory = getattr(torchvision.models, name, None)
@@ -79,6 +85,8 @@ def build(name, batch, input_shape=None, seq_len=128):
     model = factory(weights=None) if "weights" in factory.__code__.co_varnames else factory()
     shape = tuple(input_shape) if input_shape else (3, 224, 224)
     x = torch.randn(batch, *shape)
+    if device is not None:
+        model, x = model.to(device), x.to(device)
     labels = None
 
     def loss(out):
@@ -86,7 +94,7 @@ def build(name, batch, input_shape=None, seq_len=128):
         logits = out["out"] if isinstance(out, dict) else out[0] if isinstance(out, tuple) else out
         if labels is None:
             g = torch.Generator().manual_seed(1)
-            labels = torch.randint(0, logits.shape[1], (logits.shape[0],) + tuple(logits.shape[2:]), generator=g)
+            labels = torch.randint(0, logits.shape[1], (logits.shape[0],) + tuple(logits.shape[2:]), generator=g).to(logits.device)
         return F.cross_entropy(logits, labels)
 
     return model, (x,), loss

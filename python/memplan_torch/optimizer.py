@@ -16,7 +16,10 @@ from .graphjson import TensorMeta, apply_call, dtype_name
 
 
 def storage_address(t):
-    """The address of t's storage (the same for every view of it); 0 for an empty one."""
+    """The address of t's storage (the same for every view of it); 0 for an empty one. A meta
+    tensor (a capture with --shapes-only) has no data: its storage object's address stands in."""
+    if t.device.type == "meta":
+        return t.storage()._cdata
     if hasattr(t, "untyped_storage"):
         return t.untyped_storage().data_ptr()
     return t.storage().data_ptr()

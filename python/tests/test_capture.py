@@ -180,6 +180,27 @@ class CaptureTest(unittest.TestCase):
             capture(MLP(), (torch.randn(2, 16), 3))
         self.assertIn("example_inputs must be tensors", str(e.exception))
 
+    def test_shapes_only_capture_is_the_real_one(self):
+        # The meta device runs no kernel: the graph must still be the one a real run records, op
+        # for op and byte for byte (convolution_backward's meta kernel, the optimizer's storages).
+        with tempfile.TemporaryDirectory() as d:
+            for model in ("resnet18", "gpt-small"):
+                out = {}
+                for shapes_only in (False, True):
+                    path = os.path.join(d, f"{model}-{shapes_only}.json")
+                    args = [sys.executable, "-m", "memplan_torch", "capture", "--model", model, "--batch", "2",
+                            "--input-shape", "3,64,64", "--seq-len", "16", "--training", "--optimizer", "sgd", "--out", path]
+                    r = subprocess.run(args + (["--shapes-only"] if shapes_only else []), capture_output=True, text=True)
+                    self.assertEqual(r.returncode, 0, r.stderr)
+                    with open(path) as f:
+                        out[shapes_only] = json.load(f)
+                real, meta = out[False], out[True]
+                self.assertEqual(meta["capture"].pop("traced"), "shapes only (meta device)")
+                self.assertGreater(sum(op["phase"] == "optimizer" for op in meta["ops"]), 0, model)
+                self.assertTrue(any(op["type"] == "convolution_backward" for op in meta["ops"]) or model != "resnet18")
+                for key in ("tensors", "ops", "inputs", "outputs", "capture"):
+                    self.assertEqual(real[key], meta[key], (model, key))
+
     def test_command_line_refuses_unknown_model(self):
         r = subprocess.run([sys.executable, "-m", "memplan_torch", "capture", "--model", "no_such_net", "--out", "x.json"],
                            capture_output=True, text=True)
