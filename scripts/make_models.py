@@ -84,6 +84,13 @@ MODELS = [
     ("fasterrcnn_320",     "fasterrcnn_mobilenet_v3_large_320_fpn", (1, 3, 320, 320), False, False),
 ]
 
+# Exported only when named with --only (not by the test setup): models the inference table of
+# docs/BENCHMARKS.md measures against ONNX Runtime beside the test models.
+EXTRA_MODELS = [
+    ("deeplabv3_mobilenet_v3_large", "deeplabv3_mobilenet_v3_large", (1, 3, 520, 520), False, False),
+    ("lraspp_mobilenet_v3_large",    "lraspp_mobilenet_v3_large",    (1, 3, 520, 520), False, False),
+]
+
 # Output names where a model has more than one output.
 OUTPUT_NAMES = {"gpt_decoder": ["output", "next_token"], "ssdlite320": ["boxes", "scores", "labels"],
                 "fasterrcnn_320": ["boxes", "scores", "labels"]}
@@ -388,13 +395,16 @@ def build(ctor_name):
     if ctor is None:
         ctor = getattr(torchvision.models.video, ctor_name)
     kwargs = {"weights": None}
-    if ctor_name.startswith("deeplab"):
+    segmentation = ctor_name.startswith("deeplab") or ctor_name.startswith("lraspp")
+    if segmentation:
         # No backbone download, no auxiliary head: one output named "output".
-        kwargs.update(weights_backbone=None, aux_loss=False)
+        kwargs.update(weights_backbone=None)
+        if ctor_name.startswith("deeplab"):
+            kwargs.update(aux_loss=False)
     net = ctor(**kwargs).eval()
-    if ctor_name.startswith("deeplab"):
+    if segmentation:
         class OutOnly(torch.nn.Module):
-            """DeepLab returns {'out': tensor}; export the tensor alone."""
+            """DeepLab and LR-ASPP return {'out': tensor}; export the tensor alone."""
 
             def __init__(self, inner):
                 super().__init__()
@@ -533,8 +543,11 @@ def main(argv):
     names = [m[0] for m in MODELS]
     if args.list:
         print("\n".join(names))
+        print("\n".join(m[0] + " (only with --only)" for m in EXTRA_MODELS))
         return 0
     wanted = set(filter(None, args.only.split(",")))
+    everything = MODELS + [m for m in EXTRA_MODELS if m[0] in wanted]
+    names = [m[0] for m in everything]
     unknown = wanted - set(names)
     if unknown:
         log(f"make_models: unknown model(s): {', '.join(sorted(unknown))}; "
@@ -545,13 +558,14 @@ def main(argv):
     os.makedirs(outdir, exist_ok=True)
     remove_stale_temporaries(outdir)
 
-    valid = {m[0]: is_valid(outdir, m[0], m[4]) for m in MODELS}
-    selected = [m for m in MODELS if not wanted or m[0] in wanted]
+    valid = {m[0]: is_valid(outdir, m[0], m[4]) for m in everything}
+    selected = [m for m in everything if not wanted or m[0] in wanted]
     todo = [m for m in selected if args.force or not valid[m[0]]]
 
     def manifest():
         # Only models that are complete on disk are listed.
-        write_manifest(outdir, [n for n in names if valid[n]])
+        # The test models only: the tests read the manifest.
+        write_manifest(outdir, [m[0] for m in MODELS if valid[m[0]]])
 
     if not todo:
         manifest()

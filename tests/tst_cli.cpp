@@ -213,6 +213,31 @@ private slots:
         QVERIFY(run.err.contains(QStringLiteral("--csv")));
     }
 
+    // Control flow through the command line: the weights line counts the graphs' weights, and a
+    // --graph-json export keeps the graphs, so it plans the same subgraphs as the ONNX file.
+    void controlFlowWeightsAndGraphJson()
+    {
+        const QString node = QStringLiteral("/usr/share/libonnx-testdata/data/node/");
+        if (!QFile::exists(node + QStringLiteral("test_if/model.onnx")))
+            QSKIP("libonnx-testdata is not installed");
+        const auto ifModel = memplan({ QStringLiteral("plan"), node + QStringLiteral("test_if/model.onnx") });
+        QVERIFY2(ifModel.exitCode == 0, qPrintable(ifModel.err));
+        QVERIFY2(ifModel.out.contains(QStringLiteral("weights          40 B in 2 tensors (outside the arena), all in control-flow graphs\n")),
+            qPrintable(ifModel.out));
+        QTemporaryDir dir;
+        const auto json = dir.filePath(QStringLiteral("scan.json"));
+        const auto scan = node + QStringLiteral("test_scan9_sum/model.onnx");
+        auto run = memplan({ QStringLiteral("export"), scan, QStringLiteral("--graph-json"), json });
+        QVERIFY2(run.exitCode == 0, qPrintable(run.err));
+        const auto fromOnnx = memplan({ QStringLiteral("plan"), scan });
+        const auto fromJson = memplan({ QStringLiteral("plan"), json });
+        QVERIFY2(fromJson.exitCode == 0, qPrintable(fromJson.err));
+        auto subgraphs = [](const QString& report) { return report.mid(report.indexOf(QStringLiteral("subgraphs")), 400); };
+        QVERIFY2(subgraphs(fromOnnx.out).contains(QStringLiteral("Scan 'Scan_0' body (step 0): 2 steps, 4 tensors, arena 768 B")),
+            qPrintable(fromOnnx.out));
+        QCOMPARE(subgraphs(fromJson.out), subgraphs(fromOnnx.out));
+    }
+
     // The predicted latency: the schedule's roofline bound on the --profile, in the table (with the
     // measured median's multiple of it) when --profile is given on the CPU, always in the JSON.
     void runReportsRooflineBound()

@@ -233,10 +233,14 @@ OrderedJson captureJson(const std::map<std::string, std::string>& capture)
 
 class Parser {
 public:
-    Parser(const std::string& text, const std::string& source, const ShapeBindings& bindings)
+    // body: the graph is a control-flow op's (Op::bodies, read from its op's "bodies"): it may have
+    // no ops, and its ops list only the inputs it defines (outer values are not its tensors), so the
+    // ONNX shape rules, which want every input, are not checked on it.
+    Parser(const std::string& text, const std::string& source, const ShapeBindings& bindings, bool body = false)
         : m_text(text)
         , m_source(source)
         , m_bindings(bindings)
+        , m_body(body)
     {
     }
 
@@ -252,6 +256,11 @@ public:
             return makeError(ErrorCode::InvalidModel, m_source + ": invalid JSON: " + parseErrorDetail(e.what()));
         }
         m_lines = LineScanner(m_text).scan();
+        return parseRoot(root);
+    }
+
+    Expected<Graph> parseRoot(const json& root)
+    {
         if (!root.is_object())
             return fail(1, "the file", std::string("expected a JSON object { \"tensors\": [...], \"ops\": [...] }, found ") + typeName(root));
         for (const auto& [key, value] : root.items())
@@ -305,7 +314,7 @@ public:
             if (auto status = parseTensor(tensors[i], i); !status)
                 return status.error();
 
-        if (!root.contains("ops") || !root["ops"].is_array() || root["ops"].empty())
+        if (!root.contains("ops") || !root["ops"].is_array() || (root["ops"].empty() && !m_body))
             return fail(m_lines.line("ops"), "ops", "the graph needs a non-empty list of ops under \"ops\"");
         const auto& ops = root["ops"];
         m_producer.assign(m_graph.tensors.size(), -1);
@@ -322,8 +331,9 @@ public:
                 return makeError(ErrorCode::InvalidArgument,
                     m_source + ": --input-shape names " + quote(name) + ", which is not a graph input" + inputList());
         }
-        if (auto status = checkOps(); !status)
-            return status.error();
+        if (!m_body)
+            if (auto status = checkOps(); !status)
+                return status.error();
         return std::move(m_graph);
     }
 
@@ -593,9 +603,9 @@ private:
         }
         for (const auto& [key, value] : entry.items())
             if (key != "name" && key != "type" && key != "domain" && key != "inputs" && key != "outputs" && key != "captured"
-                && key != "attributes" && key != "module" && key != "phase" && key != "comment")
+                && key != "attributes" && key != "module" && key != "phase" && key != "bodies" && key != "comment")
                 return fail(line, where,
-                    "unknown field " + quote(key) + " (expected name, type, domain, inputs, outputs, captured, attributes, module, phase)");
+                    "unknown field " + quote(key) + " (expected name, type, domain, inputs, outputs, captured, attributes, module, phase, bodies)");
         if (!entry.contains("type") || !entry["type"].is_string() || entry["type"].get<std::string>().empty())
             return fail(line, where, "every op needs a non-empty string \"type\" (e.g. \"Conv\")");
         op.type = entry["type"].get<std::string>();
@@ -642,7 +652,35 @@ private:
                 op.attributes.emplace(key, std::move(*attribute));
             }
         }
+        if (auto s = parseBodies(entry, line, where, op.bodies); !s)
+            return s;
         m_graph.ops.push_back(std::move(op));
+        return {};
+    }
+
+    // An op's "bodies": [{"attribute": "then_branch", "graph": { a JSON graph }}, ...], each parsed
+    // as a graph of its own; its errors name this file, the op's line and the body.
+    Status parseBodies(const json& entry, int line, const std::string& where, std::vector<OpBody>& bodies) const
+    {
+        if (!entry.contains("bodies"))
+            return {};
+        const auto& list = entry["bodies"];
+        if (!list.is_array())
+            return fail(line, where, "\"bodies\" must be a list of {\"attribute\": NAME, \"graph\": {...}}");
+        for (std::size_t k = 0; k < list.size(); ++k) {
+            const auto& body = list[k];
+            if (!body.is_object() || !body.contains("attribute") || !body["attribute"].is_string()
+                || body["attribute"].get<std::string>().empty() || !body.contains("graph") || !body["graph"].is_object())
+                return fail(line, where, "bodies[" + std::to_string(k) + "]: expected {\"attribute\": NAME, \"graph\": {...}}");
+            const auto attribute = body["attribute"].get<std::string>();
+            static const std::string noText;
+            static const ShapeBindings noBindings;
+            const std::string source = m_source + (line > 0 ? ":" + std::to_string(line) : std::string()) + ": " + where + " body " + quote(attribute);
+            auto graph = Parser(noText, source, noBindings, true).parseRoot(body["graph"]);
+            if (!graph)
+                return graph.error();
+            bodies.push_back(OpBody { attribute, std::make_shared<const Graph>(std::move(*graph)) });
+        }
         return {};
     }
 
@@ -709,6 +747,7 @@ private:
     const std::string& m_text;
     const std::string& m_source;
     const ShapeBindings& m_bindings;
+    bool m_body = false;
     LineIndex m_lines;
     Graph m_graph;
     std::unordered_map<std::string, std::size_t> m_tensorIndex;
@@ -842,6 +881,12 @@ std::string exportJsonGraph(const Graph& graph)
             entry["module"] = op.module;
         if (!op.phase.empty())
             entry["phase"] = op.phase;
+        if (!op.bodies.empty()) { // each graph as the same format, nested (on the op's line)
+            auto bodies = OrderedJson::array();
+            for (const auto& body : op.bodies)
+                bodies.push_back(OrderedJson { { "attribute", body.attribute }, { "graph", OrderedJson::parse(exportJsonGraph(*body.graph)) } });
+            entry["bodies"] = std::move(bodies);
+        }
         out += (i ? ",\n    " : "\n    ") + dumpLine(entry);
     }
     out += "\n  ],\n  \"inputs\": " + dumpLine(names(graph.inputs)) + ",\n  \"outputs\": " + dumpLine(names(graph.outputs));

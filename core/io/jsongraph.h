@@ -24,8 +24,10 @@ namespace core {
 // a list even with one element). "opsets": the ONNX operator set per domain the ops follow, as in
 // {"": 11} (an export to ONNX writes them). A tensor may also state "sequence", "list_exact" and
 // "optional" (true or false, as Tensor's flags), "values" (the contents of a small integer constant
-// or of a graph input given by file) and "items" (a sequence input's element shapes). Errors name
-// the file, line and entry.
+// or of a graph input given by file) and "items" (a sequence input's element shapes). A control-flow
+// op's graphs (Op::bodies) are its "bodies": [{"attribute": "then_branch", "graph": {...}}], each
+// graph in this format (ops may be empty; ONNX's shape rules are not checked in them, since their ops
+// list only the inputs the graph defines). Errors name the file, line and entry.
 // exportJsonGraph writes this format; parsing its output gives back the same graph.
 Expected<Graph> parseJsonGraph(const std::string& text, const std::string& source, const ShapeBindings& bindings = {});
 Expected<Graph> importJsonGraph(const std::filesystem::path& file, const ShapeBindings& bindings = {});

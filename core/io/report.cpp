@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <set>
 
 namespace core {
@@ -72,6 +73,18 @@ void nestedLines(std::string& text, const std::vector<NestedPlan>& plans, int de
                     : std::string())
             + "\n";
         nestedLines(text, n.built.nested, depth + 1);
+    }
+}
+
+// Adds the regions of every graph in `plans` (nested ones too) by region name: bytes and tensors.
+void addNestedRegions(const std::vector<NestedPlan>& plans, std::map<std::string, std::pair<Bytes, int>>& totals)
+{
+    for (const auto& n : plans) {
+        for (const auto& region : n.built.regions) {
+            totals[region.name].first += region.size;
+            totals[region.name].second += region.tensorCount;
+        }
+        addNestedRegions(n.built.nested, totals);
     }
 }
 
@@ -174,9 +187,29 @@ std::string formatReport(const Workload& workload, const Plan& plan, int topAtPe
         text += printf("%-16s %d op workspace buffers, %s in all, largest %s (planned in the arena)\n", "workspaces", w.count,
             formatBytes(w.bytes).c_str(), formatBytes(w.largest).c_str());
     }
+    // A control-flow op's graphs hold weights of their own (an If's branches both load, as a runtime
+    // loads every initializer): counted beside the outer graph's, so the line is the model's total.
+    std::map<std::string, std::pair<Bytes, int>> inBodies;
+    addNestedRegions(workload.nested, inBodies);
+    auto regionLine = [&](const std::string& name, Bytes size, int tensors) {
+        const auto body = inBodies.find(name);
+        if (body == inBodies.end() || body->second.second == 0) {
+            text += printf("%-16s %s in %d tensors (outside the arena)\n", printable(name).c_str(), formatBytes(size).c_str(), tensors);
+            return;
+        }
+        if (tensors == 0)
+            text += printf("%-16s %s in %d tensors (outside the arena), all in control-flow graphs\n", printable(name).c_str(),
+                formatBytes(body->second.first).c_str(), body->second.second);
+        else
+            text += printf("%-16s %s in %d tensors (outside the arena): %s in %d tensors of the graph, %s in %d of control-flow graphs\n",
+                printable(name).c_str(), formatBytes(size + body->second.first).c_str(), tensors + body->second.second,
+                formatBytes(size).c_str(), tensors, formatBytes(body->second.first).c_str(), body->second.second);
+        inBodies.erase(body);
+    };
     for (const auto& region : workload.regions)
-        text += printf("%-16s %s in %d tensors (outside the arena)\n", printable(region.name).c_str(), formatBytes(region.size).c_str(),
-            region.tensorCount);
+        regionLine(region.name, region.size, region.tensorCount);
+    for (const auto& [name, total] : std::map(inBodies))
+        regionLine(name, 0, 0);
     if (!workload.nested.empty()) {
         std::set<std::string> ops;
         for (const auto& n : workload.nested)
