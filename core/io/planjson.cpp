@@ -74,6 +74,26 @@ void capturedFields(const Workload& workload, Field& field)
     field("cost_unknown", OrderedJson { { "ops", unknown.ops }, { "types", unknown.types } });
 }
 
+// Buffer i of `problem` as the plan JSON lists it: its lifetime, size, offset under `plan`, tensors
+// and, for an op's workspace, the op (bufferOp, graph may be null).
+OrderedJson bufferJson(const PlanProblem& problem, const Plan& plan, std::size_t i, const std::vector<OpIndex>& bufferOp, const Graph* graph)
+{
+    const auto& buffer = problem.buffers[i];
+    OrderedJson entry;
+    entry["name"] = buffer.name;
+    entry["kind"] = std::string(kindName(buffer.kind));
+    entry["start"] = buffer.lifetime.start;
+    entry["end"] = buffer.lifetime.end;
+    entry["size_bytes"] = buffer.size;
+    entry["offset"] = i < plan.offsets.size() ? OrderedJson(plan.offsets[i]) : OrderedJson(nullptr);
+    entry["tensors"] = buffer.tensors;
+    if (!buffer.tensorOffsets.empty())
+        entry["tensor_offsets"] = buffer.tensorOffsets; // bytes into the buffer, per tensor (in-place Concat inputs)
+    if (graph && i < bufferOp.size() && bufferOp[i] >= 0 && std::size_t(bufferOp[i]) < graph->ops.size())
+        entry["op"] = graph->ops[std::size_t(bufferOp[i])].name; // an op's workspace
+    return entry;
+}
+
 // The graphs of control-flow ops planned inside them (Workload::nested), each with its own buffers,
 // offsets and regions, and the graphs nested in it under "subgraphs".
 OrderedJson subgraphsJson(const std::vector<NestedPlan>& plans)
@@ -93,20 +113,8 @@ OrderedJson subgraphsJson(const std::vector<NestedPlan>& plans)
         entry["lower_bound_bytes"] = lowerBound(problem);
         entry["reserved"] = n.decides;
         auto buffers = OrderedJson::array();
-        for (std::size_t i = 0; i < problem.buffers.size(); ++i) {
-            const auto& buffer = problem.buffers[i];
-            OrderedJson b;
-            b["name"] = buffer.name;
-            b["kind"] = std::string(kindName(buffer.kind));
-            b["start"] = buffer.lifetime.start;
-            b["end"] = buffer.lifetime.end;
-            b["size_bytes"] = buffer.size;
-            b["offset"] = i < n.plan.offsets.size() ? OrderedJson(n.plan.offsets[i]) : OrderedJson(nullptr);
-            b["tensors"] = buffer.tensors;
-            if (i < n.built.bufferOp.size() && n.built.bufferOp[i] >= 0)
-                b["op"] = n.graph->ops[std::size_t(n.built.bufferOp[i])].name;
-            buffers.push_back(std::move(b));
-        }
+        for (std::size_t i = 0; i < problem.buffers.size(); ++i)
+            buffers.push_back(bufferJson(problem, n.plan, i, n.built.bufferOp, n.graph.get()));
         entry["buffers"] = std::move(buffers);
         auto regions = OrderedJson::array();
         for (const auto& region : n.built.regions)
@@ -138,23 +146,8 @@ std::string exportPlanJson(const Workload& workload, const Plan& plan)
     field("lower_bound_bytes", lower);
 
     out += "  \"buffers\": [";
-    for (std::size_t i = 0; i < problem.buffers.size(); ++i) {
-        const auto& buffer = problem.buffers[i];
-        OrderedJson entry;
-        entry["name"] = buffer.name;
-        entry["kind"] = std::string(kindName(buffer.kind));
-        entry["start"] = buffer.lifetime.start;
-        entry["end"] = buffer.lifetime.end;
-        entry["size_bytes"] = buffer.size;
-        entry["offset"] = i < plan.offsets.size() ? OrderedJson(plan.offsets[i]) : OrderedJson(nullptr);
-        entry["tensors"] = buffer.tensors;
-        if (!buffer.tensorOffsets.empty())
-            entry["tensor_offsets"] = buffer.tensorOffsets; // bytes into the buffer, per tensor (in-place Concat inputs)
-        if (i < workload.bufferOp.size() && workload.bufferOp[i] >= 0 && workload.graph
-            && std::size_t(workload.bufferOp[i]) < workload.graph->ops.size())
-            entry["op"] = workload.graph->ops[std::size_t(workload.bufferOp[i])].name; // an op's workspace
-        out += (i ? ",\n    " : "\n    ") + dump(entry);
-    }
+    for (std::size_t i = 0; i < problem.buffers.size(); ++i)
+        out += (i ? ",\n    " : "\n    ") + dump(bufferJson(problem, plan, i, workload.bufferOp, workload.graph ? &*workload.graph : nullptr));
     out += problem.buffers.empty() ? "],\n" : "\n  ],\n";
 
     out += "  \"regions\": [";
