@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <optional>
 #include <unordered_set>
 
 namespace core::onnxdetail {
@@ -191,30 +192,52 @@ ValueFacts scalar(int elemType, std::int64_t v)
     return f;
 }
 
+bool knownScalar(const ValueFacts* f) { return f && f->value && !f->value->isReal() && f->value->count() == 1; }
+
+// What unrolling a Loop at import starts from: its body, its trip count and its carried values'
+// initial facts. nullopt when the trip count is not known, is beyond kMostUnrolledIterations or
+// kMostUnrolledNodes, or the body's inputs and outputs do not match the Loop's.
+struct LoopStart {
+    const onnx::GraphProto* body = nullptr;
+    std::int64_t trips = 0;
+    std::vector<ValueFacts> state;
+};
+
+std::optional<LoopStart> loopStart(const onnx::NodeProto& node, const std::vector<const ValueFacts*>& inputs)
+{
+    const auto* a = findAttr(node, "body");
+    if (!a || !a->has_g() || inputs.empty() || !knownScalar(inputs[0]))
+        return std::nullopt;
+    LoopStart start;
+    start.body = &a->g();
+    start.trips = inputs[0]->value->integer(0);
+    const std::size_t carried = inputs.size() > 2 ? inputs.size() - 2 : 0;
+    if (start.trips < 1 || start.trips > kMostUnrolledIterations || start.trips * start.body->node_size() > kMostUnrolledNodes
+        || std::size_t(start.body->input_size()) != 2 + carried || std::size_t(start.body->output_size()) < 1 + carried)
+        return std::nullopt;
+    for (std::size_t k = 0; k < carried; ++k) {
+        if (!inputs[2 + k])
+            return std::nullopt;
+        start.state.push_back(*inputs[2 + k]);
+    }
+    return start;
+}
+
 } // namespace
 
 std::vector<ValueFacts> unrolledLoopOutputs(const onnx::ModelProto& model, const onnx::NodeProto& node,
                                             const std::vector<const ValueFacts*>& inputs, const OuterLookup& outer, int depth)
 {
-    const auto* a = findAttr(node, "body");
-    if (!a || !a->has_g())
+    const ValueFacts* condition = inputs.size() > 1 ? inputs[1] : nullptr;
+    if (depth > 0 || (condition && (!knownScalar(condition) || condition->value->integer(0) == 0)))
         return {};
-    const auto& body = a->g();
-    const auto input = [&](std::size_t k) -> const ValueFacts* { return k < inputs.size() ? inputs[k] : nullptr; };
-    const auto known = [](const ValueFacts* f) { return f && f->value && !f->value->isReal() && f->value->count() == 1; };
-    if (!known(input(0)) || (input(1) && (!known(input(1)) || input(1)->value->integer(0) == 0)))
+    auto start = loopStart(node, inputs);
+    if (!start)
         return {};
-    const std::int64_t trips = input(0)->value->integer(0);
-    const std::size_t carried = inputs.size() > 2 ? inputs.size() - 2 : 0;
-    if (trips < 1 || trips > kMostUnrolledIterations || trips * body.node_size() > kMostUnrolledNodes || depth > 0
-        || std::size_t(body.input_size()) != 2 + carried || std::size_t(body.output_size()) < 1 + carried)
-        return {};
-    std::vector<ValueFacts> state;
-    for (std::size_t k = 0; k < carried; ++k) {
-        if (!input(2 + k))
-            return {};
-        state.push_back(*input(2 + k));
-    }
+    const auto& body = *start->body;
+    const std::int64_t trips = start->trips;
+    auto& state = start->state;
+    const std::size_t carried = state.size();
     const std::size_t scanCount = std::size_t(body.output_size()) - 1 - carried;
     std::vector<ValueFacts> scans(scanCount);
     std::int64_t done = 0;
@@ -223,7 +246,7 @@ std::vector<ValueFacts> unrolledLoopOutputs(const onnx::ModelProto& model, const
         formal.insert(formal.end(), state.begin(), state.end());
         const auto outs = inferBody(model, body, formal, outer, depth);
         ++done;
-        if (outs.size() != std::size_t(body.output_size()) || !known(&outs[0]))
+        if (outs.size() != std::size_t(body.output_size()) || !knownScalar(&outs[0]))
             return {}; // the loop may stop in any iteration
         for (std::size_t k = 0; k < carried; ++k) {
             const auto& result = outs[1 + k];
@@ -290,24 +313,15 @@ void widenFacts(std::unordered_map<std::string, ValueFacts>& all, const std::uno
 std::unordered_map<std::string, ValueFacts> unrolledBodyFacts(const onnx::ModelProto& model, const onnx::NodeProto& node,
     const std::vector<const ValueFacts*>& inputs, const OuterLookup& outer, int depth)
 {
-    const auto* a = findAttr(node, "body");
-    const auto input = [&](std::size_t k) -> const ValueFacts* { return k < inputs.size() ? inputs[k] : nullptr; };
-    const auto known = [](const ValueFacts* f) { return f && f->value && !f->value->isReal() && f->value->count() == 1; };
-    if (!a || !a->has_g() || !known(input(0)))
+    auto start = loopStart(node, inputs);
+    if (!start)
         return {};
-    const auto& body = a->g();
-    const std::int64_t trips = input(0)->value->integer(0);
-    const std::size_t carried = inputs.size() > 2 ? inputs.size() - 2 : 0;
-    if (trips < 1 || trips > kMostUnrolledIterations || trips * body.node_size() > kMostUnrolledNodes
-        || std::size_t(body.input_size()) != 2 + carried || std::size_t(body.output_size()) < 1 + carried)
-        return {};
-    std::vector<ValueFacts> state;
-    for (std::size_t k = 0; k < carried; ++k) {
-        if (!input(2 + k))
-            return {};
-        state.push_back(*input(2 + k));
-        state.back().value = nullptr;
-    }
+    const auto& body = *start->body;
+    const std::int64_t trips = start->trips;
+    auto& state = start->state;
+    const std::size_t carried = state.size();
+    for (auto& f : state)
+        f.value = nullptr;
     std::unordered_map<std::string, ValueFacts> all;
     for (std::int64_t i = 0; i < trips; ++i) {
         std::vector<ValueFacts> formal { scalar(onnx::TensorProto::INT64, i), tensorFacts(onnx::TensorProto::BOOL, {}) };
