@@ -31,6 +31,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 
 using namespace core;
@@ -303,6 +304,49 @@ void TestStrategies::opCosts()
     // Roofline: the conv on the edge device is compute bound, so slower than on the datacenter GPU.
     QVERIFY(opSeconds(graph, conv1, *findDevice("jetson-orin-nano")) > opSeconds(graph, conv1, *findDevice("h200")));
     QVERIFY(scheduleCost(graph, workload.schedule, *findDevice("cpu")).seconds > 0);
+
+    // A control-flow op costs its graphs' work: a Scan's body once per scanned row, an If's larger branch.
+    auto controlFlow = [](const std::string& path) -> std::optional<std::pair<Graph, std::size_t>> {
+        if (!std::filesystem::exists(path))
+            return std::nullopt;
+        auto g = importOnnx(path);
+        if (!g)
+            return std::nullopt;
+        for (std::size_t k = 0; k < g->ops.size(); ++k)
+            if (!g->ops[k].bodies.empty())
+                return std::make_pair(std::move(*g), k);
+        return std::nullopt;
+    };
+    auto bodyFlops = [](const OpBody& body) {
+        double flops = 0;
+        for (const auto& op : body.graph->ops)
+            flops += opCost(*body.graph, op).flops;
+        return flops;
+    };
+    if (const auto scan = controlFlow("/usr/share/libonnx-testdata/data/node/test_scan9_sum/model.onnx")) {
+        const auto& [g, k] = *scan;
+        const auto& op = g.ops[k];
+        const auto& rows = g.tensors[std::size_t(op.inputs.back())]; // the one scan input, scanned along axis 0
+        QCOMPARE(op.type, std::string("Scan"));
+        QVERIFY(rows.shape.size() == 2 && rows.shape[0] > 1);
+        QVERIFY(bodyFlops(op.bodies[0]) > 0);
+        QCOMPARE(opCost(g, op).flops, double(rows.shape[0]) * bodyFlops(op.bodies[0]));
+        QVERIFY(opCost(g, op).bytesRead > double(rows.size));
+    } else {
+        qWarning("libonnx-testdata's test_scan9_sum is missing: the Scan cost is not checked");
+    }
+    if (const auto vad = controlFlow(MEMPLAN_SOURCE_DIR "/tests/models/tricky/vad_if.onnx")) {
+        const auto& [g, k] = *vad;
+        const auto& op = g.ops[k];
+        QCOMPARE(op.type, std::string("If"));
+        QCOMPARE(op.bodies.size(), std::size_t(2));
+        const double larger = std::max(bodyFlops(op.bodies[0]), bodyFlops(op.bodies[1]));
+        QVERIFY(larger > 1e5); // an LSTM and convolutions
+        QVERIFY(bodyFlops(op.bodies[0]) != bodyFlops(op.bodies[1]));
+        QCOMPARE(opCost(g, op).flops, larger);
+    } else {
+        qWarning("tests/models/tricky/vad_if.onnx is missing: the If cost is not checked");
+    }
 }
 
 void TestStrategies::meaningAndValidPlans_data()

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <utility>
 
 namespace core {
 
@@ -93,6 +94,57 @@ double fourierFlops(const Graph& graph, const Op& op)
     const double transforms = elements(graph.tensors[op.outputs[0]]) / (2.0 * double(bins));
     return n > 1 ? transforms * 5.0 * n * std::log2(n) : transforms;
 }
+
+// How many times a control-flow op runs its body, as far as import knows: a Loop's trip count (its
+// first input's value), a Scan's (opset 9 on) length along its first scan input's axis, a
+// SequenceMap's list length (its first input's element shapes); 1 when not known or beyond
+// kMostCostedIterations (a while loop's INT64_MAX trip count).
+double bodyIterations(const Graph& graph, const Op& op)
+{
+    constexpr std::int64_t kMostCostedIterations = std::int64_t(1) << 20;
+    auto counted = [](std::int64_t n) { return n >= 1 && n <= kMostCostedIterations ? static_cast<double>(n) : 1.0; };
+    if (op.type == "Loop" && !op.inputs.empty() && inputSlot(op, 0) == 0) {
+        const auto& trips = graph.tensors[std::size_t(op.inputs[0])];
+        return trips.values.size() == 1 ? counted(trips.values[0]) : 1.0;
+    }
+    const auto opset = graph.opsets.find("");
+    if (op.type == "Scan" && (opset == graph.opsets.end() || opset->second >= 9)) {
+        const auto scans = op.attributes.find("num_scan_inputs");
+        if (scans == op.attributes.end() || scans->second.ints.size() != 1 || scans->second.ints[0] < 1
+            || std::size_t(scans->second.ints[0]) > op.inputs.size())
+            return 1.0;
+        const auto& first = graph.tensors[std::size_t(op.inputs[op.inputs.size() - std::size_t(scans->second.ints[0])])];
+        std::int64_t axis = 0;
+        if (const auto axes = op.attributes.find("scan_input_axes"); axes != op.attributes.end() && !axes->second.ints.empty())
+            axis = axes->second.ints[0];
+        const auto rank = static_cast<std::int64_t>(first.shape.size());
+        if (axis < 0)
+            axis += rank;
+        return first.rankKnown && axis >= 0 && axis < rank ? counted(first.shape[std::size_t(axis)]) : 1.0;
+    }
+    if (op.type == "SequenceMap" && !op.inputs.empty())
+        return counted(static_cast<std::int64_t>(graph.tensors[std::size_t(op.inputs[0])].items.size()));
+    return 1.0;
+}
+
+// The work a control-flow op's graphs (Op::bodies) do: an If runs one branch, costed as the larger
+// (FLOPs, then bytes); a Loop, Scan or SequenceMap its body once per iteration (bodyIterations).
+OpCost bodiesCost(const Graph& graph, const Op& op)
+{
+    OpCost largest;
+    for (const auto& body : op.bodies) {
+        OpCost one;
+        for (const auto& inner : body.graph->ops)
+            one += opCost(*body.graph, inner);
+        if (std::make_pair(one.flops, one.bytesRead + one.bytesWritten) > std::make_pair(largest.flops, largest.bytesRead + largest.bytesWritten))
+            largest = one;
+    }
+    const double times = bodyIterations(graph, op);
+    largest.flops *= times;
+    largest.bytesRead *= times;
+    largest.bytesWritten *= times;
+    return largest;
+}
 } // namespace
 
 bool isViewOp(const std::string& type) { return kViews.count(type) > 0; }
@@ -140,6 +192,11 @@ OpCost opCost(const Graph& graph, const Op& op)
             forward = 2.0 * elements(dy) * static_cast<double>(std::max<std::int64_t>(
                 t == "GemmGrad" && intAttribute(op, "transA", 0) != 0 ? x.shape.front() : x.shape.back(), 0));
         cost.flops = forward * static_cast<double>(op.outputs.size());
+        return cost;
+    }
+    if (!op.bodies.empty()) {
+        // A control-flow op reads its inputs and writes its outputs, and its graphs do their work.
+        cost += bodiesCost(graph, op);
         return cost;
     }
     if (!op.body.empty()) {

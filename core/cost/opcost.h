@@ -18,6 +18,9 @@ namespace core {
 // - views (Reshape, Flatten, Squeeze, Unsqueeze, Identity): no FLOPs and no bytes moved;
 // - training-mode gradients of Conv/ConvTranspose/Gemm/MatMul: the forward op's FLOPs per gradient written (dX, dW);
 // - a fused op (Op::body): the sum of its body ops' FLOPs; bytes are only its own inputs and outputs;
+// - a control-flow op with graphs (Op::bodies): its own inputs and outputs, plus its graphs' ops by
+//   these rules: an If's larger branch, a Loop's, Scan's or SequenceMap's body times the iterations
+//   import knows (the trip count, the scan axis, the list length; else once);
 // - a captured op (domain "aten", graph/capture.h): its integer attribute "flops" (the capture counted
 //   them from the op's real arguments); without one its cost is unknown (costKnown) and counts 0 FLOPs;
 // - anything else: 1 FLOP per output element, reads its inputs, writes its outputs.
