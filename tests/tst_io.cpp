@@ -419,6 +419,15 @@ void TestIo::jsonBodiesRoundTrip()
     const auto noAttribute = parseJsonGraph(shapeless, "bad.json");
     QVERIFY(!noAttribute);
     QVERIFY2(noAttribute.error().message.find("bodies[0]: expected") != std::string::npos, noAttribute.error().message.c_str());
+    // Graphs nested deeper than a model would are refused, not recursed into.
+    std::string deep = R"({"tensors": [], "ops": []})";
+    for (int level = 0; level < 40; ++level)
+        deep = R"({"tensors": [{"name": "c", "dtype": "bool", "shape": []}, {"name": "o", "bytes": 4}], "ops": [{"name": "n)"
+            + std::to_string(level) + R"(", "type": "If", "inputs": ["c"], "outputs": ["o"], "bodies": [{"attribute": "then_branch", "graph": )" + deep
+            + "}]}], \"inputs\": [\"c\"], \"outputs\": [\"o\"]}";
+    const auto tooDeep = parseJsonGraph(deep, "deep.json");
+    QVERIFY(!tooDeep);
+    QVERIFY2(tooDeep.error().message.find("graphs nest more than 32 deep") != std::string::npos, tooDeep.error().message.c_str());
 }
 
 void TestIo::jsonErrors_data()

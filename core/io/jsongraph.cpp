@@ -236,13 +236,19 @@ public:
     // body: the graph is a control-flow op's (Op::bodies, read from its op's "bodies"): it may have
     // no ops, and its ops list only the inputs it defines (outer values are not its tensors), so the
     // ONNX shape rules, which want every input, are not checked on it.
-    Parser(const std::string& text, const std::string& source, const ShapeBindings& bindings, bool body = false)
+    // depth: how many graphs enclose this one (0 for the file's own graph), at most kMostBodyDepth.
+    Parser(const std::string& text, const std::string& source, const ShapeBindings& bindings, bool body = false, int depth = 0)
         : m_text(text)
         , m_source(source)
         , m_bindings(bindings)
         , m_body(body)
+        , m_depth(depth)
     {
     }
+
+    // Graphs nest no deeper than this (ONNX models nest a few levels): a deeper file is refused
+    // rather than read by recursion as deep as it asks.
+    static constexpr int kMostBodyDepth = 32;
 
     Expected<Graph> parse()
     {
@@ -667,6 +673,8 @@ private:
         const auto& list = entry["bodies"];
         if (!list.is_array())
             return fail(line, where, "\"bodies\" must be a list of {\"attribute\": NAME, \"graph\": {...}}");
+        if (m_depth >= kMostBodyDepth)
+            return fail(line, where, "graphs nest more than " + std::to_string(kMostBodyDepth) + " deep");
         for (std::size_t k = 0; k < list.size(); ++k) {
             const auto& body = list[k];
             if (!body.is_object() || !body.contains("attribute") || !body["attribute"].is_string()
@@ -676,7 +684,7 @@ private:
             static const std::string noText;
             static const ShapeBindings noBindings;
             const std::string source = m_source + (line > 0 ? ":" + std::to_string(line) : std::string()) + ": " + where + " body " + quote(attribute);
-            auto graph = Parser(noText, source, noBindings, true).parseRoot(body["graph"]);
+            auto graph = Parser(noText, source, noBindings, true, m_depth + 1).parseRoot(body["graph"]);
             if (!graph)
                 return graph.error();
             bodies.push_back(OpBody { attribute, std::make_shared<const Graph>(std::move(*graph)) });
@@ -748,6 +756,7 @@ private:
     const std::string& m_source;
     const ShapeBindings& m_bindings;
     bool m_body = false;
+    int m_depth = 0;
     LineIndex m_lines;
     Graph m_graph;
     std::unordered_map<std::string, std::size_t> m_tensorIndex;
