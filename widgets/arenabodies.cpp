@@ -235,6 +235,7 @@ void ArenaLayoutView::paintBlock(QPainter& painter, const Frame& frame, int bloc
     painter.fillRect(box, QBrush(QColor(0xD3D7DD), Qt::BDiagPattern));
     const auto& buffers = m_nested[static_cast<std::size_t>(b.shown)].plan->built.problem.buffers;
     const QFontMetrics fm(font());
+    std::vector<QRectF> drawn; // where the label should not go
     for (int i = 0; i < static_cast<int>(buffers.size()); ++i) {
         const core::Buffer& buffer = buffers[static_cast<std::size_t>(i)];
         if (buffer.size <= 0)
@@ -242,6 +243,7 @@ void ArenaLayoutView::paintBlock(QPainter& painter, const Frame& frame, int bloc
         const QRectF r = innerRect(frame, { b.shown, i });
         if (r.isNull())
             continue;
+        drawn.push_back(r);
         QColor fill = ViewPalette::kindColor(buffer.kind);
         if (faded)
             fill = ViewPalette::faded(fill, kDim);
@@ -269,20 +271,36 @@ void ArenaLayoutView::paintBlock(QPainter& painter, const Frame& frame, int bloc
     painter.setBrush(Qt::NoBrush);
     painter.setPen(QPen(kFrame, 1.5));
     painter.drawRect(box.adjusted(0.75, 0.75, -0.75, -0.75));
-    // The label in the block's top left corner, on white so it reads over the buffers under it.
-    const QString label = fm.elidedText(blockLabel(block), Qt::ElideRight, static_cast<int>(box.width()) - 10);
-    if (box.height() >= fm.height() + 6 && label.size() > 4 && label != QStringLiteral("…")) {
-        const QRectF plot(frame.plot);
-        QRectF tag(box.left() + 3, box.top() + 3, fm.horizontalAdvance(label) + 8, fm.height() + 2);
-        // In view when the block's top is above the plot.
-        tag.moveTop(std::max(tag.top(), plot.top() + 2));
-        tag.moveLeft(std::max(tag.left(), plot.left() + 2));
-        painter.setPen(QPen(kFrame, 1));
-        painter.setBrush(QColor(255, 255, 255, 235));
-        painter.drawRoundedRect(tag, 2, 2);
-        painter.setPen(kFrame);
-        painter.drawText(tag, Qt::AlignCenter, label);
-    }
+    // The label: whole, else without whether it decides, else cut; in the first corner of the
+    // block's visible part where it covers no inner buffer (top left first), else top left over them
+    // unless that hides much of the block.
+    const QRectF visible = box.intersected(QRectF(frame.plot));
+    const int room = static_cast<int>(visible.width()) - 10;
+    QString label = blockLabel(block);
+    if (fm.horizontalAdvance(label) > room)
+        label = label.section(QStringLiteral(" · "), 0, 1);
+    if (fm.horizontalAdvance(label) > room)
+        label = fm.elidedText(label, Qt::ElideRight, room);
+    if (visible.height() < fm.height() + 6 || label.size() < 5)
+        return;
+    const QSizeF size(fm.horizontalAdvance(label) + 8, fm.height() + 2);
+    const QRectF corners[] = { QRectF(visible.topLeft() + QPointF(3, 3), size),
+        QRectF(QPointF(visible.right() - 3 - size.width(), visible.top() + 3), size),
+        QRectF(QPointF(visible.left() + 3, visible.bottom() - 3 - size.height()), size),
+        QRectF(visible.bottomRight() - QPointF(3 + size.width(), 3 + size.height()), size) };
+    const auto free = [&](const QRectF& corner) {
+        return std::none_of(drawn.begin(), drawn.end(), [&](const QRectF& r) { return r.intersects(corner); });
+    };
+    const auto corner = std::find_if(std::begin(corners), std::end(corners), free);
+    // Over the buffers it would hide much of a small block: the frame and the tooltips say enough then.
+    if (corner == std::end(corners) && size.width() * size.height() > 0.3 * visible.width() * visible.height())
+        return;
+    const QRectF tag = corner != std::end(corners) ? *corner : corners[0];
+    painter.setPen(QPen(kFrame, 1));
+    painter.setBrush(QColor(255, 255, 255, 235));
+    painter.drawRoundedRect(tag, 2, 2);
+    painter.setPen(kFrame);
+    painter.drawText(tag, Qt::AlignCenter, label);
 }
 
 void ArenaLayoutView::mousePressEvent(QMouseEvent* event)
