@@ -235,6 +235,7 @@ private slots:
     void graphsAreListedDepthFirst();
     void arenaDrawsTheDecidingBranchInsideItsBlock();
     void arenaHoverClickAndZoom();
+    void doubleClickZoomsToTheBlock();
     void nestedBlockInsideItsBody();
     void tableListsBodyBuffers();
     void tableWithoutControlFlowHasNoBodyRows();
@@ -378,6 +379,9 @@ void TestNestedViews::arenaHoverClickAndZoom()
     // Hover outlines it; a click selects the block and the buffer inside it.
     sendMove(&view, centre);
     QCOMPARE(document.hoveredBuffer(), reservation);
+    QCOMPARE(view.hoveredInner(), target);
+    sendMove(&view, QPointF(view.frame().plot.left() + 2, view.frame().plot.top() + 2)); // step 0, above every buffer
+    QVERIFY(!view.hoveredInner().valid());
     QSignalSpy chosen(&view, &ArenaLayoutView::innerBufferSelected);
     QTest::mouseClick(&view, Qt::LeftButton, {}, centre.toPoint());
     QCOMPARE(document.selectedBuffer(), reservation);
@@ -394,6 +398,33 @@ void TestNestedViews::arenaHoverClickAndZoom()
     const QRectF zoomed = view.blockRect(view.frame(), 0);
     QVERIFY2(zoomed.width() > 0.45 * plot.width(), qPrintable(QString::number(zoomed.width())));
     QVERIFY(zoomed.left() >= plot.left() - 1 && zoomed.right() <= plot.right() + 2);
+}
+
+// On a model of several steps a block is a sliver: a double-click on it zooms the step axis to it,
+// another (it is as wide as zooming makes it) fits the whole schedule again.
+void TestNestedViews::doubleClickZoomsToTheBlock()
+{
+    const QString path = QStringLiteral(MEMPLAN_SOURCE_DIR "/tests/models/tricky/if_nms.onnx");
+    if (!QFile::exists(path))
+        QSKIP("tests/models/tricky/if_nms.onnx is missing: run scripts/make_tricky_models.py");
+    PlanDocument document;
+    ArenaLayoutView view(&document);
+    const auto workload = load(path);
+    open(document, workload);
+    view.resize(1200, 700);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    QCOMPARE(view.bodyBlocks().size(), std::size_t(1));
+    QVERIFY(workload->problem.steps >= 4);
+    const QRectF before = view.blockRect(view.frame(), 0);
+    QVERIFY2(before.width() < 0.3 * view.frame().plot.width(), qPrintable(QString::number(before.width())));
+    QTest::mouseDClick(&view, Qt::LeftButton, {}, before.center().toPoint());
+    const QRectF zoomed = view.blockRect(view.frame(), 0);
+    QVERIFY2(zoomed.width() > 0.45 * view.frame().plot.width(), qPrintable(QString::number(zoomed.width())));
+    QVERIFY(zoomed.left() >= view.frame().plot.left() - 1 && zoomed.right() <= view.frame().plot.right() + 2);
+    QTest::mouseDClick(&view, Qt::LeftButton, {}, zoomed.center().toPoint());
+    QCOMPARE(document.firstVisibleStep(), 0.0);
+    QCOMPARE(document.lastVisibleStep(), double(workload->problem.steps));
 }
 
 void TestNestedViews::nestedBlockInsideItsBody()

@@ -68,6 +68,7 @@ public:
     // Outlines an inner buffer as selected (showing its graph); an invalid one clears.
     void selectInner(InnerBuffer inner);
     InnerBuffer selectedInner() const { return m_selectedInner; }
+    InnerBuffer hoveredInner() const { return m_hoverInner; } // under the mouse, its tooltip shown
     // The step axis centred on the block, as close as it zooms (a one-step block: half the plot).
     void zoomToBlock(int block);
     // Tooltip of an inner buffer: name, graph, kind, body steps, size, offset in its graph's arena and in the arena.
