@@ -18,6 +18,7 @@
 #include "util/format.h"
 
 #include <QAbstractItemModelTester>
+#include <QDir>
 #include <QFile>
 #include <QSignalSpy>
 #include <QStandardPaths>
@@ -619,10 +620,12 @@ void TestNestedViews::screenshots()
     const QString dir = qEnvironmentVariable("MEMPLAN_VIEWS_DIR");
     if (dir.isEmpty())
         QSKIP("set MEMPLAN_VIEWS_DIR to write screenshots");
+    QVERIFY(QDir().mkpath(dir));
     QTemporaryDir models;
     std::vector<std::pair<QString, QString>> cases { { QStringLiteral("loop_if"), writeLoopIfModel(models) } };
-    if (QFile::exists(kVadPath))
-        cases.emplace_back(QStringLiteral("vad_if"), kVadPath);
+    for (const char* tricky : { "vad_if", "if_nms", "loop_nested_if" })
+        if (const QString path = QStringLiteral(MEMPLAN_SOURCE_DIR "/tests/models/tricky/%1.onnx").arg(QLatin1String(tricky)); QFile::exists(path))
+            cases.emplace_back(QLatin1String(tricky), path);
     for (const auto& [name, path] : cases) {
         PlanDocument document;
         ArenaLayoutView view(&document);

@@ -187,6 +187,8 @@ QString ArenaLayoutView::blockLabel(int block) const
     QString text = fromStd(plan.op) + QStringLiteral(" · ") + fromStd(plan.body);
     if (b.graphs.size() > 1)
         text += plan.decides ? QStringLiteral(" · decides") : QStringLiteral(" · does not decide");
+    if (plan.plan.arenaSize == 0)
+        text += QStringLiteral(" · empty arena"); // nothing inside to draw, and that is no bug
     return text;
 }
 
@@ -223,6 +225,18 @@ QString ArenaLayoutView::innerToolTip(InnerBuffer inner) const
     return text;
 }
 
+namespace {
+// Whether buffer `buffer` of the graph holds a tensor whose size is an upper bound (a data-dependent shape).
+bool boundedIn(const core::NestedPlan& graph, int buffer)
+{
+    const auto& tensors = graph.built.bufferTensor;
+    if (!graph.graph || buffer >= static_cast<int>(tensors.size()) || tensors[static_cast<std::size_t>(buffer)] < 0)
+        return false;
+    const auto t = static_cast<std::size_t>(tensors[static_cast<std::size_t>(buffer)]);
+    return t < graph.graph->tensors.size() && core::sizeIsBound(graph.graph->tensors[t]);
+}
+} // namespace
+
 void ArenaLayoutView::paintBlock(QPainter& painter, const Frame& frame, int block, bool dim) const
 {
     const BodyBlock& b = m_blocks[static_cast<std::size_t>(block)];
@@ -233,7 +247,8 @@ void ArenaLayoutView::paintBlock(QPainter& painter, const Frame& frame, int bloc
     // The block's free space as the arena's: hatched, so the inner buffers read as its layout.
     painter.fillRect(box, QColor(0xF4F5F7));
     painter.fillRect(box, QBrush(QColor(0xD3D7DD), Qt::BDiagPattern));
-    const auto& buffers = m_nested[static_cast<std::size_t>(b.shown)].plan->built.problem.buffers;
+    const core::NestedPlan& graph = *m_nested[static_cast<std::size_t>(b.shown)].plan;
+    const auto& buffers = graph.built.problem.buffers;
     const QFontMetrics fm(font());
     std::vector<QRectF> drawn; // where the label should not go
     for (int i = 0; i < static_cast<int>(buffers.size()); ++i) {
@@ -254,6 +269,8 @@ void ArenaLayoutView::paintBlock(QPainter& painter, const Frame& frame, int bloc
         painter.setBrush(fill);
         painter.setPen(r.width() >= 6 && r.height() >= 6 ? QPen(fill.darker(135), 1) : QPen(Qt::NoPen));
         painter.drawRect(r.width() >= 6 && r.height() >= 6 ? r.adjusted(0.5, 0.5, -0.5, -0.5) : r);
+        if (boundedIn(graph, i)) // stippled as the arena's: its size is an upper bound
+            paintBounded(painter, r);
         if (r.height() >= fm.height() + 2 && r.width() >= 40)
             if (const QString name = fitName(fm, fromStd(buffer.name), static_cast<int>(r.width()) - 8); !name.isEmpty()) {
                 painter.setPen(ViewPalette::textColorOn(fill));
