@@ -27,8 +27,8 @@ QString fromStd(const std::string& text) { return QString::fromStdString(text); 
 void ArenaLayoutView::rebuildBodies()
 {
     const core::Workload* workload = document()->workload();
-    if (workload != m_bodiesOf) { // a new workload; a new plan keeps the graphs and what is drawn
-        m_bodiesOf = workload;
+    if (workload != m_bodiesOf.get()) { // a new workload; a new plan keeps the graphs and what is drawn
+        m_bodiesOf = document()->sharedWorkload();
         m_nested = workload ? nestedGraphs(*workload) : std::vector<NestedGraph> {};
         m_blocks.clear();
         m_graphBlock.assign(m_nested.size(), -1);

@@ -9,6 +9,7 @@
 
 #include <QColor>
 
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -96,7 +97,8 @@ private:
     // Bytes from the arena's start to where the graph's arena starts.
     core::Bytes arenaBase(int graph) const;
     void paintBlock(QPainter& painter, const Frame& frame, int block, bool dim) const;
-    const core::Workload* m_bodiesOf = nullptr; // the workload m_nested was made for
+    // The workload m_nested was made for, held so the graphs it points into live as long as it.
+    std::shared_ptr<const core::Workload> m_bodiesOf;
     std::vector<NestedGraph> m_nested;
     std::vector<BodyBlock> m_blocks;
     std::vector<int> m_graphBlock;  // per graph in m_nested: its block

@@ -349,7 +349,7 @@ void SummaryPanel::refresh()
             });
             rows.row(elided(graphs[g].path, 170),
                 tr("%1 steps · %2").arg(nested.built.problem.steps).arg(bytesText(nested.plan.arenaSize)),
-                siblings > 1 ? (nested.decides ? tr("decides") : tr("smaller")) : QString());
+                siblings > 1 ? (nested.decides ? tr("decides") : tr("does not decide")) : QString());
         }
         if (graphs.size() > kShown)
             rows.note(tr("… %1 more graphs (the tensor table's Subgraph column lists them all)").arg(graphs.size() - kShown));

@@ -58,6 +58,7 @@ void TensorTableModel::rebuild()
     m_bodyRows.clear();
     m_firstRow.clear();
     const core::Workload* workload = m_document->workload();
+    m_nestedOf = m_document->sharedWorkload();
     m_nested = workload ? nestedGraphs(*workload) : std::vector<NestedGraph> {};
     m_outerRows = workload ? static_cast<int>(workload->problem.buffers.size()) : 0;
     m_captured = workload && workload->graph && core::hasCategories(*workload->graph);

@@ -10,6 +10,7 @@
 #include <QSortFilterProxyModel>
 #include <QStringList>
 
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -65,7 +66,8 @@ private:
     PlanDocument* m_document;
     int m_rows = 0;
     int m_outerRows = 0; // the workload's buffers; the body rows follow
-    std::vector<NestedGraph> m_nested;
+    std::vector<NestedGraph> m_nested; // points into m_nestedOf
+    std::shared_ptr<const core::Workload> m_nestedOf;
     struct BodyRow {
         int graph;
         int buffer;
