@@ -100,14 +100,21 @@ protected:
 // names on the left, this column elides on the right.
 class ElideRightDelegate : public QStyledItemDelegate {
 public:
-    using QStyledItemDelegate::QStyledItemDelegate;
+    explicit ElideRightDelegate(QObject* parent, Qt::TextElideMode mode = Qt::ElideRight)
+        : QStyledItemDelegate(parent)
+        , m_mode(mode)
+    {
+    }
 
 protected:
     void initStyleOption(QStyleOptionViewItem* option, const QModelIndex& index) const override
     {
         QStyledItemDelegate::initStyleOption(option, index);
-        option->textElideMode = Qt::ElideRight;
+        option->textElideMode = m_mode;
     }
+
+private:
+    Qt::TextElideMode m_mode;
 };
 
 // Tensor and op names as the views shorten them ("layer3.2/conv1/Conv" for
@@ -222,6 +229,8 @@ void MainWindow::createDocks()
     for (int c = 0; c < TensorTableModel::ColumnCount; ++c)
         m_table->setColumnWidth(c, widths[c]);
     m_table->setItemDelegateForColumn(TensorTableModel::Type, new ElideRightDelegate(m_table));
+    // A subgraph's path cut at its start: its innermost graph tells rows apart (the tooltip has it whole).
+    m_table->setItemDelegateForColumn(TensorTableModel::Subgraph, new ElideRightDelegate(m_table, Qt::ElideLeft));
     m_table->setItemDelegateForColumn(TensorTableModel::Name, new NameDelegate(m_table));
     m_table->setItemDelegateForColumn(TensorTableModel::Producer, new NameDelegate(m_table));
 

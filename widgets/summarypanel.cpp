@@ -347,7 +347,12 @@ void SummaryPanel::refresh()
             const auto siblings = std::count_if(graphs.begin(), graphs.end(), [&](const NestedGraph& other) {
                 return other.parent == graphs[g].parent && other.plan->op == nested.op;
             });
-            rows.row(elided(graphs[g].path, 170),
+            // A graph inside another graph indented under it, named by its own op and attribute.
+            const QString label = graphs[g].depth == 0
+                ? graphs[g].path
+                : QString(2 * (graphs[g].depth - 1), QChar(0x00A0)) + QStringLiteral("\u21B3 ")
+                    + graphs[g].path.section(QStringLiteral(" / "), -2);
+            rows.row(elided(label, 170),
                 tr("%1 steps · %2").arg(nested.built.problem.steps).arg(bytesText(nested.plan.arenaSize)),
                 siblings > 1 ? (nested.decides ? tr("decides") : tr("does not decide")) : QString());
         }
