@@ -17,6 +17,13 @@ ArenaLayoutView::ArenaLayoutView(PlanDocument* document, QWidget* parent)
     : TimelineView(document, parent)
 {
     rebuild();
+    // An inner buffer stays selected while its block's buffer is the document's selection.
+    connect(document, &PlanDocument::selectionChanged, this, [this](int buffer) {
+        if (m_selectedInner.valid() && buffer != m_nested[static_cast<std::size_t>(m_selectedInner.graph)].outerBuffer) {
+            m_selectedInner = {};
+            update();
+        }
+    });
 }
 
 void ArenaLayoutView::setColoring(BufferColoring coloring)
@@ -35,6 +42,7 @@ void ArenaLayoutView::rebuild()
     m_index = {};
     m_grid = {};
     m_longIndex = {};
+    rebuildBodies();
     if (!workload)
         return;
     m_index.build(workload->problem);
@@ -216,6 +224,10 @@ void ArenaLayoutView::paintPlot(QPainter& painter, const Frame& frame) const
     }
     if (covered > 0)
         painter.drawImage(frame.plot.topLeft(), coverage);
+    // Control-flow ops' reservations: framed, with the graph they hold drawn inside.
+    for (int k = 0; k < static_cast<int>(m_blocks.size()); ++k)
+        if (m_blocks[static_cast<std::size_t>(k)].parent < 0)
+            paintBlock(painter, frame, k, dim);
     if (document()->anyBounded())
         m_index.forEach(first, last, [&](int i) {
             if (document()->boundedBuffers()[i] && buffers[i].size > 0)
@@ -244,6 +256,8 @@ void ArenaLayoutView::paintPlot(QPainter& painter, const Frame& frame) const
         drawn.any(first, last, [&](int i) {
             if (named > 400)
                 return true;
+            if (m_outerBlock[static_cast<std::size_t>(i)] >= 0)
+                return false; // a block carries its own label
             const QRectF r = bufferRect(frame, i).intersected(plotF);
             if (r.height() < fm.height() + 2 || r.width() < 40)
                 return false;

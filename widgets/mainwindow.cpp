@@ -5,6 +5,7 @@
 // mainwindowsetup.cpp, files and exports in mainwindowfiles.cpp, the Run toolbar in mainwindowrun.cpp,
 // strategies and scenarios in mainwindowstrategies.cpp and mainwindowscenarios.cpp.
 #include "mainwindow.h"
+#include "arenalayoutview.h"
 #include "memorycurveview.h"
 
 #include "comparisonview.h"
@@ -407,6 +408,10 @@ void MainWindow::onTableCurrentChanged()
     const int buffer = current.isValid() ? current.data(TensorTableModel::BufferRole).toInt() : -1;
     m_syncingSelection = true;
     m_document->selectBuffer(buffer);
+    // A buffer of a control-flow op's graph: its block is selected, the buffer outlined inside it.
+    if (current.isValid())
+        m_arenaLayout->selectInner({ current.data(TensorTableModel::NestedGraphRole).toInt(),
+            current.data(TensorTableModel::NestedBufferRole).toInt() });
     m_syncingSelection = false;
 }
 

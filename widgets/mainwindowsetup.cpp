@@ -100,14 +100,21 @@ protected:
 // names on the left, this column elides on the right.
 class ElideRightDelegate : public QStyledItemDelegate {
 public:
-    using QStyledItemDelegate::QStyledItemDelegate;
+    explicit ElideRightDelegate(QObject* parent, Qt::TextElideMode mode = Qt::ElideRight)
+        : QStyledItemDelegate(parent)
+        , m_mode(mode)
+    {
+    }
 
 protected:
     void initStyleOption(QStyleOptionViewItem* option, const QModelIndex& index) const override
     {
         QStyledItemDelegate::initStyleOption(option, index);
-        option->textElideMode = Qt::ElideRight;
+        option->textElideMode = m_mode;
     }
+
+private:
+    Qt::TextElideMode m_mode;
 };
 
 // Tensor and op names as the views shorten them ("layer3.2/conv1/Conv" for
@@ -218,10 +225,12 @@ void MainWindow::createDocks()
     // Steps need room for 7 digits: the public allocation problems run to ~1M steps. The widths add
     // up to the table's width in a 1400 px window, so Offset and Color show without scrolling.
     const int stepWidth = std::max(50, m_table->fontMetrics().horizontalAdvance(QStringLiteral("0000000")) + 14);
-    const int widths[] = { 180, 72, 100, 140, 172, 125, 130, stepWidth, stepWidth, 72, 90, 40 };
+    const int widths[] = { 180, 150, 72, 100, 140, 172, 125, 130, stepWidth, stepWidth, 72, 90, 40 };
     for (int c = 0; c < TensorTableModel::ColumnCount; ++c)
         m_table->setColumnWidth(c, widths[c]);
     m_table->setItemDelegateForColumn(TensorTableModel::Type, new ElideRightDelegate(m_table));
+    // A subgraph's path cut at its start: its innermost graph tells rows apart (the tooltip has it whole).
+    m_table->setItemDelegateForColumn(TensorTableModel::Subgraph, new ElideRightDelegate(m_table, Qt::ElideLeft));
     m_table->setItemDelegateForColumn(TensorTableModel::Name, new NameDelegate(m_table));
     m_table->setItemDelegateForColumn(TensorTableModel::Producer, new NameDelegate(m_table));
 
@@ -248,6 +257,8 @@ void MainWindow::createDocks()
         const bool recorded = m_tableModel->recorded();
         m_table->setColumnHidden(TensorTableModel::Category, !captured);
         m_table->setColumnHidden(TensorTableModel::Module, !captured && !recorded);
+        // The graphs of control-flow ops planned inside them: their buffers' rows say which graph.
+        m_table->setColumnHidden(TensorTableModel::Subgraph, !m_tableModel->hasBodies());
         if (m_sortCombo && m_colorCombo) { // made with the toolbars, which may come after the table
             m_sortCombo->setItemText(m_sortCombo->findData(static_cast<int>(LifetimeBarsView::SortOrder::Module)),
                 recorded ? tr("by allocation site") : tr("by module"));
@@ -271,6 +282,17 @@ void MainWindow::createDocks()
     });
     connect(
         m_table->selectionModel(), &QItemSelectionModel::currentRowChanged, this, &MainWindow::onTableCurrentChanged);
+    // A buffer clicked inside a control-flow op's block: its own row, not the block's.
+    connect(m_arenaLayout, &ArenaLayoutView::innerBufferSelected, this, [this](int graph, int buffer) {
+        const int row = graph >= 0 ? m_tableModel->rowOf(graph, buffer) : -1;
+        const QModelIndex index = row >= 0 ? m_proxy->mapFromSource(m_tableModel->index(row, 0)) : QModelIndex();
+        if (!index.isValid())
+            return;
+        m_syncingSelection = true;
+        m_table->selectionModel()->setCurrentIndex(index, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+        m_table->scrollTo(index, QAbstractItemView::EnsureVisible);
+        m_syncingSelection = false;
+    });
 
     auto* tableDock = new QDockWidget(tr("Tensors"), this);
     tableDock->setObjectName(QStringLiteral("tensorsDock"));

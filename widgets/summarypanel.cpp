@@ -3,6 +3,7 @@
 #include "summarypanel.h"
 
 #include "comparedtrace.h"
+#include "nestedgraphs.h"
 #include "peerprofile.h"
 #include "plandocument.h"
 #include "runmeasurement.h"
@@ -334,6 +335,29 @@ void SummaryPanel::refresh()
             rows.wide(tr("Search"), tr("best found; proven lower bound %1").arg(bytesText(plan->provenLowerBound)));
         if (!plan->provenOptimal && !plan->details.empty())
             rows.note(QString::fromStdString(plan->details));
+    }
+    // The control-flow ops' graphs planned inside them: steps and arena each, and, where an op has
+    // several (an If), the one whose arena its reservation is.
+    if (!workload->nested.empty()) {
+        rows.section(tr("Control flow"));
+        const auto graphs = nestedGraphs(*workload);
+        constexpr std::size_t kShown = 8;
+        for (std::size_t g = 0; g < graphs.size() && g < kShown; ++g) {
+            const core::NestedPlan& nested = *graphs[g].plan;
+            const auto siblings = std::count_if(graphs.begin(), graphs.end(), [&](const NestedGraph& other) {
+                return other.parent == graphs[g].parent && other.plan->op == nested.op;
+            });
+            // A graph inside another graph indented under it, named by its own op and attribute.
+            const QString label = graphs[g].depth == 0
+                ? graphs[g].path
+                : QString(2 * (graphs[g].depth - 1), QChar(0x00A0)) + QStringLiteral("\u21B3 ")
+                    + graphs[g].path.section(QStringLiteral(" / "), -2);
+            rows.row(elided(label, 170),
+                tr("%1 steps · %2").arg(nested.built.problem.steps).arg(bytesText(nested.plan.arenaSize)),
+                siblings > 1 ? (nested.decides ? tr("decides") : tr("does not decide")) : QString());
+        }
+        if (graphs.size() > kShown)
+            rows.note(tr("… %1 more graphs (the tensor table's Subgraph column lists them all)").arg(graphs.size() - kShown));
     }
     addMeasuredRows(rows, *m_document);
     // A memory snapshot: what the allocator did, beside what an offline plan of the same allocations needs.
