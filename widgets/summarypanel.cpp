@@ -303,12 +303,26 @@ void SummaryPanel::refresh()
             }
         rows.row(tr("Workspaces"), bytesText(bytes), plural(count, tr("buffer"), tr("buffers")));
     }
-    for (const auto& region : workload->regions) {
+    // The control-flow graphs' weights count with the model's (core::nestedRegions).
+    auto inBodies = core::nestedRegions(workload->nested);
+    auto regionRow = [&](const core::Region& region) {
         QString name = QString::fromStdString(region.name);
         if (!name.isEmpty())
             name[0] = name[0].toUpper();
-        rows.row(name, bytesText(region.size), plural(region.tensorCount, tr("tensor"), tr("tensors")));
-    }
+        auto body = std::find_if(inBodies.begin(), inBodies.end(), [&](const core::Region& b) { return b.name == region.name; });
+        if (body == inBodies.end() || body->tensorCount == 0) {
+            rows.row(name, bytesText(region.size), plural(region.tensorCount, tr("tensor"), tr("tensors")));
+            return;
+        }
+        rows.row(name, bytesText(region.size + body->size),
+            tr("%1, %2 in control-flow graphs").arg(plural(region.tensorCount + body->tensorCount, tr("tensor"), tr("tensors")),
+                bytesText(body->size)));
+        inBodies.erase(body);
+    };
+    for (const auto& region : workload->regions)
+        regionRow(region);
+    for (const auto& region : std::vector(inBodies))
+        regionRow(core::Region { region.name, 0, 0 });
 
     const core::Plan* plan = m_document->plan();
     const auto& metrics = m_document->metrics();

@@ -76,18 +76,6 @@ void nestedLines(std::string& text, const std::vector<NestedPlan>& plans, int de
     }
 }
 
-// Adds the regions of every graph in `plans` (nested ones too) by region name: bytes and tensors.
-void addNestedRegions(const std::vector<NestedPlan>& plans, std::map<std::string, std::pair<Bytes, int>>& totals)
-{
-    for (const auto& n : plans) {
-        for (const auto& region : n.built.regions) {
-            totals[region.name].first += region.size;
-            totals[region.name].second += region.tensorCount;
-        }
-        addNestedRegions(n.built.nested, totals);
-    }
-}
-
 int countNested(const std::vector<NestedPlan>& plans)
 {
     int count = 0;
@@ -190,7 +178,8 @@ std::string formatReport(const Workload& workload, const Plan& plan, int topAtPe
     // A control-flow op's graphs hold weights of their own (an If's branches both load, as a runtime
     // loads every initializer): counted beside the outer graph's, so the line is the model's total.
     std::map<std::string, std::pair<Bytes, int>> inBodies;
-    addNestedRegions(workload.nested, inBodies);
+    for (const auto& region : nestedRegions(workload.nested))
+        inBodies[region.name] = { region.size, region.tensorCount };
     auto regionLine = [&](const std::string& name, Bytes size, int tensors) {
         const auto body = inBodies.find(name);
         if (body == inBodies.end() || body->second.second == 0) {

@@ -63,6 +63,10 @@ Expected<std::vector<NestedPlan>> planBodies(const Op& op, const ProblemOptions&
 // Bytes `op` reserves for its graphs: the arena of the plan that decides, 0 when none.
 Bytes reservedBytes(const std::vector<NestedPlan>& plans);
 
+// The regions (weights, ...) of every graph in `plans`, nested ones too, added up by region name in
+// name order: an If's branches both count, as a runtime loads every initializer of a model.
+std::vector<Region> nestedRegions(const std::vector<NestedPlan>& plans);
+
 // Weight and persistent tensors some op touches go to the region regionOf names (graph/capture.h), in
 // the order of kRegionNames; a region lists only when it holds a tensor (version tokens do not count).
 // One buffer per input, output and activation tensor with a non-zero size; with options.workspaces,

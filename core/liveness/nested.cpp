@@ -6,6 +6,8 @@
 #include "planners/planner.h"
 #include "planners/validate.h"
 
+#include <map>
+
 namespace core {
 
 Expected<std::vector<NestedPlan>> planBodies(const Op& op, const ProblemOptions& options)
@@ -59,6 +61,31 @@ Bytes reservedBytes(const std::vector<NestedPlan>& plans)
         if (plan.decides)
             return plan.plan.arenaSize;
     return 0;
+}
+
+namespace {
+void addRegions(const std::vector<NestedPlan>& plans, std::map<std::string, Region>& totals)
+{
+    for (const auto& n : plans) {
+        for (const auto& region : n.built.regions) {
+            auto& total = totals[region.name];
+            total.name = region.name;
+            total.size += region.size;
+            total.tensorCount += region.tensorCount;
+        }
+        addRegions(n.built.nested, totals);
+    }
+}
+} // namespace
+
+std::vector<Region> nestedRegions(const std::vector<NestedPlan>& plans)
+{
+    std::map<std::string, Region> totals;
+    addRegions(plans, totals);
+    std::vector<Region> out;
+    for (auto& [name, region] : totals)
+        out.push_back(std::move(region));
+    return out;
 }
 
 } // namespace core
