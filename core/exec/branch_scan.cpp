@@ -30,7 +30,7 @@ AxisSplit splitAt(const Shape& shape, std::size_t axis)
 } // namespace
 
 bool evalScan(const Subgraphs& scan, const KernelCall& call, std::size_t outputs, const OuterLookup& outer,
-    std::vector<Value>& results, Bytes& heldBytes, std::string& why, const CancelToken& cancel)
+    std::vector<Value>& results, Bytes& heldBytes, std::string& why, const CancelToken& cancel, const BodyArena& arena)
 {
     const Branch& body = scan.body;
     if (!body.unsupported.empty()) {
@@ -79,9 +79,10 @@ bool evalScan(const Subgraphs& scan, const KernelCall& call, std::size_t outputs
         carried.push_back(copyOf(call.in[k]));
     }
     std::vector<std::vector<Value>> produced(scanOutputs); // per scan output, per iteration
+    const GraphPlace place = placeOf(arena, "body"); // every iteration reuses the body's region: results are copied out
     for (std::int64_t t = 0; t < length; ++t) {
         Bytes held = 0;
-        BranchRun run(body, outer, held, cancel);
+        BranchRun run(body, outer, held, cancel, place);
         for (std::size_t k = 0; k < states; ++k)
             run.bind(body.formals[k], carried[k]);
         for (std::size_t j = 0; j < std::size_t(scanInputs); ++j) {
@@ -157,7 +158,7 @@ bool evalScan(const Subgraphs& scan, const KernelCall& call, std::size_t outputs
 // (evalScan on views into the batch entry), and its results are stacked along a new batch axis.
 // Sequence lengths shorter than the scan axis, and reversed scan directions, are refused.
 bool evalScan8(const Subgraphs& scan, const KernelCall& call, std::size_t outputs, const OuterLookup& outer,
-    std::vector<Value>& results, Bytes& heldBytes, std::string& why, const CancelToken& cancel)
+    std::vector<Value>& results, Bytes& heldBytes, std::string& why, const CancelToken& cancel, const BodyArena& arena)
 {
     if (call.in.size() < 2) {
         why = "the Scan has no state or scan input";
@@ -201,7 +202,7 @@ bool evalScan8(const Subgraphs& scan, const KernelCall& call, std::size_t output
             v.data = x.data + b * v.count * dtypeBytes(x.dtype);
         }
         std::vector<Value> one;
-        if (!evalScan(scan, entry, outputs, outer, one, heldBytes, why, cancel))
+        if (!evalScan(scan, entry, outputs, outer, one, heldBytes, why, cancel, arena))
             return false;
         if (!perEntry.empty())
             for (std::size_t j = 0; j < one.size(); ++j)
