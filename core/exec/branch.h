@@ -86,6 +86,7 @@ using OuterLookup = std::function<bool(const std::string& name, TensorView& view
 //   have one shape). Each iteration reuses the body's region: before the next one runs, the carried
 //   values are copied out of it (host allocations, kernel scratch) and the scan slices into their
 //   place in the op's output (a Loop inside a graph, whose outputs have no room: host allocations).
+//   A Scan's iterations likewise.
 // - Scan (opset 9 on: N state values, then num_scan_inputs scan inputs): the body runs once per
 //   slice along each scan input's axis (scan_input_axes, scan_input_directions); outputs are the
 //   final states, then each scan output's values stacked along scan_output_axes (from the end for
