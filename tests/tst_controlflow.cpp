@@ -440,6 +440,7 @@ private slots:
     void backendCasesRunAtTheirOffsets();
     void grownBodyValueFallsBack();
     void overlappingBodyOffsetsFailTheCheck();
+    void bodyPlanOfAnotherGraphIsNotUsed();
 };
 
 void TestControlFlow::constantConditionInlinesTheBranch()
@@ -1028,6 +1029,32 @@ void TestControlFlow::overlappingBodyOffsetsFailTheCheck()
     // The same workload with its own nested plan passes.
     const auto good = runChecked(*w, path);
     QVERIFY2(good.allMatch(), good.firstMismatch().c_str());
+}
+
+void TestControlFlow::bodyPlanOfAnotherGraphIsNotUsed()
+{
+    QTemporaryDir dir;
+    const auto path = save(scanModel(), dir, "scan.onnx");
+    auto w = loadWorkload(path.toStdString(), {});
+    QVERIFY2(w, w ? "" : w.error().message.c_str());
+    // A plan whose graph names its ops otherwise than the graph the run runs: every value of the
+    // body its own allocation, with one note saying why, and the outputs still the reference's.
+    Workload renamed = *w;
+    auto graph = std::make_shared<Graph>(*renamed.nested[0].graph);
+    graph->ops[0].name = "elsewhere";
+    renamed.nested[0].graph = graph;
+    auto session = runChecked(renamed, path);
+    QVERIFY2(session.allMatch(), session.firstMismatch().c_str());
+    const auto notes = bodyNotes(session.arena);
+    QVERIFY2(notes.find("Scan 'scan0' body: its values run in allocations of their own: op 0 is 'elsewhere' in its plan, '")
+            != std::string::npos, notes.c_str());
+    QCOMPARE(session.arena.scratchBytes, session.reference.scratchBytes);
+    // A plan larger than the op's region (a plan for another problem): the same.
+    Workload larger = *w;
+    larger.nested[0].plan.arenaSize = larger.problem.buffers[std::size_t(bufferNamed(larger, "scan0 body"))].size + 256;
+    session = runChecked(larger, path);
+    QVERIFY2(session.allMatch(), session.firstMismatch().c_str());
+    QVERIFY2(bodyNotes(session.arena).find("is larger than the op's region") != std::string::npos, bodyNotes(session.arena).c_str());
 }
 
 QTEST_GUILESS_MAIN(TestControlFlow)

@@ -50,10 +50,10 @@ struct OpSlots {
     std::map<std::string, GraphSlots> graphs;
 };
 
-// The slots of control-flow op `opName` ("If 'if0'", its type and name: `where`) from its graphs'
-// plans (`plans`, each NestedPlan::body an attribute of `graphs`), in a region of `regionBytes`. A
-// graph whose plan does not fit the region, or whose ops are not the ones the run runs, gets no
-// slots and a line in `notes` saying why.
+// The slots of a control-flow op (`where`: its type and name, "If 'if0'", as notes name it) from its
+// graphs' plans (`plans`, each NestedPlan::body an attribute of `graphs`), in a region of
+// `regionBytes`. A graph whose plan does not fit the region, or whose ops are not the ones the run
+// runs, gets no slots and a line in `notes` saying why.
 std::shared_ptr<const OpSlots> bodySlots(const std::string& where, const std::vector<const NestedPlan*>& plans, const Subgraphs& graphs,
     Bytes regionBytes, std::vector<std::string>& notes);
 

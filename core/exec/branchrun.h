@@ -22,7 +22,7 @@ struct Value {
     DType dtype = DType::Undefined;
     Shape shape;
     std::vector<std::byte> bytes; // empty when placed
-    std::byte* at = nullptr;      // placed: where the plan put it (the region outlives the graph's run, not the op's)
+    std::byte* at = nullptr;      // placed: its planned offset in the op's region, which the graph's next run (iteration) reuses
     bool sequence = false;
     std::vector<Shape> items; // a sequence's element shapes (shape: { total elements })
     bool none = false;        // an optional holding nothing (shape { 0 }): its view has no data
