@@ -132,6 +132,7 @@ int benchRun(const CliArgs& args)
         if (auto data = core::loadTensorData(model, *workload->graph))
             options.modelData = std::make_shared<const core::ModelData>(std::move(*data));
         options.inputs = workload->givenInputs;
+        options.nested = &workload->nested; // control-flow ops' graphs at their planned offsets
         ProgressLine progress("running " + name, workload->schedule.steps());
         if (progress.shown())
             options.progress = [&progress](int done, int total) { progress.update(done, total); };

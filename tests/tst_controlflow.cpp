@@ -5,6 +5,10 @@
 // graphs are planned in (NestedPlan), nested graphs nesting; a graph value without a size is named;
 // the ONNX backend test cases of If, Loop, Scan and SequenceMap plan their graphs inside; and
 // tricky/vad_if (Silero VAD's shape) plans its network once the sample rate is given.
+// At run time the graphs' values live at their planned offsets in the op's region: the arena run
+// computes the no-reuse reference's outputs (each value inside its own allocation) bit for bit,
+// the values leave kernel scratch, a value larger than planned falls back with a note, and
+// overlapping nested offsets make the plan check fail.
 
 // The test links onnx_proto itself (tests/CMakeLists.txt), which sets ONNX_ML and ONNX_NAMESPACE.
 #include <onnx/onnx_pb.h>
@@ -26,9 +30,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 using namespace core;
 using onnx::TensorProto;
@@ -258,19 +265,26 @@ int bufferNamed(const Workload& w, const std::string& name)
     return -1;
 }
 
-// The checked runs of `w` (no-reuse reference, arena, per-tensor) with the model's weights and `inputs`.
-RunSession runChecked(const Workload& w, const QString& path, const std::map<std::string, HostTensor>& inputs = {})
+// The checked runs of `w` (no-reuse reference, arena, per-tensor) with the model's weights and
+// `inputs`: the arena and per-tensor runs place the values of control-flow ops' graphs as
+// w.nested says, the reference gives each its own allocation.
+Expected<RunSession> tryRunChecked(const Workload& w, const QString& path, const std::map<std::string, HostTensor>& inputs = {})
 {
     auto data = loadTensorData(path.toStdString(), *w.graph);
     if (!data)
-        qFatal("loadTensorData: %s", data.error().message.c_str());
+        return data.error();
     const Plan plan = planChecked(w);
     RunSessionRequest request;
     request.workload = &w;
     request.plan = &plan;
     request.options.modelData = std::make_shared<const ModelData>(std::move(*data));
     request.options.inputs = inputs;
-    auto session = runSession(request);
+    return runSession(request);
+}
+
+RunSession runChecked(const Workload& w, const QString& path, const std::map<std::string, HostTensor>& inputs = {})
+{
+    auto session = tryRunChecked(w, path, inputs);
     if (!session)
         qFatal("run failed: %s", session.error().message.c_str());
     return *session;
@@ -291,6 +305,106 @@ ShapeBindings srBinding(std::int64_t v)
     const auto t = int64Scalar(v);
     b.inputValues["sr"] = InputValue { DType::Int64, {}, t.data };
     return b;
+}
+
+// Scan over A [8, 128] along axis 0 with state s [128]: per slice s + a, (s + a) * a.
+onnx::ModelProto scanModel()
+{
+    auto m = newModel();
+    auto* g = m.mutable_graph();
+    const std::vector<std::int64_t> a { 8, 128 }, row { 128 };
+    declare(g->mutable_input(), "A", TensorProto::FLOAT, &a);
+    floats(g, "s0", row, 0.0f);
+    auto* scan = node(g, "Scan", { "s0", "A" }, { "s", "ys" }, "scan0");
+    intAttribute(scan, "num_scan_inputs", 1);
+    auto* body = graphAttribute(scan, "body");
+    declare(body->mutable_input(), "s_in", TensorProto::FLOAT, &row);
+    declare(body->mutable_input(), "a_in", TensorProto::FLOAT, &row);
+    node(body, "Add", { "s_in", "a_in" }, { "s_out" });
+    node(body, "Mul", { "s_out", "a_in" }, { "y" });
+    declare(body->mutable_output(), "s_out", TensorProto::FLOAT, nullptr);
+    declare(body->mutable_output(), "y", TensorProto::FLOAT, nullptr);
+    declare(g->mutable_output(), "s", TensorProto::FLOAT, nullptr);
+    declare(g->mutable_output(), "ys", TensorProto::FLOAT, nullptr);
+    return m;
+}
+
+// A Loop "grow" of 40 iterations carrying acc, which enters as acc0 [1, 256] and gains the row X
+// [1, 256] every iteration (Concat), as torch exports `acc = torch.cat([acc, x])`; then Relu.
+// Import sizes the Loop's result from the trip count ([41, 256]) but its body for the first
+// iteration (more than 32 iterations are not inferred one by one): acc_in [1, 256], acc_out [2, 256].
+onnx::ModelProto growingLoopModel()
+{
+    auto m = newModel();
+    auto* g = m.mutable_graph();
+    const std::vector<std::int64_t> row { 1, 256 }, none;
+    declare(g->mutable_input(), "X", TensorProto::FLOAT, &row);
+    scalar(g, "M", TensorProto::INT64, 40);
+    scalar(g, "go", TensorProto::BOOL, 1);
+    floats(g, "acc0", row, 0.5f);
+    auto* loop = node(g, "Loop", { "M", "go", "acc0" }, { "acc" }, "grow");
+    auto* body = graphAttribute(loop, "body");
+    declare(body->mutable_input(), "i", TensorProto::INT64, &none);
+    declare(body->mutable_input(), "c_in", TensorProto::BOOL, &none);
+    auto* accIn = body->add_input();
+    accIn->set_name("acc_in");
+    setType(accIn->mutable_type(), TensorProto::FLOAT, nullptr);
+    auto* accShape = accIn->mutable_type()->mutable_tensor_type()->mutable_shape();
+    accShape->add_dim()->set_dim_param("rows");
+    accShape->add_dim()->set_dim_value(256);
+    intAttribute(node(body, "Concat", { "acc_in", "X" }, { "acc_out" }, "append"), "axis", 0);
+    node(body, "Identity", { "c_in" }, { "c_out" }, "go_on");
+    declare(body->mutable_output(), "c_out", TensorProto::BOOL, nullptr);
+    declare(body->mutable_output(), "acc_out", TensorProto::FLOAT, nullptr);
+    node(g, "Relu", { "acc" }, { "out" }, "relu");
+    declare(g->mutable_output(), "out", TensorProto::FLOAT, nullptr);
+    return m;
+}
+
+// The bytes of the values graph `n` computes (its ops' outputs), as its tensors give them.
+Bytes computedBytes(const NestedPlan& n)
+{
+    Bytes total = 0;
+    for (const auto& t : n.graph->tensors)
+        if (t.kind == TensorKind::Activation || t.kind == TensorKind::Output)
+            total += std::max<Bytes>(t.size, 0);
+    return total;
+}
+
+// The run's notes on values of control-flow ops' graphs outside their planned places.
+std::string bodyNotes(const Measurement& m)
+{
+    std::string text;
+    for (const auto& note : m.kernelNotes)
+        if (note.find(": value '") != std::string::npos || note.find("allocations of their own") != std::string::npos)
+            text += note + "\n";
+    return text;
+}
+
+// A run whose control-flow graphs ran at their planned offsets: the arena and per-tensor runs
+// computed the no-reuse reference's outputs (every value inside its own allocation, as before) bit
+// for bit with real kernels, and no value fell back. The reference's kernel scratch holds the
+// `inside` bytes the graphs computed; the planned runs' holds no longer any of them, only
+// `scratch`: what the kernels use and the copies the op makes (carried values, scan slices).
+// (Scratch is a high-water mark: the largest of the kernels' scratch and what the graphs held.)
+void checkPlaced(const RunSession& s, Bytes inside, Bytes scratch)
+{
+    QVERIFY2(s.allMatch(), s.firstMismatch().c_str());
+    QCOMPARE(s.syntheticOps, 0);
+    QCOMPARE(s.arena.opsSynthetic, 0);
+    QVERIFY2(bodyNotes(s.arena).empty(), bodyNotes(s.arena).c_str());
+    QVERIFY2(bodyNotes(s.perTensor).empty(), bodyNotes(s.perTensor).c_str());
+    QVERIFY(bodyNotes(s.reference).empty()); // nothing planned inside: nothing to fall back from
+    const auto text = QStringLiteral("scratch: reference %1 B, arena %2 B, per-tensor %3 B; values inside %4 B, expected scratch %5 B")
+                          .arg(s.reference.scratchBytes)
+                          .arg(s.arena.scratchBytes)
+                          .arg(s.perTensor.scratchBytes)
+                          .arg(inside)
+                          .arg(scratch);
+    qInfo("%s", qPrintable(text));
+    QVERIFY2(inside > 0 && s.reference.scratchBytes >= inside, qPrintable(text));
+    QVERIFY2(s.arena.scratchBytes == scratch, qPrintable(text));
+    QVERIFY2(s.perTensor.scratchBytes == scratch, qPrintable(text));
 }
 
 Bytes regionBytes(const Workload& w, const std::string& name)
@@ -317,6 +431,16 @@ private slots:
     void reportAndJsonListNestedArenas();
     void onnxBackendControlFlowCases();
     void vadModel();
+    // At run time (issue #49): values at their planned offsets in the op's region.
+    void ifBranchRunsAtItsOffsets();
+    void loopBodyRunsAtItsOffsets();
+    void scanBodyRunsAtItsOffsets();
+    void ifInsideLoopRunsAtItsOffsets();
+    void vadIfRunsAtItsOffsets();
+    void backendCasesRunAtTheirOffsets();
+    void grownBodyValueFallsBack();
+    void overlappingBodyOffsetsFailTheCheck();
+    void bodyPlanOfAnotherGraphIsNotUsed();
 };
 
 void TestControlFlow::constantConditionInlinesTheBranch()
@@ -468,23 +592,7 @@ void TestControlFlow::loopBodyPlannedPerIteration()
 
 void TestControlFlow::scanBodyPlannedInside()
 {
-    // Scan over A [8, 128] along axis 0 with state s [128]: per slice s + a, (s + a) * a.
-    auto m = newModel();
-    auto* g = m.mutable_graph();
-    const std::vector<std::int64_t> a { 8, 128 }, row { 128 };
-    declare(g->mutable_input(), "A", TensorProto::FLOAT, &a);
-    floats(g, "s0", row, 0.0f);
-    auto* scan = node(g, "Scan", { "s0", "A" }, { "s", "ys" }, "scan0");
-    intAttribute(scan, "num_scan_inputs", 1);
-    auto* body = graphAttribute(scan, "body");
-    declare(body->mutable_input(), "s_in", TensorProto::FLOAT, &row);
-    declare(body->mutable_input(), "a_in", TensorProto::FLOAT, &row);
-    node(body, "Add", { "s_in", "a_in" }, { "s_out" });
-    node(body, "Mul", { "s_out", "a_in" }, { "y" });
-    declare(body->mutable_output(), "s_out", TensorProto::FLOAT, nullptr);
-    declare(body->mutable_output(), "y", TensorProto::FLOAT, nullptr);
-    declare(g->mutable_output(), "s", TensorProto::FLOAT, nullptr);
-    declare(g->mutable_output(), "ys", TensorProto::FLOAT, nullptr);
+    const auto m = scanModel();
     QTemporaryDir dir;
     const auto path = save(m, dir, "scan.onnx");
     auto w = loadWorkload(path.toStdString(), {});
@@ -695,6 +803,258 @@ void TestControlFlow::vadModel()
     QVERIFY2(session.allMatch(), session.firstMismatch().c_str());
     QCOMPARE(session.syntheticOps, 0);
     QCOMPARE(session.arena.stepPeakBytes, lowerBound(known->problem));
+}
+
+void TestControlFlow::ifBranchRunsAtItsOffsets()
+{
+    QTemporaryDir dir;
+    const auto path = save(ifModel(false), dir, "sr.onnx");
+    auto w = loadWorkload(path.toStdString(), {});
+    QVERIFY2(w, w ? "" : w.error().message.c_str());
+    QCOMPARE(w->nested.size(), std::size_t(2));
+    // The condition is known only at run time: each value decides the branch that runs in the region.
+    for (const std::int64_t sr : { 16000, 8000 }) {
+        const auto session = runChecked(*w, path, { { "sr", int64Scalar(sr) } });
+        // The scratch of the same branch inlined (sr given at import): its ops as steps of the
+        // model's graph, their values in its arena. The MatMul's scratchpad, or nothing (Neg).
+        auto g = importOnnx(path.toStdString(), srBinding(sr));
+        QVERIFY(g);
+        auto inlined = workloadFromGraph(*g, path.toStdString(), {});
+        QVERIFY(inlined);
+        const auto steps = runChecked(*inlined, path, { { "sr", int64Scalar(sr) } });
+        checkPlaced(session, computedBytes(w->nested[sr == 16000 ? 0 : 1]), steps.arena.scratchBytes);
+        QCOMPARE(compareOutputs(*w->graph, steps.arena.outputs, session.arena.outputs), std::string());
+        QCOMPARE(session.arena.stepPeakBytes, lowerBound(w->problem));
+    }
+}
+
+void TestControlFlow::loopBodyRunsAtItsOffsets()
+{
+    QTemporaryDir dir;
+    const auto path = save(loopModel(5), dir, "loop5.onnx");
+    auto w = loadWorkload(path.toStdString(), {});
+    QVERIFY2(w, w ? "" : w.error().message.c_str());
+    QCOMPARE(w->nested.size(), std::size_t(1));
+    // Every iteration reuses the body's region: acc is copied out and in again between them (the
+    // scratch: 1 KiB), each slice of trace straight into the Loop's output.
+    const auto session = runChecked(*w, path);
+    checkPlaced(session, computedBytes(w->nested[0]), Bytes(256 * 4));
+    QCOMPARE(session.arena.outputs.size(), std::size_t(2));
+    QCOMPARE(session.arena.outputs[1].shape, (std::vector<std::int64_t> { 5, 1, 256 }));
+}
+
+void TestControlFlow::scanBodyRunsAtItsOffsets()
+{
+    QTemporaryDir dir;
+    const auto path = save(scanModel(), dir, "scan.onnx");
+    auto w = loadWorkload(path.toStdString(), {});
+    QVERIFY2(w, w ? "" : w.error().message.c_str());
+    // The scratch: the state copied between iterations; each slice of ys goes straight into the output.
+    const auto session = runChecked(*w, path);
+    checkPlaced(session, computedBytes(w->nested[0]), Bytes(512));
+}
+
+void TestControlFlow::ifInsideLoopRunsAtItsOffsets()
+{
+    QTemporaryDir dir;
+    const auto path = save(loopModel(4, true), dir, "loopif.onnx");
+    auto w = loadWorkload(path.toStdString(), {});
+    QVERIFY2(w, w ? "" : w.error().message.c_str());
+    QCOMPARE(w->nested[0].built.nested.size(), std::size_t(2));
+    // The If's branches run in its region inside the body's region: every value of both levels
+    // placed. The scratch: acc copied between iterations, and the If's result on its way from the
+    // branch's region to its place in the body's (1 KiB each).
+    const auto session = runChecked(*w, path);
+    checkPlaced(session, computedBytes(w->nested[0]), Bytes(2 * 256 * 4));
+}
+
+void TestControlFlow::vadIfRunsAtItsOffsets()
+{
+    const QString path = QStringLiteral(MEMPLAN_SOURCE_DIR "/tests/models/tricky/vad_if.onnx");
+    if (!QFile::exists(path))
+        QSKIP("tests/models/tricky/vad_if.onnx is missing: run scripts/make_tricky_models.py");
+    // Without the sample rate at import: the If stays, each network planned inside it.
+    auto w = loadWorkload(path.toStdString(), {});
+    QVERIFY2(w, w ? "" : w.error().message.c_str());
+    QCOMPARE(w->nested.size(), std::size_t(2));
+    for (const std::int64_t sr : { 16000, 8000 }) {
+        const auto session = runChecked(*w, path, { { "sr", int64Scalar(sr) } });
+        // The same outputs and scratch as the model imported for that sample rate, whose network is its steps.
+        LoadOptions options;
+        options.bindings = srBinding(sr);
+        auto known = loadWorkload(path.toStdString(), options);
+        QVERIFY2(known, known ? "" : known.error().message.c_str());
+        QVERIFY(known->nested.empty());
+        const auto inlined = runChecked(*known, path, { { "sr", int64Scalar(sr) } });
+        QVERIFY2(inlined.allMatch(), inlined.firstMismatch().c_str());
+        checkPlaced(session, computedBytes(w->nested[sr == 16000 ? 0 : 1]), inlined.arena.scratchBytes);
+        const auto mismatch = compareOutputs(*w->graph, inlined.arena.outputs, session.arena.outputs);
+        QVERIFY2(mismatch.empty(), mismatch.c_str());
+    }
+}
+
+void TestControlFlow::backendCasesRunAtTheirOffsets()
+{
+    const fs::path root = "/usr/share/libonnx-testdata/data/node";
+    if (!fs::is_directory(root))
+        QSKIP("libonnx-testdata is not installed");
+    int placed = 0, cases = 0;
+    QStringList summary;
+    for (const auto& entry : fs::directory_iterator(root)) {
+        const auto name = entry.path().filename().string();
+        if (name.rfind("test_if", 0) != 0 && name.rfind("test_loop", 0) != 0 && name.rfind("test_scan", 0) != 0
+            && name.rfind("test_sequence_map", 0) != 0)
+            continue;
+        const auto model = (entry.path() / "model.onnx").string();
+        const auto set = entry.path() / "test_data_set_0";
+        const auto declared = declaredInputs(model);
+        QVERIFY(declared);
+        std::vector<std::pair<std::string, fs::path>> files;
+        for (std::size_t k = 0; k < declared->size(); ++k)
+            if (const auto file = set / ("input_" + std::to_string(k) + ".pb"); fs::exists(file))
+                files.emplace_back((*declared)[k].name, file);
+        // Imported without the input files where it plans so (an If's condition then stays
+        // unknown, its branches planned inside), else with them; run with them.
+        ShapeBindings bindings;
+        auto inputs = readGivenInputs(model, files, bindings);
+        QVERIFY2(inputs, (name + ": " + (inputs ? std::string() : inputs.error().message)).c_str());
+        std::optional<RunSession> session;
+        std::string failures;
+        for (const bool withFiles : { false, true }) {
+            LoadOptions options;
+            if (withFiles)
+                options.inputFiles = files;
+            auto loaded = loadWorkload(model, options);
+            if (!loaded || loaded->nested.empty())
+                continue;
+            auto run = tryRunChecked(*loaded, QString::fromStdString(model), *inputs);
+            if (!run) {
+                failures += " [" + std::string(withFiles ? "with" : "without") + " input files at import: " + run.error().message + "]";
+                continue;
+            }
+            session = std::move(*run);
+            break;
+        }
+        if (!session) {
+            QVERIFY2(failures.empty(), (name + ":" + failures).c_str());
+            continue; // nothing planned inside
+        }
+        ++cases;
+        QVERIFY2(session->allMatch(), (name + ": " + session->firstMismatch()).c_str());
+        QCOMPARE(session->syntheticOps, 0);
+        // The expected outputs of the test case (ONNX's reference implementation).
+        for (std::size_t k = 0; k < session->arena.outputs.size(); ++k) {
+            const auto expected = readValueFile(set / ("output_" + std::to_string(k) + ".pb"), session->arena.outputs[k]);
+            QVERIFY2(expected, (name + ": output " + std::to_string(k)).c_str());
+            const auto& e = expected->second;
+            const auto& a = session->arena.outputs[k];
+            QVERIFY2(e.none == a.none && e.items == a.items && e.data.size() == a.data.size(), (name + ": output " + std::to_string(k)).c_str());
+            for (std::size_t i = 0; e.dtype == DType::Float32 && i < e.data.size() / 4; ++i) {
+                float x = 0, y = 0;
+                std::memcpy(&x, e.data.data() + 4 * i, 4);
+                std::memcpy(&y, a.data.data() + 4 * i, 4);
+                QVERIFY2(std::fabs(x - y) <= 1e-5f + 1e-5f * std::fabs(x), (name + ": output " + std::to_string(k) + " element " + std::to_string(i)).c_str());
+            }
+            if (e.dtype != DType::Float32)
+                QVERIFY2(e.data == a.data, (name + ": output " + std::to_string(k)).c_str());
+        }
+        const auto notes = bodyNotes(session->arena);
+        placed += notes.empty();
+        summary << QString::fromStdString(name + ": " + (notes.empty() ? std::string("every value placed") : "\n" + notes));
+    }
+    qInfo("%s", qPrintable(summary.join(QLatin1Char('\n'))));
+    QVERIFY(cases >= 10);
+    QVERIFY2(placed >= 3, qPrintable(QStringLiteral("%1 of %2 cases ran with every value placed").arg(placed).arg(cases)));
+}
+
+void TestControlFlow::grownBodyValueFallsBack()
+{
+    QTemporaryDir dir;
+    const auto path = save(growingLoopModel(), dir, "grow.onnx");
+    auto w = loadWorkload(path.toStdString(), {});
+    QVERIFY2(w, w ? "" : w.error().message.c_str());
+    QCOMPARE(w->nested.size(), std::size_t(1));
+    const auto& body = w->nested[0];
+    Bytes plannedAcc = -1;
+    for (std::size_t b = 0; b < body.built.problem.buffers.size(); ++b)
+        if (body.built.problem.buffers[b].name == "acc_out")
+            plannedAcc = body.built.problem.buffers[b].size;
+    qInfo("acc_out planned: %lld B", static_cast<long long>(plannedAcc));
+    // The body is planned for the first iteration: acc grows past its buffer in the later ones.
+    QVERIFY(plannedAcc > 0 && plannedAcc < Bytes(41 * 256 * 4));
+    const auto session = runChecked(*w, path);
+    QVERIFY2(session.allMatch(), session.firstMismatch().c_str());
+    QCOMPARE(session.syntheticOps, 0);
+    QCOMPARE(session.arena.outputs[0].shape, (std::vector<std::int64_t> { 41, 256 }));
+    const auto notes = bodyNotes(session.arena);
+    qInfo("%s", notes.c_str());
+    QVERIFY2(notes.find("Loop 'grow' body: value 'acc_out' needs ") != std::string::npos, notes.c_str());
+    QVERIFY2(notes.find("its planned buffer holds " + std::to_string(plannedAcc) + ": an allocation of its own") != std::string::npos, notes.c_str());
+    // One note per value, however many iterations fell back.
+    std::size_t mentions = 0;
+    for (auto at = notes.find("value 'acc_out'"); at != std::string::npos; at = notes.find("value 'acc_out'", at + 1))
+        ++mentions;
+    QCOMPARE(mentions, std::size_t(1));
+    // The fallback is scratch: at least the last iteration's acc_out (41 rows).
+    QVERIFY(session.arena.scratchBytes >= Bytes(41 * 256 * 4));
+}
+
+void TestControlFlow::overlappingBodyOffsetsFailTheCheck()
+{
+    QTemporaryDir dir;
+    const auto path = save(scanModel(), dir, "scan.onnx");
+    auto w = loadWorkload(path.toStdString(), {});
+    QVERIFY2(w, w ? "" : w.error().message.c_str());
+    // s_out = s_in + a_in and y = s_out * a_in: a_in is read after s_out is written. Put s_out
+    // where a_in is: the nested plan no longer validates, and the run shows it.
+    Workload bad = *w;
+    auto& n = bad.nested[0];
+    int sOut = -1, aIn = -1;
+    for (std::size_t b = 0; b < n.built.problem.buffers.size(); ++b) {
+        if (n.built.problem.buffers[b].name == "s_out")
+            sOut = int(b);
+        if (n.built.problem.buffers[b].name == "a_in")
+            aIn = int(b);
+    }
+    QVERIFY(sOut >= 0 && aIn >= 0);
+    QVERIFY(n.plan.offsets[std::size_t(sOut)] != n.plan.offsets[std::size_t(aIn)]);
+    n.plan.offsets[std::size_t(sOut)] = n.plan.offsets[std::size_t(aIn)];
+    const auto check = validatePlan(n.built.problem, n.plan);
+    QVERIFY(!check.ok());
+    QVERIFY2(check.message.find("s_out") != std::string::npos || check.message.find("a_in") != std::string::npos, check.message.c_str());
+    const auto session = runChecked(bad, path);
+    QVERIFY2(!session.arenaMismatch.empty(), "the arena run with overlapping body values matched the reference");
+    QVERIFY2(session.arenaMismatch.find("output 'ys'") != std::string::npos, session.arenaMismatch.c_str());
+    QVERIFY(!session.perTensorMismatch.empty());
+    // The same workload with its own nested plan passes.
+    const auto good = runChecked(*w, path);
+    QVERIFY2(good.allMatch(), good.firstMismatch().c_str());
+}
+
+void TestControlFlow::bodyPlanOfAnotherGraphIsNotUsed()
+{
+    QTemporaryDir dir;
+    const auto path = save(scanModel(), dir, "scan.onnx");
+    auto w = loadWorkload(path.toStdString(), {});
+    QVERIFY2(w, w ? "" : w.error().message.c_str());
+    // A plan whose graph names its ops otherwise than the graph the run runs: every value of the
+    // body its own allocation, with one note saying why, and the outputs still the reference's.
+    Workload renamed = *w;
+    auto graph = std::make_shared<Graph>(*renamed.nested[0].graph);
+    graph->ops[0].name = "elsewhere";
+    renamed.nested[0].graph = graph;
+    auto session = runChecked(renamed, path);
+    QVERIFY2(session.allMatch(), session.firstMismatch().c_str());
+    const auto notes = bodyNotes(session.arena);
+    QVERIFY2(notes.find("Scan 'scan0' body: its values run in allocations of their own: op 0 is 'elsewhere' in its plan, '")
+            != std::string::npos, notes.c_str());
+    QCOMPARE(session.arena.scratchBytes, session.reference.scratchBytes);
+    // A plan larger than the op's region (a plan for another problem): the same.
+    Workload larger = *w;
+    larger.nested[0].plan.arenaSize = larger.problem.buffers[std::size_t(bufferNamed(larger, "scan0 body"))].size + 256;
+    session = runChecked(larger, path);
+    QVERIFY2(session.allMatch(), session.firstMismatch().c_str());
+    QVERIFY2(bodyNotes(session.arena).find("is larger than the op's region") != std::string::npos, bodyNotes(session.arena).c_str());
 }
 
 QTEST_GUILESS_MAIN(TestControlFlow)

@@ -14,13 +14,14 @@ namespace core::exec {
 namespace graphrun {
 
 bool evalIf(const Subgraphs& branches, const KernelCall& call, std::size_t outputs, const OuterLookup& outer,
-    std::vector<Value>& results, Bytes& heldBytes, std::string& why, const CancelToken& cancel)
+    std::vector<Value>& results, Bytes& heldBytes, std::string& why, const CancelToken& cancel, const BodyArena& arena)
 {
     if (!call.has(0) || call.in[0].count != 1 || call.in[0].dtype != DType::Bool) {
         why = "the condition is not one bool";
         return false;
     }
-    const Branch& branch = call.in[0].data[0] != std::byte { 0 } ? branches.then : branches.otherwise;
+    const bool then = call.in[0].data[0] != std::byte { 0 };
+    const Branch& branch = then ? branches.then : branches.otherwise;
     if (!branch.unsupported.empty()) {
         why = branch.unsupported;
         return false;
@@ -29,7 +30,7 @@ bool evalIf(const Subgraphs& branches, const KernelCall& call, std::size_t outpu
         why = "the branch returns " + std::to_string(branch.results.size()) + " values for " + std::to_string(outputs) + " outputs";
         return false;
     }
-    BranchRun run(branch, outer, heldBytes, cancel);
+    BranchRun run(branch, outer, heldBytes, cancel, placeOf(arena, then ? "then_branch" : "else_branch"));
     if (!run.runAll(why))
         return false;
     for (const auto& name : branch.results) {
@@ -44,7 +45,7 @@ bool evalIf(const Subgraphs& branches, const KernelCall& call, std::size_t outpu
 }
 
 bool evalLoop(const Subgraphs& loop, const KernelCall& call, std::size_t outputs, const OuterLookup& outer,
-    std::vector<Value>& results, Bytes& heldBytes, std::string& why, const CancelToken& cancel)
+    std::vector<Value>& results, Bytes& heldBytes, std::string& why, const CancelToken& cancel, const BodyArena& arena)
 {
     const Branch& body = loop.body;
     if (!body.unsupported.empty()) {
@@ -82,12 +83,20 @@ bool evalLoop(const Subgraphs& loop, const KernelCall& call, std::size_t outputs
         }
         carried.push_back(copyOf(call.in[2 + k]));
     }
+    // A scan output the plan gives room (a Loop of the model's graph) is stacked straight into that
+    // room, slice by slice; one without (a Loop inside a graph) in a host allocation.
     std::vector<std::vector<std::byte>> scanBytes(scans);
+    std::vector<std::byte*> scanInto(scans, nullptr);
+    std::vector<Bytes> scanSize(scans, 0);
+    for (std::size_t k = 0; k < scans; ++k)
+        if (const auto* room = plannedOutput(call, carriedCount + k))
+            scanInto[k] = room->data;
     std::vector<Shape> scanShape(scans);
     std::vector<DType> scanType(scans, DType::Undefined);
     for (std::size_t k = 0; k < scans; ++k)
         if (const auto t = body.types.find(body.results[1 + carriedCount + k]); t != body.types.end())
             scanType[k] = t->second; // the type of a scan output no iteration produced
+    const GraphPlace place = placeOf(arena, "body");
     std::int64_t done = 0;
     Bytes written = 0; // by the body, over all iterations
     for (; done < trips && keepGoing; ++done) {
@@ -96,18 +105,16 @@ bool evalLoop(const Subgraphs& loop, const KernelCall& call, std::size_t outputs
             return false;
         }
         Bytes held = 0;
-        BranchRun run(body, outer, held, cancel);
+        BranchRun run(body, outer, held, cancel, place);
         Value iteration = allocate(DType::Int64, {}, 1);
         std::memcpy(iteration.bytes.data(), &done, sizeof done);
         Value condition = allocate(DType::Bool, {}, 1);
         condition.bytes[0] = std::byte { 1 };
         run.bind(body.formals[0], std::move(iteration));
         run.bind(body.formals[1], std::move(condition));
-        Bytes entering = 0; // the carried values, held by the run while it runs
-        for (std::size_t k = 0; k < carriedCount; ++k) {
-            entering += Bytes(carried[k].bytes.size());
-            run.bind(body.formals[2 + k], std::move(carried[k]));
-        }
+        Bytes entering = 0; // the carried values the run holds in allocations of their own while it runs
+        for (std::size_t k = 0; k < carriedCount; ++k)
+            entering += run.bind(body.formals[2 + k], std::move(carried[k]));
         if (!run.runAll(why))
             return false;
         TensorView v;
@@ -117,7 +124,8 @@ bool evalLoop(const Subgraphs& loop, const KernelCall& call, std::size_t outputs
         }
         keepGoing = v.data[0] != std::byte { 0 };
         // Scan slices are read first: carried results are then moved out of the run (a result
-        // named twice, or read from outside the body, is copied).
+        // named twice, read from outside the body, or at its planned offset in the body's region,
+        // which the next iteration reuses, is copied).
         for (std::size_t k = 0; k < scans; ++k) {
             if (!run.find(body.results[1 + carriedCount + k], v)) {
                 why = "the body's result '" + body.results[1 + carriedCount + k] + "' was not computed";
@@ -129,21 +137,36 @@ bool evalLoop(const Subgraphs& loop, const KernelCall& call, std::size_t outputs
             }
             scanShape[k] = v.shape;
             scanType[k] = v.dtype;
-            scanBytes[k].insert(scanBytes[k].end(), v.data, v.data + v.bytes());
+            const Bytes room = plannedRoom(call, carriedCount + k);
+            if (scanInto[k] && scanSize[k] + v.bytes() > room) {
+                why = "output " + std::to_string(carriedCount + k) + " ('" + body.results[1 + carriedCount + k]
+                    + "') outgrew the room the plan gives it (" + std::to_string(room) + " bytes) in iteration " + std::to_string(done + 1);
+                return false;
+            }
+            if (scanInto[k])
+                std::memcpy(scanInto[k] + scanSize[k], v.data, std::size_t(v.bytes()));
+            else
+                scanBytes[k].insert(scanBytes[k].end(), v.data, v.data + v.bytes());
+            scanSize[k] += v.bytes();
         }
+        Bytes copies = 0; // carried results copied out of the run
         for (std::size_t k = 0; k < carriedCount; ++k) {
             const auto& name = body.results[1 + k];
             const bool namedAgain = std::find(body.results.begin() + 2 + std::ptrdiff_t(k), body.results.begin() + 1 + std::ptrdiff_t(carriedCount), name)
                 != body.results.begin() + 1 + std::ptrdiff_t(carriedCount);
-            if (!namedAgain && run.take(name, carried[k]))
+            bool copied = false;
+            if (!namedAgain && run.take(name, carried[k], &copied)) {
+                copies += copied ? carried[k].ownBytes() : 0;
                 continue;
+            }
             if (!run.find(name, v)) {
                 why = "the body's result '" + name + "' was not computed";
                 return false;
             }
             carried[k] = copyOf(v);
+            copies += carried[k].ownBytes();
         }
-        Bytes total = held + entering; // the carried results are among the values the run held
+        Bytes total = held + entering + copies; // carried results moved out of the run are among the values it held
         for (const auto& b : scanBytes)
             total += Bytes(b.size());
         heldBytes = std::max(heldBytes, total);
@@ -156,14 +179,14 @@ bool evalLoop(const Subgraphs& loop, const KernelCall& call, std::size_t outputs
             if (room < 0)
                 continue;
             // A sequence's shape is { its elements }, so it is measured as a tensor is.
-            const Bytes size = isCarried ? elementCount(carried[j].shape) * dtypeBytes(carried[j].dtype) : Bytes(scanBytes[j - carriedCount].size());
+            const Bytes size = isCarried ? elementCount(carried[j].shape) * dtypeBytes(carried[j].dtype) : scanSize[j - carriedCount];
             if (size > room) {
                 why = "output " + std::to_string(j) + " ('" + body.results[1 + j] + "') outgrew the room the plan gives it ("
                     + std::to_string(room) + " bytes) in iteration " + std::to_string(done + 1);
                 return false;
             }
         }
-        written += run.heldNow();
+        written += run.writtenNow();
         if (written > kMostLoopBytes) {
             why = "its body wrote more than " + std::to_string(kMostLoopBytes >> 30) + " GiB in all by iteration " + std::to_string(done + 1)
                 + " (the most a Loop's iterations may write)";
@@ -174,6 +197,14 @@ bool evalLoop(const Subgraphs& loop, const KernelCall& call, std::size_t outputs
     for (std::size_t k = 0; k < scans; ++k) {
         Shape stacked { done };
         stacked.insert(stacked.end(), scanShape[k].begin(), scanShape[k].end());
+        if (scanInto[k]) {
+            Value v;
+            v.dtype = scanType[k];
+            v.shape = std::move(stacked);
+            v.at = scanInto[k]; // already in the op's output
+            results.push_back(std::move(v));
+            continue;
+        }
         Value v = allocate(scanType[k], std::move(stacked), 0);
         if (scanBytes[k].size() > v.bytes.size())
             v.bytes = std::move(scanBytes[k]);
@@ -185,20 +216,20 @@ bool evalLoop(const Subgraphs& loop, const KernelCall& call, std::size_t outputs
 }
 
 bool evaluate(const Subgraphs& graphs, const KernelCall& call, std::size_t outputs, const OuterLookup& outer,
-    std::vector<Value>& results, Bytes& heldBytes, std::string& why, const CancelToken& cancel)
+    std::vector<Value>& results, Bytes& heldBytes, std::string& why, const CancelToken& cancel, const BodyArena& arena)
 {
     results.clear();
     const std::string& type = call.op->type;
     if (type == "If")
-        return evalIf(graphs, call, outputs, outer, results, heldBytes, why, cancel);
+        return evalIf(graphs, call, outputs, outer, results, heldBytes, why, cancel, arena);
     if (type == "Loop")
-        return evalLoop(graphs, call, outputs, outer, results, heldBytes, why, cancel);
+        return evalLoop(graphs, call, outputs, outer, results, heldBytes, why, cancel, arena);
     if (type == "Scan" && graphs.body.formals.size() + 1 == call.in.size())
-        return evalScan8(graphs, call, outputs, outer, results, heldBytes, why, cancel);
+        return evalScan8(graphs, call, outputs, outer, results, heldBytes, why, cancel, arena);
     if (type == "Scan")
-        return evalScan(graphs, call, outputs, outer, results, heldBytes, why, cancel);
+        return evalScan(graphs, call, outputs, outer, results, heldBytes, why, cancel, arena);
     if (type == "SequenceMap")
-        return evalSequenceMap(graphs, call, outputs, outer, results, heldBytes, why, cancel);
+        return evalSequenceMap(graphs, call, outputs, outer, results, heldBytes, why, cancel, arena);
     why = type + " has no graphs to run";
     return false;
 }
@@ -214,7 +245,7 @@ bool runsGraphs(const std::string& type)
 
 bool runControlFlow(const Subgraphs& graphs, const KernelCall& call, const std::vector<bool>& bounded, const OuterLookup& outer,
     std::vector<Shape>& shapes, std::vector<std::vector<Shape>>& items, std::vector<bool>& none, Bytes& heldBytes, std::string& why,
-    const CancelToken& cancel)
+    const CancelToken& cancel, const BodyArena& arena)
 {
     std::vector<Value> results;
     // The values inside are host allocations of run-time sizes, which a shape argument can make as
@@ -224,7 +255,7 @@ bool runControlFlow(const Subgraphs& graphs, const KernelCall& call, const std::
         return false;
     };
     try {
-        if (bounded.size() != call.out.size() || !evaluate(graphs, call, call.out.size(), outer, results, heldBytes, why, cancel))
+        if (bounded.size() != call.out.size() || !evaluate(graphs, call, call.out.size(), outer, results, heldBytes, why, cancel, arena))
             return false;
     } catch (const std::bad_alloc&) {
         return tooLarge();
@@ -252,7 +283,7 @@ bool runControlFlow(const Subgraphs& graphs, const KernelCall& call, const std::
     none.clear();
     for (std::size_t k = 0; k < call.out.size(); ++k) {
         const auto r = results[k].view();
-        if (r.count > 0 && !results[k].none)
+        if (r.count > 0 && !results[k].none && r.data != call.out[k].data) // a Loop's scan output is there already
             std::memcpy(call.out[k].data, r.data, std::size_t(r.bytes()));
         shapes.push_back(r.shape);
         items.push_back(r.items);

@@ -5,10 +5,13 @@
 // If, Loop, Scan and SequenceMap on the CPU executor: the branch the condition picks (a Loop,
 // Scan or SequenceMap: its body, once per iteration or element) runs op by op, on the same kernels and run-time shape rules as the top level
 // (exec/runshape.h), and its results become the op's outputs.
-// - A branch is planned as part of its If (one op), so its values live outside the arena: each one
-//   its own host allocation of its run-time size, held until the branch ends; the most held at
-//   once is reported (kernel scratch). Data-dependent ops get the room their inputs allow at most
-//   (NonZero: rank × elements, NonMaxSuppression: every box of every class, ...).
+// - With the graph's plan (BodyArena: NestedPlan, exec/bodyslots.h) each value the graph computes,
+//   and each formal input (copied in), lives at its planned offset in the op's region of the arena.
+//   A value the plan does not hold or whose run-time bytes exceed its planned buffer, and every list
+//   and optional, is its own host allocation of its run-time size instead, held until the graph
+//   ends, with a note; so is every value without a plan (the no-reuse reference run). The most such
+//   allocations held at once is reported (kernel scratch). Data-dependent ops get the room their
+//   inputs allow at most (NonZero: rank × elements, NonMaxSuppression: every box of every class, ...).
 // - Outer values are read in place, with their run-time shapes.
 // - Element types come from ONNX type inference over the branch (loadTensorData).
 // - An If, Loop or Scan inside a branch runs the same way, its graphs reading the enclosing
@@ -30,6 +33,18 @@
 namespace core::exec {
 
 struct Subgraphs;
+struct OpSlots; // exec/bodyslots.h
+
+// Where a control-flow op's graphs place their values in this run (exec/bodyslots.h): the op's
+// region (its "<op> body" buffer: in the arena, or its own allocation in a per-tensor run), the
+// planned slots in it, and the run's notes (each fallback once). Without slots every value is its
+// own allocation, as in the no-reuse reference run.
+struct BodyArena {
+    std::byte* region = nullptr;
+    const OpSlots* layout = nullptr;
+    std::vector<std::string>* notes = nullptr;
+    bool placed() const { return region && layout; }
+};
 
 struct Branch {
     std::vector<Op> ops; // the branch's nodes: type, domain, scalar and list attributes (no tensor indices)
@@ -62,13 +77,16 @@ using OuterLookup = std::function<bool(const std::string& name, TensorView& view
 // to its elements'; an optional holding nothing: none[k], shape { 0 }). A view without data read
 // by the graphs (an outer value, a carried one) is an optional holding nothing. `bounded[k]`:
 // output k is sized by an upper bound (the result may be smaller), else it must fill its room
-// exactly. `heldBytes` grows to the most the graphs held at once. False, writing nothing past any
-// room, when the op cannot run; `why` says why.
+// exactly. `heldBytes` grows to the most the graphs held at once in allocations of their own (not
+// in `arena`'s region). False, writing nothing past any room, when the op cannot run; `why` says why.
 // - If: the branch its condition (in[0], one bool) picks.
 // - Loop (inputs: trip count M, condition, initial carried values; both optional): the body runs
 //   while i < M and its condition holds, at most kMaxLoopIterations times; outputs are the final
 //   carried values, then each scan output stacked over the iterations (every iteration's slice must
-//   have one shape).
+//   have one shape). Each iteration reuses the body's region: before the next one runs, the carried
+//   values are copied out of it (host allocations, kernel scratch) and the scan slices into their
+//   place in the op's output (a Loop inside a graph, whose outputs have no room: host allocations).
+//   A Scan's iterations likewise.
 // - Scan (opset 9 on: N state values, then num_scan_inputs scan inputs): the body runs once per
 //   slice along each scan input's axis (scan_input_axes, scan_input_directions); outputs are the
 //   final states, then each scan output's values stacked along scan_output_axes (from the end for
@@ -88,6 +106,6 @@ constexpr Bytes kMostLoopBytes = Bytes(4) << 30;
 // or Scan too (false, why "the run was cancelled").
 bool runControlFlow(const Subgraphs& graphs, const KernelCall& call, const std::vector<bool>& bounded, const OuterLookup& outer,
     std::vector<Shape>& shapes, std::vector<std::vector<Shape>>& items, std::vector<bool>& none, Bytes& heldBytes, std::string& why,
-    const CancelToken& cancel = {});
+    const CancelToken& cancel = {}, const BodyArena& arena = {});
 
 } // namespace core::exec

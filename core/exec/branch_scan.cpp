@@ -27,10 +27,21 @@ AxisSplit splitAt(const Shape& shape, std::size_t axis)
     return s;
 }
 
+// Writes `element` (of shape `shape`, elements of `w` bytes) as position p of `length` along
+// axis `axis` of the stacked tensor at `out`.
+void stackAt(std::byte* out, const std::byte* element, const Shape& shape, std::size_t axis, std::int64_t length, std::int64_t p, std::int64_t w)
+{
+    Shape stacked = shape;
+    stacked.insert(stacked.begin() + std::ptrdiff_t(axis), length);
+    const auto split = splitAt(stacked, axis);
+    for (std::int64_t o = 0; o < split.outer; ++o)
+        std::memcpy(out + ((o * length + p) * split.inner) * w, element + o * split.inner * w, std::size_t(split.inner * w));
+}
+
 } // namespace
 
 bool evalScan(const Subgraphs& scan, const KernelCall& call, std::size_t outputs, const OuterLookup& outer,
-    std::vector<Value>& results, Bytes& heldBytes, std::string& why, const CancelToken& cancel)
+    std::vector<Value>& results, Bytes& heldBytes, std::string& why, const CancelToken& cancel, const BodyArena& arena)
 {
     const Branch& body = scan.body;
     if (!body.unsupported.empty()) {
@@ -79,9 +90,17 @@ bool evalScan(const Subgraphs& scan, const KernelCall& call, std::size_t outputs
         carried.push_back(copyOf(call.in[k]));
     }
     std::vector<std::vector<Value>> produced(scanOutputs); // per scan output, per iteration
+    // A scan output the plan gives room (a Scan of the model's graph) that holds it takes each
+    // iteration's slice straight into its place there; the others keep the slices in host copies
+    // (kernel scratch) until they are stacked.
+    std::vector<std::byte*> into(scanOutputs, nullptr);
+    std::vector<Shape> elementShape(scanOutputs);
+    std::vector<DType> elementType(scanOutputs, DType::Undefined);
+    std::vector<std::size_t> outAxis(scanOutputs, 0);
+    const GraphPlace place = placeOf(arena, "body"); // every iteration reuses the body's region: results are copied out
     for (std::int64_t t = 0; t < length; ++t) {
         Bytes held = 0;
-        BranchRun run(body, outer, held, cancel);
+        BranchRun run(body, outer, held, cancel, place);
         for (std::size_t k = 0; k < states; ++k)
             run.bind(body.formals[k], carried[k]);
         for (std::size_t j = 0; j < std::size_t(scanInputs); ++j) {
@@ -106,12 +125,27 @@ bool evalScan(const Subgraphs& scan, const KernelCall& call, std::size_t outputs
                 carried[k] = copyOf(v);
                 continue;
             }
-            auto& list = produced[k - states];
-            if (!list.empty() && (v.shape != list.front().shape || v.dtype != list.front().dtype)) {
+            const std::size_t j = k - states;
+            if (t > 0 && (v.shape != elementShape[j] || v.dtype != elementType[j])) {
                 why = "scan output '" + body.results[k] + "' changes shape between iterations";
                 return false;
             }
-            list.push_back(copyOf(v));
+            if (t == 0) {
+                elementShape[j] = v.shape;
+                elementType[j] = v.dtype;
+                const std::int64_t rank = std::int64_t(v.shape.size()) + 1, a = outAxes[j] < 0 ? outAxes[j] + rank : outAxes[j];
+                if (a < 0 || a >= rank) {
+                    why = "scan output " + std::to_string(j) + " has no axis " + std::to_string(outAxes[j]);
+                    return false;
+                }
+                outAxis[j] = std::size_t(a);
+                if (const auto* room = plannedOutput(call, k); room && room->dtype == v.dtype && !v.sequence && room->count >= length * v.count)
+                    into[j] = room->data;
+            }
+            if (into[j])
+                stackAt(into[j], v.data, v.shape, outAxis[j], length, outReverse[j] != 0 ? length - 1 - t : t, dtypeBytes(v.dtype));
+            else
+                produced[j].push_back(copyOf(v));
         }
         Bytes total = held;
         for (const auto& c : carried)
@@ -124,28 +158,25 @@ bool evalScan(const Subgraphs& scan, const KernelCall& call, std::size_t outputs
     // Scan outputs: the iterations' values stacked along their axis (from the end when reversed).
     results = std::move(carried);
     for (std::size_t j = 0; j < scanOutputs; ++j) {
-        const auto& list = produced[j];
-        if (list.empty()) {
+        if (length == 0) {
             why = "a Scan of length 0 has no element shape for its scan outputs";
             return false;
         }
-        const Shape& element = list.front().shape;
-        const std::int64_t rank = std::int64_t(element.size()) + 1, a = outAxes[j] < 0 ? outAxes[j] + rank : outAxes[j];
-        if (a < 0 || a >= rank) {
-            why = "scan output " + std::to_string(j) + " has no axis " + std::to_string(outAxes[j]);
-            return false;
+        Shape stacked = elementShape[j];
+        stacked.insert(stacked.begin() + std::ptrdiff_t(outAxis[j]), length);
+        if (into[j]) {
+            Value out;
+            out.dtype = elementType[j];
+            out.shape = std::move(stacked);
+            out.at = into[j]; // already in the op's output
+            results.push_back(std::move(out));
+            continue;
         }
-        Shape stacked = element;
-        stacked.insert(stacked.begin() + a, length);
-        const auto split = splitAt(stacked, std::size_t(a));
-        const DType dtype = list.front().dtype;
-        const std::int64_t w = dtypeBytes(dtype);
-        Value out = allocate(dtype, stacked, elementCount(stacked));
+        const auto& list = produced[j];
+        Value out = allocate(elementType[j], stacked, elementCount(stacked));
         for (std::int64_t p = 0; p < length; ++p) {
             const Value& e = list[std::size_t(outReverse[j] != 0 ? length - 1 - p : p)];
-            for (std::int64_t o = 0; o < split.outer; ++o)
-                std::memcpy(out.bytes.data() + ((o * length + p) * split.inner) * w, e.bytes.data() + o * split.inner * w,
-                    std::size_t(split.inner * w));
+            stackAt(out.bytes.data(), e.bytes.data(), e.shape, outAxis[j], length, p, dtypeBytes(elementType[j]));
         }
         results.push_back(std::move(out));
     }
@@ -157,7 +188,7 @@ bool evalScan(const Subgraphs& scan, const KernelCall& call, std::size_t outputs
 // (evalScan on views into the batch entry), and its results are stacked along a new batch axis.
 // Sequence lengths shorter than the scan axis, and reversed scan directions, are refused.
 bool evalScan8(const Subgraphs& scan, const KernelCall& call, std::size_t outputs, const OuterLookup& outer,
-    std::vector<Value>& results, Bytes& heldBytes, std::string& why, const CancelToken& cancel)
+    std::vector<Value>& results, Bytes& heldBytes, std::string& why, const CancelToken& cancel, const BodyArena& arena)
 {
     if (call.in.size() < 2) {
         why = "the Scan has no state or scan input";
@@ -201,7 +232,7 @@ bool evalScan8(const Subgraphs& scan, const KernelCall& call, std::size_t output
             v.data = x.data + b * v.count * dtypeBytes(x.dtype);
         }
         std::vector<Value> one;
-        if (!evalScan(scan, entry, outputs, outer, one, heldBytes, why, cancel))
+        if (!evalScan(scan, entry, outputs, outer, one, heldBytes, why, cancel, arena))
             return false;
         if (!perEntry.empty())
             for (std::size_t j = 0; j < one.size(); ++j)

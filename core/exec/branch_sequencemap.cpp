@@ -9,7 +9,7 @@
 namespace core::exec::graphrun {
 
 bool evalSequenceMap(const Subgraphs& map, const KernelCall& call, std::size_t outputs, const OuterLookup& outer,
-    std::vector<Value>& results, Bytes& heldBytes, std::string& why, const CancelToken& cancel)
+    std::vector<Value>& results, Bytes& heldBytes, std::string& why, const CancelToken& cancel, const BodyArena& arena)
 {
     const Branch& body = map.body;
     if (!body.unsupported.empty()) {
@@ -56,7 +56,7 @@ bool evalSequenceMap(const Subgraphs& map, const KernelCall& call, std::size_t o
     }
     for (std::int64_t i = 0; i < length; ++i) {
         Bytes held = 0;
-        BranchRun run(body, outer, held, cancel);
+        BranchRun run(body, outer, held, cancel, placeOf(arena, "body"));
         for (std::size_t k = 0; k < call.in.size(); ++k) {
             const auto& x = call.in[k];
             if (!x.sequence) {

@@ -71,12 +71,91 @@ Bytes plannedRoom(const KernelCall& call, std::size_t slot)
     return -1;
 }
 
-bool BranchRun::take(const std::string& name, Value& value)
+const TensorView* plannedOutput(const KernelCall& call, std::size_t slot)
+{
+    for (std::size_t k = 0; k < call.out.size(); ++k)
+        if ((call.outSlots.empty() ? k : std::size_t(call.outSlots[k])) == slot) {
+            const auto& room = call.out[k];
+            return room.dtype != DType::Undefined && room.data && room.count > 0 ? &room : nullptr;
+        }
+    return nullptr;
+}
+
+GraphPlace placeOf(const BodyArena& arena, const std::string& attribute)
+{
+    if (!arena.placed())
+        return {};
+    const auto it = arena.layout->graphs.find(attribute);
+    if (it == arena.layout->graphs.end())
+        return {};
+    return GraphPlace { arena.region, &it->second, arena.notes };
+}
+
+std::byte* BranchRun::slotFor(const std::string& name, Bytes need, const char* kind)
+{
+    if (!m_place.layout || need <= 0)
+        return nullptr;
+    const auto note = [&](const std::string& why) {
+        const std::string key = m_place.layout->where + ": value '" + name + "' ";
+        addBodyNote(BodyArena { m_place.region, nullptr, m_place.notes }, key, key + why);
+        return nullptr;
+    };
+    if (*kind)
+        return note(std::string("is ") + kind + ": lists and optionals keep allocations of their own (kernel scratch)");
+    const auto it = m_place.layout->values.find(name);
+    if (it == m_place.layout->values.end() && m_place.layout->unread.count(name))
+        return nullptr;
+    if (it == m_place.layout->values.end())
+        return note("(" + std::to_string(need) + " bytes at run time) has no buffer in the plan: an allocation of its own (kernel scratch)");
+    if (need > it->second.bytes)
+        return note("needs " + std::to_string(need) + " bytes at run time, its planned buffer holds " + std::to_string(it->second.bytes)
+            + ": an allocation of its own (kernel scratch)");
+    return m_place.region + it->second.offset;
+}
+
+Value BranchRun::hold(const std::string& name, DType dtype, Shape shape)
+{
+    const std::int64_t count = elementCount(shape);
+    if (!isList(name) && !isOptional(name))
+        if (auto* at = slotFor(name, count * dtypeBytes(dtype))) {
+            Value v;
+            v.dtype = dtype;
+            v.shape = std::move(shape);
+            v.at = at;
+            return v;
+        }
+    return allocate(dtype, std::move(shape), count);
+}
+
+void BranchRun::settle(const std::string& name, Value& value)
+{
+    if (value.at || value.none || !m_place.layout)
+        return;
+    const Bytes need = elementCount(value.shape) * dtypeBytes(value.dtype);
+    auto* at = slotFor(name, need, value.sequence || isList(name) ? "a list" : isOptional(name) ? "an optional" : "");
+    if (!at)
+        return;
+    std::memcpy(at, value.bytes.data(), std::size_t(need));
+    value.at = at;
+    value.bytes = {};
+}
+
+Bytes BranchRun::bind(const std::string& name, Value value)
+{
+    settle(name, value);
+    const Bytes own = value.ownBytes();
+    m_values[name] = std::move(value);
+    return own;
+}
+
+bool BranchRun::take(const std::string& name, Value& value, bool* copied)
 {
     const auto it = m_values.find(name);
     if (it == m_values.end())
         return false;
-    value = std::move(it->second);
+    if (copied)
+        *copied = it->second.at != nullptr;
+    value = it->second.at ? copyOf(it->second.view()) : std::move(it->second);
     m_values.erase(it);
     return true;
 }
@@ -140,7 +219,11 @@ bool BranchRun::run(std::size_t i, std::string& why)
     if (const auto graphs = m_branch.nested.find(i); graphs != m_branch.nested.end()) {
         const OuterLookup here = [this](const std::string& name, TensorView& view) { return find(name, view); };
         Bytes inner = 0;
-        if (!evaluate(*graphs->second, call, outNames.size(), here, results, inner, why, m_cancel)) {
+        BodyArena arena;
+        if (m_place.layout)
+            if (const auto inner = m_place.layout->ops.find(i); inner != m_place.layout->ops.end())
+                arena = BodyArena { m_place.region + inner->second->offset, inner->second.get(), m_place.notes };
+        if (!evaluate(*graphs->second, call, outNames.size(), here, results, inner, why, m_cancel, arena)) {
             why = op.type + " '" + op.name + "': " + why;
             return false;
         }
@@ -153,7 +236,7 @@ bool BranchRun::run(std::size_t i, std::string& why)
         }
         const std::int64_t room = op.type == "OptionalHasElement" ? 1 : call.has(0) ? call.in[0].count : 0;
         results.push_back(allocate(types[0], { room }, room));
-        results.back().sequence = m_branch.sequences.count(outNames[0]) > 0;
+        results.back().sequence = isList(outNames[0]);
         call.out[0] = results.back().view();
         Shape shape;
         std::vector<Shape> items;
@@ -176,7 +259,7 @@ bool BranchRun::run(std::size_t i, std::string& why)
             room += x.present() ? x.count : 0;
         for (std::size_t k = 0; k < outNames.size(); ++k) {
             results.push_back(allocate(types[k], { room }, room));
-            results.back().sequence = m_branch.sequences.count(outNames[k]) > 0;
+            results.back().sequence = isList(outNames[k]);
             call.out[k] = results.back().view();
         }
         std::vector<std::vector<Shape>> items;
@@ -199,7 +282,7 @@ bool BranchRun::run(std::size_t i, std::string& why)
     } else if (call.has(0) && runtimeShapes(call, shapes)) {
         bool empty = true;
         for (std::size_t k = 0; k < outNames.size(); ++k) {
-            results.push_back(allocate(types[k], shapes[k], elementCount(shapes[k])));
+            results.push_back(hold(outNames[k], types[k], shapes[k]));
             call.out[k] = results.back().view();
             empty = empty && call.out[k].count == 0;
         }
@@ -220,11 +303,17 @@ bool BranchRun::run(std::size_t i, std::string& why)
         why = op.type + " '" + op.name + "': " + (fault.why.empty() ? "no exact kernel for this call" : fault.why);
         return false;
     }
+    // What the op wrote into allocations of its own was held while it ran; what fits its slot moves there.
+    Bytes written = 0;
+    for (const auto& r : results)
+        written += r.ownBytes();
+    m_heldBytes = std::max(m_heldBytes, m_held + written);
     for (std::size_t k = 0; k < outNames.size(); ++k) {
-        m_held += Bytes(results[k].bytes.size());
+        settle(outNames[k], results[k]);
+        m_held += results[k].ownBytes();
+        m_written += results[k].ownBytes() + (results[k].at ? elementCount(results[k].shape) * dtypeBytes(results[k].dtype) : 0);
         m_values[outNames[k]] = std::move(results[k]);
     }
-    m_heldBytes = std::max(m_heldBytes, m_held);
     return true;
 }
 
@@ -237,7 +326,7 @@ bool BranchRun::appendInPlace(std::size_t i)
         || inNames[1].empty() || !m_branch.sequences.count(outNames[0]))
         return false;
     const auto it = m_values.find(inNames[0]);
-    if (it == m_values.end() || !it->second.sequence || it->second.none || it->second.items.size() >= kMostListItems)
+    if (it == m_values.end() || !it->second.sequence || it->second.none || it->second.at || it->second.items.size() >= kMostListItems)
         return false;
     TensorView x;
     if (!find(inNames[1], x) || !x.present() || x.sequence || x.dtype != it->second.dtype || dtypeBytes(x.dtype) <= 0)
@@ -256,6 +345,7 @@ bool BranchRun::appendInPlace(std::size_t i)
     list.items.push_back(x.shape);
     list.shape = { elementCount(list.shape) + x.count };
     m_held += added;
+    m_written += added;
     m_heldBytes = std::max(m_heldBytes, m_held);
     m_values[outNames[0]] = std::move(list);
     return true;

@@ -2,6 +2,7 @@
 // SPDX-FileCopyrightText: MemPlan authors
 #include "exec/executor.h"
 
+#include "exec/bodyslots.h"
 #include "exec/channelslast.h"
 #include "exec/hostops.h"
 #include "exec/kernels.h"
@@ -10,6 +11,7 @@
 #include "exec/runshape.h"
 #include "exec/onednn.h"
 #include "exec/workspace.h"
+#include "liveness/lifetimes.h"
 #include "util/format.h"
 #include "util/memory.h"
 #include "util/stats.h"
@@ -225,6 +227,23 @@ Expected<Measurement> runOnCpu(const Graph& graph, const Schedule& schedule, con
     for (const auto opIndex : schedule.order)
         steps.push_back(exec::prepareOp(graph, graph.ops[std::size_t(opIndex)], opIndex, options, access));
 
+    // Control-flow ops place their graphs' values in their "<op> body" buffers (the op's workspace
+    // below) at the offsets their plans give.
+    std::vector<std::string> bodyNotes;
+    if (options.nested)
+        for (std::size_t s = 0; s < steps.size(); ++s) {
+            auto& p = steps[s];
+            const int b = (*workspaceAt)[s];
+            if (!p.subgraphs || b < 0)
+                continue;
+            const Op& op = *p.call.op;
+            std::vector<const NestedPlan*> plans;
+            for (const auto& n : *options.nested)
+                if (n.step == Step(s) && n.op == op.name)
+                    plans.push_back(&n);
+            p.bodySlots = exec::bodySlots(op.type + " '" + op.name + "'", plans, *p.subgraphs, problem.buffers[std::size_t(b)].size, bodyNotes);
+        }
+
     // Measured memory: which buffers hold a value still to be read (arena), or what malloc holds (per-tensor).
     const auto use = exec::bufferUse(graph, schedule, layout->placement, problem.buffers.size(), *workspaceAt);
     const Step stepCount = Step(steps.size());
@@ -404,6 +423,9 @@ Expected<Measurement> runOnCpu(const Graph& graph, const Schedule& schedule, con
     m.channelsLastTensors = int(std::count(channelsLast.begin(), channelsLast.end(), true));
     m.onednnCalls = exec::takeOnednnCalls() / std::max(options.repeat, 1);
     m.kernelNotes = exec::takeOnednnNotes();
+    for (auto& p : steps)
+        bodyNotes.insert(bodyNotes.end(), p.bodyNotes.begin(), p.bodyNotes.end());
+    m.kernelNotes.insert(m.kernelNotes.end(), bodyNotes.begin(), bodyNotes.end());
     m.peakBytes = (perTensor ? m.stepPeakBytes : m.arenaBytes) + m.weightsBytes + m.scratchBytes;
     rusage usage {};
     if (getrusage(RUSAGE_SELF, &usage) == 0)
@@ -436,7 +458,9 @@ Expected<PlanRunCheck> checkPlanByRunning(const Graph& graph, const Schedule& sc
     const Plan& plan, const std::vector<TensorIndex>& bufferTensor, const RunOptions& options)
 {
     PlanRunCheck check;
-    auto reference = runOnCpu(graph, schedule, problem, noReusePlan(problem), bufferTensor, options);
+    auto referenceOptions = options;
+    referenceOptions.nested = nullptr;
+    auto reference = runOnCpu(graph, schedule, problem, noReusePlan(problem), bufferTensor, referenceOptions);
     if (!reference)
         return reference.error();
     auto planned = runOnCpu(graph, schedule, problem, plan, bufferTensor, options);

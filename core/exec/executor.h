@@ -16,6 +16,11 @@
 //   the plan holds each such tensor's upper bound; the run writes its run-time shape's elements
 //   from the start of that room and the ops after it read that shape (exec/opcall.h: runWithShapes).
 //   Graph outputs come back with their run-time shapes.
+// - Control-flow ops (If, Loop, Scan, SequenceMap: exec/branch.h) with their graphs' plans
+//   (RunOptions::nested): the values their graphs compute live in the op's "<op> body" buffer at
+//   their planned offsets (exec/bodyslots.h); a value the plan does not hold or whose run-time size
+//   exceeds its buffer, and lists and optionals, fall back to host allocations (kernel scratch),
+//   each with a line in Measurement::kernelNotes.
 // - Fused ops (Op::body): the body's ops run one after another with their own kernels; the internal
 //   tensors between them live in a fused scratch allocation (counted in Measurement::scratchBytes),
 //   never in the arena. The fused op counts as real when every body op ran a real kernel, so a fused
@@ -48,6 +53,8 @@
 #include <memory>
 
 namespace core {
+
+struct NestedPlan; // liveness/lifetimes.h
 
 // Threads the CPU executor's oneDNN primitives use, and plan their scratchpads for (op workspaces):
 // n >= 1, or 0 for every core (the default). Process-wide; set it before planning a run.
@@ -86,6 +93,11 @@ struct RunOptions {
     // Called on the running thread after every op: ops done so far and in all (steps × repeat).
     // Keep it cheap (it runs inside the timed loop); may be empty.
     std::function<void(int done, int total)> progress;
+    // The plans of the control-flow ops' graphs for the problem run (GraphProblem::nested,
+    // Workload::nested; must outlive the run): the CPU executor places their values in each op's
+    // "<op> body" buffer at their planned offsets. Null: every value inside is its own host
+    // allocation (kernel scratch), as in the no-reuse reference run of the plan check.
+    const std::vector<NestedPlan>* nested = nullptr;
 };
 
 struct LatencyStats {
@@ -109,7 +121,10 @@ struct Measurement {
     Allocation allocation = Allocation::Arena;
     Bytes arenaBytes = 0;   // the activation arena allocated (plan.arenaSize); 0 for PerTensor
     Bytes weightsBytes = 0; // the side region: weights, persistent and unbuffered tensors
-    Bytes scratchBytes = 0; // kernel scratch (im2col unless workspaces are planned) high-water plus the fused ops' internal tensors
+    // Kernel scratch (im2col unless workspaces are planned) high-water plus the fused ops' internal
+    // tensors; with it the values of control-flow ops' graphs in allocations of their own (without
+    // RunOptions::nested all of them, else the fallbacks) and the copies carried between iterations.
+    Bytes scratchBytes = 0;
     Bytes peakBytes = 0;    // arena (PerTensor: stepPeakBytes) + side region + scratch: the most the executor held at once
     Bytes peakRssBytes = 0; // the process's peak resident memory after the run (getrusage)
     // Activation bytes in use while each step ran (index = step; its outputs written, the inputs it
@@ -142,7 +157,9 @@ struct Measurement {
     int channelsLastTensors = 0;
     Bytes packedWeightsBytes = 0;
     int onednnCalls = 0; // CPU executor: kernel calls of one pass that ran on oneDNN (a fused op's body calls each count; a Conv chain with post-ops once)
-    // CPU executor: why a call oneDNN should have run fell back to the own kernel, one line per op and reason.
+    // CPU executor: why a call oneDNN should have run fell back to the own kernel, one line per op and
+    // reason; and each value of a control-flow op's graph that ran outside its planned place (an
+    // allocation of its own, in scratchBytes), one line naming the op, the graph and the value.
     std::vector<std::string> kernelNotes;
     LatencyStats latencyMs;          // whole forward pass
     std::vector<OpMeasurement> ops;  // in schedule order
@@ -170,7 +187,9 @@ struct PlanRunCheck {
     Measurement planned;       // the arena run
 };
 
-// The plan check: runs once with noReusePlan() and once with `plan`, same inputs and weights.
+// The plan check: runs once with noReusePlan() and once with `plan`, same inputs and weights; the
+// reference without RunOptions::nested (every value inside a control-flow op its own allocation), the
+// planned run with the options' nested plans, so that a wrong nested offset shows too.
 Expected<PlanRunCheck> checkPlanByRunning(const Graph& graph, const Schedule& schedule, const PlanProblem& problem,
     const Plan& plan, const std::vector<TensorIndex>& bufferTensor, const RunOptions& options);
 

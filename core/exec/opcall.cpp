@@ -472,7 +472,10 @@ bool runShaped(const Graph& g, PreparedCall& p, const RunOptions& options, const
             return false;
         };
         Bytes held = 0;
-        const bool ran = runControlFlow(*p.subgraphs, call, bounded, outer, outShapes, outItems, outNone, held, p.refusal, options.cancel);
+        BodyArena arena;
+        if (p.bodySlots && call.workspace)
+            arena = BodyArena { reinterpret_cast<std::byte*>(call.workspace), p.bodySlots.get(), &p.bodyNotes };
+        const bool ran = runControlFlow(*p.subgraphs, call, bounded, outer, outShapes, outItems, outNone, held, p.refusal, options.cancel, arena);
         noteScratchBytes(held);
         return ran;
     }

@@ -56,6 +56,11 @@ struct PreparedCall {
     std::vector<TensorIndex> capturedTensor;
     std::vector<TensorView> captured;
     std::string refusal; // set by runWithShapes when an If, Loop or Scan could not run its graph: why
+    // Where its graphs place their values (exec/bodyslots.h), in the region `call.workspace` points
+    // at (its "<op> body" buffer); null: each value its own allocation. `bodyNotes` gathers, over the
+    // run, each value that fell back to an allocation of its own (once).
+    std::shared_ptr<const OpSlots> bodySlots;
+    std::vector<std::string> bodyNotes;
 };
 
 // Run-time shapes (runshape.h) of the estimated tensors a run has produced so far.

@@ -63,6 +63,11 @@ Expected<RunSession> runSession(const RunSessionRequest& request, RunStage* fail
             s.rooflineSeconds += seconds;
     }
     auto options = request.options;
+    // The planned runs place the values of control-flow ops' graphs as their plans say; the
+    // references keep each its own allocation (no reuse inside either).
+    options.nested = &w.nested;
+    auto referenceOptions = options;
+    referenceOptions.nested = nullptr;
     if (request.scope == RunScope::ArenaOnly) {
         options.repeat = repeat; // progress: the executor's own count of its timed passes
         auto arena = backend.run(*w.graph, w.schedule, w.problem, *request.plan, w.bufferTensor, options, DeviceAllocation::Arena);
@@ -72,9 +77,9 @@ Expected<RunSession> runSession(const RunSessionRequest& request, RunStage* fail
         s.deviceName = backend.description();
         return s;
     }
-    options.repeat = 1;
-    options.progress = phase(0);
-    auto reference = backend.run(*w.graph, w.schedule, w.problem, noReusePlan(w.problem), w.bufferTensor, options, DeviceAllocation::Arena);
+    referenceOptions.repeat = 1;
+    referenceOptions.progress = phase(0);
+    auto reference = backend.run(*w.graph, w.schedule, w.problem, noReusePlan(w.problem), w.bufferTensor, referenceOptions, DeviceAllocation::Arena);
     if (!reference)
         return failed(RunStage::Reference, reference.error());
     s.reference = std::move(*reference);
@@ -105,9 +110,9 @@ Expected<RunSession> runSession(const RunSessionRequest& request, RunStage* fail
     }
     if (s.syntheticOps > 0 && !request.cpuReference)
         return s;
-    options.repeat = 1;
-    options.progress = phase(steps * (1 + modes * repeat));
-    auto cpu = cpuExecutor().run(*w.graph, w.schedule, w.problem, noReusePlan(w.problem), w.bufferTensor, options, DeviceAllocation::Arena);
+    referenceOptions.repeat = 1;
+    referenceOptions.progress = phase(steps * (1 + modes * repeat));
+    auto cpu = cpuExecutor().run(*w.graph, w.schedule, w.problem, noReusePlan(w.problem), w.bufferTensor, referenceOptions, DeviceAllocation::Arena);
     if (!cpu)
         return failed(RunStage::CpuReference, cpu.error());
     s.cpuReference = std::move(*cpu);

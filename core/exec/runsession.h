@@ -3,14 +3,17 @@
 #pragma once
 
 // One run of a plan as `memplan run` and the Studio do it, on any executor (exec/backend.h):
-//   1. the reference: a no-reuse run (noReusePlan, every buffer its own range) on the same device,
-//      so the bit-for-bit checks stay on one device;
+//   1. the reference: a no-reuse run (noReusePlan, every buffer its own range; every value inside a
+//      control-flow op's graph its own allocation) on the same device, so the bit-for-bit checks
+//      stay on one device;
 //   2. the planned arena run, 3. the per-tensor run, 4. on a device with a pool, the pool run
 //      (RunOptions::repeat timed passes each, the same inputs and weights);
 //   5. on a device other than the CPU, a CPU executor no-reuse run of the same inputs, and the
 //      device reference's outputs against it within `tolerance` (checkTolerance); skipped when a
 //      synthetic kernel ran (it hashes its inputs' bits, so rounding changes its outputs entirely),
 //      unless `cpuReference` asks for that run anyway.
+// The other runs place the values of control-flow ops' graphs as Workload::nested plans them
+// (RunOptions::nested), so a wrong nested offset shows as a mismatch too.
 // Each run's outputs are compared with the reference bit for bit (compareOutputs).
 // RunOptions::progress gets ops done over the whole session (the CPU executor counts its reference
 // pass too; the CUDA executor its timed passes only, as each executor reports).
