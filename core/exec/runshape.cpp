@@ -584,6 +584,25 @@ const std::map<std::string, Rule>& rules()
         t["TopK"] = topK;
         t["MatMul"] = matMul;
         t["Gemm"] = gemm;
+        // RNN, GRU, LSTM: Y [seq, directions, batch, hidden], Y_h and Y_c [directions, batch, hidden];
+        // layout 1: batch first in X and in each output.
+        for (const char* name : { "RNN", "GRU", "LSTM" })
+            t[name] = [](const KernelCall& c, std::vector<Shape>& s) {
+                const auto hidden = c.attrInt("hidden_size", 0);
+                if (c.in[0].rank() != 3 || hidden < 1)
+                    return false;
+                const bool batchFirst = c.attrInt("layout", 0) != 0;
+                const std::int64_t directions = c.attrText("direction", "forward") == "bidirectional" ? 2 : 1;
+                const auto seq = c.in[0].shape[batchFirst ? 1 : 0], batch = c.in[0].shape[batchFirst ? 0 : 1];
+                s.clear();
+                for (std::size_t k = 0; k < c.out.size(); ++k) {
+                    if (c.outSlot(k) == 0)
+                        s.push_back(batchFirst ? Shape { batch, seq, directions, hidden } : Shape { seq, directions, batch, hidden });
+                    else
+                        s.push_back(batchFirst ? Shape { batch, directions, hidden } : Shape { directions, batch, hidden });
+                }
+                return true;
+            };
         for (const char* name : { "Conv", "ConvTranspose", "MaxPool", "AveragePool", "LpPool", "GlobalAveragePool", "GlobalMaxPool",
                  "GlobalLpPool" })
             t[name] = window;
