@@ -197,12 +197,8 @@ bool evalLoop(const Subgraphs& loop, const KernelCall& call, std::size_t outputs
     for (std::size_t k = 0; k < scans; ++k) {
         Shape stacked { done };
         stacked.insert(stacked.end(), scanShape[k].begin(), scanShape[k].end());
-        if (scanInto[k]) {
-            Value v;
-            v.dtype = scanType[k];
-            v.shape = std::move(stacked);
-            v.at = scanInto[k]; // already in the op's output
-            results.push_back(std::move(v));
+        if (scanInto[k]) { // already in the op's output
+            results.push_back(placedValue(scanType[k], std::move(stacked), scanInto[k]));
             continue;
         }
         Value v = allocate(scanType[k], std::move(stacked), 0);

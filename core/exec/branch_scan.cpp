@@ -164,12 +164,8 @@ bool evalScan(const Subgraphs& scan, const KernelCall& call, std::size_t outputs
         }
         Shape stacked = elementShape[j];
         stacked.insert(stacked.begin() + std::ptrdiff_t(outAxis[j]), length);
-        if (into[j]) {
-            Value out;
-            out.dtype = elementType[j];
-            out.shape = std::move(stacked);
-            out.at = into[j]; // already in the op's output
-            results.push_back(std::move(out));
+        if (into[j]) { // already in the op's output
+            results.push_back(placedValue(elementType[j], std::move(stacked), into[j]));
             continue;
         }
         const auto& list = produced[j];

@@ -44,6 +44,15 @@ Value noneValue(DType dtype, bool sequence)
     return v;
 }
 
+Value placedValue(DType dtype, Shape shape, std::byte* at)
+{
+    Value v;
+    v.dtype = dtype;
+    v.shape = std::move(shape);
+    v.at = at;
+    return v;
+}
+
 // A copy of a view's elements as a value of its own; a view without data is an optional holding nothing.
 Value copyOf(const TensorView& v)
 {

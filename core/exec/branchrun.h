@@ -44,6 +44,8 @@ struct Value {
 Value allocate(DType dtype, Shape shape, std::int64_t room);
 // An optional holding nothing.
 Value noneValue(DType dtype, bool sequence);
+// A value the run already wrote at `at` (scan slices in their place in the op's output).
+Value placedValue(DType dtype, Shape shape, std::byte* at);
 // A copy of a view's elements as a value of its own; a view without data is an optional holding nothing.
 Value copyOf(const TensorView& v);
 
