@@ -521,7 +521,10 @@ void TestExecutor::perTensorStepBytes()
     const auto mismatch = core::compareOutputs(*w.graph, reference->outputs, run->outputs);
     QVERIFY2(mismatch.empty(), mismatch.c_str());
     QCOMPARE(run->stepBytes.size(), std::size_t(w.problem.steps));
-    // Live tensor bytes per step (unaligned: what each malloc asks for at least).
+    // Live tensor bytes per step (unaligned: what each malloc asks for at least). mallinfo2 counts the
+    // whole process: a pool thread freeing a few bytes of its own during the step lowers the count
+    // (seen once: 32 B short of 768 KiB under ctest -j2), so the check allows that much.
+    constexpr core::Bytes kOtherThreads = 4096;
     core::Bytes livePeak = 0;
     for (core::Step s = 0; s < w.problem.steps; ++s) {
         core::Bytes live = 0;
@@ -531,10 +534,10 @@ void TestExecutor::perTensorStepBytes()
                 live += std::max<core::Bytes>(0, w.graph->tensors[w.bufferTensor[b]].size);
         }
         livePeak = std::max(livePeak, live);
-        QVERIFY2(run->stepBytes[s] >= live,
+        QVERIFY2(run->stepBytes[s] + kOtherThreads >= live,
             qPrintable(QStringLiteral("step %1: malloc holds %2, live tensors %3").arg(s).arg(run->stepBytes[s]).arg(live)));
     }
-    QVERIFY(run->stepPeakBytes >= livePeak);
+    QVERIFY(run->stepPeakBytes + kOtherThreads >= livePeak);
     qInfo("%s: per-tensor malloc peak %lld B, live tensor peak %lld B, arena %lld B", qPrintable(model),
         static_cast<long long>(run->stepPeakBytes), static_cast<long long>(livePeak), static_cast<long long>(plan->arenaSize));
 }
