@@ -520,10 +520,14 @@ void TestControlFlow::unknownConditionReservesTheLargerBranch()
     const auto& otherwise = w->nested[1];
     QCOMPARE(then.body, std::string("then_branch"));
     QCOMPARE(otherwise.body, std::string("else_branch"));
-    // then: mm and r (1 KiB each) live together, then r and t_out: 2 KiB; else: e_out alone.
+    // then: mm and r (1 KiB each) live together: 2 KiB; else: only its result e_out, which is the
+    // If's output (planned around it), so nothing inside. A result is never held twice.
     QCOMPARE(then.built.problem.steps, 3);
     QCOMPARE(then.plan.arenaSize, Bytes(2048));
-    QCOMPARE(otherwise.plan.arenaSize, Bytes(1024));
+    QCOMPARE(otherwise.plan.arenaSize, Bytes(0));
+    for (const auto* n : { &then, &otherwise })
+        for (const auto& buffer : n->built.problem.buffers)
+            QVERIFY2(buffer.kind != TensorKind::Output, buffer.name.c_str());
     QVERIFY(then.decides && !otherwise.decides);
     // The branch's weight is its own region, not the graph's.
     QCOMPARE(then.built.regions.size(), std::size_t(1));
@@ -622,14 +626,14 @@ void TestControlFlow::ifInsideLoopNests()
     QCOMPARE(body.built.nested.size(), std::size_t(2));
     const auto& then = body.built.nested[0];
     QCOMPARE(then.op, std::string("if_inner"));
-    QCOMPARE(then.plan.arenaSize, Bytes(2048)); // kept and squashed, 1 KiB each
+    QCOMPARE(then.plan.arenaSize, Bytes(1024)); // kept and squashed; its result is the If's output, in the body's arena
     QVERIFY(then.decides);
     int reserved = -1;
     for (std::size_t b = 0; b < body.built.problem.buffers.size(); ++b)
         if (body.built.problem.buffers[b].name == "if_inner body")
             reserved = int(b);
     QVERIFY(reserved >= 0);
-    QCOMPARE(body.built.problem.buffers[std::size_t(reserved)].size, Bytes(2048));
+    QCOMPARE(body.built.problem.buffers[std::size_t(reserved)].size, Bytes(1024));
     validateNested(w->nested);
     QCOMPARE(w->problem.buffers[std::size_t(bufferNamed(*w, "loop0 body"))].size, body.plan.arenaSize);
     planChecked(*w);
@@ -741,11 +745,12 @@ void TestControlFlow::onnxBackendControlFlowCases()
                 if (op.type == "If" || op.type == "Loop" || op.type == "Scan" || op.type == "SequenceMap")
                     QVERIFY2(!op.bodies.empty() || notes.find(op.type + " '" + op.name + "': its graphs are not planned inside") != std::string::npos,
                         (name + " " + op.name).c_str());
-            // Every graph that holds a value of its own has an arena.
+            // Every graph that holds a value of its own has an arena (an If branch's results are
+            // the If's outputs, not its own).
             for (const auto& n : w->nested) {
                 bool holds = false;
                 for (const auto& t : n.graph->tensors)
-                    holds = holds || (t.kind != TensorKind::Weight && t.size > 0);
+                    holds = holds || (t.kind != TensorKind::Weight && t.size > 0 && !(n.type == "If" && t.kind == TensorKind::Output));
                 QVERIFY2(!holds || n.plan.arenaSize > 0, (name + " " + n.op + " " + n.body).c_str());
             }
             if (given) {
@@ -816,7 +821,8 @@ void TestControlFlow::ifBranchRunsAtItsOffsets()
     for (const std::int64_t sr : { 16000, 8000 }) {
         const auto session = runChecked(*w, path, { { "sr", int64Scalar(sr) } });
         // The scratch of the same branch inlined (sr given at import): its ops as steps of the
-        // model's graph, their values in its arena. The MatMul's scratchpad, or nothing (Neg).
+        // model's graph, their values in its arena. The MatMul's scratchpad, or nothing (Neg): the
+        // branch's result is written in the If's output, never an allocation of its own.
         auto g = importOnnx(path.toStdString(), srBinding(sr));
         QVERIFY(g);
         auto inlined = workloadFromGraph(*g, path.toStdString(), {});

@@ -126,8 +126,10 @@ QString writeLoopIfModel(const QTemporaryDir& dir)
     node(then, "Sigmoid", { "kept" }, { "squashed" });
     declare(then->mutable_output(), "squashed", TensorProto::FLOAT, nullptr);
     auto* otherwise = graphAttribute(inner, "else_branch");
+    // Each branch holds a value of its own: its result is the If's output, planned around it.
     node(otherwise, "Neg", { "summed" }, { "negated" });
-    declare(otherwise->mutable_output(), "negated", TensorProto::FLOAT, nullptr);
+    node(otherwise, "Abs", { "negated" }, { "magnitude" });
+    declare(otherwise->mutable_output(), "magnitude", TensorProto::FLOAT, nullptr);
     node(body, "Identity", { "c_in" }, { "c_out" }, "go_on");
     node(body, "Identity", { "acc_out" }, { "scan" }, "emit");
     declare(body->mutable_output(), "c_out", TensorProto::BOOL, nullptr);

@@ -55,9 +55,17 @@ bool graphSlots(const std::string& where, const NestedPlan& nested, const Branch
     for (const TensorIndex t : built.bufferTensor)
         if (t >= 0 && std::size_t(t) < held.size())
             held[std::size_t(t)] = true;
+    // An If's branch results are the If's outputs (nested.cpp).
+    if (nested.type == "If")
+        for (std::size_t k = 0; k < branch.results.size(); ++k) {
+            const auto t = g.findTensor(branch.results[k]);
+            if (t && !held[std::size_t(*t)] && g.tensors[std::size_t(*t)].kind == TensorKind::Output)
+                out.outputs.emplace(branch.results[k], k);
+        }
     // makeProblem gives every tensor with bytes a buffer unless no op touches it (or a region holds it).
     for (std::size_t t = 0; t < g.tensors.size(); ++t)
-        if (!held[t] && g.tensors[t].size > 0 && g.tensors[t].kind != TensorKind::Weight && g.tensors[t].kind != TensorKind::Persistent)
+        if (!held[t] && g.tensors[t].size > 0 && g.tensors[t].kind != TensorKind::Weight && g.tensors[t].kind != TensorKind::Persistent
+            && !out.outputs.count(g.tensors[t].name))
             out.unread.insert(g.tensors[t].name);
     for (std::size_t b = 0; b < built.problem.buffers.size(); ++b) {
         const auto& buffer = built.problem.buffers[b];

@@ -39,6 +39,11 @@ struct GraphSlots {
     // Values the plan holds nowhere because no op reads them (a Loop's unused iteration number):
     // an allocation of their own without a note.
     std::unordered_set<std::string> unread;
+    // An If branch's results, which its plan leaves to the If's outputs (ProblemOptions::
+    // resultsOutside): result name -> output index. Written there when the op's output has room
+    // (GraphPlace::outputs), else an allocation of their own without a note (a nested If's outputs
+    // get their place once it has run).
+    std::unordered_map<std::string, std::size_t> outputs;
     std::map<std::size_t, std::shared_ptr<const OpSlots>> ops; // its control-flow ops' regions, by op position (Branch::nested)
 };
 

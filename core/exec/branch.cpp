@@ -30,16 +30,20 @@ bool evalIf(const Subgraphs& branches, const KernelCall& call, std::size_t outpu
         why = "the branch returns " + std::to_string(branch.results.size()) + " values for " + std::to_string(outputs) + " outputs";
         return false;
     }
-    BranchRun run(branch, outer, heldBytes, cancel, placeOf(arena, then ? "then_branch" : "else_branch"));
+    auto place = placeOf(arena, then ? "then_branch" : "else_branch");
+    place.outputs = &call.out;
+    BranchRun run(branch, outer, heldBytes, cancel, place);
     if (!run.runAll(why))
         return false;
-    for (const auto& name : branch.results) {
+    for (std::size_t k = 0; k < branch.results.size(); ++k) {
         TensorView r;
-        if (!run.find(name, r)) {
-            why = "the branch result '" + name + "' was not computed";
+        if (!run.find(branch.results[k], r)) {
+            why = "the branch result '" + branch.results[k] + "' was not computed";
             return false;
         }
-        results.push_back(copyOf(r));
+        // Written in the If's output already (GraphSlots::outputs), else copied out of the run.
+        const bool inOutput = k < call.out.size() && r.data && r.data == call.out[k].data && !r.sequence;
+        results.push_back(inOutput ? placedValue(r.dtype, r.shape, r.data) : copyOf(r));
     }
     return true;
 }

@@ -111,6 +111,11 @@ std::byte* BranchRun::slotFor(const std::string& name, Bytes need, const char* k
     };
     if (*kind)
         return note(std::string("is ") + kind + ": lists and optionals keep allocations of their own (kernel scratch)");
+    if (const auto result = m_place.layout->outputs.find(name); result != m_place.layout->outputs.end()) {
+        const TensorView* room = m_place.outputs && result->second < m_place.outputs->size() ? &(*m_place.outputs)[result->second] : nullptr;
+        const bool fits = room && room->data && !room->sequence && room->count >= 0 && need <= room->count * Bytes(dtypeBytes(room->dtype));
+        return fits ? room->data : nullptr;
+    }
     const auto it = m_place.layout->values.find(name);
     if (it == m_place.layout->values.end() && m_place.layout->unread.count(name))
         return nullptr;

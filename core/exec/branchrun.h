@@ -63,6 +63,7 @@ struct GraphPlace {
     std::byte* region = nullptr;
     const GraphSlots* layout = nullptr;
     std::vector<std::string>* notes = nullptr;
+    const std::vector<TensorView>* outputs = nullptr; // the op's outputs, where an If branch's results go (GraphSlots::outputs)
 };
 // The place of the op's graph `attribute` ("then_branch", "else_branch", "body").
 GraphPlace placeOf(const BodyArena& arena, const std::string& attribute);

@@ -86,6 +86,8 @@ Expected<GraphProblem> makeProblem(const Graph& graph, const Schedule& schedule,
         }
         if (tensor.size <= 0)
             continue; // empty tensors need no memory
+        if (options.resultsOutside && tensor.kind == TensorKind::Output)
+            continue; // the op around holds it as its output
         result.problem.buffers.push_back(
             Buffer { tensor.name, life, alignUp(tensor.size, options.alignment), tensor.kind, { tensor.name } });
         result.bufferTensor.push_back(static_cast<TensorIndex>(t));

@@ -26,6 +26,10 @@ struct ProblemOptions {
     // Plan the graphs of control-flow ops (Op::bodies) inside them (NestedPlan); off: an If, Loop or
     // Scan holds nothing beyond its inputs and outputs, as when import could not size its graphs.
     bool bodies = true;
+    // The graph's results (tensors of kind Output) get no buffer: they are written into the outputs
+    // of the op around it, planned there (an If's branch results are the If's outputs). Set by
+    // planBodies for an If's branches.
+    bool resultsOutside = false;
 };
 
 struct NestedPlan;
@@ -41,6 +45,8 @@ struct GraphProblem {
 // One graph of a control-flow op (Op::bodies) planned as a problem of its own: makeProblem over it
 // (its formal inputs, values and results in its arena, its weights in regions; a Loop's or Scan's
 // body for one iteration, which its next iteration reuses) with kDefaultPlanner, the plan validated.
+// An If's branch results are not in its arena: they are the If's outputs, which the graph around
+// plans (ProblemOptions::resultsOutside), so they are not held twice.
 // The op's reservation in the problem around it is a Workspace buffer named "<op> body" at the op's
 // step, as large as its largest graph's arena: an If's branches run one or the other; a body's
 // control-flow ops reserve theirs in its problem in turn (GraphProblem::nested).

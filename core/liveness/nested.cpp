@@ -26,7 +26,9 @@ Expected<std::vector<NestedPlan>> planBodies(const Op& op, const ProblemOptions&
             if (!schedule)
                 return makeError(schedule.error().code, where + ": " + schedule.error().message);
             nested.schedule = std::move(*schedule);
-            auto built = makeProblem(*body.graph, nested.schedule, options);
+            auto inside = options;
+            inside.resultsOutside = op.type == "If"; // a branch's results are the If's outputs
+            auto built = makeProblem(*body.graph, nested.schedule, inside);
             if (!built)
                 return makeError(built.error().code, where + ": " + built.error().message);
             nested.built = std::move(*built);
