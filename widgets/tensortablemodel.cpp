@@ -245,6 +245,26 @@ QVariant TensorTableModel::data(const QModelIndex& index, int role) const
         return module.isEmpty() ? (m_recorded ? QStringLiteral("(no frames)") : QStringLiteral("(top level)")) : module;
     }
     case Type:
+    case Producer:
+    case Consumers:
+    case Start:
+    case End:
+    case Size:
+    case Offset:
+        return bufferCell(index.column(), row, buffer, sort, hasOffset ? plan->offsets[row] : -1);
+    case Color:
+        if (color < 0)
+            return sort ? QVariant(-1) : QVariant(kNone);
+        return color;
+    default:
+        return {};
+    }
+}
+
+QVariant TensorTableModel::bufferCell(int column, int row, const core::Buffer& buffer, bool sort, core::Bytes offset) const
+{
+    switch (column) {
+    case Type:
         return m_types.value(row);
     case Producer:
         return m_producers.value(row);
@@ -258,15 +278,10 @@ QVariant TensorTableModel::data(const QModelIndex& index, int role) const
         return sort ? QVariant(static_cast<qint64>(buffer.size))
                     : QVariant(QString::fromStdString(core::formatBytes(buffer.size)));
     case Offset:
-        if (!hasOffset)
+        if (offset < 0)
             return sort ? QVariant(qint64(-1)) : QVariant(kNone);
         // In the units of the Size column beside it; the exact bytes are in the tooltip.
-        return sort ? QVariant(static_cast<qint64>(plan->offsets[row]))
-                    : QVariant(QString::fromStdString(core::formatBytes(plan->offsets[row])));
-    case Color:
-        if (color < 0)
-            return sort ? QVariant(-1) : QVariant(kNone);
-        return color;
+        return sort ? QVariant(static_cast<qint64>(offset)) : QVariant(QString::fromStdString(core::formatBytes(offset)));
     default:
         return {};
     }
@@ -355,22 +370,13 @@ QVariant TensorTableModel::bodyData(const QModelIndex& index, int role) const
     case Module:
         return kNone;
     case Type:
-        return m_types.value(row);
     case Producer:
-        return m_producers.value(row);
     case Consumers:
-        return sort ? QVariant(m_consumerCounts[row]) : QVariant(m_consumers.value(row));
     case Start:
-        return buffer.lifetime.start;
     case End:
-        return buffer.lifetime.end;
     case Size:
-        return sort ? QVariant(static_cast<qint64>(buffer.size))
-                    : QVariant(QString::fromStdString(core::formatBytes(buffer.size)));
     case Offset:
-        if (!hasOffset)
-            return sort ? QVariant(qint64(-1)) : QVariant(kNone);
-        return sort ? QVariant(static_cast<qint64>(offset)) : QVariant(QString::fromStdString(core::formatBytes(offset)));
+        return bufferCell(index.column(), row, buffer, sort, hasOffset ? offset : -1);
     case Color:
         return sort ? QVariant(-1) : QVariant(kNone);
     default:

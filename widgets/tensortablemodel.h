@@ -58,6 +58,9 @@ private:
     void rebuild();
     void planUpdated();
     QVariant bodyData(const QModelIndex& index, int role) const; // a row past the workload's buffers
+    // The columns a workload's and a body's rows share (Type to Offset) for `buffer` at `row`;
+    // `offset` its planned offset, -1 for none.
+    QVariant bufferCell(int column, int row, const core::Buffer& buffer, bool sort, core::Bytes offset) const;
 
     // Appends what the columns show for the `count` buffers of a graph's problem.
     void describe(const core::Graph& graph, const core::Schedule& schedule, const std::vector<core::TensorIndex>& bufferTensor,
